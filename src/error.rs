@@ -1,0 +1,160 @@
+//! The library's error model: one [`Error`] enum whose variants map one-to-one onto the
+//! stable C status codes (`FARFIELD_ERR_*`, all ≥ 100 so they are never mistaken for a
+//! FINUFFT `ier`), each carrying a human-readable detail message (which argument, which
+//! point index, which limit). See DESIGN.md §3.
+
+use std::fmt;
+
+/// Status code of success.
+pub const FARFIELD_OK: i32 = 0;
+/// An internal error (a caught panic or a broken invariant); please report it.
+pub const FARFIELD_ERR_INTERNAL: i32 = 100;
+/// A required pointer argument was NULL.
+pub const FARFIELD_ERR_NULL_POINTER: i32 = 101;
+/// An argument is outside its valid range (the message names it).
+pub const FARFIELD_ERR_INVALID_ARG: i32 = 102;
+/// The dimension is not 1, 2 or 3.
+pub const FARFIELD_ERR_DIM: i32 = 103;
+/// The transform type is not one of the supported types.
+pub const FARFIELD_ERR_TYPE: i32 = 104;
+/// The request is valid but not supported yet (e.g. NUFFT type 3).
+pub const FARFIELD_ERR_NOT_SUPPORTED: i32 = 105;
+/// Number of modes (or grid size) ≤ 0, or its product overflows.
+pub const FARFIELD_ERR_MODES: i32 = 106;
+/// Tolerance ≤ 0, ≥ 1 where that is meaningless, or not finite.
+pub const FARFIELD_ERR_TOL: i32 = 107;
+/// Number of points negative (or larger than the plan allows).
+pub const FARFIELD_ERR_NPOINTS: i32 = 108;
+/// A coordinate or value is NaN or infinite (the message names the first bad index).
+pub const FARFIELD_ERR_NONFINITE: i32 = 109;
+/// Memory for a user-sized buffer could not be reserved.
+pub const FARFIELD_ERR_ALLOC: i32 = 110;
+/// `execute` was called before `setpts`.
+pub const FARFIELD_ERR_NO_POINTS: i32 = 111;
+/// A CUDA device was demanded but none (or no driver) was found.
+pub const FARFIELD_ERR_NO_DEVICE: i32 = 112;
+/// FFTW could not create a plan.
+pub const FARFIELD_ERR_FFT: i32 = 113;
+
+/// Every failure the library reports. The variant decides the C status code
+/// ([`Error::code`]); the string is the detail returned by `farfield_last_error_message()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// See [`FARFIELD_ERR_INTERNAL`].
+    Internal(String),
+    /// See [`FARFIELD_ERR_NULL_POINTER`].
+    NullPointer(String),
+    /// See [`FARFIELD_ERR_INVALID_ARG`].
+    InvalidArg(String),
+    /// See [`FARFIELD_ERR_DIM`].
+    Dim(String),
+    /// See [`FARFIELD_ERR_TYPE`].
+    Type(String),
+    /// See [`FARFIELD_ERR_NOT_SUPPORTED`].
+    NotSupported(String),
+    /// See [`FARFIELD_ERR_MODES`].
+    Modes(String),
+    /// See [`FARFIELD_ERR_TOL`].
+    Tol(String),
+    /// See [`FARFIELD_ERR_NPOINTS`].
+    NPoints(String),
+    /// See [`FARFIELD_ERR_NONFINITE`].
+    NonFinite(String),
+    /// See [`FARFIELD_ERR_ALLOC`].
+    Alloc(String),
+    /// See [`FARFIELD_ERR_NO_POINTS`].
+    NoPoints(String),
+    /// See [`FARFIELD_ERR_NO_DEVICE`].
+    NoDevice(String),
+    /// See [`FARFIELD_ERR_FFT`].
+    Fft(String),
+}
+
+/// Result alias used throughout the crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// The stable C status code of this error (a `FARFIELD_ERR_*` constant).
+    pub fn code(&self) -> i32 {
+        match self {
+            Error::Internal(_) => FARFIELD_ERR_INTERNAL,
+            Error::NullPointer(_) => FARFIELD_ERR_NULL_POINTER,
+            Error::InvalidArg(_) => FARFIELD_ERR_INVALID_ARG,
+            Error::Dim(_) => FARFIELD_ERR_DIM,
+            Error::Type(_) => FARFIELD_ERR_TYPE,
+            Error::NotSupported(_) => FARFIELD_ERR_NOT_SUPPORTED,
+            Error::Modes(_) => FARFIELD_ERR_MODES,
+            Error::Tol(_) => FARFIELD_ERR_TOL,
+            Error::NPoints(_) => FARFIELD_ERR_NPOINTS,
+            Error::NonFinite(_) => FARFIELD_ERR_NONFINITE,
+            Error::Alloc(_) => FARFIELD_ERR_ALLOC,
+            Error::NoPoints(_) => FARFIELD_ERR_NO_POINTS,
+            Error::NoDevice(_) => FARFIELD_ERR_NO_DEVICE,
+            Error::Fft(_) => FARFIELD_ERR_FFT,
+        }
+    }
+
+    /// The detail message.
+    pub fn message(&self) -> &str {
+        match self {
+            Error::Internal(s)
+            | Error::NullPointer(s)
+            | Error::InvalidArg(s)
+            | Error::Dim(s)
+            | Error::Type(s)
+            | Error::NotSupported(s)
+            | Error::Modes(s)
+            | Error::Tol(s)
+            | Error::NPoints(s)
+            | Error::NonFinite(s)
+            | Error::Alloc(s)
+            | Error::NoPoints(s)
+            | Error::NoDevice(s)
+            | Error::Fft(s) => s,
+        }
+    }
+}
+
+/// Static description of a status code (what `farfield_status_string` returns).
+pub fn status_string(code: i32) -> &'static str {
+    match code {
+        FARFIELD_OK => "success",
+        FARFIELD_ERR_INTERNAL => "internal error (a bug: please report it with the message)",
+        FARFIELD_ERR_NULL_POINTER => "a required pointer argument is NULL",
+        FARFIELD_ERR_INVALID_ARG => "an argument is outside its valid range",
+        FARFIELD_ERR_DIM => "dimension must be 1, 2 or 3",
+        FARFIELD_ERR_TYPE => "unknown transform type",
+        FARFIELD_ERR_NOT_SUPPORTED => "valid request that is not supported yet",
+        FARFIELD_ERR_MODES => "number of modes/grid points must be positive and its product must fit in memory indices",
+        FARFIELD_ERR_TOL => "tolerance must be finite and positive",
+        FARFIELD_ERR_NPOINTS => "invalid number of points",
+        FARFIELD_ERR_NONFINITE => "a coordinate or value is NaN or infinite",
+        FARFIELD_ERR_ALLOC => "memory could not be allocated",
+        FARFIELD_ERR_NO_POINTS => "execute called before setpts",
+        FARFIELD_ERR_NO_DEVICE => "no CUDA device or driver found",
+        FARFIELD_ERR_FFT => "FFTW could not create a plan",
+        _ => "unknown status code",
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", status_string(self.code()), self.message())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Reserves a zero-initialised vector of `n` elements, mapping allocation failure (or a
+/// byte size that overflows) to [`Error::Alloc`] instead of aborting the process.
+pub fn try_zeroed_vec<T: Clone + Default>(n: usize, what: &str) -> Result<Vec<T>> {
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::Alloc(format!(
+            "could not allocate {what}: {n} elements of {} bytes",
+            std::mem::size_of::<T>()
+        ))
+    })?;
+    v.resize(n, T::default());
+    Ok(v)
+}

@@ -1,0 +1,524 @@
+//! The only place that touches FFTW (system FFTW3 through `fftw-sys`).
+//!
+//! * [`AlignedVec`]: SIMD-aligned buffers from `fftw_malloc` (allocation failure → [`Error::Alloc`]).
+//! * [`FftPlan`]: complex-to-complex (one or many transforms, in place or out of place),
+//!   real-to-complex / complex-to-real and DCT-I (`REDFT00`) plans of rank 1–3.
+//!
+//! Conventions: shapes are given **x fastest** (`f[i + n1*(j + n2*k)]`, DESIGN.md §2); FFTW is
+//! row-major, so the dimension list is reversed internally. Transforms are unnormalised:
+//! `Y_k = Σ_j X_j e^{sign·2πi jk/n}` per axis. For r2c/c2r the halved axis is the **first (x)**
+//! axis, of length `n1/2 + 1`.
+//!
+//! Thread safety: plan creation and destruction go through one process-wide planner lock and
+//! `fftw_make_planner_thread_safe()` is called once, so plans may be made from several threads
+//! (also alongside other FFTW users in the same process). Executing a plan on the buffers given
+//! to [`FftPlan`]'s `execute*` methods uses FFTW's thread-safe new-array interface, so one plan
+//! may be executed concurrently on different buffers. Each plan carries its own thread count
+//! (`fftw3_threads`); `nthreads = 1` runs on the caller's thread.
+
+use crate::error::{Error, Result};
+use num_complex::{Complex32, Complex64};
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::{Mutex, MutexGuard, Once};
+
+/// FFTW planner flag `FFTW_MEASURE` (0).
+pub const FFTW_MEASURE: u32 = 0;
+/// FFTW planner flag `FFTW_ESTIMATE` (1 << 6), the default of every farfield plan (as FINUFFT).
+pub const FFTW_ESTIMATE: u32 = 1 << 6;
+/// FFTW planner flag `FFTW_PATIENT` (1 << 5).
+pub const FFTW_PATIENT: u32 = 1 << 5;
+/// FFTW planner flag `FFTW_DESTROY_INPUT` (1 << 0).
+pub const FFTW_DESTROY_INPUT: u32 = 1;
+
+/// Direction of a complex transform: the sign of the exponent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sign {
+    /// `e^{-2πi jk/n}` (FFTW_FORWARD).
+    Forward,
+    /// `e^{+2πi jk/n}` (FFTW_BACKWARD).
+    Backward,
+}
+
+impl Sign {
+    /// The sign for a NUFFT exponent sign `iflag` (≥ 0 → `+`, < 0 → `−`).
+    pub fn from_iflag(iflag: i32) -> Sign {
+        if iflag >= 0 {
+            Sign::Backward
+        } else {
+            Sign::Forward
+        }
+    }
+    fn fftw(self) -> c_int {
+        match self {
+            Sign::Forward => -1,
+            Sign::Backward => 1,
+        }
+    }
+}
+
+static PLANNER_LOCK: Mutex<()> = Mutex::new(());
+static INIT: Once = Once::new();
+
+/// Takes the process-wide planner lock (initialising FFTW's thread support on first use).
+/// Every FFTW planner/destroy call in the crate holds this lock.
+pub fn planner_lock() -> MutexGuard<'static, ()> {
+    INIT.call_once(|| unsafe {
+        fftw_sys::fftw_make_planner_thread_safe();
+        fftw_sys::fftw_init_threads();
+        fftw_sys::fftwf_init_threads();
+    });
+    // A panic while holding the lock cannot leave FFTW inconsistent from our side.
+    PLANNER_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Raw FFTW entry points of one precision. Implemented for `f32` (`fftwf_*`) and `f64`
+/// (`fftw_*`); not meant to be used outside this module.
+#[doc(hidden)]
+pub trait FftwPrecision: Sized + Copy {
+    #[doc(hidden)]
+    unsafe fn plan_many_dft(
+        rank: c_int, n: *const c_int, howmany: c_int, input: *mut num_complex::Complex<Self>,
+        idist: c_int, output: *mut num_complex::Complex<Self>, odist: c_int, sign: c_int,
+        flags: c_uint,
+    ) -> *mut c_void;
+    #[doc(hidden)]
+    unsafe fn plan_many_r2c(
+        rank: c_int, n: *const c_int, howmany: c_int, input: *mut Self, idist: c_int,
+        output: *mut num_complex::Complex<Self>, odist: c_int, flags: c_uint,
+    ) -> *mut c_void;
+    #[doc(hidden)]
+    unsafe fn plan_many_c2r(
+        rank: c_int, n: *const c_int, howmany: c_int, input: *mut num_complex::Complex<Self>,
+        idist: c_int, output: *mut Self, odist: c_int, flags: c_uint,
+    ) -> *mut c_void;
+    #[doc(hidden)]
+    unsafe fn plan_dct1(rank: c_int, n: *const c_int, input: *mut Self, output: *mut Self, flags: c_uint) -> *mut c_void;
+    #[doc(hidden)]
+    unsafe fn exec_dft(p: *mut c_void, i: *mut num_complex::Complex<Self>, o: *mut num_complex::Complex<Self>);
+    #[doc(hidden)]
+    unsafe fn exec_r2c(p: *mut c_void, i: *mut Self, o: *mut num_complex::Complex<Self>);
+    #[doc(hidden)]
+    unsafe fn exec_c2r(p: *mut c_void, i: *mut num_complex::Complex<Self>, o: *mut Self);
+    #[doc(hidden)]
+    unsafe fn exec_r2r(p: *mut c_void, i: *mut Self, o: *mut Self);
+    #[doc(hidden)]
+    unsafe fn destroy(p: *mut c_void);
+    #[doc(hidden)]
+    unsafe fn set_nthreads(n: c_int);
+}
+
+macro_rules! impl_fftw {
+    ($t:ty, $c:ty, $plan:ty, $many:ident, $r2c:ident, $c2r:ident, $r2r:ident, $ex:ident, $exr2c:ident,
+     $exc2r:ident, $exr2r:ident, $destroy:ident, $nth:ident, $kind:path) => {
+        impl FftwPrecision for $t {
+            unsafe fn plan_many_dft(rank: c_int, n: *const c_int, howmany: c_int, input: *mut $c,
+                idist: c_int, output: *mut $c, odist: c_int, sign: c_int, flags: c_uint) -> *mut c_void {
+                fftw_sys::$many(rank, n, howmany, input, std::ptr::null(), 1, idist, output,
+                    std::ptr::null(), 1, odist, sign, flags) as *mut c_void
+            }
+            unsafe fn plan_many_r2c(rank: c_int, n: *const c_int, howmany: c_int, input: *mut $t,
+                idist: c_int, output: *mut $c, odist: c_int, flags: c_uint) -> *mut c_void {
+                fftw_sys::$r2c(rank, n, howmany, input, std::ptr::null(), 1, idist, output,
+                    std::ptr::null(), 1, odist, flags) as *mut c_void
+            }
+            unsafe fn plan_many_c2r(rank: c_int, n: *const c_int, howmany: c_int, input: *mut $c,
+                idist: c_int, output: *mut $t, odist: c_int, flags: c_uint) -> *mut c_void {
+                fftw_sys::$c2r(rank, n, howmany, input, std::ptr::null(), 1, idist, output,
+                    std::ptr::null(), 1, odist, flags) as *mut c_void
+            }
+            unsafe fn plan_dct1(rank: c_int, n: *const c_int, input: *mut $t, output: *mut $t, flags: c_uint) -> *mut c_void {
+                // fftw 0.8's R2RPlan passes a single kind for rank > 1 (DESIGN.md §7): call
+                // the planner directly with one kind per dimension.
+                let kinds = [$kind; 3];
+                fftw_sys::$r2r(rank, n, input, output, kinds.as_ptr(), flags) as *mut c_void
+            }
+            unsafe fn exec_dft(p: *mut c_void, i: *mut $c, o: *mut $c) { fftw_sys::$ex(p as $plan, i, o) }
+            unsafe fn exec_r2c(p: *mut c_void, i: *mut $t, o: *mut $c) { fftw_sys::$exr2c(p as $plan, i, o) }
+            unsafe fn exec_c2r(p: *mut c_void, i: *mut $c, o: *mut $t) { fftw_sys::$exc2r(p as $plan, i, o) }
+            unsafe fn exec_r2r(p: *mut c_void, i: *mut $t, o: *mut $t) { fftw_sys::$exr2r(p as $plan, i, o) }
+            unsafe fn destroy(p: *mut c_void) { fftw_sys::$destroy(p as $plan) }
+            unsafe fn set_nthreads(n: c_int) { fftw_sys::$nth(n) }
+        }
+    };
+}
+
+impl_fftw!(f64, Complex64, fftw_sys::fftw_plan, fftw_plan_many_dft, fftw_plan_many_dft_r2c,
+    fftw_plan_many_dft_c2r, fftw_plan_r2r, fftw_execute_dft, fftw_execute_dft_r2c,
+    fftw_execute_dft_c2r, fftw_execute_r2r, fftw_destroy_plan, fftw_plan_with_nthreads,
+    fftw_sys::fftw_r2r_kind::FFTW_REDFT00);
+impl_fftw!(f32, Complex32, fftw_sys::fftwf_plan, fftwf_plan_many_dft, fftwf_plan_many_dft_r2c,
+    fftwf_plan_many_dft_c2r, fftwf_plan_r2r, fftwf_execute_dft, fftwf_execute_dft_r2c,
+    fftwf_execute_dft_c2r, fftwf_execute_r2r, fftwf_destroy_plan, fftwf_plan_with_nthreads,
+    fftw_sys::fftwf_r2r_kind::FFTW_REDFT00);
+
+/// A zero-initialised, SIMD-aligned buffer from `fftw_malloc`, freed on drop. Dereferences to
+/// a slice. `E` is a plain numeric element (`f32`, `f64`, `Complex32`, `Complex64`).
+pub struct AlignedVec<E: Copy> {
+    ptr: *mut E,
+    len: usize,
+}
+
+// SAFETY: AlignedVec owns its allocation exclusively, like Vec.
+unsafe impl<E: Copy + Send> Send for AlignedVec<E> {}
+unsafe impl<E: Copy + Sync> Sync for AlignedVec<E> {}
+
+impl<E: Copy> AlignedVec<E> {
+    /// Allocates `len` zeroed elements. `what` names the buffer in the error message.
+    /// Errors: [`Error::Alloc`] when the size overflows or the allocation fails.
+    pub fn zeroed(len: usize, what: &str) -> Result<Self> {
+        let bytes = len.checked_mul(std::mem::size_of::<E>()).ok_or_else(|| {
+            Error::Alloc(format!("{what}: {len} elements overflow the address space"))
+        })?;
+        if bytes == 0 {
+            return Ok(AlignedVec { ptr: std::ptr::NonNull::dangling().as_ptr(), len: 0 });
+        }
+        // SAFETY: fftw_malloc returns null or a block of `bytes` bytes aligned for SIMD.
+        let ptr = unsafe { fftw_sys::fftw_malloc(bytes) } as *mut E;
+        if ptr.is_null() {
+            return Err(Error::Alloc(format!("{what}: could not allocate {bytes} bytes")));
+        }
+        // SAFETY: fresh block of `bytes` bytes; all-zero bytes are a valid E (numeric).
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
+        Ok(AlignedVec { ptr, len })
+    }
+    /// Sets every element to zero.
+    pub fn zero(&mut self) {
+        // SAFETY: valid block of len elements, zero bytes are a valid numeric value.
+        unsafe { std::ptr::write_bytes(self.ptr as *mut u8, 0, self.len * std::mem::size_of::<E>()) };
+    }
+}
+
+impl<E: Copy> Drop for AlignedVec<E> {
+    fn drop(&mut self) {
+        if self.len > 0 && std::mem::size_of::<E>() > 0 {
+            // SAFETY: allocated by fftw_malloc in `zeroed`.
+            unsafe { fftw_sys::fftw_free(self.ptr as *mut c_void) };
+        }
+    }
+}
+
+impl<E: Copy> std::ops::Deref for AlignedVec<E> {
+    type Target = [E];
+    fn deref(&self) -> &[E] {
+        // SAFETY: ptr valid for len initialised elements.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+impl<E: Copy> std::ops::DerefMut for AlignedVec<E> {
+    fn deref_mut(&mut self) -> &mut [E] {
+        // SAFETY: as above, and we hold &mut self.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+/// What a [`FftPlan`] computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FftKind {
+    /// Complex-to-complex with the given exponent sign.
+    C2c(Sign),
+    /// Real-to-complex (forward, `e^{-i…}`), output has `n1/2 + 1` entries along x.
+    R2c,
+    /// Complex-to-real (backward, `e^{+i…}`), input has `n1/2 + 1` entries along x.
+    C2r,
+    /// DCT-I (`FFTW_REDFT00`) along every axis: `Y_k = X_0 + (−1)^k X_{n−1} + 2 Σ_{j=1}^{n−2} X_j cos(πjk/(n−1))`.
+    Dct1,
+}
+
+/// An FFTW plan of rank 1–3 for `howmany` contiguous transforms.
+pub struct FftPlan<T: FftwPrecision> {
+    raw: *mut c_void,
+    kind: FftKind,
+    /// Logical sizes, x fastest.
+    dims: Vec<usize>,
+    howmany: usize,
+    in_place: bool,
+    _t: std::marker::PhantomData<T>,
+}
+
+// SAFETY: FFTW plans are immutable after creation; new-array execution is thread-safe.
+unsafe impl<T: FftwPrecision> Send for FftPlan<T> {}
+unsafe impl<T: FftwPrecision> Sync for FftPlan<T> {}
+
+fn c_dims(dims: &[usize]) -> Result<Vec<c_int>> {
+    if dims.is_empty() || dims.len() > 3 {
+        return Err(Error::Dim(format!("FFT rank {} not in 1..=3", dims.len())));
+    }
+    dims.iter()
+        .rev()
+        .map(|&d| {
+            if d == 0 {
+                Err(Error::Modes("FFT size 0".into()))
+            } else {
+                c_int::try_from(d).map_err(|_| Error::Modes(format!("FFT size {d} exceeds FFTW's int range")))
+            }
+        })
+        .collect()
+}
+
+fn checked_len(dims: &[usize]) -> Result<usize> {
+    dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| Error::Modes(format!("FFT grid {dims:?} overflows")))
+}
+
+/// Number of complex entries of the half spectrum of a real grid `dims` (x halved).
+pub fn half_len(dims: &[usize]) -> usize {
+    (dims[0] / 2 + 1) * dims[1..].iter().product::<usize>()
+}
+
+impl<T: FftwPrecision> FftPlan<T> {
+    fn finish(raw: *mut c_void, kind: FftKind, dims: &[usize], howmany: usize, in_place: bool) -> Result<Self> {
+        if raw.is_null() {
+            return Err(Error::Fft(format!("FFTW returned no plan for {kind:?} of size {dims:?} x {howmany}")));
+        }
+        Ok(FftPlan { raw, kind, dims: dims.to_vec(), howmany, in_place, _t: std::marker::PhantomData })
+    }
+
+    /// Plans `howmany` complex transforms of size `dims` (x fastest) stored one after the other
+    /// in `buf` (length `howmany·Πdims`), in place. With `FFTW_MEASURE` the buffer is overwritten.
+    /// Errors: [`Error::Modes`], [`Error::InvalidArg`] (buffer length), [`Error::Fft`].
+    pub fn c2c_inplace(dims: &[usize], howmany: usize, sign: Sign, buf: &mut AlignedVec<num_complex::Complex<T>>,
+                       flags: u32, nthreads: usize) -> Result<Self> {
+        let n = c_dims(dims)?;
+        let len = checked_len(dims)?;
+        if buf.len() != len * howmany {
+            return Err(Error::InvalidArg(format!("FFT buffer has {} entries, expected {}", buf.len(), len * howmany)));
+        }
+        let _g = planner_lock();
+        // SAFETY: buffer is valid for the planned extent; lock held.
+        let raw = unsafe {
+            T::set_nthreads(nthreads.max(1) as c_int);
+            T::plan_many_dft(n.len() as c_int, n.as_ptr(), howmany as c_int, buf.as_mut_ptr(), len as c_int,
+                             buf.as_mut_ptr(), len as c_int, sign.fftw(), flags)
+        };
+        Self::finish(raw, FftKind::C2c(sign), dims, howmany, true)
+    }
+
+    /// Plans one out-of-place real-to-complex transform of the real grid `dims` (x fastest).
+    /// `input` has `Πdims` entries, `output` [`half_len`]`(dims)`. Errors as [`FftPlan::c2c_inplace`].
+    pub fn r2c(dims: &[usize], input: &mut AlignedVec<T>, output: &mut AlignedVec<num_complex::Complex<T>>,
+               flags: u32, nthreads: usize) -> Result<Self> {
+        let n = c_dims(dims)?;
+        let len = checked_len(dims)?;
+        if input.len() != len || output.len() != half_len(dims) {
+            return Err(Error::InvalidArg("r2c buffer sizes do not match the grid".into()));
+        }
+        let _g = planner_lock();
+        // SAFETY: buffers sized for the plan; lock held.
+        let raw = unsafe {
+            T::set_nthreads(nthreads.max(1) as c_int);
+            T::plan_many_r2c(n.len() as c_int, n.as_ptr(), 1, input.as_mut_ptr(), len as c_int,
+                             output.as_mut_ptr(), half_len(dims) as c_int, flags)
+        };
+        Self::finish(raw, FftKind::R2c, dims, 1, false)
+    }
+
+    /// Plans one out-of-place complex-to-real transform (the inverse of [`FftPlan::r2c`],
+    /// unnormalised). FFTW overwrites the complex input when executing.
+    pub fn c2r(dims: &[usize], input: &mut AlignedVec<num_complex::Complex<T>>, output: &mut AlignedVec<T>,
+               flags: u32, nthreads: usize) -> Result<Self> {
+        let n = c_dims(dims)?;
+        let len = checked_len(dims)?;
+        if output.len() != len || input.len() != half_len(dims) {
+            return Err(Error::InvalidArg("c2r buffer sizes do not match the grid".into()));
+        }
+        let _g = planner_lock();
+        // SAFETY: as r2c.
+        let raw = unsafe {
+            T::set_nthreads(nthreads.max(1) as c_int);
+            T::plan_many_c2r(n.len() as c_int, n.as_ptr(), 1, input.as_mut_ptr(), half_len(dims) as c_int,
+                             output.as_mut_ptr(), len as c_int, flags)
+        };
+        Self::finish(raw, FftKind::C2r, dims, 1, false)
+    }
+
+    /// Plans an in-place DCT-I (`REDFT00`) along every axis of the real grid `dims` (each ≥ 2).
+    pub fn dct1_inplace(dims: &[usize], buf: &mut AlignedVec<T>, flags: u32, nthreads: usize) -> Result<Self> {
+        let n = c_dims(dims)?;
+        if dims.iter().any(|&d| d < 2) {
+            return Err(Error::Modes(format!("DCT-I needs at least 2 points per axis, got {dims:?}")));
+        }
+        if buf.len() != checked_len(dims)? {
+            return Err(Error::InvalidArg("DCT buffer size does not match the grid".into()));
+        }
+        let _g = planner_lock();
+        // SAFETY: as above.
+        let raw = unsafe {
+            T::set_nthreads(nthreads.max(1) as c_int);
+            T::plan_dct1(n.len() as c_int, n.as_ptr(), buf.as_mut_ptr(), buf.as_mut_ptr(), flags)
+        };
+        Self::finish(raw, FftKind::Dct1, dims, 1, true)
+    }
+
+    /// What this plan computes.
+    pub fn kind(&self) -> FftKind {
+        self.kind
+    }
+    /// Logical sizes, x fastest.
+    pub fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+
+    /// Executes an in-place complex plan on `buf` (same length as at planning; FFTW aligned).
+    /// Panics (a bug, caught at the C boundary) if the buffer does not fit the plan.
+    pub fn execute_c2c(&self, buf: &mut AlignedVec<num_complex::Complex<T>>) {
+        assert!(matches!(self.kind, FftKind::C2c(_)) && self.in_place);
+        assert_eq!(buf.len(), self.dims.iter().product::<usize>() * self.howmany);
+        // SAFETY: plan made for this size, buffer from fftw_malloc (same alignment class).
+        unsafe { T::exec_dft(self.raw, buf.as_mut_ptr(), buf.as_mut_ptr()) }
+    }
+
+    /// Executes an r2c plan.
+    pub fn execute_r2c(&self, input: &mut AlignedVec<T>, output: &mut AlignedVec<num_complex::Complex<T>>) {
+        assert!(self.kind == FftKind::R2c);
+        assert!(input.len() == self.dims.iter().product::<usize>() && output.len() == half_len(&self.dims));
+        // SAFETY: sizes checked, buffers aligned by fftw_malloc.
+        unsafe { T::exec_r2c(self.raw, input.as_mut_ptr(), output.as_mut_ptr()) }
+    }
+
+    /// Executes a c2r plan (destroys `input`).
+    pub fn execute_c2r(&self, input: &mut AlignedVec<num_complex::Complex<T>>, output: &mut AlignedVec<T>) {
+        assert!(self.kind == FftKind::C2r);
+        assert!(output.len() == self.dims.iter().product::<usize>() && input.len() == half_len(&self.dims));
+        // SAFETY: as above.
+        unsafe { T::exec_c2r(self.raw, input.as_mut_ptr(), output.as_mut_ptr()) }
+    }
+
+    /// Executes an in-place DCT-I plan.
+    pub fn execute_dct1(&self, buf: &mut AlignedVec<T>) {
+        assert!(self.kind == FftKind::Dct1);
+        assert_eq!(buf.len(), self.dims.iter().product::<usize>());
+        // SAFETY: as above.
+        unsafe { T::exec_r2r(self.raw, buf.as_mut_ptr(), buf.as_mut_ptr()) }
+    }
+}
+
+impl<T: FftwPrecision> Drop for FftPlan<T> {
+    fn drop(&mut self) {
+        let _g = planner_lock();
+        // SAFETY: raw is a live plan made by this precision's planner.
+        unsafe { T::destroy(self.raw) }
+    }
+}
+
+/// Smallest integer `≥ n` whose prime factors are only 2, 3 and 5 (fast FFTW sizes), and even.
+pub fn next_smooth_even(n: usize) -> usize {
+    let mut m = n.max(2);
+    if m % 2 == 1 {
+        m += 1;
+    }
+    loop {
+        let mut r = m;
+        for p in [2, 3, 5] {
+            while r % p == 0 {
+                r /= p;
+            }
+        }
+        if r == 1 {
+            return m;
+        }
+        m += 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_complex::Complex64 as C;
+
+    fn dft3(x: &[C], d: [usize; 3], sign: f64) -> Vec<C> {
+        let mut y = vec![C::new(0.0, 0.0); x.len()];
+        for k3 in 0..d[2] { for k2 in 0..d[1] { for k1 in 0..d[0] {
+            let mut s = C::new(0.0, 0.0);
+            for j3 in 0..d[2] { for j2 in 0..d[1] { for j1 in 0..d[0] {
+                let ph = sign * 2.0 * std::f64::consts::PI
+                    * ((j1 * k1) as f64 / d[0] as f64 + (j2 * k2) as f64 / d[1] as f64 + (j3 * k3) as f64 / d[2] as f64);
+                s += x[j1 + d[0] * (j2 + d[1] * j3)] * C::from_polar(1.0, ph);
+            }}}
+            y[k1 + d[0] * (k2 + d[1] * k3)] = s;
+        }}}
+        y
+    }
+
+    #[test]
+    fn c2c_matches_dft_x_fastest() {
+        let d = [4usize, 6, 5];
+        let n: usize = d.iter().product();
+        let mut buf = AlignedVec::<C>::zeroed(2 * n, "t").unwrap();
+        let plan = FftPlan::c2c_inplace(&d, 2, Sign::Backward, &mut buf, FFTW_ESTIMATE, 2).unwrap();
+        let x: Vec<C> = (0..2 * n).map(|i| C::new((i as f64 * 0.37).sin(), (i as f64 * 0.11).cos())).collect();
+        buf.copy_from_slice(&x);
+        plan.execute_c2c(&mut buf);
+        for t in 0..2 {
+            let y = dft3(&x[t * n..(t + 1) * n], d, 1.0);
+            for i in 0..n {
+                assert!((y[i] - buf[t * n + i]).norm() < 1e-12 * n as f64);
+            }
+        }
+    }
+
+    #[test]
+    fn r2c_c2r_roundtrip_and_values() {
+        let d = [6usize, 4, 3];
+        let n: usize = d.iter().product();
+        let mut r = AlignedVec::<f64>::zeroed(n, "r").unwrap();
+        let mut c = AlignedVec::<C>::zeroed(half_len(&d), "c").unwrap();
+        let f = FftPlan::r2c(&d, &mut r, &mut c, FFTW_ESTIMATE, 1).unwrap();
+        let b = FftPlan::c2r(&d, &mut c, &mut r, FFTW_ESTIMATE, 1).unwrap();
+        let x: Vec<f64> = (0..n).map(|i| ((i * i) as f64 * 0.13).sin()).collect();
+        r.copy_from_slice(&x);
+        f.execute_r2c(&mut r, &mut c);
+        let xc: Vec<C> = x.iter().map(|&v| C::new(v, 0.0)).collect();
+        let y = dft3(&xc, d, -1.0);
+        for k3 in 0..d[2] { for k2 in 0..d[1] { for k1 in 0..=d[0] / 2 {
+            let a = c[k1 + (d[0] / 2 + 1) * (k2 + d[1] * k3)];
+            assert!((a - y[k1 + d[0] * (k2 + d[1] * k3)]).norm() < 1e-12);
+        }}}
+        b.execute_c2r(&mut c, &mut r);
+        for i in 0..n {
+            assert!((r[i] / n as f64 - x[i]).abs() < 1e-14);
+        }
+    }
+
+    #[test]
+    fn dct1_3d_matches_definition() {
+        let d = [5usize, 6, 7];
+        let n: usize = d.iter().product();
+        let mut buf = AlignedVec::<f64>::zeroed(n, "d").unwrap();
+        let plan = FftPlan::dct1_inplace(&d, &mut buf, FFTW_ESTIMATE, 1).unwrap();
+        let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).cos()).collect();
+        buf.copy_from_slice(&x);
+        plan.execute_dct1(&mut buf);
+        // weights of the DCT-I definition along one axis
+        let c1 = |j: usize, k: usize, m: usize| -> f64 {
+            let w = if j == 0 || j == m - 1 { 1.0 } else { 2.0 };
+            w * (std::f64::consts::PI * (j * k) as f64 / (m - 1) as f64).cos()
+        };
+        for k3 in 0..d[2] { for k2 in 0..d[1] { for k1 in 0..d[0] {
+            let mut s = 0.0;
+            for j3 in 0..d[2] { for j2 in 0..d[1] { for j1 in 0..d[0] {
+                s += x[j1 + d[0] * (j2 + d[1] * j3)] * c1(j1, k1, d[0]) * c1(j2, k2, d[1]) * c1(j3, k3, d[2]);
+            }}}
+            assert!((s - buf[k1 + d[0] * (k2 + d[1] * k3)]).abs() < 1e-11, "{s}");
+        }}}
+    }
+
+    #[test]
+    fn plans_from_several_threads() {
+        let hs: Vec<_> = (0..4).map(|t| std::thread::spawn(move || {
+            let d = [16 + t, 8];
+            let mut buf = AlignedVec::<Complex32>::zeroed(d[0] * d[1], "t").unwrap();
+            FftPlan::c2c_inplace(&d, 1, Sign::Forward, &mut buf, FFTW_ESTIMATE, 1).unwrap();
+        })).collect();
+        for h in hs { h.join().unwrap(); }
+    }
+
+    #[test]
+    fn smooth_sizes() {
+        assert_eq!(next_smooth_even(1), 2);
+        assert_eq!(next_smooth_even(7), 8);
+        assert_eq!(next_smooth_even(13), 16);
+        assert_eq!(next_smooth_even(250), 250);
+        assert_eq!(next_smooth_even(251), 256);
+        assert_eq!(next_smooth_even(1250), 1250);
+    }
+}

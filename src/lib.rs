@@ -1,0 +1,29 @@
+//! # farfield
+//!
+//! Fast long-range solvers for simulation codes, behind a stable C ABI (`include/farfield.h`),
+//! a Fortran module and a CMake package:
+//!
+//! * [`spread`]: particle↔mesh spreading and interpolation (exponential-of-semicircle and
+//!   Gaussian/FGG kernels), parallel by bin-sorted subproblems;
+//! * [`nufft`]: non-uniform FFT types 1 and 2 in 1D/2D/3D, `f32` and `f64`;
+//! * [`fft`]: the one FFTW wrapper;
+//! * [`capi`]: every `extern "C"` function (plan → setpts → execute → destroy).
+//!
+//! Conventions (DESIGN.md §2): grids and Fourier modes are stored x fastest,
+//! `f[i + n1*(j + n2*k)]`; modes are ordered `−N/2 … (N−1)/2` (CMCL) unless `modeord = 1`
+//! (FFT order); NUFFT coordinates are separate arrays x, y, z, interpreted 2π-periodically.
+#![warn(missing_docs)]
+
+pub mod capi;
+pub mod error;
+pub mod fft;
+pub mod kernel;
+pub mod nufft;
+pub mod real;
+pub mod spread;
+
+pub use error::{Error, Result};
+pub use real::Real;
+
+/// Library version, `MAJOR.MINOR.PATCH` (equals `FARFIELD_VERSION_*` in the header).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
