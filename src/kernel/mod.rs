@@ -1,1 +1,85 @@
-//! Kernels.
+//! Spreading kernels.
+//!
+//! A kernel ψ is a compactly supported (or truncated) even bump of width `w` grid points. All
+//! kernels share one offset convention, used by the spreader: for a point at grid coordinate
+//! `x` (grid units), the first grid index it touches is `i0 = ceil(x − w/2)` and the kernel
+//! values are `v[j] = ψ(i0 + j − x)` for `j = 0 … w−1`. The argument passed to
+//! [`KernelEval::eval`] is `t = i0 − x ∈ [−w/2, −w/2 + 1)`.
+//!
+//! * [`es`]: exponential of semicircle (Barnett, Magland, af Klinteberg, SIAM J. Sci. Comput.
+//!   41 (2019) C479, eq. 1.8), evaluated by piecewise Horner polynomials fitted at plan time;
+//! * [`gaussian`]: truncated Gaussian with fast Gaussian gridding (Greengard–Lee, SIAM Rev. 46
+//!   (2004) 443, §2; seed 000 Algorithm 3).
+
+pub mod es;
+pub mod gaussian;
+
+use crate::real::Real;
+
+/// Which kernel a plan uses (C value in parentheses, `farfield_nufft_opts.kernel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelKind {
+    /// Exponential of semicircle (0, the default).
+    Es,
+    /// Gaussian with fast Gaussian gridding (1).
+    Gaussian,
+}
+
+/// Per-point kernel evaluation used in the spreader's inner loops.
+pub trait KernelEval<T: Real>: Sync + Send {
+    /// Width `w` in grid points (2 ≤ w ≤ [`MAX_WIDTH`]).
+    fn width(&self) -> usize;
+    /// Writes `ψ(t + j)` for `j = 0 … w−1` into `out[..w]`, where `t ∈ [−w/2, −w/2 + 1)`
+    /// (see the module docs). `out` has at least [`MAX_WIDTH`] entries; entries past `w`
+    /// may be overwritten with unspecified values.
+    fn eval(&self, t: T, out: &mut [T; MAX_WIDTH]);
+}
+
+/// Largest kernel width supported (ES at tol 1e-15 needs 16; the Gaussian up to 32).
+pub const MAX_WIDTH: usize = 32;
+
+/// A kernel chosen for a tolerance and an upsampling factor, with its Fourier transform.
+#[derive(Debug, Clone)]
+pub enum Kernel {
+    /// Exponential of semicircle.
+    Es(es::EsParams),
+    /// Truncated Gaussian.
+    Gaussian(gaussian::GaussParams),
+}
+
+impl Kernel {
+    /// Chooses the kernel parameters for relative tolerance `tol` (already clamped to what the
+    /// precision supports) and upsampling factor `sigma > 1`.
+    pub fn for_tolerance(kind: KernelKind, tol: f64, sigma: f64) -> Kernel {
+        match kind {
+            KernelKind::Es => Kernel::Es(es::EsParams::for_tolerance(tol, sigma)),
+            KernelKind::Gaussian => Kernel::Gaussian(gaussian::GaussParams::for_tolerance(tol, sigma)),
+        }
+    }
+
+    /// Width `w` in grid points.
+    pub fn width(&self) -> usize {
+        match self {
+            Kernel::Es(p) => p.w,
+            Kernel::Gaussian(p) => p.w,
+        }
+    }
+
+    /// The exact kernel value ψ(z) at `z` grid units from its centre (0 for `|z| ≥ w/2`).
+    pub fn value(&self, z: f64) -> f64 {
+        match self {
+            Kernel::Es(p) => p.value(z),
+            Kernel::Gaussian(p) => p.value(z),
+        }
+    }
+
+    /// Fourier transform `ψ̂(k) = ∫ ψ(x) e^{2πikx/nf} dx` (x in grid units) for the integer
+    /// frequencies `k = 0 … kmax` of a periodic grid of `nf` points. ψ is even, so
+    /// `ψ̂(−k) = ψ̂(k)`. Used for deconvolution (NUFFT step 3 / type-2 pre-correction).
+    pub fn fourier_series(&self, nf: usize, kmax: usize) -> Vec<f64> {
+        match self {
+            Kernel::Es(p) => p.fourier_series(nf, kmax),
+            Kernel::Gaussian(p) => p.fourier_series(nf, kmax),
+        }
+    }
+}

@@ -1,1 +1,1 @@
-//! NUFFT.
+//! NUFFT (filled below).
