@@ -1,0 +1,1 @@
+//! NUFFT C API.
