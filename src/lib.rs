@@ -21,6 +21,7 @@ pub mod kernel;
 pub mod nufft;
 pub mod real;
 pub mod spread;
+pub mod threads;
 
 pub use error::{Error, Result};
 pub use real::Real;
