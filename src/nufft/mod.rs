@@ -1,1 +1,23 @@
-//! NUFFT (filled below).
+//! Non-uniform FFT of types 1 and 2 in 1, 2 and 3 dimensions (Barnett, Magland, af Klinteberg,
+//! SIAM J. Sci. Comput. 41 (2019) C479, §2; Greengard–Lee 2004 for the Gaussian kernel).
+//!
+//! * Type 1 (non-uniform → uniform): `f_k = Σ_{j<M} c_j e^{± i k·x_j}` for the modes `k`.
+//! * Type 2 (uniform → non-uniform): `c_j = Σ_k f_k e^{± i k·x_j}`.
+//!
+//! The sign is `+` for `iflag ≥ 0`. Modes: `N1×N2×N3` array, x fastest, each axis ordered
+//! `−N/2 … (N−1)/2` (CMCL, default) or in FFT order (`modeord = 1`). Points: separate
+//! coordinate arrays in radians, any finite value (2π-periodic). With `ntrans > 1` the vectors
+//! are stacked: `c[t*M + j]`, `f[t*N + k]`.
+//!
+//! Steps: spread with kernel ψ onto the upsampled grid `nf = σN` ([`crate::spread`]), FFT
+//! ([`crate::fft`]), deconvolve by `1/ψ̂(k)` ([`deconv`]) — and the reverse for type 2.
+
+pub mod deconv;
+pub mod options;
+pub mod plan;
+
+pub use options::{NufftInfo, NufftOpts};
+pub use plan::{NufftPlan, Timings};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,83 @@
+//! NUFFT options (C: `farfield_nufft_opts`) and plan information (C: `farfield_nufft_info`).
+//!
+//! Both are `#[repr(C)]` plain old data. Fields are only ever appended; the C and Fortran
+//! tests assert their sizes and offsets.
+
+/// Options of a NUFFT plan. Obtain defaults with [`NufftOpts::default`]
+/// (C: `farfield_nufft_default_opts`), change fields, pass to the plan constructor.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NufftOpts {
+    /// Mode ordering: 0 = CMCL (`k = −N/2 … (N−1)/2`, default), 1 = FFT order
+    /// (`k = 0 … ⌈N/2⌉−1, −⌊N/2⌋ … −1`).
+    pub modeord: i32,
+    /// 0 = silent (default); 1 = print parameters and timings to stderr.
+    pub debug: i32,
+    /// Threads for spreading and FFTW: 0 = all cores (default), 1 = caller's thread only.
+    pub nthreads: i32,
+    /// Spreading kernel: 0 = exponential of semicircle (default), 1 = Gaussian (FGG).
+    pub kernel: i32,
+    /// Upsampling factor σ: 0 = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large grids,
+    /// else 2.0; always 2.0 for the Gaussian kernel), or any value in (1, 4]; 2.0 and 1.25 are
+    /// the tuned ones.
+    pub upsampfac: f64,
+    /// FFTW planner flags (as FINUFFT's `opts.fftw`): 64 = `FFTW_ESTIMATE` (default),
+    /// 0 = `FFTW_MEASURE`.
+    pub fftw: i32,
+    /// Largest number of points in one spreading subproblem: 0 = automatic (10 000).
+    pub spread_max_subprob_size: i32,
+    /// Compute backend: 0 = AUTO (default: CPU until the CUDA backend lands), 1 = CPU,
+    /// 2 = CUDA (returns `FARFIELD_ERR_NO_DEVICE` when no CUDA driver/device is found).
+    pub backend: i32,
+}
+
+/// Backend value `AUTO`.
+pub const FARFIELD_BACKEND_AUTO: i32 = 0;
+/// Backend value `CPU`.
+pub const FARFIELD_BACKEND_CPU: i32 = 1;
+/// Backend value `CUDA`.
+pub const FARFIELD_BACKEND_CUDA: i32 = 2;
+/// Kernel value: exponential of semicircle.
+pub const FARFIELD_KERNEL_ES: i32 = 0;
+/// Kernel value: Gaussian with fast Gaussian gridding.
+pub const FARFIELD_KERNEL_GAUSSIAN: i32 = 1;
+/// Warning bit: the requested tolerance was below what the precision (or the largest kernel
+/// width) can give and was clamped; `tol_used` holds the value used.
+pub const FARFIELD_WARN_TOL_CLAMPED: i32 = 1;
+
+impl Default for NufftOpts {
+    fn default() -> Self {
+        NufftOpts {
+            modeord: 0,
+            debug: 0,
+            nthreads: 0,
+            kernel: FARFIELD_KERNEL_ES,
+            upsampfac: 0.0,
+            fftw: crate::fft::FFTW_ESTIMATE as i32,
+            spread_max_subprob_size: 0,
+            backend: FARFIELD_BACKEND_AUTO,
+        }
+    }
+}
+
+/// What a plan chose (C: `farfield_nufft_info`, filled by `farfield_nufft_get_info`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct NufftInfo {
+    /// Fine (upsampled) grid sizes, x first; 1 for unused axes.
+    pub nf: [i64; 3],
+    /// Kernel width w in grid points.
+    pub kernel_width: i32,
+    /// Threads used.
+    pub nthreads: i32,
+    /// Upsampling factor σ used.
+    pub upsampfac: f64,
+    /// Kernel shape parameter: β for ES, τ (grid units²) for the Gaussian.
+    pub kernel_param: f64,
+    /// Tolerance used after clamping.
+    pub tol_used: f64,
+    /// Bit set of `FARFIELD_WARN_*`.
+    pub warnings: i32,
+    /// Backend used (`FARFIELD_BACKEND_CPU` or `FARFIELD_BACKEND_CUDA`).
+    pub backend: i32,
+}

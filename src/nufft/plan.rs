@@ -1,0 +1,280 @@
+//! The NUFFT plan: makeplan → setpts → execute (any number of times) → drop.
+
+use super::deconv::ModeMap;
+use super::options::{NufftInfo, NufftOpts, FARFIELD_BACKEND_CPU, FARFIELD_KERNEL_GAUSSIAN, FARFIELD_WARN_TOL_CLAMPED};
+use crate::error::{Error, Result};
+use crate::fft::{next_smooth_even, AlignedVec, FftPlan, Sign};
+use crate::kernel::{Kernel, KernelKind};
+use crate::real::Real;
+use crate::spread::{SpreadOpts, Spreader};
+use crate::threads::Threads;
+use num_complex::Complex;
+use std::time::Instant;
+
+/// Wall-clock seconds of the stages of the last `setpts`/`execute` (summed over `ntrans`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timings {
+    /// Folding, bin sort and coordinate copy in `setpts`.
+    pub setpts_s: f64,
+    /// Spreading (type 1) or interpolation (type 2).
+    pub spread_s: f64,
+    /// FFTs.
+    pub fft_s: f64,
+    /// Deconvolution (mode copy and scaling, including zeroing the fine grid).
+    pub deconv_s: f64,
+}
+
+/// A NUFFT plan of type 1 or 2 in precision `T` (see the module docs of [`crate::nufft`]).
+pub struct NufftPlan<T: Real> {
+    ty: i32,
+    dim: usize,
+    ntrans: usize,
+    opts: NufftOpts,
+    kernel: Kernel,
+    info: NufftInfo,
+    modes: ModeMap<T>,
+    spreader: Spreader<T>,
+    fw: AlignedVec<Complex<T>>,
+    fft: FftPlan<T>,
+    threads: Threads,
+    has_points: bool,
+    timings: Timings,
+}
+
+/// Checks and converts the mode counts; returns `[N1, N2, N3]` (1 for unused axes).
+fn check_modes(dim: usize, n_modes: &[i64]) -> Result<[usize; 3]> {
+    if n_modes.len() < dim {
+        return Err(Error::Modes(format!("{} mode counts given for dimension {dim}", n_modes.len())));
+    }
+    let mut n = [1usize; 3];
+    for d in 0..dim {
+        if n_modes[d] <= 0 {
+            return Err(Error::Modes(format!("n_modes[{d}] = {} must be positive", n_modes[d])));
+        }
+        n[d] = usize::try_from(n_modes[d]).map_err(|_| Error::Modes(format!("n_modes[{d}] too large")))?;
+    }
+    n.iter()
+        .try_fold(1usize, |a, &b| a.checked_mul(b))
+        .filter(|&t| t <= i64::MAX as usize / 16)
+        .ok_or_else(|| Error::Modes(format!("number of modes {:?} overflows", &n_modes[..dim])))?;
+    Ok(n)
+}
+
+/// FINUFFT's automatic upsampling factor for types 1 and 2.
+fn auto_upsampfac(tol: f64, dim: usize, n: [usize; 3], kernel: KernelKind) -> f64 {
+    if kernel == KernelKind::Gaussian || tol < 1e-9 {
+        return 2.0;
+    }
+    let total = n[0] * n[1] * n[2];
+    let large = match dim {
+        1 => total > 10_000_000,
+        2 => total > 300_000,
+        _ => total > 3_000_000,
+    };
+    if large {
+        1.25
+    } else {
+        2.0
+    }
+}
+
+impl<T: Real> NufftPlan<T> {
+    /// Makes a plan.
+    ///
+    /// * `ty`: 1 or 2 (3 → [`Error::NotSupported`]); `dim`: 1–3;
+    /// * `n_modes`: at least `dim` positive mode counts, x first;
+    /// * `iflag`: sign of the exponent (`≥ 0` → `+i`); `ntrans ≥ 1` vectors per execute;
+    /// * `tol`: requested relative l2 accuracy, finite and > 0; below what `T` can give it is
+    ///   clamped and [`FARFIELD_WARN_TOL_CLAMPED`] is set in [`NufftPlan::info`].
+    ///
+    /// Errors: [`Error::Type`], [`Error::NotSupported`], [`Error::Dim`], [`Error::Modes`],
+    /// [`Error::Tol`], [`Error::InvalidArg`] (bad option), [`Error::Alloc`] (fine grid),
+    /// [`Error::Fft`].
+    pub fn new(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
+        match ty {
+            1 | 2 => {}
+            3 => return Err(Error::NotSupported("NUFFT type 3 is not supported yet".into())),
+            _ => return Err(Error::Type(format!("type {ty} is not 1 or 2"))),
+        }
+        if !(1..=3).contains(&dim) {
+            return Err(Error::Dim(format!("dim = {dim} is not 1, 2 or 3")));
+        }
+        let n = check_modes(dim, n_modes)?;
+        if ntrans == 0 {
+            return Err(Error::InvalidArg("ntrans must be at least 1".into()));
+        }
+        if !tol.is_finite() || tol <= 0.0 {
+            return Err(Error::Tol(format!("tol = {tol} must be finite and positive")));
+        }
+        let kind = match opts.kernel {
+            0 => KernelKind::Es,
+            FARFIELD_KERNEL_GAUSSIAN => KernelKind::Gaussian,
+            k => return Err(Error::InvalidArg(format!("opts.kernel = {k} is not 0 (ES) or 1 (Gaussian)"))),
+        };
+        if opts.modeord != 0 && opts.modeord != 1 {
+            return Err(Error::InvalidArg(format!("opts.modeord = {} is not 0 or 1", opts.modeord)));
+        }
+        if opts.nthreads < 0 {
+            return Err(Error::InvalidArg(format!("opts.nthreads = {} is negative", opts.nthreads)));
+        }
+        if opts.spread_max_subprob_size < 0 {
+            return Err(Error::InvalidArg("opts.spread_max_subprob_size is negative".into()));
+        }
+        if !(opts.upsampfac == 0.0 || (opts.upsampfac > 1.0 && opts.upsampfac <= 4.0)) {
+            return Err(Error::InvalidArg(format!("opts.upsampfac = {} is not 0 (auto) or in (1, 4]", opts.upsampfac)));
+        }
+        match opts.backend {
+            0 | FARFIELD_BACKEND_CPU => {}
+            2 => return Err(Error::NoDevice("the CUDA backend is not available in this version of farfield (no CUDA support built in); use backend AUTO or CPU".into())),
+            b => return Err(Error::InvalidArg(format!("opts.backend = {b} is not 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
+        }
+        let mut warnings = 0;
+        let mut tol_used = tol;
+        if tol < T::MIN_TOL {
+            tol_used = T::MIN_TOL;
+            warnings |= FARFIELD_WARN_TOL_CLAMPED;
+        }
+        let sigma = if opts.upsampfac == 0.0 { auto_upsampfac(tol_used, dim, n, kind) } else { opts.upsampfac };
+        let kernel = Kernel::for_tolerance(kind, tol_used, sigma);
+        let w = kernel.width();
+        let mut nf = [1usize; 3];
+        for d in 0..dim {
+            let want = (sigma * n[d] as f64).ceil() as usize;
+            nf[d] = next_smooth_even(want.max(2 * w));
+        }
+        let total = nf.iter().try_fold(1usize, |a, &b| a.checked_mul(b))
+            .ok_or_else(|| Error::Alloc(format!("fine grid {nf:?} overflows")))?;
+        if nf.iter().any(|&v| v > i32::MAX as usize) {
+            return Err(Error::Modes(format!("fine grid {nf:?} exceeds FFTW's size range")));
+        }
+        let threads = Threads::new(opts.nthreads as usize)?;
+        let spreader = Spreader::new(dim, &nf[..dim], &kernel,
+            SpreadOpts { max_subprob_size: opts.spread_max_subprob_size as usize })?;
+        let mut phihat: [Vec<f64>; 3] = [vec![1.0], vec![1.0], vec![1.0]];
+        for d in 0..dim {
+            phihat[d] = kernel.fourier_series(nf[d], n[d] / 2);
+        }
+        let modes = ModeMap::new(n, nf, &phihat, opts.modeord);
+        let mut fw = AlignedVec::<Complex<T>>::zeroed(total, "NUFFT fine grid")?;
+        let fft = FftPlan::c2c_inplace(&nf[..dim], 1, Sign::from_iflag(iflag), &mut fw, opts.fftw as u32, threads.count())?;
+        fw.zero();
+        let info = NufftInfo {
+            nf: [nf[0] as i64, nf[1] as i64, nf[2] as i64],
+            kernel_width: w as i32,
+            nthreads: threads.count() as i32,
+            upsampfac: sigma,
+            kernel_param: match &kernel {
+                Kernel::Es(p) => p.beta,
+                Kernel::Gaussian(p) => p.tau,
+            },
+            tol_used,
+            warnings,
+            backend: FARFIELD_BACKEND_CPU,
+        };
+        if opts.debug > 0 {
+            eprintln!("[farfield nufft{}] type {ty} dim {dim} modes {:?} ntrans {ntrans} tol {tol:e} (used {tol_used:e}) \
+                       sigma {sigma} kernel {kind:?} w {w} nf {:?} threads {}{}",
+                      if T::NAME == "f32" { "f" } else { "" }, &n[..dim], &nf[..dim], threads.count(),
+                      if warnings & FARFIELD_WARN_TOL_CLAMPED != 0 { " [warning: tol clamped]" } else { "" });
+        }
+        Ok(NufftPlan { ty, dim, ntrans, opts: *opts, kernel, info, modes, spreader, fw, fft, threads,
+                       has_points: false, timings: Timings::default() })
+    }
+
+    /// Sets (or replaces) the non-uniform points: `x` (and `y` for dim ≥ 2, `z` for dim 3),
+    /// each of length M, radians, any finite value. The coordinates are copied.
+    /// Errors: [`Error::NPoints`] (length mismatch, M ≥ 2³²), [`Error::NonFinite`] (first bad
+    /// index), [`Error::Alloc`]. On error the previous points stay set.
+    pub fn setpts(&mut self, x: &[T], y: &[T], z: &[T]) -> Result<()> {
+        let t0 = Instant::now();
+        let coords: [&[T]; 3] = [x, if self.dim > 1 { y } else { &[] }, if self.dim > 2 { z } else { &[] }];
+        self.spreader.setpts(coords, &self.threads)?;
+        self.has_points = true;
+        self.timings = Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
+        if self.opts.debug > 0 {
+            eprintln!("[farfield nufft] setpts M = {}: {:.3} s", x.len(), self.timings.setpts_s);
+        }
+        Ok(())
+    }
+
+    /// Executes the transform.
+    /// * type 1: input `c` (`ntrans·M` strengths), output `f` (`ntrans·N1·N2·N3` modes);
+    /// * type 2: input `f`, output `c`.
+    ///
+    /// Errors: [`Error::NoPoints`] before `setpts`, [`Error::InvalidArg`] for wrong lengths.
+    pub fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
+        if !self.has_points {
+            return Err(Error::NoPoints("call setpts before execute".into()));
+        }
+        let m = self.spreader.num_points();
+        let nm = self.num_modes();
+        if c.len() != m * self.ntrans || f.len() != nm * self.ntrans {
+            return Err(Error::InvalidArg(format!(
+                "array lengths c = {}, f = {} do not match ntrans·M = {}, ntrans·N = {}",
+                c.len(), f.len(), m * self.ntrans, nm * self.ntrans)));
+        }
+        let setpts_s = self.timings.setpts_s;
+        let mut tm = Timings { setpts_s, ..Default::default() };
+        for t in 0..self.ntrans {
+            let ct = &mut c[t * m..(t + 1) * m];
+            let ft = &mut f[t * nm..(t + 1) * nm];
+            let t0 = Instant::now();
+            self.fw.zero();
+            if self.ty == 1 {
+                let t1 = Instant::now();
+                self.spreader.spread(ct, &mut self.fw, &self.threads);
+                let t2 = Instant::now();
+                self.fft.execute_c2c(&mut self.fw);
+                let t3 = Instant::now();
+                self.modes.fine_to_modes(&self.fw, ft, &self.threads);
+                tm.deconv_s += (t1 - t0).as_secs_f64() + t3.elapsed().as_secs_f64();
+                tm.spread_s += (t2 - t1).as_secs_f64();
+                tm.fft_s += (t3 - t2).as_secs_f64();
+            } else {
+                self.modes.modes_to_fine(ft, &mut self.fw, &self.threads);
+                let t1 = Instant::now();
+                self.fft.execute_c2c(&mut self.fw);
+                let t2 = Instant::now();
+                self.spreader.interp(&self.fw, ct, &self.threads);
+                tm.deconv_s += (t1 - t0).as_secs_f64();
+                tm.fft_s += (t2 - t1).as_secs_f64();
+                tm.spread_s += t2.elapsed().as_secs_f64();
+            }
+        }
+        self.timings = tm;
+        if self.opts.debug > 0 {
+            eprintln!("[farfield nufft] execute: {} {:.3} s, fft {:.3} s, deconvolve {:.3} s",
+                      if self.ty == 1 { "spread" } else { "interp" }, tm.spread_s, tm.fft_s, tm.deconv_s);
+        }
+        Ok(())
+    }
+
+    /// Total number of modes `N1·N2·N3`.
+    pub fn num_modes(&self) -> usize {
+        self.modes.n.iter().product()
+    }
+    /// Number of points set (0 before `setpts`).
+    pub fn num_points(&self) -> usize {
+        self.spreader.num_points()
+    }
+    /// Transform type (1 or 2).
+    pub fn transform_type(&self) -> i32 {
+        self.ty
+    }
+    /// Vectors per execute.
+    pub fn ntrans(&self) -> usize {
+        self.ntrans
+    }
+    /// What the plan chose (fine grid, kernel, σ, tolerance used, warnings).
+    pub fn info(&self) -> NufftInfo {
+        self.info
+    }
+    /// The kernel used.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+    /// Stage timings of the last `setpts` + `execute`.
+    pub fn timings(&self) -> Timings {
+        self.timings
+    }
+}

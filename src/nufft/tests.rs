@@ -1,0 +1,204 @@
+//! NUFFT accuracy against direct sums (the acceptance contract of DESIGN.md §6: relative l2
+//! error ≤ 10·tol), adjointness of types 1 and 2, plan reuse and option handling.
+
+use super::deconv::mode_of;
+use super::*;
+use crate::error::Error;
+use crate::real::Real;
+use num_complex::Complex;
+use rand::{Rng, SeedableRng};
+
+struct Case {
+    dim: usize,
+    n: [usize; 3],
+    m: usize,
+}
+
+fn points(m: usize, seed: u64) -> [Vec<f64>; 3] {
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    let mut g = || (0..m).map(|_| rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI)).collect::<Vec<f64>>();
+    [g(), g(), g()]
+}
+
+fn rand_c(n: usize, seed: u64) -> Vec<Complex<f64>> {
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    (0..n).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect()
+}
+
+/// Phase k·x_j for output mode index `i` (x fastest) of a plan.
+fn kdotx(case: &Case, i: usize, x: &[Vec<f64>; 3], j: usize, modeord: i32) -> f64 {
+    let idx = [i % case.n[0], (i / case.n[0]) % case.n[1], i / (case.n[0] * case.n[1])];
+    (0..case.dim).map(|d| mode_of(idx[d], case.n[d], modeord) as f64 * x[d][j]).sum()
+}
+
+fn direct1(case: &Case, x: &[Vec<f64>; 3], c: &[Complex<f64>], iflag: i32, modeord: i32) -> Vec<Complex<f64>> {
+    let s = if iflag >= 0 { 1.0 } else { -1.0 };
+    let nm: usize = case.n.iter().product();
+    (0..nm).map(|i| (0..case.m).map(|j| c[j] * Complex::from_polar(1.0, s * kdotx(case, i, x, j, modeord))).sum()).collect()
+}
+
+fn direct2(case: &Case, x: &[Vec<f64>; 3], f: &[Complex<f64>], iflag: i32, modeord: i32) -> Vec<Complex<f64>> {
+    let s = if iflag >= 0 { 1.0 } else { -1.0 };
+    let nm: usize = case.n.iter().product();
+    (0..case.m).map(|j| (0..nm).map(|i| f[i] * Complex::from_polar(1.0, s * kdotx(case, i, x, j, modeord))).sum()).collect()
+}
+
+fn rel_l2(a: &[Complex<f64>], b: &[Complex<f64>]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y).norm_sqr()).sum();
+    let den: f64 = b.iter().map(|y| y.norm_sqr()).sum();
+    (num / den).sqrt()
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case { dim: 1, n: [97, 1, 1], m: 400 },
+        Case { dim: 2, n: [24, 17, 1], m: 400 },
+        Case { dim: 3, n: [12, 9, 10], m: 300 },
+    ]
+}
+
+/// Runs one type in precision T and returns the relative l2 error against the direct sum.
+fn run<T: Real>(case: &Case, ty: i32, tol: f64, opts: &NufftOpts, iflag: i32) -> f64 {
+    let x = points(case.m, 11 + case.dim as u64);
+    let xt: Vec<Vec<T>> = x.iter().map(|v| v.iter().map(|&a| T::of(a)).collect()).collect();
+    let nm: usize = case.n.iter().product();
+    let nmodes: Vec<i64> = case.n[..case.dim].iter().map(|&v| v as i64).collect();
+    let mut plan = NufftPlan::<T>::new(ty, case.dim, &nmodes, iflag, 1, tol, opts).unwrap();
+    plan.setpts(&xt[0], &xt[1], &xt[2]).unwrap();
+    let to_t = |v: &[Complex<f64>]| v.iter().map(|z| Complex::new(T::of(z.re), T::of(z.im))).collect::<Vec<_>>();
+    let to_f = |v: &[Complex<T>]| v.iter().map(|z| Complex::new(z.re.to_f64v(), z.im.to_f64v())).collect::<Vec<_>>();
+    if ty == 1 {
+        let c = rand_c(case.m, 5);
+        let mut ct = to_t(&c);
+        let mut f = vec![Complex::new(T::zero(), T::zero()); nm];
+        plan.execute(&mut ct, &mut f).unwrap();
+        rel_l2(&to_f(&f), &direct1(case, &x, &c, iflag, opts.modeord))
+    } else {
+        let f = rand_c(nm, 6);
+        let mut ft = to_t(&f);
+        let mut c = vec![Complex::new(T::zero(), T::zero()); case.m];
+        plan.execute(&mut c, &mut ft).unwrap();
+        rel_l2(&to_f(&c), &direct2(case, &x, &f, iflag, opts.modeord))
+    }
+}
+
+#[test]
+fn accuracy_f64_all_tolerances() {
+    let opts = NufftOpts::default();
+    for case in cases() {
+        for &tol in &[1e-2, 1e-4, 1e-6, 1e-8, 1e-10, 1e-12] {
+            for ty in 1..=2 {
+                let e = run::<f64>(&case, ty, tol, &opts, if ty == 1 { 1 } else { -1 });
+                assert!(e <= 10.0 * tol, "dim {} type {ty} tol {tol:e}: error {e:e}", case.dim);
+            }
+        }
+    }
+}
+
+#[test]
+fn accuracy_upsampfac_125_and_fft_order() {
+    let opts = NufftOpts { upsampfac: 1.25, modeord: 1, ..Default::default() };
+    for case in cases() {
+        for &tol in &[1e-3, 1e-6, 1e-9] {
+            for ty in 1..=2 {
+                let e = run::<f64>(&case, ty, tol, &opts, 1);
+                assert!(e <= 10.0 * tol, "sigma 1.25 dim {} type {ty} tol {tol:e}: error {e:e}", case.dim);
+            }
+        }
+    }
+}
+
+#[test]
+fn accuracy_gaussian_kernel() {
+    let opts = NufftOpts { kernel: 1, nthreads: 2, ..Default::default() };
+    for case in cases() {
+        for &tol in &[1e-3, 1e-6, 1e-10] {
+            for ty in 1..=2 {
+                let e = run::<f64>(&case, ty, tol, &opts, 1);
+                assert!(e <= 10.0 * tol, "gaussian dim {} type {ty} tol {tol:e}: error {e:e}", case.dim);
+            }
+        }
+    }
+}
+
+#[test]
+fn accuracy_f32() {
+    let opts = NufftOpts { nthreads: 2, ..Default::default() };
+    for case in cases() {
+        for &tol in &[1e-2, 1e-3, 1e-4, 1e-5] {
+            for ty in 1..=2 {
+                let e = run::<f32>(&case, ty, tol, &opts, 1);
+                assert!(e <= 10.0 * tol, "f32 dim {} type {ty} tol {tol:e}: error {e:e}", case.dim);
+            }
+        }
+    }
+}
+
+#[test]
+fn type1_and_type2_are_adjoint() {
+    // <T1 c, f> = <c, T2 f> when both use the same sign: T2 is the adjoint of T1 with the
+    // opposite sign, so use iflag and -iflag.
+    for case in cases() {
+        let x = points(case.m, 3);
+        let nm: usize = case.n.iter().product();
+        let nmodes: Vec<i64> = case.n[..case.dim].iter().map(|&v| v as i64).collect();
+        let opts = NufftOpts::default();
+        let mut p1 = NufftPlan::<f64>::new(1, case.dim, &nmodes, 1, 1, 1e-6, &opts).unwrap();
+        let mut p2 = NufftPlan::<f64>::new(2, case.dim, &nmodes, -1, 1, 1e-6, &opts).unwrap();
+        p1.setpts(&x[0], &x[1], &x[2]).unwrap();
+        p2.setpts(&x[0], &x[1], &x[2]).unwrap();
+        let mut c = rand_c(case.m, 1);
+        let mut f = rand_c(nm, 2);
+        let mut t1c = vec![Complex::new(0.0, 0.0); nm];
+        let mut t2f = vec![Complex::new(0.0, 0.0); case.m];
+        p1.execute(&mut c, &mut t1c).unwrap();
+        p2.execute(&mut t2f, &mut f).unwrap();
+        let lhs: Complex<f64> = t1c.iter().zip(&f).map(|(a, b)| a * b.conj()).sum();
+        let rhs: Complex<f64> = c.iter().zip(&t2f).map(|(a, b)| a * b.conj()).sum();
+        assert!((lhs - rhs).norm() <= 1e-12 * lhs.norm(), "dim {}: {lhs} vs {rhs}", case.dim);
+    }
+}
+
+#[test]
+fn ntrans_and_plan_reuse() {
+    let case = Case { dim: 2, n: [16, 20, 1], m: 150 };
+    let nm = 320;
+    let opts = NufftOpts { nthreads: 2, ..Default::default() };
+    let mut plan = NufftPlan::<f64>::new(1, 2, &[16, 20], 1, 3, 1e-9, &opts).unwrap();
+    for round in 0..2 {
+        let x = points(case.m, 100 + round);
+        plan.setpts(&x[0], &x[1], &x[2]).unwrap();
+        let c = rand_c(3 * case.m, 7 + round);
+        let mut cc = c.clone();
+        let mut f = vec![Complex::new(0.0, 0.0); 3 * nm];
+        plan.execute(&mut cc, &mut f).unwrap();
+        plan.execute(&mut cc, &mut f).unwrap(); // executing twice gives the same result
+        assert_eq!(cc, c, "type 1 must not modify its input");
+        for t in 0..3 {
+            let e = rel_l2(&f[t * nm..(t + 1) * nm], &direct1(&case, &x, &c[t * case.m..(t + 1) * case.m], 1, 0));
+            assert!(e < 1e-8, "round {round} vector {t}: {e}");
+        }
+    }
+}
+
+#[test]
+fn errors_and_warnings() {
+    let o = NufftOpts::default();
+    assert!(matches!(NufftPlan::<f64>::new(3, 1, &[10], 1, 1, 1e-6, &o), Err(Error::NotSupported(_))));
+    assert!(matches!(NufftPlan::<f64>::new(0, 1, &[10], 1, 1, 1e-6, &o), Err(Error::Type(_))));
+    assert!(matches!(NufftPlan::<f64>::new(1, 4, &[10; 4], 1, 1, 1e-6, &o), Err(Error::Dim(_))));
+    assert!(matches!(NufftPlan::<f64>::new(1, 2, &[10, 0], 1, 1, 1e-6, &o), Err(Error::Modes(_))));
+    assert!(matches!(NufftPlan::<f64>::new(1, 3, &[1 << 40, 1 << 40, 1 << 40], 1, 1, 1e-6, &o), Err(Error::Modes(_))));
+    assert!(matches!(NufftPlan::<f64>::new(1, 1, &[10], 1, 1, f64::NAN, &o), Err(Error::Tol(_))));
+    assert!(matches!(NufftPlan::<f64>::new(1, 1, &[10], 1, 1, 0.0, &o), Err(Error::Tol(_))));
+    assert!(matches!(NufftPlan::<f64>::new(1, 3, &[1 << 20, 1 << 20, 1 << 10], 1, 1, 1e-6, &o), Err(Error::Alloc(_))));
+    let p = NufftPlan::<f32>::new(1, 1, &[10], 1, 1, 1e-10, &o).unwrap();
+    assert_eq!(p.info().warnings & options::FARFIELD_WARN_TOL_CLAMPED, options::FARFIELD_WARN_TOL_CLAMPED);
+    let mut p = NufftPlan::<f64>::new(2, 1, &[10], 1, 1, 1e-6, &o).unwrap();
+    let mut c = vec![Complex::new(0.0, 0.0); 0];
+    let mut f = vec![Complex::new(0.0, 0.0); 10];
+    assert!(matches!(p.execute(&mut c, &mut f), Err(Error::NoPoints(_))));
+    // M = 0 is valid: type 2 produces nothing, type 1 produces zeros
+    p.setpts(&[], &[], &[]).unwrap();
+    p.execute(&mut c, &mut f).unwrap();
+}
