@@ -1,1 +1,253 @@
-//! NUFFT C API.
+//! C API of the NUFFT (FINUFFT's guru interface shape): `farfield_nufft_*` (double) and
+//! `farfield_nufftf_*` (single precision) — default_opts, makeplan, setpts, execute,
+//! get_info, destroy.
+//!
+//! Memory layout: modes `f[k1 + N1*(k2 + N2*k3)]` (x fastest; CMCL order by default), strengths
+//! `c[j]`, stacked per transform (`c[t*M + j]`, `f[t*N1*N2*N3 + …]`). Coordinates in radians,
+//! any finite value; `setpts` copies them, so the caller may reuse or free its arrays.
+//! Thread safety: different plans may be used concurrently; concurrent calls on one plan are
+//! serialised by a lock inside the plan.
+
+use super::{guard, non_null, slice_in, slice_out};
+use crate::error::{Error, Result};
+use crate::nufft::{NufftInfo, NufftOpts, NufftPlan};
+use crate::real::Real;
+use num_complex::{Complex, Complex32, Complex64};
+use std::ffi::c_int;
+use std::sync::Mutex;
+
+/// Opaque double-precision NUFFT plan (C: `struct farfield_nufft_plan_s`).
+#[allow(non_camel_case_types)]
+pub struct farfield_nufft_plan_s {
+    inner: Mutex<NufftPlan<f64>>,
+}
+/// Opaque single-precision NUFFT plan (C: `struct farfield_nufftf_plan_s`).
+#[allow(non_camel_case_types)]
+pub struct farfield_nufftf_plan_s {
+    inner: Mutex<NufftPlan<f32>>,
+}
+/// Handle of a double-precision NUFFT plan.
+#[allow(non_camel_case_types)]
+pub type farfield_nufft_plan = *mut farfield_nufft_plan_s;
+/// Handle of a single-precision NUFFT plan.
+#[allow(non_camel_case_types)]
+pub type farfield_nufftf_plan = *mut farfield_nufftf_plan_s;
+
+/// Shared body of both makeplans.
+unsafe fn makeplan<T: Real>(ty: c_int, dim: c_int, n_modes: *const i64, iflag: c_int, ntrans: c_int, tol: f64,
+                            opts: *const NufftOpts) -> Result<NufftPlan<T>> {
+    non_null(n_modes, "n_modes")?;
+    if !(1..=3).contains(&dim) {
+        // checked here too so that n_modes is never read past a valid dim
+        return Err(Error::Dim(format!("dim = {dim} is not 1, 2 or 3")));
+    }
+    if ntrans < 1 {
+        return Err(Error::InvalidArg(format!("ntrans = {ntrans} must be at least 1")));
+    }
+    let n = std::slice::from_raw_parts(n_modes, dim as usize);
+    let o = if opts.is_null() { NufftOpts::default() } else { *opts };
+    NufftPlan::<T>::new(ty, dim as usize, n, iflag, ntrans as usize, tol, &o)
+}
+
+/// Shared body of both setpts.
+unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *const T, z: *const T) -> Result<()> {
+    if m < 0 {
+        return Err(Error::NPoints(format!("M = {m} is negative")));
+    }
+    let m = m as usize;
+    let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
+    let dim = p.dim();
+    let xs = slice_in(x, m, "x")?;
+    let ys = if dim >= 2 { slice_in(y, m, "y")? } else { &[] };
+    let zs = if dim >= 3 { slice_in(z, m, "z")? } else { &[] };
+    p.setpts(xs, ys, zs)
+}
+
+/// Shared body of both executes.
+unsafe fn execute<T: Real>(plan: &Mutex<NufftPlan<T>>, c: *mut Complex<T>, f: *mut Complex<T>) -> Result<()> {
+    let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
+    let nt = p.ntrans();
+    let cs = slice_out(c, nt * p.num_points(), "c")?;
+    let fs = slice_out(f, nt * p.num_modes(), "f")?;
+    p.execute(cs, fs)
+}
+
+fn plan_ref<'a, P>(plan: *mut P, name: &str) -> Result<&'a P> {
+    non_null(plan, name)?;
+    // SAFETY: non-NULL handles come from makeplan and stay valid until destroy.
+    Ok(unsafe { &*plan })
+}
+
+/// Writes the default options (ES kernel, automatic σ, all cores, CMCL mode order,
+/// FFTW_ESTIMATE) into `*opts`. NULL is ignored.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut NufftOpts) {
+    if !opts.is_null() {
+        *opts = NufftOpts::default();
+    }
+}
+
+/// Makes a double-precision NUFFT plan.
+///
+/// * `type`: 1 (non-uniform → modes) or 2 (modes → non-uniform); 3 → `FARFIELD_ERR_NOT_SUPPORTED`.
+/// * `dim`: 1, 2 or 3; `n_modes`: `dim` positive mode counts (N1, N2, N3).
+/// * `iflag`: sign of the exponent, `+i` if ≥ 0; `ntrans ≥ 1`: vectors per execute.
+/// * `tol`: relative l2 accuracy, finite and > 0 (below 1e-15 it is clamped and a warning is
+///   readable through `farfield_nufft_get_info`).
+/// * `plan`: receives the handle (set to NULL first); `opts`: NULL for defaults.
+///
+/// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, TYPE, NOT_SUPPORTED, DIM, MODES, TOL, INVALID_ARG,
+/// ALLOC, FFT, NO_DEVICE}`. Method: Barnett–Magland–af Klinteberg 2019, §2.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufft_makeplan(r#type: c_int, dim: c_int, n_modes: *const i64, iflag: c_int,
+                                                 ntrans: c_int, tol: f64, plan: *mut farfield_nufft_plan,
+                                                 opts: *const NufftOpts) -> c_int {
+    guard(|| {
+        non_null(plan, "plan")?;
+        *plan = std::ptr::null_mut();
+        let p = makeplan::<f64>(r#type, dim, n_modes, iflag, ntrans, tol, opts)?;
+        *plan = Box::into_raw(Box::new(farfield_nufft_plan_s { inner: Mutex::new(p) }));
+        Ok(())
+    })
+}
+
+/// Sets the `M ≥ 0` non-uniform points of a double-precision plan: `x` (and `y` for dim ≥ 2,
+/// `z` for dim 3), each of length M, in radians (any finite value; 2π-periodic). Unused
+/// coordinate arrays may be NULL. `N, s, t, u` are for type 3 and ignored (pass 0/NULL). The
+/// coordinates are copied. Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE,
+/// ALLOC}`; on error the previous points remain set.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64, x: *const f64, y: *const f64,
+                                               z: *const f64, n: i64, s: *const f64, t: *const f64,
+                                               u: *const f64) -> c_int {
+    let _ = (n, s, t, u);
+    guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z))
+}
+
+/// Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
+/// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`. Returns 0 or
+/// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS}`.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufft_execute(plan: farfield_nufft_plan, c: *mut Complex64, f: *mut Complex64) -> c_int {
+    guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
+}
+
+/// Writes what the plan chose (fine grid, kernel width and parameter, σ, tolerance used,
+/// warnings) into `*info`. Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufft_get_info(plan: farfield_nufft_plan, info: *mut NufftInfo) -> c_int {
+    guard(|| {
+        non_null(info, "info")?;
+        *info = plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).info();
+        Ok(())
+    })
+}
+
+/// Destroys a double-precision plan and frees its memory. NULL is fine. Returns 0.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufft_destroy(plan: farfield_nufft_plan) -> c_int {
+    guard(|| {
+        if !plan.is_null() {
+            drop(Box::from_raw(plan));
+        }
+        Ok(())
+    })
+}
+
+/// Single-precision [`farfield_nufft_makeplan`] (tolerances below 1e-7 are clamped with a
+/// warning). Same options struct.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufftf_makeplan(r#type: c_int, dim: c_int, n_modes: *const i64, iflag: c_int,
+                                                  ntrans: c_int, tol: f32, plan: *mut farfield_nufftf_plan,
+                                                  opts: *const NufftOpts) -> c_int {
+    guard(|| {
+        non_null(plan, "plan")?;
+        *plan = std::ptr::null_mut();
+        let p = makeplan::<f32>(r#type, dim, n_modes, iflag, ntrans, tol as f64, opts)?;
+        *plan = Box::into_raw(Box::new(farfield_nufftf_plan_s { inner: Mutex::new(p) }));
+        Ok(())
+    })
+}
+
+/// Single-precision [`farfield_nufft_setpts`].
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufftf_setpts(plan: farfield_nufftf_plan, m: i64, x: *const f32, y: *const f32,
+                                                z: *const f32, n: i64, s: *const f32, t: *const f32,
+                                                u: *const f32) -> c_int {
+    let _ = (n, s, t, u);
+    guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z))
+}
+
+/// Single-precision [`farfield_nufft_execute`].
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufftf_execute(plan: farfield_nufftf_plan, c: *mut Complex32, f: *mut Complex32) -> c_int {
+    guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
+}
+
+/// Single-precision [`farfield_nufft_get_info`].
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufftf_get_info(plan: farfield_nufftf_plan, info: *mut NufftInfo) -> c_int {
+    guard(|| {
+        non_null(info, "info")?;
+        *info = plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).info();
+        Ok(())
+    })
+}
+
+/// Single-precision [`farfield_nufft_destroy`].
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufftf_destroy(plan: farfield_nufftf_plan) -> c_int {
+    guard(|| {
+        if !plan.is_null() {
+            drop(Box::from_raw(plan));
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::*;
+
+    #[test]
+    fn c_api_roundtrip_and_errors() {
+        unsafe {
+            let mut plan: farfield_nufft_plan = std::ptr::null_mut();
+            let n = [8i64, 6];
+            assert_eq!(farfield_nufft_makeplan(2, 2, n.as_ptr(), 1, 1, 1e-9, &mut plan, std::ptr::null()), 0);
+            let x = [0.1, -2.0, 3.0];
+            let y = [1.0, 0.5, -0.3];
+            assert_eq!(farfield_nufft_setpts(plan, 3, x.as_ptr(), y.as_ptr(), std::ptr::null(), 0,
+                                             std::ptr::null(), std::ptr::null(), std::ptr::null()), 0);
+            let mut f = vec![Complex64::new(0.0, 0.0); 48];
+            f[4 + 8 * 3] = Complex64::new(1.0, 0.0); // mode (0, 0)
+            f[5 + 8 * 3] = Complex64::new(0.0, 1.0); // mode (1, 0)
+            let mut c = vec![Complex64::new(0.0, 0.0); 3];
+            assert_eq!(farfield_nufft_execute(plan, c.as_mut_ptr(), f.as_mut_ptr()), 0);
+            for j in 0..3 {
+                let ex = Complex64::new(1.0, 0.0) + Complex64::new(0.0, 1.0) * Complex64::from_polar(1.0, x[j]);
+                assert!((c[j] - ex).norm() < 1e-8);
+            }
+            let xn = [0.1, f64::INFINITY, 3.0];
+            assert_eq!(farfield_nufft_setpts(plan, 3, xn.as_ptr(), y.as_ptr(), std::ptr::null(), 0,
+                                             std::ptr::null(), std::ptr::null(), std::ptr::null()), FARFIELD_ERR_NONFINITE);
+            let msg = std::ffi::CStr::from_ptr(super::super::last_error_ptr()).to_str().unwrap();
+            assert!(msg.contains("point 1"), "{msg}");
+            assert_eq!(farfield_nufft_setpts(plan, -1, x.as_ptr(), y.as_ptr(), std::ptr::null(), 0,
+                                             std::ptr::null(), std::ptr::null(), std::ptr::null()), FARFIELD_ERR_NPOINTS);
+            assert_eq!(farfield_nufft_setpts(plan, 3, x.as_ptr(), std::ptr::null(), std::ptr::null(), 0,
+                                             std::ptr::null(), std::ptr::null(), std::ptr::null()), FARFIELD_ERR_NULL_POINTER);
+            // plan still usable after failures, old points kept
+            assert_eq!(farfield_nufft_execute(plan, c.as_mut_ptr(), f.as_mut_ptr()), 0);
+            assert_eq!(farfield_nufft_execute(std::ptr::null_mut(), c.as_mut_ptr(), f.as_mut_ptr()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_nufft_destroy(plan), 0);
+            assert_eq!(farfield_nufft_destroy(std::ptr::null_mut()), 0);
+            let mut p2: farfield_nufft_plan = std::ptr::null_mut();
+            assert_eq!(farfield_nufft_makeplan(1, 0, n.as_ptr(), 1, 1, 1e-6, &mut p2, std::ptr::null()), FARFIELD_ERR_DIM);
+            assert!(p2.is_null());
+            assert_eq!(farfield_nufft_makeplan(1, 2, std::ptr::null(), 1, 1, 1e-6, &mut p2, std::ptr::null()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_nufft_makeplan(1, 2, n.as_ptr(), 1, 1, 1e-6, std::ptr::null_mut(), std::ptr::null()), FARFIELD_ERR_NULL_POINTER);
+        }
+    }
+}

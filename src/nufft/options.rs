@@ -3,8 +3,8 @@
 //! Both are `#[repr(C)]` plain old data. Fields are only ever appended; the C and Fortran
 //! tests assert their sizes and offsets.
 
-/// Options of a NUFFT plan. Obtain defaults with [`NufftOpts::default`]
-/// (C: `farfield_nufft_default_opts`), change fields, pass to the plan constructor.
+/// Options of a NUFFT plan (C: `farfield_nufft_opts`). Obtain the defaults with
+/// `farfield_nufft_default_opts` (Rust: `NufftOpts::default()`), change fields, pass to makeplan.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NufftOpts {

@@ -257,6 +257,10 @@ impl<T: Real> NufftPlan<T> {
     pub fn num_points(&self) -> usize {
         self.spreader.num_points()
     }
+    /// Dimension (1–3).
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
     /// Transform type (1 or 2).
     pub fn transform_type(&self) -> i32 {
         self.ty

@@ -89,6 +89,7 @@ fn accuracy_f64_all_tolerances() {
         for &tol in &[1e-2, 1e-4, 1e-6, 1e-8, 1e-10, 1e-12] {
             for ty in 1..=2 {
                 let e = run::<f64>(&case, ty, tol, &opts, if ty == 1 { 1 } else { -1 });
+                eprintln!("dim {} type {ty} tol {tol:e}: error {e:e}", case.dim);
                 assert!(e <= 10.0 * tol, "dim {} type {ty} tol {tol:e}: error {e:e}", case.dim);
             }
         }
