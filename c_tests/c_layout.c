@@ -1,0 +1,67 @@
+/* ABI layout of the option/info structs and the default options. The numbers below are part
+ * of the stable ABI (fields are only ever appended); fortran/tests/test_layout.f90 asserts
+ * exactly the same numbers for the bind(c) Fortran types.
+ * SPDX-License-Identifier: MIT OR Apache-2.0 */
+#include "ff_test.h"
+
+#include <stddef.h>
+
+#define EXPECT_SIZE(expr, want)                                                                 \
+    do {                                                                                        \
+        size_t ff_v_ = (expr);                                                                  \
+        if (ff_v_ != (size_t)(want)) {                                                          \
+            fprintf(stderr, "%s:%d: %s = %zu, expected %d\n", __FILE__, __LINE__, #expr, ff_v_, \
+                    (int)(want));                                                               \
+            ff_failures++;                                                                      \
+        }                                                                                       \
+    } while (0)
+
+int main(void) {
+    /* farfield_nufft_opts */
+    EXPECT_SIZE(sizeof(farfield_nufft_opts), 40);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, modeord), 0);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, debug), 4);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, nthreads), 8);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, kernel), 12);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, upsampfac), 16);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, fftw), 24);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, spread_max_subprob_size), 28);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, backend), 32);
+
+    /* farfield_nufft_info */
+    EXPECT_SIZE(sizeof(farfield_nufft_info), 64);
+    EXPECT_SIZE(offsetof(farfield_nufft_info, nf), 0);
+    EXPECT_SIZE(sizeof(((farfield_nufft_info *)0)->nf), 24);
+    EXPECT_SIZE(offsetof(farfield_nufft_info, kernel_width), 24);
+    EXPECT_SIZE(offsetof(farfield_nufft_info, nthreads), 28);
+    EXPECT_SIZE(offsetof(farfield_nufft_info, upsampfac), 32);
+    EXPECT_SIZE(offsetof(farfield_nufft_info, kernel_param), 40);
+    EXPECT_SIZE(offsetof(farfield_nufft_info, tol_used), 48);
+    EXPECT_SIZE(offsetof(farfield_nufft_info, warnings), 56);
+    EXPECT_SIZE(offsetof(farfield_nufft_info, backend), 60);
+
+    /* complex types: (re, im) pairs */
+    EXPECT_SIZE(sizeof(farfield_complex), 16);
+    EXPECT_SIZE(sizeof(farfield_complexf), 8);
+
+    /* default options */
+    farfield_nufft_opts o;
+    memset(&o, 0xab, sizeof o);
+    farfield_nufft_default_opts(&o);
+    EXPECT(o.modeord == 0);
+    EXPECT(o.debug == 0);
+    EXPECT(o.nthreads == 0);
+    EXPECT(o.kernel == FARFIELD_KERNEL_ES);
+    EXPECT(o.upsampfac == 0.0);
+    EXPECT(o.fftw == 64); /* FFTW_ESTIMATE */
+    EXPECT(o.spread_max_subprob_size == 0);
+    EXPECT(o.backend == FARFIELD_BACKEND_AUTO);
+    farfield_nufft_default_opts(NULL); /* ignored */
+
+    /* constants */
+    EXPECT(FARFIELD_OK == 0);
+    EXPECT(FARFIELD_BACKEND_AUTO == 0 && FARFIELD_BACKEND_CPU == 1 && FARFIELD_BACKEND_CUDA == 2);
+    EXPECT(FARFIELD_KERNEL_ES == 0 && FARFIELD_KERNEL_GAUSSIAN == 1);
+    EXPECT(FARFIELD_WARN_TOL_CLAMPED == 1);
+    return ff_finish("c_layout");
+}

@@ -1,0 +1,140 @@
+/* Shared helpers of the C tests: a tiny check harness, a deterministic random generator,
+ * and direct (exact) NUFFT sums to compare against.
+ * SPDX-License-Identifier: MIT OR Apache-2.0
+ *
+ * Direct sums (FINUFFT convention, sign s = +1 if iflag >= 0 else -1, modes x fastest):
+ *   type 1:  f[k1,k2,k3] = sum_j c_j exp(s i (k1 x_j + k2 y_j + k3 z_j))
+ *   type 2:  c_j         = sum_k f[k1,k2,k3] exp(s i (k1 x_j + k2 y_j + k3 z_j))
+ * with k = -N/2 ... (N-1)/2 along each axis (modeord 0) or FFT order (modeord 1). */
+#ifndef FF_TEST_H
+#define FF_TEST_H
+
+#include "farfield.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int ff_failures = 0;
+
+#define EXPECT(cond)                                                                     \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
+            ff_failures++;                                                               \
+        }                                                                                \
+    } while (0)
+
+/* Expects status `got` == `want`; prints both (and the last error message) otherwise. */
+#define EXPECT_STATUS(got, want)                                                         \
+    do {                                                                                 \
+        int ff_g_ = (got), ff_w_ = (want);                                               \
+        if (ff_g_ != ff_w_) {                                                            \
+            fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d (%s); last error: %s\n", \
+                    __FILE__, __LINE__, #got, ff_g_, farfield_status_string(ff_g_), ff_w_, \
+                    farfield_status_string(ff_w_), farfield_last_error_message());       \
+            ff_failures++;                                                               \
+        }                                                                                \
+    } while (0)
+
+static inline int ff_finish(const char *name) {
+    if (ff_failures) {
+        fprintf(stderr, "%s: %d check(s) FAILED\n", name, ff_failures);
+        return EXIT_FAILURE;
+    }
+    printf("%s: all checks passed\n", name);
+    return EXIT_SUCCESS;
+}
+
+/* ---- deterministic random numbers (64-bit LCG + xorshift output) ---------------------- */
+typedef struct { uint64_t s; } ff_rng;
+static inline double ff_uniform(ff_rng *r) { /* in [0, 1) */
+    r->s = r->s * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint64_t v = r->s ^ (r->s >> 29);
+    return (double)(v >> 11) * (1.0 / 9007199254740992.0);
+}
+/* In [a, b). */
+static inline double ff_range(ff_rng *r, double a, double b) { return a + (b - a) * ff_uniform(r); }
+
+#define FF_PI 3.14159265358979323846
+
+/* Mode number of output index i of an axis with n modes. */
+static inline int64_t ff_mode(int64_t i, int64_t n, int modeord) {
+    if (modeord == 1) return i <= (n - 1) / 2 ? i : i - n;
+    return i - n / 2;
+}
+
+/* Direct sum in double precision. Complex numbers are interleaved (re, im) doubles so that the
+ * same routine serves the float tests (after widening). n_in holds `dim` mode counts; x, y, z of
+ * unused axes may be NULL. `ntrans` stacked vectors: c[t*M + j], f[t*N + k]. */
+static inline void ff_direct(int type, int dim, const int64_t *n_in, int iflag, int modeord, int ntrans,
+                             int64_t m, const double *x, const double *y, const double *z,
+                             double *c, double *f) {
+    int64_t n[3] = {1, 1, 1};
+    for (int d = 0; d < dim; d++) n[d] = n_in[d];
+    const int64_t ntot = n[0] * n[1] * n[2];
+    const double s = iflag >= 0 ? 1.0 : -1.0;
+    double *e[3];
+    for (int d = 0; d < 3; d++) e[d] = (double *)malloc(2 * sizeof(double) * (size_t)n[d]);
+    if (type == 1) memset(f, 0, 2 * sizeof(double) * (size_t)(ntot * ntrans));
+    for (int64_t j = 0; j < m; j++) {
+        const double *cs[3] = {x, y, z};
+        for (int d = 0; d < 3; d++) {
+            for (int64_t i = 0; i < n[d]; i++) {
+                double ph = d < dim ? s * (double)ff_mode(i, n[d], modeord) * cs[d][j] : 0.0;
+                e[d][2 * i] = cos(ph);
+                e[d][2 * i + 1] = sin(ph);
+            }
+        }
+        for (int t = 0; t < ntrans; t++) {
+            double *cj = c + 2 * (t * m + j);
+            double *ft = f + 2 * t * ntot;
+            double acc_re = 0.0, acc_im = 0.0;
+            for (int64_t i3 = 0; i3 < n[2]; i3++) {
+                for (int64_t i2 = 0; i2 < n[1]; i2++) {
+                    double a_re = e[1][2 * i2] * e[2][2 * i3] - e[1][2 * i2 + 1] * e[2][2 * i3 + 1];
+                    double a_im = e[1][2 * i2] * e[2][2 * i3 + 1] + e[1][2 * i2 + 1] * e[2][2 * i3];
+                    for (int64_t i1 = 0; i1 < n[0]; i1++) {
+                        double p_re = a_re * e[0][2 * i1] - a_im * e[0][2 * i1 + 1];
+                        double p_im = a_re * e[0][2 * i1 + 1] + a_im * e[0][2 * i1];
+                        int64_t k = i1 + n[0] * (i2 + n[1] * i3);
+                        if (type == 1) {
+                            ft[2 * k] += cj[0] * p_re - cj[1] * p_im;
+                            ft[2 * k + 1] += cj[0] * p_im + cj[1] * p_re;
+                        } else {
+                            acc_re += ft[2 * k] * p_re - ft[2 * k + 1] * p_im;
+                            acc_im += ft[2 * k] * p_im + ft[2 * k + 1] * p_re;
+                        }
+                    }
+                }
+            }
+            if (type == 2) {
+                cj[0] = acc_re;
+                cj[1] = acc_im;
+            }
+        }
+    }
+    for (int d = 0; d < 3; d++) free(e[d]);
+}
+
+/* Relative l2 error ||a - b|| / ||b|| of len interleaved complex values (a float or double). */
+static inline double ff_rel_err_d(const double *a, const double *b, int64_t len) {
+    double num = 0.0, den = 0.0;
+    for (int64_t i = 0; i < 2 * len; i++) {
+        num += (a[i] - b[i]) * (a[i] - b[i]);
+        den += b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+static inline double ff_rel_err_f(const float *a, const double *b, int64_t len) {
+    double num = 0.0, den = 0.0;
+    for (int64_t i = 0; i < 2 * len; i++) {
+        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        den += b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+#endif /* FF_TEST_H */

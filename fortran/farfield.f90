@@ -1,0 +1,391 @@
+!> Fortran 2008 interface to the farfield C ABI (include/farfield.h).
+!>
+!> SPDX-License-Identifier: MIT OR Apache-2.0
+!>
+!> * Derived types `farfield_nufft_opts` / `farfield_nufft_info` are `bind(c)` copies of the C
+!>   structs (fields are only ever appended; fortran/tests/test_layout.f90 asserts the layout).
+!> * Named constants mirror every `FARFIELD_*` macro of the header.
+!> * `bind(c)` interfaces carry the C names and mirror the C prototypes exactly: pointers that
+!>   may be NULL (`opts`, `y`, `z`, `s`, `t`, `u`) are `type(c_ptr), value`; pass `c_null_ptr`
+!>   or `c_loc(...)`. Plans are `type(c_ptr)`.
+!> * Fortran-friendly wrappers end in `_f`: they take assumed-shape arrays, derive `dim` and
+!>   `M` from the array sizes, take `opts` as an optional argument and return the status code.
+!>   `farfield_string(cptr)` converts a C string to a Fortran string.
+!>
+!> Conventions (as in C): status 0 = success, failures are FARFIELD_ERR_* (>= 100);
+!> mode arrays are x fastest, i.e. a Fortran array `f(N1, N2, N3)` in CMCL order
+!> (k = -N/2 ... (N-1)/2 along each axis by default); coordinates in radians, 2*pi-periodic.
+!> Complex arrays are `complex(c_double_complex)` / `complex(c_float_complex)`.
+module farfield
+  use, intrinsic :: iso_c_binding, only: c_int, c_int32_t, c_int64_t, c_double, c_float, &
+       c_double_complex, c_float_complex, c_ptr, c_null_ptr, c_char, c_size_t, &
+       c_loc, c_f_pointer, c_associated
+  implicit none
+  private
+
+  ! ---- version --------------------------------------------------------------------------
+  integer(c_int), parameter, public :: FARFIELD_VERSION_MAJOR = 0
+  integer(c_int), parameter, public :: FARFIELD_VERSION_MINOR = 1
+  integer(c_int), parameter, public :: FARFIELD_VERSION_PATCH = 0
+
+  ! ---- status codes -----------------------------------------------------------------------
+  integer(c_int), parameter, public :: FARFIELD_OK = 0
+  integer(c_int), parameter, public :: FARFIELD_ERR_INTERNAL = 100
+  integer(c_int), parameter, public :: FARFIELD_ERR_NULL_POINTER = 101
+  integer(c_int), parameter, public :: FARFIELD_ERR_INVALID_ARG = 102
+  integer(c_int), parameter, public :: FARFIELD_ERR_DIM = 103
+  integer(c_int), parameter, public :: FARFIELD_ERR_TYPE = 104
+  integer(c_int), parameter, public :: FARFIELD_ERR_NOT_SUPPORTED = 105
+  integer(c_int), parameter, public :: FARFIELD_ERR_MODES = 106
+  integer(c_int), parameter, public :: FARFIELD_ERR_TOL = 107
+  integer(c_int), parameter, public :: FARFIELD_ERR_NPOINTS = 108
+  integer(c_int), parameter, public :: FARFIELD_ERR_NONFINITE = 109
+  integer(c_int), parameter, public :: FARFIELD_ERR_ALLOC = 110
+  integer(c_int), parameter, public :: FARFIELD_ERR_NO_POINTS = 111
+  integer(c_int), parameter, public :: FARFIELD_ERR_NO_DEVICE = 112
+  integer(c_int), parameter, public :: FARFIELD_ERR_FFT = 113
+
+  ! ---- option values and warning bits -----------------------------------------------------
+  integer(c_int32_t), parameter, public :: FARFIELD_BACKEND_AUTO = 0
+  integer(c_int32_t), parameter, public :: FARFIELD_BACKEND_CPU = 1
+  integer(c_int32_t), parameter, public :: FARFIELD_BACKEND_CUDA = 2
+  integer(c_int32_t), parameter, public :: FARFIELD_KERNEL_ES = 0
+  integer(c_int32_t), parameter, public :: FARFIELD_KERNEL_GAUSSIAN = 1
+  integer(c_int32_t), parameter, public :: FARFIELD_WARN_TOL_CLAMPED = 1
+
+  !> Options of a NUFFT plan (C: farfield_nufft_opts). Get defaults with
+  !> farfield_nufft_default_opts, change fields, pass to makeplan.
+  type, bind(c), public :: farfield_nufft_opts
+     integer(c_int32_t) :: modeord                 !< 0 = CMCL order (default), 1 = FFT order
+     integer(c_int32_t) :: debug                   !< 0 = silent, 1 = print to stderr
+     integer(c_int32_t) :: nthreads                !< 0 = all cores, 1 = caller's thread only
+     integer(c_int32_t) :: kernel                  !< FARFIELD_KERNEL_ES / _GAUSSIAN
+     real(c_double)     :: upsampfac               !< 0 = automatic, else in (1, 4]
+     integer(c_int32_t) :: fftw                    !< FFTW flags: 64 = ESTIMATE, 0 = MEASURE
+     integer(c_int32_t) :: spread_max_subprob_size !< 0 = automatic
+     integer(c_int32_t) :: backend                 !< FARFIELD_BACKEND_*
+  end type farfield_nufft_opts
+
+  !> What a plan chose (C: farfield_nufft_info, filled by farfield_nufft_get_info).
+  type, bind(c), public :: farfield_nufft_info
+     integer(c_int64_t) :: nf(3)          !< fine grid sizes, x first; 1 for unused axes
+     integer(c_int32_t) :: kernel_width   !< kernel width w in grid points
+     integer(c_int32_t) :: nthreads       !< threads used
+     real(c_double)     :: upsampfac      !< upsampling factor used
+     real(c_double)     :: kernel_param   !< beta (ES) or tau (Gaussian)
+     real(c_double)     :: tol_used       !< tolerance used after clamping
+     integer(c_int32_t) :: warnings       !< bit set of FARFIELD_WARN_*
+     integer(c_int32_t) :: backend        !< FARFIELD_BACKEND_CPU or _CUDA
+  end type farfield_nufft_info
+
+  ! ---- the C functions --------------------------------------------------------------------
+  public :: farfield_nufft_default_opts
+  public :: farfield_nufft_makeplan, farfield_nufft_setpts, farfield_nufft_execute
+  public :: farfield_nufft_get_info, farfield_nufft_destroy
+  public :: farfield_nufftf_makeplan, farfield_nufftf_setpts, farfield_nufftf_execute
+  public :: farfield_nufftf_get_info, farfield_nufftf_destroy
+  public :: farfield_status_string, farfield_last_error_message, farfield_version
+
+  ! ---- Fortran-friendly helpers and wrappers ----------------------------------------------
+  public :: farfield_string
+  public :: farfield_status_string_f, farfield_last_error_message_f, farfield_version_f
+  public :: farfield_nufft_makeplan_f, farfield_nufft_setpts_f, farfield_nufft_destroy_f
+  public :: farfield_nufftf_makeplan_f, farfield_nufftf_setpts_f, farfield_nufftf_destroy_f
+
+  interface
+     !> void farfield_nufft_default_opts(farfield_nufft_opts *opts)
+     subroutine farfield_nufft_default_opts(opts) bind(c, name="farfield_nufft_default_opts")
+       import :: farfield_nufft_opts
+       type(farfield_nufft_opts), intent(out) :: opts
+     end subroutine farfield_nufft_default_opts
+
+     !> int farfield_nufft_makeplan(int type, int dim, const int64_t *n_modes, int iflag,
+     !>     int ntrans, double tol, farfield_nufft_plan *plan, const farfield_nufft_opts *opts)
+     !> opts: c_null_ptr for defaults, or c_loc(an opts variable with the target attribute).
+     function farfield_nufft_makeplan(ty, dim, n_modes, iflag, ntrans, tol, plan, opts) &
+          result(ier) bind(c, name="farfield_nufft_makeplan")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       integer(c_int), value :: ty, dim, iflag, ntrans
+       integer(c_int64_t), intent(in) :: n_modes(*)
+       real(c_double), value :: tol
+       type(c_ptr), intent(out) :: plan
+       type(c_ptr), value :: opts
+       integer(c_int) :: ier
+     end function farfield_nufft_makeplan
+
+     !> int farfield_nufft_setpts(plan, int64_t M, const double *x, *y, *z, int64_t N, *s, *t, *u)
+     !> y, z: c_loc(...) or c_null_ptr when the dimension does not use them; n, s, t, u are for
+     !> type 3 (pass 0 and c_null_ptr).
+     function farfield_nufft_setpts(plan, m, x, y, z, n, s, t, u) result(ier) &
+          bind(c, name="farfield_nufft_setpts")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: m
+       real(c_double), intent(in) :: x(*)
+       type(c_ptr), value :: y, z
+       integer(c_int64_t), value :: n
+       type(c_ptr), value :: s, t, u
+       integer(c_int) :: ier
+     end function farfield_nufft_setpts
+
+     !> int farfield_nufft_execute(plan, farfield_complex *c, farfield_complex *f)
+     !> Type 1: reads c(ntrans*M), writes f(N1,N2,N3,ntrans); type 2: the other way round.
+     function farfield_nufft_execute(plan, c, f) result(ier) bind(c, name="farfield_nufft_execute")
+       import :: c_int, c_ptr, c_double_complex
+       type(c_ptr), value :: plan
+       complex(c_double_complex), intent(inout) :: c(*), f(*)
+       integer(c_int) :: ier
+     end function farfield_nufft_execute
+
+     !> int farfield_nufft_get_info(plan, farfield_nufft_info *info)
+     function farfield_nufft_get_info(plan, info) result(ier) bind(c, name="farfield_nufft_get_info")
+       import :: c_int, c_ptr, farfield_nufft_info
+       type(c_ptr), value :: plan
+       type(farfield_nufft_info), intent(out) :: info
+       integer(c_int) :: ier
+     end function farfield_nufft_get_info
+
+     !> int farfield_nufft_destroy(plan); c_null_ptr is fine.
+     function farfield_nufft_destroy(plan) result(ier) bind(c, name="farfield_nufft_destroy")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int) :: ier
+     end function farfield_nufft_destroy
+
+     !> Single-precision farfield_nufft_makeplan (float tol).
+     function farfield_nufftf_makeplan(ty, dim, n_modes, iflag, ntrans, tol, plan, opts) &
+          result(ier) bind(c, name="farfield_nufftf_makeplan")
+       import :: c_int, c_int64_t, c_float, c_ptr
+       integer(c_int), value :: ty, dim, iflag, ntrans
+       integer(c_int64_t), intent(in) :: n_modes(*)
+       real(c_float), value :: tol
+       type(c_ptr), intent(out) :: plan
+       type(c_ptr), value :: opts
+       integer(c_int) :: ier
+     end function farfield_nufftf_makeplan
+
+     !> Single-precision farfield_nufft_setpts (float coordinates).
+     function farfield_nufftf_setpts(plan, m, x, y, z, n, s, t, u) result(ier) &
+          bind(c, name="farfield_nufftf_setpts")
+       import :: c_int, c_int64_t, c_float, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: m
+       real(c_float), intent(in) :: x(*)
+       type(c_ptr), value :: y, z
+       integer(c_int64_t), value :: n
+       type(c_ptr), value :: s, t, u
+       integer(c_int) :: ier
+     end function farfield_nufftf_setpts
+
+     !> Single-precision farfield_nufft_execute (float complex arrays).
+     function farfield_nufftf_execute(plan, c, f) result(ier) bind(c, name="farfield_nufftf_execute")
+       import :: c_int, c_ptr, c_float_complex
+       type(c_ptr), value :: plan
+       complex(c_float_complex), intent(inout) :: c(*), f(*)
+       integer(c_int) :: ier
+     end function farfield_nufftf_execute
+
+     !> Single-precision farfield_nufft_get_info.
+     function farfield_nufftf_get_info(plan, info) result(ier) bind(c, name="farfield_nufftf_get_info")
+       import :: c_int, c_ptr, farfield_nufft_info
+       type(c_ptr), value :: plan
+       type(farfield_nufft_info), intent(out) :: info
+       integer(c_int) :: ier
+     end function farfield_nufftf_get_info
+
+     !> Single-precision farfield_nufft_destroy.
+     function farfield_nufftf_destroy(plan) result(ier) bind(c, name="farfield_nufftf_destroy")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int) :: ier
+     end function farfield_nufftf_destroy
+
+     !> const char *farfield_status_string(int status) (static; see farfield_status_string_f)
+     function farfield_status_string(status) result(p) bind(c, name="farfield_status_string")
+       import :: c_int, c_ptr
+       integer(c_int), value :: status
+       type(c_ptr) :: p
+     end function farfield_status_string
+
+     !> const char *farfield_last_error_message(void) (see farfield_last_error_message_f)
+     function farfield_last_error_message() result(p) bind(c, name="farfield_last_error_message")
+       import :: c_ptr
+       type(c_ptr) :: p
+     end function farfield_last_error_message
+
+     !> const char *farfield_version(void) (see farfield_version_f)
+     function farfield_version() result(p) bind(c, name="farfield_version")
+       import :: c_ptr
+       type(c_ptr) :: p
+     end function farfield_version
+
+     ! C library strlen, for farfield_string.
+     function c_strlen(s) result(n) bind(c, name="strlen")
+       import :: c_ptr, c_size_t
+       type(c_ptr), value :: s
+       integer(c_size_t) :: n
+     end function c_strlen
+  end interface
+
+contains
+
+  !> Copies a NUL-terminated C string into a Fortran string ("" for a NULL pointer).
+  function farfield_string(cptr) result(s)
+    type(c_ptr), intent(in) :: cptr
+    character(len=:), allocatable :: s
+    character(kind=c_char), pointer :: chars(:)
+    integer :: n, i
+    if (.not. c_associated(cptr)) then
+       s = ""
+       return
+    end if
+    n = int(c_strlen(cptr))
+    allocate(character(len=n) :: s)
+    if (n == 0) return
+    call c_f_pointer(cptr, chars, [n])
+    do i = 1, n
+       s(i:i) = chars(i)
+    end do
+  end function farfield_string
+
+  !> Description of a status code as a Fortran string.
+  function farfield_status_string_f(status) result(s)
+    integer, intent(in) :: status
+    character(len=:), allocatable :: s
+    s = farfield_string(farfield_status_string(int(status, c_int)))
+  end function farfield_status_string_f
+
+  !> Detail of the last failure on the calling thread ("" if none).
+  function farfield_last_error_message_f() result(s)
+    character(len=:), allocatable :: s
+    s = farfield_string(farfield_last_error_message())
+  end function farfield_last_error_message_f
+
+  !> Library version "MAJOR.MINOR.PATCH".
+  function farfield_version_f() result(s)
+    character(len=:), allocatable :: s
+    s = farfield_string(farfield_version())
+  end function farfield_version_f
+
+  !> Makes a double-precision plan; dim = size(n_modes); opts optional (defaults if absent).
+  function farfield_nufft_makeplan_f(ty, n_modes, iflag, ntrans, tol, plan, opts) result(ier)
+    integer, intent(in) :: ty, iflag, ntrans
+    integer(c_int64_t), intent(in) :: n_modes(:)
+    real(c_double), intent(in) :: tol
+    type(c_ptr), intent(out) :: plan
+    type(farfield_nufft_opts), intent(in), optional, target :: opts
+    integer(c_int) :: ier
+    integer(c_int64_t) :: nm(max(size(n_modes), 1))
+    type(c_ptr) :: popts
+    popts = c_null_ptr
+    if (present(opts)) popts = c_loc(opts)
+    nm = 0
+    nm(1:size(n_modes)) = n_modes
+    ier = farfield_nufft_makeplan(int(ty, c_int), int(size(n_modes), c_int), nm, int(iflag, c_int), &
+         int(ntrans, c_int), tol, plan, popts)
+  end function farfield_nufft_makeplan_f
+
+  !> Single-precision farfield_nufft_makeplan_f.
+  function farfield_nufftf_makeplan_f(ty, n_modes, iflag, ntrans, tol, plan, opts) result(ier)
+    integer, intent(in) :: ty, iflag, ntrans
+    integer(c_int64_t), intent(in) :: n_modes(:)
+    real(c_float), intent(in) :: tol
+    type(c_ptr), intent(out) :: plan
+    type(farfield_nufft_opts), intent(in), optional, target :: opts
+    integer(c_int) :: ier
+    integer(c_int64_t) :: nm(max(size(n_modes), 1))
+    type(c_ptr) :: popts
+    popts = c_null_ptr
+    if (present(opts)) popts = c_loc(opts)
+    nm = 0
+    nm(1:size(n_modes)) = n_modes
+    ier = farfield_nufftf_makeplan(int(ty, c_int), int(size(n_modes), c_int), nm, int(iflag, c_int), &
+         int(ntrans, c_int), tol, plan, popts)
+  end function farfield_nufftf_makeplan_f
+
+  !> Sets the points of a double-precision plan: M = size(x); y (dim >= 2) and z (dim 3) must
+  !> have the same size (FARFIELD_ERR_NPOINTS otherwise). The coordinates are copied.
+  function farfield_nufft_setpts_f(plan, x, y, z) result(ier)
+    type(c_ptr), intent(in) :: plan
+    real(c_double), intent(in), contiguous, target :: x(:)
+    real(c_double), intent(in), contiguous, target, optional :: y(:), z(:)
+    integer(c_int) :: ier
+    real(c_double), target :: dummy(1)
+    type(c_ptr) :: py, pz
+    py = c_null_ptr
+    pz = c_null_ptr
+    dummy = 0
+    if (present(y)) then
+       if (size(y) /= size(x)) then
+          ier = FARFIELD_ERR_NPOINTS
+          return
+       end if
+       if (size(y) > 0) py = c_loc(y)
+    end if
+    if (present(z)) then
+       if (size(z) /= size(x)) then
+          ier = FARFIELD_ERR_NPOINTS
+          return
+       end if
+       if (size(z) > 0) pz = c_loc(z)
+    end if
+    if (size(x) > 0) then
+       ier = farfield_nufft_setpts(plan, size(x, kind=c_int64_t), x, py, pz, 0_c_int64_t, &
+            c_null_ptr, c_null_ptr, c_null_ptr)
+    else
+       ier = farfield_nufft_setpts(plan, 0_c_int64_t, dummy, py, pz, 0_c_int64_t, &
+            c_null_ptr, c_null_ptr, c_null_ptr)
+    end if
+  end function farfield_nufft_setpts_f
+
+  !> Single-precision farfield_nufft_setpts_f.
+  function farfield_nufftf_setpts_f(plan, x, y, z) result(ier)
+    type(c_ptr), intent(in) :: plan
+    real(c_float), intent(in), contiguous, target :: x(:)
+    real(c_float), intent(in), contiguous, target, optional :: y(:), z(:)
+    integer(c_int) :: ier
+    real(c_float), target :: dummy(1)
+    type(c_ptr) :: py, pz
+    py = c_null_ptr
+    pz = c_null_ptr
+    dummy = 0
+    if (present(y)) then
+       if (size(y) /= size(x)) then
+          ier = FARFIELD_ERR_NPOINTS
+          return
+       end if
+       if (size(y) > 0) py = c_loc(y)
+    end if
+    if (present(z)) then
+       if (size(z) /= size(x)) then
+          ier = FARFIELD_ERR_NPOINTS
+          return
+       end if
+       if (size(z) > 0) pz = c_loc(z)
+    end if
+    if (size(x) > 0) then
+       ier = farfield_nufftf_setpts(plan, size(x, kind=c_int64_t), x, py, pz, 0_c_int64_t, &
+            c_null_ptr, c_null_ptr, c_null_ptr)
+    else
+       ier = farfield_nufftf_setpts(plan, 0_c_int64_t, dummy, py, pz, 0_c_int64_t, &
+            c_null_ptr, c_null_ptr, c_null_ptr)
+    end if
+  end function farfield_nufftf_setpts_f
+
+  !> Destroys a double-precision plan and sets it to c_null_ptr (a null plan is fine).
+  function farfield_nufft_destroy_f(plan) result(ier)
+    type(c_ptr), intent(inout) :: plan
+    integer(c_int) :: ier
+    ier = farfield_nufft_destroy(plan)
+    plan = c_null_ptr
+  end function farfield_nufft_destroy_f
+
+  !> Destroys a single-precision plan and sets it to c_null_ptr.
+  function farfield_nufftf_destroy_f(plan) result(ier)
+    type(c_ptr), intent(inout) :: plan
+    integer(c_int) :: ier
+    ier = farfield_nufftf_destroy(plan)
+    plan = c_null_ptr
+  end function farfield_nufftf_destroy_f
+
+end module farfield

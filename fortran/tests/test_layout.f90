@@ -1,0 +1,99 @@
+!> Layout of the bind(c) types of the farfield module: c_sizeof and field offsets (c_loc
+!> differences) must equal (a) the frozen ABI numbers that c_tests/c_layout.c also asserts and
+!> (b) what the C compiler reports (layout_c.c, compiled into this test). Also checks the
+!> default options arrive intact through the Fortran type.
+!> SPDX-License-Identifier: MIT OR Apache-2.0
+program test_layout
+  use, intrinsic :: iso_c_binding
+  use farfield
+  implicit none
+
+  interface
+     subroutine farfield_test_opts_layout(out) bind(c, name="farfield_test_opts_layout")
+       import :: c_int64_t
+       integer(c_int64_t), intent(out) :: out(9)
+     end subroutine farfield_test_opts_layout
+     subroutine farfield_test_info_layout(out) bind(c, name="farfield_test_info_layout")
+       import :: c_int64_t
+       integer(c_int64_t), intent(out) :: out(9)
+     end subroutine farfield_test_info_layout
+  end interface
+
+  ! the frozen ABI (same numbers as c_tests/c_layout.c): sizeof, then offsets in field order
+  integer(c_int64_t), parameter :: opts_abi(9) = [40, 0, 4, 8, 12, 16, 24, 28, 32]
+  integer(c_int64_t), parameter :: info_abi(9) = [64, 0, 24, 28, 32, 40, 48, 56, 60]
+
+  type(farfield_nufft_opts), target :: o
+  type(farfield_nufft_info), target :: inf
+  integer(c_int64_t) :: fo(9), fi(9), co(9), ci(9)
+  integer :: failures = 0, i
+
+  fo(1) = c_sizeof(o)
+  fo(2) = off(c_loc(o%modeord), c_loc(o))
+  fo(3) = off(c_loc(o%debug), c_loc(o))
+  fo(4) = off(c_loc(o%nthreads), c_loc(o))
+  fo(5) = off(c_loc(o%kernel), c_loc(o))
+  fo(6) = off(c_loc(o%upsampfac), c_loc(o))
+  fo(7) = off(c_loc(o%fftw), c_loc(o))
+  fo(8) = off(c_loc(o%spread_max_subprob_size), c_loc(o))
+  fo(9) = off(c_loc(o%backend), c_loc(o))
+
+  fi(1) = c_sizeof(inf)
+  fi(2) = off(c_loc(inf%nf), c_loc(inf))
+  fi(3) = off(c_loc(inf%kernel_width), c_loc(inf))
+  fi(4) = off(c_loc(inf%nthreads), c_loc(inf))
+  fi(5) = off(c_loc(inf%upsampfac), c_loc(inf))
+  fi(6) = off(c_loc(inf%kernel_param), c_loc(inf))
+  fi(7) = off(c_loc(inf%tol_used), c_loc(inf))
+  fi(8) = off(c_loc(inf%warnings), c_loc(inf))
+  fi(9) = off(c_loc(inf%backend), c_loc(inf))
+
+  call farfield_test_opts_layout(co)
+  call farfield_test_info_layout(ci)
+
+  write (*, '(a, 9i4)') 'opts Fortran: ', fo
+  write (*, '(a, 9i4)') 'opts C:       ', co
+  write (*, '(a, 9i4)') 'info Fortran: ', fi
+  write (*, '(a, 9i4)') 'info C:       ', ci
+  do i = 1, 9
+     call expect(fo(i) == opts_abi(i), 'opts layout (Fortran) vs frozen ABI', i)
+     call expect(co(i) == opts_abi(i), 'opts layout (C) vs frozen ABI', i)
+     call expect(fi(i) == info_abi(i), 'info layout (Fortran) vs frozen ABI', i)
+     call expect(ci(i) == info_abi(i), 'info layout (C) vs frozen ABI', i)
+  end do
+  call expect(c_sizeof(inf%nf) == 24, 'sizeof(info%nf)', 0)
+
+  ! default options through the Fortran type
+  o%modeord = -7
+  o%upsampfac = -7
+  o%backend = -7
+  call farfield_nufft_default_opts(o)
+  call expect(o%modeord == 0 .and. o%debug == 0 .and. o%nthreads == 0, 'default opts (1)', 0)
+  call expect(o%kernel == FARFIELD_KERNEL_ES .and. abs(o%upsampfac) <= 0, 'default opts (2)', 0)
+  call expect(o%fftw == 64 .and. o%spread_max_subprob_size == 0, 'default opts (3)', 0)
+  call expect(o%backend == FARFIELD_BACKEND_AUTO, 'default opts (4)', 0)
+
+  if (failures > 0) then
+     write (*, '(a, i0, a)') 'test_layout: ', failures, ' check(s) FAILED'
+     error stop 1
+  end if
+  write (*, '(a)') 'test_layout: all checks passed'
+
+contains
+
+  integer(c_int64_t) function off(field, base)
+    type(c_ptr), intent(in) :: field, base
+    off = transfer(field, 0_c_intptr_t) - transfer(base, 0_c_intptr_t)
+  end function off
+
+  subroutine expect(ok, what, i)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    integer, intent(in) :: i
+    if (.not. ok) then
+       write (*, '(a, a, a, i0)') 'check failed: ', what, ', entry ', i
+       failures = failures + 1
+    end if
+  end subroutine expect
+
+end program test_layout
