@@ -1,6 +1,6 @@
 //! The only place that touches FFTW (system FFTW3 through `fftw-sys`).
 //!
-//! * [`AlignedVec`]: SIMD-aligned buffers from `fftw_malloc` (allocation failure → [`Error::Alloc`]).
+//! * [`AlignedVec`]: 64-byte aligned, lazily zeroed buffers (allocation failure → [`Error::Alloc`]).
 //! * [`FftPlan`]: complex-to-complex (one or many transforms, in place or out of place),
 //!   real-to-complex / complex-to-real and DCT-I (`REDFT00`) plans of rank 1–3.
 //!
@@ -151,10 +151,15 @@ impl_fftw!(f32, Complex32, fftw_sys::fftwf_plan, fftwf_plan_many_dft, fftwf_plan
     fftwf_execute_dft_c2r, fftwf_execute_r2r, fftwf_destroy_plan, fftwf_plan_with_nthreads,
     fftw_sys::fftwf_r2r_kind::FFTW_REDFT00);
 
-/// A zero-initialised, SIMD-aligned buffer from `fftw_malloc`, freed on drop. Dereferences to
-/// a slice. `E` is a plain numeric element (`f32`, `f64`, `Complex32`, `Complex64`).
+/// A zero-initialised buffer aligned to 64 bytes (cache line, enough for any SIMD width FFTW
+/// uses), freed on drop. Dereferences to a slice. `E` is a plain numeric element (`f32`,
+/// `f64`, `Complex32`, `Complex64`).
+///
+/// Memory comes from `calloc`, so large buffers are mapped lazily as zero pages: allocating
+/// the NUFFT fine grid costs nothing until it is written.
 pub struct AlignedVec<E: Copy> {
     ptr: *mut E,
+    base: *mut c_void,
     len: usize,
 }
 
@@ -162,24 +167,26 @@ pub struct AlignedVec<E: Copy> {
 unsafe impl<E: Copy + Send> Send for AlignedVec<E> {}
 unsafe impl<E: Copy + Sync> Sync for AlignedVec<E> {}
 
+const ALIGN: usize = 64;
+
 impl<E: Copy> AlignedVec<E> {
     /// Allocates `len` zeroed elements. `what` names the buffer in the error message.
     /// Errors: [`Error::Alloc`] when the size overflows or the allocation fails.
     pub fn zeroed(len: usize, what: &str) -> Result<Self> {
-        let bytes = len.checked_mul(std::mem::size_of::<E>()).ok_or_else(|| {
-            Error::Alloc(format!("{what}: {len} elements overflow the address space"))
-        })?;
-        if bytes == 0 {
-            return Ok(AlignedVec { ptr: std::ptr::NonNull::dangling().as_ptr(), len: 0 });
-        }
-        // SAFETY: fftw_malloc returns null or a block of `bytes` bytes aligned for SIMD.
-        let ptr = unsafe { fftw_sys::fftw_malloc(bytes) } as *mut E;
-        if ptr.is_null() {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<E>())
+            .and_then(|b| b.checked_add(ALIGN))
+            .ok_or_else(|| Error::Alloc(format!("{what}: {len} elements overflow the address space")))?;
+        // SAFETY: calloc returns null or a zeroed block of `bytes` bytes.
+        let base = unsafe { libc::calloc(bytes, 1) };
+        if base.is_null() {
             return Err(Error::Alloc(format!("{what}: could not allocate {bytes} bytes")));
         }
-        // SAFETY: fresh block of `bytes` bytes; all-zero bytes are a valid E (numeric).
-        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
-        Ok(AlignedVec { ptr, len })
+        let off = (ALIGN - (base as usize) % ALIGN) % ALIGN;
+        // SAFETY: off < ALIGN, so ptr..ptr+len elements lie inside the block; zero bytes are a
+        // valid value of the numeric element types used.
+        let ptr = unsafe { (base as *mut u8).add(off) } as *mut E;
+        Ok(AlignedVec { ptr, base, len })
     }
     /// Sets every element to zero.
     pub fn zero(&mut self) {
@@ -190,10 +197,8 @@ impl<E: Copy> AlignedVec<E> {
 
 impl<E: Copy> Drop for AlignedVec<E> {
     fn drop(&mut self) {
-        if self.len > 0 && std::mem::size_of::<E>() > 0 {
-            // SAFETY: allocated by fftw_malloc in `zeroed`.
-            unsafe { fftw_sys::fftw_free(self.ptr as *mut c_void) };
-        }
+        // SAFETY: allocated by calloc in `zeroed`.
+        unsafe { libc::free(self.base) };
     }
 }
 
@@ -363,7 +368,7 @@ impl<T: FftwPrecision> FftPlan<T> {
     pub fn execute_c2c(&self, buf: &mut AlignedVec<num_complex::Complex<T>>) {
         assert!(matches!(self.kind, FftKind::C2c(_)) && self.in_place);
         assert_eq!(buf.len(), self.dims.iter().product::<usize>() * self.howmany);
-        // SAFETY: plan made for this size, buffer from fftw_malloc (same alignment class).
+        // SAFETY: plan made for this size; AlignedVec buffers share one alignment (64 bytes).
         unsafe { T::exec_dft(self.raw, buf.as_mut_ptr(), buf.as_mut_ptr()) }
     }
 
@@ -371,7 +376,7 @@ impl<T: FftwPrecision> FftPlan<T> {
     pub fn execute_r2c(&self, input: &mut AlignedVec<T>, output: &mut AlignedVec<num_complex::Complex<T>>) {
         assert!(self.kind == FftKind::R2c);
         assert!(input.len() == self.dims.iter().product::<usize>() && output.len() == half_len(&self.dims));
-        // SAFETY: sizes checked, buffers aligned by fftw_malloc.
+        // SAFETY: sizes checked; AlignedVec buffers share one alignment.
         unsafe { T::exec_r2c(self.raw, input.as_mut_ptr(), output.as_mut_ptr()) }
     }
 

@@ -157,7 +157,6 @@ impl<T: Real> NufftPlan<T> {
         let modes = ModeMap::new(n, nf, &phihat, opts.modeord);
         let mut fw = AlignedVec::<Complex<T>>::zeroed(total, "NUFFT fine grid")?;
         let fft = FftPlan::c2c_inplace(&nf[..dim], 1, Sign::from_iflag(iflag), &mut fw, opts.fftw as u32, threads.count())?;
-        fw.zero();
         let info = NufftInfo {
             nf: [nf[0] as i64, nf[1] as i64, nf[2] as i64],
             kernel_width: w as i32,

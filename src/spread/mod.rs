@@ -15,6 +15,8 @@
 //! Spreading computes `b_l = Σ_j c_j ψ(l − g_j)` (periodised) with `g_j = x_j·nf/(2π) mod nf`;
 //! interpolation computes `c_j = Σ_l b_l ψ(l − g_j)`.
 
+mod inner;
+mod simd;
 pub mod sort;
 
 use crate::error::{Error, Result};
@@ -147,46 +149,91 @@ impl<T: Real> Spreader<T> {
             if coords[d].len() != m {
                 return Err(Error::NPoints(format!("axis {d} has {} coordinates, axis 0 has {m}", coords[d].len())));
             }
-            if let Some(i) = coords[d].iter().position(|v| !v.is_finite()) {
-                return Err(Error::NonFinite(format!(
-                    "coordinate {} of point {i} is {}", ["x", "y", "z"][d], coords[d][i]
-                )));
-            }
         }
-        // fold into [0, nf) grid units
-        let mut folded: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        for d in 0..self.dim {
-            let mut v = crate::error::try_zeroed_vec::<T>(m, "folded coordinates")?;
-            let nfd = T::of(self.nf[d] as f64);
-            let scale = T::of(1.0 / (2.0 * std::f64::consts::PI));
-            let src = coords[d];
-            let dst = SyncPtr(v.as_mut_ptr());
-            let chunk = 1 << 16;
-            threads.for_each(m.div_ceil(chunk), |c| {
-                let dst = dst;
-                for i in c * chunk..((c + 1) * chunk).min(m) {
-                    let u = src[i] * scale;
-                    let mut gv = (u - u.floor()) * nfd;
-                    if gv >= nfd {
-                        gv = gv - nfd;
+        let nf = self.nf;
+        let dim = self.dim;
+        let (bs, nb) = sort::bin_grid(dim, nf);
+        let nbins = nb[0] * nb[1] * nb[2];
+        // Parallel counting sort (seed 000 §4 / FINUFFT's bin sort): pass 1 checks the points,
+        // computes each point's bin and per-chunk histograms; pass 2 (serial) turns them into
+        // per-chunk bin offsets; pass 3 scatters the point indices and folded coordinates into
+        // sorted order, reading the caller's arrays sequentially.
+        let nchunks = threads.count().min(m.max(1));
+        let chunk_range = |c: usize| (c * m / nchunks, (c + 1) * m / nchunks);
+        let mut bins = crate::error::try_zeroed_vec::<u32>(m, "bin indices")?;
+        let mut hist = crate::error::try_zeroed_vec::<u32>(nchunks * nbins, "bin histograms")?;
+        let first_bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
+        {
+            let bp = SyncPtr(bins.as_mut_ptr());
+            let hp = SyncPtr(hist.as_mut_ptr());
+            threads.for_each(nchunks, |c| {
+                let (bp, hp) = (bp, hp);
+                let (i0, i1) = chunk_range(c);
+                for i in i0..i1 {
+                    let mut b = 0usize;
+                    for d in (0..dim).rev() {
+                        let x = coords[d][i];
+                        if !x.is_finite() {
+                            first_bad.fetch_min(i, std::sync::atomic::Ordering::Relaxed);
+                            return;
+                        }
+                        b = b * nb[d] + ((fold(x, nf[d]).to_f64v() / bs[d] as f64) as usize).min(nb[d] - 1);
                     }
-                    // SAFETY: each i written by exactly one chunk.
-                    unsafe { *dst.0.add(i) = gv };
+                    // SAFETY: point i belongs to chunk c only; histogram row c is chunk c's.
+                    unsafe {
+                        *bp.0.add(i) = b as u32;
+                        *hp.0.add(c * nbins + b) += 1;
+                    }
                 }
             });
-            folded[d] = v;
         }
-        let perm = sort::bin_sort(self.dim, self.nf, [&folded[0], &folded[1], &folded[2]], m);
-        // coordinates in sorted order (reuse the folded buffers' memory by permuting into new ones)
-        let mut g: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        for d in 0..self.dim {
-            let mut v = crate::error::try_zeroed_vec::<T>(m, "sorted coordinates")?;
-            for (s, &p) in v.iter_mut().zip(&perm) {
-                *s = folded[d][p as usize];
+        let bad = first_bad.into_inner();
+        if bad != usize::MAX {
+            let d = (0..dim).find(|&d| !coords[d][bad].is_finite()).unwrap_or(0);
+            return Err(Error::NonFinite(format!(
+                "coordinate {} of point {bad} is {}", ["x", "y", "z"][d], coords[d][bad]
+            )));
+        }
+        // exclusive prefix over (bin, chunk): hist becomes each chunk's next slot per bin
+        let mut total = 0u32;
+        for b in 0..nbins {
+            for c in 0..nchunks {
+                let h = &mut hist[c * nbins + b];
+                let cnt = *h;
+                *h = total;
+                total += cnt;
             }
-            folded[d] = Vec::new();
-            g[d] = v;
         }
+        let mut perm = crate::error::try_zeroed_vec::<u32>(m, "sort permutation")?;
+        let mut g: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        for gd in g.iter_mut().take(dim) {
+            *gd = crate::error::try_zeroed_vec::<T>(m, "sorted coordinates")?;
+        }
+        {
+            let pp = SyncPtr(perm.as_mut_ptr());
+            let gp = [SyncPtr(g[0].as_mut_ptr()), SyncPtr(g[1].as_mut_ptr()), SyncPtr(g[2].as_mut_ptr())];
+            let hp = SyncPtr(hist.as_mut_ptr());
+            let bins = &bins;
+            threads.for_each(nchunks, |c| {
+                let (pp, gp, hp) = (pp, gp, hp);
+                let (i0, i1) = chunk_range(c);
+                for i in i0..i1 {
+                    // SAFETY: the offsets of chunk c are private to it, and the slots handed
+                    // out are distinct across chunks and bins (exclusive prefix sum above).
+                    unsafe {
+                        let slot = hp.0.add(c * nbins + bins[i] as usize);
+                        let s = *slot as usize;
+                        *slot += 1;
+                        *pp.0.add(s) = i as u32;
+                        for d in 0..dim {
+                            *gp[d].0.add(s) = fold(coords[d][i], nf[d]);
+                        }
+                    }
+                }
+            });
+        }
+        drop(bins);
+        drop(hist);
         let nsub = m.div_ceil(self.max_sp).max(threads.count().min(m.max(1)));
         let mut subprobs = Vec::with_capacity(nsub);
         for s in 0..nsub {
@@ -253,54 +300,71 @@ impl<T: Real> Spreader<T> {
 
     /// Spreads sorted points `a..b` into a private box, then wrap-adds the box into the grid.
     fn spread_subproblem<K: KernelEval<T>>(&self, k: &K, a: usize, b: usize, c: &[Complex<T>], grid: SyncPtr<Complex<T>>) {
+        // Gather the strengths first: the loads are independent, so their cache misses overlap
+        // instead of stalling the spreading loop one by one.
+        let cs: Vec<Complex<T>> = self.perm[a..b].iter().map(|&j| c[j as usize]).collect();
         let w = self.w;
-        let mut ker = [[T::zero(); MAX_WIDTH]; 3];
-        let mut i0 = [0isize; 3];
-        // bounding box of first indices
-        let mut lo = [isize::MAX; 3];
-        let mut hi = [isize::MIN; 3];
+        let mut lo = [0isize; 3];
+        let mut hi = [0isize; 3];
         for d in 0..self.dim {
             let half = T::of(0.5 * w[d] as f64);
-            for p in a..b {
-                let s = (self.g[d][p] - half).ceil().to_isize().unwrap_or(0);
-                lo[d] = lo[d].min(s);
-                hi[d] = hi[d].max(s);
-            }
-        }
-        for d in self.dim..3 {
-            lo[d] = 0;
-            hi[d] = 0;
+            let (mn, mx) = self.g[d][a..b].iter().fold((T::infinity(), T::neg_infinity()), |(mn, mx), &v| (mn.min(v), mx.max(v)));
+            lo[d] = (mn - half).ceil().to_isize().unwrap_or(0);
+            hi[d] = (mx - half).ceil().to_isize().unwrap_or(0);
         }
         let bsz = [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]];
-        let mut bx: Vec<T> = vec![T::zero(); 2 * bsz[0] * bsz[1] * bsz[2]];
-        let wx = w[0];
-        for p in a..b {
-            self.point_kernel(k, p, &mut ker, &mut i0);
-            let cv = c[self.perm[p] as usize];
-            let lx = (i0[0] - lo[0]) as usize;
-            let ly = (i0[1] - lo[1]) as usize;
-            let lz = (i0[2] - lo[2]) as usize;
-            let kx = &ker[0];
-            for dz in 0..w[2] {
-                let vz = ker[2][dz];
-                for dy in 0..w[1] {
-                    let v = vz * ker[1][dy];
-                    let (ar, ai) = (cv.re * v, cv.im * v);
-                    let base = 2 * (lx + bsz[0] * (ly + dy + bsz[1] * (lz + dz)));
-                    let row = &mut bx[base..base + 2 * wx];
-                    for (r, &kv) in row.chunks_exact_mut(2).zip(&kx[..wx]) {
-                        r[0] += kv * ar;
-                        r[1] += kv * ai;
-                    }
+        let mut bx: Vec<[T; 2]> = vec![[T::zero(); 2]; bsz[0] * bsz[1] * bsz[2]];
+        #[cfg(target_arch = "x86_64")]
+        if simd::has_avx2_fma() {
+            // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
+            unsafe { self.spread_points_avx2(k, a, &cs, lo, bsz, &mut bx) };
+            self.wrap_add(&bx, lo, bsz, grid);
+            return;
+        }
+        self.spread_points(k, a, &cs, lo, bsz, &mut bx);
+        self.wrap_add(&bx, lo, bsz, grid);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, a: usize, cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+        self.spread_points(k, a, cs, lo, bsz, bx)
+    }
+
+    /// Spreads the points `a..a+cs.len()` (strengths `cs`) into the box with corner `lo`.
+    #[inline(always)]
+    fn spread_points<K: KernelEval<T>>(&self, k: &K, a: usize, cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+        macro_rules! go {
+            ($($n:literal),*) => {
+                match self.w[0] {
+                    $($n => self.spread_points_w::<K, $n>(k, a, cs, lo, bsz, bx),)*
+                    _ => self.spread_points_w::<K, 0>(k, a, cs, lo, bsz, bx),
                 }
+            };
+        }
+        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+    }
+
+    /// [`Self::spread_points`] for the width `W` (`W = 0`: any width, runtime loop).
+    #[inline(always)]
+    fn spread_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, a: usize, cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+        let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
+        let mut i0 = [0isize; 3];
+        let wyz = [self.w[1], self.w[2]];
+        for (q, &cv) in cs.iter().enumerate() {
+            self.point_kernel(k, a + q, &mut ker, &mut i0);
+            let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
+            if W == 0 {
+                inner::spread_dyn(bx, [bsz[0], bsz[1]], l, wyz, &ker, cv, self.w[0]);
+            } else {
+                inner::spread_w::<T, W>(bx, [bsz[0], bsz[1]], l, wyz, &ker, cv);
             }
         }
-        self.wrap_add(&bx, lo, bsz, grid);
     }
 
     /// Adds a box with corner `lo` and sizes `bsz` into the periodic grid, locking one stripe
     /// at a time.
-    fn wrap_add(&self, bx: &[T], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<Complex<T>>) {
+    fn wrap_add(&self, bx: &[[T; 2]], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<Complex<T>>) {
         let nf = self.nf;
         let wrap = |v: isize, n: usize| -> usize { v.rem_euclid(n as isize) as usize };
         for kz in 0..bsz[2] {
@@ -308,7 +372,7 @@ impl<T: Real> Spreader<T> {
             for jy in 0..bsz[1] {
                 let gy = wrap(lo[1] + jy as isize, nf[1]);
                 let rowbase = nf[0] * (gy + nf[1] * gz);
-                let src = &bx[2 * bsz[0] * (jy + bsz[1] * kz)..2 * bsz[0] * (jy + 1 + bsz[1] * kz)];
+                let src = &bx[bsz[0] * (jy + bsz[1] * kz)..bsz[0] * (jy + 1 + bsz[1] * kz)];
                 // split the x-row into contiguous runs that stay inside one grid row and stripe
                 let mut i = 0usize;
                 while i < bsz[0] {
@@ -320,7 +384,7 @@ impl<T: Real> Spreader<T> {
                     // SAFETY: indices gidx..gidx+run are inside the grid and inside one stripe,
                     // whose lock we hold; no other thread touches them meanwhile.
                     let dst = unsafe { std::slice::from_raw_parts_mut(grid.0.add(gidx), run) };
-                    for (d, s) in dst.iter_mut().zip(src[2 * i..2 * (i + run)].chunks_exact(2)) {
+                    for (d, s) in dst.iter_mut().zip(&src[i..i + run]) {
                         d.re += s[0];
                         d.im += s[1];
                     }
@@ -333,50 +397,102 @@ impl<T: Real> Spreader<T> {
     fn interp_with<K: KernelEval<T>>(&self, k: &K, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) {
         let cp = SyncPtr(c.as_mut_ptr());
         threads.for_each(self.subprobs.len(), |s| {
-            let cp = cp;
             let (a, b) = self.subprobs[s];
-            let nf = self.nf;
-            let w = self.w;
-            let mut ker = [[T::zero(); MAX_WIDTH]; 3];
-            let mut i0 = [0isize; 3];
-            let mut ix = [0usize; MAX_WIDTH];
-            for p in a..b {
-                self.point_kernel(k, p, &mut ker, &mut i0);
-                let contiguous = i0[0] >= 0 && i0[0] as usize + w[0] <= nf[0];
-                if !contiguous {
-                    for (dx, v) in ix.iter_mut().enumerate().take(w[0]) {
-                        *v = (i0[0] + dx as isize).rem_euclid(nf[0] as isize) as usize;
-                    }
-                }
-                let mut acc = Complex::new(T::zero(), T::zero());
-                for dz in 0..w[2] {
-                    let gz = (i0[2] + dz as isize).rem_euclid(nf[2] as isize) as usize;
-                    for dy in 0..w[1] {
-                        let gy = (i0[1] + dy as isize).rem_euclid(nf[1] as isize) as usize;
-                        let rowbase = nf[0] * (gy + nf[1] * gz);
-                        let (mut sr, mut si) = (T::zero(), T::zero());
-                        if contiguous {
-                            let row = &grid[rowbase + i0[0] as usize..rowbase + i0[0] as usize + w[0]];
-                            for (g, &kv) in row.iter().zip(&ker[0][..w[0]]) {
-                                sr += g.re * kv;
-                                si += g.im * kv;
-                            }
-                        } else {
-                            for dx in 0..w[0] {
-                                let g = grid[rowbase + ix[dx]];
-                                sr += g.re * ker[0][dx];
-                                si += g.im * ker[0][dx];
-                            }
-                        }
-                        let v = ker[2][dz] * ker[1][dy];
-                        acc.re += sr * v;
-                        acc.im += si * v;
-                    }
-                }
-                // SAFETY: perm is a permutation, so each output index is written once.
-                unsafe { *cp.0.add(self.perm[p] as usize) = acc };
+            let mut out = vec![Complex::new(T::zero(), T::zero()); b - a];
+            #[cfg(target_arch = "x86_64")]
+            let done = if simd::has_avx2_fma() {
+                // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
+                unsafe { self.interp_points_avx2(k, a, grid, &mut out) };
+                true
+            } else {
+                false
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let done = false;
+            if !done {
+                self.interp_points(k, a, grid, &mut out);
+            }
+            let cp = cp;
+            for (q, v) in out.into_iter().enumerate() {
+                // SAFETY: perm is a permutation and subproblems are disjoint, so each output
+                // index is written once.
+                unsafe { *cp.0.add(self.perm[a + q] as usize) = v };
             }
         });
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn interp_points_avx2<K: KernelEval<T>>(&self, k: &K, a: usize, grid: &[Complex<T>], out: &mut [Complex<T>]) {
+        self.interp_points(k, a, grid, out)
+    }
+
+    /// Interpolates the grid at sorted points `a..a+out.len()` into `out` (sorted order).
+    #[inline(always)]
+    fn interp_points<K: KernelEval<T>>(&self, k: &K, a: usize, grid: &[Complex<T>], out: &mut [Complex<T>]) {
+        macro_rules! go {
+            ($($n:literal),*) => {
+                match self.w[0] {
+                    $($n => self.interp_points_w::<K, $n>(k, a, grid, out),)*
+                    _ => self.interp_points_w::<K, 0>(k, a, grid, out),
+                }
+            };
+        }
+        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+    }
+
+    /// [`Self::interp_points`] for the width `W` (`W = 0`: any width, runtime loop).
+    #[inline(always)]
+    fn interp_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, a: usize, grid: &[Complex<T>], out: &mut [Complex<T>]) {
+        let nf = self.nf;
+        let w = self.w;
+        let wyz = [w[1], w[2]];
+        let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
+        let mut i0 = [0isize; 3];
+        let mut rows = [0usize; MAX_WIDTH * MAX_WIDTH];
+        let mut wrapped: Vec<Complex<T>> = vec![Complex::new(T::zero(), T::zero()); w[0] * w[1] * w[2]];
+        let nrows = w[1] * w[2];
+        for (q, o) in out.iter_mut().enumerate() {
+            self.point_kernel(k, a + q, &mut ker, &mut i0);
+            let contiguous = i0[0] >= 0 && i0[0] as usize + w[0] <= nf[0];
+            for kz in 0..w[2] {
+                let gz = (i0[2] + kz as isize).rem_euclid(nf[2] as isize) as usize;
+                for jy in 0..w[1] {
+                    let gy = (i0[1] + jy as isize).rem_euclid(nf[1] as isize) as usize;
+                    let r = jy + w[1] * kz;
+                    let rowbase = nf[0] * (gy + nf[1] * gz);
+                    if contiguous {
+                        rows[r] = rowbase + i0[0] as usize;
+                    } else {
+                        // a point near the x edge: gather its wrapped row into scratch
+                        for dx in 0..w[0] {
+                            let gx = (i0[0] + dx as isize).rem_euclid(nf[0] as isize) as usize;
+                            wrapped[r * w[0] + dx] = grid[rowbase + gx];
+                        }
+                        rows[r] = r * w[0];
+                    }
+                }
+            }
+            let src: &[Complex<T>] = if contiguous { grid } else { &wrapped };
+            *o = if W == 0 {
+                inner::interp_dyn(src, &rows[..nrows], wyz, &ker, w[0])
+            } else {
+                inner::interp_w::<T, W>(src, &rows[..nrows], wyz, &ker)
+            };
+        }
+    }
+}
+
+/// Folds a coordinate (radians, finite) into grid units `[0, nf)`.
+#[inline(always)]
+fn fold<T: Real>(x: T, nf: usize) -> T {
+    let u = x * T::of(1.0 / (2.0 * std::f64::consts::PI));
+    let nfd = T::of(nf as f64);
+    let g = (u - u.floor()) * nfd;
+    if g >= nfd {
+        g - nfd
+    } else {
+        g
     }
 }
 
@@ -451,6 +567,30 @@ mod tests {
             check(dim, KernelKind::Es, 1e-9, 1);
             check(dim, KernelKind::Es, 1e-4, 2);
             check(dim, KernelKind::Gaussian, 1e-6, 2);
+        }
+    }
+
+    #[test]
+    fn parallel_sort_equals_serial_stable_sort() {
+        let k = Kernel::for_tolerance(KernelKind::Es, 1e-6, 2.0);
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
+        let m = 20_000;
+        let x: Vec<Vec<f64>> = (0..3).map(|_| (0..m).map(|_| rng.gen_range(-7.0..7.0)).collect()).collect();
+        for threads in [1, 2, 3] {
+            let th = Threads::new(threads).unwrap();
+            let mut sp = Spreader::<f64>::new(3, &[64, 48, 32], &k, SpreadOpts { max_subprob_size: 0 }).unwrap();
+            sp.setpts([&x[0], &x[1], &x[2]], &th).unwrap();
+            let (bs, nb) = sort::bin_grid(3, sp.nf);
+            let bins: Vec<u32> = (0..m)
+                .map(|i| {
+                    let b: Vec<usize> = (0..3).map(|d| ((fold(x[d][i], sp.nf[d]) / bs[d] as f64) as usize).min(nb[d] - 1)).collect();
+                    ((b[2] * nb[1] + b[1]) * nb[0] + b[0]) as u32
+                })
+                .collect();
+            assert_eq!(sp.perm, sort::counting_sort(&bins, nb[0] * nb[1] * nb[2]).unwrap(), "threads {threads}");
+            for s in 0..m {
+                assert_eq!(sp.g[1][s], fold(x[1][sp.perm[s] as usize], 48));
+            }
         }
     }
 

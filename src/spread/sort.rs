@@ -1,8 +1,7 @@
-//! Bin sort of non-uniform points (seed 000 §4, "unfinished bin-sort"; FINUFFT's `bin_sort`).
-//!
-//! Points, given in grid units `g ∈ [0, nf)` per axis, are assigned to cache-sized bins
-//! (16×4×4 grid points in 3D, 32×8 in 2D, 256 in 1D; x fastest) and reordered by a counting
-//! sort. The order inside a bin is the input order (stable), so the result is deterministic.
+//! Bins for sorting non-uniform points (seed 000 §4, "unfinished bin-sort"; FINUFFT's
+//! `bin_sort`): points, in grid units `g ∈ [0, nf)` per axis, are assigned to cache-sized bins
+//! (16×4×4 grid points in 3D, 32×8 in 2D, 256 in 1D; x fastest). The parallel counting sort
+//! itself is in [`super::Spreader::setpts`]; [`counting_sort`] is its serial reference.
 
 /// Bin sizes per axis for a dimension.
 pub fn bin_sizes(dim: usize) -> [usize; 3] {
@@ -13,36 +12,31 @@ pub fn bin_sizes(dim: usize) -> [usize; 3] {
     }
 }
 
-/// Returns the permutation `perm` (sorted position → input index) that orders the points by
-/// bin. `g[d]` are the folded grid coordinates of axis `d` (only the first `dim` used).
-pub fn bin_sort<T: crate::Real>(dim: usize, nf: [usize; 3], g: [&[T]; 3], m: usize) -> Vec<u32> {
+/// Bin sizes and bin counts per axis for a grid of sizes `nf`.
+pub fn bin_grid(dim: usize, nf: [usize; 3]) -> ([usize; 3], [usize; 3]) {
     let bs = bin_sizes(dim);
-    let nb: Vec<usize> = (0..3).map(|d| nf[d].div_ceil(bs[d])).collect();
-    let nbins = nb[0] * nb[1] * nb[2];
-    let bin_of = |i: usize| -> usize {
-        let mut b = 0usize;
-        for d in (0..dim).rev() {
-            let v = g[d][i].to_f64v();
-            let bi = ((v / bs[d] as f64) as usize).min(nb[d] - 1);
-            b = b * nb[d] + bi;
-        }
-        b
-    };
-    let bins: Vec<u32> = (0..m).map(|i| bin_of(i) as u32).collect();
-    let mut count = vec![0usize; nbins + 1];
-    for &b in &bins {
+    (bs, [nf[0].div_ceil(bs[0]), nf[1].div_ceil(bs[1]), nf[2].div_ceil(bs[2])])
+}
+
+/// Serial stable counting sort (the test reference of the parallel sort): returns the permutation `perm` (sorted position → input index) that
+/// orders the points by their bin index `bins[i] < nbins`.
+/// Errors: [`crate::Error::Alloc`].
+#[cfg(test)]
+pub fn counting_sort(bins: &[u32], nbins: usize) -> crate::Result<Vec<u32>> {
+    let mut count = crate::error::try_zeroed_vec::<usize>(nbins + 1, "bin counts")?;
+    for &b in bins {
         count[b as usize + 1] += 1;
     }
     for i in 0..nbins {
         count[i + 1] += count[i];
     }
-    let mut perm = vec![0u32; m];
+    let mut perm = crate::error::try_zeroed_vec::<u32>(bins.len(), "sort permutation")?;
     for (i, &b) in bins.iter().enumerate() {
         let slot = &mut count[b as usize];
         perm[*slot] = i as u32;
         *slot += 1;
     }
-    perm
+    Ok(perm)
 }
 
 #[cfg(test)]
@@ -55,7 +49,11 @@ mod tests {
         let x: Vec<f64> = (0..500).map(|i| ((i * 37) % 640) as f64 / 10.0).collect();
         let y: Vec<f64> = (0..500).map(|i| ((i * 11) % 320) as f64 / 10.0).collect();
         let z: Vec<f64> = (0..500).map(|i| ((i * 7) % 160) as f64 / 10.0).collect();
-        let p = bin_sort(3, nf, [&x, &y, &z], 500);
+        let (bs, nb) = bin_grid(3, nf);
+        let bins: Vec<u32> = (0..500)
+            .map(|i| (((z[i] / bs[2] as f64) as usize * nb[1] + (y[i] / bs[1] as f64) as usize) * nb[0] + (x[i] / bs[0] as f64) as usize) as u32)
+            .collect();
+        let p = counting_sort(&bins, nb[0] * nb[1] * nb[2]).unwrap();
         let key = |i: usize| ((z[i] / 4.0) as usize * 8 + (y[i] / 4.0) as usize) * 4 + (x[i] / 16.0) as usize;
         let mut seen = vec![false; 500];
         for w in p.windows(2) {
