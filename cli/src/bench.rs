@@ -1,0 +1,441 @@
+//! `farfield bench nufft`: one timed NUFFT case.
+//!
+//! Points are uniform random in `[−π, π)^d` and strengths/coefficients uniform random in
+//! the complex square `[−1, 1]²`, from a fixed seed (PCG64), generated in f64 and rounded to
+//! the benchmark precision. Timed: makeplan, setpts, execute (one transform), plus the
+//! plan's own stage split (spread or interp, FFT, deconvolve). Throughput = M / exec_s.
+//!
+//! Accuracy: relative l2 error over a random subset of outputs (type 1: `--check` random
+//! modes, each summed directly over all M points; type 2: `--check` random points, each
+//! summed over all modes), direct sums in f64 from the exact inputs the NUFFT saw, in
+//! parallel (rayon, all cores — not part of the timings). Modes are in CMCL order
+//! (`k = −N/2 … (N−1)/2`, x fastest) with sign `+` for `iflag ≥ 0`, as the library
+//! documents; the direct sums here are written independently of the library.
+
+use crate::json;
+use crate::npy;
+use crate::CliResult;
+use clap::{Args, ValueEnum};
+use farfield::nufft::{NufftOpts, NufftPlan};
+use farfield::Real;
+use num_complex::{Complex, Complex64};
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use serde_json::json;
+use std::f64::consts::PI;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Spreading kernel choice.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelArg {
+    /// Exponential of semicircle.
+    Es,
+    /// Gaussian (fast Gaussian gridding).
+    Gauss,
+}
+
+/// Floating-point precision.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrecArg {
+    /// Double precision.
+    F64,
+    /// Single precision.
+    F32,
+}
+
+/// Arguments of `farfield bench nufft`.
+#[derive(Args, Debug, Clone)]
+pub struct NufftBenchArgs {
+    /// Transform type: 1 (points → modes) or 2 (modes → points).
+    #[arg(long = "type", value_name = "1|2", value_parser = clap::value_parser!(i32).range(1..=2))]
+    pub ty: i32,
+    /// Dimension.
+    #[arg(long, value_name = "1|2|3", value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub dim: u8,
+    /// Modes per axis, x first: `N` (every axis) or `N1,N2[,N3]`; `1e6` notation accepted.
+    #[arg(long, value_name = "N1[,N2,N3]")]
+    pub modes: String,
+    /// Number of non-uniform points M (`1e7` notation accepted).
+    #[arg(long, value_name = "M")]
+    pub points: String,
+    /// Requested relative tolerance.
+    #[arg(long, value_name = "T", default_value_t = 1e-6)]
+    pub tol: f64,
+    /// Threads (0 = all cores).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub threads: usize,
+    /// Upsampling factor σ (0 = automatic).
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    pub upsampfac: f64,
+    /// Spreading kernel.
+    #[arg(long, value_enum, default_value_t = KernelArg::Es)]
+    pub kernel: KernelArg,
+    /// Precision.
+    #[arg(long, value_enum, default_value_t = PrecArg::F64)]
+    pub prec: PrecArg,
+    /// Sign of the exponent (default: +1 for type 1, −1 for type 2, as FINUFFT's Python
+    /// interface).
+    #[arg(long, value_name = "±1", allow_hyphen_values = true)]
+    pub iflag: Option<i32>,
+    /// FFTW planner: estimate (default) or measure.
+    #[arg(long, value_name = "estimate|measure", default_value = "estimate")]
+    pub fftw: String,
+    /// Outputs checked against direct sums (0 = no check).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub check: usize,
+    /// Random seed.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Write the inputs and the output as .npy (x.npy, y.npy, z.npy, input.npy, output.npy;
+    /// modes flat, x fastest) to DIR, for comparisons with other libraries.
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<PathBuf>,
+    /// Print a JSON object as the last line of stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses a count such as `1000`, `1e6`, `2.5e5` (must be a positive integer value).
+pub fn parse_count(s: &str) -> CliResult<usize> {
+    let s = s.trim().replace('_', "");
+    if let Ok(v) = s.parse::<usize>() {
+        return if v > 0 { Ok(v) } else { Err(format!("'{s}' must be positive")) };
+    }
+    match s.parse::<f64>() {
+        Ok(v) if v >= 1.0 && v.fract() == 0.0 && v < 9.0e15 => Ok(v as usize),
+        _ => Err(format!("'{s}' is not a positive integer")),
+    }
+}
+
+/// Parses `--modes` for dimension `dim`: one value (used for every axis) or `dim` values.
+pub fn parse_modes(s: &str, dim: usize) -> CliResult<Vec<usize>> {
+    let v: Vec<usize> = s.split(',').map(parse_count).collect::<CliResult<_>>().map_err(|e| format!("--modes: {e}"))?;
+    match v.len() {
+        1 => Ok(vec![v[0]; dim]),
+        n if n == dim => Ok(v),
+        n => Err(format!("--modes has {n} values for dimension {dim} (give 1 or {dim})")),
+    }
+}
+
+/// Inputs of one case, in f64 (the benchmark precision's values, exactly).
+struct Inputs {
+    coords: [Vec<f64>; 3],
+    data: Vec<Complex64>,
+}
+
+fn make_inputs(dim: usize, m: usize, nin: usize, seed: u64, round: impl Fn(f64) -> f64) -> Inputs {
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    let mut coords: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for c in coords.iter_mut().take(dim) {
+        *c = (0..m).map(|_| round(rng.gen_range(-PI..PI))).collect();
+    }
+    let data = (0..nin).map(|_| Complex64::new(round(rng.gen_range(-1.0..1.0)), round(rng.gen_range(-1.0..1.0)))).collect();
+    Inputs { coords, data }
+}
+
+/// Integer frequency of CMCL mode index `i` on an axis of `n` modes.
+fn freq(i: usize, n: usize) -> f64 {
+    i as f64 - (n / 2) as f64
+}
+
+/// Type 1 direct sums `f_k = Σ_j c_j e^{i s k·x_j}` for the flat mode indices `which`.
+fn direct_type1(n: &[usize; 3], dim: usize, inp: &Inputs, sign: f64, which: &[usize]) -> Vec<Complex64> {
+    let ks: Vec<[f64; 3]> = which
+        .iter()
+        .map(|&i| [freq(i % n[0], n[0]), freq((i / n[0]) % n[1], n[1]), freq(i / (n[0] * n[1]), n[2])])
+        .collect();
+    let m = inp.coords[0].len();
+    let zero = [0.0f64; 0];
+    let x = &inp.coords[0];
+    let y = if dim > 1 { &inp.coords[1][..] } else { &zero[..] };
+    let z = if dim > 2 { &inp.coords[2][..] } else { &zero[..] };
+    let nk = ks.len();
+    let chunk = 1 << 14;
+    (0..m.div_ceil(chunk))
+        .into_par_iter()
+        .fold(
+            || vec![Complex64::default(); nk],
+            |mut acc, ch| {
+                for j in ch * chunk..((ch + 1) * chunk).min(m) {
+                    let (xj, yj, zj) = (x[j], if dim > 1 { y[j] } else { 0.0 }, if dim > 2 { z[j] } else { 0.0 });
+                    let c = inp.data[j];
+                    for (a, k) in acc.iter_mut().zip(&ks) {
+                        let (s, co) = (sign * (k[0] * xj + k[1] * yj + k[2] * zj)).sin_cos();
+                        *a += c * Complex64::new(co, s);
+                    }
+                }
+                acc
+            },
+        )
+        .reduce(|| vec![Complex64::default(); nk], |a, b| a.iter().zip(&b).map(|(u, v)| u + v).collect())
+}
+
+/// Type 2 direct sums `c_j = Σ_k f_k e^{i s k·x_j}` for the points `which`, factorised per axis.
+fn direct_type2(n: &[usize; 3], dim: usize, inp: &Inputs, sign: f64, which: &[usize]) -> Vec<Complex64> {
+    let f = &inp.data;
+    which
+        .par_iter()
+        .map(|&j| {
+            let e: Vec<Vec<Complex64>> = (0..3)
+                .map(|d| {
+                    let xd = if d < dim { inp.coords[d][j] } else { 0.0 };
+                    (0..n[d]).map(|i| Complex64::from_polar(1.0, sign * freq(i, n[d]) * xd)).collect()
+                })
+                .collect();
+            let mut total = Complex64::default();
+            for i3 in 0..n[2] {
+                for i2 in 0..n[1] {
+                    let row = &f[n[0] * (i2 + n[1] * i3)..n[0] * (i2 + 1 + n[1] * i3)];
+                    let s: Complex64 = row.iter().zip(&e[0]).map(|(a, b)| a * b).sum();
+                    total += s * e[1][i2] * e[2][i3];
+                }
+            }
+            total
+        })
+        .collect()
+}
+
+/// Picks `k` distinct indices below `n` (all of them when `k ≥ n`), sorted.
+fn sample_indices(n: usize, k: usize, seed: u64) -> Vec<usize> {
+    if k >= n {
+        return (0..n).collect();
+    }
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
+    let mut v = rand::seq::index::sample(&mut rng, n, k).into_vec();
+    v.sort_unstable();
+    v
+}
+
+/// Result of one case.
+struct CaseResult {
+    plan_s: f64,
+    setpts_s: f64,
+    exec_s: f64,
+    stages: farfield::nufft::Timings,
+    info: farfield::nufft::NufftInfo,
+    output: Vec<Complex64>,
+}
+
+fn run_case<T: Real>(ty: i32, dim: usize, n: &[usize; 3], m: usize, iflag: i32, tol: f64, opts: &NufftOpts,
+                     inp: &Inputs) -> CliResult<CaseResult> {
+    let e = |e: farfield::Error| format!("NUFFT: {e}");
+    let conv = |v: &[f64]| -> Vec<T> { v.iter().map(|&a| T::of(a)).collect() };
+    let coords: Vec<Vec<T>> = (0..3).map(|d| if d < dim { conv(&inp.coords[d]) } else { Vec::new() }).collect();
+    let mut input: Vec<Complex<T>> = inp.data.iter().map(|z| Complex::new(T::of(z.re), T::of(z.im))).collect();
+    let nm: usize = n.iter().product();
+    let mut out = vec![Complex::<T>::new(T::zero(), T::zero()); if ty == 1 { nm } else { m }];
+    let modes: Vec<i64> = n[..dim].iter().map(|&v| v as i64).collect();
+
+    let t0 = Instant::now();
+    let mut plan = NufftPlan::<T>::new(ty, dim, &modes, iflag, 1, tol, opts).map_err(e)?;
+    let plan_s = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    plan.setpts(&coords[0], &coords[1], &coords[2]).map_err(e)?;
+    let setpts_s = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    if ty == 1 {
+        plan.execute(&mut input, &mut out).map_err(e)?;
+    } else {
+        plan.execute(&mut out, &mut input).map_err(e)?;
+    }
+    let exec_s = t0.elapsed().as_secs_f64();
+    let stages = plan.timings();
+    let info = plan.info();
+    drop(plan);
+    let output = out.iter().map(|z| Complex64::new(z.re.to_f64v(), z.im.to_f64v())).collect();
+    Ok(CaseResult { plan_s, setpts_s, exec_s, stages, info, output })
+}
+
+fn save_case(dir: &std::path::Path, dim: usize, n: &[usize; 3], ty: i32, inp: &Inputs, out: &[Complex64], f32_: bool)
+    -> CliResult<()> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let nm: u64 = n.iter().product::<usize>() as u64;
+    let m = inp.coords[0].len() as u64;
+    let (nin, nout) = if ty == 1 { (m, nm) } else { (nm, m) };
+    for (d, name) in ["x.npy", "y.npy", "z.npy"].iter().enumerate().take(dim) {
+        if f32_ {
+            let v: Vec<f32> = inp.coords[d].iter().map(|&a| a as f32).collect();
+            npy::write_array(&dir.join(name), &[m], &v)?;
+        } else {
+            npy::write_array(&dir.join(name), &[m], &inp.coords[d])?;
+        }
+    }
+    if f32_ {
+        let c = |v: &[Complex64]| -> Vec<Complex<f32>> { v.iter().map(|z| Complex::new(z.re as f32, z.im as f32)).collect() };
+        npy::write_array(&dir.join("input.npy"), &[nin], &c(&inp.data))?;
+        npy::write_array(&dir.join("output.npy"), &[nout], &c(out))?;
+    } else {
+        npy::write_array(&dir.join("input.npy"), &[nin], &inp.data)?;
+        npy::write_array(&dir.join("output.npy"), &[nout], out)?;
+    }
+    Ok(())
+}
+
+/// Runs `farfield bench nufft`.
+pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
+    let dim = a.dim as usize;
+    let nv = parse_modes(&a.modes, dim)?;
+    let mut n = [1usize; 3];
+    n[..dim].copy_from_slice(&nv);
+    let m = parse_count(&a.points).map_err(|e| format!("--points: {e}"))?;
+    if !(a.tol.is_finite() && a.tol > 0.0) {
+        return Err(format!("--tol {} must be positive", a.tol));
+    }
+    let iflag = a.iflag.unwrap_or(if a.ty == 1 { 1 } else { -1 });
+    let fftw = match a.fftw.as_str() {
+        "estimate" => 64,
+        "measure" => 0,
+        o => return Err(format!("--fftw '{o}' is not estimate or measure")),
+    };
+    let opts = NufftOpts {
+        nthreads: a.threads as i32,
+        kernel: if a.kernel == KernelArg::Gauss { 1 } else { 0 },
+        upsampfac: a.upsampfac,
+        fftw,
+        ..NufftOpts::default()
+    };
+    let nm: usize = n.iter().product();
+    let nin = if a.ty == 1 { m } else { nm };
+    let is_f32 = a.prec == PrecArg::F32;
+    let inp = make_inputs(dim, m, nin, a.seed, |v| if is_f32 { v as f32 as f64 } else { v });
+    let r = if is_f32 {
+        run_case::<f32>(a.ty, dim, &n, m, iflag, a.tol, &opts, &inp)?
+    } else {
+        run_case::<f64>(a.ty, dim, &n, m, iflag, a.tol, &opts, &inp)?
+    };
+    let total_s = r.plan_s + r.setpts_s + r.exec_s;
+    let pps = m as f64 / r.exec_s;
+
+    // accuracy on a random subset of outputs
+    let tcheck = Instant::now();
+    let sign = if iflag >= 0 { 1.0 } else { -1.0 };
+    let (rel_error, checked) = if a.check == 0 {
+        (None, 0)
+    } else {
+        let nout = if a.ty == 1 { nm } else { m };
+        let which = sample_indices(nout, a.check, a.seed);
+        let exact =
+            if a.ty == 1 { direct_type1(&n, dim, &inp, sign, &which) } else { direct_type2(&n, dim, &inp, sign, &which) };
+        let num: f64 = which.iter().zip(&exact).map(|(&i, e)| (r.output[i] - e).norm_sqr()).sum();
+        let den: f64 = exact.iter().map(|e| e.norm_sqr()).sum();
+        (Some((num / den).sqrt()), which.len())
+    };
+    let check_s = tcheck.elapsed().as_secs_f64();
+
+    if let Some(dir) = &a.save {
+        save_case(dir, dim, &n, a.ty, &inp, &r.output, is_f32)?;
+    }
+
+    let modes_s: Vec<String> = n[..dim].iter().map(|v| v.to_string()).collect();
+    let nf_s: Vec<String> = r.info.nf[..dim].iter().map(|v| v.to_string()).collect();
+    let prec = if is_f32 { "f32" } else { "f64" };
+    let kernel = if a.kernel == KernelArg::Gauss { "gauss" } else { "es" };
+    let stage = if a.ty == 1 { "spread" } else { "interp" };
+    println!("farfield bench nufft: type {} dim {dim} modes {} M {m} tol {:e} {prec} iflag {iflag:+} threads {}",
+             a.ty, modes_s.join("x"), a.tol, r.info.nthreads);
+    println!("plan:    kernel {kernel} w {} sigma {} fine grid {} (tol used {:e}{})",
+             r.info.kernel_width, r.info.upsampfac, nf_s.join("x"), r.info.tol_used,
+             if r.info.warnings != 0 { ", clamped" } else { "" });
+    println!("time:    makeplan {:.4} s, setpts {:.4} s, execute {:.4} s, total {:.4} s",
+             r.plan_s, r.setpts_s, r.exec_s, total_s);
+    println!("stages:  sort {:.4} s; {stage} {:.4} s, fft {:.4} s, deconvolve {:.4} s",
+             r.stages.setpts_s, r.stages.spread_s, r.stages.fft_s, r.stages.deconv_s);
+    println!("rate:    {:.3e} points/s (execute), {:.3e} points/s (setpts + execute)", pps,
+             m as f64 / (r.setpts_s + r.exec_s));
+    match rel_error {
+        Some(e) => println!("error:   rel l2 {e:.3e} over {checked} random {} ({:.1}x tol; direct sums {:.2} s)",
+                            if a.ty == 1 { "modes" } else { "points" }, e / a.tol, check_s),
+        None => println!("error:   not checked"),
+    }
+
+    if a.json {
+        json::emit(&json!({
+            "type": a.ty,
+            "dim": dim,
+            "modes": &n[..dim],
+            "points": m,
+            "tol": a.tol,
+            "prec": prec,
+            "kernel": kernel,
+            "iflag": iflag,
+            "threads": r.info.nthreads,
+            "upsampfac": r.info.upsampfac,
+            "kernel_width": r.info.kernel_width,
+            "nf": &r.info.nf[..dim],
+            "tol_used": r.info.tol_used,
+            "plan_s": r.plan_s,
+            "setpts_s": r.setpts_s,
+            "exec_s": r.exec_s,
+            "total_s": total_s,
+            "points_per_s": pps,
+            "sort_s": r.stages.setpts_s,
+            "spread_s": r.stages.spread_s,
+            "fft_s": r.stages.fft_s,
+            "deconv_s": r.stages.deconv_s,
+            "rel_error": rel_error,
+            "checked": checked,
+            "check_s": check_s,
+        }));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_modes() {
+        assert_eq!(parse_count("1000").unwrap(), 1000);
+        assert_eq!(parse_count("1e7").unwrap(), 10_000_000);
+        assert_eq!(parse_count("2.5e3").unwrap(), 2500);
+        assert_eq!(parse_count("1_000").unwrap(), 1000);
+        assert!(parse_count("0").is_err());
+        assert!(parse_count("1.5").is_err());
+        assert!(parse_count("x").is_err());
+        assert_eq!(parse_modes("128", 3).unwrap(), vec![128, 128, 128]);
+        assert_eq!(parse_modes("10,20", 2).unwrap(), vec![10, 20]);
+        assert_eq!(parse_modes("1e6", 1).unwrap(), vec![1_000_000]);
+        assert!(parse_modes("10,20", 3).is_err());
+    }
+
+    #[test]
+    fn direct_sums_match_naive_sums() {
+        let n = [4usize, 3, 5];
+        let inp = make_inputs(3, 7, 7, 1, |v| v);
+        let which: Vec<usize> = (0..60).collect();
+        let t1 = direct_type1(&n, 3, &inp, -1.0, &which);
+        // f_k = Σ_j c_j e^{−i k·x_j}, evaluated naively
+        for (i, v) in which.iter().zip(&t1) {
+            let k = [freq(i % 4, 4), freq((i / 4) % 3, 3), freq(i / 12, 5)];
+            let d: Complex64 = (0..7)
+                .map(|j| inp.data[j] * Complex64::from_polar(1.0, -(k[0] * inp.coords[0][j] + k[1] * inp.coords[1][j] + k[2] * inp.coords[2][j])))
+                .sum();
+            assert!((d - v).norm() < 1e-12);
+        }
+        let inp2 = make_inputs(3, 7, 60, 2, |v| v);
+        let t2 = direct_type2(&n, 3, &inp2, 1.0, &[0, 3, 6]);
+        for (&j, v) in [0usize, 3, 6].iter().zip(&t2) {
+            let d: Complex64 = (0..60)
+                .map(|i| {
+                    let k = [freq(i % 4, 4), freq((i / 4) % 3, 3), freq(i / 12, 5)];
+                    inp2.data[i] * Complex64::from_polar(1.0, k[0] * inp2.coords[0][j] + k[1] * inp2.coords[1][j] + k[2] * inp2.coords[2][j])
+                })
+                .sum();
+            assert!((d - v).norm() < 1e-12);
+        }
+        assert_eq!(freq(0, 5), -2.0);
+        assert_eq!(freq(4, 5), 2.0);
+        assert_eq!(freq(0, 4), -2.0);
+        assert_eq!(freq(3, 4), 1.0);
+    }
+
+    #[test]
+    fn sampled_indices_are_distinct() {
+        let v = sample_indices(1000, 100, 3);
+        assert_eq!(v.len(), 100);
+        assert!(v.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(sample_indices(5, 100, 3), vec![0, 1, 2, 3, 4]);
+    }
+}
