@@ -26,6 +26,18 @@ typedef float _Complex farfield_complexf;
 #endif
 
 
+// Hockney–Eastwood method (second order; doubled grid). Value of `method` in
+// `farfield_poisson_makeplan`.
+#define FARFIELD_POISSON_HOCKNEY 0
+
+// Vico–Greengard method, kernel precomputed on the `4n` grid (spectral accuracy for smooth
+// sources; planning needs `≈ 16·Π 4n_d` bytes temporarily).
+#define FARFIELD_POISSON_VICO 1
+
+// Vico–Greengard method, kernel precomputed by a DCT-I on `2n + 1` points per axis (same
+// result as `FARFIELD_POISSON_VICO` to rounding, memory like Hockney–Eastwood).
+#define FARFIELD_POISSON_VICO_DCT 2
+
 // Major version (semantic versioning; the shared library's soname carries it).
 #define FARFIELD_VERSION_MAJOR 0
 
@@ -105,6 +117,10 @@ typedef struct farfield_nufft_plan_s farfield_nufft_plan_s;
 // Opaque single-precision NUFFT plan (C: `struct farfield_nufftf_plan_s`).
 typedef struct farfield_nufftf_plan_s farfield_nufftf_plan_s;
 
+// Opaque Poisson plan (C: `farfield_poisson_plan`, a pointer to this). Concurrent `execute`
+// calls on one plan are serialised by its lock.
+typedef struct farfield_poisson_plan_s farfield_poisson_plan_s;
+
 // Options of a NUFFT plan (C: `farfield_nufft_opts`). Obtain the defaults with
 // `farfield_nufft_default_opts` (Rust: `NufftOpts::default()`), change fields, pass to makeplan.
 typedef struct farfield_nufft_opts {
@@ -156,6 +172,27 @@ typedef struct farfield_nufft_info {
 
 // Handle of a single-precision NUFFT plan.
 typedef struct farfield_nufftf_plan_s *farfield_nufftf_plan;
+
+// Options of a Poisson plan (plain old data; fields are only ever appended). Fill with
+// `farfield_poisson_default_opts` and then change fields.
+typedef struct farfield_poisson_opts {
+  // Threads for FFTW and the pointwise loops: 0 = all cores (default), 1 = the caller's
+  // thread only (no thread pool is created); must be ≥ 0.
+  int32_t nthreads;
+  // `> 0`: print plan sizes and timings to stderr (default 0).
+  int32_t debug;
+  // FFTW planner flags for the execute transforms (default `FFTW_ESTIMATE` = 64, as
+  // FINUFFT's `opts.fftw`; `FFTW_MEASURE` = 0); must be ≥ 0.
+  int32_t fftw;
+  // Non-zero (default 1): `execute` rejects NaN/Inf in `rho` with `FARFIELD_ERR_NONFINITE`.
+  int32_t check_input;
+  // Vico truncation radius factor: `L = vico_factor · √(Σ (n_d h_d)²)`, finite and > 1
+  // (default 1.1). Ignored by Hockney–Eastwood.
+  double vico_factor;
+} farfield_poisson_opts;
+
+// Handle to a Poisson plan (`NULL` when none).
+typedef struct farfield_poisson_plan_s *farfield_poisson_plan;
 
 #ifdef __cplusplus
 extern "C" {
@@ -242,6 +279,68 @@ int farfield_nufftf_get_info(farfield_nufftf_plan plan, struct farfield_nufft_in
 
 // Single-precision [`farfield_nufft_destroy`].
 int farfield_nufftf_destroy(farfield_nufftf_plan plan);
+
+// Writes the default options into `*opts` (nthreads 0, debug 0, fftw `FFTW_ESTIMATE`,
+// check_input 1, vico_factor 1.1).
+//
+// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+//
+// # Safety
+// `opts` must be NULL or point to writable memory for one `farfield_poisson_opts`.
+int farfield_poisson_default_opts(struct farfield_poisson_opts *opts);
+
+// Makes a free-space Poisson plan for grids of `n[0] × n[1] (× n[2])` nodes with spacings
+// `h[0], h[1] (, h[2])`.
+//
+// * `method`: `FARFIELD_POISSON_HOCKNEY`, `FARFIELD_POISSON_VICO` or `FARFIELD_POISSON_VICO_DCT`.
+// * `dim`: 2 or 3; only the first `dim` entries of `n` and `h` are read.
+// * `n`: nodes per axis, each ≥ 1 (any size, not only powers of two).
+// * `h`: spacing per axis, finite and > 0 (the caller's length unit).
+// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
+// * `opts`: options, or NULL for the defaults.
+//
+// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`, `n` or `h` NULL), `FARFIELD_ERR_INVALID_ARG`
+// (unknown method, a spacing ≤ 0 or not finite, bad option), `FARFIELD_ERR_DIM` (dim not 2
+// or 3), `FARFIELD_ERR_MODES` (a size ≤ 0 or the grid too large), `FARFIELD_ERR_ALLOC` (the
+// doubled or precomputation grid cannot be allocated), `FARFIELD_ERR_FFT`.
+//
+// # Safety
+// `n` and `h` must point to `dim` readable values; `plan` to a writable handle; `opts` NULL
+// or valid.
+int farfield_poisson_makeplan(int method,
+                              int dim,
+                              const int64_t *n,
+                              const double *h,
+                              farfield_poisson_plan *plan,
+                              const struct farfield_poisson_opts *opts);
+
+// Solves `∇²φ = −ρ` for one right-hand side with a plan (any number of times).
+//
+// * `rho`: source at the nodes, `npts = Π n_d` values, x fastest.
+// * `phi`: output potential, `npts` values, same layout.
+// * `efield`: NULL, or output `E = −∇φ` with `dim·npts` values, **component-major**:
+//   `efield[idx + npts·d]` is component `d` (0 = x, 1 = y, 2 = z) at node `idx` (Fortran
+//   `e(nx, ny, nz, 3)`). Spectral differentiation on the doubled grid.
+// * `energy`: NULL, or output `U = ½ Σ ρ_i φ_i · Π h_d` (≈ ½∫ρφ).
+//
+// Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`,
+// `rho` or `phi` NULL), `FARFIELD_ERR_NONFINITE` (with `opts.check_input`: a NaN/Inf in
+// `rho`, the message names the first index), `FARFIELD_ERR_ALLOC` (field buffer on first use).
+//
+// # Safety
+// `plan` from `farfield_poisson_makeplan`; arrays of the sizes above; `phi`/`efield` must
+// not overlap `rho`.
+int farfield_poisson_execute(farfield_poisson_plan plan,
+                             const double *rho,
+                             double *phi,
+                             double *efield,
+                             double *energy);
+
+// Destroys a plan and frees its memory. NULL is fine (returns 0).
+//
+// # Safety
+// `plan` must be NULL or a live plan from `farfield_poisson_makeplan`, not used afterwards.
+int farfield_poisson_destroy(farfield_poisson_plan plan);
 
 // Static, NUL-terminated description of a status code (never NULL; "unknown status code"
 // for values that are not `FARFIELD_*` codes).

@@ -6,6 +6,8 @@
 //! * [`spread`]: particle↔mesh spreading and interpolation (exponential-of-semicircle and
 //!   Gaussian/FGG kernels), parallel by bin-sorted subproblems;
 //! * [`nufft`]: non-uniform FFT types 1 and 2 in 1D/2D/3D, `f32` and `f64`;
+//! * [`poisson`]: free-space Poisson solvers on uniform 2D/3D grids (Hockney–Eastwood,
+//!   Vico–Greengard, Vico–Greengard with DCT);
 //! * [`fft`]: the one FFTW wrapper;
 //! * [`capi`]: every `extern "C"` function (plan → setpts → execute → destroy).
 //!
@@ -19,6 +21,7 @@ pub mod error;
 pub mod fft;
 pub mod kernel;
 pub mod nufft;
+pub mod poisson;
 pub mod real;
 pub mod spread;
 pub mod threads;

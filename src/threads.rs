@@ -4,6 +4,7 @@
 //! safe.
 
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 
 /// A plan's thread configuration.
 pub struct Threads {
@@ -41,14 +42,64 @@ impl Threads {
         self.pool.is_some()
     }
 
+    /// Calls `f(chunk_index, chunk)` for consecutive chunks of `chunk` elements of `data`.
+    pub(crate) fn chunks<T, F>(&self, data: &mut [T], chunk: usize, f: F)
+    where
+        T: Send,
+        F: Fn(usize, &mut [T]) + Sync + Send,
+    {
+        match &self.pool {
+            None => data.chunks_mut(chunk).enumerate().for_each(|(i, c)| f(i, c)),
+            Some(p) => p.install(|| data.par_chunks_mut(chunk).enumerate().for_each(|(i, c)| f(i, c))),
+        }
+    }
+
+    /// Like [`Threads::chunks`] over two slices chunked alike (`a` by `ca`, `b` by `cb`, same count).
+    pub(crate) fn chunks2<T, U, F>(&self, a: &mut [T], ca: usize, b: &[U], cb: usize, f: F)
+    where
+        T: Send,
+        U: Sync,
+        F: Fn(usize, &mut [T], &[U]) + Sync + Send,
+    {
+        match &self.pool {
+            None => a.chunks_mut(ca).zip(b.chunks(cb)).enumerate().for_each(|(i, (x, y))| f(i, x, y)),
+            Some(p) => p.install(|| {
+                a.par_chunks_mut(ca).zip(b.par_chunks(cb)).enumerate().for_each(|(i, (x, y))| f(i, x, y))
+            }),
+        }
+    }
+
+    /// Sum over `0..n` of `f(i)`, in fixed blocks of 4096 terms summed in order, so the
+    /// result does not depend on the thread count or on scheduling.
+    pub(crate) fn sum<F>(&self, n: usize, f: F) -> f64
+    where
+        F: Fn(usize) -> f64 + Sync + Send,
+    {
+        const B: usize = 4096;
+        let block = |b: usize| (b * B..((b + 1) * B).min(n)).map(&f).sum::<f64>();
+        let nb = n.div_ceil(B);
+        match &self.pool {
+            None => (0..nb).map(block).sum(),
+            Some(p) => p.install(|| (0..nb).into_par_iter().map(block).collect::<Vec<f64>>()).iter().sum(),
+        }
+    }
+
+    /// Index of the first `i < n` with `pred(i)`, if any.
+    pub(crate) fn find_first<F>(&self, n: usize, pred: F) -> Option<usize>
+    where
+        F: Fn(usize) -> bool + Sync + Send,
+    {
+        match &self.pool {
+            None => (0..n).find(|&i| pred(i)),
+            Some(p) => p.install(|| (0..n).into_par_iter().with_min_len(4096).find_first(|&i| pred(i))),
+        }
+    }
+
     /// Runs `f` for every index `0..n`, in parallel on the plan's pool when it has one, else
     /// in order on the caller's thread.
     pub fn for_each<F: Fn(usize) + Sync + Send>(&self, n: usize, f: F) {
         match &self.pool {
-            Some(p) => p.install(|| {
-                use rayon::prelude::*;
-                (0..n).into_par_iter().for_each(f)
-            }),
+            Some(p) => p.install(|| (0..n).into_par_iter().for_each(f)),
             None => (0..n).for_each(f),
         }
     }

@@ -1,0 +1,424 @@
+//! Accuracy tests of the Poisson solvers against exact solutions (seed 001 §3.1) and a direct
+//! sum. Tolerances follow the acceptance criteria of issue 3.
+
+use super::*;
+use std::f64::consts::PI;
+
+const METHODS: [Method; 3] = [Method::Hockney, Method::Vico, Method::VicoDct];
+
+fn opts1() -> PoissonOpts {
+    PoissonOpts { nthreads: 1, ..Default::default() }
+}
+
+/// Node coordinate along one axis (cell-centred nodes of the box `[0, n h]`).
+fn coord(i: usize, h: f64) -> f64 {
+    (i as f64 + 0.5) * h
+}
+
+/// Samples `f(x, y, z)` on the nodes (x fastest).
+fn sample(n: &[usize], h: &[f64], f: impl Fn([f64; 3]) -> f64) -> Vec<f64> {
+    let nz = if n.len() == 3 { n[2] } else { 1 };
+    let hz = if n.len() == 3 { h[2] } else { 0.0 };
+    let mut v = Vec::with_capacity(n[0] * n[1] * nz);
+    for k in 0..nz {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                v.push(f([coord(i, h[0]), coord(j, h[1]), if n.len() == 3 { coord(k, hz) } else { 0.0 }]));
+            }
+        }
+    }
+    v
+}
+
+fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let den: f64 = b.iter().map(|y| y * y).sum();
+    (num / den).sqrt()
+}
+
+fn solve(method: Method, n: &[usize], h: &[f64], rho: &[f64], opts: &PoissonOpts) -> (Vec<f64>, f64) {
+    let mut plan = PoissonPlan::new(method, n, h, opts).unwrap();
+    let mut phi = vec![0.0; rho.len()];
+    let e = plan.execute(rho, &mut phi, None).unwrap();
+    (phi, e)
+}
+
+/// 3D normalised Gaussian (total charge 1) centred at `c` and its exact potential
+/// `φ = erf(r/(√2σ))/(4πr)` (seed 001 eq. 4).
+fn gauss3(sigma: f64, c: [f64; 3]) -> (impl Fn([f64; 3]) -> f64, impl Fn([f64; 3]) -> f64) {
+    let r = move |x: [f64; 3]| ((x[0] - c[0]).powi(2) + (x[1] - c[1]).powi(2) + (x[2] - c[2]).powi(2)).sqrt();
+    let rho = move |x: [f64; 3]| (-r(x).powi(2) / (2.0 * sigma * sigma)).exp() / ((2.0 * PI).powf(1.5) * sigma.powi(3));
+    let phi = move |x: [f64; 3]| {
+        let rr = r(x);
+        if rr < 1e-12 {
+            (2.0 / PI).sqrt() / (4.0 * PI * sigma)
+        } else {
+            libm::erf(rr / (2f64.sqrt() * sigma)) / (4.0 * PI * rr)
+        }
+    };
+    (rho, phi)
+}
+
+/// Gaussian test of seed 001 §3.1 (σ = 0.05 centred in the unit cube, n³ nodes).
+fn gaussian_error(method: Method, n: usize) -> f64 {
+    let h = 1.0 / n as f64;
+    let (rho_f, phi_f) = gauss3(0.05, [0.5; 3]);
+    let nn = [n; 3];
+    let rho = sample(&nn, &[h; 3], rho_f);
+    let exact = sample(&nn, &[h; 3], phi_f);
+    let (phi, _) = solve(method, &nn, &[h; 3], &rho, &opts1());
+    rel_l2(&phi, &exact)
+}
+
+fn fmt_errs(ns: &[usize], errs: &[f64]) -> String {
+    ns.iter().zip(errs).map(|(n, e)| format!("N={n}: {e:.3e}")).collect::<Vec<_>>().join(", ")
+}
+
+/// Least-squares slope of log(err) against log(n).
+fn slope(ns: &[usize], errs: &[f64]) -> f64 {
+    let xs: Vec<f64> = ns.iter().map(|&n| (n as f64).ln()).collect();
+    let ys: Vec<f64> = errs.iter().map(|e| e.ln()).collect();
+    let (mx, my) = (xs.iter().sum::<f64>() / xs.len() as f64, ys.iter().sum::<f64>() / ys.len() as f64);
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    sxy / sxx
+}
+
+#[test]
+fn hockney_equals_direct_sum() {
+    // small irregular grids, random-ish source: FFT convolution == O(N²) sum with G₂
+    for (n, h) in [(vec![5usize, 4, 6], vec![0.3, 0.2, 0.25]), (vec![7usize, 5], vec![0.1, 0.17])] {
+        let dim = n.len();
+        let npts: usize = n.iter().product();
+        let rho: Vec<f64> = (0..npts).map(|i| ((i * 7 + 3) as f64 * 0.71).sin()).collect();
+        let (phi, _) = solve(Method::Hockney, &n, &h, &rho, &opts1());
+        let g0 = green::g0_cell_average(dim, &h);
+        let idx = |i: usize| -> [f64; 3] {
+            let mut c = [0.0; 3];
+            let mut r = i;
+            for d in 0..dim {
+                c[d] = (r % n[d]) as f64 * h[d];
+                r /= n[d];
+            }
+            c
+        };
+        let vol: f64 = h.iter().product();
+        for i in 0..npts {
+            let mut s = 0.0;
+            for j in 0..npts {
+                let (a, b) = (idx(i), idx(j));
+                let r = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+                s += rho[j] * if i == j { g0 } else { green::green(dim, r) };
+            }
+            assert!((s * vol - phi[i]).abs() < 1e-13 * (1.0 + s.abs()), "{dim}D i={i}: {} vs {}", s * vol, phi[i]);
+        }
+    }
+}
+
+#[test]
+fn gaussian_vico_spectral_and_variants_agree() {
+    let e16 = gaussian_error(Method::Vico, 16);
+    let e24 = gaussian_error(Method::Vico, 24);
+    let e32 = gaussian_error(Method::Vico, 32);
+    let d32 = gaussian_error(Method::VicoDct, 32);
+    eprintln!("Vico Gaussian rel L2: N=16 {e16:.3e}, 24 {e24:.3e}, 32 {e32:.3e}; DCT N=32 {d32:.3e}");
+    assert!(e32 <= 1e-8 && d32 <= 1e-8, "{e32} {d32}");
+    assert!(e24 < e16 && e32 < e24);
+    // the two Vico variants compute the same kernel: agreement to rounding
+    let n = [24usize, 20, 28];
+    let h = [1.0 / 24.0, 0.9 / 20.0, 1.1 / 28.0];
+    let (rho_f, _) = gauss3(0.06, [0.5, 0.45, 0.55]);
+    let rho = sample(&n, &h, rho_f);
+    let (a, ea) = solve(Method::Vico, &n, &h, &rho, &opts1());
+    let (b, eb) = solve(Method::VicoDct, &n, &h, &rho, &opts1());
+    let d = rel_l2(&a, &b);
+    eprintln!("Vico vs Vico-DCT: rel L2 {d:.3e}, energy {ea} {eb}");
+    assert!(d <= 1e-12 && ((ea - eb) / ea).abs() <= 1e-12);
+}
+
+#[test]
+fn gaussian_hockney_second_order() {
+    let ns = [16usize, 32, 64];
+    let errs: Vec<f64> = ns.iter().map(|&n| gaussian_error(Method::Hockney, n)).collect();
+    let s = slope(&ns, &errs);
+    eprintln!("Hockney Gaussian rel L2: {}, slope {s:.3}", fmt_errs(&ns, &errs));
+    assert!((-2.2..=-1.8).contains(&s), "slope {s}");
+}
+
+#[test]
+fn anisotropic_grid_same_accuracy() {
+    // 48×32×40 nodes, unequal spacings, box [0,1.2]×[0,0.96]×[0,1.0]
+    let n = [48usize, 32, 40];
+    let h = [1.2 / 48.0, 0.96 / 32.0, 1.0 / 40.0];
+    let c = [0.6, 0.48, 0.5];
+    let (rho_f, phi_f) = gauss3(0.06, c);
+    let rho = sample(&n, &h, &rho_f);
+    let exact = sample(&n, &h, &phi_f);
+    for m in METHODS {
+        let (phi, _) = solve(m, &n, &h, &rho, &PoissonOpts { nthreads: 2, ..Default::default() });
+        let e = rel_l2(&phi, &exact);
+        eprintln!("anisotropic {m:?}: rel L2 {e:.3e}");
+        assert!(e <= if m == Method::Hockney { 1e-2 } else { 1e-8 }, "{m:?} {e}");
+    }
+}
+
+#[test]
+fn elongated_box_vico_precompute_grid() {
+    // aspect ratio 4: with the paper's 4n grid the periodic images of the truncated kernel
+    // overlap along y and z (measured: 62% error); the enlarged grid keeps spectral accuracy
+    let n = [96usize, 24, 24];
+    let h = [1.0 / 24.0; 3];
+    let (rho_f, phi_f) = gauss3(0.065, [2.0, 0.5, 0.5]);
+    let rho = sample(&n, &h, &rho_f);
+    let exact = sample(&n, &h, &phi_f);
+    let plan = PoissonPlan::new(Method::VicoDct, &n, &h, &opts1()).unwrap();
+    assert!(plan.precompute_dims()[1] > 4 * 24);
+    for m in [Method::Vico, Method::VicoDct] {
+        let (phi, _) = solve(m, &n, &h, &rho, &opts1());
+        let e = rel_l2(&phi, &exact);
+        eprintln!("elongated {m:?}: rel L2 {e:.3e}");
+        assert!(e < 1e-8, "{m:?} {e}");
+    }
+}
+
+/// Uniform ball of radius 1 and density 1 centred in the cube of side 2.4 (seed 001 eq. 5
+/// with ρ₀ = 1): φ = (3R² − r²)/6 inside, R³/(3r) outside.
+fn sphere_error(method: Method, n: usize) -> f64 {
+    let h = 2.4 / n as f64;
+    let r = |x: [f64; 3]| ((x[0] - 1.2).powi(2) + (x[1] - 1.2).powi(2) + (x[2] - 1.2).powi(2)).sqrt();
+    let nn = [n; 3];
+    // cell-averaged indicator (node sampling alone makes the enclosed charge fluctuate by
+    // ~2e-3 at n = 64, which would mask the solver's convergence): cells cut by the sphere are
+    // averaged over 8³ sub-points
+    let half_diag = 0.5 * 3f64.sqrt() * h;
+    let rho = sample(&nn, &[h; 3], |x| {
+        let rc = r(x);
+        if rc + half_diag <= 1.0 {
+            1.0
+        } else if rc - half_diag > 1.0 {
+            0.0
+        } else {
+            let m = 8;
+            let mut c = 0;
+            for a in 0..m {
+                for b in 0..m {
+                    for d in 0..m {
+                        let o = |t: usize| ((t as f64 + 0.5) / m as f64 - 0.5) * h;
+                        c += (r([x[0] + o(a), x[1] + o(b), x[2] + o(d)]) <= 1.0) as usize;
+                    }
+                }
+            }
+            c as f64 / (m * m * m) as f64
+        }
+    });
+    let exact = sample(&nn, &[h; 3], |x| {
+        let rr = r(x);
+        if rr <= 1.0 { (3.0 - rr * rr) / 6.0 } else { 1.0 / (3.0 * rr) }
+    });
+    let (phi, _) = solve(method, &nn, &[h; 3], &rho, &opts1());
+    rel_l2(&phi, &exact)
+}
+
+#[test]
+fn sphere_second_order() {
+    let ns = [16usize, 32, 64];
+    for m in [Method::Hockney, Method::VicoDct] {
+        let errs: Vec<f64> = ns.iter().map(|&n| sphere_error(m, n)).collect();
+        let s = slope(&ns, &errs);
+        eprintln!("sphere {m:?}: {}, slope {s:.3}", fmt_errs(&ns, &errs));
+        assert!((-2.4..=-1.8).contains(&s), "{m:?} slope {s}");
+    }
+}
+
+/// `Ein(u) = ∫_0^u (1 − e^{−t})/t dt` (entire) by composite Gauss–Legendre (test helper).
+fn ein(u: f64) -> f64 {
+    let gl = gauss_quad::GaussLegendre::new(std::num::NonZeroUsize::new(16).unwrap());
+    let panels = 8 + (u.max(1.0).ln() * 8.0) as usize;
+    // geometric panels on [0, u] resolve the 1/t tail
+    let mut s = 0.0;
+    let mut a = 0.0;
+    for p in 0..panels {
+        let b = if p + 1 == panels { u } else { u * ((p + 1) as f64 / panels as f64).powi(2) };
+        s += gl.integrate(a, b, |t| if t == 0.0 { 1.0 } else { -(-t).exp_m1() / t });
+        a = b;
+    }
+    s
+}
+
+/// 2D Gaussian `ρ = e^{−r²/(2σ²)}/(2πσ²)`: `φ = −(ln r + E₁(u)/2)/(2π)`, `u = r²/(2σ²)`
+/// (from `r φ' = −(1 − e^{−u})/(2π)` and `φ ~ −ln r/(2π)` at infinity); with
+/// `E₁(u) = −γ − ln u + Ein(u)` this is `φ = −(ln(2σ²) − γ + Ein(u))/(4π)`, regular at 0.
+fn gauss2_error(method: Method, n: usize) -> f64 {
+    let sigma: f64 = 0.05;
+    let h = 1.0 / n as f64;
+    let r2 = |x: [f64; 3]| (x[0] - 0.5).powi(2) + (x[1] - 0.5).powi(2);
+    let nn = [n, n];
+    let rho = sample(&nn, &[h; 2], |x| (-r2(x) / (2.0 * sigma * sigma)).exp() / (2.0 * PI * sigma * sigma));
+    let euler = 0.577_215_664_901_532_9;
+    let exact = sample(&nn, &[h; 2], |x| {
+        -((2.0 * sigma * sigma).ln() - euler + ein(r2(x) / (2.0 * sigma * sigma))) / (4.0 * PI)
+    });
+    let (phi, _) = solve(method, &nn, &[h; 2], &rho, &opts1());
+    rel_l2(&phi, &exact)
+}
+
+#[test]
+fn gaussian_2d() {
+    // Ein against its series at small u
+    let u: f64 = 0.7;
+    let series: f64 = (1..30).map(|k| (-1f64).powi(k + 1) * u.powi(k) / (k as f64 * (1..=k).map(|i| i as f64).product::<f64>())).sum();
+    assert!((ein(u) - series).abs() < 1e-14);
+    let ns = [32usize, 64, 128];
+    let errs: Vec<f64> = ns.iter().map(|&n| gauss2_error(Method::Hockney, n)).collect();
+    let s = slope(&ns, &errs);
+    let v32 = gauss2_error(Method::Vico, 32);
+    let d32 = gauss2_error(Method::VicoDct, 32);
+    eprintln!("2D Gaussian Hockney {} slope {s:.3}; Vico N=32 {v32:.3e}, DCT {d32:.3e}", fmt_errs(&ns, &errs));
+    assert!((-2.2..=-1.8).contains(&s), "slope {s}");
+    assert!(v32 < 1e-8 && d32 < 1e-8);
+}
+
+/// Field and energy errors for the 3D Gaussian (σ = 0.05, n³ nodes in the unit cube); also
+/// checks that φ does not depend on whether the field is requested.
+fn field_energy_error(m: Method, n: usize) -> (f64, f64) {
+    let h = 1.0 / n as f64;
+    let sigma = 0.05;
+    let nn = [n; 3];
+    let (rho_f, _) = gauss3(sigma, [0.5; 3]);
+    let rho = sample(&nn, &[h; 3], rho_f);
+    // exact field E = E_r x̂,  E_r = (erf(r/√2σ) − √(2/π)(r/σ) e^{−r²/2σ²})/(4πr²)
+    let er = |x: [f64; 3], d: usize| {
+        let v = [x[0] - 0.5, x[1] - 0.5, x[2] - 0.5];
+        let r = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        let q = r / sigma;
+        let e = (libm::erf(q / 2f64.sqrt()) - (2.0 / PI).sqrt() * q * (-q * q / 2.0).exp()) / (4.0 * PI * r * r);
+        e * v[d] / r
+    };
+    let npts = n * n * n;
+    let mut exact = Vec::new();
+    for d in 0..3 {
+        exact.extend(sample(&nn, &[h; 3], |x| er(x, d)));
+    }
+    // exact energy ½∫ρφ = 1/(8π^{3/2}σ)
+    let u_exact = 1.0 / (8.0 * PI.powf(1.5) * sigma);
+    let mut plan = PoissonPlan::new(m, &nn, &[h; 3], &PoissonOpts { nthreads: 2, ..Default::default() }).unwrap();
+    let mut phi = vec![0.0; npts];
+    let mut e = vec![0.0; 3 * npts];
+    let u = plan.execute(&rho, &mut phi, Some(&mut e)).unwrap();
+    let mut phi2 = vec![0.0; npts];
+    let u2 = plan.execute(&rho, &mut phi2, None).unwrap();
+    assert_eq!(u, u2);
+    assert_eq!(phi, phi2);
+    (rel_l2(&e, &exact), ((u - u_exact) / u_exact).abs())
+}
+
+#[test]
+fn field_and_energy() {
+    for m in METHODS {
+        let (ef, eu) = field_energy_error(m, 32);
+        eprintln!("field {m:?} N=32: rel L2 {ef:.3e}, energy rel err {eu:.3e}");
+        let tol = if m == Method::Hockney { (2e-2, 1e-2) } else { (1e-6, 1e-8) };
+        assert!(ef < tol.0 && eu < tol.1, "{m:?} {ef} {eu}");
+    }
+}
+
+#[test]
+fn threads_and_reuse_give_same_result() {
+    let n = [20usize, 18, 22];
+    let h = [0.05, 0.06, 0.045];
+    let npts: usize = n.iter().product();
+    let rho1: Vec<f64> = (0..npts).map(|i| ((i as f64) * 0.37).cos()).collect();
+    let rho2: Vec<f64> = (0..npts).map(|i| ((i as f64) * 0.11).sin()).collect();
+    for m in METHODS {
+        let (a1, _) = solve(m, &n, &h, &rho1, &opts1());
+        let (a2, _) = solve(m, &n, &h, &rho2, &opts1());
+        let mut plan = PoissonPlan::new(m, &n, &h, &PoissonOpts { nthreads: 3, ..Default::default() }).unwrap();
+        let mut b = vec![0.0; npts];
+        plan.execute(&rho1, &mut b, None).unwrap();
+        assert!(rel_l2(&b, &a1) < 1e-14);
+        plan.execute(&rho2, &mut b, None).unwrap();
+        assert!(rel_l2(&b, &a2) < 1e-14);
+    }
+}
+
+#[test]
+fn bad_inputs() {
+    let o = PoissonOpts::default();
+    let err = |r: Result<PoissonPlan>| r.unwrap_err();
+    assert!(matches!(err(PoissonPlan::new(Method::Hockney, &[4, 0, 4], &[1.0; 3], &o)), Error::Modes(_)));
+    assert!(matches!(err(PoissonPlan::new(Method::Hockney, &[4], &[1.0], &o)), Error::Dim(_)));
+    assert!(matches!(err(PoissonPlan::new(Method::Hockney, &[4, 4], &[1.0; 3], &o)), Error::Dim(_)));
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let e = err(PoissonPlan::new(Method::Vico, &[4, 4, 4], &[1.0, bad, 1.0], &o));
+        assert!(matches!(&e, Error::InvalidArg(s) if s.contains("h[1]")), "{e:?}");
+    }
+    let e = err(PoissonPlan::new(Method::VicoDct, &[4, 4], &[1.0; 2], &PoissonOpts { vico_factor: 1.0, ..o.clone() }));
+    assert!(matches!(e, Error::InvalidArg(_)));
+    // Hockney ignores vico_factor
+    PoissonPlan::new(Method::Hockney, &[4, 4], &[1.0; 2], &PoissonOpts { vico_factor: 0.0, ..o.clone() }).unwrap();
+    // product overflow → Modes; padded grid byte size overflow → Alloc
+    assert!(matches!(err(PoissonPlan::new(Method::Hockney, &[1 << 30; 3], &[1.0; 3], &o)), Error::Modes(_)));
+    assert!(matches!(err(PoissonPlan::new(Method::Hockney, &[1 << 20; 3], &[1.0; 3], &o)), Error::Alloc(_)));
+    // NaN in ρ names the index; nothing is written
+    let mut plan = PoissonPlan::new(Method::Hockney, &[3, 4, 5], &[1.0; 3], &o).unwrap();
+    let mut rho = vec![1.0; 60];
+    rho[37] = f64::NAN;
+    let mut phi = vec![7.0; 60];
+    let e = plan.execute(&rho, &mut phi, None).unwrap_err();
+    assert!(matches!(&e, Error::NonFinite(s) if s.contains("rho[37]")), "{e:?}");
+    assert!(phi.iter().all(|&v| v == 7.0));
+    assert!(matches!(plan.execute(&rho[..59], &mut phi, None), Err(Error::InvalidArg(_))));
+    let mut e3 = vec![0.0; 10];
+    rho[37] = 0.0;
+    assert!(matches!(plan.execute(&rho, &mut phi, Some(&mut e3)), Err(Error::InvalidArg(_))));
+    // check_input off: no check (the NaN propagates)
+    let mut plan = PoissonPlan::new(Method::Hockney, &[3, 4, 5], &[1.0; 3], &PoissonOpts { check_input: false, ..o }).unwrap();
+    rho[0] = f64::NAN;
+    plan.execute(&rho, &mut phi, None).unwrap();
+}
+
+/// Accuracy sweep for the record (`cargo test --release --lib poisson_sweep -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn poisson_sweep() {
+    for m in METHODS {
+        let ns: Vec<usize> = if m == Method::Vico { vec![8, 16, 24, 32, 48, 64] } else { vec![8, 16, 24, 32, 48, 64, 96, 128] };
+        let errs: Vec<f64> = ns.iter().map(|&n| gaussian_error(m, n)).collect();
+        eprintln!("Gaussian {m:?}: {}", fmt_errs(&ns, &errs));
+        if m == Method::Hockney {
+            eprintln!("  slope 16..128: {:.3}", slope(&ns[1..], &errs[1..]));
+        }
+        let errs: Vec<f64> = [16usize, 32, 64].iter().map(|&n| sphere_error(m, n)).collect();
+        eprintln!("Sphere {m:?}: {}", fmt_errs(&[16, 32, 64], &errs));
+        let ns = [16usize, 24, 32, 48, 64];
+        let fe: Vec<(f64, f64)> = ns.iter().map(|&n| field_energy_error(m, n)).collect();
+        eprintln!("Field {m:?}: {}", fmt_errs(&ns, &fe.iter().map(|x| x.0).collect::<Vec<_>>()));
+        eprintln!("Energy {m:?}: {}", fmt_errs(&ns, &fe.iter().map(|x| x.1).collect::<Vec<_>>()));
+    }
+}
+
+/// Plan and execute timings for the record
+/// (`cargo test --release --lib poisson_timing -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn poisson_timing() {
+    for n in [64usize, 128] {
+        let nn = [n; 3];
+        let h = [1.0 / n as f64; 3];
+        let rho: Vec<f64> = (0..n * n * n).map(|i| (i as f64 * 1e-3).sin()).collect();
+        let mut phi = vec![0.0; rho.len()];
+        for m in METHODS {
+            for nthreads in [1usize, 0] {
+                let t = std::time::Instant::now();
+                let mut plan = PoissonPlan::new(m, &nn, &h, &PoissonOpts { nthreads, ..Default::default() }).unwrap();
+                let tp = t.elapsed().as_secs_f64();
+                let t = std::time::Instant::now();
+                for _ in 0..3 {
+                    plan.execute(&rho, &mut phi, None).unwrap();
+                }
+                let te = t.elapsed().as_secs_f64() / 3.0;
+                eprintln!("N={n} {m:?} nthreads={nthreads}: plan {tp:.3} s, execute {te:.3} s");
+            }
+        }
+    }
+}
