@@ -455,10 +455,12 @@ impl<T: Real> Spreader<T> {
         for (q, o) in out.iter_mut().enumerate() {
             self.point_kernel(k, a + q, &mut ker, &mut i0);
             let contiguous = i0[0] >= 0 && i0[0] as usize + w[0] <= nf[0];
+            // wrapped row indices, advanced by increments (no division per row)
+            let mut gz = i0[2].rem_euclid(nf[2] as isize) as usize;
+            let gy0 = i0[1].rem_euclid(nf[1] as isize) as usize;
             for kz in 0..w[2] {
-                let gz = (i0[2] + kz as isize).rem_euclid(nf[2] as isize) as usize;
+                let mut gy = gy0;
                 for jy in 0..w[1] {
-                    let gy = (i0[1] + jy as isize).rem_euclid(nf[1] as isize) as usize;
                     let r = jy + w[1] * kz;
                     let rowbase = nf[0] * (gy + nf[1] * gz);
                     if contiguous {
@@ -471,6 +473,14 @@ impl<T: Real> Spreader<T> {
                         }
                         rows[r] = r * w[0];
                     }
+                    gy += 1;
+                    if gy == nf[1] {
+                        gy = 0;
+                    }
+                }
+                gz += 1;
+                if gz == nf[2] {
+                    gz = 0;
                 }
             }
             let src: &[Complex<T>] = if contiguous { grid } else { &wrapped };
@@ -488,7 +498,15 @@ impl<T: Real> Spreader<T> {
 fn fold<T: Real>(x: T, nf: usize) -> T {
     let u = x * T::of(1.0 / (2.0 * std::f64::consts::PI));
     let nfd = T::of(nf as f64);
-    let g = (u - u.floor()) * nfd;
+    // floor by integer conversion (baseline x86-64 has no inlined floor instruction); values
+    // beyond 2^31 periods take the library floor
+    let fl = if u.abs() < T::of(2147483648.0) {
+        let t = T::of(u.to_i32().unwrap_or(0) as f64);
+        if t > u { t - T::one() } else { t }
+    } else {
+        u.floor()
+    };
+    let g = (u - fl) * nfd;
     if g >= nfd {
         g - nfd
     } else {
