@@ -12,6 +12,7 @@
 //! (`k = −N/2 … (N−1)/2`, x fastest) with sign `+` for `iflag ≥ 0`, as the library
 //! documents; the direct sums here are written independently of the library.
 
+use crate::direct;
 use crate::json;
 use crate::npy;
 use crate::CliResult;
@@ -20,7 +21,6 @@ use farfield::nufft::{NufftOpts, NufftPlan};
 use farfield::Real;
 use num_complex::{Complex, Complex64};
 use rand::{Rng, SeedableRng};
-use rayon::prelude::*;
 use serde_json::json;
 use std::f64::consts::PI;
 use std::path::PathBuf;
@@ -87,8 +87,9 @@ pub struct NufftBenchArgs {
     /// Random seed.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Write the inputs and the output as .npy (x.npy, y.npy, z.npy, input.npy, output.npy;
-    /// modes flat, x fastest) to DIR, for comparisons with other libraries.
+    /// Write the inputs and the output as .npy to DIR, for comparisons with other libraries:
+    /// x.npy, y.npy, z.npy, input.npy, output.npy (modes flat, x fastest), and the checked
+    /// output indices and their direct sums (check_idx.npy, check_exact.npy, complex128).
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
     /// Print a JSON object as the last line of stdout.
@@ -118,82 +119,25 @@ pub fn parse_modes(s: &str, dim: usize) -> CliResult<Vec<usize>> {
     }
 }
 
-/// Inputs of one case, in f64 (the benchmark precision's values, exactly).
-struct Inputs {
-    coords: [Vec<f64>; 3],
-    data: Vec<Complex64>,
+/// Inputs of one case in the benchmark precision (the NUFFT reads them in place: no copies,
+/// so the process's memory is what a user's would be).
+struct Inputs<T: Real> {
+    coords: [Vec<T>; 3],
+    data: Vec<Complex<T>>,
 }
 
-fn make_inputs(dim: usize, m: usize, nin: usize, seed: u64, round: impl Fn(f64) -> f64) -> Inputs {
+fn make_inputs<T: Real>(dim: usize, m: usize, nin: usize, seed: u64) -> Inputs<T> {
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
-    let mut coords: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let mut coords: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for c in coords.iter_mut().take(dim) {
-        *c = (0..m).map(|_| round(rng.gen_range(-PI..PI))).collect();
+        *c = (0..m).map(|_| T::of(rng.gen_range(-PI..PI))).collect();
     }
-    let data = (0..nin).map(|_| Complex64::new(round(rng.gen_range(-1.0..1.0)), round(rng.gen_range(-1.0..1.0)))).collect();
+    let data = (0..nin).map(|_| Complex::new(T::of(rng.gen_range(-1.0..1.0)), T::of(rng.gen_range(-1.0..1.0)))).collect();
     Inputs { coords, data }
 }
 
-/// Integer frequency of CMCL mode index `i` on an axis of `n` modes.
-fn freq(i: usize, n: usize) -> f64 {
-    i as f64 - (n / 2) as f64
-}
-
-/// Type 1 direct sums `f_k = Σ_j c_j e^{i s k·x_j}` for the flat mode indices `which`.
-fn direct_type1(n: &[usize; 3], dim: usize, inp: &Inputs, sign: f64, which: &[usize]) -> Vec<Complex64> {
-    let ks: Vec<[f64; 3]> = which
-        .iter()
-        .map(|&i| [freq(i % n[0], n[0]), freq((i / n[0]) % n[1], n[1]), freq(i / (n[0] * n[1]), n[2])])
-        .collect();
-    let m = inp.coords[0].len();
-    let zero = [0.0f64; 0];
-    let x = &inp.coords[0];
-    let y = if dim > 1 { &inp.coords[1][..] } else { &zero[..] };
-    let z = if dim > 2 { &inp.coords[2][..] } else { &zero[..] };
-    let nk = ks.len();
-    let chunk = 1 << 14;
-    (0..m.div_ceil(chunk))
-        .into_par_iter()
-        .fold(
-            || vec![Complex64::default(); nk],
-            |mut acc, ch| {
-                for j in ch * chunk..((ch + 1) * chunk).min(m) {
-                    let (xj, yj, zj) = (x[j], if dim > 1 { y[j] } else { 0.0 }, if dim > 2 { z[j] } else { 0.0 });
-                    let c = inp.data[j];
-                    for (a, k) in acc.iter_mut().zip(&ks) {
-                        let (s, co) = (sign * (k[0] * xj + k[1] * yj + k[2] * zj)).sin_cos();
-                        *a += c * Complex64::new(co, s);
-                    }
-                }
-                acc
-            },
-        )
-        .reduce(|| vec![Complex64::default(); nk], |a, b| a.iter().zip(&b).map(|(u, v)| u + v).collect())
-}
-
-/// Type 2 direct sums `c_j = Σ_k f_k e^{i s k·x_j}` for the points `which`, factorised per axis.
-fn direct_type2(n: &[usize; 3], dim: usize, inp: &Inputs, sign: f64, which: &[usize]) -> Vec<Complex64> {
-    let f = &inp.data;
-    which
-        .par_iter()
-        .map(|&j| {
-            let e: Vec<Vec<Complex64>> = (0..3)
-                .map(|d| {
-                    let xd = if d < dim { inp.coords[d][j] } else { 0.0 };
-                    (0..n[d]).map(|i| Complex64::from_polar(1.0, sign * freq(i, n[d]) * xd)).collect()
-                })
-                .collect();
-            let mut total = Complex64::default();
-            for i3 in 0..n[2] {
-                for i2 in 0..n[1] {
-                    let row = &f[n[0] * (i2 + n[1] * i3)..n[0] * (i2 + 1 + n[1] * i3)];
-                    let s: Complex64 = row.iter().zip(&e[0]).map(|(a, b)| a * b).sum();
-                    total += s * e[1][i2] * e[2][i3];
-                }
-            }
-            total
-        })
-        .collect()
+fn c64<T: Real>(z: Complex<T>) -> Complex64 {
+    Complex64::new(z.re.to_f64v(), z.im.to_f64v())
 }
 
 /// Picks `k` distinct indices below `n` (all of them when `k ≥ n`), sorted.
@@ -208,21 +152,19 @@ fn sample_indices(n: usize, k: usize, seed: u64) -> Vec<usize> {
 }
 
 /// Result of one case.
-struct CaseResult {
+struct CaseResult<T: Real> {
     plan_s: f64,
     setpts_s: f64,
     exec_s: f64,
     stages: farfield::nufft::Timings,
     info: farfield::nufft::NufftInfo,
-    output: Vec<Complex64>,
+    output: Vec<Complex<T>>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_case<T: Real>(ty: i32, dim: usize, n: &[usize; 3], m: usize, iflag: i32, tol: f64, opts: &NufftOpts,
-                     inp: &Inputs) -> CliResult<CaseResult> {
+                     inp: &mut Inputs<T>) -> CliResult<CaseResult<T>> {
     let e = |e: farfield::Error| format!("NUFFT: {e}");
-    let conv = |v: &[f64]| -> Vec<T> { v.iter().map(|&a| T::of(a)).collect() };
-    let coords: Vec<Vec<T>> = (0..3).map(|d| if d < dim { conv(&inp.coords[d]) } else { Vec::new() }).collect();
-    let mut input: Vec<Complex<T>> = inp.data.iter().map(|z| Complex::new(T::of(z.re), T::of(z.im))).collect();
     let nm: usize = n.iter().product();
     let mut out = vec![Complex::<T>::new(T::zero(), T::zero()); if ty == 1 { nm } else { m }];
     let modes: Vec<i64> = n[..dim].iter().map(|&v| v as i64).collect();
@@ -231,44 +173,31 @@ fn run_case<T: Real>(ty: i32, dim: usize, n: &[usize; 3], m: usize, iflag: i32, 
     let mut plan = NufftPlan::<T>::new(ty, dim, &modes, iflag, 1, tol, opts).map_err(e)?;
     let plan_s = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
-    plan.setpts(&coords[0], &coords[1], &coords[2]).map_err(e)?;
+    plan.setpts(&inp.coords[0], &inp.coords[1], &inp.coords[2]).map_err(e)?;
     let setpts_s = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
     if ty == 1 {
-        plan.execute(&mut input, &mut out).map_err(e)?;
+        plan.execute(&mut inp.data, &mut out).map_err(e)?;
     } else {
-        plan.execute(&mut out, &mut input).map_err(e)?;
+        plan.execute(&mut out, &mut inp.data).map_err(e)?;
     }
     let exec_s = t0.elapsed().as_secs_f64();
     let stages = plan.timings();
     let info = plan.info();
-    drop(plan);
-    let output = out.iter().map(|z| Complex64::new(z.re.to_f64v(), z.im.to_f64v())).collect();
-    Ok(CaseResult { plan_s, setpts_s, exec_s, stages, info, output })
+    Ok(CaseResult { plan_s, setpts_s, exec_s, stages, info, output: out })
 }
 
-fn save_case(dir: &std::path::Path, dim: usize, n: &[usize; 3], ty: i32, inp: &Inputs, out: &[Complex64], f32_: bool)
-    -> CliResult<()> {
+fn save_case<T: Real + npyz::Serialize + npyz::AutoSerialize>(dir: &std::path::Path, dim: usize, inp: &Inputs<T>,
+                                                               out: &[Complex<T>]) -> CliResult<()>
+where
+    Complex<T>: npyz::Serialize + npyz::AutoSerialize,
+{
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let nm: u64 = n.iter().product::<usize>() as u64;
-    let m = inp.coords[0].len() as u64;
-    let (nin, nout) = if ty == 1 { (m, nm) } else { (nm, m) };
     for (d, name) in ["x.npy", "y.npy", "z.npy"].iter().enumerate().take(dim) {
-        if f32_ {
-            let v: Vec<f32> = inp.coords[d].iter().map(|&a| a as f32).collect();
-            npy::write_array(&dir.join(name), &[m], &v)?;
-        } else {
-            npy::write_array(&dir.join(name), &[m], &inp.coords[d])?;
-        }
+        npy::write_array(&dir.join(name), &[inp.coords[d].len() as u64], &inp.coords[d])?;
     }
-    if f32_ {
-        let c = |v: &[Complex64]| -> Vec<Complex<f32>> { v.iter().map(|z| Complex::new(z.re as f32, z.im as f32)).collect() };
-        npy::write_array(&dir.join("input.npy"), &[nin], &c(&inp.data))?;
-        npy::write_array(&dir.join("output.npy"), &[nout], &c(out))?;
-    } else {
-        npy::write_array(&dir.join("input.npy"), &[nin], &inp.data)?;
-        npy::write_array(&dir.join("output.npy"), &[nout], out)?;
-    }
+    npy::write_array(&dir.join("input.npy"), &[inp.data.len() as u64], &inp.data)?;
+    npy::write_array(&dir.join("output.npy"), &[out.len() as u64], out)?;
     Ok(())
 }
 
@@ -295,41 +224,67 @@ pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
         fftw,
         ..NufftOpts::default()
     };
+    let spec = Spec { dim, n, m, iflag, opts };
+    if a.prec == PrecArg::F32 {
+        run_typed::<f32>(a, &spec)
+    } else {
+        run_typed::<f64>(a, &spec)
+    }
+}
+
+/// The parsed case.
+struct Spec {
+    dim: usize,
+    n: [usize; 3],
+    m: usize,
+    iflag: i32,
+    opts: NufftOpts,
+}
+
+fn run_typed<T: Real + npyz::Serialize + npyz::AutoSerialize>(a: &NufftBenchArgs, spec: &Spec) -> CliResult<()>
+where
+    Complex<T>: npyz::Serialize + npyz::AutoSerialize,
+{
+    let Spec { dim, n, m, iflag, opts } = *spec;
     let nm: usize = n.iter().product();
     let nin = if a.ty == 1 { m } else { nm };
-    let is_f32 = a.prec == PrecArg::F32;
-    let inp = make_inputs(dim, m, nin, a.seed, |v| if is_f32 { v as f32 as f64 } else { v });
-    let r = if is_f32 {
-        run_case::<f32>(a.ty, dim, &n, m, iflag, a.tol, &opts, &inp)?
-    } else {
-        run_case::<f64>(a.ty, dim, &n, m, iflag, a.tol, &opts, &inp)?
-    };
+    let mut inp = make_inputs::<T>(dim, m, nin, a.seed);
+    let r = run_case::<T>(a.ty, dim, &n, m, iflag, a.tol, &opts, &mut inp)?;
     let total_s = r.plan_s + r.setpts_s + r.exec_s;
     let pps = m as f64 / r.exec_s;
 
     // accuracy on a random subset of outputs
     let tcheck = Instant::now();
     let sign = if iflag >= 0 { 1.0 } else { -1.0 };
-    let (rel_error, checked) = if a.check == 0 {
-        (None, 0)
+    let nout = if a.ty == 1 { nm } else { m };
+    let which = if a.check == 0 { Vec::new() } else { sample_indices(nout, a.check, a.seed) };
+    let exact = if which.is_empty() {
+        Vec::new()
+    } else if a.ty == 1 {
+        direct::type1(&n, dim, &inp.coords, &inp.data, sign, &which)
     } else {
-        let nout = if a.ty == 1 { nm } else { m };
-        let which = sample_indices(nout, a.check, a.seed);
-        let exact =
-            if a.ty == 1 { direct_type1(&n, dim, &inp, sign, &which) } else { direct_type2(&n, dim, &inp, sign, &which) };
-        let num: f64 = which.iter().zip(&exact).map(|(&i, e)| (r.output[i] - e).norm_sqr()).sum();
-        let den: f64 = exact.iter().map(|e| e.norm_sqr()).sum();
-        (Some((num / den).sqrt()), which.len())
+        direct::type2(&n, dim, &inp.coords, &inp.data, sign, &which)
     };
+    let rel_error = if which.is_empty() {
+        None
+    } else {
+        let num: f64 = which.iter().zip(&exact).map(|(&i, e)| (c64(r.output[i]) - e).norm_sqr()).sum();
+        let den: f64 = exact.iter().map(|e| e.norm_sqr()).sum();
+        Some((num / den).sqrt())
+    };
+    let checked = which.len();
     let check_s = tcheck.elapsed().as_secs_f64();
 
     if let Some(dir) = &a.save {
-        save_case(dir, dim, &n, a.ty, &inp, &r.output, is_f32)?;
+        save_case(dir, dim, &inp, &r.output)?;
+        let idx: Vec<u64> = which.iter().map(|&i| i as u64).collect();
+        npy::write_array(&dir.join("check_idx.npy"), &[idx.len() as u64], &idx)?;
+        npy::write_array(&dir.join("check_exact.npy"), &[exact.len() as u64], &exact)?;
     }
 
     let modes_s: Vec<String> = n[..dim].iter().map(|v| v.to_string()).collect();
     let nf_s: Vec<String> = r.info.nf[..dim].iter().map(|v| v.to_string()).collect();
-    let prec = if is_f32 { "f32" } else { "f64" };
+    let prec = T::NAME;
     let kernel = if a.kernel == KernelArg::Gauss { "gauss" } else { "es" };
     let stage = if a.ty == 1 { "spread" } else { "interp" };
     println!("farfield bench nufft: type {} dim {dim} modes {} M {m} tol {:e} {prec} iflag {iflag:+} threads {}",
@@ -398,37 +353,6 @@ mod tests {
         assert_eq!(parse_modes("10,20", 2).unwrap(), vec![10, 20]);
         assert_eq!(parse_modes("1e6", 1).unwrap(), vec![1_000_000]);
         assert!(parse_modes("10,20", 3).is_err());
-    }
-
-    #[test]
-    fn direct_sums_match_naive_sums() {
-        let n = [4usize, 3, 5];
-        let inp = make_inputs(3, 7, 7, 1, |v| v);
-        let which: Vec<usize> = (0..60).collect();
-        let t1 = direct_type1(&n, 3, &inp, -1.0, &which);
-        // f_k = Σ_j c_j e^{−i k·x_j}, evaluated naively
-        for (i, v) in which.iter().zip(&t1) {
-            let k = [freq(i % 4, 4), freq((i / 4) % 3, 3), freq(i / 12, 5)];
-            let d: Complex64 = (0..7)
-                .map(|j| inp.data[j] * Complex64::from_polar(1.0, -(k[0] * inp.coords[0][j] + k[1] * inp.coords[1][j] + k[2] * inp.coords[2][j])))
-                .sum();
-            assert!((d - v).norm() < 1e-12);
-        }
-        let inp2 = make_inputs(3, 7, 60, 2, |v| v);
-        let t2 = direct_type2(&n, 3, &inp2, 1.0, &[0, 3, 6]);
-        for (&j, v) in [0usize, 3, 6].iter().zip(&t2) {
-            let d: Complex64 = (0..60)
-                .map(|i| {
-                    let k = [freq(i % 4, 4), freq((i / 4) % 3, 3), freq(i / 12, 5)];
-                    inp2.data[i] * Complex64::from_polar(1.0, k[0] * inp2.coords[0][j] + k[1] * inp2.coords[1][j] + k[2] * inp2.coords[2][j])
-                })
-                .sum();
-            assert!((d - v).norm() < 1e-12);
-        }
-        assert_eq!(freq(0, 5), -2.0);
-        assert_eq!(freq(4, 5), 2.0);
-        assert_eq!(freq(0, 4), -2.0);
-        assert_eq!(freq(3, 4), 1.0);
     }
 
     #[test]

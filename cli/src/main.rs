@@ -10,6 +10,7 @@
 
 mod bench;
 mod demo;
+mod direct;
 mod json;
 mod npy;
 mod phantom;
