@@ -1,4 +1,4 @@
-/* ABI layout of the option/info structs and the default options. The numbers below are part
+/* ABI layout of the option/info structs (NUFFT and Poisson) and the default options. The numbers below are part
  * of the stable ABI (fields are only ever appended); fortran/tests/test_layout.f90 asserts
  * exactly the same numbers for the bind(c) Fortran types.
  * SPDX-License-Identifier: MIT OR Apache-2.0 */
@@ -40,6 +40,14 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_nufft_info, warnings), 56);
     EXPECT_SIZE(offsetof(farfield_nufft_info, backend), 60);
 
+    /* farfield_poisson_opts */
+    EXPECT_SIZE(sizeof(farfield_poisson_opts), 24);
+    EXPECT_SIZE(offsetof(farfield_poisson_opts, nthreads), 0);
+    EXPECT_SIZE(offsetof(farfield_poisson_opts, debug), 4);
+    EXPECT_SIZE(offsetof(farfield_poisson_opts, fftw), 8);
+    EXPECT_SIZE(offsetof(farfield_poisson_opts, check_input), 12);
+    EXPECT_SIZE(offsetof(farfield_poisson_opts, vico_factor), 16);
+
     /* complex types: (re, im) pairs */
     EXPECT_SIZE(sizeof(farfield_complex), 16);
     EXPECT_SIZE(sizeof(farfield_complexf), 8);
@@ -63,5 +71,6 @@ int main(void) {
     EXPECT(FARFIELD_BACKEND_AUTO == 0 && FARFIELD_BACKEND_CPU == 1 && FARFIELD_BACKEND_CUDA == 2);
     EXPECT(FARFIELD_KERNEL_ES == 0 && FARFIELD_KERNEL_GAUSSIAN == 1);
     EXPECT(FARFIELD_WARN_TOL_CLAMPED == 1);
+    EXPECT(FARFIELD_POISSON_HOCKNEY == 0 && FARFIELD_POISSON_VICO == 1 && FARFIELD_POISSON_VICO_DCT == 2);
     return ff_finish("c_layout");
 }

@@ -2,8 +2,8 @@
 !>
 !> SPDX-License-Identifier: MIT OR Apache-2.0
 !>
-!> * Derived types `farfield_nufft_opts` / `farfield_nufft_info` are `bind(c)` copies of the C
-!>   structs (fields are only ever appended; fortran/tests/test_layout.f90 asserts the layout).
+!> * Derived types `farfield_nufft_opts`, `farfield_nufft_info` and `farfield_poisson_opts` are
+!>   `bind(c)` copies of the C structs (fields are only ever appended; fortran/tests/test_layout.f90 asserts the layout).
 !> * Named constants mirror every `FARFIELD_*` macro of the header.
 !> * `bind(c)` interfaces carry the C names and mirror the C prototypes exactly: pointers that
 !>   may be NULL (`opts`, `y`, `z`, `s`, `t`, `u`) are `type(c_ptr), value`; pass `c_null_ptr`
@@ -15,6 +15,8 @@
 !> Conventions (as in C): status 0 = success, failures are FARFIELD_ERR_* (>= 100);
 !> mode arrays are x fastest, i.e. a Fortran array `f(N1, N2, N3)` in CMCL order
 !> (k = -N/2 ... (N-1)/2 along each axis by default); coordinates in radians, 2*pi-periodic.
+!> Poisson grids are node values x fastest, i.e. `rho(nx, ny, nz)`; the field is
+!> `e(nx, ny, nz, 3)` (component last).
 !> Complex arrays are `complex(c_double_complex)` / `complex(c_float_complex)`.
 module farfield
   use, intrinsic :: iso_c_binding, only: c_int, c_int32_t, c_int64_t, c_double, c_float, &
@@ -53,6 +55,11 @@ module farfield
   integer(c_int32_t), parameter, public :: FARFIELD_KERNEL_GAUSSIAN = 1
   integer(c_int32_t), parameter, public :: FARFIELD_WARN_TOL_CLAMPED = 1
 
+  ! ---- Poisson methods (argument `method` of farfield_poisson_makeplan) ---------------------
+  integer(c_int), parameter, public :: FARFIELD_POISSON_HOCKNEY = 0
+  integer(c_int), parameter, public :: FARFIELD_POISSON_VICO = 1
+  integer(c_int), parameter, public :: FARFIELD_POISSON_VICO_DCT = 2
+
   !> Options of a NUFFT plan (C: farfield_nufft_opts). Get defaults with
   !> farfield_nufft_default_opts, change fields, pass to makeplan.
   type, bind(c), public :: farfield_nufft_opts
@@ -78,12 +85,24 @@ module farfield
      integer(c_int32_t) :: backend        !< FARFIELD_BACKEND_CPU or _CUDA
   end type farfield_nufft_info
 
+  !> Options of a Poisson plan (C: farfield_poisson_opts). Get defaults with
+  !> farfield_poisson_default_opts.
+  type, bind(c), public :: farfield_poisson_opts
+     integer(c_int32_t) :: nthreads     !< 0 = all cores, 1 = caller's thread only
+     integer(c_int32_t) :: debug        !< > 0: print sizes and timings to stderr
+     integer(c_int32_t) :: fftw         !< FFTW flags: 64 = ESTIMATE, 0 = MEASURE
+     integer(c_int32_t) :: check_input  !< non-zero: reject NaN/Inf in rho
+     real(c_double)     :: vico_factor  !< Vico truncation radius factor (> 1, default 1.1)
+  end type farfield_poisson_opts
+
   ! ---- the C functions --------------------------------------------------------------------
   public :: farfield_nufft_default_opts
   public :: farfield_nufft_makeplan, farfield_nufft_setpts, farfield_nufft_execute
   public :: farfield_nufft_get_info, farfield_nufft_destroy
   public :: farfield_nufftf_makeplan, farfield_nufftf_setpts, farfield_nufftf_execute
   public :: farfield_nufftf_get_info, farfield_nufftf_destroy
+  public :: farfield_poisson_default_opts, farfield_poisson_makeplan, farfield_poisson_execute
+  public :: farfield_poisson_destroy
   public :: farfield_status_string, farfield_last_error_message, farfield_version
 
   ! ---- Fortran-friendly helpers and wrappers ----------------------------------------------
@@ -91,6 +110,7 @@ module farfield
   public :: farfield_status_string_f, farfield_last_error_message_f, farfield_version_f
   public :: farfield_nufft_makeplan_f, farfield_nufft_setpts_f, farfield_nufft_destroy_f
   public :: farfield_nufftf_makeplan_f, farfield_nufftf_setpts_f, farfield_nufftf_destroy_f
+  public :: farfield_poisson_makeplan_f, farfield_poisson_execute_f, farfield_poisson_destroy_f
 
   interface
      !> void farfield_nufft_default_opts(farfield_nufft_opts *opts)
@@ -199,6 +219,47 @@ module farfield
        type(c_ptr), value :: plan
        integer(c_int) :: ier
      end function farfield_nufftf_destroy
+
+     !> int farfield_poisson_default_opts(farfield_poisson_opts *opts)
+     function farfield_poisson_default_opts(opts) result(ier) bind(c, name="farfield_poisson_default_opts")
+       import :: c_int, farfield_poisson_opts
+       type(farfield_poisson_opts), intent(out) :: opts
+       integer(c_int) :: ier
+     end function farfield_poisson_default_opts
+
+     !> int farfield_poisson_makeplan(int method, int dim, const int64_t *n, const double *h,
+     !>     farfield_poisson_plan *plan, const farfield_poisson_opts *opts)
+     !> opts: c_null_ptr for defaults, or c_loc(an opts variable with the target attribute).
+     function farfield_poisson_makeplan(method, dim, n, h, plan, opts) result(ier) &
+          bind(c, name="farfield_poisson_makeplan")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       integer(c_int), value :: method, dim
+       integer(c_int64_t), intent(in) :: n(*)
+       real(c_double), intent(in) :: h(*)
+       type(c_ptr), intent(out) :: plan
+       type(c_ptr), value :: opts
+       integer(c_int) :: ier
+     end function farfield_poisson_makeplan
+
+     !> int farfield_poisson_execute(plan, const double *rho, double *phi, double *efield,
+     !>     double *energy): efield (dim*prod(n) values, component last) and energy may be
+     !> c_null_ptr.
+     function farfield_poisson_execute(plan, rho, phi, efield, energy) result(ier) &
+          bind(c, name="farfield_poisson_execute")
+       import :: c_int, c_double, c_ptr
+       type(c_ptr), value :: plan
+       real(c_double), intent(in) :: rho(*)
+       real(c_double), intent(inout) :: phi(*)
+       type(c_ptr), value :: efield, energy
+       integer(c_int) :: ier
+     end function farfield_poisson_execute
+
+     !> int farfield_poisson_destroy(plan); c_null_ptr is fine.
+     function farfield_poisson_destroy(plan) result(ier) bind(c, name="farfield_poisson_destroy")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int) :: ier
+     end function farfield_poisson_destroy
 
      !> const char *farfield_status_string(int status) (static; see farfield_status_string_f)
      function farfield_status_string(status) result(p) bind(c, name="farfield_status_string")
@@ -387,5 +448,57 @@ contains
     ier = farfield_nufftf_destroy(plan)
     plan = c_null_ptr
   end function farfield_nufftf_destroy_f
+
+  !> Makes a Poisson plan: dim = size(n) (2 or 3), h(:) the spacings (same size as n);
+  !> opts optional (defaults if absent).
+  function farfield_poisson_makeplan_f(method, n, h, plan, opts) result(ier)
+    integer, intent(in) :: method
+    integer(c_int64_t), intent(in) :: n(:)
+    real(c_double), intent(in) :: h(:)
+    type(c_ptr), intent(out) :: plan
+    type(farfield_poisson_opts), intent(in), optional, target :: opts
+    integer(c_int) :: ier
+    integer(c_int64_t) :: nn(max(size(n), 1))
+    real(c_double) :: hh(max(size(n), 1))
+    type(c_ptr) :: popts
+    plan = c_null_ptr
+    if (size(h) /= size(n)) then
+       ier = FARFIELD_ERR_INVALID_ARG
+       return
+    end if
+    popts = c_null_ptr
+    if (present(opts)) popts = c_loc(opts)
+    nn = 0
+    hh = 0
+    nn(1:size(n)) = n
+    hh(1:size(h)) = h
+    ier = farfield_poisson_makeplan(int(method, c_int), int(size(n), c_int), nn, hh, plan, popts)
+  end function farfield_poisson_makeplan_f
+
+  !> Solves for one right-hand side: rho and phi of prod(n) values (any rank, e.g.
+  !> rho(nx, ny, nz)); optional efield of dim*prod(n) values (e.g. e(nx, ny, nz, 3)) and
+  !> energy.
+  function farfield_poisson_execute_f(plan, rho, phi, efield, energy) result(ier)
+    type(c_ptr), intent(in) :: plan
+    real(c_double), intent(in) :: rho(*)
+    real(c_double), intent(inout) :: phi(*)
+    real(c_double), intent(inout), optional, target :: efield(*)
+    real(c_double), intent(inout), optional, target :: energy
+    integer(c_int) :: ier
+    type(c_ptr) :: pe, pu
+    pe = c_null_ptr
+    pu = c_null_ptr
+    if (present(efield)) pe = c_loc(efield(1))
+    if (present(energy)) pu = c_loc(energy)
+    ier = farfield_poisson_execute(plan, rho, phi, pe, pu)
+  end function farfield_poisson_execute_f
+
+  !> Destroys a Poisson plan and sets it to c_null_ptr.
+  function farfield_poisson_destroy_f(plan) result(ier)
+    type(c_ptr), intent(inout) :: plan
+    integer(c_int) :: ier
+    ier = farfield_poisson_destroy(plan)
+    plan = c_null_ptr
+  end function farfield_poisson_destroy_f
 
 end module farfield

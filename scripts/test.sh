@@ -11,9 +11,11 @@
 # All steps run even if an earlier test step fails; a summary follows, and the exit status is
 # non-zero if any step failed.
 #
-# One cargo target directory serves both halves: CMake's `cargo build --release -p farfield`
-# uses CARGO_TARGET_DIR (default: the workspace target/), so the release artifacts compiled by
-# `cargo test --release` are reused rather than compiled a second time.
+# One cargo target directory serves both halves: CMake's cargo build uses CARGO_TARGET_DIR
+# (default: the workspace target/) and the selection "--workspace --lib --tests", which resolves
+# dependency features exactly as `cargo test --workspace` does, so the library compiled by
+# `cargo test --release` is reused as is (a plain `-p farfield` build would differ in a few
+# dependency features, e.g. either/std, and recompile the crate).
 #
 # Environment:
 #   FARFIELD_BUILD_DIR   CMake build directory (default build/test; reused incrementally)
@@ -76,7 +78,8 @@ echo "CARGO_TARGET_DIR=$CARGO_TARGET_DIR  build dir=$BUILD_DIR  jobs=$JOBS  valg
 step "cargo test --workspace --release" cargo test --workspace --release
 
 if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
-     -DFARFIELD_VALGRIND="$VALGRIND" -DFARFIELD_CARGO_TARGET_DIR="$CARGO_TARGET_DIR"; then
+     -DFARFIELD_VALGRIND="$VALGRIND" -DFARFIELD_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" \
+     -DFARFIELD_CARGO_ARGS="--workspace;--lib;--tests"; then
   if step "cmake build" cmake --build "$BUILD_DIR" -j "$JOBS"; then
     step "ctest (C, C++, Fortran, valgrind, consumer)" \
       ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"

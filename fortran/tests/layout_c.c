@@ -28,3 +28,13 @@ void farfield_test_info_layout(int64_t out[9]) {
     out[7] = (int64_t)offsetof(farfield_nufft_info, warnings);
     out[8] = (int64_t)offsetof(farfield_nufft_info, backend);
 }
+
+/* out[0] = sizeof, out[1..5] = offsets. */
+void farfield_test_poisson_opts_layout(int64_t out[6]) {
+    out[0] = (int64_t)sizeof(farfield_poisson_opts);
+    out[1] = (int64_t)offsetof(farfield_poisson_opts, nthreads);
+    out[2] = (int64_t)offsetof(farfield_poisson_opts, debug);
+    out[3] = (int64_t)offsetof(farfield_poisson_opts, fftw);
+    out[4] = (int64_t)offsetof(farfield_poisson_opts, check_input);
+    out[5] = (int64_t)offsetof(farfield_poisson_opts, vico_factor);
+}

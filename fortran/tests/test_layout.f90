@@ -1,4 +1,4 @@
-!> Layout of the bind(c) types of the farfield module: c_sizeof and field offsets (c_loc
+!> Layout of the bind(c) types of the farfield module (NUFFT opts/info, Poisson opts): c_sizeof and field offsets (c_loc
 !> differences) must equal (a) the frozen ABI numbers that c_tests/c_layout.c also asserts and
 !> (b) what the C compiler reports (layout_c.c, compiled into this test). Also checks the
 !> default options arrive intact through the Fortran type.
@@ -17,15 +17,21 @@ program test_layout
        import :: c_int64_t
        integer(c_int64_t), intent(out) :: out(9)
      end subroutine farfield_test_info_layout
+     subroutine farfield_test_poisson_opts_layout(out) bind(c, name="farfield_test_poisson_opts_layout")
+       import :: c_int64_t
+       integer(c_int64_t), intent(out) :: out(6)
+     end subroutine farfield_test_poisson_opts_layout
   end interface
 
   ! the frozen ABI (same numbers as c_tests/c_layout.c): sizeof, then offsets in field order
   integer(c_int64_t), parameter :: opts_abi(9) = [40, 0, 4, 8, 12, 16, 24, 28, 32]
   integer(c_int64_t), parameter :: info_abi(9) = [64, 0, 24, 28, 32, 40, 48, 56, 60]
+  integer(c_int64_t), parameter :: poisson_abi(6) = [24, 0, 4, 8, 12, 16]
 
   type(farfield_nufft_opts), target :: o
   type(farfield_nufft_info), target :: inf
-  integer(c_int64_t) :: fo(9), fi(9), co(9), ci(9)
+  type(farfield_poisson_opts), target :: po
+  integer(c_int64_t) :: fo(9), fi(9), co(9), ci(9), fp(6), cp(6)
   integer :: failures = 0, i
 
   fo(1) = c_sizeof(o)
@@ -48,18 +54,32 @@ program test_layout
   fi(8) = off(c_loc(inf%warnings), c_loc(inf))
   fi(9) = off(c_loc(inf%backend), c_loc(inf))
 
+  fp(1) = c_sizeof(po)
+  fp(2) = off(c_loc(po%nthreads), c_loc(po))
+  fp(3) = off(c_loc(po%debug), c_loc(po))
+  fp(4) = off(c_loc(po%fftw), c_loc(po))
+  fp(5) = off(c_loc(po%check_input), c_loc(po))
+  fp(6) = off(c_loc(po%vico_factor), c_loc(po))
+
   call farfield_test_opts_layout(co)
+  call farfield_test_poisson_opts_layout(cp)
   call farfield_test_info_layout(ci)
 
   write (*, '(a, 9i4)') 'opts Fortran: ', fo
   write (*, '(a, 9i4)') 'opts C:       ', co
   write (*, '(a, 9i4)') 'info Fortran: ', fi
   write (*, '(a, 9i4)') 'info C:       ', ci
+  write (*, '(a, 6i4)') 'poisson opts Fortran: ', fp
+  write (*, '(a, 6i4)') 'poisson opts C:       ', cp
   do i = 1, 9
      call expect(fo(i) == opts_abi(i), 'opts layout (Fortran) vs frozen ABI', i)
      call expect(co(i) == opts_abi(i), 'opts layout (C) vs frozen ABI', i)
      call expect(fi(i) == info_abi(i), 'info layout (Fortran) vs frozen ABI', i)
      call expect(ci(i) == info_abi(i), 'info layout (C) vs frozen ABI', i)
+  end do
+  do i = 1, 6
+     call expect(fp(i) == poisson_abi(i), 'poisson opts layout (Fortran) vs frozen ABI', i)
+     call expect(cp(i) == poisson_abi(i), 'poisson opts layout (C) vs frozen ABI', i)
   end do
   call expect(c_sizeof(inf%nf) == 24, 'sizeof(info%nf)', 0)
 
@@ -72,6 +92,11 @@ program test_layout
   call expect(o%kernel == FARFIELD_KERNEL_ES .and. abs(o%upsampfac) <= 0, 'default opts (2)', 0)
   call expect(o%fftw == 64 .and. o%spread_max_subprob_size == 0, 'default opts (3)', 0)
   call expect(o%backend == FARFIELD_BACKEND_AUTO, 'default opts (4)', 0)
+  po%vico_factor = -7
+  call expect(farfield_poisson_default_opts(po) == FARFIELD_OK, 'poisson default opts status', 0)
+  call expect(po%nthreads == 0 .and. po%debug == 0 .and. po%fftw == 64 .and. po%check_input == 1, &
+       'poisson default opts (1)', 0)
+  call expect(abs(po%vico_factor - 1.1_c_double) < 1e-15_c_double, 'poisson default opts (2)', 0)
 
   if (failures > 0) then
      write (*, '(a, i0, a)') 'test_layout: ', failures, ' check(s) FAILED'
