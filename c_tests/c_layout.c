@@ -27,6 +27,7 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_nufft_opts, fftw), 24);
     EXPECT_SIZE(offsetof(farfield_nufft_opts, spread_max_subprob_size), 28);
     EXPECT_SIZE(offsetof(farfield_nufft_opts, backend), 32);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, points_by_reference), 36);
 
     /* farfield_nufft_info */
     EXPECT_SIZE(sizeof(farfield_nufft_info), 64);

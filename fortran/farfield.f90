@@ -71,6 +71,7 @@ module farfield
      integer(c_int32_t) :: fftw                    !< FFTW flags: 64 = ESTIMATE, 0 = MEASURE
      integer(c_int32_t) :: spread_max_subprob_size !< 0 = automatic
      integer(c_int32_t) :: backend                 !< FARFIELD_BACKEND_*
+     integer(c_int32_t) :: points_by_reference     !< 0 = setpts copies (default), 1 = keeps a reference
   end type farfield_nufft_opts
 
   !> What a plan chose (C: farfield_nufft_info, filled by farfield_nufft_get_info).

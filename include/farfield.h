@@ -145,6 +145,12 @@ typedef struct farfield_nufft_opts {
   // Compute backend: 0 = AUTO (default: CPU until the CUDA backend lands), 1 = CPU,
   // 2 = CUDA (returns `FARFIELD_ERR_NO_DEVICE` when no CUDA driver/device is found).
   int32_t backend;
+  // 0 (default): `setpts` copies the coordinates (in bin-sorted order), so the caller may
+  // free or change its arrays afterwards. 1: `setpts` keeps only the sort permutation and a
+  // reference to the caller's arrays, which must then stay valid and unchanged until the next
+  // `setpts` or `destroy` (FINUFFT's semantics; saves 8·dim bytes per point in double
+  // precision).
+  int32_t points_by_reference;
 } farfield_nufft_opts;
 
 // Handle of a double-precision NUFFT plan.
@@ -225,8 +231,10 @@ int farfield_nufft_makeplan(int type,
 // Sets the `M ≥ 0` non-uniform points of a double-precision plan: `x` (and `y` for dim ≥ 2,
 // `z` for dim 3), each of length M, in radians (any finite value; 2π-periodic). Unused
 // coordinate arrays may be NULL. `N, s, t, u` are for type 3 and ignored (pass 0/NULL). The
-// coordinates are copied. Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE,
-// ALLOC}`; on error the previous points remain set.
+// coordinates are copied, unless the plan was made with `opts.points_by_reference = 1`: then
+// the arrays must stay valid and unchanged until the next setpts or destroy. Returns 0 or
+// `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE, ALLOC}`; after NULL_POINTER, NPOINTS or
+// NONFINITE the previous points remain set, after ALLOC the plan has no points.
 int farfield_nufft_setpts(farfield_nufft_plan plan,
                           int64_t m,
                           const double *x,

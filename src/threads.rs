@@ -112,3 +112,11 @@ pub(crate) struct SyncPtr<E>(pub *mut E);
 // SAFETY: users only write to disjoint elements or under a lock (see each use).
 unsafe impl<E> Send for SyncPtr<E> {}
 unsafe impl<E> Sync for SyncPtr<E> {}
+
+/// A raw const pointer that may be shared between threads, for read-only access to data whose
+/// lifetime the caller guarantees (documented at each use).
+#[derive(Clone, Copy)]
+pub(crate) struct ConstPtr<E>(pub *const E);
+// SAFETY: read-only access to data kept alive by contract (see each use).
+unsafe impl<E> Send for ConstPtr<E> {}
+unsafe impl<E> Sync for ConstPtr<E> {}

@@ -60,7 +60,13 @@ unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *c
     let xs = slice_in(x, m, "x")?;
     let ys = if dim >= 2 { slice_in(y, m, "y")? } else { &[] };
     let zs = if dim >= 3 { slice_in(z, m, "z")? } else { &[] };
-    p.setpts(xs, ys, zs)
+    if p.options().points_by_reference != 0 {
+        // SAFETY: with points_by_reference the caller keeps the arrays valid and unchanged
+        // until the next setpts or destroy (documented on the option and on setpts).
+        p.setpts_by_reference(xs, ys, zs)
+    } else {
+        p.setpts(xs, ys, zs)
+    }
 }
 
 /// Shared body of both executes.
@@ -114,8 +120,10 @@ pub unsafe extern "C" fn farfield_nufft_makeplan(r#type: c_int, dim: c_int, n_mo
 /// Sets the `M ≥ 0` non-uniform points of a double-precision plan: `x` (and `y` for dim ≥ 2,
 /// `z` for dim 3), each of length M, in radians (any finite value; 2π-periodic). Unused
 /// coordinate arrays may be NULL. `N, s, t, u` are for type 3 and ignored (pass 0/NULL). The
-/// coordinates are copied. Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE,
-/// ALLOC}`; on error the previous points remain set.
+/// coordinates are copied, unless the plan was made with `opts.points_by_reference = 1`: then
+/// the arrays must stay valid and unchanged until the next setpts or destroy. Returns 0 or
+/// `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE, ALLOC}`; after NULL_POINTER, NPOINTS or
+/// NONFINITE the previous points remain set, after ALLOC the plan has no points.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64, x: *const f64, y: *const f64,
                                                z: *const f64, n: i64, s: *const f64, t: *const f64,

@@ -37,7 +37,6 @@ pub struct NufftPlan<T: Real> {
     fw: AlignedVec<Complex<T>>,
     fft: FftPlan<T>,
     threads: Threads,
-    has_points: bool,
     timings: Timings,
 }
 
@@ -177,18 +176,37 @@ impl<T: Real> NufftPlan<T> {
                       if warnings & FARFIELD_WARN_TOL_CLAMPED != 0 { " [warning: tol clamped]" } else { "" });
         }
         Ok(NufftPlan { ty, dim, ntrans, opts: *opts, kernel, info, modes, spreader, fw, fft, threads,
-                       has_points: false, timings: Timings::default() })
+                       timings: Timings::default() })
     }
 
     /// Sets (or replaces) the non-uniform points: `x` (and `y` for dim ≥ 2, `z` for dim 3),
     /// each of length M, radians, any finite value. The coordinates are copied.
-    /// Errors: [`Error::NPoints`] (length mismatch, M ≥ 2³²), [`Error::NonFinite`] (first bad
-    /// index), [`Error::Alloc`]. On error the previous points stay set.
+    /// Errors: [`Error::NPoints`] (length mismatch, M ≥ 2³²) and [`Error::NonFinite`] (first bad
+    /// index) keep the previous points; [`Error::Alloc`] leaves the plan without points.
     pub fn setpts(&mut self, x: &[T], y: &[T], z: &[T]) -> Result<()> {
+        self.set_points(x, y, z, true)
+    }
+
+    /// Like [`NufftPlan::setpts`] but without copying the coordinates (FINUFFT's semantics,
+    /// `opts.points_by_reference = 1` in C): only the sort permutation is stored and the arrays
+    /// are read again by every execute.
+    ///
+    /// # Safety
+    /// `x`, `y`, `z` must stay valid and unchanged until the next `setpts*` call or until the
+    /// plan is dropped.
+    pub unsafe fn setpts_by_reference(&mut self, x: &[T], y: &[T], z: &[T]) -> Result<()> {
+        self.set_points(x, y, z, false)
+    }
+
+    fn set_points(&mut self, x: &[T], y: &[T], z: &[T], copy: bool) -> Result<()> {
         let t0 = Instant::now();
         let coords: [&[T]; 3] = [x, if self.dim > 1 { y } else { &[] }, if self.dim > 2 { z } else { &[] }];
-        self.spreader.setpts(coords, &self.threads)?;
-        self.has_points = true;
+        if copy {
+            self.spreader.setpts(coords, &self.threads)?;
+        } else {
+            // SAFETY: forwarded from this function's callers' contract.
+            unsafe { self.spreader.setpts_by_reference(coords, &self.threads)? };
+        }
         self.timings = Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
         if self.opts.debug > 0 {
             eprintln!("[farfield nufft] setpts M = {}: {:.3} s", x.len(), self.timings.setpts_s);
@@ -202,7 +220,7 @@ impl<T: Real> NufftPlan<T> {
     ///
     /// Errors: [`Error::NoPoints`] before `setpts`, [`Error::InvalidArg`] for wrong lengths.
     pub fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
-        if !self.has_points {
+        if !self.spreader.has_points() {
             return Err(Error::NoPoints("call setpts before execute".into()));
         }
         let m = self.spreader.num_points();
@@ -255,6 +273,10 @@ impl<T: Real> NufftPlan<T> {
     /// Number of points set (0 before `setpts`).
     pub fn num_points(&self) -> usize {
         self.spreader.num_points()
+    }
+    /// The options the plan was made with.
+    pub fn options(&self) -> &NufftOpts {
+        &self.opts
     }
     /// Dimension (1–3).
     pub fn dim(&self) -> usize {

@@ -203,3 +203,24 @@ fn errors_and_warnings() {
     p.setpts(&[], &[], &[]).unwrap();
     p.execute(&mut c, &mut f).unwrap();
 }
+
+#[test]
+fn points_by_reference_matches_copy() {
+    let case = Case { dim: 3, n: [12, 9, 10], m: 300 };
+    let x = points(case.m, 21);
+    let nm: usize = case.n.iter().product();
+    for ty in 1..=2 {
+        let opts = NufftOpts { nthreads: 1, ..Default::default() };
+        let mut a = NufftPlan::<f64>::new(ty, 3, &[12, 9, 10], 1, 1, 1e-9, &opts).unwrap();
+        let mut b = NufftPlan::<f64>::new(ty, 3, &[12, 9, 10], 1, 1, 1e-9, &opts).unwrap();
+        a.setpts(&x[0], &x[1], &x[2]).unwrap();
+        // SAFETY: x outlives b and is not modified.
+        unsafe { b.setpts_by_reference(&x[0], &x[1], &x[2]).unwrap() };
+        let mut c = rand_c(case.m, 4);
+        let mut f = rand_c(nm, 5);
+        let (mut c2, mut f2) = (c.clone(), f.clone());
+        a.execute(&mut c, &mut f).unwrap();
+        b.execute(&mut c2, &mut f2).unwrap();
+        assert_eq!((c, f), (c2, f2), "type {ty}");
+    }
+}

@@ -24,7 +24,7 @@ use crate::kernel::es::EsHorner;
 use crate::kernel::gaussian::Fgg;
 use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
 use crate::real::Real;
-use crate::threads::{SyncPtr, Threads};
+use crate::threads::{ConstPtr, SyncPtr, Threads};
 use num_complex::Complex;
 use std::sync::Mutex;
 
@@ -65,8 +65,14 @@ pub struct Spreader<T: Real> {
     kernel: KernelImpl<T>,
     max_sp: usize,
     m: usize,
-    /// Folded grid coordinates in sorted order, per axis (empty for unused axes).
+    /// Whether points are set (cleared when a `setpts` fails after releasing the old points).
+    ready: bool,
+    /// Folded grid coordinates in sorted order, per axis (empty for unused axes and when the
+    /// points are held by reference).
     g: [Vec<T>; 3],
+    /// The caller's coordinate arrays when the points are held by reference
+    /// ([`Spreader::setpts_by_reference`]); null pointers otherwise.
+    src: [ConstPtr<T>; 3],
     /// Sorted position → caller's point index.
     perm: Vec<u32>,
     /// Subproblems as ranges of sorted positions.
@@ -118,7 +124,9 @@ impl<T: Real> Spreader<T> {
             kernel: KernelImpl::new(k),
             max_sp: if opts.max_subprob_size == 0 { DEFAULT_MAX_SUBPROB } else { opts.max_subprob_size },
             m: 0,
+            ready: false,
             g: [Vec::new(), Vec::new(), Vec::new()],
+            src: [ConstPtr(std::ptr::null()); 3],
             perm: Vec::new(),
             subprobs: Vec::new(),
             stripe,
@@ -131,16 +139,39 @@ impl<T: Real> Spreader<T> {
         self.m
     }
 
+    /// Whether points are set.
+    pub fn has_points(&self) -> bool {
+        self.ready
+    }
+
     /// Grid sizes `[nf1, nf2, nf3]` (1 for unused axes).
     pub fn grid_size(&self) -> [usize; 3] {
         self.nf
     }
 
     /// Sets the non-uniform points: `coords[d]` holds the M coordinates of axis `d` (radians,
-    /// any finite value, interpreted 2π-periodically). Copies what it needs.
-    /// Errors: [`Error::NonFinite`] (naming the first bad index and axis), [`Error::NPoints`]
-    /// when M ≥ 2³², [`Error::Alloc`].
+    /// any finite value, interpreted 2π-periodically). The folded coordinates are copied in
+    /// bin-sorted order, so the caller may free or change its arrays afterwards.
+    ///
+    /// Errors: [`Error::NonFinite`] (naming the first bad index and axis) and
+    /// [`Error::NPoints`] (M ≥ 2³² or axes of different lengths) leave the previous points
+    /// set; [`Error::Alloc`] leaves the spreader without points.
     pub fn setpts(&mut self, coords: [&[T]; 3], threads: &Threads) -> Result<()> {
+        self.set_points(coords, threads, true)
+    }
+
+    /// Like [`Spreader::setpts`] but keeps only the sort permutation and reads the caller's
+    /// arrays again at every spread/interp (FINUFFT's semantics; `3·8·M` fewer bytes for f64
+    /// in 3D).
+    ///
+    /// # Safety
+    /// The arrays must stay valid and unchanged until the next `setpts*` call or until the
+    /// spreader is dropped.
+    pub unsafe fn setpts_by_reference(&mut self, coords: [&[T]; 3], threads: &Threads) -> Result<()> {
+        self.set_points(coords, threads, false)
+    }
+
+    fn set_points(&mut self, coords: [&[T]; 3], threads: &Threads, copy: bool) -> Result<()> {
         let m = coords[0].len();
         if m >= u32::MAX as usize {
             return Err(Error::NPoints(format!("{m} points exceed the supported 2^32 - 1")));
@@ -160,30 +191,27 @@ impl<T: Real> Spreader<T> {
         // sorted order, reading the caller's arrays sequentially.
         let nchunks = threads.count().min(m.max(1));
         let chunk_range = |c: usize| (c * m / nchunks, (c + 1) * m / nchunks);
-        let mut bins = crate::error::try_zeroed_vec::<u32>(m, "bin indices")?;
+        let bin_of = |i: usize| -> usize {
+            let mut b = 0usize;
+            for d in (0..dim).rev() {
+                b = b * nb[d] + ((fold(coords[d][i], nf[d]).to_f64v() / bs[d] as f64) as usize).min(nb[d] - 1);
+            }
+            b
+        };
         let mut hist = crate::error::try_zeroed_vec::<u32>(nchunks * nbins, "bin histograms")?;
         let first_bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
         {
-            let bp = SyncPtr(bins.as_mut_ptr());
             let hp = SyncPtr(hist.as_mut_ptr());
             threads.for_each(nchunks, |c| {
-                let (bp, hp) = (bp, hp);
+                let hp = hp;
                 let (i0, i1) = chunk_range(c);
                 for i in i0..i1 {
-                    let mut b = 0usize;
-                    for d in (0..dim).rev() {
-                        let x = coords[d][i];
-                        if !x.is_finite() {
-                            first_bad.fetch_min(i, std::sync::atomic::Ordering::Relaxed);
-                            return;
-                        }
-                        b = b * nb[d] + ((fold(x, nf[d]).to_f64v() / bs[d] as f64) as usize).min(nb[d] - 1);
+                    if (0..dim).any(|d| !coords[d][i].is_finite()) {
+                        first_bad.fetch_min(i, std::sync::atomic::Ordering::Relaxed);
+                        return;
                     }
-                    // SAFETY: point i belongs to chunk c only; histogram row c is chunk c's.
-                    unsafe {
-                        *bp.0.add(i) = b as u32;
-                        *hp.0.add(c * nbins + b) += 1;
-                    }
+                    // SAFETY: histogram row c belongs to chunk c only.
+                    unsafe { *hp.0.add(c * nbins + bin_of(i)) += 1 };
                 }
             });
         }
@@ -194,6 +222,12 @@ impl<T: Real> Spreader<T> {
                 "coordinate {} of point {bad} is {}", ["x", "y", "z"][d], coords[d][bad]
             )));
         }
+        // the new points are valid: release the old ones before allocating
+        self.ready = false;
+        self.g = [Vec::new(), Vec::new(), Vec::new()];
+        self.perm = Vec::new();
+        self.src = [ConstPtr(std::ptr::null()); 3];
+        self.m = 0;
         // exclusive prefix over (bin, chunk): hist becomes each chunk's next slot per bin
         let mut total = 0u32;
         for b in 0..nbins {
@@ -206,14 +240,15 @@ impl<T: Real> Spreader<T> {
         }
         let mut perm = crate::error::try_zeroed_vec::<u32>(m, "sort permutation")?;
         let mut g: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        for gd in g.iter_mut().take(dim) {
-            *gd = crate::error::try_zeroed_vec::<T>(m, "sorted coordinates")?;
+        if copy {
+            for gd in g.iter_mut().take(dim) {
+                *gd = crate::error::try_zeroed_vec::<T>(m, "sorted coordinates")?;
+            }
         }
         {
             let pp = SyncPtr(perm.as_mut_ptr());
             let gp = [SyncPtr(g[0].as_mut_ptr()), SyncPtr(g[1].as_mut_ptr()), SyncPtr(g[2].as_mut_ptr())];
             let hp = SyncPtr(hist.as_mut_ptr());
-            let bins = &bins;
             threads.for_each(nchunks, |c| {
                 let (pp, gp, hp) = (pp, gp, hp);
                 let (i0, i1) = chunk_range(c);
@@ -221,18 +256,19 @@ impl<T: Real> Spreader<T> {
                     // SAFETY: the offsets of chunk c are private to it, and the slots handed
                     // out are distinct across chunks and bins (exclusive prefix sum above).
                     unsafe {
-                        let slot = hp.0.add(c * nbins + bins[i] as usize);
+                        let slot = hp.0.add(c * nbins + bin_of(i));
                         let s = *slot as usize;
                         *slot += 1;
                         *pp.0.add(s) = i as u32;
-                        for d in 0..dim {
-                            *gp[d].0.add(s) = fold(coords[d][i], nf[d]);
+                        if copy {
+                            for d in 0..dim {
+                                *gp[d].0.add(s) = fold(coords[d][i], nf[d]);
+                            }
                         }
                     }
                 }
             });
         }
-        drop(bins);
         drop(hist);
         let nsub = m.div_ceil(self.max_sp).max(threads.count().min(m.max(1)));
         let mut subprobs = Vec::with_capacity(nsub);
@@ -244,10 +280,33 @@ impl<T: Real> Spreader<T> {
             }
         }
         self.g = g;
+        if !copy {
+            for d in 0..dim {
+                self.src[d] = ConstPtr(coords[d].as_ptr());
+            }
+        }
         self.perm = perm;
         self.subprobs = subprobs;
         self.m = m;
+        self.ready = true;
         Ok(())
+    }
+
+    /// Folded coordinates of sorted points `a..b`, per axis: borrowed from the sorted copy, or
+    /// gathered from the caller's arrays when the points are held by reference.
+    fn local_coords(&self, a: usize, b: usize) -> [std::borrow::Cow<'_, [T]>; 3] {
+        use std::borrow::Cow;
+        std::array::from_fn(|d| {
+            if d >= self.dim {
+                Cow::Borrowed(&[][..])
+            } else if self.src[d].0.is_null() {
+                Cow::Borrowed(&self.g[d][a..b])
+            } else {
+                // SAFETY: setpts_by_reference's contract keeps the M-element array alive.
+                let x = unsafe { std::slice::from_raw_parts(self.src[d].0, self.m) };
+                Cow::Owned(self.perm[a..b].iter().map(|&i| fold(x[i as usize], self.nf[d])).collect())
+            }
+        })
     }
 
     /// Spreads the strengths `c` (length M, caller's point order) onto `grid` (length
@@ -274,10 +333,10 @@ impl<T: Real> Spreader<T> {
 
     /// Kernel values and first grid index of sorted point `p` along every axis.
     #[inline(always)]
-    fn point_kernel<K: KernelEval<T>>(&self, k: &K, p: usize, ker: &mut [[T; MAX_WIDTH]; 3], i0: &mut [isize; 3]) {
+    fn point_kernel<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], q: usize, ker: &mut [[T; MAX_WIDTH]; 3], i0: &mut [isize; 3]) {
         for d in 0..3 {
             if d < self.dim {
-                let gv = self.g[d][p];
+                let gv = g[d][q];
                 let half = T::of(0.5 * self.w[d] as f64);
                 let start = (gv - half).ceil();
                 i0[d] = start.to_isize().unwrap_or(0);
@@ -303,12 +362,14 @@ impl<T: Real> Spreader<T> {
         // Gather the strengths first: the loads are independent, so their cache misses overlap
         // instead of stalling the spreading loop one by one.
         let cs: Vec<Complex<T>> = self.perm[a..b].iter().map(|&j| c[j as usize]).collect();
+        let loc = self.local_coords(a, b);
+        let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let w = self.w;
         let mut lo = [0isize; 3];
         let mut hi = [0isize; 3];
         for d in 0..self.dim {
             let half = T::of(0.5 * w[d] as f64);
-            let (mn, mx) = self.g[d][a..b].iter().fold((T::infinity(), T::neg_infinity()), |(mn, mx), &v| (mn.min(v), mx.max(v)));
+            let (mn, mx) = g[d].iter().fold((T::infinity(), T::neg_infinity()), |(mn, mx), &v| (mn.min(v), mx.max(v)));
             lo[d] = (mn - half).ceil().to_isize().unwrap_or(0);
             hi[d] = (mx - half).ceil().to_isize().unwrap_or(0);
         }
@@ -317,28 +378,29 @@ impl<T: Real> Spreader<T> {
         #[cfg(target_arch = "x86_64")]
         if simd::has_avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-            unsafe { self.spread_points_avx2(k, a, &cs, lo, bsz, &mut bx) };
+            unsafe { self.spread_points_avx2(k, &g, &cs, lo, bsz, &mut bx) };
             self.wrap_add(&bx, lo, bsz, grid);
             return;
         }
-        self.spread_points(k, a, &cs, lo, bsz, &mut bx);
+        self.spread_points(k, &g, &cs, lo, bsz, &mut bx);
         self.wrap_add(&bx, lo, bsz, grid);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, a: usize, cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
-        self.spread_points(k, a, cs, lo, bsz, bx)
+    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+        self.spread_points(k, g, cs, lo, bsz, bx)
     }
 
-    /// Spreads the points `a..a+cs.len()` (strengths `cs`) into the box with corner `lo`.
+    /// Spreads the points with folded coordinates `g` and strengths `cs` into the box with
+    /// corner `lo`.
     #[inline(always)]
-    fn spread_points<K: KernelEval<T>>(&self, k: &K, a: usize, cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+    fn spread_points<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.spread_points_w::<K, $n>(k, a, cs, lo, bsz, bx),)*
-                    _ => self.spread_points_w::<K, 0>(k, a, cs, lo, bsz, bx),
+                    $($n => self.spread_points_w::<K, $n>(k, g, cs, lo, bsz, bx),)*
+                    _ => self.spread_points_w::<K, 0>(k, g, cs, lo, bsz, bx),
                 }
             };
         }
@@ -347,12 +409,12 @@ impl<T: Real> Spreader<T> {
 
     /// [`Self::spread_points`] for the width `W` (`W = 0`: any width, runtime loop).
     #[inline(always)]
-    fn spread_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, a: usize, cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+    fn spread_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
         let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
         let mut i0 = [0isize; 3];
         let wyz = [self.w[1], self.w[2]];
         for (q, &cv) in cs.iter().enumerate() {
-            self.point_kernel(k, a + q, &mut ker, &mut i0);
+            self.point_kernel(k, g, q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             if W == 0 {
                 inner::spread_dyn(bx, [bsz[0], bsz[1]], l, wyz, &ker, cv, self.w[0]);
@@ -399,10 +461,12 @@ impl<T: Real> Spreader<T> {
         threads.for_each(self.subprobs.len(), |s| {
             let (a, b) = self.subprobs[s];
             let mut out = vec![Complex::new(T::zero(), T::zero()); b - a];
+            let loc = self.local_coords(a, b);
+            let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
             #[cfg(target_arch = "x86_64")]
             let done = if simd::has_avx2_fma() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-                unsafe { self.interp_points_avx2(k, a, grid, &mut out) };
+                unsafe { self.interp_points_avx2(k, &g, grid, &mut out) };
                 true
             } else {
                 false
@@ -410,7 +474,7 @@ impl<T: Real> Spreader<T> {
             #[cfg(not(target_arch = "x86_64"))]
             let done = false;
             if !done {
-                self.interp_points(k, a, grid, &mut out);
+                self.interp_points(k, &g, grid, &mut out);
             }
             let cp = cp;
             for (q, v) in out.into_iter().enumerate() {
@@ -423,18 +487,18 @@ impl<T: Real> Spreader<T> {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn interp_points_avx2<K: KernelEval<T>>(&self, k: &K, a: usize, grid: &[Complex<T>], out: &mut [Complex<T>]) {
-        self.interp_points(k, a, grid, out)
+    unsafe fn interp_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], grid: &[Complex<T>], out: &mut [Complex<T>]) {
+        self.interp_points(k, g, grid, out)
     }
 
-    /// Interpolates the grid at sorted points `a..a+out.len()` into `out` (sorted order).
+    /// Interpolates the grid at the points with folded coordinates `g` into `out`.
     #[inline(always)]
-    fn interp_points<K: KernelEval<T>>(&self, k: &K, a: usize, grid: &[Complex<T>], out: &mut [Complex<T>]) {
+    fn interp_points<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], grid: &[Complex<T>], out: &mut [Complex<T>]) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.interp_points_w::<K, $n>(k, a, grid, out),)*
-                    _ => self.interp_points_w::<K, 0>(k, a, grid, out),
+                    $($n => self.interp_points_w::<K, $n>(k, g, grid, out),)*
+                    _ => self.interp_points_w::<K, 0>(k, g, grid, out),
                 }
             };
         }
@@ -443,7 +507,7 @@ impl<T: Real> Spreader<T> {
 
     /// [`Self::interp_points`] for the width `W` (`W = 0`: any width, runtime loop).
     #[inline(always)]
-    fn interp_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, a: usize, grid: &[Complex<T>], out: &mut [Complex<T>]) {
+    fn interp_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, g: &[&[T]; 3], grid: &[Complex<T>], out: &mut [Complex<T>]) {
         let nf = self.nf;
         let w = self.w;
         let wyz = [w[1], w[2]];
@@ -453,7 +517,7 @@ impl<T: Real> Spreader<T> {
         let mut wrapped: Vec<Complex<T>> = vec![Complex::new(T::zero(), T::zero()); w[0] * w[1] * w[2]];
         let nrows = w[1] * w[2];
         for (q, o) in out.iter_mut().enumerate() {
-            self.point_kernel(k, a + q, &mut ker, &mut i0);
+            self.point_kernel(k, g, q, &mut ker, &mut i0);
             let contiguous = i0[0] >= 0 && i0[0] as usize + w[0] <= nf[0];
             // wrapped row indices, advanced by increments (no division per row)
             let mut gz = i0[2].rem_euclid(nf[2] as isize) as usize;
@@ -562,10 +626,20 @@ mod tests {
         let c: Vec<Complex<f64>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
         let mut sp = Spreader::<f64>::new(dim, &nf, &k, SpreadOpts { max_subprob_size: 37 }).unwrap();
         let xs: Vec<Vec<f64>> = (0..3).map(|d| pts.iter().map(|p| p[d]).collect()).collect();
-        sp.setpts([&xs[0], if dim > 1 { &xs[1] } else { &[] }, if dim > 2 { &xs[2] } else { &[] }], &th).unwrap();
+        let coords: [&[f64]; 3] = [&xs[0], if dim > 1 { &xs[1] } else { &[] }, if dim > 2 { &xs[2] } else { &[] }];
+        sp.setpts(coords, &th).unwrap();
+        // the by-reference mode must give the same results
+        let mut sp_ref = Spreader::<f64>::new(dim, &nf, &k, SpreadOpts { max_subprob_size: 37 }).unwrap();
+        // SAFETY: xs outlives sp_ref and is not modified.
+        unsafe { sp_ref.setpts_by_reference(coords, &th).unwrap() };
         let n: usize = nf.iter().product();
         let mut grid = vec![Complex::new(0.0, 0.0); n];
         sp.spread(&c, &mut grid, &th);
+        let mut grid_ref = vec![Complex::new(0.0, 0.0); n];
+        sp_ref.spread(&c, &mut grid_ref, &th);
+        // the order in which subproblem boxes meet in the grid depends on scheduling, so the
+        // sums may differ by round-off
+        assert!(grid.iter().zip(&grid_ref).all(|(a, b)| (a - b).norm() <= 1e-14 * (1.0 + a.norm())));
         let exact = direct_spread(dim, nf3, &k, &pts, &c);
         let scale = exact.iter().map(|v| v.norm()).fold(0.0, f64::max);
         let err = grid.iter().zip(&exact).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
@@ -574,6 +648,9 @@ mod tests {
         let gr: Vec<Complex<f64>> = (0..n).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
         let mut ci = vec![Complex::new(0.0, 0.0); m];
         sp.interp(&gr, &mut ci, &th);
+        let mut ci_ref = vec![Complex::new(0.0, 0.0); m];
+        sp_ref.interp(&gr, &mut ci_ref, &th);
+        assert_eq!(ci, ci_ref);
         let lhs: Complex<f64> = grid.iter().zip(&gr).map(|(a, b)| a * b.conj()).sum();
         let rhs: Complex<f64> = c.iter().zip(&ci).map(|(a, b)| a * b.conj()).sum();
         assert!((lhs - rhs).norm() <= 1e-12 * lhs.norm().max(1.0), "adjointness dim {dim}: {lhs} vs {rhs}");
