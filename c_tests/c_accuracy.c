@@ -20,8 +20,10 @@ static void values(ff_rng *r, int64_t len, double *v) {
     for (int64_t i = 0; i < 2 * len; i++) v[i] = ff_range(r, -1.0, 1.0);
 }
 
-/* One double-precision transform (fresh plan), checked against the direct sum. */
-static void check_f64(int type, int dim, int iflag, int modeord, int ntrans, double tol, uint64_t seed) {
+/* One double-precision transform (fresh plan), checked against the direct sum; byref sets
+ * opts.points_by_reference (the plan then reads the caller's coordinate arrays). */
+static void check_f64_opts(int type, int dim, int iflag, int modeord, int ntrans, double tol, uint64_t seed,
+                           int byref) {
     ff_rng r = {seed};
     const int64_t *n = SIZES[dim];
     const int64_t m = NPTS[dim], nmodes = n[0] * n[1] * n[2];
@@ -34,6 +36,7 @@ static void check_f64(int type, int dim, int iflag, int modeord, int ntrans, dou
     farfield_nufft_opts opts;
     farfield_nufft_default_opts(&opts);
     opts.modeord = modeord;
+    opts.points_by_reference = byref;
     farfield_nufft_plan plan = NULL;
     EXPECT_STATUS(farfield_nufft_makeplan(type, dim, n, iflag, ntrans, tol, &plan, &opts), FARFIELD_OK);
     EXPECT(plan != NULL);
@@ -52,17 +55,21 @@ static void check_f64(int type, int dim, int iflag, int modeord, int ntrans, dou
     if (type == 1) {
         ff_direct(1, dim, n, iflag, modeord, ntrans, m, x, y, z, c, ref);
         double err = ff_rel_err_d(f, ref, nmodes * ntrans);
-        printf("f64 type %d dim %d iflag %+d modeord %d ntrans %d tol %.0e: rel err %.3e\n", type, dim, iflag,
-               modeord, ntrans, tol, err);
+        printf("f64 type %d dim %d iflag %+d modeord %d ntrans %d byref %d tol %.0e: rel err %.3e\n", type, dim,
+               iflag, modeord, ntrans, byref, tol, err);
         EXPECT(err <= 10 * tol);
     } else {
         ff_direct(2, dim, n, iflag, modeord, ntrans, m, x, y, z, ref, f);
         double err = ff_rel_err_d(c, ref, m * ntrans);
-        printf("f64 type %d dim %d iflag %+d modeord %d ntrans %d tol %.0e: rel err %.3e\n", type, dim, iflag,
-               modeord, ntrans, tol, err);
+        printf("f64 type %d dim %d iflag %+d modeord %d ntrans %d byref %d tol %.0e: rel err %.3e\n", type, dim,
+               iflag, modeord, ntrans, byref, tol, err);
         EXPECT(err <= 10 * tol);
     }
     free(x), free(y), free(z), free(c), free(f), free(ref);
+}
+
+static void check_f64(int type, int dim, int iflag, int modeord, int ntrans, double tol, uint64_t seed) {
+    check_f64_opts(type, dim, iflag, modeord, ntrans, tol, seed, 0);
 }
 
 /* One single-precision transform, checked against the double-precision direct sum of the
@@ -160,6 +167,8 @@ int main(void) {
         check_f64(type, 1, +1, 1, 1, 1e-6, seed++);  /* FFT mode order */
         check_f64(type, 2, -1, 1, 1, 1e-6, seed++);
         check_f64(type, 2, +1, 0, 1, 1e-12, seed++); /* high accuracy */
+        check_f64_opts(type, 2, +1, 0, 1, 1e-6, seed++, 1); /* points by reference */
+        check_f64_opts(type, 3, -1, 0, 2, 1e-6, seed++, 1);
         check_reuse(type, 2, 1e-6);
         check_reuse(type, 3, 1e-6);
     }

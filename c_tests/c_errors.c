@@ -271,6 +271,23 @@ static void test_plan_errors(void) {
 
     EXPECT_STATUS(farfield_nufft_destroy(p), FARFIELD_OK);
 
+    /* the same with opts.points_by_reference = 1 (the plan reads x, y until the next setpts) */
+    farfield_nufft_opts o;
+    farfield_nufft_default_opts(&o);
+    o.points_by_reference = 1;
+    EXPECT_STATUS(farfield_nufft_makeplan(2, 2, n, +1, 1, 1e-9, &p, &o), FARFIELD_OK);
+    EXPECT_STATUS(farfield_nufft_execute(p, (farfield_complex *)c, (farfield_complex *)f), FARFIELD_ERR_NO_POINTS);
+    EXPECT_STATUS(farfield_nufft_setpts(p, M, x, y, NULL, 0, NULL, NULL, NULL), FARFIELD_OK);
+    xb[5] = NAN;
+    yb[17] = y[17];
+    EXPECT_STATUS(farfield_nufft_setpts(p, M, xb, yb, NULL, 0, NULL, NULL, NULL), FARFIELD_ERR_NONFINITE);
+    EXPECT(contains(farfield_last_error_message(), "point 5"));
+    EXPECT_STATUS(farfield_nufft_setpts(p, M, x, NULL, NULL, 0, NULL, NULL, NULL), FARFIELD_ERR_NULL_POINTER);
+    memset(c, 0, sizeof c);
+    EXPECT_STATUS(farfield_nufft_execute(p, (farfield_complex *)c, (farfield_complex *)f), FARFIELD_OK);
+    EXPECT(ff_rel_err_d(c, ref, M) <= 1e-8);
+    EXPECT_STATUS(farfield_nufft_destroy(p), FARFIELD_OK);
+
     /* single precision: NONFINITE with index, plan still usable */
     float xf[M];
     for (int j = 0; j < M; j++) xf[j] = (float)x[j];

@@ -65,6 +65,7 @@ int main(void) {
     EXPECT(o.fftw == 64); /* FFTW_ESTIMATE */
     EXPECT(o.spread_max_subprob_size == 0);
     EXPECT(o.backend == FARFIELD_BACKEND_AUTO);
+    EXPECT(o.points_by_reference == 0);
     farfield_nufft_default_opts(NULL); /* ignored */
 
     /* constants */

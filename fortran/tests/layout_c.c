@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 
-/* out[0] = sizeof, out[1..8] = offsets of the fields in declaration order. */
-void farfield_test_opts_layout(int64_t out[9]) {
+/* out[0] = sizeof, out[1..] = offsets of the fields in declaration order. */
+void farfield_test_opts_layout(int64_t out[10]) {
     out[0] = (int64_t)sizeof(farfield_nufft_opts);
     out[1] = (int64_t)offsetof(farfield_nufft_opts, modeord);
     out[2] = (int64_t)offsetof(farfield_nufft_opts, debug);
@@ -15,6 +15,7 @@ void farfield_test_opts_layout(int64_t out[9]) {
     out[6] = (int64_t)offsetof(farfield_nufft_opts, fftw);
     out[7] = (int64_t)offsetof(farfield_nufft_opts, spread_max_subprob_size);
     out[8] = (int64_t)offsetof(farfield_nufft_opts, backend);
+    out[9] = (int64_t)offsetof(farfield_nufft_opts, points_by_reference);
 }
 
 void farfield_test_info_layout(int64_t out[9]) {
