@@ -44,6 +44,15 @@ pub enum PrecArg {
     F32,
 }
 
+/// FFTW planner effort.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FftwArg {
+    /// `FFTW_ESTIMATE` (the library's default).
+    Estimate,
+    /// `FFTW_MEASURE` (slower planning, sometimes faster transforms).
+    Measure,
+}
+
 /// Arguments of `farfield bench nufft`.
 #[derive(Args, Debug, Clone)]
 pub struct NufftBenchArgs {
@@ -78,9 +87,9 @@ pub struct NufftBenchArgs {
     /// interface).
     #[arg(long, value_name = "±1", allow_hyphen_values = true)]
     pub iflag: Option<i32>,
-    /// FFTW planner: estimate (default) or measure.
-    #[arg(long, value_name = "estimate|measure", default_value = "estimate")]
-    pub fftw: String,
+    /// FFTW planner effort.
+    #[arg(long, value_enum, default_value_t = FftwArg::Estimate)]
+    pub fftw: FftwArg,
     /// Outputs checked against direct sums (0 = no check).
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub check: usize,
@@ -212,10 +221,9 @@ pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
         return Err(format!("--tol {} must be positive", a.tol));
     }
     let iflag = a.iflag.unwrap_or(if a.ty == 1 { 1 } else { -1 });
-    let fftw = match a.fftw.as_str() {
-        "estimate" => 64,
-        "measure" => 0,
-        o => return Err(format!("--fftw '{o}' is not estimate or measure")),
+    let fftw = match a.fftw {
+        FftwArg::Estimate => farfield::fft::FFTW_ESTIMATE as i32,
+        FftwArg::Measure => farfield::fft::FFTW_MEASURE as i32,
     };
     let opts = NufftOpts {
         nthreads: a.threads as i32,
