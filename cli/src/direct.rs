@@ -25,28 +25,27 @@ pub const SINCOS_FAST_MAX: f64 = 4.0e6;
 /// callers check the range first).
 #[inline(always)]
 pub fn sincos(t: f64) -> (f64, f64) {
-    const TWO_OVER_PI: f64 = 0.636_619_772_367_581_4;
     // π/2 = P1 + P2 + P3, P1 and P2 with 30 significant bits, so n·P1 and n·P2 are exact
     // for |n| < 2²³
     const P1: f64 = 1.570_796_325_802_803;
     const P2: f64 = 9.920_935_791_635_221e-10;
     const P3: f64 = 5.170_182_981_794_105e-19;
     const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5·2⁵²: adding it rounds to an integer
-    let big = t * TWO_OVER_PI + MAGIC;
+    let big = t * std::f64::consts::FRAC_2_PI + MAGIC;
     let n = big - MAGIC;
     let q = big.to_bits() & 3; // n mod 4 (the mantissa holds 2⁵¹ + n)
     let r = ((t - n * P1) - n * P2) - n * P3;
     let z = r * r;
-    let s = r + r * z * (-1.666_666_666_666_663_2e-1
-        + z * (8.333_333_333_322_49e-3
-            + z * (-1.984_126_982_985_795e-4
-                + z * (2.755_731_370_707_007e-6 + z * (-2.505_076_025_340_686_3e-8 + z * 1.589_690_995_211_550_1e-10)))));
+    let s = r + r * z * (-0.16666666666666632
+        + z * (0.00833333333332249
+            + z * (-0.0001984126982985795
+                + z * (2.755731370707007e-06 + z * (-2.5050760253406863e-08 + z * 1.58969099521155e-10)))));
     let c = 1.0 - 0.5 * z
         + z * z
-            * (4.166_666_666_666_660_2e-2
-                + z * (-1.388_888_888_887_411e-3
-                    + z * (2.480_158_728_947_673e-5
-                        + z * (-2.755_731_435_139_066_3e-7 + z * (2.087_572_321_298_175e-9 + z * -1.135_964_755_778_819_5e-11)))));
+            * (0.0416666666666666
+                + z * (-0.001388888888887411
+                    + z * (2.480158728947673e-05
+                        + z * (-2.7557314351390663e-07 + z * (2.087572321298175e-09 + z * -1.1359647557788195e-11)))));
     let (a, b) = if q & 1 != 0 { (c, s) } else { (s, c) };
     let sn = if q & 2 != 0 { -a } else { a };
     let cs = if (q + 1) & 2 != 0 { -b } else { b };
@@ -147,8 +146,8 @@ pub fn type1<T: Real>(n: &[usize; 3], dim: usize, coords: &[Vec<T>; 3], c: &[Com
                     chunk_sums(&ks, sign, &ch, &mut acc);
                 } else {
                     let coord = |d: usize, j: usize| if d < dim { coords[d][j].to_f64v() } else { 0.0 };
-                    for j in j0..j1 {
-                        let cj = Complex64::new(c[j].re.to_f64v(), c[j].im.to_f64v());
+                    for (j, cz) in c.iter().enumerate().take(j1).skip(j0) {
+                        let cj = Complex64::new(cz.re.to_f64v(), cz.im.to_f64v());
                         for (a, k) in acc.iter_mut().zip(&ks) {
                             let t = sign * (k[0] * coord(0, j) + k[1] * coord(1, j) + k[2] * coord(2, j));
                             let (s, co) = t.sin_cos();

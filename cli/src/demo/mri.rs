@@ -451,7 +451,7 @@ mod tests {
         let mut f: Vec<Complex64> = img.iter().map(|&v| Complex64::new(v, 0.0)).collect();
         let mut y = vec![Complex64::default(); traj.len()];
         enc.forward(&mut f, &mut y).unwrap();
-        for j in 0..traj.len() {
+        for (j, yj) in y.iter().enumerate() {
             let mut d = Complex64::default();
             for row in 0..ny {
                 for col in 0..nx {
@@ -459,7 +459,7 @@ mod tests {
                     d += Complex64::from_polar(img[row * nx + col], ph);
                 }
             }
-            assert!((y[j] - d).norm() < 1e-10, "sample {j}: {} vs {d}", y[j]);
+            assert!((yj - d).norm() < 1e-10, "sample {j}: {yj} vs {d}");
         }
     }
 }
