@@ -185,20 +185,36 @@ impl<T: Real> Spreader<T> {
         let dim = self.dim;
         let (bs, nb) = sort::bin_grid(dim, nf);
         let nbins = nb[0] * nb[1] * nb[2];
-        // Parallel counting sort (seed 000 §4 / FINUFFT's bin sort): pass 1 checks the points,
-        // computes each point's bin and per-chunk histograms; pass 2 (serial) turns them into
-        // per-chunk bin offsets; pass 3 scatters the point indices and folded coordinates into
-        // sorted order, reading the caller's arrays sequentially.
+        // Bin sort (seed 000 §4 / FINUFFT's bin sort) as a stable two-level parallel counting
+        // sort, so that every scatter stays cache-local:
+        //  pass 1: check the points, histogram of coarse buckets (≤ 1024 runs of bins) per chunk;
+        //  pass 2: scatter indices and folded coordinates into bucket order (≤ 1024 write
+        //          streams, sequential reads of the caller's arrays);
+        //  pass 3: per bucket (in parallel), counting sort by bin within the bucket's range.
+        // The result equals a serial stable counting sort by bin (tested).
         let nchunks = threads.count().min(m.max(1));
         let chunk_range = |c: usize| (c * m / nchunks, (c + 1) * m / nchunks);
-        let bin_of = |i: usize| -> usize {
+        let inv_bs = [1.0 / bs[0] as f64, 1.0 / bs[1] as f64, 1.0 / bs[2] as f64];
+        let bin_from = |g: &[T; 3]| -> usize {
             let mut b = 0usize;
             for d in (0..dim).rev() {
-                b = b * nb[d] + ((fold(coords[d][i], nf[d]).to_f64v() / bs[d] as f64) as usize).min(nb[d] - 1);
+                b = b * nb[d] + ((g[d].to_f64v() * inv_bs[d]) as usize).min(nb[d] - 1);
             }
             b
         };
-        let mut hist = crate::error::try_zeroed_vec::<u32>(nchunks * nbins, "bin histograms")?;
+        let folded = |i: usize| -> [T; 3] {
+            let mut g = [T::zero(); 3];
+            for d in 0..dim {
+                g[d] = fold(coords[d][i], nf[d]);
+            }
+            g
+        };
+        let mut shift = 0u32;
+        while (nbins - 1) >> shift >= 1024 {
+            shift += 1;
+        }
+        let nbuck = ((nbins - 1) >> shift) + 1;
+        let mut hist = crate::error::try_zeroed_vec::<u32>(nchunks * nbuck, "bucket histograms")?;
         let first_bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
         {
             let hp = SyncPtr(hist.as_mut_ptr());
@@ -211,7 +227,7 @@ impl<T: Real> Spreader<T> {
                         return;
                     }
                     // SAFETY: histogram row c belongs to chunk c only.
-                    unsafe { *hp.0.add(c * nbins + bin_of(i)) += 1 };
+                    unsafe { *hp.0.add(c * nbuck + (bin_from(&folded(i)) >> shift)) += 1 };
                 }
             });
         }
@@ -228,16 +244,50 @@ impl<T: Real> Spreader<T> {
         self.perm = Vec::new();
         self.src = [ConstPtr(std::ptr::null()); 3];
         self.m = 0;
-        // exclusive prefix over (bin, chunk): hist becomes each chunk's next slot per bin
+        // exclusive prefix over (bucket, chunk): each chunk's next slot per bucket
+        let mut bucket_start = vec![0usize; nbuck + 1];
         let mut total = 0u32;
-        for b in 0..nbins {
+        for b in 0..nbuck {
+            bucket_start[b] = total as usize;
             for c in 0..nchunks {
-                let h = &mut hist[c * nbins + b];
+                let h = &mut hist[c * nbuck + b];
                 let cnt = *h;
                 *h = total;
                 total += cnt;
             }
         }
+        bucket_start[nbuck] = m;
+        // pass 2: bucket order
+        let mut tperm = crate::error::try_zeroed_vec::<u32>(m, "sort scratch")?;
+        let mut tg: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        for t in tg.iter_mut().take(dim) {
+            *t = crate::error::try_zeroed_vec::<T>(m, "sort scratch")?;
+        }
+        {
+            let pp = SyncPtr(tperm.as_mut_ptr());
+            let gp = [SyncPtr(tg[0].as_mut_ptr()), SyncPtr(tg[1].as_mut_ptr()), SyncPtr(tg[2].as_mut_ptr())];
+            let hp = SyncPtr(hist.as_mut_ptr());
+            threads.for_each(nchunks, |c| {
+                let (pp, gp, hp) = (pp, gp, hp);
+                let (i0, i1) = chunk_range(c);
+                for i in i0..i1 {
+                    let g = folded(i);
+                    // SAFETY: the offsets of chunk c are private to it, and the slots handed
+                    // out are distinct across chunks and buckets (exclusive prefix sum above).
+                    unsafe {
+                        let slot = hp.0.add(c * nbuck + (bin_from(&g) >> shift));
+                        let s = *slot as usize;
+                        *slot += 1;
+                        *pp.0.add(s) = i as u32;
+                        for d in 0..dim {
+                            *gp[d].0.add(s) = g[d];
+                        }
+                    }
+                }
+            });
+        }
+        drop(hist);
+        // pass 3: by bin within each bucket
         let mut perm = crate::error::try_zeroed_vec::<u32>(m, "sort permutation")?;
         let mut g: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         if copy {
@@ -248,28 +298,43 @@ impl<T: Real> Spreader<T> {
         {
             let pp = SyncPtr(perm.as_mut_ptr());
             let gp = [SyncPtr(g[0].as_mut_ptr()), SyncPtr(g[1].as_mut_ptr()), SyncPtr(g[2].as_mut_ptr())];
-            let hp = SyncPtr(hist.as_mut_ptr());
-            threads.for_each(nchunks, |c| {
-                let (pp, gp, hp) = (pp, gp, hp);
-                let (i0, i1) = chunk_range(c);
-                for i in i0..i1 {
-                    // SAFETY: the offsets of chunk c are private to it, and the slots handed
-                    // out are distinct across chunks and bins (exclusive prefix sum above).
+            let (tperm, tg, bucket_start) = (&tperm, &tg, &bucket_start);
+            threads.for_each(nbuck, |b| {
+                let (pp, gp) = (pp, gp);
+                let (s0, s1) = (bucket_start[b], bucket_start[b + 1]);
+                let base = b << shift;
+                let mut off = vec![0usize; (1usize << shift) + 1];
+                let local = |j: usize| -> usize {
+                    let mut gv = [T::zero(); 3];
+                    for d in 0..dim {
+                        gv[d] = tg[d][j];
+                    }
+                    bin_from(&gv) - base
+                };
+                for j in s0..s1 {
+                    off[local(j) + 1] += 1;
+                }
+                for k in 0..(1usize << shift) {
+                    off[k + 1] += off[k];
+                }
+                for j in s0..s1 {
+                    let k = local(j);
+                    let s = s0 + off[k];
+                    off[k] += 1;
+                    // SAFETY: s ∈ [s0, s1), the range owned by bucket b, each slot used once.
                     unsafe {
-                        let slot = hp.0.add(c * nbins + bin_of(i));
-                        let s = *slot as usize;
-                        *slot += 1;
-                        *pp.0.add(s) = i as u32;
+                        *pp.0.add(s) = tperm[j];
                         if copy {
                             for d in 0..dim {
-                                *gp[d].0.add(s) = fold(coords[d][i], nf[d]);
+                                *gp[d].0.add(s) = tg[d][j];
                             }
                         }
                     }
                 }
             });
         }
-        drop(hist);
+        drop(tperm);
+        drop(tg);
         let nsub = m.div_ceil(self.max_sp).max(threads.count().min(m.max(1)));
         let mut subprobs = Vec::with_capacity(nsub);
         for s in 0..nsub {
@@ -673,18 +738,20 @@ mod tests {
         let x: Vec<Vec<f64>> = (0..3).map(|_| (0..m).map(|_| rng.gen_range(-7.0..7.0)).collect()).collect();
         for threads in [1, 2, 3] {
             let th = Threads::new(threads).unwrap();
-            let mut sp = Spreader::<f64>::new(3, &[64, 48, 32], &k, SpreadOpts { max_subprob_size: 0 }).unwrap();
+            // 16 × 24 × 16 = 6144 bins: more than 1024, so the two-level sort has 3 bits of
+            // bins per bucket
+            let mut sp = Spreader::<f64>::new(3, &[256, 96, 64], &k, SpreadOpts { max_subprob_size: 0 }).unwrap();
             sp.setpts([&x[0], &x[1], &x[2]], &th).unwrap();
             let (bs, nb) = sort::bin_grid(3, sp.nf);
             let bins: Vec<u32> = (0..m)
                 .map(|i| {
-                    let b: Vec<usize> = (0..3).map(|d| ((fold(x[d][i], sp.nf[d]) / bs[d] as f64) as usize).min(nb[d] - 1)).collect();
+                    let b: Vec<usize> = (0..3).map(|d| ((fold(x[d][i], sp.nf[d]) * (1.0 / bs[d] as f64)) as usize).min(nb[d] - 1)).collect();
                     ((b[2] * nb[1] + b[1]) * nb[0] + b[0]) as u32
                 })
                 .collect();
             assert_eq!(sp.perm, sort::counting_sort(&bins, nb[0] * nb[1] * nb[2]).unwrap(), "threads {threads}");
             for s in 0..m {
-                assert_eq!(sp.g[1][s], fold(x[1][sp.perm[s] as usize], 48));
+                assert_eq!(sp.g[1][s], fold(x[1][sp.perm[s] as usize], 96));
             }
         }
     }
