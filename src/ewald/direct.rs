@@ -51,11 +51,6 @@ impl DirectKspace {
         }
     }
 
-    /// Number of wave vectors summed (half space).
-    pub fn num_modes(&self) -> usize {
-        self.modes.len()
-    }
-
     /// Writes the k-space potentials and fields (overwritten), returns the virial.
     #[allow(clippy::too_many_arguments)]
     pub fn compute(

@@ -16,8 +16,6 @@ pub struct ErfcFit {
     pub zo: f64,
     /// Chebyshev coefficients `c_0 … c_n` in `z`.
     pub coef: Vec<f64>,
-    /// Upper end `X` of the fitted interval.
-    pub xmax: f64,
     /// Largest relative error of `R` found on a fine sample of `[0, X]`.
     pub max_rel_err: f64,
 }
@@ -65,7 +63,7 @@ impl ErfcFit {
                     }
                 })
                 .collect();
-            let mut fit = ErfcFit { p: MAP_P, zs, zo, coef, xmax, max_rel_err: 0.0 };
+            let mut fit = ErfcFit { p: MAP_P, zs, zo, coef, max_rel_err: 0.0 };
             let ns = 4000;
             let err = (0..=ns)
                 .map(|i| {

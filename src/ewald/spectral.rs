@@ -27,9 +27,7 @@ use num_complex::Complex64;
 
 /// Spectral Ewald solver state (grids, FFT plans, spreader), reused across evaluations.
 pub(crate) struct Spectral {
-    pub nf: [usize; 3],
-    pub p: usize,
-    pub tau: f64,
+    nf: [usize; 3],
     xi: f64,
     kernel: Kernel,
     spreader: Spreader<f64>,
@@ -56,8 +54,6 @@ impl Spectral {
         let bwd = FftPlan::c2c_inplace(&nf, 1, Sign::Backward, &mut g1, fftw, nthreads)?;
         let mut s = Spectral {
             nf,
-            p,
-            tau,
             xi,
             kernel,
             spreader,

@@ -22,8 +22,8 @@ use num_complex::Complex64;
 
 /// SPME solver state (grids, FFT plans, spreader), reused across evaluations.
 pub(crate) struct Spme {
-    pub nf: [usize; 3],
-    pub order: usize,
+    nf: [usize; 3],
+    order: usize,
     xi: f64,
     spreader: Spreader<f64>,
     cgrid: AlignedVec<Complex64>,
