@@ -6,6 +6,8 @@
 //! * [`spread`]: particle↔mesh spreading and interpolation (exponential-of-semicircle and
 //!   Gaussian/FGG kernels), parallel by bin-sorted subproblems;
 //! * [`nufft`]: non-uniform FFT types 1 and 2 in 1D/2D/3D, `f32` and `f64`;
+//! * [`ewald`]: periodic electrostatics of point charges (spectral Ewald, smooth PME, classic
+//!   Ewald sum) in orthorhombic and triclinic cells: potentials, fields, energy, virial;
 //! * [`poisson`]: free-space Poisson solvers on uniform 2D/3D grids (Hockney–Eastwood,
 //!   Vico–Greengard, Vico–Greengard with DCT);
 //! * [`fft`]: the one FFTW wrapper;
@@ -18,6 +20,7 @@
 
 pub mod capi;
 pub mod error;
+pub mod ewald;
 pub mod fft;
 pub mod kernel;
 pub mod nufft;

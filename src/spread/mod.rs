@@ -15,11 +15,13 @@
 //! Spreading computes `b_l = Σ_j c_j ψ(l − g_j)` (periodised) with `g_j = x_j·nf/(2π) mod nf`;
 //! interpolation computes `c_j = Σ_l b_l ψ(l − g_j)`.
 
+mod grad;
 mod inner;
 mod simd;
 pub mod sort;
 
 use crate::error::{Error, Result};
+use crate::kernel::bspline::BSplineEval;
 use crate::kernel::es::EsHorner;
 use crate::kernel::gaussian::Fgg;
 use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
@@ -35,6 +37,8 @@ pub enum KernelImpl<T: Real> {
     Es(EsHorner<T>),
     /// Gaussian by fast Gaussian gridding.
     Gaussian(Fgg<T>),
+    /// Centred cardinal B-spline (built by [`Spreader::new_bspline`]).
+    BSpline(BSplineEval<T>),
 }
 
 impl<T: Real> KernelImpl<T> {
@@ -382,6 +386,7 @@ impl<T: Real> Spreader<T> {
         match &self.kernel {
             KernelImpl::Es(k) => self.spread_with(k, c, grid, threads),
             KernelImpl::Gaussian(k) => self.spread_with(k, c, grid, threads),
+            KernelImpl::BSpline(k) => self.spread_with(k, c, grid, threads),
         }
     }
 
@@ -393,6 +398,7 @@ impl<T: Real> Spreader<T> {
         match &self.kernel {
             KernelImpl::Es(k) => self.interp_with(k, grid, c, threads),
             KernelImpl::Gaussian(k) => self.interp_with(k, grid, c, threads),
+            KernelImpl::BSpline(k) => self.interp_with(k, grid, c, threads),
         }
     }
 

@@ -1,0 +1,554 @@
+//! Periodic electrostatics C API (`farfield_ewald_*`): spectral Ewald, smooth particle-mesh
+//! Ewald and the classic Ewald sum for point charges in orthorhombic or triclinic cells (see
+//! [`crate::ewald`] for the methods, the error model and the conventions).
+//!
+//! Lifecycle: `farfield_ewald_default_opts(&o)` → `farfield_ewald_makeplan(method, box, n_max,
+//! tol, &plan, &o)` → optionally `farfield_ewald_set_exclusions(plan, npairs, pairs)` →
+//! `farfield_ewald_execute(plan, n, xyz, q, phi, field, &energy, virial)` any number of times
+//! (`farfield_ewald_set_box(plan, box)` between calls for a changing cell) →
+//! `farfield_ewald_destroy(plan)`.
+//!
+//! Conventions: `box[3*i + j]` = component `j` of lattice vector `i` (rows a, b, c;
+//! lower-triangular, as GROMACS/LAMMPS/OpenMM store them: `box[1] = box[2] = box[5] = 0`);
+//! positions interleaved `xyz[3*i + d]`, any values (wrapped internally); charges `q[i]`;
+//! outputs in the caller's units without a Coulomb constant: `phi[i] = ∂U/∂q_i`,
+//! `field[3*i + d]` = `E_d` (force `q_i E_i`), `U = ½ Σ q_i φ_i`, and the virial
+//! `virial[3*a + b] = W_ab = −∂U/∂ε_ab` (= Σ_pairs r_ij ⊗ F_ij for pair terms; `tr W = U`).
+//! A net charge gets the uniform neutralising background (`U_bg = −π Q²/(2 V ξ²)`).
+//! Thread safety: different plans may be used concurrently; calls on one plan are serialised
+//! by a lock inside the plan.
+
+use super::{guard, non_null, slice_in, slice_out};
+use crate::error::{Error, Result};
+use crate::ewald::{EwaldOpts, EwaldPlan, Method, Overrides};
+use crate::fft::FFTW_ESTIMATE;
+use std::ffi::c_int;
+use std::sync::Mutex;
+
+/// Spectral Ewald (Lindbo–Tornberg, Gaussian windows, ik-differentiation). `method` value.
+pub const FARFIELD_EWALD_SPECTRAL: c_int = 0;
+/// Smooth particle-mesh Ewald (Essmann et al., B-splines, analytic forces). `method` value.
+pub const FARFIELD_EWALD_SPME: c_int = 1;
+/// Classic Ewald sum with an explicit k-space sum, `O(N^{3/2})` (reference). `method` value.
+pub const FARFIELD_EWALD_DIRECT: c_int = 2;
+
+/// Options of an Ewald plan (plain old data; fields are only ever appended). Fill with
+/// `farfield_ewald_default_opts` and then change fields. Every override left at 0 is chosen
+/// automatically from `tol`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[allow(non_camel_case_types)]
+pub struct farfield_ewald_opts {
+    /// Threads: 0 = all cores (default), 1 = the caller's thread only (no pool); ≥ 0.
+    pub nthreads: i32,
+    /// `> 0`: print the chosen parameters and per-call timings to stderr (default 0).
+    pub debug: i32,
+    /// FFTW planner flags (default `FFTW_ESTIMATE` = 64; `FFTW_MEASURE` = 0); ≥ 0.
+    pub fftw: i32,
+    /// Spectral Ewald support `P` (even, 4 … 32) or SPME B-spline order (2 … 16); 0 = automatic.
+    pub order_or_support: i32,
+    /// Ewald splitting parameter `ξ` (1/length); 0 = automatic.
+    pub xi: f64,
+    /// Real-space cutoff (≤ half the smallest box height); 0 = automatic.
+    pub rc: f64,
+    /// Grid size per axis (even, ≥ 2·order; all three or none); 0 = automatic. For the direct
+    /// sum: wave vectors per axis `2 m_max + 1`.
+    pub grid: [i64; 3],
+}
+
+/// Parameters of a plan and timings of its last execute (`farfield_ewald_get_params`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[allow(non_camel_case_types)]
+pub struct farfield_ewald_params {
+    /// Splitting parameter `ξ`.
+    pub xi: f64,
+    /// Real-space cutoff.
+    pub rc: f64,
+    /// Grid per axis (direct sum: `2 m_max + 1`).
+    pub grid: [i64; 3],
+    /// Support `P` (spectral) or B-spline order (SPME); 0 for the direct sum.
+    pub order_or_support: i32,
+    /// The plan's method (`FARFIELD_EWALD_*`).
+    pub method: i32,
+    /// Spectral Ewald Gaussian shape `η = 8 ξ² h² τ` (largest over the axes); else 0.
+    pub eta: f64,
+    /// Direct-sum k-space cutoff; else 0.
+    pub kc: f64,
+    /// Estimated relative RMS force error (model of `crate::ewald::params`).
+    pub est_rel_err: f64,
+    /// Seconds in the real-space part during the last execute.
+    pub real_s: f64,
+    /// Seconds in the k-space part during the last execute.
+    pub kspace_s: f64,
+}
+
+/// Opaque Ewald plan (C: `farfield_ewald_plan`, a pointer to this).
+#[allow(non_camel_case_types)]
+pub struct farfield_ewald_plan_s {
+    inner: Mutex<EwaldPlan>,
+}
+
+/// Handle to an Ewald plan (`NULL` when none).
+#[allow(non_camel_case_types)]
+pub type farfield_ewald_plan = *mut farfield_ewald_plan_s;
+
+fn default_opts() -> farfield_ewald_opts {
+    farfield_ewald_opts { nthreads: 0, debug: 0, fftw: FFTW_ESTIMATE as i32, order_or_support: 0, xi: 0.0, rc: 0.0, grid: [0; 3] }
+}
+
+/// Writes the default options into `*opts` (all cores, no debug output, `FFTW_ESTIMATE`, every
+/// parameter automatic).
+///
+/// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+///
+/// # Safety
+/// `opts` must be NULL or point to writable memory for one `farfield_ewald_opts`.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_default_opts(opts: *mut farfield_ewald_opts) -> c_int {
+    guard(|| {
+        non_null(opts, "opts")?;
+        opts.write(default_opts());
+        Ok(())
+    })
+}
+
+fn convert_opts(o: &farfield_ewald_opts) -> Result<EwaldOpts> {
+    if o.nthreads < 0 {
+        return Err(Error::InvalidArg(format!("opts.nthreads = {}; must be ≥ 0", o.nthreads)));
+    }
+    if o.fftw < 0 {
+        return Err(Error::InvalidArg(format!("opts.fftw = {}; must be ≥ 0 (FFTW planner flags)", o.fftw)));
+    }
+    if o.order_or_support < 0 {
+        return Err(Error::InvalidArg(format!("opts.order_or_support = {}; must be ≥ 0", o.order_or_support)));
+    }
+    if !(o.xi >= 0.0 && o.xi.is_finite()) {
+        return Err(Error::InvalidArg(format!("opts.xi = {}; must be finite and ≥ 0 (0 = automatic)", o.xi)));
+    }
+    if !(o.rc >= 0.0 && o.rc.is_finite()) {
+        return Err(Error::InvalidArg(format!("opts.rc = {}; must be finite and ≥ 0 (0 = automatic)", o.rc)));
+    }
+    let mut grid = [0usize; 3];
+    for d in 0..3 {
+        if o.grid[d] < 0 || o.grid[d] > (1 << 20) {
+            return Err(Error::InvalidArg(format!("opts.grid[{d}] = {}; must be in 0 … 2^20", o.grid[d])));
+        }
+        grid[d] = o.grid[d] as usize;
+    }
+    Ok(EwaldOpts {
+        nthreads: o.nthreads as usize,
+        debug: o.debug,
+        overrides: Overrides { xi: o.xi, rc: o.rc, grid, order: o.order_or_support as usize },
+        fftw_flags: o.fftw as u32,
+    })
+}
+
+fn plan_ref<'a>(plan: farfield_ewald_plan) -> Result<&'a farfield_ewald_plan_s> {
+    non_null(plan, "plan")?;
+    // SAFETY: non-NULL handles come from makeplan and stay valid until destroy.
+    Ok(unsafe { &*plan })
+}
+
+/// Reads the nine box numbers.
+///
+/// # Safety
+/// `b` NULL or valid for 9 reads.
+unsafe fn read_box(b: *const f64) -> Result<[f64; 9]> {
+    let s = slice_in(b, 9, "box")?;
+    let mut a = [0.0; 9];
+    a.copy_from_slice(s);
+    Ok(a)
+}
+
+/// Makes an Ewald plan.
+///
+/// * `method`: `FARFIELD_EWALD_SPECTRAL`, `FARFIELD_EWALD_SPME` or `FARFIELD_EWALD_DIRECT`.
+/// * `box`: the nine numbers of the cell (rows a, b, c; lower-triangular, positive diagonal).
+/// * `n_max`: largest number of charges per execute (≥ 1); the accuracy target assumes about
+///   this many charges.
+/// * `tol`: requested relative RMS force accuracy, `0 < tol < 1` (measured errors on molecular
+///   systems come out 5–20× smaller; see `crate::ewald::params`).
+/// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
+/// * `opts`: options, or NULL for the defaults.
+///
+/// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` or `box` NULL), `FARFIELD_ERR_INVALID_ARG`
+/// (unknown method, box not lower-triangular / non-positive volume / not finite, cutoff above
+/// half the smallest box height, bad override), `FARFIELD_ERR_TOL`, `FARFIELD_ERR_NPOINTS`
+/// (`n_max` < 1), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_FFT`.
+///
+/// # Safety
+/// `box` must point to 9 readable doubles; `plan` to a writable handle; `opts` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_makeplan(
+    method: c_int,
+    r#box: *const f64,
+    n_max: i64,
+    tol: f64,
+    plan: *mut farfield_ewald_plan,
+    opts: *const farfield_ewald_opts,
+) -> c_int {
+    guard(|| {
+        non_null(plan, "plan")?;
+        plan.write(std::ptr::null_mut());
+        let m = match method {
+            FARFIELD_EWALD_SPECTRAL => Method::Spectral,
+            FARFIELD_EWALD_SPME => Method::Spme,
+            FARFIELD_EWALD_DIRECT => Method::Direct,
+            m => {
+                return Err(Error::InvalidArg(format!(
+                    "method = {m}; must be FARFIELD_EWALD_SPECTRAL (0), FARFIELD_EWALD_SPME (1) or FARFIELD_EWALD_DIRECT (2)"
+                )))
+            }
+        };
+        let b = read_box(r#box)?;
+        if n_max < 1 || n_max >= u32::MAX as i64 {
+            return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
+        }
+        let o = if opts.is_null() { default_opts() } else { *opts };
+        let p = EwaldPlan::new(m, &b, n_max as usize, tol, &convert_opts(&o)?)?;
+        plan.write(Box::into_raw(Box::new(farfield_ewald_plan_s { inner: Mutex::new(p) })));
+        Ok(())
+    })
+}
+
+/// Changes the cell of a plan (e.g. every step of a constant-pressure run). Keeps the
+/// parameters while the estimated error stays within 1.5× the target, otherwise chooses new
+/// ones (re-planning the grid); a fixed `opts.rc` above half the new smallest height is an
+/// error. On error the plan is unchanged.
+///
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG`, `FARFIELD_ERR_ALLOC`,
+/// `FARFIELD_ERR_FFT`.
+///
+/// # Safety
+/// `plan` from `farfield_ewald_makeplan`; `box` valid for 9 reads.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_set_box(plan: farfield_ewald_plan, r#box: *const f64) -> c_int {
+    guard(|| {
+        let p = plan_ref(plan)?;
+        let b = read_box(r#box)?;
+        p.inner.lock().unwrap_or_else(|e| e.into_inner()).set_box(&b)
+    })
+}
+
+/// Sets the excluded pairs (replacing earlier ones): `pairs[2k], pairs[2k+1]` for
+/// `k < npairs`, 0-based indices below `n_max`. Their full `1/r` interaction (nearest image) is
+/// removed from potentials, fields, energy and virial, as MD codes need for bonded pairs.
+/// `npairs = 0` clears the list (`pairs` may then be NULL).
+///
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
+/// index out of range or a pair (i, i), named in the message), `FARFIELD_ERR_ALLOC`.
+///
+/// # Safety
+/// `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_set_exclusions(plan: farfield_ewald_plan, npairs: i64, pairs: *const i64) -> c_int {
+    guard(|| {
+        let p = plan_ref(plan)?;
+        if npairs < 0 {
+            return Err(Error::InvalidArg(format!("npairs = {npairs} is negative")));
+        }
+        let n2 = (npairs as usize).checked_mul(2).ok_or_else(|| Error::InvalidArg(format!("npairs = {npairs} too large")))?;
+        let s = slice_in(pairs, n2, "pairs")?;
+        let v: Vec<[i64; 2]> = s.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
+        p.inner.lock().unwrap_or_else(|e| e.into_inner()).set_exclusions(&v)
+    })
+}
+
+/// Evaluates the electrostatics of `n` charges.
+///
+/// * `xyz`: `3n` positions, `xyz[3*i + d]`; `q`: `n` charges (both may be NULL when `n = 0`).
+/// * `phi`: NULL, or `n` potentials `φ_i = ∂U/∂q_i` (all images, self term, background).
+/// * `field`: NULL, or `3n` values `E = −∇φ`, `field[3*i + d]`; force `F_i = q_i E_i`.
+/// * `energy`: NULL, or `U = ½ Σ q_i φ_i`.
+/// * `virial`: NULL, or 9 values `W[3a + b] = −∂U/∂ε_ab` (symmetric; costs a little extra).
+///
+/// Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER`,
+/// `FARFIELD_ERR_NPOINTS` (`n` < 0 or `n > n_max`), `FARFIELD_ERR_NONFINITE` (a position or
+/// charge NaN/Inf; the message names the first index), `FARFIELD_ERR_INVALID_ARG` (an
+/// exclusion index ≥ n), `FARFIELD_ERR_ALLOC`.
+///
+/// # Safety
+/// `plan` from `farfield_ewald_makeplan`; arrays of the sizes above, outputs not overlapping
+/// the inputs.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_execute(
+    plan: farfield_ewald_plan,
+    n: i64,
+    xyz: *const f64,
+    q: *const f64,
+    phi: *mut f64,
+    field: *mut f64,
+    energy: *mut f64,
+    virial: *mut f64,
+) -> c_int {
+    guard(|| {
+        let p = plan_ref(plan)?;
+        let mut p = p.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if n < 0 {
+            return Err(Error::NPoints(format!("n = {n} is negative")));
+        }
+        if n as u64 > p.n_max() as u64 {
+            return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", p.n_max())));
+        }
+        let n = n as usize;
+        let xyz = slice_in(xyz, 3 * n, "xyz")?;
+        let q = slice_in(q, n, "q")?;
+        let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
+        let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
+        let r = p.execute(xyz, q, phi, field, !virial.is_null())?;
+        if !energy.is_null() {
+            energy.write(r.energy);
+        }
+        if !virial.is_null() {
+            std::ptr::copy_nonoverlapping(r.virial.as_ptr(), virial, 9);
+        }
+        Ok(())
+    })
+}
+
+/// Writes the plan's parameters and the timings of its last execute into `*out`.
+///
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+///
+/// # Safety
+/// `plan` from `farfield_ewald_makeplan`; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_get_params(plan: farfield_ewald_plan, out: *mut farfield_ewald_params) -> c_int {
+    guard(|| {
+        let p = plan_ref(plan)?;
+        non_null(out, "out")?;
+        let p = p.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let e = p.params();
+        out.write(farfield_ewald_params {
+            xi: e.xi,
+            rc: e.rc,
+            grid: e.grid.map(|g| g as i64),
+            order_or_support: e.order as i32,
+            method: match p.method() {
+                Method::Spectral => FARFIELD_EWALD_SPECTRAL,
+                Method::Spme => FARFIELD_EWALD_SPME,
+                Method::Direct => FARFIELD_EWALD_DIRECT,
+            },
+            eta: e.eta,
+            kc: e.kc,
+            est_rel_err: e.est_rel_err,
+            real_s: e.real_s,
+            kspace_s: e.kspace_s,
+        });
+        Ok(())
+    })
+}
+
+/// Destroys a plan and frees its memory. NULL is fine (returns 0).
+///
+/// # Safety
+/// `plan` must be NULL or a live plan from `farfield_ewald_makeplan`, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_destroy(plan: farfield_ewald_plan) -> c_int {
+    guard(|| {
+        if !plan.is_null() {
+            drop(Box::from_raw(plan));
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::*;
+    use std::ffi::CStr;
+    use std::ptr::{null, null_mut};
+
+    fn msg() -> String {
+        unsafe { CStr::from_ptr(crate::capi::farfield_last_error_message()) }.to_str().unwrap().to_string()
+    }
+
+    const CUBE: [f64; 9] = [2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0];
+
+    fn make(method: c_int, b: &[f64; 9], n_max: i64, tol: f64, o: *const farfield_ewald_opts) -> (c_int, farfield_ewald_plan) {
+        let mut p: farfield_ewald_plan = 0x1 as farfield_ewald_plan; // must be reset to NULL
+        let s = unsafe { farfield_ewald_makeplan(method, b.as_ptr(), n_max, tol, &mut p, o) };
+        (s, p)
+    }
+
+    #[test]
+    fn opts_layout_and_defaults() {
+        assert_eq!(std::mem::size_of::<farfield_ewald_opts>(), 56);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, xi), 16);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, grid), 32);
+        assert_eq!(std::mem::size_of::<farfield_ewald_params>(), 88);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_params, eta), 48);
+        let mut o = farfield_ewald_opts { nthreads: 9, debug: 9, fftw: 9, order_or_support: 9, xi: 9.0, rc: 9.0, grid: [9; 3] };
+        assert_eq!(unsafe { farfield_ewald_default_opts(&mut o) }, 0);
+        assert_eq!(o, default_opts());
+        assert_eq!(o.fftw, 64);
+        assert_eq!(unsafe { farfield_ewald_default_opts(null_mut()) }, FARFIELD_ERR_NULL_POINTER);
+    }
+
+    #[test]
+    fn makeplan_errors() {
+        let mut o = default_opts();
+        o.nthreads = 1;
+        assert_eq!(make(7, &CUBE, 10, 1e-5, &o), (FARFIELD_ERR_INVALID_ARG, null_mut()));
+        assert!(msg().contains("method"));
+        // tol outside (0, 1)
+        for tol in [0.0, -1e-3, 1.0, 2.0, f64::NAN] {
+            assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, tol, &o), (FARFIELD_ERR_TOL, null_mut()));
+        }
+        // n_max
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 0, 1e-5, &o).0, FARFIELD_ERR_NPOINTS);
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, -5, 1e-5, &o).0, FARFIELD_ERR_NPOINTS);
+        // not lower-triangular, non-positive volume, non-finite
+        let mut b = CUBE;
+        b[1] = 0.3;
+        assert_eq!(make(FARFIELD_EWALD_SPME, &b, 10, 1e-5, &o).0, FARFIELD_ERR_INVALID_ARG);
+        assert!(msg().contains("lower-triangular"), "{}", msg());
+        let mut b = CUBE;
+        b[4] = -2.0;
+        assert_eq!(make(FARFIELD_EWALD_SPECTRAL, &b, 10, 1e-5, &o).0, FARFIELD_ERR_INVALID_ARG);
+        let mut b = CUBE;
+        b[8] = 0.0;
+        assert_eq!(make(FARFIELD_EWALD_DIRECT, &b, 10, 1e-5, &o).0, FARFIELD_ERR_INVALID_ARG);
+        let mut b = CUBE;
+        b[6] = f64::INFINITY;
+        assert_eq!(make(FARFIELD_EWALD_SPME, &b, 10, 1e-5, &o).0, FARFIELD_ERR_INVALID_ARG);
+        // cutoff above half the smallest height (1.0 here)
+        let mut oc = o;
+        oc.rc = 1.2;
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-5, &oc).0, FARFIELD_ERR_INVALID_ARG);
+        assert!(msg().contains("half the smallest"), "{}", msg());
+        // bad overrides
+        let mut ob = o;
+        ob.nthreads = -1;
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-5, &ob).0, FARFIELD_ERR_INVALID_ARG);
+        let mut ob = o;
+        ob.order_or_support = 7;
+        assert_eq!(make(FARFIELD_EWALD_SPECTRAL, &CUBE, 10, 1e-5, &ob).0, FARFIELD_ERR_INVALID_ARG);
+        let mut ob = o;
+        ob.grid = [16, 0, 16];
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-5, &ob).0, FARFIELD_ERR_INVALID_ARG);
+        let mut ob = o;
+        ob.xi = f64::NAN;
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-5, &ob).0, FARFIELD_ERR_INVALID_ARG);
+        // NULL arguments
+        unsafe {
+            assert_eq!(farfield_ewald_makeplan(1, CUBE.as_ptr(), 10, 1e-5, null_mut(), &o), FARFIELD_ERR_NULL_POINTER);
+            let mut p = 0x1 as farfield_ewald_plan;
+            assert_eq!(farfield_ewald_makeplan(1, null(), 10, 1e-5, &mut p, &o), FARFIELD_ERR_NULL_POINTER);
+            assert!(p.is_null());
+            assert_eq!(farfield_ewald_destroy(null_mut()), 0);
+        }
+    }
+
+    #[test]
+    fn execute_roundtrip_and_errors() {
+        let mut o = default_opts();
+        o.nthreads = 1;
+        let n = 40usize;
+        let (s, p) = make(FARFIELD_EWALD_SPME, &CUBE, n as i64, 1e-6, &o);
+        assert_eq!(s, 0);
+        let xyz: Vec<f64> = (0..3 * n).map(|i| ((i * 7919) % 1000) as f64 * 0.002 - 0.3).collect();
+        let mut q: Vec<f64> = (0..n).map(|i| if i % 2 == 0 { 0.5 } else { -0.5 }).collect();
+        let mut phi = vec![0.0; n];
+        let mut f = vec![0.0; 3 * n];
+        let mut u = 0.0;
+        let mut w = [0.0; 9];
+        unsafe {
+            assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u, w.as_mut_ptr()), 0);
+        }
+        // same as the Rust plan
+        let mut rp = EwaldPlan::new(Method::Spme, &CUBE, n, 1e-6, &convert_opts(&o).unwrap()).unwrap();
+        let mut phi2 = vec![0.0; n];
+        let mut f2 = vec![0.0; 3 * n];
+        let r = rp.execute(&xyz, &q, Some(&mut phi2), Some(&mut f2), true).unwrap();
+        assert_eq!((phi.clone(), f.clone(), u, w), (phi2, f2, r.energy, r.virial));
+        let before = (phi.clone(), f.clone(), u, w);
+        unsafe {
+            // NULL plan / arrays
+            assert_eq!(farfield_ewald_execute(null_mut(), n as i64, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_ewald_execute(p, n as i64, null(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), null(), phi.as_mut_ptr(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            // n > n_max, n < 0
+            assert_eq!(farfield_ewald_execute(p, n as i64 + 1, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NPOINTS);
+            assert_eq!(farfield_ewald_execute(p, -1, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NPOINTS);
+            // non-finite position and charge, named by index
+            let mut bad = xyz.clone();
+            bad[3 * 17 + 1] = f64::NAN;
+            assert_eq!(farfield_ewald_execute(p, n as i64, bad.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u, w.as_mut_ptr()), FARFIELD_ERR_NONFINITE);
+            assert!(msg().contains("charge 17"), "{}", msg());
+            q[23] = f64::INFINITY;
+            assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u, w.as_mut_ptr()), FARFIELD_ERR_NONFINITE);
+            assert!(msg().contains("q[23]"), "{}", msg());
+            q[23] = -0.5;
+        }
+        // failed calls leave the outputs untouched
+        assert_eq!((phi.clone(), f.clone(), u, w), before);
+        unsafe {
+            // exclusions
+            let pairs = [0i64, 1, 2, 3];
+            assert_eq!(farfield_ewald_set_exclusions(p, 2, pairs.as_ptr()), 0);
+            assert_eq!(farfield_ewald_set_exclusions(p, -1, pairs.as_ptr()), FARFIELD_ERR_INVALID_ARG);
+            assert_eq!(farfield_ewald_set_exclusions(p, 2, null()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_ewald_set_exclusions(null_mut(), 2, pairs.as_ptr()), FARFIELD_ERR_NULL_POINTER);
+            let badp = [0i64, 40];
+            assert_eq!(farfield_ewald_set_exclusions(p, 1, badp.as_ptr()), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("exclusion pair 0"), "{}", msg());
+            let selfp = [5i64, 5];
+            assert_eq!(farfield_ewald_set_exclusions(p, 1, selfp.as_ptr()), FARFIELD_ERR_INVALID_ARG);
+            // still the valid list: an execute with fewer charges than an excluded index fails
+            assert_eq!(farfield_ewald_execute(p, 3, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_INVALID_ARG);
+            assert_eq!(farfield_ewald_set_exclusions(p, 0, null()), 0);
+            // n = 0 with NULL arrays: zero energy
+            assert_eq!(farfield_ewald_execute(p, 0, null(), null(), null_mut(), null_mut(), &mut u, null_mut()), 0);
+            assert_eq!(u, 0.0);
+            // set_box: bad boxes and a cutoff that no longer fits
+            let mut b = CUBE;
+            b[2] = 1.0;
+            assert_eq!(farfield_ewald_set_box(p, b.as_ptr()), FARFIELD_ERR_INVALID_ARG);
+            assert_eq!(farfield_ewald_set_box(p, null()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_ewald_set_box(null_mut(), CUBE.as_ptr()), FARFIELD_ERR_NULL_POINTER);
+            let b2 = [2.2, 0.0, 0.0, 0.3, 2.1, 0.0, -0.2, 0.4, 1.9];
+            assert_eq!(farfield_ewald_set_box(p, b2.as_ptr()), 0);
+            assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), null_mut(), f.as_mut_ptr(), &mut u, null_mut()), 0);
+            let mut prm = farfield_ewald_params::default();
+            assert_eq!(farfield_ewald_get_params(p, &mut prm), 0);
+            assert_eq!(prm.method, FARFIELD_EWALD_SPME);
+            assert!(prm.xi > 0.0 && prm.rc > 0.0 && prm.grid[0] > 0 && prm.order_or_support >= 2);
+            assert!(prm.real_s > 0.0 || prm.kspace_s > 0.0);
+            assert_eq!(farfield_ewald_get_params(p, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_ewald_get_params(null_mut(), &mut prm), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_ewald_destroy(p), 0);
+        }
+        // a plan with a fixed cutoff: set_box to a box too small for it fails, plan unchanged
+        let mut oc = o;
+        oc.rc = 0.9;
+        let (s, p) = make(FARFIELD_EWALD_SPECTRAL, &CUBE, n as i64, 1e-4, &oc);
+        assert_eq!(s, 0);
+        unsafe {
+            let small = [1.5, 0.0, 0.0, 0.0, 1.5, 0.0, 0.0, 0.0, 1.5];
+            assert_eq!(farfield_ewald_set_box(p, small.as_ptr()), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("half the smallest"), "{}", msg());
+            assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), 0);
+            assert_eq!(farfield_ewald_destroy(p), 0);
+        }
+    }
+
+    #[test]
+    fn direct_method_through_c() {
+        // CsCl: Madelung constant through the C API
+        let b = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+        let (s, p) = make(FARFIELD_EWALD_DIRECT, &b, 2, 1e-10, null());
+        assert_eq!(s, 0);
+        let xyz = [0.0, 0.0, 0.0, 0.5, 0.5, 0.5];
+        let q = [1.0, -1.0];
+        let mut u = 0.0;
+        unsafe {
+            assert_eq!(farfield_ewald_execute(p, 2, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), 0);
+            farfield_ewald_destroy(p);
+        }
+        let m = -u * 3f64.sqrt() / 2.0;
+        assert!((m - 1.762674773070).abs() < 1e-9, "{m}");
+    }
+}

@@ -1,0 +1,438 @@
+//! Real-space part of the Ewald sum: `φ_i^R = Σ_{j, n}' q_j erfc(ξ|r_ij + n|)/|r_ij + n|` over
+//! the pairs (and periodic images `n`) closer than `r_c`, with fields and the virial, by cell
+//! lists; plus the correction for excluded pairs.
+//!
+//! * Cells: the wrapped fractional coordinates are binned on an `n_1 × n_2 × n_3` grid of
+//!   cells (about `r_c/2` wide, so a cell holds ~10 atoms at liquid density), each cell's atoms
+//!   roughly sorted by z (8 sub-bins), stored as padded structure-of-arrays (slot counts a
+//!   multiple of 4; padding slots have zero charge and a far-away position). The cells are
+//!   parallelepipeds, so triclinic cells need no special case: a neighbour cell at offset `o`
+//!   can hold atoms within `r_c` only if `(|o_d| − 1) h_d / n_d < r_c` on every axis (`h_d` the
+//!   heights), and each atom is tested against the Cartesian bounding box of each neighbour
+//!   cell's atoms before its pairs are computed.
+//! * Newton's third law: only half of the neighbour offsets are visited (each unordered pair of
+//!   atom images once); both atoms are updated. Cells are distributed over the plan's threads,
+//!   each thread adds into its own accumulator, and the accumulators are summed at the end (the
+//!   result does not depend on the scheduling up to rounding).
+//! * Requires `r_c ≤ min height / 2`, so an atom pair has at most one image within `r_c` and no
+//!   atom meets its own image.
+//! * Exclusions: for an excluded pair `(i, j)`, the whole `1/r` interaction of the nearest image
+//!   is removed: the real-space term `erfc(ξr)/r` (if `r < r_c`, computed exactly as the loop
+//!   computed it, so the two cancel) and the `erf(ξr)/r` that the k-space sum contains.
+
+use super::box_::PeriodicBox;
+use super::pair_kernel::{block, Acc, PairConsts, Soa};
+use crate::error::{try_zeroed_vec, Result};
+use crate::threads::{SyncPtr, Threads};
+
+/// Sub-bins along z within a cell (for spatially coherent blocks of 4).
+const ZSUB: usize = 8;
+
+struct ThreadBuf {
+    /// `[φ | E_x | E_y | E_z]`, each `npad` slots.
+    acc: Vec<f64>,
+    vir: [f64; 6],
+}
+
+/// Real-space evaluator with its reusable buffers.
+pub(crate) struct RealSpace {
+    pub consts: PairConsts,
+    pub rc: f64,
+    nc: [usize; 3],
+    stencil: Vec<[i32; 3]>,
+    stencil_for: Option<([usize; 3], [u64; 9])>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    z: Vec<f64>,
+    q: Vec<f64>,
+    orig: Vec<u32>,
+    start: Vec<usize>,
+    cnt: Vec<u32>,
+    bbox: Vec<[f64; 6]>,
+    keys: Vec<u32>,
+    order: Vec<u32>,
+    hist: Vec<u32>,
+    bufs: Vec<ThreadBuf>,
+    npad: usize,
+}
+
+#[inline(always)]
+fn pad4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+impl RealSpace {
+    /// A real-space evaluator for splitting parameter `xi` and cutoff `rc`; `erfc_acc` is the
+    /// relative accuracy of the erfc fit, `exact` selects `libm::erfc` (reference path).
+    pub fn new(xi: f64, rc: f64, erfc_acc: f64, exact: bool) -> Self {
+        RealSpace {
+            consts: PairConsts::new(xi, rc, erfc_acc, exact),
+            rc,
+            nc: [0; 3],
+            stencil: Vec::new(),
+            stencil_for: None,
+            x: Vec::new(),
+            y: Vec::new(),
+            z: Vec::new(),
+            q: Vec::new(),
+            orig: Vec::new(),
+            start: Vec::new(),
+            cnt: Vec::new(),
+            bbox: Vec::new(),
+            keys: Vec::new(),
+            order: Vec::new(),
+            hist: Vec::new(),
+            bufs: Vec::new(),
+            npad: 0,
+        }
+    }
+
+    /// Cell grid for `n` atoms in `bx`.
+    fn cell_grid(&self, bx: &PeriodicBox, n: usize) -> [usize; 3] {
+        let dens = (bx.volume * 6.0 / n.max(1) as f64).cbrt();
+        let cs = (0.5 * self.rc).max(dens);
+        let mut nc = [1usize; 3];
+        for d in 0..3 {
+            nc[d] = ((bx.heights[d] / cs).floor() as usize).clamp(1, 1 << 10);
+        }
+        nc
+    }
+
+    /// Half-shell neighbour offsets for the cell grid `nc` (the zero offset first).
+    fn build_stencil(&mut self, bx: &PeriodicBox, nc: [usize; 3]) {
+        let key = (nc, bx.as_array().map(f64::to_bits));
+        if self.stencil_for == Some(key) {
+            return;
+        }
+        let mut r = [0i32; 3];
+        for d in 0..3 {
+            r[d] = (self.rc * nc[d] as f64 / bx.heights[d] - 1e-12).ceil().max(1.0) as i32;
+        }
+        let mut st = vec![[0i32; 3]];
+        for o2 in -r[2]..=r[2] {
+            for o1 in -r[1]..=r[1] {
+                for o0 in -r[0]..=r[0] {
+                    let later = o2 > 0 || (o2 == 0 && (o1 > 0 || (o1 == 0 && o0 > 0)));
+                    if !later {
+                        continue;
+                    }
+                    let o = [o0, o1, o2];
+                    let lb = (0..3)
+                        .map(|d| (o[d].unsigned_abs().saturating_sub(1)) as f64 / nc[d] as f64 * bx.heights[d])
+                        .fold(0.0, f64::max);
+                    if lb < self.rc {
+                        st.push(o);
+                    }
+                }
+            }
+        }
+        self.stencil = st;
+        self.stencil_for = Some(key);
+    }
+
+    /// Bins and sorts the atoms (wrapped fractional `s`, wrapped Cartesian `r`) into padded
+    /// cells. Errors: [`crate::Error::Alloc`].
+    fn sort(&mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64]) -> Result<()> {
+        let n = s.len();
+        let nc = self.cell_grid(bx, n);
+        self.build_stencil(bx, nc);
+        self.nc = nc;
+        let ncell = nc[0] * nc[1] * nc[2];
+        let nkey = ncell * ZSUB;
+        self.keys.resize(n, 0);
+        self.hist.clear();
+        self.hist.resize(nkey + 1, 0);
+        for (i, si) in s.iter().enumerate() {
+            let mut c = [0usize; 3];
+            for d in 0..3 {
+                c[d] = ((si[d] * nc[d] as f64) as usize).min(nc[d] - 1);
+            }
+            let fz = si[2] * nc[2] as f64 - c[2] as f64;
+            let sub = ((fz * ZSUB as f64) as usize).min(ZSUB - 1);
+            let k = ((c[0] + nc[0] * (c[1] + nc[1] * c[2])) * ZSUB + sub) as u32;
+            self.keys[i] = k;
+            self.hist[k as usize + 1] += 1;
+        }
+        for k in 0..nkey {
+            self.hist[k + 1] += self.hist[k];
+        }
+        self.order.resize(n, 0);
+        for i in 0..n {
+            let k = self.keys[i] as usize;
+            self.order[self.hist[k] as usize] = i as u32;
+            self.hist[k] += 1;
+        }
+        // hist[k] is now the end of key k; cell c ends at hist[(c+1)·ZSUB − 1]
+        self.cnt.clear();
+        self.cnt.resize(ncell, 0);
+        self.start.clear();
+        self.start.resize(ncell + 1, 0);
+        let mut prev_end = 0usize;
+        for c in 0..ncell {
+            let end = self.hist[(c + 1) * ZSUB - 1] as usize;
+            self.cnt[c] = (end - prev_end) as u32;
+            self.start[c + 1] = self.start[c] + pad4(end - prev_end);
+            prev_end = end;
+        }
+        let npad = self.start[ncell];
+        self.npad = npad;
+        for v in [&mut self.x, &mut self.y, &mut self.z] {
+            v.clear();
+            v.try_reserve(npad).map_err(|_| crate::Error::Alloc(format!("real-space cell arrays of {npad} slots")))?;
+            v.resize(npad, 1e30);
+        }
+        self.q.clear();
+        self.q.resize(npad, 0.0);
+        self.orig.clear();
+        self.orig.resize(npad, u32::MAX);
+        self.bbox.clear();
+        self.bbox.resize(ncell, [f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY]);
+        let mut p = 0usize;
+        for c in 0..ncell {
+            let st = self.start[c];
+            let bb = &mut self.bbox[c];
+            for k in 0..self.cnt[c] as usize {
+                let i = self.order[p] as usize;
+                p += 1;
+                let slot = st + k;
+                let ri = r[i];
+                self.x[slot] = ri[0];
+                self.y[slot] = ri[1];
+                self.z[slot] = ri[2];
+                self.q[slot] = q[i];
+                self.orig[slot] = i as u32;
+                for d in 0..3 {
+                    bb[d] = bb[d].min(ri[d]);
+                    bb[3 + d] = bb[3 + d].max(ri[d]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Computes the real-space potentials (into `phi`, overwritten, caller's atom order), fields
+    /// (`field[3i + d]`, overwritten, when given) and returns the virial (xx, xy, xz, yy, yz, zz;
+    /// zeros unless `virial`). `s`, `r`: wrapped fractional and Cartesian positions.
+    #[allow(clippy::too_many_arguments)]
+    pub fn compute(
+        &mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], threads: &Threads, phi: &mut [f64],
+        field: Option<&mut [f64]>, virial: bool,
+    ) -> Result<[f64; 6]> {
+        self.sort(bx, s, r, q)?;
+        let nt = threads.count().max(1);
+        let npad = self.npad;
+        if self.bufs.len() != nt {
+            self.bufs = (0..nt).map(|_| ThreadBuf { acc: Vec::new(), vir: [0.0; 6] }).collect();
+        }
+        for b in self.bufs.iter_mut() {
+            if b.acc.len() != 4 * npad {
+                b.acc = try_zeroed_vec(4 * npad, "real-space accumulators")?;
+            } else {
+                b.acc.iter_mut().for_each(|v| *v = 0.0);
+            }
+            b.vir = [0.0; 6];
+        }
+        let want_field = field.is_some();
+        match (want_field, virial) {
+            (false, false) => self.run::<false, false>(bx, threads),
+            (true, false) => self.run::<true, false>(bx, threads),
+            (false, true) => self.run::<false, true>(bx, threads),
+            (true, true) => self.run::<true, true>(bx, threads),
+        }
+        // reduce the thread accumulators into the caller's order
+        let pp = SyncPtr(phi.as_mut_ptr());
+        let fp = field.map(|f| SyncPtr(f.as_mut_ptr()));
+        let chunk = 4096;
+        let nchunks = npad.div_ceil(chunk);
+        let bufs = &self.bufs;
+        let orig = &self.orig;
+        threads.for_each(nchunks, |c| {
+            let (pp, fp) = (pp, fp);
+            for slot in c * chunk..((c + 1) * chunk).min(npad) {
+                let o = orig[slot];
+                if o == u32::MAX {
+                    continue;
+                }
+                let o = o as usize;
+                let mut v = [0.0; 4];
+                for b in bufs {
+                    for (d, vd) in v.iter_mut().enumerate() {
+                        *vd += b.acc[d * npad + slot];
+                    }
+                }
+                // SAFETY: orig is injective on real slots: each output index written once.
+                unsafe {
+                    *pp.0.add(o) = v[0];
+                    if let Some(fp) = fp {
+                        for d in 0..3 {
+                            *fp.0.add(3 * o + d) = v[1 + d];
+                        }
+                    }
+                }
+            }
+        });
+        let mut vir = [0.0; 6];
+        for b in &self.bufs {
+            for d in 0..6 {
+                vir[d] += b.vir[d];
+            }
+        }
+        Ok(vir)
+    }
+
+    fn run<const FIELD: bool, const VIR: bool>(&mut self, bx: &PeriodicBox, threads: &Threads) {
+        let nc = self.nc;
+        let ncell = nc[0] * nc[1] * nc[2];
+        let npad = self.npad;
+        let parallel = threads.parallel();
+        let nbuf = self.bufs.len();
+        let bp = super::Shared(self.bufs.as_mut_ptr());
+        let soa = Soa { x: self.x.as_ptr(), y: self.y.as_ptr(), z: self.z.as_ptr(), q: self.q.as_ptr() };
+        // disjoint field borrows: the closure never touches `bufs` except through `bp`
+        let (stencil, cnt, start, bbox, consts) = (&self.stencil, &self.cnt, &self.start, &self.bbox, &self.consts);
+        let chunk = (ncell / (16 * threads.count().max(1))).clamp(1, 64);
+        let ntask = ncell.div_ceil(chunk);
+        threads.for_each(ntask, |task| {
+            let bp = bp;
+            let t = if parallel { rayon::current_thread_index().expect("running in the plan's pool") } else { 0 };
+            assert!(t < nbuf);
+            // SAFETY: each pool thread uses only its own buffer (index t), and tasks on one
+            // thread run one after the other.
+            let buf = unsafe { &mut *bp.0.add(t) };
+            let base = buf.acc.as_mut_ptr();
+            // SAFETY: 4·npad entries.
+            let acc = unsafe { Acc { phi: base, ex: base.add(npad), ey: base.add(2 * npad), ez: base.add(3 * npad) } };
+            let mut nbr: Vec<(usize, [f64; 3], bool)> = Vec::with_capacity(stencil.len());
+            for a in task * chunk..((task + 1) * chunk).min(ncell) {
+                let na = cnt[a] as usize;
+                if na == 0 {
+                    continue;
+                }
+                let ac = [a % nc[0], (a / nc[0]) % nc[1], a / (nc[0] * nc[1])];
+                nbr.clear();
+                for o in stencil.iter() {
+                    let mut bcell = [0usize; 3];
+                    let mut shift = [0.0f64; 3];
+                    for d in 0..3 {
+                        let c = ac[d] as i64 + o[d] as i64;
+                        let img = c.div_euclid(nc[d] as i64);
+                        bcell[d] = c.rem_euclid(nc[d] as i64) as usize;
+                        if img != 0 {
+                            for e in 0..3 {
+                                shift[e] += img as f64 * bx.vecs[d][e];
+                            }
+                        }
+                    }
+                    let b = bcell[0] + nc[0] * (bcell[1] + nc[1] * bcell[2]);
+                    if cnt[b] > 0 {
+                        nbr.push((b, shift, *o == [0, 0, 0]));
+                    }
+                }
+                let rc2 = consts.rc2;
+                for i in start[a]..start[a] + na {
+                    // SAFETY: i is a real slot.
+                    let (xi, qi) = unsafe { ([*soa.x.add(i), *soa.y.add(i), *soa.z.add(i)], *soa.q.add(i)) };
+                    let mut oi = [0.0f64; 4];
+                    for &(b, sh, is_self) in &nbr {
+                        let xs = [xi[0] - sh[0], xi[1] - sh[1], xi[2] - sh[2]];
+                        let j1 = start[b] + pad4(cnt[b] as usize);
+                        let (j0, jmin) = if is_self {
+                            ((i + 1) & !3, i + 1)
+                        } else {
+                            let bb = &bbox[b];
+                            let mut d2 = 0.0;
+                            for d in 0..3 {
+                                let e = (bb[d] - xs[d]).max(xs[d] - bb[3 + d]).max(0.0);
+                                d2 += e * e;
+                            }
+                            if d2 >= rc2 {
+                                continue;
+                            }
+                            (start[b], start[b])
+                        };
+                        if j0 >= j1 {
+                            continue;
+                        }
+                        // SAFETY: slots j0..j1 lie in cell b (padded); acc is this thread's.
+                        unsafe { block::<FIELD, VIR>(&consts, soa, xs, qi, jmin, j0, j1, acc, &mut oi, &mut buf.vir) };
+                    }
+                    // SAFETY: slot i < npad, this thread's accumulator.
+                    unsafe {
+                        *acc.phi.add(i) += oi[0];
+                        if FIELD {
+                            *acc.ex.add(i) += oi[1];
+                            *acc.ey.add(i) += oi[2];
+                            *acc.ez.add(i) += oi[3];
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// Removes the full `1/r` interaction of the nearest image of each excluded pair (module
+    /// docs) from `phi`, `field` (when given) and `vir`. `s`, `r`: wrapped positions.
+    #[allow(clippy::too_many_arguments)]
+    pub fn exclusions(
+        &self, bx: &PeriodicBox, s: &[[f64; 3]], q: &[f64], pairs: &[[u32; 2]], phi: &mut [f64],
+        mut field: Option<&mut [f64]>, vir: Option<&mut [f64; 6]>,
+    ) {
+        let k = &self.consts;
+        let xi = k.xi;
+        let sqpi = std::f64::consts::PI.sqrt();
+        let tri = !bx.is_orthorhombic();
+        let mut w = [0.0f64; 6];
+        for p in pairs {
+            let (i, j) = (p[0] as usize, p[1] as usize);
+            let mut ds = [0.0; 3];
+            for d in 0..3 {
+                let v = s[i][d] - s[j][d];
+                ds[d] = v - v.round();
+            }
+            let mut dv = bx.cart(ds);
+            let mut r2 = dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2];
+            if tri {
+                for n in 0..27 {
+                    let o = [(n % 3) as f64 - 1.0, ((n / 3) % 3) as f64 - 1.0, (n / 9) as f64 - 1.0];
+                    let c = bx.cart([ds[0] + o[0], ds[1] + o[1], ds[2] + o[2]]);
+                    let c2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+                    if c2 < r2 {
+                        r2 = c2;
+                        dv = c;
+                    }
+                }
+            }
+            let (mut pot, mut fs) = if r2 < k.rc2 && r2 > 0.0 { k.pair(r2) } else { (0.0, 0.0) };
+            let r = r2.sqrt();
+            let x = xi * r;
+            if x < 1e-4 {
+                pot += k.c2 * (1.0 - x * x / 3.0);
+                fs += 4.0 * xi * xi * xi / (3.0 * sqpi) * (1.0 - 0.6 * x * x);
+            } else {
+                let p2 = libm::erf(x) / r;
+                pot += p2;
+                fs += (p2 - k.c2 * (-x * x).exp()) / r2;
+            }
+            phi[i] -= q[j] * pot;
+            phi[j] -= q[i] * pot;
+            if let Some(f) = field.as_deref_mut() {
+                for d in 0..3 {
+                    f[3 * i + d] -= q[j] * fs * dv[d];
+                    f[3 * j + d] += q[i] * fs * dv[d];
+                }
+            }
+            let c = q[i] * q[j] * fs;
+            w[0] += c * dv[0] * dv[0];
+            w[1] += c * dv[0] * dv[1];
+            w[2] += c * dv[0] * dv[2];
+            w[3] += c * dv[1] * dv[1];
+            w[4] += c * dv[1] * dv[2];
+            w[5] += c * dv[2] * dv[2];
+        }
+        if let Some(v) = vir {
+            for d in 0..6 {
+                v[d] -= w[d];
+            }
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! Cardinal B-spline kernels for smooth particle-mesh Ewald (Essmann et al., J. Chem. Phys. 103
+//! (1995) 8577, §3): `M_n` is the order-`n` cardinal B-spline, supported on `[0, n]`,
+//! `M_2(u) = 1 − |u − 1|`, `M_n(u) = (u M_{n−1}(u) + (n − u) M_{n−1}(u − 1)) / (n − 1)`,
+//! `M_n'(u) = M_{n−1}(u) − M_{n−1}(u − 1)`.
+//!
+//! The spreader's kernels are even and centred (see [`super`]), so the evaluator here is the
+//! centred spline `ψ(t) = M_n(t + n/2)` of width `w = n`. Essmann's charge assignment
+//! `Σ_l q M_n(u − l)` (grid point `l`, point at grid coordinate `u`) is obtained by spreading
+//! with `ψ` at the shifted coordinate `u − n/2`: `ψ(l − (u − n/2)) = M_n(l − u + n) = M_n(u − l)`.
+
+use super::{KernelEval, MAX_WIDTH};
+use crate::real::Real;
+
+/// Cardinal B-spline of order `n` (2 ≤ n ≤ [`MAX_WIDTH`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BSplineParams {
+    /// Order `n` = width in grid points.
+    pub order: usize,
+}
+
+impl BSplineParams {
+    /// `M_n(u)` (zero outside `(0, n)`), by the recursion (exact up to rounding).
+    pub fn m(&self, u: f64) -> f64 {
+        let n = self.order;
+        if u <= 0.0 || u >= n as f64 {
+            return 0.0;
+        }
+        let i = u.floor();
+        let f = u - i;
+        let mut v = [0.0f64; MAX_WIDTH];
+        bspline_weights(n, f, &mut v, None);
+        // v[j] = M_n(f + j)
+        v[i as usize]
+    }
+
+    /// The centred kernel `ψ(z) = M_n(z + n/2)`.
+    pub fn value(&self, z: f64) -> f64 {
+        self.m(z + 0.5 * self.order as f64)
+    }
+
+    /// Fourier transform of the centred spline in grid units,
+    /// `ψ̂(k) = ∫ ψ(x) e^{2πikx/nf} dx = (sin(πk/nf)/(πk/nf))^n` for `k = 0 … kmax`.
+    pub fn fourier_series(&self, nf: usize, kmax: usize) -> Vec<f64> {
+        (0..=kmax)
+            .map(|k| {
+                let x = std::f64::consts::PI * k as f64 / nf as f64;
+                if x == 0.0 {
+                    1.0
+                } else {
+                    (x.sin() / x).powi(self.order as i32)
+                }
+            })
+            .collect()
+    }
+
+    /// Essmann's interpolation denominator `|Σ_{k=0}^{n−2} M_n(k+1) e^{2πimk/K}|²` (eq. 4.4:
+    /// `|b(m)|² = 1/this`) for the modes `m = 0 … K−1` of a grid of `K` points. Zero can occur
+    /// only at `m = K/2` for odd `n`.
+    pub fn euler_denominator(&self, k: usize) -> Vec<f64> {
+        let n = self.order;
+        let mk: Vec<f64> = (0..n.saturating_sub(1)).map(|j| self.m((j + 1) as f64)).collect();
+        (0..k)
+            .map(|m| {
+                let (mut re, mut im) = (0.0, 0.0);
+                for (j, &v) in mk.iter().enumerate() {
+                    let ph = 2.0 * std::f64::consts::PI * ((m * j) % k) as f64 / k as f64;
+                    re += v * ph.cos();
+                    im += v * ph.sin();
+                }
+                re * re + im * im
+            })
+            .collect()
+    }
+}
+
+/// Writes `M_n(f + j)` for `j = 0 … n−1` into `v[..n]` (`f ∈ [0, 1]`) and, when `dv` is given,
+/// the derivatives `M_n'(f + j)` into `dv[..n]`. Entries past `n` are left unspecified.
+#[inline(always)]
+pub fn bspline_weights<T: Real>(n: usize, f: T, v: &mut [T; MAX_WIDTH], dv: Option<&mut [T; MAX_WIDTH]>) {
+    // order 2: M_2(f) = f, M_2(f + 1) = 1 − f
+    v[0] = f;
+    v[1] = T::one() - f;
+    for k in 3..=n {
+        if k == n {
+            if let Some(dv) = dv {
+                // M_n' (f + j) = M_{n−1}(f + j) − M_{n−1}(f + j − 1)
+                dv[0] = v[0];
+                for j in 1..n - 1 {
+                    dv[j] = v[j] - v[j - 1];
+                }
+                dv[n - 1] = -v[n - 2];
+                step(k, f, v);
+                return;
+            }
+        }
+        step(k, f, v);
+    }
+    if n == 2 {
+        if let Some(dv) = dv {
+            dv[0] = T::one();
+            dv[1] = -T::one();
+        }
+    }
+}
+
+/// One step of the recursion: `v` holds `M_{k−1}(f + j)`, `j < k−1`; on return `M_k(f + j)`, `j < k`.
+#[inline(always)]
+fn step<T: Real>(k: usize, f: T, v: &mut [T; MAX_WIDTH]) {
+    let inv = T::one() / T::of((k - 1) as f64);
+    let kk = T::of(k as f64);
+    v[k - 1] = (kk - f - T::of((k - 1) as f64)) * v[k - 2] * inv;
+    for j in (1..k - 1).rev() {
+        let u = f + T::of(j as f64);
+        v[j] = (u * v[j] + (kk - u) * v[j - 1]) * inv;
+    }
+    v[0] = f * v[0] * inv;
+}
+
+/// Evaluator of the centred B-spline `ψ(t) = M_n(t + n/2)` (see the module docs).
+#[derive(Debug, Clone)]
+pub struct BSplineEval<T: Real> {
+    n: usize,
+    half: T,
+}
+
+impl<T: Real> BSplineEval<T> {
+    /// Evaluator of order `p.order`.
+    pub fn new(p: &BSplineParams) -> Self {
+        BSplineEval { n: p.order, half: T::of(0.5 * p.order as f64) }
+    }
+
+    /// Values `ψ(t + j)` into `v` and derivatives `ψ'(t + j)` into `dv`, `j = 0 … n−1`, for
+    /// `t ∈ [−n/2, −n/2 + 1)`.
+    #[inline(always)]
+    pub fn eval_with_deriv(&self, t: T, v: &mut [T; MAX_WIDTH], dv: &mut [T; MAX_WIDTH]) {
+        // ψ(t + j) = M_n(t + n/2 + j), f = t + n/2 ∈ [0, 1)
+        bspline_weights(self.n, t + self.half, v, Some(dv));
+    }
+}
+
+impl<T: Real> KernelEval<T> for BSplineEval<T> {
+    #[inline(always)]
+    fn width(&self) -> usize {
+        self.n
+    }
+    #[inline(always)]
+    fn eval(&self, t: T, out: &mut [T; MAX_WIDTH]) {
+        bspline_weights(self.n, t + self.half, out, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// M_n by the explicit formula M_n(u) = 1/(n−1)! Σ_k (−1)^k C(n,k) (u − k)_+^{n−1}.
+    fn m_explicit(n: usize, u: f64) -> f64 {
+        let mut s = 0.0;
+        let mut binom = 1.0;
+        let mut fact = 1.0;
+        for i in 1..n {
+            fact *= i as f64;
+        }
+        for k in 0..=n {
+            if k > 0 {
+                binom *= (n - k + 1) as f64 / k as f64;
+            }
+            let x = u - k as f64;
+            if x > 0.0 {
+                s += if k % 2 == 0 { 1.0 } else { -1.0 } * binom * x.powi(n as i32 - 1);
+            }
+        }
+        s / fact
+    }
+
+    #[test]
+    fn values_derivatives_partition_of_unity() {
+        for n in 2..=12usize {
+            let e = BSplineEval::<f64>::new(&BSplineParams { order: n });
+            let mut v = [0.0; MAX_WIDTH];
+            let mut dv = [0.0; MAX_WIDTH];
+            for i in 0..50 {
+                let t = -0.5 * n as f64 + i as f64 / 50.0;
+                e.eval_with_deriv(t, &mut v, &mut dv);
+                let mut w = [0.0; MAX_WIDTH];
+                e.eval(t, &mut w);
+                let sum: f64 = v[..n].iter().sum();
+                let dsum: f64 = dv[..n].iter().sum();
+                assert!((sum - 1.0).abs() < 1e-14, "n {n} sum {sum}");
+                assert!(dsum.abs() < 1e-13, "n {n} dsum {dsum}");
+                for j in 0..n {
+                    let u = t + j as f64 + 0.5 * n as f64;
+                    if n <= 8 {
+                        assert!((v[j] - m_explicit(n, u)).abs() < 1e-11, "n {n} j {j}");
+                    }
+                    assert_eq!(v[j], w[j]);
+                    let h = 1e-6;
+                    let pm = BSplineParams { order: n };
+                    let fd = (pm.m(u + h) - pm.m(u - h)) / (2.0 * h);
+                    if n > 2 {
+                        assert!((dv[j] - fd).abs() < 1e-6, "n {n} j {j}: {} vs {fd}", dv[j]);
+                    }
+                }
+            }
+            let p = BSplineParams { order: n };
+            assert!((p.value(0.3) - m_explicit(n, 0.3 + 0.5 * n as f64)).abs() < 1e-14);
+        }
+    }
+
+    #[test]
+    fn fourier_and_euler() {
+        // the Fourier series of the centred spline matches a quadrature of ψ(x)cos(2πkx/K)
+        let p = BSplineParams { order: 6 };
+        let k = 32;
+        let fs = p.fourier_series(k, 10);
+        for (m, &f) in fs.iter().enumerate() {
+            let nq = 6000;
+            let mut s = 0.0;
+            for i in 0..nq {
+                let x = -3.0 + 6.0 * (i as f64 + 0.5) / nq as f64;
+                s += p.value(x) * (2.0 * std::f64::consts::PI * (m * 1) as f64 * x / k as f64).cos() * 6.0 / nq as f64;
+            }
+            assert!((s - f).abs() < 1e-7, "{m}: {s} {f}");
+        }
+        // Essmann's denominator equals |Σ_l ψ(l) e^{2πiml/K}|² for even orders (Poisson sum of ψ̂)
+        let d = p.euler_denominator(k);
+        for m in 0..k {
+            let s: f64 = (-3i64..=3).map(|l| p.value(l as f64) * (2.0 * std::f64::consts::PI * (m as i64 * l) as f64 / k as f64).cos()).sum();
+            assert!((d[m] - s * s).abs() < 1e-13);
+        }
+        let p5 = BSplineParams { order: 5 };
+        assert!(p5.euler_denominator(16)[8] < 1e-28);
+    }
+}
