@@ -8,6 +8,8 @@
 //! * [`nufft`]: non-uniform FFT types 1 and 2 in 1D/2D/3D, `f32` and `f64`;
 //! * [`poisson`]: free-space Poisson solvers on uniform 2D/3D grids (Hockney–Eastwood,
 //!   Vico–Greengard, Vico–Greengard with DCT);
+//! * [`fmm`]: CPU fast multipole method for the Coulomb kernel `1/r` (open or periodic cubic
+//!   boundaries; potentials, fields, energy; order and depth from a tolerance);
 //! * [`fft`]: the one FFTW wrapper;
 //! * [`capi`]: every `extern "C"` function (plan → setpts → execute → destroy).
 //!
@@ -19,6 +21,7 @@
 pub mod capi;
 pub mod error;
 pub mod fft;
+pub mod fmm;
 pub mod kernel;
 pub mod nufft;
 pub mod poisson;

@@ -1,0 +1,113 @@
+//! P2P: direct interactions of a leaf's particles with the particles of its neighbour leaves
+//! (26 neighbours + itself; periodic images carry a coordinate shift):
+//! `φ_i += Σ_j q_j/r_ij`, `E_i += Σ_j q_j (x_i − x_j)/r_ij³`.
+//!
+//! Vectorised over `W` targets (lanes) with the sources broadcast one at a time; coordinates are
+//! structure-of-arrays in leaf (Morton) order. Branch-free: a pair at distance zero (the particle
+//! itself) contributes nothing (`1/r` is replaced by 0 by a select), so coincident distinct
+//! particles are skipped as well (their interaction is infinite anyway).
+
+use super::simd::W;
+
+/// One source range of a target leaf: sorted particles `start..end`, shifted by `shift`.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceRange {
+    /// First sorted particle.
+    pub start: u32,
+    /// One past the last.
+    pub end: u32,
+    /// Image shift added to the source coordinates (zero for open boundaries).
+    pub shift: [f64; 3],
+}
+
+/// Sorted particle arrays (structure of arrays).
+#[derive(Clone, Copy)]
+pub struct Particles<'a> {
+    /// x coordinates.
+    pub x: &'a [f64],
+    /// y coordinates.
+    pub y: &'a [f64],
+    /// z coordinates.
+    pub z: &'a [f64],
+    /// Charges.
+    pub q: &'a [f64],
+}
+
+/// Adds to the targets `t0..t1` (sorted indices) the potential (`phi[i − t0]`) and, with
+/// `FIELD`, the field (`ex, ey, ez[i − t0]`) of the sources `srcs`.
+#[inline(always)]
+pub fn p2p_body<const FIELD: bool>(pt: Particles, t0: usize, t1: usize, srcs: &[SourceRange], phi: &mut [f64], ex: &mut [f64], ey: &mut [f64], ez: &mut [f64]) {
+    let mut i0 = t0;
+    while i0 < t1 {
+        let cnt = W.min(t1 - i0);
+        let (mut tx, mut ty, mut tz) = ([0.0; W], [0.0; W], [0.0; W]);
+        for k in 0..W {
+            let i = if k < cnt { i0 + k } else { i0 };
+            tx[k] = pt.x[i];
+            ty[k] = pt.y[i];
+            tz[k] = pt.z[i];
+        }
+        let (mut ap, mut ax, mut ay, mut az) = ([0.0; W], [0.0; W], [0.0; W], [0.0; W]);
+        for s in srcs {
+            let (a, b) = (s.start as usize, s.end as usize);
+            let (xs, ys, zs, qs) = (&pt.x[a..b], &pt.y[a..b], &pt.z[a..b], &pt.q[a..b]);
+            for j in 0..b - a {
+                let (sx, sy, sz, qj) = (xs[j] + s.shift[0], ys[j] + s.shift[1], zs[j] + s.shift[2], qs[j]);
+                for k in 0..W {
+                    let dx = tx[k] - sx;
+                    let dy = ty[k] - sy;
+                    let dz = tz[k] - sz;
+                    let r2 = dx * dx + dy * dy + dz * dz;
+                    let inv = if r2 > 0.0 { 1.0 / r2.sqrt() } else { 0.0 };
+                    let qi = qj * inv;
+                    ap[k] += qi;
+                    if FIELD {
+                        let q3 = qi * inv * inv;
+                        ax[k] += q3 * dx;
+                        ay[k] += q3 * dy;
+                        az[k] += q3 * dz;
+                    }
+                }
+            }
+        }
+        let o = i0 - t0;
+        for k in 0..cnt {
+            phi[o + k] += ap[k];
+            if FIELD {
+                ex[o + k] += ax[k];
+                ey[o + k] += ay[k];
+                ez[o + k] += az[k];
+            }
+        }
+        i0 += W;
+    }
+}
+
+/// [`p2p_body`] with run-time CPU dispatch; `field = None` computes the potential only.
+pub fn p2p(pt: Particles, t0: usize, t1: usize, srcs: &[SourceRange], phi: &mut [f64], field: Option<(&mut [f64], &mut [f64], &mut [f64])>) {
+    match field {
+        Some((ex, ey, ez)) => {
+            #[cfg(target_arch = "x86_64")]
+            if super::simd::has_avx2_fma() {
+                // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
+                return unsafe { p2p_avx2::<true>(pt, t0, t1, srcs, phi, ex, ey, ez) };
+            }
+            p2p_body::<true>(pt, t0, t1, srcs, phi, ex, ey, ez)
+        }
+        None => {
+            let (mut a, mut b, mut c) = ([0.0; 0], [0.0; 0], [0.0; 0]);
+            #[cfg(target_arch = "x86_64")]
+            if super::simd::has_avx2_fma() {
+                // SAFETY: as above.
+                return unsafe { p2p_avx2::<false>(pt, t0, t1, srcs, phi, &mut a, &mut b, &mut c) };
+            }
+            p2p_body::<false>(pt, t0, t1, srcs, phi, &mut a, &mut b, &mut c)
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn p2p_avx2<const FIELD: bool>(pt: Particles, t0: usize, t1: usize, srcs: &[SourceRange], phi: &mut [f64], ex: &mut [f64], ey: &mut [f64], ez: &mut [f64]) {
+    p2p_body::<FIELD>(pt, t0, t1, srcs, phi, ex, ey, ez)
+}
