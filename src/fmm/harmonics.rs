@@ -37,6 +37,8 @@
 //! l(l+1)/2 + m`, `0 ≤ m ≤ l ≤ p`. A level stores its occupied boxes box-major:
 //! `level[b·2nc + …]` (boxes in Morton order), so one box's coefficients are contiguous.
 
+use super::simd::{Simd, W};
+
 /// Number of stored complex coefficients (`m ≥ 0`) of an expansion of order `p`.
 #[inline(always)]
 pub const fn ncoef(p: usize) -> usize {
@@ -115,64 +117,77 @@ impl RegTables {
     /// Regular solid harmonics `O_lm` (`l ≤ p`, `m ≥ 0`) of `W` points at once, lane-major:
     /// `re[idx(l,m)][lane]`, `im[idx(l,m)][lane]`. The slices must hold `ncoef(p)` rows.
     #[inline(always)]
-    pub fn regular_lanes<const W: usize>(&self, x: &[f64; W], y: &[f64; W], z: &[f64; W], re: &mut [[f64; W]], im: &mut [[f64; W]]) {
+    pub fn regular_lanes<S: Simd>(&self, s: S, x: &[f64; W], y: &[f64; W], z: &[f64; W], re: &mut [[f64; W]], im: &mut [[f64; W]]) {
         let p = self.p;
-        let mut r2 = [0.0; W];
-        for k in 0..W {
-            r2[k] = x[k] * x[k] + y[k] * y[k] + z[k] * z[k];
-        }
-        re[0] = [1.0; W];
-        im[0] = [0.0; W];
+        let (x, y, z) = (s.load(x), s.load(y), s.load(z));
+        let r2 = s.fma(x, x, s.fma(y, y, s.mul(z, z)));
+        // diagonal O_mm and the column m, kept in registers along l
+        let (mut dr, mut di) = (s.splat(1.0), s.splat(0.0));
         for m in 0..=p {
-            let imm = idx(m, m);
             if m > 0 {
-                let prev = idx(m - 1, m - 1);
-                let f = -0.5 / m as f64;
-                let (pr, pi) = (re[prev], im[prev]);
-                let (mut nr, mut ni) = ([0.0; W], [0.0; W]);
-                for k in 0..W {
-                    nr[k] = f * (x[k] * pr[k] - y[k] * pi[k]);
-                    ni[k] = f * (x[k] * pi[k] + y[k] * pr[k]);
-                }
-                re[imm] = nr;
-                im[imm] = ni;
+                // O_mm = −(x + iy)/(2m) O_{m−1,m−1}
+                let f = s.splat(-0.5 / m as f64);
+                let nr = s.mul(f, s.fnma(y, di, s.mul(x, dr)));
+                let ni = s.mul(f, s.fma(y, dr, s.mul(x, di)));
+                dr = nr;
+                di = ni;
             }
-            if m < p {
-                let i1 = idx(m + 1, m);
-                let (pr, pi) = (re[imm], im[imm]);
-                let (mut nr, mut ni) = ([0.0; W], [0.0; W]);
-                for k in 0..W {
-                    nr[k] = z[k] * pr[k];
-                    ni[k] = z[k] * pi[k];
-                }
-                re[i1] = nr;
-                im[i1] = ni;
+            s.store(&mut re[idx(m, m)], dr);
+            s.store(&mut im[idx(m, m)], di);
+            if m == p {
+                break;
             }
+            let (mut ar, mut ai) = (dr, di); // O_{l−2,m}
+            let (mut br, mut bi) = (s.mul(z, dr), s.mul(z, di)); // O_{l−1,m} = O_{m+1,m}
+            s.store(&mut re[idx(m + 1, m)], br);
+            s.store(&mut im[idx(m + 1, m)], bi);
             for l in m + 2..=p {
                 let i = idx(l, m);
-                let (i1, i2) = (idx(l - 1, m), idx(l - 2, m));
-                let (a, b) = (self.a[i], self.b[i]);
-                let (r1, j1, r2v, j2) = (re[i1], im[i1], re[i2], im[i2]);
-                let (mut nr, mut ni) = ([0.0; W], [0.0; W]);
-                for k in 0..W {
-                    nr[k] = a * z[k] * r1[k] - b * r2[k] * r2v[k];
-                    ni[k] = a * z[k] * j1[k] - b * r2[k] * j2[k];
-                }
-                re[i] = nr;
-                im[i] = ni;
+                let (a, b) = (s.splat(self.a[i]), s.splat(self.b[i]));
+                let az = s.mul(a, z);
+                let br2 = s.mul(b, r2);
+                let cr = s.fnma(br2, ar, s.mul(az, br));
+                let ci = s.fnma(br2, ai, s.mul(az, bi));
+                s.store(&mut re[i], cr);
+                s.store(&mut im[i], ci);
+                ar = br;
+                ai = bi;
+                br = cr;
+                bi = ci;
             }
         }
     }
 
     /// Regular solid harmonics of one point into a block (`re` = `out[..nc]`, `im` = `out[nc..]`).
     pub fn regular(&self, r: [f64; 3], out: &mut [f64]) {
-        let nc = ncoef(self.p);
-        let mut re = vec![[0.0; 1]; nc];
-        let mut im = vec![[0.0; 1]; nc];
-        self.regular_lanes::<1>(&[r[0]], &[r[1]], &[r[2]], &mut re, &mut im);
-        for i in 0..nc {
-            out[i] = re[i][0];
-            out[nc + i] = im[i][0];
+        let p = self.p;
+        let nc = ncoef(p);
+        let (x, y, z) = (r[0], r[1], r[2]);
+        let r2 = x * x + y * y + z * z;
+        let (re, im) = out.split_at_mut(nc);
+        re[0] = 1.0;
+        im[0] = 0.0;
+        for m in 0..=p {
+            let imm = idx(m, m);
+            if m > 0 {
+                let prev = idx(m - 1, m - 1);
+                let f = -0.5 / m as f64;
+                let (pr, pi) = (re[prev], im[prev]);
+                re[imm] = f * (x * pr - y * pi);
+                im[imm] = f * (x * pi + y * pr);
+            }
+            if m < p {
+                let i1 = idx(m + 1, m);
+                re[i1] = z * re[imm];
+                im[i1] = z * im[imm];
+            }
+            for l in m + 2..=p {
+                let i = idx(l, m);
+                let (i1, i2) = (idx(l - 1, m), idx(l - 2, m));
+                let (a, b) = (self.a[i], self.b[i]);
+                re[i] = a * z * re[i1] - b * r2 * re[i2];
+                im[i] = a * z * im[i1] - b * r2 * im[i2];
+            }
         }
     }
 }

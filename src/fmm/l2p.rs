@@ -8,7 +8,7 @@
 
 use super::harmonics::{get, idx, ncoef, RegTables};
 use super::p2m::LaneScratch;
-use super::simd::W;
+use super::simd::{Scalar, Simd, W};
 
 /// Evaluation coefficients of one leaf: `value = Σ_i cre[i]·Re O_i + cim[i]·Im O_i` for the
 /// potential (order `p`) and the three gradient components (order `p − 1`).
@@ -65,7 +65,7 @@ impl EvalCoefs {
 /// Adds the potential (`phi[i] += φ`) and, when `grad` is given, the field (`E = −∇φ` into
 /// `ex, ey, ez`) of the local expansion `co` (leaf centre `center`, side `h`) at the particles.
 #[inline(always)]
-pub fn l2p_body(tab: &RegTables, co: &EvalCoefs, x: &[f64], y: &[f64], z: &[f64], center: [f64; 3], h: f64, phi: &mut [f64], grad: Option<(&mut [f64], &mut [f64], &mut [f64])>, s: &mut LaneScratch) {
+pub fn l2p_body<S: Simd>(v: S, tab: &RegTables, co: &EvalCoefs, x: &[f64], y: &[f64], z: &[f64], center: [f64; 3], h: f64, phi: &mut [f64], grad: Option<(&mut [f64], &mut [f64], &mut [f64])>, s: &mut LaneScratch) {
     let p = tab.p;
     let nc = ncoef(p);
     let ncg = if p == 0 { 0 } else { ncoef(p - 1) };
@@ -75,38 +75,46 @@ pub fn l2p_body(tab: &RegTables, co: &EvalCoefs, x: &[f64], y: &[f64], z: &[f64]
     let mut grad = grad;
     let mut i0 = 0;
     while i0 < n {
-        let (mut xl, mut yl, mut zl) = ([0.0; W], [0.0; W], [0.0; W]);
-        for k in 0..W {
-            let i = i0 + k;
-            if i < n {
-                xl[k] = (x[i] - center[0]) * inv_h;
-                yl[k] = (y[i] - center[1]) * inv_h;
-                zl[k] = (z[i] - center[2]) * inv_h;
-            }
-        }
-        tab.regular_lanes::<W>(&xl, &yl, &zl, &mut s.re, &mut s.im);
-        let mut v = [[0.0; W]; 4];
-        let nout = if grad.is_some() { 4 } else { 1 };
-        for (a, va) in v.iter_mut().enumerate().take(nout) {
-            let (cr, ci) = (&co.c[a].0, &co.c[a].1);
-            let nn = if a == 0 { nc } else { ncg };
-            for i in 0..nn {
-                let (r, m) = (s.re[i], s.im[i]);
-                let (c1, c2) = (cr[i], ci[i]);
-                for k in 0..W {
-                    va[k] += c1 * r[k] + c2 * m[k];
-                }
-            }
-        }
         let cnt = W.min(n - i0);
+        let (mut xl, mut yl, mut zl) = ([0.0; W], [0.0; W], [0.0; W]);
         for k in 0..cnt {
-            phi[i0 + k] += v[0][k] * inv_h;
+            let i = i0 + k;
+            xl[k] = (x[i] - center[0]) * inv_h;
+            yl[k] = (y[i] - center[1]) * inv_h;
+            zl[k] = (z[i] - center[2]) * inv_h;
+        }
+        tab.regular_lanes(v, &xl, &yl, &zl, &mut s.re, &mut s.im);
+        let mut out = [[0.0; W]; 4];
+        let (cr, ci) = (&co.c[0].0, &co.c[0].1);
+        let mut a = v.splat(0.0);
+        for i in 0..nc {
+            a = v.fma(v.splat(cr[i]), v.load(&s.re[i]), a);
+            a = v.fma(v.splat(ci[i]), v.load(&s.im[i]), a);
+        }
+        v.store(&mut out[0], a);
+        if grad.is_some() {
+            let (mut gx, mut gy, mut gz) = (v.splat(0.0), v.splat(0.0), v.splat(0.0));
+            let (xr, xi) = (&co.c[1].0, &co.c[1].1);
+            let (yr, yi) = (&co.c[2].0, &co.c[2].1);
+            let (zr, zi) = (&co.c[3].0, &co.c[3].1);
+            for i in 0..ncg {
+                let (r, m) = (v.load(&s.re[i]), v.load(&s.im[i]));
+                gx = v.fma(v.splat(xr[i]), r, v.fma(v.splat(xi[i]), m, gx));
+                gy = v.fma(v.splat(yr[i]), r, v.fma(v.splat(yi[i]), m, gy));
+                gz = v.fma(v.splat(zr[i]), r, v.fma(v.splat(zi[i]), m, gz));
+            }
+            v.store(&mut out[1], gx);
+            v.store(&mut out[2], gy);
+            v.store(&mut out[3], gz);
+        }
+        for k in 0..cnt {
+            phi[i0 + k] += out[0][k] * inv_h;
         }
         if let Some((ex, ey, ez)) = grad.as_mut() {
             for k in 0..cnt {
-                ex[i0 + k] -= v[1][k] * inv_h2;
-                ey[i0 + k] -= v[2][k] * inv_h2;
-                ez[i0 + k] -= v[3][k] * inv_h2;
+                ex[i0 + k] -= out[1][k] * inv_h2;
+                ey[i0 + k] -= out[2][k] * inv_h2;
+                ez[i0 + k] -= out[3][k] * inv_h2;
             }
         }
         i0 += W;
@@ -120,11 +128,11 @@ pub fn l2p(tab: &RegTables, co: &EvalCoefs, x: &[f64], y: &[f64], z: &[f64], cen
         // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
         return unsafe { l2p_avx2(tab, co, x, y, z, center, h, phi, grad, s) };
     }
-    l2p_body(tab, co, x, y, z, center, h, phi, grad, s)
+    l2p_body(Scalar, tab, co, x, y, z, center, h, phi, grad, s)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn l2p_avx2(tab: &RegTables, co: &EvalCoefs, x: &[f64], y: &[f64], z: &[f64], center: [f64; 3], h: f64, phi: &mut [f64], grad: Option<(&mut [f64], &mut [f64], &mut [f64])>, s: &mut LaneScratch) {
-    l2p_body(tab, co, x, y, z, center, h, phi, grad, s)
+    l2p_body(super::simd::Avx2::new_unchecked(), tab, co, x, y, z, center, h, phi, grad, s)
 }

@@ -14,7 +14,7 @@
 
 use super::harmonics::{get, idx, ncoef, sgn};
 use super::rotation::{yrot_offset, M2lTables};
-use super::simd::W;
+use super::simd::{Scalar, Simd, W};
 
 /// Adds to `mu` (order `p`) the M2L translation of `omega` (order `p`) through the tensor
 /// `t` (a block of order `2p`): `μ_jk += (−1)^j Σ_lm ω_lm conj(T_{l+j,m+k})`.
@@ -76,35 +76,52 @@ impl M2lScratch {
     }
 }
 
-/// `out[m] = Σ_{m'} mat[m][m'] · inp[m']` on lanes, for the rows of one degree.
+/// `out[r] = Σ_c mat[r·n + c] · inp[c]` on lanes (`n × n` row-major), four rows at a time so
+/// that each input load feeds four FMAs.
 #[inline(always)]
-fn matvec(mat: &[f64], n: usize, inp: &[[f64; W]], out: &mut [[f64; W]]) {
-    for (r, o) in out.iter_mut().enumerate().take(n) {
-        let row = &mat[r * n..r * n + n];
-        let mut acc = [0.0; W];
-        for (c, &a) in row.iter().enumerate() {
-            let v = &inp[c];
-            for k in 0..W {
-                acc[k] += a * v[k];
-            }
+fn matvec<S: Simd>(v: S, mat: &[f64], n: usize, inp: &[[f64; W]], out: &mut [[f64; W]]) {
+    let mut r = 0;
+    while r + 4 <= n {
+        let z = v.splat(0.0);
+        let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
+        let (m0, m1, m2, m3) = (&mat[r * n..r * n + n], &mat[(r + 1) * n..(r + 1) * n + n], &mat[(r + 2) * n..(r + 2) * n + n], &mat[(r + 3) * n..(r + 3) * n + n]);
+        for c in 0..n {
+            let x = v.load(&inp[c]);
+            a0 = v.fma(v.splat(m0[c]), x, a0);
+            a1 = v.fma(v.splat(m1[c]), x, a1);
+            a2 = v.fma(v.splat(m2[c]), x, a2);
+            a3 = v.fma(v.splat(m3[c]), x, a3);
         }
-        *o = acc;
+        v.store(&mut out[r], a0);
+        v.store(&mut out[r + 1], a1);
+        v.store(&mut out[r + 2], a2);
+        v.store(&mut out[r + 3], a3);
+        r += 4;
+    }
+    while r < n {
+        let row = &mat[r * n..r * n + n];
+        let mut a = v.splat(0.0);
+        for c in 0..n {
+            a = v.fma(v.splat(row[c]), v.load(&inp[c]), a);
+        }
+        v.store(&mut out[r], a);
+        r += 1;
     }
 }
 
 /// Applies the real/imaginary y-rotation matrices `mats` (layout of [`super::rotation::YRot`])
 /// to `(ire, iim)` giving `(ore, oim)`.
 #[inline(always)]
-fn yrotate(p: usize, mats: &[f64], ire: &[[f64; W]], iim: &[[f64; W]], ore: &mut [[f64; W]], oim: &mut [[f64; W]]) {
+fn yrotate<S: Simd>(v: S, p: usize, mats: &[f64], ire: &[[f64; W]], iim: &[[f64; W]], ore: &mut [[f64; W]], oim: &mut [[f64; W]]) {
     for l in 0..=p {
         let off = yrot_offset(l);
         let b = idx(l, 0);
         let n1 = l + 1;
-        matvec(&mats[off..off + n1 * n1], n1, &ire[b..b + n1], &mut ore[b..b + n1]);
+        matvec(v, &mats[off..off + n1 * n1], n1, &ire[b..b + n1], &mut ore[b..b + n1]);
         oim[b] = [0.0; W];
         if l > 0 {
             let off2 = off + n1 * n1;
-            matvec(&mats[off2..off2 + l * l], l, &iim[b + 1..b + n1], &mut oim[b + 1..b + n1]);
+            matvec(v, &mats[off2..off2 + l * l], l, &iim[b + 1..b + n1], &mut oim[b + 1..b + n1]);
         }
     }
 }
@@ -113,7 +130,7 @@ fn yrotate(p: usize, mats: &[f64], ire: &[[f64; W]], iim: &[[f64; W]], ore: &mut
 /// `entries` of one tile, reading source expansions from the level array `mpole` (box-major
 /// blocks of `2·ncoef(p)`).
 #[inline(always)]
-pub fn m2l_tile_body(tab: &M2lTables, entries: &[M2lEntry], mpole: &[f64], s: &mut M2lScratch) {
+pub fn m2l_tile_body<S: Simd>(v: S, tab: &M2lTables, entries: &[M2lEntry], mpole: &[f64], s: &mut M2lScratch) {
     let p = tab.p;
     let nc = ncoef(p);
     for i in 0..nc {
@@ -124,76 +141,90 @@ pub fn m2l_tile_body(tab: &M2lTables, entries: &[M2lEntry], mpole: &[f64], s: &m
         let d = &tab.dirs[e.dir as usize];
         let yr = &tab.yrot[d.class];
         let t = &tab.ztrans[d.r2];
+        // distance-dependent truncation: degrees above pe neither read nor produced
+        let p = tab.porder[d.r2];
+        let nce = ncoef(p);
         // 1. gather the sources lane-major
         for (lane, &src) in e.src.iter().enumerate() {
             if src == NONE {
-                for i in 0..nc {
+                for i in 0..nce {
                     s.a_re[i][lane] = 0.0;
                     s.a_im[i][lane] = 0.0;
                 }
             } else {
                 let blk = &mpole[src as usize * 2 * nc..(src as usize + 1) * 2 * nc];
-                for i in 0..nc {
-                    s.a_re[i][lane] = blk[i];
-                    s.a_im[i][lane] = blk[nc + i];
+                let (br, bi) = blk.split_at(nc);
+                for i in 0..nce {
+                    s.a_re[i][lane] = br[i];
+                    s.a_im[i][lane] = bi[i];
                 }
             }
         }
         // 2. z-rotation: a ← e^{−imφ} a
-        for l in 0..=p {
+        for l in 1..=p {
             for m in 1..=l {
                 let i = idx(l, m);
-                let (c, sn) = (d.cos[m], d.sin[m]);
-                let (r, im) = (s.a_re[i], s.a_im[i]);
-                let (mut nr, mut ni) = ([0.0; W], [0.0; W]);
-                for k in 0..W {
-                    nr[k] = r[k] * c + im[k] * sn;
-                    ni[k] = im[k] * c - r[k] * sn;
-                }
-                s.a_re[i] = nr;
-                s.a_im[i] = ni;
+                let (c, sn) = (v.splat(d.cos[m]), v.splat(d.sin[m]));
+                let (r, im) = (v.load(&s.a_re[i]), v.load(&s.a_im[i]));
+                v.store(&mut s.a_re[i], v.fma(r, c, v.mul(im, sn)));
+                v.store(&mut s.a_im[i], v.fnma(r, sn, v.mul(im, c)));
             }
         }
         // 3. y-rotation (forward): b ← A a
-        yrotate(p, &yr.fwd, &s.a_re, &s.a_im, &mut s.b_re, &mut s.b_im);
-        // 4. translation along z: a_jk ← (−1)^{j+k} Σ_l T_{l+j} conj(b_lk)
+        yrotate(v, p, &yr.fwd, &s.a_re, &s.a_im, &mut s.b_re, &mut s.b_im);
+        // 4. translation along z: a_jk ← (−1)^{j+k} Σ_l T_{l+j} conj(b_lk) (a Hankel
+        //    matrix-vector product per k), real and imaginary parts separately, four j at a time
         for k in 0..=p {
-            for j in k..=p {
-                let (mut sr, mut si) = ([0.0; W], [0.0; W]);
-                for l in k..=p {
-                    let c = t[l + j];
-                    let i = idx(l, k);
-                    let (r, im) = (&s.b_re[i], &s.b_im[i]);
-                    for q in 0..W {
-                        sr[q] += c * r[q];
-                        si[q] += c * im[q];
+            for (src, dst, sg0) in [(&s.b_re, &mut s.a_re, 1.0), (&s.b_im, &mut s.a_im, -1.0)] {
+                if sg0 < 0.0 && k == 0 {
+                    for j in 0..=p {
+                        dst[idx(j, 0)] = [0.0; W];
                     }
+                    continue;
                 }
-                let sg = sgn((j + k) as i64);
-                let o = idx(j, k);
-                for q in 0..W {
-                    s.a_re[o][q] = sg * sr[q];
-                    s.a_im[o][q] = -sg * si[q];
+                let mut j = k;
+                while j <= p {
+                    let nj = (p + 1 - j).min(4);
+                    let z = v.splat(0.0);
+                    let (mut r0, mut r1, mut r2, mut r3) = (z, z, z, z);
+                    for l in k..=p {
+                        let b = v.load(&src[idx(l, k)]);
+                        let tt = &t[l + j..];
+                        r0 = v.fma(v.splat(tt[0]), b, r0);
+                        if nj > 1 {
+                            r1 = v.fma(v.splat(tt[1]), b, r1);
+                        }
+                        if nj > 2 {
+                            r2 = v.fma(v.splat(tt[2]), b, r2);
+                        }
+                        if nj > 3 {
+                            r3 = v.fma(v.splat(tt[3]), b, r3);
+                        }
+                    }
+                    for (q, rr) in [r0, r1, r2, r3].into_iter().enumerate().take(nj) {
+                        let jj = j + q;
+                        let sg = sg0 * sgn((jj + k) as i64);
+                        v.store(&mut dst[idx(jj, k)], v.mul(v.splat(sg), rr));
+                    }
+                    j += nj;
                 }
             }
         }
         // 5. y-rotation back: b ← A^T-like a
-        yrotate(p, &yr.back, &s.a_re, &s.a_im, &mut s.b_re, &mut s.b_im);
+        yrotate(v, p, &yr.back, &s.a_re, &s.a_im, &mut s.b_re, &mut s.b_im);
         // 6. z-rotation back and accumulate: acc += e^{−ikφ} b
         for l in 0..=p {
             let i0 = idx(l, 0);
-            let r = s.b_re[i0];
-            for q in 0..W {
-                s.acc_re[i0][q] += r[q];
-            }
+            let a0 = v.add(v.load(&s.acc_re[i0]), v.load(&s.b_re[i0]));
+            v.store(&mut s.acc_re[i0], a0);
             for m in 1..=l {
                 let i = idx(l, m);
-                let (c, sn) = (d.cos[m], d.sin[m]);
-                let (r, im) = (s.b_re[i], s.b_im[i]);
-                for q in 0..W {
-                    s.acc_re[i][q] += r[q] * c + im[q] * sn;
-                    s.acc_im[i][q] += im[q] * c - r[q] * sn;
-                }
+                let (c, sn) = (v.splat(d.cos[m]), v.splat(d.sin[m]));
+                let (r, im) = (v.load(&s.b_re[i]), v.load(&s.b_im[i]));
+                let ar = v.fma(r, c, v.fma(im, sn, v.load(&s.acc_re[i])));
+                let ai = v.fnma(r, sn, v.fma(im, c, v.load(&s.acc_im[i])));
+                v.store(&mut s.acc_re[i], ar);
+                v.store(&mut s.acc_im[i], ai);
             }
         }
     }
@@ -206,11 +237,11 @@ pub fn m2l_tile(tab: &M2lTables, entries: &[M2lEntry], mpole: &[f64], s: &mut M2
         // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
         return unsafe { m2l_tile_avx2(tab, entries, mpole, s) };
     }
-    m2l_tile_body(tab, entries, mpole, s)
+    m2l_tile_body(Scalar, tab, entries, mpole, s)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn m2l_tile_avx2(tab: &M2lTables, entries: &[M2lEntry], mpole: &[f64], s: &mut M2lScratch) {
-    m2l_tile_body(tab, entries, mpole, s)
+    m2l_tile_body(super::simd::Avx2::new_unchecked(), tab, entries, mpole, s)
 }

@@ -150,6 +150,7 @@ pub struct FmmPlan {
     /// Lattice tensor (periodic only), order `2p`, unit box.
     lattice: Option<Vec<f64>>,
     stats: FmmStats,
+    ws: tree::Workspace,
 }
 
 impl FmmPlan {
@@ -192,7 +193,7 @@ impl FmmPlan {
             Boundary::Open => None,
         };
         let stats = FmmStats { order: p, ..Default::default() };
-        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child_shift, lattice, stats })
+        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child_shift, lattice, stats, ws: tree::Workspace::default() })
     }
 
     /// Expansion order.
@@ -213,6 +214,15 @@ impl FmmPlan {
     /// Parameters and statistics of the last execute.
     pub fn stats(&self) -> FmmStats {
         self.stats
+    }
+
+    /// Reserves the plan's work arrays for `n` particles (with the field buffers if `field`);
+    /// [`Self::execute`] does this itself, before reading its inputs. Error: [`Error::Alloc`].
+    pub fn reserve(&mut self, n: usize, field: bool) -> Result<()> {
+        if n > u32::MAX as usize {
+            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
+        }
+        self.ws.reserve(n, field)
     }
 
     /// Computes potentials (`phi`, length `n`), fields (`field`, length `3n`, interleaved) and
@@ -238,6 +248,8 @@ impl FmmPlan {
                 return Err(Error::InvalidArg(format!("field has {} values; expected 3n = {}", f.len(), 3 * n)));
             }
         }
+        let want_field = field.is_some();
+        self.reserve(n, want_field)?;
         if let Some(i) = self.threads.find_first(3 * n, |i| !xyz[i].is_finite()) {
             return Err(Error::NonFinite(format!("xyz[{i}] (particle {}, coordinate {}) = {}", i / 3, i % 3, xyz[i])));
         }
@@ -260,10 +272,11 @@ impl FmmPlan {
             Boundary::Open => Tree::bounding_cube(th, xyz),
             Boundary::Periodic { side } => ([0.0; 3], side),
         };
-        let sk = Tree::sort_keys(th, xyz, lo, size, periodic)?;
+        let ws = &mut self.ws;
+        Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
         let m2l_top = if periodic { 1 } else { 2 };
-        let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&sk.keys, p, m2l_top));
-        let tree = Tree::build(th, xyz, q, lo, size, periodic, sk, depth)?;
+        let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&ws.keys, p, m2l_top));
+        let tree = Tree::build(th, xyz, q, lo, size, periodic, ws, depth)?;
         times.tree = t.elapsed().as_secs_f64();
 
         // ---- lists
@@ -284,12 +297,16 @@ impl FmmPlan {
             mp.push(try_zeroed_vec(nb * nc2, "FMM multipole expansions")?);
             loc.push(try_zeroed_vec(nb * nc2, "FMM local expansions")?);
         }
-        let mut phi_s: Vec<f64> = try_zeroed_vec(n, "FMM potentials")?;
-        let want_field = field.is_some();
         let nf = if want_field { n } else { 0 };
-        let mut ex_s: Vec<f64> = try_zeroed_vec(nf, "FMM field")?;
-        let mut ey_s: Vec<f64> = try_zeroed_vec(nf, "FMM field")?;
-        let mut ez_s: Vec<f64> = try_zeroed_vec(nf, "FMM field")?;
+        let mut phi_s = std::mem::take(&mut ws.phi);
+        let mut ex_s = std::mem::take(&mut ws.ex);
+        let mut ey_s = std::mem::take(&mut ws.ey);
+        let mut ez_s = std::mem::take(&mut ws.ez);
+        // capacities were reserved above: no reallocation
+        phi_s.resize(n, 0.0);
+        for v in [&mut ex_s, &mut ey_s, &mut ez_s] {
+            v.resize(nf, 0.0);
+        }
 
         if far {
             let t = Instant::now();
@@ -485,13 +502,18 @@ impl FmmPlan {
                 }
             });
         }
+        let nleaves = tree.nleaves();
+        ws.phi = phi_s;
+        ws.ex = ex_s;
+        ws.ey = ey_s;
+        ws.ez = ez_s;
+        ws.restore(tree);
         times.post = t.elapsed().as_secs_f64();
         times.total = t_start.elapsed().as_secs_f64();
-        self.stats = FmmStats { order: p, depth: Some(depth), nleaves: tree.nleaves(), npoints: n, times };
+        self.stats = FmmStats { order: p, depth: Some(depth), nleaves, npoints: n, times };
         if self.opts.debug > 0 {
             eprintln!(
-                "farfield fmm: n = {n}, p = {p}, D = {depth}, leaves = {}, threads = {}; times [s]: tree {:.4} lists {:.4} p2m {:.4} m2m {:.4} m2l {:.4} l2l {:.4} l2p {:.4} p2p {:.4} post {:.4} total {:.4}",
-                tree.nleaves(),
+                "farfield fmm: n = {n}, p = {p}, D = {depth}, leaves = {nleaves}, threads = {}; times [s]: tree {:.4} lists {:.4} p2m {:.4} m2m {:.4} m2l {:.4} l2l {:.4} l2p {:.4} p2p {:.4} post {:.4} total {:.4}",
                 th.count(),
                 times.tree,
                 times.lists,

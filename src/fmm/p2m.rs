@@ -3,7 +3,7 @@
 //! Vectorised over `W` particles at a time (lane-major harmonics, one recurrence per lane).
 
 use super::harmonics::{ncoef, RegTables};
-use super::simd::W;
+use super::simd::{Scalar, Simd, W};
 
 /// Scratch space of [`p2m`] / [`super::l2p`] (lane-major rows of `ncoef(p)`).
 pub struct LaneScratch {
@@ -24,7 +24,7 @@ impl LaneScratch {
 /// Adds the multipole expansion (order `tab.p`, box units) of the particles `x, y, z, q` about
 /// `center` with box side `1/inv_h` to `out` (a coefficient block, `2·ncoef(p)` doubles).
 #[inline(always)]
-pub fn p2m_body(tab: &RegTables, x: &[f64], y: &[f64], z: &[f64], q: &[f64], center: [f64; 3], inv_h: f64, out: &mut [f64], s: &mut LaneScratch) {
+pub fn p2m_body<S: Simd>(v: S, tab: &RegTables, x: &[f64], y: &[f64], z: &[f64], q: &[f64], center: [f64; 3], inv_h: f64, out: &mut [f64], s: &mut LaneScratch) {
     let nc = ncoef(tab.p);
     let n = x.len();
     for i in 0..nc {
@@ -34,29 +34,26 @@ pub fn p2m_body(tab: &RegTables, x: &[f64], y: &[f64], z: &[f64], q: &[f64], cen
     let mut i0 = 0;
     while i0 < n {
         let (mut xl, mut yl, mut zl, mut ql) = ([0.0; W], [0.0; W], [0.0; W], [0.0; W]);
-        for k in 0..W {
+        for k in 0..W.min(n - i0) {
             let i = i0 + k;
-            if i < n {
-                xl[k] = (x[i] - center[0]) * inv_h;
-                yl[k] = (y[i] - center[1]) * inv_h;
-                zl[k] = (z[i] - center[2]) * inv_h;
-                ql[k] = q[i];
-            }
+            xl[k] = (x[i] - center[0]) * inv_h;
+            yl[k] = (y[i] - center[1]) * inv_h;
+            zl[k] = (z[i] - center[2]) * inv_h;
+            ql[k] = q[i];
         }
-        tab.regular_lanes::<W>(&xl, &yl, &zl, &mut s.re, &mut s.im);
+        tab.regular_lanes(v, &xl, &yl, &zl, &mut s.re, &mut s.im);
+        let qv = v.load(&ql);
         for i in 0..nc {
-            let (r, m) = (s.re[i], s.im[i]);
-            let (ar, ai) = (&mut s.acc_re[i], &mut s.acc_im[i]);
-            for k in 0..W {
-                ar[k] += ql[k] * r[k];
-                ai[k] += ql[k] * m[k];
-            }
+            let ar = v.fma(qv, v.load(&s.re[i]), v.load(&s.acc_re[i]));
+            let ai = v.fma(qv, v.load(&s.im[i]), v.load(&s.acc_im[i]));
+            v.store(&mut s.acc_re[i], ar);
+            v.store(&mut s.acc_im[i], ai);
         }
         i0 += W;
     }
     for i in 0..nc {
-        out[i] += s.acc_re[i].iter().sum::<f64>();
-        out[nc + i] += s.acc_im[i].iter().sum::<f64>();
+        out[i] += v.sum(v.load(&s.acc_re[i]));
+        out[nc + i] += v.sum(v.load(&s.acc_im[i]));
     }
 }
 
@@ -67,11 +64,11 @@ pub fn p2m(tab: &RegTables, x: &[f64], y: &[f64], z: &[f64], q: &[f64], center: 
         // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
         return unsafe { p2m_avx2(tab, x, y, z, q, center, inv_h, out, s) };
     }
-    p2m_body(tab, x, y, z, q, center, inv_h, out, s)
+    p2m_body(Scalar, tab, x, y, z, q, center, inv_h, out, s)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn p2m_avx2(tab: &RegTables, x: &[f64], y: &[f64], z: &[f64], q: &[f64], center: [f64; 3], inv_h: f64, out: &mut [f64], s: &mut LaneScratch) {
-    p2m_body(tab, x, y, z, q, center, inv_h, out, s)
+    p2m_body(super::simd::Avx2::new_unchecked(), tab, x, y, z, q, center, inv_h, out, s)
 }

@@ -76,9 +76,14 @@ pub fn incomplete_gamma_half(lmax: usize, x: f64) -> Vec<(f64, f64)> {
 /// The lattice tensor `Λ_LM`, `L ≤ 2p`, of the far zone `|n|∞ ≥ 2` of a unit cubic lattice,
 /// as a coefficient block of order `2p` (see the module docs).
 pub fn lattice_tensor(p: usize) -> Vec<f64> {
+    lattice_tensor_alpha(p, std::f64::consts::PI)
+}
+
+/// [`lattice_tensor`] with the Ewald splitting parameter `α² = alpha2` (the result does not
+/// depend on it; `α² = π` balances the real and reciprocal sums for the unit box).
+pub fn lattice_tensor_alpha(p: usize, alpha2: f64) -> Vec<f64> {
     let lmax = 2 * p;
     let nt = ncoef(lmax);
-    let alpha2 = std::f64::consts::PI;
     let alpha = alpha2.sqrt();
     let mut lam = vec![0.0; 2 * nt];
     let mut blk = vec![0.0; 2 * nt];

@@ -76,6 +76,9 @@ pub struct M2lTables {
     pub yrot: Vec<YRot>,
     /// `ztrans[r2][n] = n!/|v|^{n+1}`, `n ≤ 2p`, for `r2 = |v|² ≤ 27`.
     pub ztrans: Vec<Vec<f64>>,
+    /// Order used for the offsets with `|v|² = r2` (distance-dependent truncation, see
+    /// [`super::params::m2l_order`]); `porder[r2] ≤ p`.
+    pub porder: Vec<usize>,
 }
 
 /// Gauss–Legendre nodes and weights on [−1, 1] (Newton on the Legendre recurrence).
@@ -203,8 +206,14 @@ pub fn yrot_tables(p: usize, alpha: f64) -> YRot {
 }
 
 impl M2lTables {
-    /// Tables for order `p` (all 316 offsets of one well-separated layer).
+    /// Tables for order `p` (all 316 offsets of one well-separated layer), with the
+    /// distance-dependent orders of [`super::params::m2l_order`].
     pub fn new(p: usize) -> Self {
+        Self::with_orders(p, |r2| super::params::m2l_order(p, r2))
+    }
+
+    /// Tables for order `p` with the order `porder(|v|²) ≤ p` per offset distance.
+    pub fn with_orders(p: usize, porder: impl Fn(usize) -> usize) -> Self {
         let fact = super::harmonics::factorials(2 * p + 1);
         let mut dirs = vec![Direction::default(); NDIR];
         let mut classes: Vec<(i32, i32)> = Vec::new(); // (v_z, |v|²)
@@ -240,6 +249,7 @@ impl M2lTables {
                 (0..=2 * p).map(|n| fact[n] / rho.powi(n as i32 + 1)).collect()
             })
             .collect();
-        M2lTables { p, dirs, yrot, ztrans }
+        let porder = (0..=27usize).map(|r2| porder(r2).min(p)).collect();
+        M2lTables { p, dirs, yrot, ztrans, porder }
     }
 }

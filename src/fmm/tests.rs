@@ -259,8 +259,8 @@ fn m2l_tensor_against_direct_local_expansion() {
 #[test]
 fn m2l_tile_kernel_equals_tensor_m2l_for_all_offsets() {
     let mut r = rng(5);
-    for p in [1usize, 4, 10] {
-        let tab = rotation::M2lTables::new(p);
+    for p in [1usize, 4, 10, 20, 32] {
+        let tab = rotation::M2lTables::with_orders(p, |_| p);
         let nc2 = 2 * ncoef(p);
         // W random source expansions (with the m = 0 imaginary parts zero)
         let nsrc = simd::W;
@@ -311,7 +311,8 @@ fn m2l_tile_kernel_equals_tensor_m2l_for_all_offsets() {
                 }
             }
         }
-        assert!(worst < 1e-13, "p = {p}: tile kernel vs tensor M2L: {worst}");
+        eprintln!("p = {p}: tile kernel vs tensor M2L: {worst:.2e}");
+        assert!(worst < if p <= 10 { 1e-13 } else { 1e-12 }, "p = {p}: tile kernel vs tensor M2L: {worst}");
     }
 }
 
@@ -472,13 +473,24 @@ fn run_open(xyz: &[f64], q: &[f64], tol: f64, opts: &FmmOpts) -> (Vec<f64>, Vec<
     (phi, field, u, plan.stats())
 }
 
-fn check_open(name: &str, xyz: &[f64], q: &[f64], tols: &[f64]) {
+fn check_open(name: &str, xyz: &[f64], q: &[f64], tols: &[f64], depth: Option<usize>) {
     let (pd, fd) = direct(xyz, q);
     let ud = 0.5 * q.iter().zip(&pd).map(|(a, b)| a * b).sum::<f64>();
+    // the energy of mixed-sign charges may cancel: its error is measured against ½Σ|q_i φ_i|
+    let uabs = 0.5 * q.iter().zip(&pd).map(|(a, b)| (a * b).abs()).sum::<f64>();
     for &tol in tols {
-        let (phi, field, u, st) = run_open(xyz, q, tol, &FmmOpts::default());
-        let (ep, ef, eu) = (rel_l2(&phi, &pd), rel_l2(&field, &fd), rel(u, ud));
-        eprintln!("{name}: n = {} tol = {tol:e}: p = {} D = {:?} leaves = {}: err phi {ep:.2e} field {ef:.2e} energy {eu:.2e} ({:.3} s)", q.len(), st.order, st.depth, st.nleaves, st.times.total);
+        let o = FmmOpts { depth, ..Default::default() };
+        let (phi, field, u, st) = run_open(xyz, q, tol, &o);
+        let (ep, ef, eu) = (rel_l2(&phi, &pd), rel_l2(&field, &fd), (u - ud).abs() / uabs);
+        eprintln!(
+            "{name}: n = {} tol = {tol:e}: p = {} D = {:?} leaves = {}: err phi {ep:.2e} field {ef:.2e} energy {eu:.2e} (rel {:.2e}) ({:.3} s)",
+            q.len(),
+            st.order,
+            st.depth,
+            st.nleaves,
+            rel(u, ud),
+            st.times.total
+        );
         assert!(ep <= tol && ef <= tol && eu <= tol, "{name}: tol {tol:e}: phi {ep:e} field {ef:e} energy {eu:e}");
     }
 }
@@ -486,23 +498,392 @@ fn check_open(name: &str, xyz: &[f64], q: &[f64], tols: &[f64]) {
 #[test]
 fn accuracy_uniform_1e3() {
     let (xyz, q) = uniform(&mut rng(10), 1000);
-    check_open("uniform", &xyz, &q, &[1e-3, 1e-6, 1e-9]);
+    // automatic depth (a direct sum at this size), and forced trees
+    check_open("uniform", &xyz, &q, &[1e-3, 1e-6, 1e-9], None);
+    check_open("uniform", &xyz, &q, &[1e-3, 1e-6, 1e-9], Some(2));
+    check_open("uniform", &xyz, &q, &[1e-3, 1e-6], Some(3));
 }
 
 #[test]
 fn accuracy_plummer_1e3() {
     let (xyz, q) = plummer(&mut rng(11), 1000);
-    check_open("plummer", &xyz, &q, &[1e-3, 1e-6, 1e-9]);
+    check_open("plummer", &xyz, &q, &[1e-3, 1e-6, 1e-9], None);
+    check_open("plummer", &xyz, &q, &[1e-3, 1e-6, 1e-9], Some(4));
 }
 
 #[test]
 fn accuracy_uniform_2e4() {
     let (xyz, q) = uniform(&mut rng(12), 20000);
-    check_open("uniform", &xyz, &q, &[1e-3, 1e-6, 1e-9]);
+    check_open("uniform", &xyz, &q, &[1e-3, 1e-6, 1e-9], None);
 }
 
 #[test]
 fn accuracy_plummer_2e4() {
     let (xyz, q) = plummer(&mut rng(13), 20000);
-    check_open("plummer", &xyz, &q, &[1e-3, 1e-6, 1e-9]);
+    check_open("plummer", &xyz, &q, &[1e-3, 1e-6, 1e-9], None);
+}
+
+// ------------------------------------------------------------------ calibration and benches
+
+/// Direct potential and field at the targets `idx` only.
+fn direct_subset(xyz: &[f64], q: &[f64], idx: &[usize]) -> (Vec<f64>, Vec<f64>) {
+    let mut phi = vec![0.0; idx.len()];
+    let mut field = vec![0.0; 3 * idx.len()];
+    for (o, &i) in idx.iter().enumerate() {
+        for j in 0..q.len() {
+            if j == i {
+                continue;
+            }
+            let d = [xyz[3 * i] - xyz[3 * j], xyz[3 * i + 1] - xyz[3 * j + 1], xyz[3 * i + 2] - xyz[3 * j + 2]];
+            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+            let inv = 1.0 / r2.sqrt();
+            phi[o] += q[j] * inv;
+            for a in 0..3 {
+                field[3 * o + a] += q[j] * d[a] * inv * inv * inv;
+            }
+        }
+    }
+    (phi, field)
+}
+
+/// Periodic: error of the potential and field against a high-order run (p = 26), random
+/// neutral system in a periodic box (prints a table; run with `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn calibrate_order_periodic() {
+    let n: usize = std::env::var("FMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(20000);
+    let (xyz, mut q) = uniform(&mut rng(22), n);
+    let m = q.iter().sum::<f64>() / n as f64;
+    q.iter_mut().for_each(|v| *v -= m);
+    let o = FmmOpts { order: 26, ..Default::default() };
+    let (pr, fr, _, st) = run_periodic(&xyz, &q, 1.0, 1e-3, &o);
+    eprintln!("reference: D = {:?}", st.depth);
+    for p in [4usize, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24] {
+        let o = FmmOpts { order: p, depth: st.depth, ..Default::default() };
+        let (phi, field, _, st) = run_periodic(&xyz, &q, 1.0, 1e-3, &o);
+        eprintln!("periodic n={n} p={p:2} D={:?}: phi {:.2e} field {:.2e}  t={:.3}s", st.depth, rel_l2(&phi, &pr), rel_l2(&field, &fr), st.times.total);
+    }
+}
+
+/// Error of the potential and field against direct sums at 300 targets, and the timing, for a
+/// range of orders and depths (prints a table; run with `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn calibrate_order() {
+    let n: usize = std::env::var("FMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(20000);
+    for (name, (xyz, q)) in [("uniform", uniform(&mut rng(20), n)), ("plummer", plummer(&mut rng(21), n))] {
+        let idx: Vec<usize> = (0..300).map(|k| k * (n / 300)).collect();
+        let (pd, fd) = direct_subset(&xyz, &q, &idx);
+        for p in [4usize, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24] {
+            for depth in [None] {
+                let o = FmmOpts { order: p, depth, ..Default::default() };
+                let (phi, field, _, st) = run_open(&xyz, &q, 1e-3, &o);
+                let ps: Vec<f64> = idx.iter().map(|&i| phi[i]).collect();
+                let fs: Vec<f64> = idx.iter().flat_map(|&i| [field[3 * i], field[3 * i + 1], field[3 * i + 2]]).collect();
+                eprintln!("{name} n={n} p={p:2} D={:?}: phi {:.2e} field {:.2e}  t={:.3}s {:?}", st.depth, rel_l2(&ps, &pd), rel_l2(&fs, &fd), st.times.total, st.times);
+            }
+        }
+    }
+}
+
+/// Timing for N = 1e6 uniform (env FMM_N, FMM_TOL, FMM_THREADS), error at 200 targets.
+#[test]
+#[ignore]
+fn bench_uniform() {
+    let n: usize = std::env::var("FMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let tol: f64 = std::env::var("FMM_TOL").ok().and_then(|s| s.parse().ok()).unwrap_or(1e-6);
+    let nt: usize = std::env::var("FMM_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let depth: Option<usize> = std::env::var("FMM_DEPTH").ok().and_then(|s| s.parse().ok());
+    let order: usize = std::env::var("FMM_ORDER").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let (xyz, q) = uniform(&mut rng(30), n);
+    let o = FmmOpts { nthreads: nt, depth, order, debug: 1, ..Default::default() };
+    let mut plan = FmmPlan::new(Boundary::Open, tol, &o).unwrap();
+    let mut phi = vec![0.0; n];
+    let mut field = vec![0.0; 3 * n];
+    for _ in 0..2 {
+        plan.execute(&xyz, &q, Some(&mut phi), Some(&mut field)).unwrap();
+    }
+    let idx: Vec<usize> = (0..200).map(|k| k * (n / 200)).collect();
+    let (pd, fd) = direct_subset(&xyz, &q, &idx);
+    let ps: Vec<f64> = idx.iter().map(|&i| phi[i]).collect();
+    let fs: Vec<f64> = idx.iter().flat_map(|&i| [field[3 * i], field[3 * i + 1], field[3 * i + 2]]).collect();
+    eprintln!("n = {n}, tol = {tol:e}: phi err {:.2e}, field err {:.2e}", rel_l2(&ps, &pd), rel_l2(&fs, &fd));
+}
+
+/// CPU time of the calling thread (seconds): timings that do not depend on the machine's load.
+fn thread_cpu() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Kernel throughput (thread CPU time): M2L per tile entry and P2P per pair.
+#[test]
+#[ignore]
+fn calibrate_costs() {
+    let mut r = rng(40);
+    for p in [6usize, 8, 11, 14, 17] {
+        let tab = rotation::M2lTables::new(p);
+        let nc2 = 2 * ncoef(p);
+        let nsrc = 512;
+        let mpole: Vec<f64> = (0..nsrc * nc2).map(|_| r.gen::<f64>() - 0.5).collect();
+        let entries: Vec<m2l::M2lEntry> = lists::m2l_offsets(3)
+            .iter()
+            .map(|v| m2l::M2lEntry { dir: rotation::dir_index(*v) as u16, src: std::array::from_fn(|_| r.gen_range(0..nsrc as u32)) })
+            .collect();
+        let mut s = m2l::M2lScratch::new(p);
+        let reps = 20;
+        let t = thread_cpu();
+        for _ in 0..reps {
+            m2l::m2l_tile(&tab, &entries, &mpole, &mut s);
+        }
+        let dt = (thread_cpu() - t) / (reps * entries.len()) as f64;
+        eprintln!("p = {p:2}: M2L {:.2} us per tile entry ({} lanes), {:.0} ns per translation", dt * 1e6, simd::W, dt * 1e9 / simd::W as f64);
+    }
+    let n = 4096;
+    let pts = cluster(&mut r, n, [0.0; 3], 1.0);
+    let x: Vec<f64> = pts.iter().map(|s| s.0[0]).collect();
+    let y: Vec<f64> = pts.iter().map(|s| s.0[1]).collect();
+    let z: Vec<f64> = pts.iter().map(|s| s.0[2]).collect();
+    let q: Vec<f64> = pts.iter().map(|s| s.1).collect();
+    let pt = p2p::Particles { x: &x, y: &y, z: &z, q: &q };
+    let srcs = [p2p::SourceRange { start: 0, end: n as u32, shift: [0.0; 3] }];
+    let (mut ph, mut ex, mut ey, mut ez) = (vec![0.0; 512], vec![0.0; 512], vec![0.0; 512], vec![0.0; 512]);
+    let t = thread_cpu();
+    p2p::p2p(pt, 0, 512, &srcs, &mut ph, Some((&mut ex, &mut ey, &mut ez)));
+    let dt = (thread_cpu() - t) / (512.0 * n as f64);
+    eprintln!("P2P {:.2} ns per pair (potential + field)", dt * 1e9);
+}
+
+// ------------------------------------------------------------------ periodic
+
+#[test]
+fn incomplete_gamma_half_integer() {
+    // Q(½, x) = erfc(√x); Q(3/2, x) = erfc(√x) + 2√(x/π) e^{−x}; P + Q = 1
+    for &x in &[0.1, 1.0, 3.0, 9.42, 30.0] {
+        let g = periodic::incomplete_gamma_half(30, x);
+        let sx: f64 = (x as f64).sqrt();
+        assert!(rel(g[0].0, libm::erfc(sx)) < 1e-14);
+        assert!(rel(g[1].0, libm::erfc(sx) + 2.0 * (x / std::f64::consts::PI).sqrt() * (-x).exp()) < 1e-14);
+        for (l, &(q, p)) in g.iter().enumerate() {
+            assert!((q + p - 1.0).abs() < 1e-14, "x {x} l {l}: {q} + {p}");
+            assert!(p >= 0.0 && q >= 0.0);
+        }
+    }
+    // P(L+½, x) for x ≪ L is tiny and computed without cancellation: P ≈ x^a e^{−x}/Γ(a+1)
+    let g = periodic::incomplete_gamma_half(40, std::f64::consts::PI);
+    let a = 40.5f64;
+    let lead = (a * std::f64::consts::PI.ln() - std::f64::consts::PI - libm::lgamma(a + 1.0)).exp();
+    assert!(g[40].1 > lead && g[40].1 < 1.2 * lead, "{} vs {lead}", g[40].1);
+}
+
+#[test]
+fn lattice_tensor_symmetry_and_known_constant() {
+    let p = 8;
+    let lam = periodic::lattice_tensor(p);
+    let nt = ncoef(2 * p);
+    // Ewald constant of the simple cubic lattice with background, ξ = −2.837297479480620,
+    // minus the 26 near images
+    let near = 6.0 + 12.0 / 2f64.sqrt() + 8.0 / 3f64.sqrt();
+    assert!((lam[0] - (-2.837_297_479_480_620 - near)).abs() < 1e-12, "Λ00 = {}", lam[0]);
+    // cubic symmetry: only even L and M ≡ 0 (mod 4) survive; L = 2 vanishes. Errors are
+    // measured on the natural scale of each coefficient, √((L+M)!(L−M)!)·2^{−L−1} (the size of
+    // the nearest far-zone terms).
+    let fact = factorials(4 * p + 1);
+    let scale = |l: usize, m: usize| (fact[l + m] * fact[l - m]).sqrt() * 0.5f64.powi(l as i32 + 1);
+    for l in 0..=2 * p {
+        for m in 0..=l {
+            let i = idx(l, m);
+            let allowed = l % 2 == 0 && m % 4 == 0 && l != 2;
+            if !allowed {
+                assert!(lam[i].abs() < 1e-13 * scale(l, m), "L={l} M={m}: {} {}", lam[i], lam[nt + i]);
+            }
+            assert!(lam[nt + i].abs() < 1e-13 * scale(l, m), "L={l} M={m}: {} {}", lam[i], lam[nt + i]);
+        }
+    }
+    // independent of the Ewald splitting parameter
+    let lam2 = periodic::lattice_tensor_alpha(p, 2.0);
+    for l in 0..=2 * p {
+        for m in 0..=l {
+            let i = idx(l, m);
+            assert!((lam[i] - lam2[i]).abs() < 1e-13 * scale(l, m), "L={l} M={m}: {} vs {}", lam[i], lam2[i]);
+        }
+    }
+    // L = 4 against a brute-force cube sum (absolutely convergent, error ~ R^{−2})
+    let mut s = 0.0;
+    let mut b = block(4);
+    let rr = 40;
+    for nz in -rr..=rr {
+        for ny in -rr..=rr {
+            for nx in -rr..=rr {
+                let ninf: i32 = [nx, ny, nz].iter().map(|c: &i32| c.abs()).max().unwrap();
+                if ninf >= 2 {
+                    irregular(4, [nx as f64, ny as f64, nz as f64], &mut b);
+                    s += b[idx(4, 0)];
+                }
+            }
+        }
+    }
+    assert!(rel(s, lam[idx(4, 0)]) < 1e-3, "{s} vs {}", lam[idx(4, 0)]);
+}
+
+/// Classic Ewald summation (tin-foil boundary, neutralising background): potentials and
+/// fields of `q` at `xyz` in the cubic box `[0, l)³`, converged to ~1e-15.
+fn ewald(xyz: &[f64], q: &[f64], l: f64) -> (Vec<f64>, Vec<f64>) {
+    let n = q.len();
+    let alpha = 2.5 / l;
+    let v = l * l * l;
+    let pi = std::f64::consts::PI;
+    let qt: f64 = q.iter().sum();
+    let mut phi = vec![0.0; n];
+    let mut f = vec![0.0; 3 * n];
+    let x: Vec<[f64; 3]> = (0..n).map(|i| [xyz[3 * i].rem_euclid(l), xyz[3 * i + 1].rem_euclid(l), xyz[3 * i + 2].rem_euclid(l)]).collect();
+    // real space: images |n|∞ ≤ 3 (excluded images are ≥ 3l away: erfc(7.5) ≈ 3e−26)
+    for i in 0..n {
+        for j in 0..n {
+            for nz in -3..=3 {
+                for ny in -3..=3 {
+                    for nx in -3..=3 {
+                        if i == j && nx == 0 && ny == 0 && nz == 0 {
+                            continue;
+                        }
+                        let d = [x[i][0] - x[j][0] - nx as f64 * l, x[i][1] - x[j][1] - ny as f64 * l, x[i][2] - x[j][2] - nz as f64 * l];
+                        let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                        let e = libm::erfc(alpha * r) / r;
+                        phi[i] += q[j] * e;
+                        let g = q[j] * (e + 2.0 * alpha / pi.sqrt() * (-alpha * alpha * r * r).exp()) / (r * r);
+                        for a in 0..3 {
+                            f[3 * i + a] += g * d[a];
+                        }
+                    }
+                }
+            }
+        }
+        phi[i] -= 2.0 * alpha / pi.sqrt() * q[i];
+        phi[i] -= pi * qt / (alpha * alpha * v);
+    }
+    // reciprocal space: |m| ≤ 7 (e^{−π²m²/(αl)²} < 1e−30 beyond)
+    let km = 7;
+    for mz in -km..=km {
+        for my in -km..=km {
+            for mx in -km..=km {
+                if mx == 0 && my == 0 && mz == 0 {
+                    continue;
+                }
+                let k = [2.0 * pi * mx as f64 / l, 2.0 * pi * my as f64 / l, 2.0 * pi * mz as f64 / l];
+                let k2 = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+                let fk = 4.0 * pi / v * (-k2 / (4.0 * alpha * alpha)).exp() / k2;
+                let (mut sr, mut si) = (0.0, 0.0);
+                for j in 0..n {
+                    let a = k[0] * x[j][0] + k[1] * x[j][1] + k[2] * x[j][2];
+                    sr += q[j] * a.cos();
+                    si += q[j] * a.sin();
+                }
+                for i in 0..n {
+                    let a = k[0] * x[i][0] + k[1] * x[i][1] + k[2] * x[i][2];
+                    let (c, s) = (a.cos(), a.sin());
+                    // e^{ik·x} conj(S)
+                    let re = c * sr + s * si;
+                    let im = s * sr - c * si;
+                    phi[i] += fk * re;
+                    for d in 0..3 {
+                        f[3 * i + d] += fk * k[d] * im;
+                    }
+                }
+            }
+        }
+    }
+    (phi, f)
+}
+
+fn run_periodic(xyz: &[f64], q: &[f64], l: f64, tol: f64, opts: &FmmOpts) -> (Vec<f64>, Vec<f64>, f64, FmmStats) {
+    let n = q.len();
+    let mut plan = FmmPlan::new(Boundary::Periodic { side: l }, tol, opts).unwrap();
+    let mut phi = vec![0.0; n];
+    let mut field = vec![0.0; 3 * n];
+    let u = plan.execute(xyz, q, Some(&mut phi), Some(&mut field)).unwrap();
+    (phi, field, u, plan.stats())
+}
+
+#[test]
+fn periodic_against_ewald() {
+    let mut r = rng(50);
+    let l = 1.7;
+    for (case, n, neutral) in [("neutral", 120usize, true), ("neutral-dipolar", 60, true), ("charged", 80, false)] {
+        let mut xyz: Vec<f64> = (0..3 * n).map(|_| l * (1.4 * r.gen::<f64>() - 0.2)).collect(); // some outside the box
+        let mut q: Vec<f64> = (0..n).map(|_| r.gen::<f64>() - 0.5).collect();
+        if case == "neutral-dipolar" {
+            // a strong dipole: positive charges on the left, negative on the right
+            for i in 0..n {
+                q[i] = if i % 2 == 0 { 1.0 } else { -1.0 };
+                xyz[3 * i] = if i % 2 == 0 { 0.1 * l + 0.2 * l * r.gen::<f64>() } else { 0.7 * l + 0.2 * l * r.gen::<f64>() };
+            }
+        }
+        if neutral {
+            let m = q.iter().sum::<f64>() / n as f64;
+            q.iter_mut().for_each(|v| *v -= m);
+        }
+        let (pe, fe) = ewald(&xyz, &q, l);
+        let ue = 0.5 * q.iter().zip(&pe).map(|(a, b)| a * b).sum::<f64>();
+        for (tol, depth) in [(1e-4, None), (1e-9, None), (1e-9, Some(0)), (1e-9, Some(2))] {
+            let o = FmmOpts { depth, ..Default::default() };
+            let (phi, field, u, st) = run_periodic(&xyz, &q, l, tol, &o);
+            let (ep, ef, eu) = (rel_l2(&phi, &pe), rel_l2(&field, &fe), rel(u, ue));
+            eprintln!("periodic {case}: n = {n} tol = {tol:e} p = {} D = {:?}: err phi {ep:.2e} field {ef:.2e} energy {eu:.2e}", st.order, st.depth);
+            assert!(ep <= tol && ef <= tol && eu <= tol, "{case} tol {tol:e} D {depth:?}: {ep:e} {ef:e} {eu:e}");
+        }
+    }
+}
+
+/// Convergence of the periodic method with the order (prints a table).
+#[test]
+#[ignore]
+fn periodic_convergence() {
+    let mut r = rng(51);
+    let l: f64 = std::env::var("FMM_L").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let lo: f64 = std::env::var("FMM_LO").ok().and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let n = 150;
+    let xyz: Vec<f64> = (0..3 * n).map(|_| l * (lo + (1.0 - 2.0 * lo) * r.gen::<f64>())).collect();
+    let mut q: Vec<f64> = (0..n).map(|_| r.gen::<f64>() - 0.5).collect();
+    let m = q.iter().sum::<f64>() / n as f64;
+    q.iter_mut().for_each(|v| *v -= m);
+    let (pe, fe) = ewald(&xyz, &q, l);
+    for depth in [0usize, 1, 2] {
+        for p in [10usize, 15, 20, 25, 30, 35, 40] {
+            let o = FmmOpts { depth: Some(depth), order: p, ..Default::default() };
+            let (phi, field, _, _) = run_periodic(&xyz, &q, l, 1e-3, &o);
+            eprintln!("D = {depth} p = {p}: phi {:.2e} field {:.2e}", rel_l2(&phi, &pe), rel_l2(&field, &fe));
+        }
+    }
+}
+
+#[test]
+fn nacl_madelung_constant() {
+    // conventional 8-ion NaCl cell of side a = 1 (nearest-neighbour distance r0 = 1/2), ions
+    // shifted by a/4 so that none sits on a cell face; U = −N_pairs·M·q²/r0 with N_pairs = 4
+    let exact = 1.747_564_594_633;
+    let na = [[0.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.5, 0.0, 0.5], [0.5, 0.5, 0.0]];
+    let cl = [[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 0.5], [0.5, 0.5, 0.5]];
+    // (ions on the corners of leaf boxes are the worst case of the multipole expansions, whose
+    // error then decays only like (√3/(4−√3))^p: the shift keeps them off the corners)
+    for (tol, depth, shift) in [(1e-10, None, 0.25), (1e-10, Some(1), 0.25), (1e-10, Some(2), 0.125), (1e-10, Some(3), 0.0625)] {
+        let mut xyz = Vec::new();
+        let mut q = Vec::new();
+        for (set, c) in [(na, 1.0), (cl, -1.0)] {
+            for p in set {
+                xyz.extend(p.iter().map(|v| v + shift));
+                q.push(c);
+            }
+        }
+        let o = FmmOpts { depth, ..Default::default() };
+        let (phi, _, u, st) = run_periodic(&xyz, &q, 1.0, tol, &o);
+        let m = -u * 0.5 / 4.0;
+        eprintln!("NaCl: p = {} D = {:?}: M = {m:.15} (error {:.2e}); φ_Na = {:.12}", st.order, st.depth, rel(m, exact), phi[0]);
+        assert!(rel(m, exact) < 1e-8, "M = {m}");
+        // every ion sees the same potential ±M/r0
+        for (i, &qi) in q.iter().enumerate() {
+            assert!(rel(-qi * phi[i] * 0.5, exact) < 1e-8, "ion {i}: {}", phi[i]);
+        }
+    }
 }

@@ -8,7 +8,7 @@
 //! in its parent (`ox + 2 oy + 4 oz`). Particles are keyed once at [`KEY_DEPTH`] bits per axis
 //! and sorted by an LSD radix sort; any depth `D ≤ KEY_DEPTH` is a prefix of that order.
 
-use crate::error::{try_zeroed_vec, Error, Result};
+use crate::error::{Error, Result};
 use crate::threads::{SyncPtr, Threads};
 
 /// Bits per axis of the particle keys (the deepest possible tree).
@@ -112,12 +112,91 @@ pub struct Tree {
     pub leaf_start: Vec<u32>,
 }
 
-/// Particle keys at [`KEY_DEPTH`] sorted increasingly, with the permutation.
-pub struct SortedKeys {
-    /// Keys, increasing.
+/// Per-plan buffers of size `n`, kept between executes (no reallocation, no page faults on
+/// repeated calls) and reserved before any input is read, so that a too large `n` fails
+/// cleanly with [`Error::Alloc`].
+#[derive(Debug, Default)]
+pub struct Workspace {
+    /// Particle keys at [`KEY_DEPTH`], sorted by [`Tree::sort_keys`].
     pub keys: Vec<u64>,
+    keys2: Vec<u64>,
     /// `perm[i]` = caller's index of the particle with the `i`-th key.
     pub perm: Vec<u32>,
+    perm2: Vec<u32>,
+    /// Sorted coordinates and charges (moved into the [`Tree`] while it lives).
+    pub x: Vec<f64>,
+    /// Sorted y.
+    pub y: Vec<f64>,
+    /// Sorted z.
+    pub z: Vec<f64>,
+    /// Sorted charges.
+    pub q: Vec<f64>,
+    /// Potentials in sorted order.
+    pub phi: Vec<f64>,
+    /// Field in sorted order (x components; empty without field).
+    pub ex: Vec<f64>,
+    /// y components.
+    pub ey: Vec<f64>,
+    /// z components.
+    pub ez: Vec<f64>,
+}
+
+/// Physical memory in bytes, where known.
+fn physical_memory() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf has no preconditions.
+        let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+        if pages > 0 && size > 0 {
+            return Some(pages as u64 * size as u64);
+        }
+    }
+    None
+}
+
+fn reserve_vec<T>(v: &mut Vec<T>, n: usize) -> Result<()> {
+    v.clear();
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::Alloc(format!("could not allocate the FMM work arrays for n = {n} particles ({} bytes each)", n.saturating_mul(std::mem::size_of::<T>())))
+    })
+}
+
+impl Workspace {
+    /// Makes sure every buffer can hold `n` particles (the field buffers only with `field`).
+    pub fn reserve(&mut self, n: usize, field: bool) -> Result<()> {
+        // refuse up front what cannot fit in physical memory (with overcommit, the reservations
+        // alone might succeed and the process be killed later)
+        let per = 2 * 8 + 2 * 4 + 5 * 8 + if field { 3 * 8 } else { 0 };
+        let need = (n as u128) * per as u128;
+        if let Some(mem) = physical_memory() {
+            if need > mem as u128 {
+                return Err(Error::Alloc(format!(
+                    "could not allocate the FMM work arrays for n = {n} particles: {need} bytes exceed the machine's {mem} bytes of memory"
+                )));
+            }
+        }
+        reserve_vec(&mut self.keys, n)?;
+        reserve_vec(&mut self.keys2, n)?;
+        reserve_vec(&mut self.perm, n)?;
+        reserve_vec(&mut self.perm2, n)?;
+        for v in [&mut self.x, &mut self.y, &mut self.z, &mut self.q, &mut self.phi] {
+            reserve_vec(v, n)?;
+        }
+        let nf = if field { n } else { 0 };
+        for v in [&mut self.ex, &mut self.ey, &mut self.ez] {
+            reserve_vec(v, nf)?;
+        }
+        Ok(())
+    }
+
+    /// Takes the sorted particle arrays back from a tree.
+    pub fn restore(&mut self, t: Tree) {
+        self.x = t.x;
+        self.y = t.y;
+        self.z = t.z;
+        self.q = t.q;
+        self.perm = t.perm;
+    }
 }
 
 /// Folds `x` into `[0, l)`.
@@ -187,17 +266,17 @@ impl Tree {
     }
 
     /// Keys of the particles at [`KEY_DEPTH`] (coordinates folded into the box when periodic),
-    /// sorted, with the permutation.
-    pub fn sort_keys(threads: &Threads, xyz: &[f64], lo: [f64; 3], size: f64, periodic: bool) -> Result<SortedKeys> {
+    /// sorted, with the permutation, into `ws.keys` and `ws.perm`.
+    pub fn sort_keys(threads: &Threads, xyz: &[f64], lo: [f64; 3], size: f64, periodic: bool, ws: &mut Workspace) -> Result<()> {
         let n = xyz.len() / 3;
         if n > u32::MAX as usize {
             return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
         }
-        let mut keys: Vec<u64> = try_zeroed_vec(n, "FMM particle keys")?;
+        ws.keys.resize(n, 0);
         let nk = (1u64 << KEY_DEPTH) as f64;
         let maxc = (1u64 << KEY_DEPTH) - 1;
         const B: usize = 4096;
-        threads.chunks2(&mut keys, B, xyz, 3 * B, |_, ks, c| {
+        threads.chunks2(&mut ws.keys, B, xyz, 3 * B, |_, ks, c| {
             for (k, p) in ks.iter_mut().zip(c.chunks_exact(3)) {
                 let mut ic = [0u64; 3];
                 for d in 0..3 {
@@ -208,22 +287,21 @@ impl Tree {
                 *k = encode(ic);
             }
         });
-        let mut perm: Vec<u32> = try_zeroed_vec(n, "FMM permutation")?;
-        for (i, p) in perm.iter_mut().enumerate() {
-            *p = i as u32;
-        }
-        radix_sort(&mut keys, &mut perm)?;
-        Ok(SortedKeys { keys, perm })
+        ws.perm.extend(0..n as u32);
+        ws.keys2.resize(n, 0);
+        ws.perm2.resize(n, 0);
+        radix_sort(&mut ws.keys, &mut ws.perm, &mut ws.keys2, &mut ws.perm2);
+        Ok(())
     }
 
     /// Builds the tree of depth `depth` from sorted keys.
-    pub fn build(threads: &Threads, xyz: &[f64], q: &[f64], lo: [f64; 3], size: f64, periodic: bool, sk: SortedKeys, depth: usize) -> Result<Tree> {
+    pub fn build(threads: &Threads, xyz: &[f64], q: &[f64], lo: [f64; 3], size: f64, periodic: bool, ws: &mut Workspace, depth: usize) -> Result<Tree> {
         let n = q.len();
         let shift = 3 * (KEY_DEPTH - depth);
         // leaves
         let mut leaf_keys: Vec<u64> = Vec::new();
         let mut leaf_start: Vec<u32> = Vec::new();
-        for (i, &k) in sk.keys.iter().enumerate() {
+        for (i, &k) in ws.keys.iter().enumerate() {
             let lk = k >> shift;
             if leaf_keys.last() != Some(&lk) {
                 leaf_keys.push(lk);
@@ -258,12 +336,15 @@ impl Tree {
             }
         }
         // sorted particle arrays
-        let mut xs: Vec<f64> = try_zeroed_vec(n, "FMM sorted coordinates")?;
-        let mut ys: Vec<f64> = try_zeroed_vec(n, "FMM sorted coordinates")?;
-        let mut zs: Vec<f64> = try_zeroed_vec(n, "FMM sorted coordinates")?;
-        let mut qs: Vec<f64> = try_zeroed_vec(n, "FMM sorted charges")?;
+        let mut xs = std::mem::take(&mut ws.x);
+        let mut ys = std::mem::take(&mut ws.y);
+        let mut zs = std::mem::take(&mut ws.z);
+        let mut qs = std::mem::take(&mut ws.q);
+        for v in [&mut xs, &mut ys, &mut zs, &mut qs] {
+            v.resize(n, 0.0); // capacity reserved by sort_keys
+        }
         {
-            let perm = &sk.perm;
+            let perm = &ws.perm;
             let (py, pz, pq) = (SyncPtr(ys.as_mut_ptr()), SyncPtr(zs.as_mut_ptr()), SyncPtr(qs.as_mut_ptr()));
             const B: usize = 4096;
             threads.chunks(&mut xs, B, |ci, xc| {
@@ -287,7 +368,8 @@ impl Tree {
                 }
             });
         }
-        Ok(Tree { depth, lo, size, periodic, x: xs, y: ys, z: zs, q: qs, perm: sk.perm, levels, leaf_start })
+        let perm = std::mem::take(&mut ws.perm);
+        Ok(Tree { depth, lo, size, periodic, x: xs, y: ys, z: zs, q: qs, perm, levels, leaf_start })
     }
 
     /// Looks up the box at `level` with integer coordinates `c + off`: `Some((index, image))`
@@ -316,19 +398,17 @@ impl Tree {
 }
 
 /// LSD radix sort of `keys` (carrying `perm`), 11-bit digits, skipping digits that are equal
-/// in all keys.
-pub fn radix_sort(keys: &mut Vec<u64>, perm: &mut Vec<u32>) -> Result<()> {
+/// in all keys; `k2`, `p2` are buffers of the same length.
+pub fn radix_sort(keys: &mut Vec<u64>, perm: &mut Vec<u32>, k2: &mut Vec<u64>, p2: &mut Vec<u32>) {
     let n = keys.len();
     if n < 2 {
-        return Ok(());
+        return;
     }
     const BITS: usize = 11;
     const NB: usize = 1 << BITS;
     let all_or = keys.iter().fold(0u64, |a, &k| a | k);
     let all_and = keys.iter().fold(u64::MAX, |a, &k| a & k);
     let varying = all_or ^ all_and;
-    let mut k2: Vec<u64> = try_zeroed_vec(n, "FMM radix sort buffer")?;
-    let mut p2: Vec<u32> = try_zeroed_vec(n, "FMM radix sort buffer")?;
     let mut shift = 0;
     while shift < 64 {
         if (varying >> shift) & (NB as u64 - 1) != 0 {
@@ -350,12 +430,11 @@ pub fn radix_sort(keys: &mut Vec<u64>, perm: &mut Vec<u32>) -> Result<()> {
                 k2[o] = k;
                 p2[o] = perm[i];
             }
-            std::mem::swap(keys, &mut k2);
-            std::mem::swap(perm, &mut p2);
+            std::mem::swap(keys, k2);
+            std::mem::swap(perm, p2);
         }
         shift += BITS;
     }
-    Ok(())
 }
 
 /// Occupancy statistics of the sorted keys for every depth `0..=dmax`: number of occupied
