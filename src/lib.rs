@@ -10,6 +10,8 @@
 //!   Ewald sum) in orthorhombic and triclinic cells: potentials, fields, energy, virial;
 //! * [`poisson`]: free-space Poisson solvers on uniform 2D/3D grids (Hockney–Eastwood,
 //!   Vico–Greengard, Vico–Greengard with DCT);
+//! * [`fmm`]: CPU fast multipole method for the Coulomb kernel `1/r` (open or periodic cubic
+//!   boundaries; potentials, fields, energy; order and depth from a tolerance);
 //! * [`fft`]: the one FFTW wrapper;
 //! * [`capi`]: every `extern "C"` function (plan → setpts → execute → destroy).
 //!
@@ -22,6 +24,7 @@ pub mod capi;
 pub mod error;
 pub mod ewald;
 pub mod fft;
+pub mod fmm;
 pub mod kernel;
 pub mod nufft;
 pub mod poisson;

@@ -9,6 +9,7 @@
 //! 3. outputs are written only on success; a failed call leaves a plan usable.
 
 pub mod ewald;
+pub mod fmm;
 pub mod nufft;
 pub mod poisson;
 pub mod status;

@@ -1,0 +1,556 @@
+//! Fast multipole method C API (`farfield_fmm_*`): potentials, fields and energy of point
+//! charges with the Coulomb kernel `1/r`, open or periodic (cubic) boundaries; see
+//! [`crate::fmm`] for the method and the accuracy.
+//!
+//! Lifecycle: `farfield_fmm_default_opts(&o)` → `farfield_fmm_makeplan(boundary, box, tol,
+//! &plan, &o)` → `farfield_fmm_execute(plan, n, xyz, q, phi, field, &energy)` any number of
+//! times (any particles, any `n`) → `farfield_fmm_get_params(plan, &params)` →
+//! `farfield_fmm_destroy(plan)`.
+//!
+//! Conventions: positions interleaved `xyz[3*i + d]` (N×3, as MD codes store them), charges
+//! `q[i]`, field interleaved `field[3*i + d]`, all `double`, in the caller's order and units:
+//! `φ_i = Σ_{j≠i} q_j/r_ij`, `E_i = −∇φ(x_i)`, `U = ½ Σ q_i φ_i` — no Coulomb constant inside
+//! (multiply by 138.935458 for GROMACS units, by `1/(4πε₀)` for SI, …).
+//!
+//! Periodic boundaries: cubic box `[0, L)³`, particles outside are folded in (not an error);
+//! the sum runs over all images in the Ewald convention with tin-foil (conducting) boundary,
+//! a net charge being neutralised by a uniform background (classic Ewald summation without
+//! the `k = 0` term); see [`crate::fmm::periodic`].
+//!
+//! Thread safety: different plans may be used concurrently; concurrent calls on one plan are
+//! serialised by its lock. The plan keeps work arrays between calls (reused when `n` does not
+//! grow).
+
+use super::{guard, non_null, slice_in, slice_out};
+use crate::error::{Error, Result};
+use crate::fmm::{params, Backend, Boundary, FmmOpts, FmmPlan};
+use std::ffi::c_int;
+use std::sync::Mutex;
+
+/// Open (free-space) boundaries: value of `boundary` in `farfield_fmm_makeplan`.
+pub const FARFIELD_FMM_OPEN: c_int = 0;
+/// Periodic boundaries (cubic box): value of `boundary` in `farfield_fmm_makeplan`.
+pub const FARFIELD_FMM_PERIODIC: c_int = 1;
+/// `opts.backend`: the best available (currently the CPU).
+pub const FARFIELD_FMM_BACKEND_AUTO: c_int = 0;
+/// `opts.backend`: CPU.
+pub const FARFIELD_FMM_BACKEND_CPU: c_int = 1;
+/// `opts.backend`: CUDA (not available yet: makeplan returns `FARFIELD_ERR_NOT_SUPPORTED`).
+pub const FARFIELD_FMM_BACKEND_CUDA: c_int = 2;
+
+/// Options of an FMM plan (plain old data; fields are only ever appended). Fill with
+/// `farfield_fmm_default_opts` and then change fields.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub struct farfield_fmm_opts {
+    /// Threads: 0 = all cores (default), 1 = the caller's thread only (no pool); ≥ 0.
+    pub nthreads: i32,
+    /// `> 0`: print the parameters and stage timings of every execute to stderr (default 0).
+    pub debug: i32,
+    /// Expansion order `p`: 0 = chosen from `tol` (default), else 1..=40.
+    pub order: i32,
+    /// Tree depth `D`: −1 or 0 = chosen from the particles at every execute (default −1;
+    /// a single leaf, i.e. the direct sum, is chosen automatically for small `n`), else
+    /// 1..=20 (leaves of side `L/2^D`).
+    pub depth: i32,
+    /// `FARFIELD_FMM_BACKEND_AUTO` (default), `_CPU` or `_CUDA`.
+    pub backend: i32,
+}
+
+/// Parameters of a plan and statistics of its last execute (`farfield_fmm_get_params`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[allow(non_camel_case_types)]
+pub struct farfield_fmm_params {
+    /// Expansion order `p`.
+    pub order: i32,
+    /// Depth `D` of the last execute (−1 before the first one).
+    pub depth: i32,
+    /// Number of (occupied) leaves of the last execute.
+    pub nleaves: i64,
+    /// Number of particles of the last execute.
+    pub npoints: i64,
+    /// Seconds spent in the last execute: input checks, sorting and tree.
+    pub t_tree: f64,
+    /// … interaction lists.
+    pub t_lists: f64,
+    /// … P2M.
+    pub t_p2m: f64,
+    /// … M2M.
+    pub t_m2m: f64,
+    /// … M2L (with the periodic lattice operator).
+    pub t_m2l: f64,
+    /// … L2L.
+    pub t_l2l: f64,
+    /// … L2P.
+    pub t_l2p: f64,
+    /// … P2P.
+    pub t_p2p: f64,
+    /// … periodic corrections, energy, reordering.
+    pub t_post: f64,
+    /// … in total.
+    pub t_total: f64,
+}
+
+/// Opaque FMM plan (C: `farfield_fmm_plan`, a pointer to this). Concurrent calls on one plan
+/// are serialised by its lock.
+#[allow(non_camel_case_types)]
+pub struct farfield_fmm_plan_s {
+    inner: Mutex<FmmPlan>,
+}
+
+/// Handle to an FMM plan (`NULL` when none).
+#[allow(non_camel_case_types)]
+pub type farfield_fmm_plan = *mut farfield_fmm_plan_s;
+
+fn default_opts() -> farfield_fmm_opts {
+    farfield_fmm_opts { nthreads: 0, debug: 0, order: 0, depth: -1, backend: FARFIELD_FMM_BACKEND_AUTO }
+}
+
+/// Writes the default options into `*opts` (nthreads 0, debug 0, order 0, depth −1, backend
+/// AUTO). Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+///
+/// # Safety
+/// `opts` must be NULL or point to writable memory for one `farfield_fmm_opts`.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_fmm_default_opts(opts: *mut farfield_fmm_opts) -> c_int {
+    guard(|| {
+        non_null(opts, "opts")?;
+        opts.write(default_opts());
+        Ok(())
+    })
+}
+
+fn convert_opts(o: &farfield_fmm_opts) -> Result<FmmOpts> {
+    if o.nthreads < 0 {
+        return Err(Error::InvalidArg(format!("opts.nthreads = {}; must be ≥ 0", o.nthreads)));
+    }
+    if o.order < 0 || o.order as usize > params::MAX_ORDER {
+        return Err(Error::InvalidArg(format!("opts.order = {}; must be 0 (auto) or 1..={}", o.order, params::MAX_ORDER)));
+    }
+    let depth = match o.depth {
+        -1 | 0 => None,
+        d if d >= 1 && d as usize <= params::MAX_DEPTH => Some(d as usize),
+        d => return Err(Error::InvalidArg(format!("opts.depth = {d}; must be −1 or 0 (auto) or 1..={}", params::MAX_DEPTH))),
+    };
+    let backend = match o.backend {
+        FARFIELD_FMM_BACKEND_AUTO => Backend::Auto,
+        FARFIELD_FMM_BACKEND_CPU => Backend::Cpu,
+        FARFIELD_FMM_BACKEND_CUDA => Backend::Cuda,
+        b => return Err(Error::InvalidArg(format!("opts.backend = {b}; must be 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
+    };
+    Ok(FmmOpts { nthreads: o.nthreads as usize, debug: o.debug, order: o.order as usize, depth, backend })
+}
+
+/// The side of a cubic box given as `box[9]` (row `i` = lattice vector `i`).
+fn cubic_side(b: &[f64]) -> Result<f64> {
+    if let Some(i) = b.iter().position(|v| !v.is_finite()) {
+        return Err(Error::InvalidArg(format!("box[{i}] = {} is not finite", b[i])));
+    }
+    let l = b[0];
+    if !(l > 0.0) || !(b[4] > 0.0) || !(b[8] > 0.0) {
+        return Err(Error::InvalidArg(format!("box diagonal ({}, {}, {}) must be positive", b[0], b[4], b[8])));
+    }
+    let eps = 1e-12 * l;
+    let cubic = (b[4] - l).abs() <= eps && (b[8] - l).abs() <= eps && [1, 2, 3, 5, 6, 7].iter().all(|&i| b[i].abs() <= eps);
+    if !cubic {
+        return Err(Error::NotSupported(format!(
+            "box = [{}, {}, {}; {}, {}, {}; {}, {}, {}]: only cubic boxes (a diagonal with equal entries) are supported so far",
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]
+        )));
+    }
+    Ok(l)
+}
+
+/// Makes an FMM plan.
+///
+/// * `boundary`: `FARFIELD_FMM_OPEN` (then `box` is ignored and may be NULL) or
+///   `FARFIELD_FMM_PERIODIC` (then `box` is required).
+/// * `box`: 9 doubles, row `i` = lattice vector `i` (`box[3*i + d]`); only cubic boxes (a
+///   diagonal with equal positive entries) are supported for now. The periodic cell is
+///   `[0, L)³`.
+/// * `tol`: requested relative accuracy of the potentials and fields (relative l2 norm over
+///   the particles), `0 < tol < 1`; it sets the expansion order unless `opts.order` does.
+/// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
+/// * `opts`: options, or NULL for the defaults.
+///
+/// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` NULL, or `box` NULL with periodic
+/// boundaries), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)), `FARFIELD_ERR_INVALID_ARG` (unknown
+/// boundary, a box entry not finite or a non-positive diagonal, a bad option),
+/// `FARFIELD_ERR_NOT_SUPPORTED` (a non-cubic box; `backend = CUDA`: "CUDA FMM not available
+/// yet").
+///
+/// # Safety
+/// `box` must be NULL or point to 9 readable doubles; `plan` to a writable handle; `opts` NULL
+/// or valid.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_fmm_makeplan(
+    boundary: c_int,
+    r#box: *const f64,
+    tol: f64,
+    plan: *mut farfield_fmm_plan,
+    opts: *const farfield_fmm_opts,
+) -> c_int {
+    guard(|| {
+        non_null(plan, "plan")?;
+        plan.write(std::ptr::null_mut());
+        let o = if opts.is_null() { default_opts() } else { *opts };
+        let fo = convert_opts(&o)?;
+        let b = match boundary {
+            FARFIELD_FMM_OPEN => Boundary::Open,
+            FARFIELD_FMM_PERIODIC => Boundary::Periodic { side: cubic_side(slice_in(r#box, 9, "box")?)? },
+            b => {
+                return Err(Error::InvalidArg(format!(
+                    "boundary = {b}; must be FARFIELD_FMM_OPEN (0) or FARFIELD_FMM_PERIODIC (1)"
+                )))
+            }
+        };
+        let p = FmmPlan::new(b, tol, &fo)?;
+        plan.write(Box::into_raw(Box::new(farfield_fmm_plan_s { inner: Mutex::new(p) })));
+        Ok(())
+    })
+}
+
+/// Computes, for `n` charges `q` at `xyz`, the potentials `phi[i]`, the fields
+/// `field[3*i + d]` (`E = −∇φ`) and the energy `*energy = ½ Σ q_i φ_i`; each output may be
+/// NULL (not computed/written, except that the potentials are always computed internally).
+///
+/// * `n = 0` is a valid no-op (`*energy = 0`; the arrays may be NULL).
+/// * Periodic plans fold particles outside `[0, L)³` into the box.
+///
+/// Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`,
+/// or `xyz`/`q` NULL with `n > 0`), `FARFIELD_ERR_NPOINTS` (`n < 0` or `n ≥ 2³²`),
+/// `FARFIELD_ERR_NONFINITE` (a coordinate or charge NaN/Inf; the message names the first
+/// index), `FARFIELD_ERR_ALLOC` (the work arrays for `n` particles cannot be allocated).
+///
+/// # Safety
+/// `plan` from `farfield_fmm_makeplan`; `xyz` with `3n`, `q` with `n`, `phi` with `n`, `field`
+/// with `3n` valid doubles (or NULL where allowed); outputs must not overlap the inputs.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_fmm_execute(
+    plan: farfield_fmm_plan,
+    n: i64,
+    xyz: *const f64,
+    q: *const f64,
+    phi: *mut f64,
+    field: *mut f64,
+    energy: *mut f64,
+) -> c_int {
+    guard(|| {
+        non_null(plan, "plan")?;
+        if n < 0 {
+            return Err(Error::NPoints(format!("n = {n} is negative")));
+        }
+        if n as u64 > u32::MAX as u64 {
+            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
+        }
+        let n = n as usize;
+        let mut p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
+        if n == 0 {
+            p.execute(&[], &[], None, None)?;
+            if !energy.is_null() {
+                energy.write(0.0);
+            }
+            return Ok(());
+        }
+        non_null(xyz, "xyz")?;
+        non_null(q, "q")?;
+        // work arrays first, so that a too large n fails before the arrays are touched
+        p.reserve(n, !field.is_null())?;
+        let xyz = slice_in(xyz, 3 * n, "xyz")?;
+        let q = slice_in(q, n, "q")?;
+        let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
+        let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
+        let u = p.execute(xyz, q, phi, field)?;
+        if !energy.is_null() {
+            energy.write(u);
+        }
+        Ok(())
+    })
+}
+
+/// Writes the plan's parameters and the statistics of its last execute into `*params`.
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+///
+/// # Safety
+/// `plan` from `farfield_fmm_makeplan`; `params` writable.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_fmm_get_params(plan: farfield_fmm_plan, params: *mut farfield_fmm_params) -> c_int {
+    guard(|| {
+        non_null(plan, "plan")?;
+        non_null(params, "params")?;
+        let s = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner()).stats();
+        let t = s.times;
+        params.write(farfield_fmm_params {
+            order: s.order as i32,
+            depth: s.depth.map(|d| d as i32).unwrap_or(-1),
+            nleaves: s.nleaves as i64,
+            npoints: s.npoints as i64,
+            t_tree: t.tree,
+            t_lists: t.lists,
+            t_p2m: t.p2m,
+            t_m2m: t.m2m,
+            t_m2l: t.m2l,
+            t_l2l: t.l2l,
+            t_l2p: t.l2p,
+            t_p2p: t.p2p,
+            t_post: t.post,
+            t_total: t.total,
+        });
+        Ok(())
+    })
+}
+
+/// Destroys a plan and frees its memory. NULL is fine (returns 0).
+///
+/// # Safety
+/// `plan` must be NULL or a live plan from `farfield_fmm_makeplan`, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_fmm_destroy(plan: farfield_fmm_plan) -> c_int {
+    guard(|| {
+        if !plan.is_null() {
+            drop(Box::from_raw(plan));
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::*;
+    use std::ffi::CStr;
+    use std::ptr::{null, null_mut};
+
+    fn last_msg() -> String {
+        unsafe { CStr::from_ptr(crate::capi::farfield_last_error_message()) }.to_str().unwrap().to_string()
+    }
+
+    fn make(boundary: c_int, b: Option<&[f64; 9]>, tol: f64, o: *const farfield_fmm_opts) -> (c_int, farfield_fmm_plan) {
+        let mut p: farfield_fmm_plan = 0x1 as farfield_fmm_plan; // must be reset to NULL
+        let s = unsafe { farfield_fmm_makeplan(boundary, b.map(|b| b.as_ptr()).unwrap_or(null()), tol, &mut p, o) };
+        (s, p)
+    }
+
+    fn cube(l: f64) -> [f64; 9] {
+        [l, 0.0, 0.0, 0.0, l, 0.0, 0.0, 0.0, l]
+    }
+
+    #[test]
+    fn opts_layout_and_defaults() {
+        assert_eq!(std::mem::size_of::<farfield_fmm_opts>(), 20);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_opts, depth), 12);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_opts, backend), 16);
+        assert_eq!(std::mem::size_of::<farfield_fmm_params>(), 104);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nleaves), 8);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_tree), 24);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_total), 96);
+        let mut o = farfield_fmm_opts { nthreads: 9, debug: 9, order: 9, depth: 9, backend: 9 };
+        assert_eq!(unsafe { farfield_fmm_default_opts(&mut o) }, 0);
+        assert_eq!(o, farfield_fmm_opts { nthreads: 0, debug: 0, order: 0, depth: -1, backend: 0 });
+        assert_eq!(unsafe { farfield_fmm_default_opts(null_mut()) }, FARFIELD_ERR_NULL_POINTER);
+    }
+
+    #[test]
+    fn makeplan_errors() {
+        unsafe {
+            assert_eq!(farfield_fmm_makeplan(FARFIELD_FMM_OPEN, null(), 1e-6, null_mut(), null()), FARFIELD_ERR_NULL_POINTER);
+        }
+        for tol in [0.0, 1.0, -1e-3, 2.0, f64::NAN, f64::INFINITY] {
+            let (s, p) = make(FARFIELD_FMM_OPEN, None, tol, null());
+            assert_eq!((s, p), (FARFIELD_ERR_TOL, null_mut()), "tol {tol}");
+        }
+        assert_eq!(make(7, None, 1e-6, null()).0, FARFIELD_ERR_INVALID_ARG);
+        assert!(last_msg().contains("boundary"));
+        // periodic: box required, finite, positive, cubic
+        assert_eq!(make(FARFIELD_FMM_PERIODIC, None, 1e-6, null()).0, FARFIELD_ERR_NULL_POINTER);
+        assert!(last_msg().contains("box"));
+        let mut b = cube(2.0);
+        b[4] = f64::NAN;
+        assert_eq!(make(FARFIELD_FMM_PERIODIC, Some(&b), 1e-6, null()).0, FARFIELD_ERR_INVALID_ARG);
+        assert!(last_msg().contains("box[4]"));
+        assert_eq!(make(FARFIELD_FMM_PERIODIC, Some(&cube(-1.0)), 1e-6, null()).0, FARFIELD_ERR_INVALID_ARG);
+        assert_eq!(make(FARFIELD_FMM_PERIODIC, Some(&cube(0.0)), 1e-6, null()).0, FARFIELD_ERR_INVALID_ARG);
+        let mut b = cube(2.0);
+        b[8] = 3.0;
+        assert_eq!(make(FARFIELD_FMM_PERIODIC, Some(&b), 1e-6, null()).0, FARFIELD_ERR_NOT_SUPPORTED);
+        let mut b = cube(2.0);
+        b[1] = 0.5;
+        let (s, p) = make(FARFIELD_FMM_PERIODIC, Some(&b), 1e-6, null());
+        assert_eq!((s, p), (FARFIELD_ERR_NOT_SUPPORTED, null_mut()));
+        assert!(last_msg().contains("cubic"));
+        // options
+        let mut o = default_opts();
+        o.backend = FARFIELD_FMM_BACKEND_CUDA;
+        assert_eq!(make(FARFIELD_FMM_OPEN, None, 1e-6, &o).0, FARFIELD_ERR_NOT_SUPPORTED);
+        assert_eq!(last_msg(), "CUDA FMM not available yet");
+        for (field, bad) in [("nthreads", -1), ("order", -1), ("order", 41), ("depth", -2), ("depth", 21), ("backend", 3)] {
+            let mut o = default_opts();
+            match field {
+                "nthreads" => o.nthreads = bad,
+                "order" => o.order = bad,
+                "depth" => o.depth = bad,
+                _ => o.backend = bad,
+            }
+            let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-6, &o);
+            assert_eq!((s, p), (FARFIELD_ERR_INVALID_ARG, null_mut()), "{field} = {bad}");
+            assert!(last_msg().contains(field));
+        }
+        // valid: open with a NULL box, periodic cubic, CPU backend, explicit order/depth
+        let mut o = default_opts();
+        o.backend = FARFIELD_FMM_BACKEND_CPU;
+        o.order = 5;
+        o.depth = 2;
+        let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-3, &o);
+        assert_eq!(s, 0);
+        unsafe { farfield_fmm_destroy(p) };
+        let (s, p) = make(FARFIELD_FMM_PERIODIC, Some(&cube(3.0)), 1e-3, null());
+        assert_eq!(s, 0);
+        assert!(!p.is_null());
+        unsafe {
+            assert_eq!(farfield_fmm_destroy(p), 0);
+            assert_eq!(farfield_fmm_destroy(null_mut()), 0);
+        }
+    }
+
+    fn system(n: usize) -> (Vec<f64>, Vec<f64>) {
+        let xyz: Vec<f64> = (0..3 * n).map(|i| (i as f64 * 0.618_033_988_7).fract() * 2.0 - 0.5).collect();
+        let q: Vec<f64> = (0..n).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 } * (1.0 + (i % 5) as f64 * 0.1)).collect();
+        (xyz, q)
+    }
+
+    #[test]
+    fn execute_roundtrip_and_errors() {
+        let mut o = default_opts();
+        o.nthreads = 1;
+        let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-6, &o);
+        assert_eq!(s, 0);
+        let n = 300;
+        let (mut xyz, mut q) = system(n);
+        let (mut phi, mut f, mut u) = (vec![0.0; n], vec![0.0; 3 * n], 7.0);
+        unsafe {
+            let ni = n as i64;
+            assert_eq!(farfield_fmm_execute(null_mut(), ni, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_fmm_execute(p, -1, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), null_mut()), FARFIELD_ERR_NPOINTS);
+            assert_eq!(farfield_fmm_execute(p, 1 << 33, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), null_mut()), FARFIELD_ERR_NPOINTS);
+            assert_eq!(farfield_fmm_execute(p, ni, null(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert!(last_msg().contains("xyz"));
+            assert_eq!(farfield_fmm_execute(p, ni, xyz.as_ptr(), null(), phi.as_mut_ptr(), null_mut(), null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert!(last_msg().contains("`q`"));
+            // n = 0: valid no-op, NULL arrays allowed, energy 0
+            assert_eq!(farfield_fmm_execute(p, 0, null(), null(), null_mut(), null_mut(), &mut u), 0);
+            assert_eq!(u, 0.0);
+            // all outputs
+            assert_eq!(farfield_fmm_execute(p, ni, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u), 0);
+        }
+        // same as the Rust plan and close to the direct sum
+        let mut rp = FmmPlan::new(Boundary::Open, 1e-6, &convert_opts(&o).unwrap()).unwrap();
+        let (mut phi2, mut f2) = (vec![0.0; n], vec![0.0; 3 * n]);
+        let u2 = rp.execute(&xyz, &q, Some(&mut phi2), Some(&mut f2)).unwrap();
+        assert_eq!((&phi, &f, u), (&phi2, &f2, u2));
+        let mut ud = 0.0;
+        for i in 0..n {
+            for j in 0..i {
+                let d: f64 = (0..3).map(|k| (xyz[3 * i + k] - xyz[3 * j + k]).powi(2)).sum();
+                ud += q[i] * q[j] / d.sqrt();
+            }
+        }
+        assert!((u - ud).abs() < 1e-10 * ud.abs(), "{u} vs {ud}");
+        // only the energy; only the field
+        let mut u3 = 0.0;
+        let mut f3 = vec![0.0; 3 * n];
+        unsafe {
+            assert_eq!(farfield_fmm_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u3), 0);
+            assert_eq!(farfield_fmm_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), null_mut(), f3.as_mut_ptr(), null_mut()), 0);
+        }
+        assert_eq!((u3, &f3), (u, &f));
+        // non-finite inputs: error naming the index, outputs untouched, plan still usable
+        let before = (phi.clone(), f.clone(), u);
+        xyz[3 * 17 + 1] = f64::NAN;
+        unsafe {
+            assert_eq!(farfield_fmm_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u), FARFIELD_ERR_NONFINITE);
+        }
+        assert!(last_msg().contains("xyz[52]") && last_msg().contains("particle 17"), "{}", last_msg());
+        xyz[3 * 17 + 1] = 0.25;
+        q[123] = f64::INFINITY;
+        unsafe {
+            assert_eq!(farfield_fmm_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u), FARFIELD_ERR_NONFINITE);
+        }
+        assert!(last_msg().contains("q[123]"));
+        assert_eq!((phi.clone(), f.clone(), u), before);
+        q[123] = 1.0;
+        unsafe {
+            assert_eq!(farfield_fmm_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), null_mut()), 0);
+        }
+        // get_params
+        let mut prm = farfield_fmm_params::default();
+        unsafe {
+            assert_eq!(farfield_fmm_get_params(null_mut(), &mut prm), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_fmm_get_params(p, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_fmm_get_params(p, &mut prm), 0);
+        }
+        assert_eq!(prm.order as usize, crate::fmm::params::order_for_tol(1e-6));
+        assert_eq!(prm.npoints, n as i64);
+        assert!(prm.depth >= 0 && prm.nleaves >= 1 && prm.t_total > 0.0);
+        unsafe { farfield_fmm_destroy(p) };
+        // depth before the first execute is −1
+        let (_, p) = make(FARFIELD_FMM_OPEN, None, 1e-3, null());
+        unsafe {
+            assert_eq!(farfield_fmm_get_params(p, &mut prm), 0);
+            farfield_fmm_destroy(p);
+        }
+        assert_eq!(prm.depth, -1);
+    }
+
+    #[test]
+    fn execute_alloc_failure() {
+        // the work arrays for n = 2^32 − 1 particles (≈ 300 GB) cannot be reserved: the call
+        // fails with FARFIELD_ERR_ALLOC before the (small) arrays are read
+        let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-3, null());
+        assert_eq!(s, 0);
+        let xyz = [0.0; 3];
+        let q = [1.0];
+        let mut phi = [5.0];
+        let n = u32::MAX as i64;
+        unsafe {
+            assert_eq!(farfield_fmm_execute(p, n, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), null_mut()), FARFIELD_ERR_ALLOC);
+        }
+        assert!(last_msg().contains("allocate"));
+        assert_eq!(phi[0], 5.0);
+        // still usable
+        let mut u = 1.0;
+        unsafe {
+            assert_eq!(farfield_fmm_execute(p, 1, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), &mut u), 0);
+            farfield_fmm_destroy(p);
+        }
+        assert_eq!((phi[0], u), (0.0, 0.0));
+    }
+
+    #[test]
+    fn periodic_folds_particles_outside_the_box() {
+        let l = 2.0;
+        let (s, p) = make(FARFIELD_FMM_PERIODIC, Some(&cube(l)), 1e-8, null());
+        assert_eq!(s, 0);
+        let n = 64;
+        let (xyz, mut q) = system(n);
+        let qm = q.iter().sum::<f64>() / n as f64;
+        q.iter_mut().for_each(|v| *v -= qm); // neutral
+        let inside: Vec<f64> = xyz.iter().map(|&x| x.rem_euclid(l)).collect();
+        let shifted: Vec<f64> = xyz.iter().enumerate().map(|(i, &x)| x.rem_euclid(l) + l * ((i % 7) as f64 - 3.0)).collect();
+        let mut out = Vec::new();
+        for x in [&inside, &shifted] {
+            let (mut phi, mut f, mut u) = (vec![0.0; n], vec![0.0; 3 * n], 0.0);
+            unsafe {
+                assert_eq!(farfield_fmm_execute(p, n as i64, x.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u), 0);
+            }
+            out.push((phi, f, u));
+        }
+        unsafe { farfield_fmm_destroy(p) };
+        let (a, b) = (&out[0], &out[1]);
+        for i in 0..n {
+            assert!((a.0[i] - b.0[i]).abs() < 1e-10 * (1.0 + a.0[i].abs()));
+        }
+        assert!((a.2 - b.2).abs() < 1e-10 * a.2.abs());
+    }
+}

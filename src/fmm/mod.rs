@@ -1,0 +1,532 @@
+//! CPU fast multipole method for the Coulomb kernel `1/r` (Greengard & Rokhlin, J. Comput.
+//! Phys. 73, 325 (1987); operators in solid harmonics after White & Head-Gordon, J. Chem. Phys.
+//! 101, 6593 (1994) and Dachsel, J. Chem. Phys. 132, 119901 (2010); structure after the
+//! GROMACS/ScaFaCoS FMM of Kohnke et al., Int. J. HPC Appl. 35, 97 (2021)).
+//!
+//! For `N` charges `q_i` at `x_i` it computes `φ_i = Σ_{j≠i} q_j/r_ij`, the field
+//! `E_i = −∇φ(x_i) = Σ_{j≠i} q_j (x_i − x_j)/r_ij³` and the energy `U = ½ Σ_i q_i φ_i`, in the
+//! caller's units (no Coulomb constant inside; multiply by yours). With periodic boundaries
+//! the sums run over all periodic images (Ewald convention with tin-foil boundary and a
+//! neutralising background for a net charge, see [`periodic`]).
+//!
+//! # Data conventions
+//! Positions are interleaved `xyz[3*i + d]` (N×3, as MD codes store them), charges `q[i]`, the
+//! field is returned interleaved `field[3*i + d]`, all `f64`, in the caller's order.
+//!
+//! # Algorithm
+//! * [`tree`]: a uniform octree of depth `D` on the bounding cube (open) or the box
+//!   (periodic; particles outside are folded in), stored sparsely (occupied boxes per level,
+//!   Morton order); particles sorted by leaf in Morton order (radix sort), permutation kept.
+//! * [`harmonics`]: complex solid harmonics with the `±m` symmetry stored once (`m ≥ 0`);
+//!   expansions of order `p` in box units, box-major per level (`level[b·2nc + …]`, real parts
+//!   then imaginary parts, `nc = (p+1)(p+2)/2`) — the layout the GPU port reuses.
+//! * Operators, one file each: [`p2m`], [`m2m`], [`m2l`] (rotation-based, O(p³), vectorised
+//!   over tiles of target boxes; tables in [`rotation`]), [`l2l`], [`l2p`] (with the field),
+//!   [`p2p`] (vectorised, branch-free); one well-separated layer (≤ 189 M2L sources per box,
+//!   27 P2P neighbour leaves), interaction lists presorted per level in [`lists`].
+//! * [`periodic`]: the lattice operator (exact Ewald lattice sums of the far images) and the
+//!   tin-foil/background terms.
+//! * [`params`]: `p` from the tolerance, `D` from the particle distribution by a near/far cost
+//!   model; both overridable.
+//!
+//! All passes run on the plan's rayon pool ([`crate::threads::Threads`]) over disjoint
+//! outputs (leaves, parent boxes, target tiles), without atomics; the results do not depend on
+//! the thread count.
+
+pub mod harmonics;
+pub mod l2l;
+pub mod l2p;
+pub mod lists;
+pub mod m2l;
+pub mod m2m;
+pub mod p2m;
+pub mod p2p;
+pub mod params;
+pub mod periodic;
+pub mod rotation;
+pub mod simd;
+pub mod tree;
+
+#[cfg(test)]
+mod tests;
+
+use crate::error::{try_zeroed_vec, Error, Result};
+use crate::threads::{SyncPtr, Threads};
+use harmonics::{ncoef, RegTables};
+use std::time::Instant;
+use tree::Tree;
+
+/// Boundary conditions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Boundary {
+    /// Free space (open boundaries).
+    Open,
+    /// Periodic cubic box `[0, side)³` (lattice vectors `side·e_x`, `side·e_y`, `side·e_z`).
+    Periodic {
+        /// Box side.
+        side: f64,
+    },
+}
+
+/// Compute backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// The best available (currently always the CPU).
+    #[default]
+    Auto,
+    /// CPU (rayon).
+    Cpu,
+    /// CUDA (not available yet: plan creation fails with `FARFIELD_ERR_NOT_SUPPORTED`).
+    Cuda,
+}
+
+/// Options of an FMM plan.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FmmOpts {
+    /// Threads: 0 = all cores, 1 = the caller's thread only (no pool).
+    pub nthreads: usize,
+    /// `> 0`: print parameters and stage timings of every execute to stderr.
+    pub debug: i32,
+    /// Expansion order `p` (0 = from the tolerance), at most [`params::MAX_ORDER`].
+    pub order: usize,
+    /// Tree depth `D` (`None` = from the particle distribution), at most [`params::MAX_DEPTH`].
+    pub depth: Option<usize>,
+    /// Backend.
+    pub backend: Backend,
+}
+
+/// Wall-clock seconds of the stages of the last execute.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StageTimes {
+    /// Input checks, sorting, tree and depth selection.
+    pub tree: f64,
+    /// Interaction lists.
+    pub lists: f64,
+    /// P2M.
+    pub p2m: f64,
+    /// M2M.
+    pub m2m: f64,
+    /// M2L (including the periodic lattice operator).
+    pub m2l: f64,
+    /// L2L.
+    pub l2l: f64,
+    /// L2P.
+    pub l2p: f64,
+    /// P2P.
+    pub p2p: f64,
+    /// Periodic corrections, unpermuting and the energy.
+    pub post: f64,
+    /// Total.
+    pub total: f64,
+}
+
+/// Parameters of a plan and statistics of its last execute.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FmmStats {
+    /// Expansion order `p`.
+    pub order: usize,
+    /// Depth `D` of the last execute (`None` before the first one).
+    pub depth: Option<usize>,
+    /// Number of (occupied) leaves of the last execute.
+    pub nleaves: usize,
+    /// Number of particles of the last execute.
+    pub npoints: usize,
+    /// Stage timings of the last execute.
+    pub times: StageTimes,
+}
+
+/// An FMM plan: boundary, tolerance, options and the precomputed operator tables; `execute`
+/// may be called any number of times with any particles.
+pub struct FmmPlan {
+    boundary: Boundary,
+    tol: f64,
+    p: usize,
+    opts: FmmOpts,
+    threads: Threads,
+    reg: RegTables,
+    m2l: rotation::M2lTables,
+    /// `O_lm(d)` of the child offsets `d = (c_child − c_parent)/h_parent`, per octant.
+    child_shift: Vec<Vec<f64>>,
+    /// Lattice tensor (periodic only), order `2p`, unit box.
+    lattice: Option<Vec<f64>>,
+    stats: FmmStats,
+    ws: tree::Workspace,
+}
+
+impl FmmPlan {
+    /// Makes a plan. Errors: [`Error::Tol`] (tol not in (0, 1)), [`Error::InvalidArg`] (box side
+    /// not finite and positive, order or depth too large), [`Error::NotSupported`] (CUDA).
+    pub fn new(boundary: Boundary, tol: f64, opts: &FmmOpts) -> Result<Self> {
+        if !(tol.is_finite() && tol > 0.0 && tol < 1.0) {
+            return Err(Error::Tol(format!("tol = {tol}; the FMM needs 0 < tol < 1")));
+        }
+        if let Boundary::Periodic { side } = boundary {
+            if !(side.is_finite() && side > 0.0) {
+                return Err(Error::InvalidArg(format!("periodic box side = {side}; must be finite and > 0")));
+            }
+        }
+        if opts.backend == Backend::Cuda {
+            return Err(Error::NotSupported("CUDA FMM not available yet".into()));
+        }
+        if opts.order > params::MAX_ORDER {
+            return Err(Error::InvalidArg(format!("order = {}; at most {} is supported", opts.order, params::MAX_ORDER)));
+        }
+        if let Some(d) = opts.depth {
+            if d > params::MAX_DEPTH {
+                return Err(Error::InvalidArg(format!("depth = {d}; at most {} is supported", params::MAX_DEPTH)));
+            }
+        }
+        let p = if opts.order > 0 { opts.order } else { params::order_for_tol(tol) };
+        let threads = Threads::new(opts.nthreads)?;
+        let reg = RegTables::new(p);
+        let m2l = rotation::M2lTables::new(p);
+        let child_shift = (0..8)
+            .map(|o| {
+                let d = [((o & 1) as f64 - 0.5) * 0.5, (((o >> 1) & 1) as f64 - 0.5) * 0.5, (((o >> 2) & 1) as f64 - 0.5) * 0.5];
+                let mut b = vec![0.0; 2 * ncoef(p)];
+                reg.regular(d, &mut b);
+                b
+            })
+            .collect();
+        let lattice = match boundary {
+            Boundary::Periodic { .. } => Some(periodic::lattice_tensor(p)),
+            Boundary::Open => None,
+        };
+        let stats = FmmStats { order: p, ..Default::default() };
+        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child_shift, lattice, stats, ws: tree::Workspace::default() })
+    }
+
+    /// Expansion order.
+    pub fn order(&self) -> usize {
+        self.p
+    }
+
+    /// The requested tolerance.
+    pub fn tol(&self) -> f64 {
+        self.tol
+    }
+
+    /// Boundary conditions.
+    pub fn boundary(&self) -> Boundary {
+        self.boundary
+    }
+
+    /// Parameters and statistics of the last execute.
+    pub fn stats(&self) -> FmmStats {
+        self.stats
+    }
+
+    /// Reserves the plan's work arrays for `n` particles (with the field buffers if `field`);
+    /// [`Self::execute`] does this itself, before reading its inputs. Error: [`Error::Alloc`].
+    pub fn reserve(&mut self, n: usize, field: bool) -> Result<()> {
+        if n > u32::MAX as usize {
+            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
+        }
+        self.ws.reserve(n, field)
+    }
+
+    /// Computes potentials (`phi`, length `n`), fields (`field`, length `3n`, interleaved) and
+    /// returns the energy `½ Σ q_i φ_i`, for `n = q.len()` particles at `xyz` (length `3n`).
+    /// `n = 0` is a valid no-op (energy 0). Outputs are written only on success.
+    ///
+    /// Errors: [`Error::InvalidArg`] (slice lengths), [`Error::NonFinite`] (a coordinate or
+    /// charge NaN/Inf; the message names the index), [`Error::NPoints`] (more than 2³² − 1
+    /// particles), [`Error::Alloc`].
+    pub fn execute(&mut self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>) -> Result<f64> {
+        let t_start = Instant::now();
+        let n = q.len();
+        if xyz.len() != 3 * n {
+            return Err(Error::InvalidArg(format!("xyz has {} values; expected 3n = {}", xyz.len(), 3 * n)));
+        }
+        if let Some(ph) = &phi {
+            if ph.len() != n {
+                return Err(Error::InvalidArg(format!("phi has {} values; expected n = {n}", ph.len())));
+            }
+        }
+        if let Some(f) = &field {
+            if f.len() != 3 * n {
+                return Err(Error::InvalidArg(format!("field has {} values; expected 3n = {}", f.len(), 3 * n)));
+            }
+        }
+        let want_field = field.is_some();
+        self.reserve(n, want_field)?;
+        if let Some(i) = self.threads.find_first(3 * n, |i| !xyz[i].is_finite()) {
+            return Err(Error::NonFinite(format!("xyz[{i}] (particle {}, coordinate {}) = {}", i / 3, i % 3, xyz[i])));
+        }
+        if let Some(i) = self.threads.find_first(n, |i| !q[i].is_finite()) {
+            return Err(Error::NonFinite(format!("q[{i}] = {}", q[i])));
+        }
+        let p = self.p;
+        self.stats = FmmStats { order: p, depth: None, nleaves: 0, npoints: n, times: StageTimes::default() };
+        if n == 0 {
+            self.stats.depth = Some(0);
+            return Ok(0.0);
+        }
+        let th = &self.threads;
+        let periodic = matches!(self.boundary, Boundary::Periodic { .. });
+        let mut times = StageTimes::default();
+
+        // ---- tree
+        let t = Instant::now();
+        let (lo, size) = match self.boundary {
+            Boundary::Open => Tree::bounding_cube(th, xyz),
+            Boundary::Periodic { side } => ([0.0; 3], side),
+        };
+        let ws = &mut self.ws;
+        Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
+        let m2l_top = if periodic { 1 } else { 2 };
+        let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&ws.keys, p, m2l_top));
+        let tree = Tree::build(th, xyz, q, lo, size, periodic, ws, depth)?;
+        times.tree = t.elapsed().as_secs_f64();
+
+        // ---- lists
+        let t = Instant::now();
+        let p2p_lists = lists::p2p_lists(th, &tree);
+        let far = periodic || depth >= 2;
+        let top = if periodic { 0 } else { 2 };
+        let tiles: Vec<Vec<lists::Tile>> =
+            (0..=depth).map(|l| if far && l >= m2l_top { lists::m2l_tiles(th, &tree, l) } else { Vec::new() }).collect();
+        times.lists = t.elapsed().as_secs_f64();
+
+        // ---- upward pass
+        let nc2 = 2 * ncoef(p);
+        let mut mp: Vec<Vec<f64>> = Vec::with_capacity(depth + 1);
+        let mut loc: Vec<Vec<f64>> = Vec::with_capacity(depth + 1);
+        for l in 0..=depth {
+            let nb = if far && l >= top { tree.levels[l].len() } else { 0 };
+            mp.push(try_zeroed_vec(nb * nc2, "FMM multipole expansions")?);
+            loc.push(try_zeroed_vec(nb * nc2, "FMM local expansions")?);
+        }
+        let nf = if want_field { n } else { 0 };
+        let mut phi_s = std::mem::take(&mut ws.phi);
+        let mut ex_s = std::mem::take(&mut ws.ex);
+        let mut ey_s = std::mem::take(&mut ws.ey);
+        let mut ez_s = std::mem::take(&mut ws.ez);
+        // capacities were reserved above: no reallocation
+        phi_s.resize(n, 0.0);
+        for v in [&mut ex_s, &mut ey_s, &mut ez_s] {
+            v.resize(nf, 0.0);
+        }
+
+        if far {
+            let t = Instant::now();
+            let hd = tree.h(depth);
+            let reg = &self.reg;
+            let tr = &tree;
+            const G: usize = 8;
+            th.chunks(&mut mp[depth], G * nc2, |ci, chunk| {
+                let mut s = p2m::LaneScratch::new(p);
+                for (o, blk) in chunk.chunks_mut(nc2).enumerate() {
+                    let b = ci * G + o;
+                    let (a, e) = (tr.leaf_start[b] as usize, tr.leaf_start[b + 1] as usize);
+                    let c = tr.center(depth, tr.levels[depth].keys[b]);
+                    p2m::p2m(reg, &tr.x[a..e], &tr.y[a..e], &tr.z[a..e], &tr.q[a..e], c, 1.0 / hd, blk, &mut s);
+                }
+            });
+            times.p2m = t.elapsed().as_secs_f64();
+
+            let t = Instant::now();
+            for l in (top..depth).rev() {
+                let (up, down) = mp.split_at_mut(l + 1);
+                let (par, ch) = (&mut up[l], &down[0]);
+                let lev = &tree.levels[l];
+                let clev = &tree.levels[l + 1];
+                let shifts = &self.child_shift;
+                th.chunks(par, nc2, |b, blk| {
+                    for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
+                        let o = (clev.keys[c] & 7) as usize;
+                        m2m::m2m(p, &ch[c * nc2..(c + 1) * nc2], &shifts[o], 0.5, blk);
+                    }
+                });
+            }
+            times.m2m = t.elapsed().as_secs_f64();
+
+            // ---- M2L (and the lattice operator at the root)
+            let t = Instant::now();
+            if let Some(lat) = &self.lattice {
+                m2l::m2l_tensor(p, &mp[0], lat, &mut loc[0]);
+            }
+            for l in m2l_top..=depth {
+                let ts = &tiles[l];
+                let src = &mp[l];
+                let dst = SyncPtr(loc[l].as_mut_ptr());
+                let tab = &self.m2l;
+                const TG: usize = 4;
+                th.for_each(ts.len().div_ceil(TG), |ci| {
+                    let dst = dst;
+                    let mut s = m2l::M2lScratch::new(p);
+                    for tile in &ts[ci * TG..((ci + 1) * TG).min(ts.len())] {
+                        m2l::m2l_tile(tab, &tile.entries, src, &mut s);
+                        let nc = nc2 / 2;
+                        for lane in 0..tile.n {
+                            let b = tile.targets[lane] as usize;
+                            // SAFETY: every box belongs to exactly one tile, so the blocks
+                            // written by different tasks are disjoint.
+                            let blk = unsafe { std::slice::from_raw_parts_mut(dst.0.add(b * nc2), nc2) };
+                            for i in 0..nc {
+                                blk[i] += s.acc_re[i][lane];
+                                blk[nc + i] += s.acc_im[i][lane];
+                            }
+                        }
+                    }
+                });
+            }
+            times.m2l = t.elapsed().as_secs_f64();
+
+            // ---- downward pass
+            let t = Instant::now();
+            for l in top..depth {
+                let (up, down) = loc.split_at_mut(l + 1);
+                let (par, ch) = (&up[l], &mut down[0]);
+                let clev = &tree.levels[l + 1];
+                let shifts = &self.child_shift;
+                th.chunks(ch, nc2, |c, blk| {
+                    let b = clev.parent[c] as usize;
+                    let o = (clev.keys[c] & 7) as usize;
+                    l2l::l2l(p, &par[b * nc2..(b + 1) * nc2], &shifts[o], 0.5, blk);
+                });
+            }
+            times.l2l = t.elapsed().as_secs_f64();
+
+            // ---- L2P
+            let t = Instant::now();
+            let nl = tree.nleaves();
+            let (pp, px, py, pz) = (SyncPtr(phi_s.as_mut_ptr()), SyncPtr(ex_s.as_mut_ptr()), SyncPtr(ey_s.as_mut_ptr()), SyncPtr(ez_s.as_mut_ptr()));
+            let leaf_loc = &loc[depth];
+            const LG: usize = 16;
+            th.for_each(nl.div_ceil(LG), |ci| {
+                let (pp, px, py, pz) = (pp, px, py, pz);
+                let mut s = p2m::LaneScratch::new(p);
+                let mut co = l2p::EvalCoefs::new(p);
+                for b in ci * LG..((ci + 1) * LG).min(nl) {
+                    let (a, e) = (tr.leaf_start[b] as usize, tr.leaf_start[b + 1] as usize);
+                    co.set(p, &leaf_loc[b * nc2..(b + 1) * nc2], want_field);
+                    let c = tr.center(depth, tr.levels[depth].keys[b]);
+                    // SAFETY: leaves own disjoint particle ranges a..e.
+                    let ph = unsafe { std::slice::from_raw_parts_mut(pp.0.add(a), e - a) };
+                    let g = if want_field {
+                        unsafe {
+                            Some((
+                                std::slice::from_raw_parts_mut(px.0.add(a), e - a),
+                                std::slice::from_raw_parts_mut(py.0.add(a), e - a),
+                                std::slice::from_raw_parts_mut(pz.0.add(a), e - a),
+                            ))
+                        }
+                    } else {
+                        None
+                    };
+                    l2p::l2p(reg, &co, &tr.x[a..e], &tr.y[a..e], &tr.z[a..e], c, hd, ph, g, &mut s);
+                }
+            });
+            times.l2p = t.elapsed().as_secs_f64();
+        }
+
+        // ---- P2P
+        let t = Instant::now();
+        {
+            let tr = &tree;
+            let nl = tr.nleaves();
+            let (pp, px, py, pz) = (SyncPtr(phi_s.as_mut_ptr()), SyncPtr(ex_s.as_mut_ptr()), SyncPtr(ey_s.as_mut_ptr()), SyncPtr(ez_s.as_mut_ptr()));
+            let pt = p2p::Particles { x: &tr.x, y: &tr.y, z: &tr.z, q: &tr.q };
+            let lists = &p2p_lists;
+            const LG: usize = 8;
+            th.for_each(nl.div_ceil(LG), |ci| {
+                let (pp, px, py, pz) = (pp, px, py, pz);
+                for b in ci * LG..((ci + 1) * LG).min(nl) {
+                    let (a, e) = (tr.leaf_start[b] as usize, tr.leaf_start[b + 1] as usize);
+                    // SAFETY: leaves own disjoint particle ranges a..e.
+                    let ph = unsafe { std::slice::from_raw_parts_mut(pp.0.add(a), e - a) };
+                    let g = if want_field {
+                        unsafe {
+                            Some((
+                                std::slice::from_raw_parts_mut(px.0.add(a), e - a),
+                                std::slice::from_raw_parts_mut(py.0.add(a), e - a),
+                                std::slice::from_raw_parts_mut(pz.0.add(a), e - a),
+                            ))
+                        }
+                    } else {
+                        None
+                    };
+                    p2p::p2p(pt, a, e, &lists[b], ph, g);
+                }
+            });
+        }
+        times.p2p = t.elapsed().as_secs_f64();
+
+        // ---- periodic corrections, energy, caller's order
+        let t = Instant::now();
+        if let Boundary::Periodic { side } = self.boundary {
+            let c = [0.5 * side; 3];
+            let (qt, d, s2) = periodic::moments(&tree.x, &tree.y, &tree.z, &tree.q, c);
+            let v = side * side * side;
+            let f = 2.0 * std::f64::consts::PI / (3.0 * v);
+            for i in 0..n {
+                let r = [tree.x[i] - c[0], tree.y[i] - c[1], tree.z[i] - c[2]];
+                let rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+                phi_s[i] += f * (qt * rr - 2.0 * (d[0] * r[0] + d[1] * r[1] + d[2] * r[2]) + s2);
+                if want_field {
+                    ex_s[i] += 2.0 * f * (d[0] - qt * r[0]);
+                    ey_s[i] += 2.0 * f * (d[1] - qt * r[1]);
+                    ez_s[i] += 2.0 * f * (d[2] - qt * r[2]);
+                }
+            }
+        }
+        let energy = {
+            let (ps, qs) = (&phi_s, &tree.q);
+            0.5 * th.sum(n, |i| qs[i] * ps[i])
+        };
+        if let Some(out) = phi {
+            let o = SyncPtr(out.as_mut_ptr());
+            let (perm, ps) = (&tree.perm, &phi_s);
+            th.for_each(n.div_ceil(4096), |ci| {
+                let o = o;
+                for i in ci * 4096..((ci + 1) * 4096).min(n) {
+                    // SAFETY: perm is a permutation, so the writes are disjoint.
+                    unsafe { *o.0.add(perm[i] as usize) = ps[i] };
+                }
+            });
+        }
+        if let Some(out) = field {
+            let o = SyncPtr(out.as_mut_ptr());
+            let (perm, a, b, c) = (&tree.perm, &ex_s, &ey_s, &ez_s);
+            th.for_each(n.div_ceil(4096), |ci| {
+                let o = o;
+                for i in ci * 4096..((ci + 1) * 4096).min(n) {
+                    let j = 3 * perm[i] as usize;
+                    // SAFETY: perm is a permutation, so the writes are disjoint.
+                    unsafe {
+                        *o.0.add(j) = a[i];
+                        *o.0.add(j + 1) = b[i];
+                        *o.0.add(j + 2) = c[i];
+                    }
+                }
+            });
+        }
+        let nleaves = tree.nleaves();
+        ws.phi = phi_s;
+        ws.ex = ex_s;
+        ws.ey = ey_s;
+        ws.ez = ez_s;
+        ws.restore(tree);
+        times.post = t.elapsed().as_secs_f64();
+        times.total = t_start.elapsed().as_secs_f64();
+        self.stats = FmmStats { order: p, depth: Some(depth), nleaves, npoints: n, times };
+        if self.opts.debug > 0 {
+            eprintln!(
+                "farfield fmm: n = {n}, p = {p}, D = {depth}, leaves = {nleaves}, threads = {}; times [s]: tree {:.4} lists {:.4} p2m {:.4} m2m {:.4} m2l {:.4} l2l {:.4} l2p {:.4} p2p {:.4} post {:.4} total {:.4}",
+                th.count(),
+                times.tree,
+                times.lists,
+                times.p2m,
+                times.m2m,
+                times.m2l,
+                times.l2l,
+                times.l2p,
+                times.p2p,
+                times.post,
+                times.total
+            );
+        }
+        Ok(energy)
+    }
+}

@@ -1,0 +1,89 @@
+//! Parameter selection: the expansion order `p` from the tolerance, the depth `D` from the
+//! particle distribution (balancing near and far field). Both can be overridden in the options.
+
+use super::tree::{occupancy, KEY_DEPTH};
+
+/// Largest supported expansion order.
+pub const MAX_ORDER: usize = 40;
+/// Largest supported depth.
+pub const MAX_DEPTH: usize = KEY_DEPTH;
+
+/// Expansion order for a relative tolerance `tol` (of the potential and of the field, in the
+/// relative l2 norm over all particles).
+///
+/// With one well-separated layer the worst-case M2L truncation error decays only like
+/// `(√3/(4 − √3))^{p+1} ≈ 0.76^{p+1}` (source and target balls of radius `√3/2 h` at distance
+/// `2h`), far too pessimistic on average. Measured (`tests.rs`, `calibrate_order*`: uniform
+/// and Plummer distributions, open and periodic, N = 2·10⁴, the worse of potential and field
+/// errors, with the distance-dependent M2L orders of [`m2l_order`]), the relative l2 error
+/// behaves like `10^{−(0.31 p + 1.66)}`; the rule `p = ⌈3.23·log10(1/tol) − 4.2⌉` aims at half
+/// the tolerance: p = 6, 16, 25 for tol = 10⁻³, 10⁻⁶, 10⁻⁹. Tolerances below ≈ 10⁻¹³ are
+/// clamped to [`MAX_ORDER`].
+pub fn order_for_tol(tol: f64) -> usize {
+    let digits = -tol.log10();
+    let p = (3.23 * digits - 4.2).ceil();
+    if p < 1.0 {
+        1
+    } else {
+        (p as usize).min(MAX_ORDER)
+    }
+}
+
+/// Order of the M2L translations over the offset `v` with `|v|² = r2` (box units) in a plan
+/// of order `p`: distance-dependent truncation (cf. Petersen et al., J. Chem. Phys. 101, 8870
+/// (1994)). The measured M2L error of the one-layer FMM falls about like `ρ^{−p}` with the
+/// offset length `ρ = |v|`, so the farther offsets (most of the 189) reach the error of the
+/// nearest ones (`ρ = 2`) with `p·ln 2/ln ρ` terms; one extra order is kept as a margin.
+pub fn m2l_order(p: usize, r2: usize) -> usize {
+    if r2 <= 4 {
+        return p;
+    }
+    let rho = (r2 as f64).sqrt();
+    let pe = (p as f64 * M2L_DECAY.ln() / rho.ln()).ceil() as usize + M2L_MARGIN;
+    pe.clamp(1, p)
+}
+
+const M2L_DECAY: f64 = 2.0;
+const M2L_MARGIN: usize = 1;
+
+/// Relative cost of one M2L translation (rotation-based, O(p³), with the distance-dependent
+/// orders) in units of one P2P pair interaction (potential + field), measured with AVX2 (see
+/// `tests.rs`, `calibrate_costs`; ≈ 1 ns per pair, ≈ 0.15 (p+1)³ ns per translation including
+/// the gathers).
+pub fn m2l_cost(p: usize) -> f64 {
+    let q = (p + 1) as f64;
+    M2L_COST_C * q * q * q
+}
+
+const M2L_COST_C: f64 = 0.15;
+
+/// Chooses the depth for particles with the given sorted keys (at `KEY_DEPTH`) by minimising
+/// a cost model: `min(Σ_b n_b·(27 n_b), N²)` P2P pairs (per-box occupancy `n_b`) plus
+/// `m2l_cost(p) · 189 · (occupied boxes at levels ≥ m2l_top)` — for uniform data this puts
+/// ~30–60 particles in a leaf. `m2l_top` is 2 for open and 1 for periodic boundaries.
+pub fn choose_depth(keys: &[u64], p: usize, m2l_top: usize) -> usize {
+    let n = keys.len();
+    if n <= 1 {
+        return 0;
+    }
+    // occupancy of all levels up to a depth where leaves hold ~1 particle on average
+    let dmax = MAX_DEPTH.min(((n as f64).ln() / 8f64.ln()).ceil() as usize + 6);
+    let (nocc, s2) = occupancy(keys, dmax);
+    let c = m2l_cost(p);
+    let mut best = (f64::INFINITY, 0);
+    let mut far = 0.0;
+    for d in 0..=dmax {
+        if d >= m2l_top {
+            far += 189.0 * c * nocc[d] as f64;
+        }
+        let pairs = (27.0 * s2[d]).min(n as f64 * n as f64);
+        let cost = pairs + far;
+        if cost < best.0 {
+            best = (cost, d);
+        }
+        if nocc[d] >= n {
+            break;
+        }
+    }
+    best.1
+}

@@ -1,0 +1,255 @@
+//! Precomputed rotation and translation tables of the rotation-based ("point and shoot") M2L
+//! operator (White & Head-Gordon, J. Chem. Phys. 105, 5061 (1996); Greengard & Rokhlin,
+//! Acta Numerica 6 (1997)): rotate the multipole expansion so that the translation vector is
+//! the +z axis, translate along z (which couples only equal `m`, O(p³)), rotate back.
+//!
+//! The M2L offsets of one well-separated layer are the integer vectors `v = (c_t − c_s)/h`
+//! with `max|v_i| ∈ {2, 3}` (316 of them; 189 per target box). A rotation
+//! `Q = R_y(−θ) R_z(−φ)` (θ, φ the polar and azimuthal angles of `v`) maps `v` to `|v| ẑ`.
+//! The z-rotation is diagonal (`O_lm(R_z(α) r) = e^{imα} O_lm(r)`), so per direction only the
+//! phases `e^{−imφ}` are stored, while the dense part — the y-rotation — depends only on θ:
+//! directions with the same `(v_z, |v|²)` share one table (the azimuthal symmetry of the
+//! operator set, cf. the seed paper §3.3.5). The z-translation coefficients `n!/|v|^{n+1}`
+//! depend only on `|v|²`.
+//!
+//! The y-rotation coefficients `A_{l m m'}(α)`, defined by `O_lm(R_y(α) r) = Σ_{m'} A_{lmm'}
+//! O_{lm'}(r)`, are real; they are computed by projecting the rotated harmonics onto the
+//! unrotated ones with a quadrature on the unit sphere that is exact for the degree-`2p`
+//! products (Gauss–Legendre in cos θ × trapezoid in φ). This is an orthogonal projection, so it
+//! is stable at any order.
+
+use super::harmonics::{idx, ncoef, sgn, RegTables};
+
+/// Offsets are stored at `dir_index(v) = (vx+3) + 7(vy+3) + 49(vz+3)`.
+pub const NDIR: usize = 343;
+
+/// Index of the integer offset `v` (components in −3..=3).
+#[inline(always)]
+pub fn dir_index(v: [i32; 3]) -> usize {
+    ((v[0] + 3) + 7 * (v[1] + 3) + 49 * (v[2] + 3)) as usize
+}
+
+/// Offset of a direction index.
+pub fn dir_vector(d: usize) -> [i32; 3] {
+    let d = d as i32;
+    [d % 7 - 3, (d / 7) % 7 - 3, d / 49 - 3]
+}
+
+/// Per-direction data.
+#[derive(Debug, Clone, Default)]
+pub struct Direction {
+    /// Index of the y-rotation table (the polar-angle class).
+    pub class: usize,
+    /// `|v|²` (selects the z-translation coefficients).
+    pub r2: usize,
+    /// `cos(mφ)`, `m = 0..=p`.
+    pub cos: Vec<f64>,
+    /// `sin(mφ)`, `m = 0..=p`.
+    pub sin: Vec<f64>,
+}
+
+/// The real matrices of one y-rotation, split by real and imaginary parts, for all degrees.
+#[derive(Debug, Clone, Default)]
+pub struct YRot {
+    /// Forward (multipole) rotation; per degree `l`: the real-part matrix `(l+1)×(l+1)` row-major
+    /// (`[m][m']`, `m, m' ≥ 0`) followed by the imaginary-part matrix `l×l` (`m, m' ≥ 1`).
+    pub fwd: Vec<f64>,
+    /// Backward (local) rotation, same layout (`[k'][k]`: output `k'`, input `k`).
+    pub back: Vec<f64>,
+}
+
+/// Offset of degree `l`'s matrices inside [`YRot::fwd`] / [`YRot::back`].
+#[inline(always)]
+pub fn yrot_offset(l: usize) -> usize {
+    // Σ_{j<l} (j+1)² + j² = l(l+1)(2l+1)/6 + (l−1)l(2l−1)/6
+    (l * (l + 1) * (2 * l + 1) + if l > 0 { (l - 1) * l * (2 * l - 1) } else { 0 }) / 6
+}
+
+/// All tables of the rotation-based M2L operator of order `p`.
+#[derive(Debug, Clone)]
+pub struct M2lTables {
+    /// Order.
+    pub p: usize,
+    /// Per direction index (only `max|v_i| ≥ 2` entries are filled).
+    pub dirs: Vec<Direction>,
+    /// y-rotation tables per polar-angle class.
+    pub yrot: Vec<YRot>,
+    /// `ztrans[r2][n] = n!/|v|^{n+1}`, `n ≤ 2p`, for `r2 = |v|² ≤ 27`.
+    pub ztrans: Vec<Vec<f64>>,
+    /// Order used for the offsets with `|v|² = r2` (distance-dependent truncation, see
+    /// [`super::params::m2l_order`]); `porder[r2] ≤ p`.
+    pub porder: Vec<usize>,
+}
+
+/// Gauss–Legendre nodes and weights on [−1, 1] (Newton on the Legendre recurrence).
+pub fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut x = vec![0.0; n];
+    let mut w = vec![0.0; n];
+    for i in 0..n {
+        let mut z = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
+        let mut pp = 1.0;
+        for _ in 0..100 {
+            let (mut p1, mut p2) = (1.0, 0.0);
+            for j in 1..=n {
+                let p3 = p2;
+                p2 = p1;
+                p1 = ((2 * j - 1) as f64 * z * p2 - (j - 1) as f64 * p3) / j as f64;
+            }
+            pp = n as f64 * (z * p1 - p2) / (z * z - 1.0);
+            let dz = p1 / pp;
+            z -= dz;
+            if dz.abs() < 1e-15 {
+                break;
+            }
+        }
+        x[i] = z;
+        w[i] = 2.0 / ((1.0 - z * z) * pp * pp);
+    }
+    (x, w)
+}
+
+/// `A[l][m][m' + l]` for `m ≥ 0`, `−l ≤ m' ≤ l`: coefficients of `O_lm(R_y(α) r)` in the
+/// `O_{lm'}(r)` basis, flattened as `a[off(l) + m(2l+1) + m' + l]`.
+pub fn yrotation_coefficients(p: usize, alpha: f64) -> Vec<Vec<f64>> {
+    let nq = p + 1;
+    let nphi = 2 * p + 2;
+    let (xq, wq) = gauss_legendre(nq);
+    let nc = ncoef(p);
+    let tab = RegTables::new(p);
+    let (ca, sa) = (alpha.cos(), alpha.sin());
+    let mut a: Vec<Vec<f64>> = (0..=p).map(|l| vec![0.0; (l + 1) * (2 * l + 1)]).collect();
+    let mut rot = vec![0.0; 2 * nc];
+    let mut orig = vec![0.0; 2 * nc];
+    for i in 0..nq {
+        let ct = xq[i];
+        let st = (1.0 - ct * ct).max(0.0).sqrt();
+        for s in 0..nphi {
+            let ph = 2.0 * std::f64::consts::PI * s as f64 / nphi as f64;
+            let r = [st * ph.cos(), st * ph.sin(), ct];
+            // R_y(α) r: x' = x cos α + z sin α, z' = −x sin α + z cos α
+            let rr = [r[0] * ca + r[2] * sa, r[1], -r[0] * sa + r[2] * ca];
+            tab.regular(rr, &mut rot);
+            tab.regular(r, &mut orig);
+            let w = wq[i] * 2.0 * std::f64::consts::PI / nphi as f64;
+            for l in 0..=p {
+                for m in 0..=l {
+                    let (fr, fi) = (rot[idx(l, m)], rot[nc + idx(l, m)]);
+                    for mp in -(l as i64)..=(l as i64) {
+                        // Re(f conj(O_{l m'})) — A is real, so only the real part is needed.
+                        let j = idx(l, mp.unsigned_abs() as usize);
+                        let (mut gr, mut gi) = (orig[j], orig[nc + j]);
+                        if mp < 0 {
+                            let sg = sgn(mp);
+                            gr *= sg;
+                            gi *= -sg;
+                        }
+                        a[l][m * (2 * l + 1) + (mp + l as i64) as usize] += w * (fr * gr + fi * gi);
+                    }
+                }
+            }
+        }
+    }
+    // divide by the norms ∫|O_lm'|² dΩ = 4π / ((2l+1)(l+m')!(l−m')!)
+    let fact = super::harmonics::factorials(2 * p + 1);
+    for l in 0..=p {
+        for m in 0..=l {
+            for mp in -(l as i64)..=(l as i64) {
+                let norm = 4.0 * std::f64::consts::PI
+                    / ((2 * l + 1) as f64 * fact[(l as i64 + mp) as usize] * fact[(l as i64 - mp) as usize]);
+                a[l][m * (2 * l + 1) + (mp + l as i64) as usize] /= norm;
+            }
+        }
+    }
+    a
+}
+
+/// Builds the forward/backward real matrices of the y-rotation by `α` (see [`YRot`]).
+pub fn yrot_tables(p: usize, alpha: f64) -> YRot {
+    let a = yrotation_coefficients(p, alpha);
+    let at = |l: usize, m: i64, mp: i64| -> f64 {
+        // rows with negative m from A_{l,−m,−m'} = (−1)^{m+m'} A_{l m m'}
+        let li = l as i64;
+        if m >= 0 {
+            a[l][m as usize * (2 * l + 1) + (mp + li) as usize]
+        } else {
+            sgn(m + mp) * a[l][(-m) as usize * (2 * l + 1) + (-mp + li) as usize]
+        }
+    };
+    let total = yrot_offset(p + 1);
+    let mut fwd = vec![0.0; total];
+    let mut back = vec![0.0; total];
+    for l in 0..=p {
+        let off = yrot_offset(l);
+        let n1 = l + 1;
+        let li = l as i64;
+        // forward: real part matrix [m][m']
+        for m in 0..=li {
+            for mp in 0..=li {
+                let v = if mp == 0 { at(l, m, 0) } else { at(l, m, mp) + sgn(mp) * at(l, m, -mp) };
+                fwd[off + m as usize * n1 + mp as usize] = v;
+                // backward: [k'][k] with k' = m (output), k = mp (input)
+                let (kp, k) = (m, mp);
+                let vb = if k == 0 { at(l, 0, kp) } else { at(l, k, kp) + sgn(k) * at(l, -k, kp) };
+                back[off + kp as usize * n1 + k as usize] = vb;
+            }
+        }
+        let off2 = off + n1 * n1;
+        for m in 1..=li {
+            for mp in 1..=li {
+                fwd[off2 + (m - 1) as usize * l + (mp - 1) as usize] = at(l, m, mp) - sgn(mp) * at(l, m, -mp);
+                let (kp, k) = (m, mp);
+                back[off2 + (kp - 1) as usize * l + (k - 1) as usize] = at(l, k, kp) - sgn(k) * at(l, -k, kp);
+            }
+        }
+    }
+    YRot { fwd, back }
+}
+
+impl M2lTables {
+    /// Tables for order `p` (all 316 offsets of one well-separated layer), with the
+    /// distance-dependent orders of [`super::params::m2l_order`].
+    pub fn new(p: usize) -> Self {
+        Self::with_orders(p, |r2| super::params::m2l_order(p, r2))
+    }
+
+    /// Tables for order `p` with the order `porder(|v|²) ≤ p` per offset distance.
+    pub fn with_orders(p: usize, porder: impl Fn(usize) -> usize) -> Self {
+        let fact = super::harmonics::factorials(2 * p + 1);
+        let mut dirs = vec![Direction::default(); NDIR];
+        let mut classes: Vec<(i32, i32)> = Vec::new(); // (v_z, |v|²)
+        let mut yrot = Vec::new();
+        for (d, dir) in dirs.iter_mut().enumerate() {
+            let v = dir_vector(d);
+            if v.iter().map(|c| c.abs()).max().unwrap_or(0) < 2 {
+                continue;
+            }
+            let r2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+            let key = (v[2], r2);
+            let class = match classes.iter().position(|&c| c == key) {
+                Some(c) => c,
+                None => {
+                    let theta = (v[2] as f64 / (r2 as f64).sqrt()).clamp(-1.0, 1.0).acos();
+                    yrot.push(yrot_tables(p, -theta));
+                    classes.push(key);
+                    classes.len() - 1
+                }
+            };
+            let phi = (v[1] as f64).atan2(v[0] as f64);
+            dir.class = class;
+            dir.r2 = r2 as usize;
+            dir.cos = (0..=p).map(|m| (m as f64 * phi).cos()).collect();
+            dir.sin = (0..=p).map(|m| (m as f64 * phi).sin()).collect();
+        }
+        let ztrans = (0..=27usize)
+            .map(|r2| {
+                if r2 == 0 {
+                    return Vec::new();
+                }
+                let rho = (r2 as f64).sqrt();
+                (0..=2 * p).map(|n| fact[n] / rho.powi(n as i32 + 1)).collect()
+            })
+            .collect();
+        let porder = (0..=27usize).map(|r2| porder(r2).min(p)).collect();
+        M2lTables { p, dirs, yrot, ztrans, porder }
+    }
+}

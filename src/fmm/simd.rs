@@ -1,0 +1,180 @@
+//! Explicit SIMD for the FMM's hot loops (DESIGN.md §8). The kernels are written once,
+//! `#[inline(always)]` and generic over [`Simd`], a vector of `W = 8` doubles with the few
+//! operations they need; they are instantiated with [`Scalar`] (baseline x86-64, any CPU) and
+//! with [`Avx2`] inside `#[target_feature(enable = "avx2,fma")]` wrappers chosen at run time
+//! (the auto-vectoriser does not reliably vectorise the lane loops, and Rust never contracts
+//! `a*b + c` into an FMA on its own). `FARFIELD_NO_AVX2=1` in the environment forces the
+//! baseline path (for testing).
+
+/// Lane count of the vectorised kernels (particles per P2M/L2P/P2P step, target boxes per M2L
+/// tile): 8 doubles = one AVX-512 or two AVX2 registers.
+pub const W: usize = 8;
+
+/// Whether the AVX2+FMA clones may be used (detected once per process).
+#[cfg(target_arch = "x86_64")]
+pub fn has_avx2_fma() -> bool {
+    use std::sync::OnceLock;
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        std::env::var_os("FARFIELD_NO_AVX2").is_none() && std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+    })
+}
+
+/// A vector of `W` doubles and its operations (a zero-sized token type selects the
+/// implementation).
+pub trait Simd: Copy {
+    /// The vector type.
+    type V: Copy;
+    /// All lanes `x`.
+    fn splat(self, x: f64) -> Self::V;
+    /// Loads `W` lanes.
+    fn load(self, p: &[f64; W]) -> Self::V;
+    /// Stores `W` lanes.
+    fn store(self, p: &mut [f64; W], v: Self::V);
+    /// `a + b`.
+    fn add(self, a: Self::V, b: Self::V) -> Self::V;
+    /// `a − b`.
+    fn sub(self, a: Self::V, b: Self::V) -> Self::V;
+    /// `a · b`.
+    fn mul(self, a: Self::V, b: Self::V) -> Self::V;
+    /// `a · b + c` (fused where the hardware has FMA).
+    fn fma(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// `c − a · b` (fused where the hardware has FMA).
+    fn fnma(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// `1/√x` where `x > 0`, and 0 where `x ≤ 0` (branch-free).
+    fn rsqrt_or_zero(self, x: Self::V) -> Self::V;
+    /// Lane sum.
+    fn sum(self, a: Self::V) -> f64;
+}
+
+/// Portable implementation (plain arrays).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Scalar;
+
+impl Simd for Scalar {
+    type V = [f64; W];
+    #[inline(always)]
+    fn splat(self, x: f64) -> Self::V {
+        [x; W]
+    }
+    #[inline(always)]
+    fn load(self, p: &[f64; W]) -> Self::V {
+        *p
+    }
+    #[inline(always)]
+    fn store(self, p: &mut [f64; W], v: Self::V) {
+        *p = v;
+    }
+    #[inline(always)]
+    fn add(self, a: Self::V, b: Self::V) -> Self::V {
+        std::array::from_fn(|k| a[k] + b[k])
+    }
+    #[inline(always)]
+    fn sub(self, a: Self::V, b: Self::V) -> Self::V {
+        std::array::from_fn(|k| a[k] - b[k])
+    }
+    #[inline(always)]
+    fn mul(self, a: Self::V, b: Self::V) -> Self::V {
+        std::array::from_fn(|k| a[k] * b[k])
+    }
+    #[inline(always)]
+    fn fma(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V {
+        std::array::from_fn(|k| a[k] * b[k] + c[k])
+    }
+    #[inline(always)]
+    fn fnma(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V {
+        std::array::from_fn(|k| c[k] - a[k] * b[k])
+    }
+    #[inline(always)]
+    fn rsqrt_or_zero(self, x: Self::V) -> Self::V {
+        std::array::from_fn(|k| if x[k] > 0.0 { 1.0 / x[k].sqrt() } else { 0.0 })
+    }
+    #[inline(always)]
+    fn sum(self, a: Self::V) -> f64 {
+        a.iter().sum()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub use avx2::Avx2;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Simd, W};
+    use std::arch::x86_64::*;
+
+    /// AVX2 + FMA implementation (two 256-bit registers). Only constructible through the
+    /// `unsafe` [`Avx2::new_unchecked`], to be called where the features are known present.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Avx2(());
+
+    impl Avx2 {
+        /// # Safety
+        /// The CPU must support AVX2 and FMA, and the code using the token should be compiled
+        /// with those features enabled (inside a `#[target_feature]` function) to be fast.
+        #[inline(always)]
+        pub unsafe fn new_unchecked() -> Self {
+            Avx2(())
+        }
+    }
+
+    // SAFETY (all methods): an `Avx2` token exists only when the CPU has AVX2 and FMA.
+    impl Simd for Avx2 {
+        type V = (__m256d, __m256d);
+        #[inline(always)]
+        fn splat(self, x: f64) -> Self::V {
+            unsafe { (_mm256_set1_pd(x), _mm256_set1_pd(x)) }
+        }
+        #[inline(always)]
+        fn load(self, p: &[f64; W]) -> Self::V {
+            unsafe { (_mm256_loadu_pd(p.as_ptr()), _mm256_loadu_pd(p.as_ptr().add(4))) }
+        }
+        #[inline(always)]
+        fn store(self, p: &mut [f64; W], v: Self::V) {
+            unsafe {
+                _mm256_storeu_pd(p.as_mut_ptr(), v.0);
+                _mm256_storeu_pd(p.as_mut_ptr().add(4), v.1);
+            }
+        }
+        #[inline(always)]
+        fn add(self, a: Self::V, b: Self::V) -> Self::V {
+            unsafe { (_mm256_add_pd(a.0, b.0), _mm256_add_pd(a.1, b.1)) }
+        }
+        #[inline(always)]
+        fn sub(self, a: Self::V, b: Self::V) -> Self::V {
+            unsafe { (_mm256_sub_pd(a.0, b.0), _mm256_sub_pd(a.1, b.1)) }
+        }
+        #[inline(always)]
+        fn mul(self, a: Self::V, b: Self::V) -> Self::V {
+            unsafe { (_mm256_mul_pd(a.0, b.0), _mm256_mul_pd(a.1, b.1)) }
+        }
+        #[inline(always)]
+        fn fma(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V {
+            unsafe { (_mm256_fmadd_pd(a.0, b.0, c.0), _mm256_fmadd_pd(a.1, b.1, c.1)) }
+        }
+        #[inline(always)]
+        fn fnma(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V {
+            unsafe { (_mm256_fnmadd_pd(a.0, b.0, c.0), _mm256_fnmadd_pd(a.1, b.1, c.1)) }
+        }
+        #[inline(always)]
+        fn rsqrt_or_zero(self, x: Self::V) -> Self::V {
+            unsafe {
+                let one = _mm256_set1_pd(1.0);
+                let zero = _mm256_setzero_pd();
+                let f = |v: __m256d| {
+                    let r = _mm256_div_pd(one, _mm256_sqrt_pd(v));
+                    _mm256_and_pd(r, _mm256_cmp_pd::<_CMP_GT_OQ>(v, zero))
+                };
+                (f(x.0), f(x.1))
+            }
+        }
+        #[inline(always)]
+        fn sum(self, a: Self::V) -> f64 {
+            unsafe {
+                let s = _mm256_add_pd(a.0, a.1);
+                let h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd::<1>(s));
+                _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)))
+            }
+        }
+    }
+}

@@ -1,0 +1,889 @@
+//! Tests of the FMM: harmonics identities, each operator against the direct evaluation of the
+//! expansion it represents, the full method against direct sums (open) and Ewald sums
+//! (periodic), the NaCl Madelung constant.
+
+use super::harmonics::*;
+use super::*;
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+
+fn rng(seed: u64) -> Pcg64 {
+    Pcg64::seed_from_u64(seed)
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(1e-300)
+}
+
+/// Relative l2 error of `a` against `b`.
+fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let den: f64 = b.iter().map(|y| y * y).sum();
+    (num / den).sqrt()
+}
+
+fn block(p: usize) -> Vec<f64> {
+    vec![0.0; 2 * ncoef(p)]
+}
+
+/// Multipole expansion (box units) evaluated at `x`: `(1/h) Σ ω̃ conj(M((x−c)/h))`.
+fn m2p(p: usize, om: &[f64], c: [f64; 3], h: f64, x: [f64; 3]) -> f64 {
+    let mut b = block(p);
+    irregular(p, [(x[0] - c[0]) / h, (x[1] - c[1]) / h, (x[2] - c[2]) / h], &mut b);
+    dot_multipole(p, om, &b) / h
+}
+
+/// Local expansion (box units) evaluated at `x`: `(1/h) Σ μ̃ O((x−c)/h)`.
+fn l2p_scalar(p: usize, mu: &[f64], c: [f64; 3], h: f64, x: [f64; 3]) -> f64 {
+    let t = RegTables::new(p);
+    let mut b = block(p);
+    t.regular([(x[0] - c[0]) / h, (x[1] - c[1]) / h, (x[2] - c[2]) / h], &mut b);
+    dot_local(p, mu, &b) / h
+}
+
+/// P2L (box units): `μ̃_lm = Σ q conj(M_lm((s − c)/h))`.
+fn p2l(p: usize, src: &[([f64; 3], f64)], c: [f64; 3], h: f64) -> Vec<f64> {
+    let nc = ncoef(p);
+    let mut mu = block(p);
+    let mut b = block(p);
+    for &(s, q) in src {
+        irregular(p, [(s[0] - c[0]) / h, (s[1] - c[1]) / h, (s[2] - c[2]) / h], &mut b);
+        for i in 0..nc {
+            mu[i] += q * b[i];
+            mu[nc + i] -= q * b[nc + i];
+        }
+    }
+    mu
+}
+
+fn p2m_ref(p: usize, src: &[([f64; 3], f64)], c: [f64; 3], h: f64) -> Vec<f64> {
+    let t = RegTables::new(p);
+    let x: Vec<f64> = src.iter().map(|s| s.0[0]).collect();
+    let y: Vec<f64> = src.iter().map(|s| s.0[1]).collect();
+    let z: Vec<f64> = src.iter().map(|s| s.0[2]).collect();
+    let q: Vec<f64> = src.iter().map(|s| s.1).collect();
+    let mut om = block(p);
+    let mut s = p2m::LaneScratch::new(p);
+    p2m::p2m(&t, &x, &y, &z, &q, c, 1.0 / h, &mut om, &mut s);
+    om
+}
+
+fn direct_pot(src: &[([f64; 3], f64)], x: [f64; 3]) -> f64 {
+    src.iter().map(|&(s, q)| q / ((x[0] - s[0]).powi(2) + (x[1] - s[1]).powi(2) + (x[2] - s[2]).powi(2)).sqrt()).sum()
+}
+
+/// Random charges in the cube of side `2a·h` about `c`.
+fn cluster(r: &mut Pcg64, n: usize, c: [f64; 3], a: f64) -> Vec<([f64; 3], f64)> {
+    (0..n)
+        .map(|_| {
+            ([c[0] + a * (2.0 * r.gen::<f64>() - 1.0), c[1] + a * (2.0 * r.gen::<f64>() - 1.0), c[2] + a * (2.0 * r.gen::<f64>() - 1.0)], r.gen::<f64>() - 0.5)
+        })
+        .collect()
+}
+
+fn max_rel_block(a: &[f64], b: &[f64]) -> f64 {
+    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+}
+
+// ------------------------------------------------------------------ harmonics
+
+#[test]
+fn harmonics_match_legendre_definition() {
+    // O_lm, M_lm against P_l^m computed by the textbook recurrence at a few points
+    let p = 8;
+    let fact = factorials(2 * p + 2);
+    let t = RegTables::new(p);
+    let nc = ncoef(p);
+    for &r in &[[0.3f64, -0.7, 0.5], [-1.2, 0.1, -0.4], [0.0, 0.0, 2.0]] {
+        let rn: f64 = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
+        let ct = r[2] / rn;
+        let phi = r[1].atan2(r[0]);
+        let mut o = block(p);
+        let mut mm = block(p);
+        t.regular(r, &mut o);
+        irregular(p, r, &mut mm);
+        for l in 0..=p {
+            for m in 0..=l {
+                // P_l^m with Condon–Shortley phase
+                let st = (1.0 - ct * ct).sqrt();
+                let mut pmm = 1.0;
+                for k in 1..=m {
+                    pmm *= -((2 * k - 1) as f64) * st;
+                }
+                let plm = if l == m {
+                    pmm
+                } else {
+                    let mut a = pmm;
+                    let mut b = ct * (2 * m + 1) as f64 * pmm;
+                    for ll in m + 2..=l {
+                        let c = ((2 * ll - 1) as f64 * ct * b - (ll + m - 1) as f64 * a) / (ll - m) as f64;
+                        a = b;
+                        b = c;
+                    }
+                    b
+                };
+                let (c, s) = ((m as f64 * phi).cos(), (m as f64 * phi).sin());
+                let ov = rn.powi(l as i32) * plm / fact[l + m];
+                let mv = fact[l - m] * plm / rn.powi(l as i32 + 1);
+                let i = idx(l, m);
+                assert!((o[i] - ov * c).abs() < 1e-13 * (1.0 + ov.abs()), "O re l={l} m={m}");
+                assert!((o[nc + i] - ov * s).abs() < 1e-13 * (1.0 + ov.abs()), "O im l={l} m={m}");
+                assert!((mm[i] - mv * c).abs() < 1e-12 * (1.0 + mv.abs()), "M re l={l} m={m}");
+                assert!((mm[nc + i] - mv * s).abs() < 1e-12 * (1.0 + mv.abs()), "M im l={l} m={m}");
+            }
+        }
+    }
+}
+
+#[test]
+fn harmonics_addition_theorems() {
+    let p = 10;
+    let nc = ncoef(p);
+    let t = RegTables::new(p);
+    let a = [0.2, -0.3, 0.25];
+    let b = [-0.1, 0.4, 0.3];
+    let ab = [a[0] + b[0], a[1] + b[1], a[2] + b[2]];
+    let (mut oa, mut ob, mut oab) = (block(p), block(p), block(p));
+    t.regular(a, &mut oa);
+    t.regular(b, &mut ob);
+    t.regular(ab, &mut oab);
+    // O(a+b) = Σ O_jk(a) O_{l−j,m−k}(b): the M2M formula with scale 1 applied to one point
+    let mut sum = block(p);
+    m2m::m2m(p, &oa, &ob, 1.0, &mut sum);
+    assert!(max_rel_block(&sum, &oab) < 1e-14);
+    // 1/|x − s| = Σ conj(O(s)) M(x), |s| < |x|
+    let s = [0.1, 0.2, -0.15];
+    let x = [1.5, -2.0, 1.0];
+    let (mut os, mut mx) = (block(p), block(p));
+    t.regular(s, &mut os);
+    irregular(p, x, &mut mx);
+    let approx = dot_multipole(p, &os, &mx);
+    let exact = 1.0 / ((x[0] - s[0]).powi(2) + (x[1] - s[1]).powi(2) + (x[2] - s[2]).powi(2)).sqrt();
+    assert!(rel(approx, exact) < 1e-11, "{approx} {exact}");
+    let _ = nc;
+}
+
+// ------------------------------------------------------------------ operators
+
+#[test]
+fn p2m_against_direct_potential() {
+    let mut r = rng(1);
+    let p = 10;
+    let (c, h) = ([0.3, -0.2, 0.5], 0.5);
+    let src = cluster(&mut r, 40, c, 0.5 * h);
+    let om = p2m_ref(p, &src, c, h);
+    // far points at distance ≥ 4h: truncation error ≲ (√3/2 / 4)^{p+1} ≈ 5e-8
+    let mut worst: f64 = 0.0;
+    for _ in 0..50 {
+        let dir = [r.gen::<f64>() - 0.5, r.gen::<f64>() - 0.5, r.gen::<f64>() - 0.5];
+        let nn = (dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]).sqrt();
+        let x = [c[0] + 4.0 * h * dir[0] / nn, c[1] + 4.0 * h * dir[1] / nn, c[2] + 4.0 * h * dir[2] / nn];
+        let scale: f64 = src.iter().map(|s| s.1.abs()).sum::<f64>() / (4.0 * h);
+        worst = worst.max((m2p(p, &om, c, h, x) - direct_pot(&src, x)).abs() / scale);
+    }
+    assert!(worst < 5e-8, "P2M error {worst}");
+    // the error falls with distance like the bound
+    let x = [c[0] + 20.0 * h, c[1], c[2]];
+    assert!(rel(m2p(p, &om, c, h, x), direct_pot(&src, x)) < 1e-13);
+}
+
+#[test]
+fn m2m_equals_direct_p2m_at_parent() {
+    let mut r = rng(2);
+    let p = 10;
+    let (pc, h) = ([0.1, 0.2, -0.3], 1.0);
+    for o in 0..8 {
+        let d = [((o & 1) as f64 - 0.5) * 0.5, (((o >> 1) & 1) as f64 - 0.5) * 0.5, (((o >> 2) & 1) as f64 - 0.5) * 0.5];
+        let cc = [pc[0] + d[0] * h, pc[1] + d[1] * h, pc[2] + d[2] * h];
+        let src = cluster(&mut r, 30, cc, 0.25 * h);
+        let child = p2m_ref(p, &src, cc, 0.5 * h);
+        let t = RegTables::new(p);
+        let mut shift = block(p);
+        t.regular(d, &mut shift);
+        let mut parent = block(p);
+        m2m::m2m(p, &child, &shift, 0.5, &mut parent);
+        let direct = p2m_ref(p, &src, pc, h);
+        let e = max_rel_block(&parent, &direct);
+        assert!(e < 1e-13, "octant {o}: M2M error {e}");
+    }
+}
+
+#[test]
+fn l2l_reexpands_the_parent_polynomial() {
+    let mut r = rng(3);
+    let p = 10;
+    let (pc, h) = ([0.0, 0.5, -0.25], 2.0);
+    // a local expansion from far sources
+    let src = cluster(&mut r, 20, [pc[0] + 3.0 * h, pc[1] - 2.0 * h, pc[2] + 2.5 * h], 0.5 * h);
+    let parent = p2l(p, &src, pc, h);
+    let t = RegTables::new(p);
+    for o in 0..8 {
+        let d = [((o & 1) as f64 - 0.5) * 0.5, (((o >> 1) & 1) as f64 - 0.5) * 0.5, (((o >> 2) & 1) as f64 - 0.5) * 0.5];
+        let cc = [pc[0] + d[0] * h, pc[1] + d[1] * h, pc[2] + d[2] * h];
+        let mut shift = block(p);
+        t.regular(d, &mut shift);
+        let mut child = block(p);
+        l2l::l2l(p, &parent, &shift, 0.5, &mut child);
+        for _ in 0..10 {
+            let x = [cc[0] + 0.25 * h * (2.0 * r.gen::<f64>() - 1.0), cc[1] + 0.25 * h * (2.0 * r.gen::<f64>() - 1.0), cc[2] + 0.25 * h * (2.0 * r.gen::<f64>() - 1.0)];
+            let a = l2p_scalar(p, &child, cc, 0.5 * h, x);
+            let b = l2p_scalar(p, &parent, pc, h, x);
+            assert!(rel(a, b) < 1e-13, "octant {o}: {a} vs {b}");
+        }
+    }
+}
+
+#[test]
+fn m2l_tensor_against_direct_local_expansion() {
+    // sources concentrated near the source centre: the multipole truncation is negligible,
+    // so the M2L result must equal the directly computed local expansion
+    let mut r = rng(4);
+    let p = 10;
+    let h = 0.7;
+    let ct = [0.1, -0.2, 0.3];
+    for v in [[2, 0, 0], [3, -2, 1], [-2, -3, -3], [0, 2, -1]] {
+        let cs = [ct[0] - v[0] as f64 * h, ct[1] - v[1] as f64 * h, ct[2] - v[2] as f64 * h];
+        let src = cluster(&mut r, 10, cs, 0.02 * h);
+        let om = p2m_ref(p, &src, cs, h);
+        let mut tens = block(2 * p);
+        irregular(2 * p, [v[0] as f64, v[1] as f64, v[2] as f64], &mut tens);
+        let mut mu = block(p);
+        m2l::m2l_tensor(p, &om, &tens, &mut mu);
+        let direct = p2l(p, &src, ct, h);
+        let e = max_rel_block(&mu, &direct);
+        assert!(e < 1e-13, "v = {v:?}: M2L error {e}");
+    }
+}
+
+#[test]
+fn m2l_tile_kernel_equals_tensor_m2l_for_all_offsets() {
+    let mut r = rng(5);
+    for p in [1usize, 4, 10, 20, 32] {
+        let tab = rotation::M2lTables::with_orders(p, |_| p);
+        let nc2 = 2 * ncoef(p);
+        // W random source expansions (with the m = 0 imaginary parts zero)
+        let nsrc = simd::W;
+        let mut mpole = vec![0.0; nsrc * nc2];
+        // physically scaled: ω_lm ~ 1/√((l+m)!(l−m)!) (the normalised harmonics have O(1)
+        // coefficients); errors are measured in the matching normalised norm of μ,
+        // μ_lm ~ √((l+m)!(l−m)!)
+        let fact = factorials(2 * p + 1);
+        let nrm = |l: usize, m: usize| (fact[l + m] * fact[l - m]).sqrt();
+        for b in 0..nsrc {
+            for l in 0..=p {
+                for m in 0..=l {
+                    let i = idx(l, m);
+                    mpole[b * nc2 + i] = (r.gen::<f64>() - 0.5) / nrm(l, m);
+                    mpole[b * nc2 + nc2 / 2 + i] = if m == 0 { 0.0 } else { (r.gen::<f64>() - 0.5) / nrm(l, m) };
+                }
+            }
+        }
+        let w: Vec<f64> = (0..=p).flat_map(|l| (0..=l).map(move |m| (l, m))).map(|(l, m)| 1.0 / nrm(l, m)).collect();
+        let mut s = m2l::M2lScratch::new(p);
+        let mut worst: f64 = 0.0;
+        for d in 0..rotation::NDIR {
+            let v = rotation::dir_vector(d);
+            if v.iter().map(|c| c.abs()).max().unwrap() < 2 {
+                continue;
+            }
+            let mut src = [0u32; simd::W];
+            for (k, sv) in src.iter_mut().enumerate() {
+                *sv = if k == 3 { m2l::NONE } else { k as u32 };
+            }
+            let e = m2l::M2lEntry { dir: d as u16, src };
+            m2l::m2l_tile(&tab, &[e], &mpole, &mut s);
+            let mut tens = block(2 * p);
+            irregular(2 * p, [v[0] as f64, v[1] as f64, v[2] as f64], &mut tens);
+            for lane in 0..simd::W {
+                let mut mu = block(p);
+                if lane != 3 {
+                    m2l::m2l_tensor(p, &mpole[lane * nc2..(lane + 1) * nc2], &tens, &mut mu);
+                }
+                let got: Vec<f64> = (0..nc2 / 2).map(|i| s.acc_re[i][lane]).chain((0..nc2 / 2).map(|i| s.acc_im[i][lane])).collect();
+                let nc = nc2 / 2;
+                let scale = (0..nc2).fold(1e-300f64, |m, i| m.max(mu[i].abs() * w[i % nc]));
+                let err = (0..nc2).fold(0.0f64, |m, i| m.max((got[i] - mu[i]).abs() * w[i % nc])) / scale;
+                if lane == 3 {
+                    assert!(got.iter().all(|&x| x == 0.0));
+                } else {
+                    worst = worst.max(err);
+                }
+            }
+        }
+        eprintln!("p = {p}: tile kernel vs tensor M2L: {worst:.2e}");
+        assert!(worst < if p <= 10 { 1e-13 } else { 1e-12 }, "p = {p}: tile kernel vs tensor M2L: {worst}");
+    }
+}
+
+#[test]
+fn l2p_potential_and_field_against_direct() {
+    let mut r = rng(6);
+    let p = 10;
+    let (c, h) = ([0.2, 0.1, -0.1], 0.5);
+    let src = cluster(&mut r, 30, [c[0] - 4.0 * h, c[1] + 3.0 * h, c[2] + 4.0 * h], 0.5 * h);
+    let mu = p2l(p, &src, c, h);
+    let tab = RegTables::new(p);
+    let mut co = l2p::EvalCoefs::new(p);
+    co.set(p, &mu, true);
+    let n = 13;
+    let pts = cluster(&mut r, n, c, 0.5 * h);
+    let x: Vec<f64> = pts.iter().map(|s| s.0[0]).collect();
+    let y: Vec<f64> = pts.iter().map(|s| s.0[1]).collect();
+    let z: Vec<f64> = pts.iter().map(|s| s.0[2]).collect();
+    let (mut ph, mut ex, mut ey, mut ez) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut s = p2m::LaneScratch::new(p);
+    l2p::l2p(&tab, &co, &x, &y, &z, c, h, &mut ph, Some((&mut ex, &mut ey, &mut ez)), &mut s);
+    // error bound ≈ (√3/2 · 2 / 6.4)^{p} ~ 1e-6 at this separation; check well below that
+    for i in 0..n {
+        let xi = pts[i].0;
+        let pd = direct_pot(&src, xi);
+        let mut e = [0.0; 3];
+        for &(sp, q) in &src {
+            let d = [xi[0] - sp[0], xi[1] - sp[1], xi[2] - sp[2]];
+            let r3 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).powf(1.5);
+            for a in 0..3 {
+                e[a] += q * d[a] / r3;
+            }
+        }
+        let en = (e[0] * e[0] + e[1] * e[1] + e[2] * e[2]).sqrt();
+        assert!((ph[i] - pd).abs() < 1e-7 * pd.abs().max(0.1), "phi {} vs {}", ph[i], pd);
+        assert!((ex[i] - e[0]).abs() + (ey[i] - e[1]).abs() + (ez[i] - e[2]).abs() < 1e-6 * en.max(0.1), "E {:?} vs {:?}", [ex[i], ey[i], ez[i]], e);
+        // and the vectorised potential equals the scalar evaluation of the same expansion
+        assert!(rel(ph[i], l2p_scalar(p, &mu, c, h, xi)) < 1e-13);
+    }
+    // field = −∇ of the same polynomial: central differences of the scalar evaluation
+    let xi = pts[0].0;
+    let hh = 1e-5;
+    for a in 0..3 {
+        let mut xp = xi;
+        let mut xm = xi;
+        xp[a] += hh;
+        xm[a] -= hh;
+        let g = -(l2p_scalar(p, &mu, c, h, xp) - l2p_scalar(p, &mu, c, h, xm)) / (2.0 * hh);
+        let got = [ex[0], ey[0], ez[0]][a];
+        assert!((got - g).abs() < 1e-7 * got.abs().max(1.0), "axis {a}: {got} vs {g}");
+    }
+}
+
+#[test]
+fn p2p_against_direct() {
+    let mut r = rng(7);
+    let n = 37;
+    let pts = cluster(&mut r, n, [0.0; 3], 1.0);
+    let x: Vec<f64> = pts.iter().map(|s| s.0[0]).collect();
+    let y: Vec<f64> = pts.iter().map(|s| s.0[1]).collect();
+    let z: Vec<f64> = pts.iter().map(|s| s.0[2]).collect();
+    let q: Vec<f64> = pts.iter().map(|s| s.1).collect();
+    let pt = p2p::Particles { x: &x, y: &y, z: &z, q: &q };
+    let shift = [0.3, -2.0, 0.1];
+    let srcs = [p2p::SourceRange { start: 0, end: n as u32, shift: [0.0; 3] }, p2p::SourceRange { start: 5, end: 20, shift }];
+    let (mut ph, mut ex, mut ey, mut ez) = (vec![0.0; n - 3], vec![0.0; n - 3], vec![0.0; n - 3], vec![0.0; n - 3]);
+    p2p::p2p(pt, 3, n, &srcs, &mut ph, Some((&mut ex, &mut ey, &mut ez)));
+    let mut ph2 = vec![0.0; n - 3];
+    p2p::p2p(pt, 3, n, &srcs, &mut ph2, None);
+    for i in 3..n {
+        let (mut pd, mut e) = (0.0, [0.0; 3]);
+        for j in 0..n {
+            for (s, a, b) in [([0.0; 3], 0, n), (shift, 5, 20)] {
+                if j < a || j >= b || (j == i && s == [0.0; 3]) {
+                    continue;
+                }
+                let d = [x[i] - x[j] - s[0], y[i] - y[j] - s[1], z[i] - z[j] - s[2]];
+                let rr = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                pd += q[j] / rr;
+                for k in 0..3 {
+                    e[k] += q[j] * d[k] / (rr * rr * rr);
+                }
+            }
+        }
+        let o = i - 3;
+        assert!(rel(ph[o], pd) < 1e-13 && ph2[o] == ph[o]);
+        assert!(rel(ex[o], e[0]) < 1e-12 && rel(ey[o], e[1]) < 1e-12 && rel(ez[o], e[2]) < 1e-12);
+    }
+}
+
+// ------------------------------------------------------------------ full method, open
+
+/// Direct sums over all pairs (potential, interleaved field), through the P2P kernel.
+fn direct(xyz: &[f64], q: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let n = q.len();
+    let x: Vec<f64> = (0..n).map(|i| xyz[3 * i]).collect();
+    let y: Vec<f64> = (0..n).map(|i| xyz[3 * i + 1]).collect();
+    let z: Vec<f64> = (0..n).map(|i| xyz[3 * i + 2]).collect();
+    let pt = p2p::Particles { x: &x, y: &y, z: &z, q };
+    let srcs = [p2p::SourceRange { start: 0, end: n as u32, shift: [0.0; 3] }];
+    let th = Threads::new(0).unwrap();
+    const B: usize = 256;
+    let nb = n.div_ceil(B);
+    let mut out: Vec<Vec<f64>> = vec![Vec::new(); nb];
+    th.chunks(&mut out, 1, |ci, o| {
+        let (a, b) = (ci * B, ((ci + 1) * B).min(n));
+        let (mut ph, mut ex, mut ey, mut ez) = (vec![0.0; b - a], vec![0.0; b - a], vec![0.0; b - a], vec![0.0; b - a]);
+        p2p::p2p(pt, a, b, &srcs, &mut ph, Some((&mut ex, &mut ey, &mut ez)));
+        let mut v = ph;
+        for i in 0..b - a {
+            v.extend_from_slice(&[ex[i], ey[i], ez[i]]);
+        }
+        o[0] = v;
+    });
+    let mut phi = Vec::with_capacity(n);
+    let mut field = Vec::with_capacity(3 * n);
+    for (ci, v) in out.iter().enumerate() {
+        let m = ((ci + 1) * B).min(n) - ci * B;
+        phi.extend_from_slice(&v[..m]);
+        field.extend_from_slice(&v[m..]);
+    }
+    (phi, field)
+}
+
+fn uniform(r: &mut Pcg64, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let xyz: Vec<f64> = (0..3 * n).map(|_| r.gen::<f64>()).collect();
+    let q: Vec<f64> = (0..n).map(|_| r.gen::<f64>() - 0.5).collect();
+    (xyz, q)
+}
+
+/// Plummer sphere (scale 1), radii capped at 20, positive charges ±(random sign) — a strongly
+/// clustered distribution.
+fn plummer(r: &mut Pcg64, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut xyz = Vec::with_capacity(3 * n);
+    for _ in 0..n {
+        let rad = loop {
+            let u: f64 = r.gen::<f64>();
+            let rr = 1.0 / (u.powf(-2.0 / 3.0) - 1.0).sqrt();
+            if rr < 20.0 {
+                break rr;
+            }
+        };
+        let ct: f64 = 2.0 * r.gen::<f64>() - 1.0;
+        let ph: f64 = 2.0 * std::f64::consts::PI * r.gen::<f64>();
+        let st = (1.0 - ct * ct).sqrt();
+        xyz.extend_from_slice(&[rad * st * ph.cos(), rad * st * ph.sin(), rad * ct]);
+    }
+    let q: Vec<f64> = (0..n).map(|_| if r.gen::<bool>() { 1.0 } else { -1.0 } * r.gen::<f64>()).collect();
+    (xyz, q)
+}
+
+fn run_open(xyz: &[f64], q: &[f64], tol: f64, opts: &FmmOpts) -> (Vec<f64>, Vec<f64>, f64, FmmStats) {
+    let n = q.len();
+    let mut plan = FmmPlan::new(Boundary::Open, tol, opts).unwrap();
+    let mut phi = vec![0.0; n];
+    let mut field = vec![0.0; 3 * n];
+    let u = plan.execute(xyz, q, Some(&mut phi), Some(&mut field)).unwrap();
+    (phi, field, u, plan.stats())
+}
+
+fn check_open(name: &str, xyz: &[f64], q: &[f64], tols: &[f64], depth: Option<usize>) {
+    let (pd, fd) = direct(xyz, q);
+    let ud = 0.5 * q.iter().zip(&pd).map(|(a, b)| a * b).sum::<f64>();
+    // the energy of mixed-sign charges may cancel: its error is measured against ½Σ|q_i φ_i|
+    let uabs = 0.5 * q.iter().zip(&pd).map(|(a, b)| (a * b).abs()).sum::<f64>();
+    for &tol in tols {
+        let o = FmmOpts { depth, ..Default::default() };
+        let (phi, field, u, st) = run_open(xyz, q, tol, &o);
+        let (ep, ef, eu) = (rel_l2(&phi, &pd), rel_l2(&field, &fd), (u - ud).abs() / uabs);
+        eprintln!(
+            "{name}: n = {} tol = {tol:e}: p = {} D = {:?} leaves = {}: err phi {ep:.2e} field {ef:.2e} energy {eu:.2e} (rel {:.2e}) ({:.3} s)",
+            q.len(),
+            st.order,
+            st.depth,
+            st.nleaves,
+            rel(u, ud),
+            st.times.total
+        );
+        assert!(ep <= tol && ef <= tol && eu <= tol, "{name}: tol {tol:e}: phi {ep:e} field {ef:e} energy {eu:e}");
+    }
+}
+
+#[test]
+fn accuracy_uniform_1e3() {
+    let (xyz, q) = uniform(&mut rng(10), 1000);
+    // automatic depth (a direct sum at this size), and forced trees
+    check_open("uniform", &xyz, &q, &[1e-3, 1e-6, 1e-9], None);
+    check_open("uniform", &xyz, &q, &[1e-3, 1e-6, 1e-9], Some(2));
+    check_open("uniform", &xyz, &q, &[1e-3, 1e-6], Some(3));
+}
+
+#[test]
+fn accuracy_plummer_1e3() {
+    let (xyz, q) = plummer(&mut rng(11), 1000);
+    check_open("plummer", &xyz, &q, &[1e-3, 1e-6, 1e-9], None);
+    check_open("plummer", &xyz, &q, &[1e-3, 1e-6, 1e-9], Some(4));
+}
+
+#[test]
+fn accuracy_uniform_2e4() {
+    let (xyz, q) = uniform(&mut rng(12), 20000);
+    check_open("uniform", &xyz, &q, &[1e-3, 1e-6, 1e-9], None);
+}
+
+#[test]
+fn accuracy_plummer_2e4() {
+    let (xyz, q) = plummer(&mut rng(13), 20000);
+    check_open("plummer", &xyz, &q, &[1e-3, 1e-6, 1e-9], None);
+}
+
+// ------------------------------------------------------------------ calibration and benches
+
+/// Direct potential and field at the targets `idx` only.
+fn direct_subset(xyz: &[f64], q: &[f64], idx: &[usize]) -> (Vec<f64>, Vec<f64>) {
+    let mut phi = vec![0.0; idx.len()];
+    let mut field = vec![0.0; 3 * idx.len()];
+    for (o, &i) in idx.iter().enumerate() {
+        for j in 0..q.len() {
+            if j == i {
+                continue;
+            }
+            let d = [xyz[3 * i] - xyz[3 * j], xyz[3 * i + 1] - xyz[3 * j + 1], xyz[3 * i + 2] - xyz[3 * j + 2]];
+            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+            let inv = 1.0 / r2.sqrt();
+            phi[o] += q[j] * inv;
+            for a in 0..3 {
+                field[3 * o + a] += q[j] * d[a] * inv * inv * inv;
+            }
+        }
+    }
+    (phi, field)
+}
+
+/// Periodic: error of the potential and field against a high-order run (p = 26), random
+/// neutral system in a periodic box (prints a table; run with `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn calibrate_order_periodic() {
+    let n: usize = std::env::var("FMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(20000);
+    let (xyz, mut q) = uniform(&mut rng(22), n);
+    let m = q.iter().sum::<f64>() / n as f64;
+    q.iter_mut().for_each(|v| *v -= m);
+    let o = FmmOpts { order: 26, ..Default::default() };
+    let (pr, fr, _, st) = run_periodic(&xyz, &q, 1.0, 1e-3, &o);
+    eprintln!("reference: D = {:?}", st.depth);
+    for p in [4usize, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24] {
+        let o = FmmOpts { order: p, depth: st.depth, ..Default::default() };
+        let (phi, field, _, st) = run_periodic(&xyz, &q, 1.0, 1e-3, &o);
+        eprintln!("periodic n={n} p={p:2} D={:?}: phi {:.2e} field {:.2e}  t={:.3}s", st.depth, rel_l2(&phi, &pr), rel_l2(&field, &fr), st.times.total);
+    }
+}
+
+/// Error of the potential and field against direct sums at 300 targets, and the timing, for a
+/// range of orders and depths (prints a table; run with `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn calibrate_order() {
+    let n: usize = std::env::var("FMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(20000);
+    for (name, (xyz, q)) in [("uniform", uniform(&mut rng(20), n)), ("plummer", plummer(&mut rng(21), n))] {
+        let idx: Vec<usize> = (0..300).map(|k| k * (n / 300)).collect();
+        let (pd, fd) = direct_subset(&xyz, &q, &idx);
+        for p in [4usize, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24] {
+            for depth in [None] {
+                let o = FmmOpts { order: p, depth, ..Default::default() };
+                let (phi, field, _, st) = run_open(&xyz, &q, 1e-3, &o);
+                let ps: Vec<f64> = idx.iter().map(|&i| phi[i]).collect();
+                let fs: Vec<f64> = idx.iter().flat_map(|&i| [field[3 * i], field[3 * i + 1], field[3 * i + 2]]).collect();
+                eprintln!("{name} n={n} p={p:2} D={:?}: phi {:.2e} field {:.2e}  t={:.3}s {:?}", st.depth, rel_l2(&ps, &pd), rel_l2(&fs, &fd), st.times.total, st.times);
+            }
+        }
+    }
+}
+
+/// Timing for N = 1e6 uniform (env FMM_N, FMM_TOL, FMM_THREADS), error at 200 targets.
+#[test]
+#[ignore]
+fn bench_uniform() {
+    let n: usize = std::env::var("FMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let tol: f64 = std::env::var("FMM_TOL").ok().and_then(|s| s.parse().ok()).unwrap_or(1e-6);
+    let nt: usize = std::env::var("FMM_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let depth: Option<usize> = std::env::var("FMM_DEPTH").ok().and_then(|s| s.parse().ok());
+    let order: usize = std::env::var("FMM_ORDER").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let (xyz, q) = uniform(&mut rng(30), n);
+    let o = FmmOpts { nthreads: nt, depth, order, debug: 1, ..Default::default() };
+    let mut plan = FmmPlan::new(Boundary::Open, tol, &o).unwrap();
+    let mut phi = vec![0.0; n];
+    let mut field = vec![0.0; 3 * n];
+    for _ in 0..2 {
+        plan.execute(&xyz, &q, Some(&mut phi), Some(&mut field)).unwrap();
+    }
+    let idx: Vec<usize> = (0..200).map(|k| k * (n / 200)).collect();
+    let (pd, fd) = direct_subset(&xyz, &q, &idx);
+    let ps: Vec<f64> = idx.iter().map(|&i| phi[i]).collect();
+    let fs: Vec<f64> = idx.iter().flat_map(|&i| [field[3 * i], field[3 * i + 1], field[3 * i + 2]]).collect();
+    eprintln!("n = {n}, tol = {tol:e}: phi err {:.2e}, field err {:.2e}", rel_l2(&ps, &pd), rel_l2(&fs, &fd));
+}
+
+/// CPU time of the calling thread (seconds): timings that do not depend on the machine's load.
+fn thread_cpu() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Kernel throughput (thread CPU time): M2L per tile entry and P2P per pair.
+#[test]
+#[ignore]
+fn calibrate_costs() {
+    let mut r = rng(40);
+    for p in [6usize, 8, 11, 14, 17] {
+        let tab = rotation::M2lTables::new(p);
+        let nc2 = 2 * ncoef(p);
+        let nsrc = 512;
+        let mpole: Vec<f64> = (0..nsrc * nc2).map(|_| r.gen::<f64>() - 0.5).collect();
+        let entries: Vec<m2l::M2lEntry> = lists::m2l_offsets(3)
+            .iter()
+            .map(|v| m2l::M2lEntry { dir: rotation::dir_index(*v) as u16, src: std::array::from_fn(|_| r.gen_range(0..nsrc as u32)) })
+            .collect();
+        let mut s = m2l::M2lScratch::new(p);
+        let reps = 20;
+        let t = thread_cpu();
+        for _ in 0..reps {
+            m2l::m2l_tile(&tab, &entries, &mpole, &mut s);
+        }
+        let dt = (thread_cpu() - t) / (reps * entries.len()) as f64;
+        eprintln!("p = {p:2}: M2L {:.2} us per tile entry ({} lanes), {:.0} ns per translation", dt * 1e6, simd::W, dt * 1e9 / simd::W as f64);
+    }
+    let n = 4096;
+    let pts = cluster(&mut r, n, [0.0; 3], 1.0);
+    let x: Vec<f64> = pts.iter().map(|s| s.0[0]).collect();
+    let y: Vec<f64> = pts.iter().map(|s| s.0[1]).collect();
+    let z: Vec<f64> = pts.iter().map(|s| s.0[2]).collect();
+    let q: Vec<f64> = pts.iter().map(|s| s.1).collect();
+    let pt = p2p::Particles { x: &x, y: &y, z: &z, q: &q };
+    let srcs = [p2p::SourceRange { start: 0, end: n as u32, shift: [0.0; 3] }];
+    let (mut ph, mut ex, mut ey, mut ez) = (vec![0.0; 512], vec![0.0; 512], vec![0.0; 512], vec![0.0; 512]);
+    let t = thread_cpu();
+    p2p::p2p(pt, 0, 512, &srcs, &mut ph, Some((&mut ex, &mut ey, &mut ez)));
+    let dt = (thread_cpu() - t) / (512.0 * n as f64);
+    eprintln!("P2P {:.2} ns per pair (potential + field)", dt * 1e9);
+}
+
+// ------------------------------------------------------------------ periodic
+
+#[test]
+fn incomplete_gamma_half_integer() {
+    // Q(½, x) = erfc(√x); Q(3/2, x) = erfc(√x) + 2√(x/π) e^{−x}; P + Q = 1
+    for &x in &[0.1, 1.0, 3.0, 9.42, 30.0] {
+        let g = periodic::incomplete_gamma_half(30, x);
+        let sx: f64 = (x as f64).sqrt();
+        assert!(rel(g[0].0, libm::erfc(sx)) < 1e-14);
+        assert!(rel(g[1].0, libm::erfc(sx) + 2.0 * (x / std::f64::consts::PI).sqrt() * (-x).exp()) < 1e-14);
+        for (l, &(q, p)) in g.iter().enumerate() {
+            assert!((q + p - 1.0).abs() < 1e-14, "x {x} l {l}: {q} + {p}");
+            assert!(p >= 0.0 && q >= 0.0);
+        }
+    }
+    // P(L+½, x) for x ≪ L is tiny and computed without cancellation: P ≈ x^a e^{−x}/Γ(a+1)
+    let g = periodic::incomplete_gamma_half(40, std::f64::consts::PI);
+    let a = 40.5f64;
+    let lead = (a * std::f64::consts::PI.ln() - std::f64::consts::PI - libm::lgamma(a + 1.0)).exp();
+    assert!(g[40].1 > lead && g[40].1 < 1.2 * lead, "{} vs {lead}", g[40].1);
+}
+
+#[test]
+fn lattice_tensor_symmetry_and_known_constant() {
+    let p = 8;
+    let lam = periodic::lattice_tensor(p);
+    let nt = ncoef(2 * p);
+    // Ewald constant of the simple cubic lattice with background, ξ = −2.837297479480620,
+    // minus the 26 near images
+    let near = 6.0 + 12.0 / 2f64.sqrt() + 8.0 / 3f64.sqrt();
+    assert!((lam[0] - (-2.837_297_479_480_620 - near)).abs() < 1e-12, "Λ00 = {}", lam[0]);
+    // cubic symmetry: only even L and M ≡ 0 (mod 4) survive; L = 2 vanishes. Errors are
+    // measured on the natural scale of each coefficient, √((L+M)!(L−M)!)·2^{−L−1} (the size of
+    // the nearest far-zone terms).
+    let fact = factorials(4 * p + 1);
+    let scale = |l: usize, m: usize| (fact[l + m] * fact[l - m]).sqrt() * 0.5f64.powi(l as i32 + 1);
+    for l in 0..=2 * p {
+        for m in 0..=l {
+            let i = idx(l, m);
+            let allowed = l % 2 == 0 && m % 4 == 0 && l != 2;
+            if !allowed {
+                assert!(lam[i].abs() < 1e-13 * scale(l, m), "L={l} M={m}: {} {}", lam[i], lam[nt + i]);
+            }
+            assert!(lam[nt + i].abs() < 1e-13 * scale(l, m), "L={l} M={m}: {} {}", lam[i], lam[nt + i]);
+        }
+    }
+    // independent of the Ewald splitting parameter
+    let lam2 = periodic::lattice_tensor_alpha(p, 2.0);
+    for l in 0..=2 * p {
+        for m in 0..=l {
+            let i = idx(l, m);
+            assert!((lam[i] - lam2[i]).abs() < 1e-13 * scale(l, m), "L={l} M={m}: {} vs {}", lam[i], lam2[i]);
+        }
+    }
+    // L = 4 against a brute-force cube sum (absolutely convergent, error ~ R^{−2})
+    let mut s = 0.0;
+    let mut b = block(4);
+    let rr = 40;
+    for nz in -rr..=rr {
+        for ny in -rr..=rr {
+            for nx in -rr..=rr {
+                let ninf: i32 = [nx, ny, nz].iter().map(|c: &i32| c.abs()).max().unwrap();
+                if ninf >= 2 {
+                    irregular(4, [nx as f64, ny as f64, nz as f64], &mut b);
+                    s += b[idx(4, 0)];
+                }
+            }
+        }
+    }
+    assert!(rel(s, lam[idx(4, 0)]) < 1e-3, "{s} vs {}", lam[idx(4, 0)]);
+}
+
+/// Classic Ewald summation (tin-foil boundary, neutralising background): potentials and
+/// fields of `q` at `xyz` in the cubic box `[0, l)³`, converged to ~1e-15.
+fn ewald(xyz: &[f64], q: &[f64], l: f64) -> (Vec<f64>, Vec<f64>) {
+    let n = q.len();
+    let alpha = 2.5 / l;
+    let v = l * l * l;
+    let pi = std::f64::consts::PI;
+    let qt: f64 = q.iter().sum();
+    let mut phi = vec![0.0; n];
+    let mut f = vec![0.0; 3 * n];
+    let x: Vec<[f64; 3]> = (0..n).map(|i| [xyz[3 * i].rem_euclid(l), xyz[3 * i + 1].rem_euclid(l), xyz[3 * i + 2].rem_euclid(l)]).collect();
+    // real space: images |n|∞ ≤ 3 (excluded images are ≥ 3l away: erfc(7.5) ≈ 3e−26)
+    for i in 0..n {
+        for j in 0..n {
+            for nz in -3..=3 {
+                for ny in -3..=3 {
+                    for nx in -3..=3 {
+                        if i == j && nx == 0 && ny == 0 && nz == 0 {
+                            continue;
+                        }
+                        let d = [x[i][0] - x[j][0] - nx as f64 * l, x[i][1] - x[j][1] - ny as f64 * l, x[i][2] - x[j][2] - nz as f64 * l];
+                        let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                        let e = libm::erfc(alpha * r) / r;
+                        phi[i] += q[j] * e;
+                        let g = q[j] * (e + 2.0 * alpha / pi.sqrt() * (-alpha * alpha * r * r).exp()) / (r * r);
+                        for a in 0..3 {
+                            f[3 * i + a] += g * d[a];
+                        }
+                    }
+                }
+            }
+        }
+        phi[i] -= 2.0 * alpha / pi.sqrt() * q[i];
+        phi[i] -= pi * qt / (alpha * alpha * v);
+    }
+    // reciprocal space: |m| ≤ 7 (e^{−π²m²/(αl)²} < 1e−30 beyond)
+    let km = 7;
+    for mz in -km..=km {
+        for my in -km..=km {
+            for mx in -km..=km {
+                if mx == 0 && my == 0 && mz == 0 {
+                    continue;
+                }
+                let k = [2.0 * pi * mx as f64 / l, 2.0 * pi * my as f64 / l, 2.0 * pi * mz as f64 / l];
+                let k2 = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+                let fk = 4.0 * pi / v * (-k2 / (4.0 * alpha * alpha)).exp() / k2;
+                let (mut sr, mut si) = (0.0, 0.0);
+                for j in 0..n {
+                    let a = k[0] * x[j][0] + k[1] * x[j][1] + k[2] * x[j][2];
+                    sr += q[j] * a.cos();
+                    si += q[j] * a.sin();
+                }
+                for i in 0..n {
+                    let a = k[0] * x[i][0] + k[1] * x[i][1] + k[2] * x[i][2];
+                    let (c, s) = (a.cos(), a.sin());
+                    // e^{ik·x} conj(S)
+                    let re = c * sr + s * si;
+                    let im = s * sr - c * si;
+                    phi[i] += fk * re;
+                    for d in 0..3 {
+                        f[3 * i + d] += fk * k[d] * im;
+                    }
+                }
+            }
+        }
+    }
+    (phi, f)
+}
+
+fn run_periodic(xyz: &[f64], q: &[f64], l: f64, tol: f64, opts: &FmmOpts) -> (Vec<f64>, Vec<f64>, f64, FmmStats) {
+    let n = q.len();
+    let mut plan = FmmPlan::new(Boundary::Periodic { side: l }, tol, opts).unwrap();
+    let mut phi = vec![0.0; n];
+    let mut field = vec![0.0; 3 * n];
+    let u = plan.execute(xyz, q, Some(&mut phi), Some(&mut field)).unwrap();
+    (phi, field, u, plan.stats())
+}
+
+#[test]
+fn periodic_against_ewald() {
+    let mut r = rng(50);
+    let l = 1.7;
+    for (case, n, neutral) in [("neutral", 120usize, true), ("neutral-dipolar", 60, true), ("charged", 80, false)] {
+        let mut xyz: Vec<f64> = (0..3 * n).map(|_| l * (1.4 * r.gen::<f64>() - 0.2)).collect(); // some outside the box
+        let mut q: Vec<f64> = (0..n).map(|_| r.gen::<f64>() - 0.5).collect();
+        if case == "neutral-dipolar" {
+            // a strong dipole: positive charges on the left, negative on the right
+            for i in 0..n {
+                q[i] = if i % 2 == 0 { 1.0 } else { -1.0 };
+                xyz[3 * i] = if i % 2 == 0 { 0.1 * l + 0.2 * l * r.gen::<f64>() } else { 0.7 * l + 0.2 * l * r.gen::<f64>() };
+            }
+        }
+        if neutral {
+            let m = q.iter().sum::<f64>() / n as f64;
+            q.iter_mut().for_each(|v| *v -= m);
+        }
+        let (pe, fe) = ewald(&xyz, &q, l);
+        let ue = 0.5 * q.iter().zip(&pe).map(|(a, b)| a * b).sum::<f64>();
+        for (tol, depth) in [(1e-4, None), (1e-9, None), (1e-9, Some(0)), (1e-9, Some(2))] {
+            let o = FmmOpts { depth, ..Default::default() };
+            let (phi, field, u, st) = run_periodic(&xyz, &q, l, tol, &o);
+            let (ep, ef, eu) = (rel_l2(&phi, &pe), rel_l2(&field, &fe), rel(u, ue));
+            eprintln!("periodic {case}: n = {n} tol = {tol:e} p = {} D = {:?}: err phi {ep:.2e} field {ef:.2e} energy {eu:.2e}", st.order, st.depth);
+            assert!(ep <= tol && ef <= tol && eu <= tol, "{case} tol {tol:e} D {depth:?}: {ep:e} {ef:e} {eu:e}");
+        }
+    }
+}
+
+/// Convergence of the periodic method with the order (prints a table).
+#[test]
+#[ignore]
+fn periodic_convergence() {
+    let mut r = rng(51);
+    let l: f64 = std::env::var("FMM_L").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let lo: f64 = std::env::var("FMM_LO").ok().and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let n = 150;
+    let xyz: Vec<f64> = (0..3 * n).map(|_| l * (lo + (1.0 - 2.0 * lo) * r.gen::<f64>())).collect();
+    let mut q: Vec<f64> = (0..n).map(|_| r.gen::<f64>() - 0.5).collect();
+    let m = q.iter().sum::<f64>() / n as f64;
+    q.iter_mut().for_each(|v| *v -= m);
+    let (pe, fe) = ewald(&xyz, &q, l);
+    for depth in [0usize, 1, 2] {
+        for p in [10usize, 15, 20, 25, 30, 35, 40] {
+            let o = FmmOpts { depth: Some(depth), order: p, ..Default::default() };
+            let (phi, field, _, _) = run_periodic(&xyz, &q, l, 1e-3, &o);
+            eprintln!("D = {depth} p = {p}: phi {:.2e} field {:.2e}", rel_l2(&phi, &pe), rel_l2(&field, &fe));
+        }
+    }
+}
+
+#[test]
+fn nacl_madelung_constant() {
+    // conventional 8-ion NaCl cell of side a = 1 (nearest-neighbour distance r0 = 1/2), ions
+    // shifted by a/4 so that none sits on a cell face; U = −N_pairs·M·q²/r0 with N_pairs = 4
+    let exact = 1.747_564_594_633;
+    let na = [[0.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.5, 0.0, 0.5], [0.5, 0.5, 0.0]];
+    let cl = [[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 0.5], [0.5, 0.5, 0.5]];
+    // (ions on the corners of leaf boxes are the worst case of the multipole expansions, whose
+    // error then decays only like (√3/(4−√3))^p: the shift keeps them off the corners)
+    for (tol, depth, shift) in [(1e-10, None, 0.25), (1e-10, Some(1), 0.25), (1e-10, Some(2), 0.125), (1e-10, Some(3), 0.0625)] {
+        let mut xyz = Vec::new();
+        let mut q = Vec::new();
+        for (set, c) in [(na, 1.0), (cl, -1.0)] {
+            for p in set {
+                xyz.extend(p.iter().map(|v| v + shift));
+                q.push(c);
+            }
+        }
+        let o = FmmOpts { depth, ..Default::default() };
+        let (phi, _, u, st) = run_periodic(&xyz, &q, 1.0, tol, &o);
+        let m = -u * 0.5 / 4.0;
+        eprintln!("NaCl: p = {} D = {:?}: M = {m:.15} (error {:.2e}); φ_Na = {:.12}", st.order, st.depth, rel(m, exact), phi[0]);
+        assert!(rel(m, exact) < 1e-8, "M = {m}");
+        // every ion sees the same potential ±M/r0
+        for (i, &qi) in q.iter().enumerate() {
+            assert!(rel(-qi * phi[i] * 0.5, exact) < 1e-8, "ion {i}: {}", phi[i]);
+        }
+    }
+}

@@ -1,0 +1,474 @@
+//! The octree: a uniform octree of depth `D` on a cube (the bounding cube of the particles for
+//! open boundaries, the periodic box otherwise), stored sparsely — per level only the occupied
+//! boxes, in Morton order — with the particles sorted by leaf in Morton order (the permutation
+//! is kept so that results go back to the caller's order).
+//!
+//! Morton keys interleave the box coordinates bitwise, x in bit 0, y in bit 1, z in bit 2 of
+//! every triple, so the key of a box's parent is `key >> 3` and `key & 7` is the box's octant
+//! in its parent (`ox + 2 oy + 4 oz`). Particles are keyed once at [`KEY_DEPTH`] bits per axis
+//! and sorted by an LSD radix sort; any depth `D ≤ KEY_DEPTH` is a prefix of that order.
+
+use crate::error::{Error, Result};
+use crate::threads::{SyncPtr, Threads};
+
+/// Bits per axis of the particle keys (the deepest possible tree).
+pub const KEY_DEPTH: usize = 20;
+
+/// Largest level for which a dense key → box map is kept (8^7 entries = 8 MiB).
+const DENSE_MAX_LEVEL: usize = 7;
+
+/// Spreads the low 21 bits of `x` to every third bit.
+#[inline(always)]
+pub fn part1by2(x: u64) -> u64 {
+    let mut x = x & 0x1f_ffff;
+    x = (x | x << 32) & 0x1f_0000_0000_ffff;
+    x = (x | x << 16) & 0x1f_0000_ff00_00ff;
+    x = (x | x << 8) & 0x100f_00f0_0f00_f00f;
+    x = (x | x << 4) & 0x10c3_0c30_c30c_30c3;
+    x = (x | x << 2) & 0x1249_2492_4924_9249;
+    x
+}
+
+/// Inverse of [`part1by2`].
+#[inline(always)]
+pub fn compact1by2(x: u64) -> u64 {
+    let mut x = x & 0x1249_2492_4924_9249;
+    x = (x | x >> 2) & 0x10c3_0c30_c30c_30c3;
+    x = (x | x >> 4) & 0x100f_00f0_0f00_f00f;
+    x = (x | x >> 8) & 0x1f_0000_ff00_00ff;
+    x = (x | x >> 16) & 0x1f_0000_0000_ffff;
+    x = (x | x >> 32) & 0x1f_ffff;
+    x
+}
+
+/// Morton key of integer box coordinates.
+#[inline(always)]
+pub fn encode(c: [u64; 3]) -> u64 {
+    part1by2(c[0]) | part1by2(c[1]) << 1 | part1by2(c[2]) << 2
+}
+
+/// Integer box coordinates of a Morton key.
+#[inline(always)]
+pub fn decode(k: u64) -> [u64; 3] {
+    [compact1by2(k), compact1by2(k >> 1), compact1by2(k >> 2)]
+}
+
+/// The occupied boxes of one level.
+#[derive(Debug, Default)]
+pub struct Level {
+    /// Morton keys of the occupied boxes, increasing.
+    pub keys: Vec<u64>,
+    /// For levels above the leaves: `child_start[b]..child_start[b+1]` are `b`'s children in
+    /// the next level (length `keys.len() + 1`); empty at the leaf level.
+    pub child_start: Vec<u32>,
+    /// Parent (index in the previous level) of every box; empty at level 0.
+    pub parent: Vec<u32>,
+    /// Dense map key → index (`u32::MAX` where empty), for shallow levels; empty otherwise.
+    map: Vec<u32>,
+}
+
+impl Level {
+    /// Index of the occupied box with key `k`, if any.
+    #[inline]
+    pub fn find(&self, k: u64) -> Option<usize> {
+        if !self.map.is_empty() {
+            let i = self.map[k as usize];
+            (i != u32::MAX).then_some(i as usize)
+        } else {
+            self.keys.binary_search(&k).ok()
+        }
+    }
+
+    /// Number of occupied boxes.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+}
+
+/// Particles sorted into a uniform octree.
+#[derive(Debug, Default)]
+pub struct Tree {
+    /// Depth `D` (leaves at level `D`).
+    pub depth: usize,
+    /// Lower corner of the root cube.
+    pub lo: [f64; 3],
+    /// Side of the root cube.
+    pub size: f64,
+    /// Periodic boundaries (the root cube is the periodic box).
+    pub periodic: bool,
+    /// Sorted x coordinates (folded into the box when periodic).
+    pub x: Vec<f64>,
+    /// Sorted y coordinates.
+    pub y: Vec<f64>,
+    /// Sorted z coordinates.
+    pub z: Vec<f64>,
+    /// Sorted charges.
+    pub q: Vec<f64>,
+    /// `perm[i]` = caller's index of sorted particle `i`.
+    pub perm: Vec<u32>,
+    /// Levels `0..=D`.
+    pub levels: Vec<Level>,
+    /// `leaf_start[b]..leaf_start[b+1]` are the sorted particles of leaf `b` (length nleaves + 1).
+    pub leaf_start: Vec<u32>,
+}
+
+/// Per-plan buffers of size `n`, kept between executes (no reallocation, no page faults on
+/// repeated calls) and reserved before any input is read, so that a too large `n` fails
+/// cleanly with [`Error::Alloc`].
+#[derive(Debug, Default)]
+pub struct Workspace {
+    /// Particle keys at [`KEY_DEPTH`], sorted by [`Tree::sort_keys`].
+    pub keys: Vec<u64>,
+    keys2: Vec<u64>,
+    /// `perm[i]` = caller's index of the particle with the `i`-th key.
+    pub perm: Vec<u32>,
+    perm2: Vec<u32>,
+    /// Sorted coordinates and charges (moved into the [`Tree`] while it lives).
+    pub x: Vec<f64>,
+    /// Sorted y.
+    pub y: Vec<f64>,
+    /// Sorted z.
+    pub z: Vec<f64>,
+    /// Sorted charges.
+    pub q: Vec<f64>,
+    /// Potentials in sorted order.
+    pub phi: Vec<f64>,
+    /// Field in sorted order (x components; empty without field).
+    pub ex: Vec<f64>,
+    /// y components.
+    pub ey: Vec<f64>,
+    /// z components.
+    pub ez: Vec<f64>,
+}
+
+/// Physical memory in bytes, where known.
+fn physical_memory() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf has no preconditions.
+        let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+        if pages > 0 && size > 0 {
+            return Some(pages as u64 * size as u64);
+        }
+    }
+    None
+}
+
+fn reserve_vec<T>(v: &mut Vec<T>, n: usize) -> Result<()> {
+    v.clear();
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::Alloc(format!("could not allocate the FMM work arrays for n = {n} particles ({} bytes each)", n.saturating_mul(std::mem::size_of::<T>())))
+    })
+}
+
+impl Workspace {
+    /// Makes sure every buffer can hold `n` particles (the field buffers only with `field`).
+    pub fn reserve(&mut self, n: usize, field: bool) -> Result<()> {
+        // refuse up front what cannot fit in physical memory (with overcommit, the reservations
+        // alone might succeed and the process be killed later)
+        let per = 2 * 8 + 2 * 4 + 5 * 8 + if field { 3 * 8 } else { 0 };
+        let need = (n as u128) * per as u128;
+        if let Some(mem) = physical_memory() {
+            if need > mem as u128 {
+                return Err(Error::Alloc(format!(
+                    "could not allocate the FMM work arrays for n = {n} particles: {need} bytes exceed the machine's {mem} bytes of memory"
+                )));
+            }
+        }
+        reserve_vec(&mut self.keys, n)?;
+        reserve_vec(&mut self.keys2, n)?;
+        reserve_vec(&mut self.perm, n)?;
+        reserve_vec(&mut self.perm2, n)?;
+        for v in [&mut self.x, &mut self.y, &mut self.z, &mut self.q, &mut self.phi] {
+            reserve_vec(v, n)?;
+        }
+        let nf = if field { n } else { 0 };
+        for v in [&mut self.ex, &mut self.ey, &mut self.ez] {
+            reserve_vec(v, nf)?;
+        }
+        Ok(())
+    }
+
+    /// Takes the sorted particle arrays back from a tree.
+    pub fn restore(&mut self, t: Tree) {
+        self.x = t.x;
+        self.y = t.y;
+        self.z = t.z;
+        self.q = t.q;
+        self.perm = t.perm;
+    }
+}
+
+/// Folds `x` into `[0, l)`.
+#[inline(always)]
+pub fn fold(x: f64, l: f64) -> f64 {
+    let y = x - l * (x / l).floor();
+    if y >= l || y < 0.0 {
+        0.0
+    } else {
+        y
+    }
+}
+
+impl Tree {
+    /// Side of the boxes at `level`.
+    #[inline]
+    pub fn h(&self, level: usize) -> f64 {
+        self.size / (1u64 << level) as f64
+    }
+
+    /// Centre of the box with key `k` at `level`.
+    #[inline]
+    pub fn center(&self, level: usize, k: u64) -> [f64; 3] {
+        let c = decode(k);
+        let h = self.h(level);
+        [self.lo[0] + (c[0] as f64 + 0.5) * h, self.lo[1] + (c[1] as f64 + 0.5) * h, self.lo[2] + (c[2] as f64 + 0.5) * h]
+    }
+
+    /// Number of leaves (occupied boxes at level `D`).
+    pub fn nleaves(&self) -> usize {
+        self.leaf_start.len() - 1
+    }
+
+    /// The root cube of `xyz` (open boundaries): the bounding cube, slightly enlarged.
+    pub fn bounding_cube(threads: &Threads, xyz: &[f64]) -> ([f64; 3], f64) {
+        let n = xyz.len() / 3;
+        const B: usize = 4096;
+        let nb = n.div_ceil(B);
+        let mut mm = vec![[f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY]; nb];
+        threads.chunks2(&mut mm, 1, xyz, 3 * B, |_, out, c| {
+            let o = &mut out[0];
+            for p in c.chunks_exact(3) {
+                for d in 0..3 {
+                    o[d] = o[d].min(p[d]);
+                    o[3 + d] = o[3 + d].max(p[d]);
+                }
+            }
+        });
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for o in &mm {
+            for d in 0..3 {
+                lo[d] = lo[d].min(o[d]);
+                hi[d] = hi[d].max(o[3 + d]);
+            }
+        }
+        let ext = (0..3).map(|d| hi[d] - lo[d]).fold(0.0, f64::max);
+        let scale = (0..3).map(|d| lo[d].abs().max(hi[d].abs())).fold(0.0, f64::max);
+        // enlarge so that the largest coordinate falls strictly inside; a cube of side 1 (or
+        // the coordinates' magnitude) when all particles coincide
+        let size = if ext > 0.0 { ext * (1.0 + 1e-9) + scale * 1e-14 } else { scale.max(1.0) };
+        let mut l = [0.0; 3];
+        for d in 0..3 {
+            l[d] = 0.5 * (lo[d] + hi[d]) - 0.5 * size;
+        }
+        (l, size)
+    }
+
+    /// Keys of the particles at [`KEY_DEPTH`] (coordinates folded into the box when periodic),
+    /// sorted, with the permutation, into `ws.keys` and `ws.perm`.
+    pub fn sort_keys(threads: &Threads, xyz: &[f64], lo: [f64; 3], size: f64, periodic: bool, ws: &mut Workspace) -> Result<()> {
+        let n = xyz.len() / 3;
+        if n > u32::MAX as usize {
+            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
+        }
+        ws.keys.resize(n, 0);
+        let nk = (1u64 << KEY_DEPTH) as f64;
+        let maxc = (1u64 << KEY_DEPTH) - 1;
+        const B: usize = 4096;
+        threads.chunks2(&mut ws.keys, B, xyz, 3 * B, |_, ks, c| {
+            for (k, p) in ks.iter_mut().zip(c.chunks_exact(3)) {
+                let mut ic = [0u64; 3];
+                for d in 0..3 {
+                    let v = if periodic { fold(p[d] - lo[d], size) } else { p[d] - lo[d] };
+                    let t = (v / size * nk).floor();
+                    ic[d] = if t <= 0.0 { 0 } else { (t as u64).min(maxc) };
+                }
+                *k = encode(ic);
+            }
+        });
+        ws.perm.extend(0..n as u32);
+        ws.keys2.resize(n, 0);
+        ws.perm2.resize(n, 0);
+        radix_sort(&mut ws.keys, &mut ws.perm, &mut ws.keys2, &mut ws.perm2);
+        Ok(())
+    }
+
+    /// Builds the tree of depth `depth` from sorted keys.
+    pub fn build(threads: &Threads, xyz: &[f64], q: &[f64], lo: [f64; 3], size: f64, periodic: bool, ws: &mut Workspace, depth: usize) -> Result<Tree> {
+        let n = q.len();
+        let shift = 3 * (KEY_DEPTH - depth);
+        // leaves
+        let mut leaf_keys: Vec<u64> = Vec::new();
+        let mut leaf_start: Vec<u32> = Vec::new();
+        for (i, &k) in ws.keys.iter().enumerate() {
+            let lk = k >> shift;
+            if leaf_keys.last() != Some(&lk) {
+                leaf_keys.push(lk);
+                leaf_start.push(i as u32);
+            }
+        }
+        leaf_start.push(n as u32);
+        // levels, bottom-up
+        let mut levels: Vec<Level> = (0..=depth).map(|_| Level::default()).collect();
+        levels[depth].keys = leaf_keys;
+        for l in (0..depth).rev() {
+            let (up, down) = levels.split_at_mut(l + 1);
+            let (cur, child) = (&mut up[l], &mut down[0]);
+            child.parent = Vec::with_capacity(child.keys.len());
+            for (c, &ck) in child.keys.iter().enumerate() {
+                let pk = ck >> 3;
+                if cur.keys.last() != Some(&pk) {
+                    cur.keys.push(pk);
+                    cur.child_start.push(c as u32);
+                }
+                child.parent.push((cur.keys.len() - 1) as u32);
+            }
+            cur.child_start.push(child.keys.len() as u32);
+        }
+        for (l, lev) in levels.iter_mut().enumerate() {
+            if l <= DENSE_MAX_LEVEL {
+                let mut map = vec![u32::MAX; 1usize << (3 * l)];
+                for (i, &k) in lev.keys.iter().enumerate() {
+                    map[k as usize] = i as u32;
+                }
+                lev.map = map;
+            }
+        }
+        // sorted particle arrays
+        let mut xs = std::mem::take(&mut ws.x);
+        let mut ys = std::mem::take(&mut ws.y);
+        let mut zs = std::mem::take(&mut ws.z);
+        let mut qs = std::mem::take(&mut ws.q);
+        for v in [&mut xs, &mut ys, &mut zs, &mut qs] {
+            v.resize(n, 0.0); // capacity reserved by sort_keys
+        }
+        {
+            let perm = &ws.perm;
+            let (py, pz, pq) = (SyncPtr(ys.as_mut_ptr()), SyncPtr(zs.as_mut_ptr()), SyncPtr(qs.as_mut_ptr()));
+            const B: usize = 4096;
+            threads.chunks(&mut xs, B, |ci, xc| {
+                let (py, pz, pq) = (py, pz, pq);
+                for (o, xv) in xc.iter_mut().enumerate() {
+                    let i = ci * B + o;
+                    let j = perm[i] as usize;
+                    let mut c = [xyz[3 * j], xyz[3 * j + 1], xyz[3 * j + 2]];
+                    if periodic {
+                        for d in 0..3 {
+                            c[d] = lo[d] + fold(c[d] - lo[d], size);
+                        }
+                    }
+                    *xv = c[0];
+                    // SAFETY: index i is written by this chunk only.
+                    unsafe {
+                        *py.0.add(i) = c[1];
+                        *pz.0.add(i) = c[2];
+                        *pq.0.add(i) = q[j];
+                    }
+                }
+            });
+        }
+        let perm = std::mem::take(&mut ws.perm);
+        Ok(Tree { depth, lo, size, periodic, x: xs, y: ys, z: zs, q: qs, perm, levels, leaf_start })
+    }
+
+    /// Looks up the box at `level` with integer coordinates `c + off`: `Some((index, image))`
+    /// where `image` is the periodic image shift in units of the root cube (always zero for
+    /// open boundaries, where out-of-range boxes give `None`).
+    #[inline]
+    pub fn neighbour(&self, level: usize, c: [u64; 3], off: [i32; 3]) -> Option<(usize, [i32; 3])> {
+        let n = 1i64 << level;
+        let mut cc = [0u64; 3];
+        let mut img = [0i32; 3];
+        for d in 0..3 {
+            let v = c[d] as i64 + off[d] as i64;
+            if self.periodic {
+                let w = v.rem_euclid(n);
+                img[d] = ((v - w) / n) as i32;
+                cc[d] = w as u64;
+            } else {
+                if v < 0 || v >= n {
+                    return None;
+                }
+                cc[d] = v as u64;
+            }
+        }
+        self.levels[level].find(encode(cc)).map(|i| (i, img))
+    }
+}
+
+/// LSD radix sort of `keys` (carrying `perm`), 11-bit digits, skipping digits that are equal
+/// in all keys; `k2`, `p2` are buffers of the same length.
+pub fn radix_sort(keys: &mut Vec<u64>, perm: &mut Vec<u32>, k2: &mut Vec<u64>, p2: &mut Vec<u32>) {
+    let n = keys.len();
+    if n < 2 {
+        return;
+    }
+    const BITS: usize = 11;
+    const NB: usize = 1 << BITS;
+    let all_or = keys.iter().fold(0u64, |a, &k| a | k);
+    let all_and = keys.iter().fold(u64::MAX, |a, &k| a & k);
+    let varying = all_or ^ all_and;
+    let mut shift = 0;
+    while shift < 64 {
+        if (varying >> shift) & (NB as u64 - 1) != 0 {
+            let mut cnt = vec![0usize; NB];
+            for &k in keys.iter() {
+                cnt[((k >> shift) as usize) & (NB - 1)] += 1;
+            }
+            let mut s = 0;
+            for c in cnt.iter_mut() {
+                let t = *c;
+                *c = s;
+                s += t;
+            }
+            for i in 0..n {
+                let k = keys[i];
+                let d = ((k >> shift) as usize) & (NB - 1);
+                let o = cnt[d];
+                cnt[d] += 1;
+                k2[o] = k;
+                p2[o] = perm[i];
+            }
+            std::mem::swap(keys, k2);
+            std::mem::swap(perm, p2);
+        }
+        shift += BITS;
+    }
+}
+
+/// Occupancy statistics of the sorted keys for every depth `0..=dmax`: number of occupied
+/// boxes, and `Σ_b n_b²` over the boxes (the near-field work measure).
+pub fn occupancy(keys: &[u64], dmax: usize) -> (Vec<usize>, Vec<f64>) {
+    let mut nocc = vec![0usize; dmax + 1];
+    let mut s2 = vec![0.0f64; dmax + 1];
+    let mut run = vec![0usize; dmax + 1];
+    for (i, &k) in keys.iter().enumerate() {
+        // first level at which this key's box differs from the previous key's
+        let first = if i == 0 {
+            0
+        } else {
+            let x = k ^ keys[i - 1];
+            if x == 0 {
+                dmax + 1
+            } else {
+                let bit = 63 - x.leading_zeros() as usize; // highest differing bit
+                let lev_from_bottom = bit / 3; // 0 = the KEY_DEPTH level
+                KEY_DEPTH - lev_from_bottom
+            }
+        };
+        for d in 0..=dmax {
+            if d >= first {
+                // a new box starts at level d: close the previous run
+                s2[d] += (run[d] * run[d]) as f64;
+                run[d] = 0;
+                nocc[d] += 1;
+            }
+            run[d] += 1;
+        }
+    }
+    for d in 0..=dmax {
+        s2[d] += (run[d] * run[d]) as f64;
+    }
+    (nocc, s2)
+}
