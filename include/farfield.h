@@ -26,6 +26,30 @@ typedef float _Complex farfield_complexf;
 #endif
 
 
+// Spectral Ewald (Lindbo–Tornberg, Gaussian windows, ik-differentiation). `method` value.
+#define FARFIELD_EWALD_SPECTRAL 0
+
+// Smooth particle-mesh Ewald (Essmann et al., B-splines, analytic forces). `method` value.
+#define FARFIELD_EWALD_SPME 1
+
+// Classic Ewald sum with an explicit k-space sum, `O(N^{3/2})` (reference). `method` value.
+#define FARFIELD_EWALD_DIRECT 2
+
+// Open (free-space) boundaries: value of `boundary` in `farfield_fmm_makeplan`.
+#define FARFIELD_FMM_OPEN 0
+
+// Periodic boundaries (cubic box): value of `boundary` in `farfield_fmm_makeplan`.
+#define FARFIELD_FMM_PERIODIC 1
+
+// `opts.backend`: the best available (currently the CPU).
+#define FARFIELD_FMM_BACKEND_AUTO 0
+
+// `opts.backend`: CPU.
+#define FARFIELD_FMM_BACKEND_CPU 1
+
+// `opts.backend`: CUDA (not available yet: makeplan returns `FARFIELD_ERR_NOT_SUPPORTED`).
+#define FARFIELD_FMM_BACKEND_CUDA 2
+
 // Hockney–Eastwood method (second order; doubled grid). Value of `method` in
 // `farfield_poisson_makeplan`.
 #define FARFIELD_POISSON_HOCKNEY 0
@@ -92,6 +116,25 @@ typedef float _Complex farfield_complexf;
 // FFTW could not create a plan.
 #define FARFIELD_ERR_FFT 113
 
+// "No source in this lane".
+#define NONE UINT32_MAX
+
+// Largest supported expansion order.
+#define MAX_ORDER 40
+
+// Largest supported depth.
+#define MAX_DEPTH KEY_DEPTH
+
+// Offsets are stored at `dir_index(v) = (vx+3) + 7(vy+3) + 49(vz+3)`.
+#define NDIR 343
+
+// Lane count of the vectorised kernels (particles per P2M/L2P/P2P step, target boxes per M2L
+// tile): 8 doubles = one AVX-512 or two AVX2 registers.
+#define W 8
+
+// Bits per axis of the particle keys (the deepest possible tree).
+#define KEY_DEPTH 20
+
 // Backend value `AUTO`.
 #define FARFIELD_BACKEND_AUTO 0
 
@@ -111,6 +154,19 @@ typedef float _Complex farfield_complexf;
 // width) can give and was clamped; `tol_used` holds the value used.
 #define FARFIELD_WARN_TOL_CLAMPED 1
 
+// Width of the Gaussian test problem ([`gaussian`]).
+#define GAUSSIAN_SIGMA 0.05
+
+// Side of the cube holding the uniform ball of radius 1 ([`uniform_ball`]).
+#define BALL_BOX 2.4
+
+// Opaque Ewald plan (C: `farfield_ewald_plan`, a pointer to this).
+typedef struct farfield_ewald_plan_s farfield_ewald_plan_s;
+
+// Opaque FMM plan (C: `farfield_fmm_plan`, a pointer to this). Concurrent calls on one plan
+// are serialised by its lock.
+typedef struct farfield_fmm_plan_s farfield_fmm_plan_s;
+
 // Opaque double-precision NUFFT plan (C: `struct farfield_nufft_plan_s`).
 typedef struct farfield_nufft_plan_s farfield_nufft_plan_s;
 
@@ -120,6 +176,106 @@ typedef struct farfield_nufftf_plan_s farfield_nufftf_plan_s;
 // Opaque Poisson plan (C: `farfield_poisson_plan`, a pointer to this). Concurrent `execute`
 // calls on one plan are serialised by its lock.
 typedef struct farfield_poisson_plan_s farfield_poisson_plan_s;
+
+// Options of an Ewald plan (plain old data; fields are only ever appended). Fill with
+// `farfield_ewald_default_opts` and then change fields. Every override left at 0 is chosen
+// automatically from `tol`.
+typedef struct farfield_ewald_opts {
+  // Threads: 0 = all cores (default), 1 = the caller's thread only (no pool); ≥ 0.
+  int32_t nthreads;
+  // `> 0`: print the chosen parameters and per-call timings to stderr (default 0).
+  int32_t debug;
+  // FFTW planner flags (default `FFTW_ESTIMATE` = 64; `FFTW_MEASURE` = 0); ≥ 0.
+  int32_t fftw;
+  // Spectral Ewald support `P` (even, 4 … 32) or SPME B-spline order (2 … 16); 0 = automatic.
+  int32_t order_or_support;
+  // Ewald splitting parameter `ξ` (1/length); 0 = automatic.
+  double xi;
+  // Real-space cutoff (≤ half the smallest box height); 0 = automatic.
+  double rc;
+  // Grid size per axis (even, ≥ 2·order; all three or none); 0 = automatic. For the direct
+  // sum: wave vectors per axis `2 m_max + 1`.
+  int64_t grid[3];
+} farfield_ewald_opts;
+
+// Handle to an Ewald plan (`NULL` when none).
+typedef struct farfield_ewald_plan_s *farfield_ewald_plan;
+
+// Parameters of a plan and timings of its last execute (`farfield_ewald_get_params`).
+typedef struct farfield_ewald_params {
+  // Splitting parameter `ξ`.
+  double xi;
+  // Real-space cutoff.
+  double rc;
+  // Grid per axis (direct sum: `2 m_max + 1`).
+  int64_t grid[3];
+  // Support `P` (spectral) or B-spline order (SPME); 0 for the direct sum.
+  int32_t order_or_support;
+  // The plan's method (`FARFIELD_EWALD_*`).
+  int32_t method;
+  // Spectral Ewald Gaussian shape `η = 8 ξ² h² τ` (largest over the axes); else 0.
+  double eta;
+  // Direct-sum k-space cutoff; else 0.
+  double kc;
+  // Estimated relative RMS force error (model of `crate::ewald::params`).
+  double est_rel_err;
+  // Seconds in the real-space part during the last execute.
+  double real_s;
+  // Seconds in the k-space part during the last execute.
+  double kspace_s;
+} farfield_ewald_params;
+
+// Options of an FMM plan (plain old data; fields are only ever appended). Fill with
+// `farfield_fmm_default_opts` and then change fields.
+typedef struct farfield_fmm_opts {
+  // Threads: 0 = all cores (default), 1 = the caller's thread only (no pool); ≥ 0.
+  int32_t nthreads;
+  // `> 0`: print the parameters and stage timings of every execute to stderr (default 0).
+  int32_t debug;
+  // Expansion order `p`: 0 = chosen from `tol` (default), else 1..=40.
+  int32_t order;
+  // Tree depth `D`: −1 or 0 = chosen from the particles at every execute (default −1;
+  // a single leaf, i.e. the direct sum, is chosen automatically for small `n`), else
+  // 1..=20 (leaves of side `L/2^D`).
+  int32_t depth;
+  // `FARFIELD_FMM_BACKEND_AUTO` (default), `_CPU` or `_CUDA`.
+  int32_t backend;
+} farfield_fmm_opts;
+
+// Handle to an FMM plan (`NULL` when none).
+typedef struct farfield_fmm_plan_s *farfield_fmm_plan;
+
+// Parameters of a plan and statistics of its last execute (`farfield_fmm_get_params`).
+typedef struct farfield_fmm_params {
+  // Expansion order `p`.
+  int32_t order;
+  // Depth `D` of the last execute (−1 before the first one).
+  int32_t depth;
+  // Number of (occupied) leaves of the last execute.
+  int64_t nleaves;
+  // Number of particles of the last execute.
+  int64_t npoints;
+  // Seconds spent in the last execute: input checks, sorting and tree.
+  double t_tree;
+  // … interaction lists.
+  double t_lists;
+  // … P2M.
+  double t_p2m;
+  // … M2M.
+  double t_m2m;
+  // … M2L (with the periodic lattice operator).
+  double t_m2l;
+  // … L2L.
+  double t_l2l;
+  // … L2P.
+  double t_l2p;
+  // … P2P.
+  double t_p2p;
+  // … periodic corrections, energy, reordering.
+  double t_post;
+  // … in total.
+  double t_total;
+} farfield_fmm_params;
 
 // Options of a NUFFT plan (C: `farfield_nufft_opts`). Obtain the defaults with
 // `farfield_nufft_default_opts` (Rust: `NufftOpts::default()`), change fields, pass to makeplan.
@@ -203,6 +359,173 @@ typedef struct farfield_poisson_plan_s *farfield_poisson_plan;
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Writes the default options into `*opts` (all cores, no debug output, `FFTW_ESTIMATE`, every
+// parameter automatic).
+//
+// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+//
+// # Safety
+// `opts` must be NULL or point to writable memory for one `farfield_ewald_opts`.
+int farfield_ewald_default_opts(struct farfield_ewald_opts *opts);
+
+// Makes an Ewald plan.
+//
+// * `method`: `FARFIELD_EWALD_SPECTRAL`, `FARFIELD_EWALD_SPME` or `FARFIELD_EWALD_DIRECT`.
+// * `box`: the nine numbers of the cell (rows a, b, c; lower-triangular, positive diagonal).
+// * `n_max`: largest number of charges per execute (≥ 1); the accuracy target assumes about
+//   this many charges.
+// * `tol`: requested relative RMS force accuracy, `0 < tol < 1` (measured errors on molecular
+//   systems come out 5–20× smaller; see `crate::ewald::params`).
+// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
+// * `opts`: options, or NULL for the defaults.
+//
+// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` or `box` NULL), `FARFIELD_ERR_INVALID_ARG`
+// (unknown method, box not lower-triangular / non-positive volume / not finite, cutoff above
+// half the smallest box height, bad override), `FARFIELD_ERR_TOL`, `FARFIELD_ERR_NPOINTS`
+// (`n_max` < 1), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_FFT`.
+//
+// # Safety
+// `box` must point to 9 readable doubles; `plan` to a writable handle; `opts` NULL or valid.
+int farfield_ewald_makeplan(int method,
+                            const double *box,
+                            int64_t n_max,
+                            double tol,
+                            farfield_ewald_plan *plan,
+                            const struct farfield_ewald_opts *opts);
+
+// Changes the cell of a plan (e.g. every step of a constant-pressure run). Keeps the
+// parameters while the estimated error stays within 1.5× the target, otherwise chooses new
+// ones (re-planning the grid); a fixed `opts.rc` above half the new smallest height is an
+// error. On error the plan is unchanged.
+//
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG`, `FARFIELD_ERR_ALLOC`,
+// `FARFIELD_ERR_FFT`.
+//
+// # Safety
+// `plan` from `farfield_ewald_makeplan`; `box` valid for 9 reads.
+int farfield_ewald_set_box(farfield_ewald_plan plan, const double *box);
+
+// Sets the excluded pairs (replacing earlier ones): `pairs[2k], pairs[2k+1]` for
+// `k < npairs`, 0-based indices below `n_max`. Their full `1/r` interaction (nearest image) is
+// removed from potentials, fields, energy and virial, as MD codes need for bonded pairs.
+// `npairs = 0` clears the list (`pairs` may then be NULL).
+//
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
+// index out of range or a pair (i, i), named in the message), `FARFIELD_ERR_ALLOC`.
+//
+// # Safety
+// `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads.
+int farfield_ewald_set_exclusions(farfield_ewald_plan plan, int64_t npairs, const int64_t *pairs);
+
+// Evaluates the electrostatics of `n` charges.
+//
+// * `xyz`: `3n` positions, `xyz[3*i + d]`; `q`: `n` charges (both may be NULL when `n = 0`).
+// * `phi`: NULL, or `n` potentials `φ_i = ∂U/∂q_i` (all images, self term, background).
+// * `field`: NULL, or `3n` values `E = −∇φ`, `field[3*i + d]`; force `F_i = q_i E_i`.
+// * `energy`: NULL, or `U = ½ Σ q_i φ_i`.
+// * `virial`: NULL, or 9 values `W[3a + b] = −∂U/∂ε_ab` (symmetric; costs a little extra).
+//
+// Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER`,
+// `FARFIELD_ERR_NPOINTS` (`n` < 0 or `n > n_max`), `FARFIELD_ERR_NONFINITE` (a position or
+// charge NaN/Inf; the message names the first index), `FARFIELD_ERR_INVALID_ARG` (an
+// exclusion index ≥ n), `FARFIELD_ERR_ALLOC`.
+//
+// # Safety
+// `plan` from `farfield_ewald_makeplan`; arrays of the sizes above, outputs not overlapping
+// the inputs.
+int farfield_ewald_execute(farfield_ewald_plan plan,
+                           int64_t n,
+                           const double *xyz,
+                           const double *q,
+                           double *phi,
+                           double *field,
+                           double *energy,
+                           double *virial);
+
+// Writes the plan's parameters and the timings of its last execute into `*out`.
+//
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+//
+// # Safety
+// `plan` from `farfield_ewald_makeplan`; `out` writable.
+int farfield_ewald_get_params(farfield_ewald_plan plan, struct farfield_ewald_params *out);
+
+// Destroys a plan and frees its memory. NULL is fine (returns 0).
+//
+// # Safety
+// `plan` must be NULL or a live plan from `farfield_ewald_makeplan`, not used afterwards.
+int farfield_ewald_destroy(farfield_ewald_plan plan);
+
+// Writes the default options into `*opts` (nthreads 0, debug 0, order 0, depth −1, backend
+// AUTO). Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+//
+// # Safety
+// `opts` must be NULL or point to writable memory for one `farfield_fmm_opts`.
+int farfield_fmm_default_opts(struct farfield_fmm_opts *opts);
+
+// Makes an FMM plan.
+//
+// * `boundary`: `FARFIELD_FMM_OPEN` (then `box` is ignored and may be NULL) or
+//   `FARFIELD_FMM_PERIODIC` (then `box` is required).
+// * `box`: 9 doubles, row `i` = lattice vector `i` (`box[3*i + d]`); only cubic boxes (a
+//   diagonal with equal positive entries) are supported for now. The periodic cell is
+//   `[0, L)³`.
+// * `tol`: requested relative accuracy of the potentials and fields (relative l2 norm over
+//   the particles), `0 < tol < 1`; it sets the expansion order unless `opts.order` does.
+// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
+// * `opts`: options, or NULL for the defaults.
+//
+// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` NULL, or `box` NULL with periodic
+// boundaries), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)), `FARFIELD_ERR_INVALID_ARG` (unknown
+// boundary, a box entry not finite or a non-positive diagonal, a bad option),
+// `FARFIELD_ERR_NOT_SUPPORTED` (a non-cubic box; `backend = CUDA`: "CUDA FMM not available
+// yet").
+//
+// # Safety
+// `box` must be NULL or point to 9 readable doubles; `plan` to a writable handle; `opts` NULL
+// or valid.
+int farfield_fmm_makeplan(int boundary,
+                          const double *box,
+                          double tol,
+                          farfield_fmm_plan *plan,
+                          const struct farfield_fmm_opts *opts);
+
+// Computes, for `n` charges `q` at `xyz`, the potentials `phi[i]`, the fields
+// `field[3*i + d]` (`E = −∇φ`) and the energy `*energy = ½ Σ q_i φ_i`; each output may be
+// NULL (not computed/written, except that the potentials are always computed internally).
+//
+// * `n = 0` is a valid no-op (`*energy = 0`; the arrays may be NULL).
+// * Periodic plans fold particles outside `[0, L)³` into the box.
+//
+// Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`,
+// or `xyz`/`q` NULL with `n > 0`), `FARFIELD_ERR_NPOINTS` (`n < 0` or `n ≥ 2³²`),
+// `FARFIELD_ERR_NONFINITE` (a coordinate or charge NaN/Inf; the message names the first
+// index), `FARFIELD_ERR_ALLOC` (the work arrays for `n` particles cannot be allocated).
+//
+// # Safety
+// `plan` from `farfield_fmm_makeplan`; `xyz` with `3n`, `q` with `n`, `phi` with `n`, `field`
+// with `3n` valid doubles (or NULL where allowed); outputs must not overlap the inputs.
+int farfield_fmm_execute(farfield_fmm_plan plan,
+                         int64_t n,
+                         const double *xyz,
+                         const double *q,
+                         double *phi,
+                         double *field,
+                         double *energy);
+
+// Writes the plan's parameters and the statistics of its last execute into `*params`.
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+//
+// # Safety
+// `plan` from `farfield_fmm_makeplan`; `params` writable.
+int farfield_fmm_get_params(farfield_fmm_plan plan, struct farfield_fmm_params *params);
+
+// Destroys a plan and frees its memory. NULL is fine (returns 0).
+//
+// # Safety
+// `plan` must be NULL or a live plan from `farfield_fmm_makeplan`, not used afterwards.
+int farfield_fmm_destroy(farfield_fmm_plan plan);
 
 // Writes the default options (ES kernel, automatic σ, all cores, CMCL mode order,
 // FFTW_ESTIMATE) into `*opts`. NULL is ignored.
