@@ -2,11 +2,14 @@
 !>
 !> SPDX-License-Identifier: MIT OR Apache-2.0
 !>
-!> * Derived types `farfield_nufft_opts`, `farfield_nufft_info` and `farfield_poisson_opts` are
-!>   `bind(c)` copies of the C structs (fields are only ever appended; fortran/tests/test_layout.f90 asserts the layout).
+!> * Derived types `farfield_nufft_opts`, `farfield_nufft_info`, `farfield_poisson_opts`,
+!>   `farfield_ewald_opts`, `farfield_ewald_params`, `farfield_fmm_opts` and
+!>   `farfield_fmm_params` are `bind(c)` copies of the C structs (fields are only ever
+!>   appended; fortran/tests/test_layout.f90 asserts the layout).
 !> * Named constants mirror every `FARFIELD_*` macro of the header.
 !> * `bind(c)` interfaces carry the C names and mirror the C prototypes exactly: pointers that
-!>   may be NULL (`opts`, `y`, `z`, `s`, `t`, `u`) are `type(c_ptr), value`; pass `c_null_ptr`
+!>   may be NULL (`opts`, `y`, `z`, `s`, `t`, `u`, the optional outputs of the Poisson, Ewald
+!>   and FMM execute calls, the FMM `box`) are `type(c_ptr), value`; pass `c_null_ptr`
 !>   or `c_loc(...)`. Plans are `type(c_ptr)`.
 !> * Fortran-friendly wrappers end in `_f`: they take assumed-shape arrays, derive `dim` and
 !>   `M` from the array sizes, take `opts` as an optional argument and return the status code.
@@ -60,6 +63,18 @@ module farfield
   integer(c_int), parameter, public :: FARFIELD_POISSON_VICO = 1
   integer(c_int), parameter, public :: FARFIELD_POISSON_VICO_DCT = 2
 
+  ! ---- Ewald methods (argument `method` of farfield_ewald_makeplan) -------------------------
+  integer(c_int), parameter, public :: FARFIELD_EWALD_SPECTRAL = 0
+  integer(c_int), parameter, public :: FARFIELD_EWALD_SPME = 1
+  integer(c_int), parameter, public :: FARFIELD_EWALD_DIRECT = 2
+
+  ! ---- FMM boundaries (argument `boundary` of farfield_fmm_makeplan) and backends ------------
+  integer(c_int), parameter, public :: FARFIELD_FMM_OPEN = 0
+  integer(c_int), parameter, public :: FARFIELD_FMM_PERIODIC = 1
+  integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_AUTO = 0
+  integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_CPU = 1
+  integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_CUDA = 2
+
   !> Options of a NUFFT plan (C: farfield_nufft_opts). Get defaults with
   !> farfield_nufft_default_opts, change fields, pass to makeplan.
   type, bind(c), public :: farfield_nufft_opts
@@ -96,6 +111,61 @@ module farfield
      real(c_double)     :: vico_factor  !< Vico truncation radius factor (> 1, default 1.1)
   end type farfield_poisson_opts
 
+  !> Options of an Ewald plan (C: farfield_ewald_opts). Get defaults with
+  !> farfield_ewald_default_opts; every override left at 0 is chosen from tol.
+  type, bind(c), public :: farfield_ewald_opts
+     integer(c_int32_t) :: nthreads          !< 0 = all cores, 1 = caller's thread only
+     integer(c_int32_t) :: debug             !< > 0: print parameters and timings to stderr
+     integer(c_int32_t) :: fftw              !< FFTW flags: 64 = ESTIMATE, 0 = MEASURE
+     integer(c_int32_t) :: order_or_support  !< spectral support P / SPME order; 0 = automatic
+     real(c_double)     :: xi                !< splitting parameter; 0 = automatic
+     real(c_double)     :: rc                !< real-space cutoff; 0 = automatic
+     integer(c_int64_t) :: grid(3)           !< grid per axis (all or none); 0 = automatic
+  end type farfield_ewald_opts
+
+  !> Parameters and last timings of an Ewald plan (C: farfield_ewald_params, filled by
+  !> farfield_ewald_get_params).
+  type, bind(c), public :: farfield_ewald_params
+     real(c_double)     :: xi                !< splitting parameter
+     real(c_double)     :: rc                !< real-space cutoff
+     integer(c_int64_t) :: grid(3)           !< grid per axis (direct sum: 2 m_max + 1)
+     integer(c_int32_t) :: order_or_support  !< support P / B-spline order; 0 for direct
+     integer(c_int32_t) :: method            !< FARFIELD_EWALD_*
+     real(c_double)     :: eta               !< spectral Ewald Gaussian shape; else 0
+     real(c_double)     :: kc                !< direct-sum k-space cutoff; else 0
+     real(c_double)     :: est_rel_err       !< estimated relative RMS force error
+     real(c_double)     :: real_s            !< seconds in real space (last execute)
+     real(c_double)     :: kspace_s          !< seconds in k space (last execute)
+  end type farfield_ewald_params
+
+  !> Options of an FMM plan (C: farfield_fmm_opts). Get defaults with farfield_fmm_default_opts.
+  type, bind(c), public :: farfield_fmm_opts
+     integer(c_int32_t) :: nthreads  !< 0 = all cores, 1 = caller's thread only
+     integer(c_int32_t) :: debug     !< > 0: print parameters and stage timings to stderr
+     integer(c_int32_t) :: order     !< expansion order: 0 = from tol, else 1..40
+     integer(c_int32_t) :: depth     !< tree depth: -1 or 0 = automatic, else 1..20
+     integer(c_int32_t) :: backend   !< FARFIELD_FMM_BACKEND_*
+  end type farfield_fmm_opts
+
+  !> Parameters and statistics of the last execute of an FMM plan (C: farfield_fmm_params,
+  !> filled by farfield_fmm_get_params). Times in seconds.
+  type, bind(c), public :: farfield_fmm_params
+     integer(c_int32_t) :: order     !< expansion order p
+     integer(c_int32_t) :: depth     !< depth of the last execute (-1 before the first)
+     integer(c_int64_t) :: nleaves   !< occupied leaves of the last execute
+     integer(c_int64_t) :: npoints   !< particles of the last execute
+     real(c_double)     :: t_tree    !< input checks, sorting and tree
+     real(c_double)     :: t_lists   !< interaction lists
+     real(c_double)     :: t_p2m
+     real(c_double)     :: t_m2m
+     real(c_double)     :: t_m2l     !< with the periodic lattice operator
+     real(c_double)     :: t_l2l
+     real(c_double)     :: t_l2p
+     real(c_double)     :: t_p2p
+     real(c_double)     :: t_post    !< periodic corrections, energy, reordering
+     real(c_double)     :: t_total
+  end type farfield_fmm_params
+
   ! ---- the C functions --------------------------------------------------------------------
   public :: farfield_nufft_default_opts
   public :: farfield_nufft_makeplan, farfield_nufft_setpts, farfield_nufft_execute
@@ -104,6 +174,11 @@ module farfield
   public :: farfield_nufftf_get_info, farfield_nufftf_destroy
   public :: farfield_poisson_default_opts, farfield_poisson_makeplan, farfield_poisson_execute
   public :: farfield_poisson_destroy
+  public :: farfield_ewald_default_opts, farfield_ewald_makeplan, farfield_ewald_set_box
+  public :: farfield_ewald_set_exclusions, farfield_ewald_execute, farfield_ewald_get_params
+  public :: farfield_ewald_destroy
+  public :: farfield_fmm_default_opts, farfield_fmm_makeplan, farfield_fmm_execute
+  public :: farfield_fmm_get_params, farfield_fmm_destroy
   public :: farfield_status_string, farfield_last_error_message, farfield_version
 
   ! ---- Fortran-friendly helpers and wrappers ----------------------------------------------
@@ -112,6 +187,8 @@ module farfield
   public :: farfield_nufft_makeplan_f, farfield_nufft_setpts_f, farfield_nufft_destroy_f
   public :: farfield_nufftf_makeplan_f, farfield_nufftf_setpts_f, farfield_nufftf_destroy_f
   public :: farfield_poisson_makeplan_f, farfield_poisson_execute_f, farfield_poisson_destroy_f
+  public :: farfield_ewald_makeplan_f, farfield_ewald_execute_f, farfield_ewald_destroy_f
+  public :: farfield_fmm_makeplan_f, farfield_fmm_execute_f, farfield_fmm_destroy_f
 
   interface
      !> void farfield_nufft_default_opts(farfield_nufft_opts *opts)
@@ -261,6 +338,125 @@ module farfield
        type(c_ptr), value :: plan
        integer(c_int) :: ier
      end function farfield_poisson_destroy
+
+     !> int farfield_ewald_default_opts(farfield_ewald_opts *opts)
+     function farfield_ewald_default_opts(opts) result(ier) bind(c, name="farfield_ewald_default_opts")
+       import :: c_int, farfield_ewald_opts
+       type(farfield_ewald_opts), intent(out) :: opts
+       integer(c_int) :: ier
+     end function farfield_ewald_default_opts
+
+     !> int farfield_ewald_makeplan(int method, const double *box, int64_t n_max, double tol,
+     !>     farfield_ewald_plan *plan, const farfield_ewald_opts *opts)
+     !> box: 9 values, rows a, b, c (box(3*i+d+1) in C order, i.e. a Fortran box(3, 3) whose
+     !> columns are the lattice vectors); opts: c_null_ptr for defaults, or c_loc(...).
+     function farfield_ewald_makeplan(method, box, n_max, tol, plan, opts) result(ier) &
+          bind(c, name="farfield_ewald_makeplan")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       integer(c_int), value :: method
+       real(c_double), intent(in) :: box(*)
+       integer(c_int64_t), value :: n_max
+       real(c_double), value :: tol
+       type(c_ptr), intent(out) :: plan
+       type(c_ptr), value :: opts
+       integer(c_int) :: ier
+     end function farfield_ewald_makeplan
+
+     !> int farfield_ewald_set_box(plan, const double *box): 9 values as in makeplan.
+     function farfield_ewald_set_box(plan, box) result(ier) bind(c, name="farfield_ewald_set_box")
+       import :: c_int, c_double, c_ptr
+       type(c_ptr), value :: plan
+       real(c_double), intent(in) :: box(*)
+       integer(c_int) :: ier
+     end function farfield_ewald_set_box
+
+     !> int farfield_ewald_set_exclusions(plan, int64_t npairs, const int64_t *pairs):
+     !> pairs(2, npairs) of 0-based indices; pairs may be c_null_ptr when npairs = 0.
+     function farfield_ewald_set_exclusions(plan, npairs, pairs) result(ier) &
+          bind(c, name="farfield_ewald_set_exclusions")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: npairs
+       type(c_ptr), value :: pairs
+       integer(c_int) :: ier
+     end function farfield_ewald_set_exclusions
+
+     !> int farfield_ewald_execute(plan, int64_t n, const double *xyz, const double *q,
+     !>     double *phi, double *field, double *energy, double *virial)
+     !> xyz(3, n), q(n); phi (n), field (3n), energy (1) and virial (9) may be c_null_ptr.
+     function farfield_ewald_execute(plan, n, xyz, q, phi, field, energy, virial) result(ier) &
+          bind(c, name="farfield_ewald_execute")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: n
+       real(c_double), intent(in) :: xyz(*), q(*)
+       type(c_ptr), value :: phi, field, energy, virial
+       integer(c_int) :: ier
+     end function farfield_ewald_execute
+
+     !> int farfield_ewald_get_params(plan, farfield_ewald_params *out)
+     function farfield_ewald_get_params(plan, out) result(ier) bind(c, name="farfield_ewald_get_params")
+       import :: c_int, c_ptr, farfield_ewald_params
+       type(c_ptr), value :: plan
+       type(farfield_ewald_params), intent(out) :: out
+       integer(c_int) :: ier
+     end function farfield_ewald_get_params
+
+     !> int farfield_ewald_destroy(plan); c_null_ptr is fine.
+     function farfield_ewald_destroy(plan) result(ier) bind(c, name="farfield_ewald_destroy")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int) :: ier
+     end function farfield_ewald_destroy
+
+     !> int farfield_fmm_default_opts(farfield_fmm_opts *opts)
+     function farfield_fmm_default_opts(opts) result(ier) bind(c, name="farfield_fmm_default_opts")
+       import :: c_int, farfield_fmm_opts
+       type(farfield_fmm_opts), intent(out) :: opts
+       integer(c_int) :: ier
+     end function farfield_fmm_default_opts
+
+     !> int farfield_fmm_makeplan(int boundary, const double *box, double tol,
+     !>     farfield_fmm_plan *plan, const farfield_fmm_opts *opts)
+     !> box: c_null_ptr for FARFIELD_FMM_OPEN, else c_loc(9 values); opts: c_null_ptr or c_loc.
+     function farfield_fmm_makeplan(boundary, box, tol, plan, opts) result(ier) &
+          bind(c, name="farfield_fmm_makeplan")
+       import :: c_int, c_double, c_ptr
+       integer(c_int), value :: boundary
+       type(c_ptr), value :: box
+       real(c_double), value :: tol
+       type(c_ptr), intent(out) :: plan
+       type(c_ptr), value :: opts
+       integer(c_int) :: ier
+     end function farfield_fmm_makeplan
+
+     !> int farfield_fmm_execute(plan, int64_t n, const double *xyz, const double *q,
+     !>     double *phi, double *field, double *energy)
+     !> xyz(3, n), q(n); phi (n), field (3n) and energy (1) may be c_null_ptr.
+     function farfield_fmm_execute(plan, n, xyz, q, phi, field, energy) result(ier) &
+          bind(c, name="farfield_fmm_execute")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: n
+       real(c_double), intent(in) :: xyz(*), q(*)
+       type(c_ptr), value :: phi, field, energy
+       integer(c_int) :: ier
+     end function farfield_fmm_execute
+
+     !> int farfield_fmm_get_params(plan, farfield_fmm_params *params)
+     function farfield_fmm_get_params(plan, params) result(ier) bind(c, name="farfield_fmm_get_params")
+       import :: c_int, c_ptr, farfield_fmm_params
+       type(c_ptr), value :: plan
+       type(farfield_fmm_params), intent(out) :: params
+       integer(c_int) :: ier
+     end function farfield_fmm_get_params
+
+     !> int farfield_fmm_destroy(plan); c_null_ptr is fine.
+     function farfield_fmm_destroy(plan) result(ier) bind(c, name="farfield_fmm_destroy")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int) :: ier
+     end function farfield_fmm_destroy
 
      !> const char *farfield_status_string(int status) (static; see farfield_status_string_f)
      function farfield_status_string(status) result(p) bind(c, name="farfield_status_string")
@@ -501,5 +697,121 @@ contains
     ier = farfield_poisson_destroy(plan)
     plan = c_null_ptr
   end function farfield_poisson_destroy_f
+
+  !> Makes an Ewald plan: box(3, 3) with the lattice vectors as columns (C rows a, b, c);
+  !> opts optional (defaults if absent).
+  function farfield_ewald_makeplan_f(method, box, n_max, tol, plan, opts) result(ier)
+    integer, intent(in) :: method
+    real(c_double), intent(in) :: box(3, 3)
+    integer(c_int64_t), intent(in) :: n_max
+    real(c_double), intent(in) :: tol
+    type(c_ptr), intent(out) :: plan
+    type(farfield_ewald_opts), intent(in), optional, target :: opts
+    integer(c_int) :: ier
+    type(c_ptr) :: popts
+    popts = c_null_ptr
+    if (present(opts)) popts = c_loc(opts)
+    ier = farfield_ewald_makeplan(int(method, c_int), box, n_max, tol, plan, popts)
+  end function farfield_ewald_makeplan_f
+
+  !> Evaluates n = size(q) charges at xyz(3, n); optional outputs phi(n), field(3, n),
+  !> energy and virial(3, 3). FARFIELD_ERR_NPOINTS if the sizes disagree.
+  function farfield_ewald_execute_f(plan, xyz, q, phi, field, energy, virial) result(ier)
+    type(c_ptr), intent(in) :: plan
+    real(c_double), intent(in), contiguous :: xyz(:, :), q(:)
+    real(c_double), intent(inout), contiguous, optional, target :: phi(:), field(:, :)
+    real(c_double), intent(inout), optional, target :: energy
+    real(c_double), intent(inout), optional, target :: virial(3, 3)
+    integer(c_int) :: ier
+    type(c_ptr) :: pphi, pf, pu, pw
+    real(c_double) :: dummy(1)
+    ier = FARFIELD_ERR_NPOINTS
+    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(q)) return
+    pphi = c_null_ptr
+    pf = c_null_ptr
+    pu = c_null_ptr
+    pw = c_null_ptr
+    if (present(phi)) then
+       if (size(phi) /= size(q)) return
+       if (size(phi) > 0) pphi = c_loc(phi)
+    end if
+    if (present(field)) then
+       if (size(field, 1) /= 3 .or. size(field, 2) /= size(q)) return
+       if (size(field) > 0) pf = c_loc(field)
+    end if
+    if (present(energy)) pu = c_loc(energy)
+    if (present(virial)) pw = c_loc(virial)
+    dummy = 0
+    if (size(q) > 0) then
+       ier = farfield_ewald_execute(plan, size(q, kind=c_int64_t), xyz, q, pphi, pf, pu, pw)
+    else
+       ier = farfield_ewald_execute(plan, 0_c_int64_t, dummy, dummy, pphi, pf, pu, pw)
+    end if
+  end function farfield_ewald_execute_f
+
+  !> Destroys an Ewald plan and sets it to c_null_ptr.
+  function farfield_ewald_destroy_f(plan) result(ier)
+    type(c_ptr), intent(inout) :: plan
+    integer(c_int) :: ier
+    ier = farfield_ewald_destroy(plan)
+    plan = c_null_ptr
+  end function farfield_ewald_destroy_f
+
+  !> Makes an FMM plan; box(3, 3) (lattice vectors as columns) is required for
+  !> FARFIELD_FMM_PERIODIC and ignored for FARFIELD_FMM_OPEN; opts optional.
+  function farfield_fmm_makeplan_f(boundary, tol, plan, box, opts) result(ier)
+    integer, intent(in) :: boundary
+    real(c_double), intent(in) :: tol
+    type(c_ptr), intent(out) :: plan
+    real(c_double), intent(in), optional, target :: box(3, 3)
+    type(farfield_fmm_opts), intent(in), optional, target :: opts
+    integer(c_int) :: ier
+    type(c_ptr) :: pbox, popts
+    pbox = c_null_ptr
+    popts = c_null_ptr
+    if (present(box)) pbox = c_loc(box)
+    if (present(opts)) popts = c_loc(opts)
+    ier = farfield_fmm_makeplan(int(boundary, c_int), pbox, tol, plan, popts)
+  end function farfield_fmm_makeplan_f
+
+  !> Evaluates n = size(q) charges at xyz(3, n); optional outputs phi(n), field(3, n) and
+  !> energy. FARFIELD_ERR_NPOINTS if the sizes disagree.
+  function farfield_fmm_execute_f(plan, xyz, q, phi, field, energy) result(ier)
+    type(c_ptr), intent(in) :: plan
+    real(c_double), intent(in), contiguous :: xyz(:, :), q(:)
+    real(c_double), intent(inout), contiguous, optional, target :: phi(:), field(:, :)
+    real(c_double), intent(inout), optional, target :: energy
+    integer(c_int) :: ier
+    type(c_ptr) :: pphi, pf, pu
+    real(c_double) :: dummy(1)
+    ier = FARFIELD_ERR_NPOINTS
+    if (size(xyz, 1) /= 3 .or. size(xyz, 2) /= size(q)) return
+    pphi = c_null_ptr
+    pf = c_null_ptr
+    pu = c_null_ptr
+    if (present(phi)) then
+       if (size(phi) /= size(q)) return
+       if (size(phi) > 0) pphi = c_loc(phi)
+    end if
+    if (present(field)) then
+       if (size(field, 1) /= 3 .or. size(field, 2) /= size(q)) return
+       if (size(field) > 0) pf = c_loc(field)
+    end if
+    if (present(energy)) pu = c_loc(energy)
+    dummy = 0
+    if (size(q) > 0) then
+       ier = farfield_fmm_execute(plan, size(q, kind=c_int64_t), xyz, q, pphi, pf, pu)
+    else
+       ier = farfield_fmm_execute(plan, 0_c_int64_t, dummy, dummy, pphi, pf, pu)
+    end if
+  end function farfield_fmm_execute_f
+
+  !> Destroys an FMM plan and sets it to c_null_ptr.
+  function farfield_fmm_destroy_f(plan) result(ier)
+    type(c_ptr), intent(inout) :: plan
+    integer(c_int) :: ier
+    ier = farfield_fmm_destroy(plan)
+    plan = c_null_ptr
+  end function farfield_fmm_destroy_f
 
 end module farfield
