@@ -5,16 +5,21 @@
 //!   conjugate gradients on the density-weighted normal equations), with a PNG figure.
 //! * `farfield bench nufft` — one timed NUFFT case (plan, setpts, execute, stage split,
 //!   throughput, error against a direct sum on a random subset of outputs).
+//! * `farfield poisson` — the free-space Poisson solvers on exact test problems (error, time
+//!   against the FFT pair of the doubled grid, peak memory); `--convergence` sweeps N and
+//!   writes a log-log PNG and a Markdown table.
 //!
-//! Both print human-readable lines; with `--json` the last stdout line is one JSON object.
+//! All print human-readable lines; with `--json` the last stdout line is one JSON object.
 
 mod bench;
 mod demo;
 mod direct;
 mod json;
+mod mem;
 mod npy;
 mod phantom;
 mod plot;
+mod poisson;
 mod progress;
 
 use clap::{Parser, Subcommand};
@@ -30,11 +35,16 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// MRI-style reconstruction demo: image → radial k-space (type-2 NUFFT) → adjoint and CG
-    /// reconstructions (type-1 NUFFT), timings, errors and a PNG figure.
+    /// reconstructions (type-1 NUFFT), timings, errors and a PNG figure; then the free-space
+    /// Poisson solvers on a Gaussian at N = 64.
     Demo(demo::DemoArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Free-space Poisson solvers on exact test problems: one case (error, plan and solve
+    /// time against one r2c+c2r FFT pair of the doubled grid, peak memory), or a convergence
+    /// sweep with a log-log PNG and a Markdown table.
+    Poisson(poisson::PoissonArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -48,6 +58,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(BenchCommand::Nufft(args)) => bench::run_nufft(&args),
+        Command::Poisson(args) => poisson::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,5 +1,5 @@
-//! Runs the built `farfield` binary: the demo on a small phantom and a small NUFFT bench,
-//! checking the JSON summaries (the last stdout line).
+//! Runs the built `farfield` binary: the demo on a small phantom (with its Poisson section) and a
+//! small NUFFT bench, checking the JSON summaries (the last stdout line).
 
 use std::process::Command;
 
@@ -49,6 +49,16 @@ fn demo_small_phantom_json() {
     assert!(cg < adj, "CG {cg} not better than adjoint {adj}");
     assert!(adj < 0.3, "adjoint error {adj}");
     assert!((j["adjoint_scale"].as_f64().unwrap() - 1.0).abs() < 0.1, "density compensation scale {}", j["adjoint_scale"]);
+
+    // Poisson section: Gaussian at N = 64, all three methods
+    let p = &j["poisson"];
+    assert_eq!(p["n"], 64);
+    let err = |m: &str| p[m]["rel_error"].as_f64().unwrap_or_else(|| panic!("no poisson.{m}.rel_error in {p}"));
+    assert!(err("hockney") < 1e-3 && err("hockney") > 1e-4, "Hockney {}", err("hockney"));
+    assert!(err("vico") < 1e-12 && err("vico_dct") < 1e-12);
+    for m in ["hockney", "vico", "vico_dct"] {
+        assert!(p[m]["solve_s"].as_f64().unwrap() > 0.0);
+    }
 }
 
 #[test]

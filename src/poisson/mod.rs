@@ -46,8 +46,11 @@
 //!
 //! Hockney–Eastwood: fitted order 1.91 over n = 16…128. Uniform ball (eq. 5, cell-averaged
 //! source): second order for all methods (order 2.1–2.2 over n = 16…64).
+//! The exact test problems are in [`testcases`] (shared with `farfield poisson`, which
+//! prints this table for any range of n: `farfield poisson --convergence`).
 
 pub mod green;
+pub mod testcases;
 
 mod field;
 mod hockney;

@@ -2,38 +2,13 @@
 //! sum. Tolerances follow the acceptance criteria of issue 3.
 
 use super::*;
+use super::testcases::{self, gaussian_fns as gauss3, rel_l2, sample};
 use std::f64::consts::PI;
 
 const METHODS: [Method; 3] = [Method::Hockney, Method::Vico, Method::VicoDct];
 
 fn opts1() -> PoissonOpts {
     PoissonOpts { nthreads: 1, ..Default::default() }
-}
-
-/// Node coordinate along one axis (cell-centred nodes of the box `[0, n h]`).
-fn coord(i: usize, h: f64) -> f64 {
-    (i as f64 + 0.5) * h
-}
-
-/// Samples `f(x, y, z)` on the nodes (x fastest).
-fn sample(n: &[usize], h: &[f64], f: impl Fn([f64; 3]) -> f64) -> Vec<f64> {
-    let nz = if n.len() == 3 { n[2] } else { 1 };
-    let hz = if n.len() == 3 { h[2] } else { 0.0 };
-    let mut v = Vec::with_capacity(n[0] * n[1] * nz);
-    for k in 0..nz {
-        for j in 0..n[1] {
-            for i in 0..n[0] {
-                v.push(f([coord(i, h[0]), coord(j, h[1]), if n.len() == 3 { coord(k, hz) } else { 0.0 }]));
-            }
-        }
-    }
-    v
-}
-
-fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
-    let den: f64 = b.iter().map(|y| y * y).sum();
-    (num / den).sqrt()
 }
 
 fn solve(method: Method, n: &[usize], h: &[f64], rho: &[f64], opts: &PoissonOpts) -> (Vec<f64>, f64) {
@@ -43,45 +18,19 @@ fn solve(method: Method, n: &[usize], h: &[f64], rho: &[f64], opts: &PoissonOpts
     (phi, e)
 }
 
-/// 3D normalised Gaussian (total charge 1) centred at `c` and its exact potential
-/// `φ = erf(r/(√2σ))/(4πr)` (seed 001 eq. 4).
-fn gauss3(sigma: f64, c: [f64; 3]) -> (impl Fn([f64; 3]) -> f64, impl Fn([f64; 3]) -> f64) {
-    let r = move |x: [f64; 3]| ((x[0] - c[0]).powi(2) + (x[1] - c[1]).powi(2) + (x[2] - c[2]).powi(2)).sqrt();
-    let rho = move |x: [f64; 3]| (-r(x).powi(2) / (2.0 * sigma * sigma)).exp() / ((2.0 * PI).powf(1.5) * sigma.powi(3));
-    let phi = move |x: [f64; 3]| {
-        let rr = r(x);
-        if rr < 1e-12 {
-            (2.0 / PI).sqrt() / (4.0 * PI * sigma)
-        } else {
-            libm::erf(rr / (2f64.sqrt() * sigma)) / (4.0 * PI * rr)
-        }
-    };
-    (rho, phi)
-}
-
 /// Gaussian test of seed 001 §3.1 (σ = 0.05 centred in the unit cube, n³ nodes).
 fn gaussian_error(method: Method, n: usize) -> f64 {
-    let h = 1.0 / n as f64;
-    let (rho_f, phi_f) = gauss3(0.05, [0.5; 3]);
-    let nn = [n; 3];
-    let rho = sample(&nn, &[h; 3], rho_f);
-    let exact = sample(&nn, &[h; 3], phi_f);
-    let (phi, _) = solve(method, &nn, &[h; 3], &rho, &opts1());
-    rel_l2(&phi, &exact)
+    let tc = testcases::gaussian(n);
+    let (phi, _) = solve(method, &tc.dims(), &tc.spacing(), &tc.rho, &opts1());
+    tc.rel_error(&phi)
 }
 
 fn fmt_errs(ns: &[usize], errs: &[f64]) -> String {
     ns.iter().zip(errs).map(|(n, e)| format!("N={n}: {e:.3e}")).collect::<Vec<_>>().join(", ")
 }
 
-/// Least-squares slope of log(err) against log(n).
 fn slope(ns: &[usize], errs: &[f64]) -> f64 {
-    let xs: Vec<f64> = ns.iter().map(|&n| (n as f64).ln()).collect();
-    let ys: Vec<f64> = errs.iter().map(|e| e.ln()).collect();
-    let (mx, my) = (xs.iter().sum::<f64>() / xs.len() as f64, ys.iter().sum::<f64>() / ys.len() as f64);
-    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
-    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
-    sxy / sxx
+    testcases::fitted_order(ns, errs)
 }
 
 #[test]
@@ -182,41 +131,11 @@ fn elongated_box_vico_precompute_grid() {
 }
 
 /// Uniform ball of radius 1 and density 1 centred in the cube of side 2.4 (seed 001 eq. 5
-/// with ρ₀ = 1): φ = (3R² − r²)/6 inside, R³/(3r) outside.
+/// with ρ₀ = 1): φ = (3R² − r²)/6 inside, R³/(3r) outside; cell-averaged source.
 fn sphere_error(method: Method, n: usize) -> f64 {
-    let h = 2.4 / n as f64;
-    let r = |x: [f64; 3]| ((x[0] - 1.2).powi(2) + (x[1] - 1.2).powi(2) + (x[2] - 1.2).powi(2)).sqrt();
-    let nn = [n; 3];
-    // cell-averaged indicator (node sampling alone makes the enclosed charge fluctuate by
-    // ~2e-3 at n = 64, which would mask the solver's convergence): cells cut by the sphere are
-    // averaged over 8³ sub-points
-    let half_diag = 0.5 * 3f64.sqrt() * h;
-    let rho = sample(&nn, &[h; 3], |x| {
-        let rc = r(x);
-        if rc + half_diag <= 1.0 {
-            1.0
-        } else if rc - half_diag > 1.0 {
-            0.0
-        } else {
-            let m = 8;
-            let mut c = 0;
-            for a in 0..m {
-                for b in 0..m {
-                    for d in 0..m {
-                        let o = |t: usize| ((t as f64 + 0.5) / m as f64 - 0.5) * h;
-                        c += (r([x[0] + o(a), x[1] + o(b), x[2] + o(d)]) <= 1.0) as usize;
-                    }
-                }
-            }
-            c as f64 / (m * m * m) as f64
-        }
-    });
-    let exact = sample(&nn, &[h; 3], |x| {
-        let rr = r(x);
-        if rr <= 1.0 { (3.0 - rr * rr) / 6.0 } else { 1.0 / (3.0 * rr) }
-    });
-    let (phi, _) = solve(method, &nn, &[h; 3], &rho, &opts1());
-    rel_l2(&phi, &exact)
+    let tc = testcases::uniform_ball(n);
+    let (phi, _) = solve(method, &tc.dims(), &tc.spacing(), &tc.rho, &opts1());
+    tc.rel_error(&phi)
 }
 
 #[test]
