@@ -39,3 +39,59 @@ void farfield_test_poisson_opts_layout(int64_t out[6]) {
     out[4] = (int64_t)offsetof(farfield_poisson_opts, check_input);
     out[5] = (int64_t)offsetof(farfield_poisson_opts, vico_factor);
 }
+
+/* out[0] = sizeof, out[1..7] = offsets. */
+void farfield_test_ewald_opts_layout(int64_t out[8]) {
+    out[0] = (int64_t)sizeof(farfield_ewald_opts);
+    out[1] = (int64_t)offsetof(farfield_ewald_opts, nthreads);
+    out[2] = (int64_t)offsetof(farfield_ewald_opts, debug);
+    out[3] = (int64_t)offsetof(farfield_ewald_opts, fftw);
+    out[4] = (int64_t)offsetof(farfield_ewald_opts, order_or_support);
+    out[5] = (int64_t)offsetof(farfield_ewald_opts, xi);
+    out[6] = (int64_t)offsetof(farfield_ewald_opts, rc);
+    out[7] = (int64_t)offsetof(farfield_ewald_opts, grid);
+}
+
+/* out[0] = sizeof, out[1..10] = offsets. */
+void farfield_test_ewald_params_layout(int64_t out[11]) {
+    out[0] = (int64_t)sizeof(farfield_ewald_params);
+    out[1] = (int64_t)offsetof(farfield_ewald_params, xi);
+    out[2] = (int64_t)offsetof(farfield_ewald_params, rc);
+    out[3] = (int64_t)offsetof(farfield_ewald_params, grid);
+    out[4] = (int64_t)offsetof(farfield_ewald_params, order_or_support);
+    out[5] = (int64_t)offsetof(farfield_ewald_params, method);
+    out[6] = (int64_t)offsetof(farfield_ewald_params, eta);
+    out[7] = (int64_t)offsetof(farfield_ewald_params, kc);
+    out[8] = (int64_t)offsetof(farfield_ewald_params, est_rel_err);
+    out[9] = (int64_t)offsetof(farfield_ewald_params, real_s);
+    out[10] = (int64_t)offsetof(farfield_ewald_params, kspace_s);
+}
+
+/* out[0] = sizeof, out[1..5] = offsets. */
+void farfield_test_fmm_opts_layout(int64_t out[6]) {
+    out[0] = (int64_t)sizeof(farfield_fmm_opts);
+    out[1] = (int64_t)offsetof(farfield_fmm_opts, nthreads);
+    out[2] = (int64_t)offsetof(farfield_fmm_opts, debug);
+    out[3] = (int64_t)offsetof(farfield_fmm_opts, order);
+    out[4] = (int64_t)offsetof(farfield_fmm_opts, depth);
+    out[5] = (int64_t)offsetof(farfield_fmm_opts, backend);
+}
+
+/* out[0] = sizeof, out[1..14] = offsets. */
+void farfield_test_fmm_params_layout(int64_t out[15]) {
+    out[0] = (int64_t)sizeof(farfield_fmm_params);
+    out[1] = (int64_t)offsetof(farfield_fmm_params, order);
+    out[2] = (int64_t)offsetof(farfield_fmm_params, depth);
+    out[3] = (int64_t)offsetof(farfield_fmm_params, nleaves);
+    out[4] = (int64_t)offsetof(farfield_fmm_params, npoints);
+    out[5] = (int64_t)offsetof(farfield_fmm_params, t_tree);
+    out[6] = (int64_t)offsetof(farfield_fmm_params, t_lists);
+    out[7] = (int64_t)offsetof(farfield_fmm_params, t_p2m);
+    out[8] = (int64_t)offsetof(farfield_fmm_params, t_m2m);
+    out[9] = (int64_t)offsetof(farfield_fmm_params, t_m2l);
+    out[10] = (int64_t)offsetof(farfield_fmm_params, t_l2l);
+    out[11] = (int64_t)offsetof(farfield_fmm_params, t_l2p);
+    out[12] = (int64_t)offsetof(farfield_fmm_params, t_p2p);
+    out[13] = (int64_t)offsetof(farfield_fmm_params, t_post);
+    out[14] = (int64_t)offsetof(farfield_fmm_params, t_total);
+}

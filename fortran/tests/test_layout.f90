@@ -1,4 +1,5 @@
-!> Layout of the bind(c) types of the farfield module (NUFFT opts/info, Poisson opts): c_sizeof and field offsets (c_loc
+!> Layout of the bind(c) types of the farfield module (NUFFT opts/info, Poisson opts, Ewald
+!> opts/params, FMM opts/params): c_sizeof and field offsets (c_loc
 !> differences) must equal (a) the frozen ABI numbers that c_tests/c_layout.c also asserts and
 !> (b) what the C compiler reports (layout_c.c, compiled into this test). Also checks the
 !> default options arrive intact through the Fortran type.
@@ -21,17 +22,42 @@ program test_layout
        import :: c_int64_t
        integer(c_int64_t), intent(out) :: out(6)
      end subroutine farfield_test_poisson_opts_layout
+     subroutine farfield_test_ewald_opts_layout(out) bind(c, name="farfield_test_ewald_opts_layout")
+       import :: c_int64_t
+       integer(c_int64_t), intent(out) :: out(8)
+     end subroutine farfield_test_ewald_opts_layout
+     subroutine farfield_test_ewald_params_layout(out) bind(c, name="farfield_test_ewald_params_layout")
+       import :: c_int64_t
+       integer(c_int64_t), intent(out) :: out(11)
+     end subroutine farfield_test_ewald_params_layout
+     subroutine farfield_test_fmm_opts_layout(out) bind(c, name="farfield_test_fmm_opts_layout")
+       import :: c_int64_t
+       integer(c_int64_t), intent(out) :: out(6)
+     end subroutine farfield_test_fmm_opts_layout
+     subroutine farfield_test_fmm_params_layout(out) bind(c, name="farfield_test_fmm_params_layout")
+       import :: c_int64_t
+       integer(c_int64_t), intent(out) :: out(15)
+     end subroutine farfield_test_fmm_params_layout
   end interface
 
   ! the frozen ABI (same numbers as c_tests/c_layout.c): sizeof, then offsets in field order
   integer(c_int64_t), parameter :: opts_abi(10) = [40, 0, 4, 8, 12, 16, 24, 28, 32, 36]
   integer(c_int64_t), parameter :: info_abi(9) = [64, 0, 24, 28, 32, 40, 48, 56, 60]
   integer(c_int64_t), parameter :: poisson_abi(6) = [24, 0, 4, 8, 12, 16]
+  integer(c_int64_t), parameter :: ewo_abi(8) = [56, 0, 4, 8, 12, 16, 24, 32]
+  integer(c_int64_t), parameter :: ewp_abi(11) = [88, 0, 8, 16, 40, 44, 48, 56, 64, 72, 80]
+  integer(c_int64_t), parameter :: fmo_abi(6) = [20, 0, 4, 8, 12, 16]
+  integer(c_int64_t), parameter :: fmp_abi(15) = [104, 0, 4, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96]
 
   type(farfield_nufft_opts), target :: o
   type(farfield_nufft_info), target :: inf
   type(farfield_poisson_opts), target :: po
   integer(c_int64_t) :: fo(10), fi(9), co(10), ci(9), fp(6), cp(6)
+  type(farfield_ewald_opts), target :: ewo
+  type(farfield_ewald_params), target :: ewp
+  type(farfield_fmm_opts), target :: fmo
+  type(farfield_fmm_params), target :: fmp
+  integer(c_int64_t) :: fewo(8), cewo(8), fewp(11), cewp(11), ffmo(6), cfmo(6), ffmp(15), cfmp(15)
   integer :: failures = 0, i
 
   fo(1) = c_sizeof(o)
@@ -62,6 +88,54 @@ program test_layout
   fp(5) = off(c_loc(po%check_input), c_loc(po))
   fp(6) = off(c_loc(po%vico_factor), c_loc(po))
 
+  fewo(1) = c_sizeof(ewo)
+  fewo(2) = off(c_loc(ewo%nthreads), c_loc(ewo))
+  fewo(3) = off(c_loc(ewo%debug), c_loc(ewo))
+  fewo(4) = off(c_loc(ewo%fftw), c_loc(ewo))
+  fewo(5) = off(c_loc(ewo%order_or_support), c_loc(ewo))
+  fewo(6) = off(c_loc(ewo%xi), c_loc(ewo))
+  fewo(7) = off(c_loc(ewo%rc), c_loc(ewo))
+  fewo(8) = off(c_loc(ewo%grid), c_loc(ewo))
+
+  fewp(1) = c_sizeof(ewp)
+  fewp(2) = off(c_loc(ewp%xi), c_loc(ewp))
+  fewp(3) = off(c_loc(ewp%rc), c_loc(ewp))
+  fewp(4) = off(c_loc(ewp%grid), c_loc(ewp))
+  fewp(5) = off(c_loc(ewp%order_or_support), c_loc(ewp))
+  fewp(6) = off(c_loc(ewp%method), c_loc(ewp))
+  fewp(7) = off(c_loc(ewp%eta), c_loc(ewp))
+  fewp(8) = off(c_loc(ewp%kc), c_loc(ewp))
+  fewp(9) = off(c_loc(ewp%est_rel_err), c_loc(ewp))
+  fewp(10) = off(c_loc(ewp%real_s), c_loc(ewp))
+  fewp(11) = off(c_loc(ewp%kspace_s), c_loc(ewp))
+
+  ffmo(1) = c_sizeof(fmo)
+  ffmo(2) = off(c_loc(fmo%nthreads), c_loc(fmo))
+  ffmo(3) = off(c_loc(fmo%debug), c_loc(fmo))
+  ffmo(4) = off(c_loc(fmo%order), c_loc(fmo))
+  ffmo(5) = off(c_loc(fmo%depth), c_loc(fmo))
+  ffmo(6) = off(c_loc(fmo%backend), c_loc(fmo))
+
+  ffmp(1) = c_sizeof(fmp)
+  ffmp(2) = off(c_loc(fmp%order), c_loc(fmp))
+  ffmp(3) = off(c_loc(fmp%depth), c_loc(fmp))
+  ffmp(4) = off(c_loc(fmp%nleaves), c_loc(fmp))
+  ffmp(5) = off(c_loc(fmp%npoints), c_loc(fmp))
+  ffmp(6) = off(c_loc(fmp%t_tree), c_loc(fmp))
+  ffmp(7) = off(c_loc(fmp%t_lists), c_loc(fmp))
+  ffmp(8) = off(c_loc(fmp%t_p2m), c_loc(fmp))
+  ffmp(9) = off(c_loc(fmp%t_m2m), c_loc(fmp))
+  ffmp(10) = off(c_loc(fmp%t_m2l), c_loc(fmp))
+  ffmp(11) = off(c_loc(fmp%t_l2l), c_loc(fmp))
+  ffmp(12) = off(c_loc(fmp%t_l2p), c_loc(fmp))
+  ffmp(13) = off(c_loc(fmp%t_p2p), c_loc(fmp))
+  ffmp(14) = off(c_loc(fmp%t_post), c_loc(fmp))
+  ffmp(15) = off(c_loc(fmp%t_total), c_loc(fmp))
+
+  call farfield_test_ewald_opts_layout(cewo)
+  call farfield_test_ewald_params_layout(cewp)
+  call farfield_test_fmm_opts_layout(cfmo)
+  call farfield_test_fmm_params_layout(cfmp)
   call farfield_test_opts_layout(co)
   call farfield_test_poisson_opts_layout(cp)
   call farfield_test_info_layout(ci)
@@ -85,6 +159,31 @@ program test_layout
      call expect(cp(i) == poisson_abi(i), 'poisson opts layout (C) vs frozen ABI', i)
   end do
   call expect(c_sizeof(inf%nf) == 24, 'sizeof(info%nf)', 0)
+  write (*, '(a, 8i4)') 'ewald opts Fortran: ', fewo
+  write (*, '(a, 8i4)') 'ewald opts C:       ', cewo
+  write (*, '(a, 11i4)') 'ewald params Fortran: ', fewp
+  write (*, '(a, 11i4)') 'ewald params C:       ', cewp
+  write (*, '(a, 6i4)') 'fmm opts Fortran: ', ffmo
+  write (*, '(a, 6i4)') 'fmm opts C:       ', cfmo
+  write (*, '(a, 15i4)') 'fmm params Fortran: ', ffmp
+  write (*, '(a, 15i4)') 'fmm params C:       ', cfmp
+  do i = 1, 8
+     call expect(fewo(i) == ewo_abi(i), 'ewald opts layout (Fortran) vs frozen ABI', i)
+     call expect(cewo(i) == ewo_abi(i), 'ewald opts layout (C) vs frozen ABI', i)
+  end do
+  do i = 1, 11
+     call expect(fewp(i) == ewp_abi(i), 'ewald params layout (Fortran) vs frozen ABI', i)
+     call expect(cewp(i) == ewp_abi(i), 'ewald params layout (C) vs frozen ABI', i)
+  end do
+  do i = 1, 6
+     call expect(ffmo(i) == fmo_abi(i), 'fmm opts layout (Fortran) vs frozen ABI', i)
+     call expect(cfmo(i) == fmo_abi(i), 'fmm opts layout (C) vs frozen ABI', i)
+  end do
+  do i = 1, 15
+     call expect(ffmp(i) == fmp_abi(i), 'fmm params layout (Fortran) vs frozen ABI', i)
+     call expect(cfmp(i) == fmp_abi(i), 'fmm params layout (C) vs frozen ABI', i)
+  end do
+  call expect(c_sizeof(ewo%grid) == 24 .and. c_sizeof(ewp%grid) == 24, 'sizeof(ewald grid)', 0)
 
   ! default options through the Fortran type
   o%modeord = -7
@@ -101,6 +200,17 @@ program test_layout
   call expect(po%nthreads == 0 .and. po%debug == 0 .and. po%fftw == 64 .and. po%check_input == 1, &
        'poisson default opts (1)', 0)
   call expect(abs(po%vico_factor - 1.1_c_double) < 1e-15_c_double, 'poisson default opts (2)', 0)
+  ewo%grid = -7
+  ewo%xi = -7
+  call expect(farfield_ewald_default_opts(ewo) == FARFIELD_OK, 'ewald default opts status', 0)
+  call expect(ewo%nthreads == 0 .and. ewo%debug == 0 .and. ewo%fftw == 64 .and. ewo%order_or_support == 0, &
+       'ewald default opts (1)', 0)
+  call expect(abs(ewo%xi) <= 0 .and. abs(ewo%rc) <= 0 .and. all(ewo%grid == 0), 'ewald default opts (2)', 0)
+  fmo%depth = -7
+  fmo%backend = -7
+  call expect(farfield_fmm_default_opts(fmo) == FARFIELD_OK, 'fmm default opts status', 0)
+  call expect(fmo%nthreads == 0 .and. fmo%debug == 0 .and. fmo%order == 0 .and. fmo%depth == -1 .and. &
+       fmo%backend == FARFIELD_FMM_BACKEND_AUTO, 'fmm default opts', 0)
 
   if (failures > 0) then
      write (*, '(a, i0, a)') 'test_layout: ', failures, ' check(s) FAILED'
