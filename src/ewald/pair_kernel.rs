@@ -8,11 +8,12 @@
 //!
 //! Two implementations with the same arithmetic: a portable scalar loop, and an AVX2/FMA loop
 //! (4 pairs per step, chosen at run time) with `1/r` from `rsqrtps` refined by two Newton steps
-//! (relative error ≈ 1e-13), `e^{−x²}` by range reduction and a degree-12 polynomial, and `erfc`
-//! from [`super::erfc::ErfcFit`]. Blocks of 4 with no pair inside the cutoff are skipped after
-//! the distance test. Coincident atoms (`r = 0`) are skipped.
+//! (relative error ≈ 1e-13) and the pair functions from the polynomials of
+//! [`super::erfc::PairFit`] (no `exp`, no division; the even and odd parts of both polynomials
+//! are four independent Horner chains). Blocks of 4 with no pair inside the cutoff are skipped
+//! after the distance test. Coincident atoms (`r = 0`) are skipped.
 
-use super::erfc::ErfcFit;
+use super::erfc::{poly, PairFit};
 
 /// Constants of the pair kernel.
 #[derive(Debug, Clone)]
@@ -21,7 +22,7 @@ pub(crate) struct PairConsts {
     pub rc2: f64,
     /// `2ξ/√π`.
     pub c2: f64,
-    pub fit: ErfcFit,
+    pub fit: PairFit,
     /// Use `libm::erfc` (the reference path of the direct sum) instead of the fit.
     pub exact: bool,
 }
@@ -32,21 +33,24 @@ impl PairConsts {
             xi,
             rc2: rc * rc,
             c2: 2.0 * xi / std::f64::consts::PI.sqrt(),
-            fit: ErfcFit::new(xi * rc, rel_acc),
+            fit: PairFit::new(xi, rc, if exact { 1e-3 } else { rel_acc }),
             exact,
         }
     }
 
-    /// `(v(r), f(r))` of the module docs for `r² = r2 > 0`.
+    /// `(v(r), f(r))` of the module docs for `0 < r² ≤ r_c²`.
     #[inline(always)]
     pub fn pair(&self, r2: f64) -> (f64, f64) {
-        let r = r2.sqrt();
-        let rinv = 1.0 / r;
-        let x = self.xi * r;
-        let e = (-x * x).exp();
-        let erfc = if self.exact { libm::erfc(x) } else { e * self.fit.erfcx(x) };
-        let pot = erfc * rinv;
-        (pot, (pot + self.c2 * e) * rinv * rinv)
+        let rinv = 1.0 / r2.sqrt();
+        if self.exact {
+            let r = r2 * rinv;
+            let x = self.xi * r;
+            let pot = libm::erfc(x) * rinv;
+            return (pot, (pot + self.c2 * (-x * x).exp()) * rinv * rinv);
+        }
+        let w = r2 * self.fit.s - 1.0;
+        let pot = rinv - poly(&self.fit.g, w);
+        (pot, rinv * rinv * rinv - poly(&self.fit.h, w))
     }
 }
 
@@ -151,30 +155,6 @@ unsafe fn hsum(v: std::arch::x86_64::__m256d) -> f64 {
     _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)))
 }
 
-/// `e^{a}` for `a ∈ [−700, 0]`, lane-wise: `a = n ln2 + r`, `|r| ≤ ln2/2`, degree-12 Taylor
-/// polynomial for `e^r` (error < 2e-16), `2^n` built in the exponent bits.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn exp_neg(a: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m256d {
-    use std::arch::x86_64::*;
-    // 1.5·2^52 + 1023: the rounded sum carries n + 1023 in its low mantissa bits
-    let magic = _mm256_set1_pd(6755399441055744.0 + 1023.0);
-    let kf = _mm256_fmadd_pd(a, _mm256_set1_pd(std::f64::consts::LOG2_E), magic);
-    let n = _mm256_sub_pd(kf, magic);
-    let r = _mm256_fnmadd_pd(n, _mm256_set1_pd(6.931_471_803_691_238_2e-1), a);
-    let r = _mm256_fnmadd_pd(n, _mm256_set1_pd(1.908_214_929_270_587_7e-10), r);
-    const C: [f64; 13] = [
-        1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0,
-        1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0,
-    ];
-    let mut p = _mm256_set1_pd(C[0]);
-    for &c in &C[1..] {
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(c));
-    }
-    let scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_castpd_si256(kf), 52));
-    _mm256_mul_pd(p, scale)
-}
-
 /// AVX2/FMA version of [`block`].
 ///
 /// # Safety
@@ -195,13 +175,12 @@ pub(crate) unsafe fn block_avx2<const FIELD: bool, const VIR: bool>(
     let qiv = _mm256_set1_pd(qi);
     let rc2 = _mm256_set1_pd(k.rc2);
     let r2min = _mm256_set1_pd(k.rc2 * 1e-24);
-    let xiv = _mm256_set1_pd(k.xi);
-    let c2 = _mm256_set1_pd(k.c2);
-    let pm = _mm256_set1_pd(k.fit.p);
-    let zs = _mm256_set1_pd(k.fit.zs);
-    let zo = _mm256_set1_pd(k.fit.zo);
-    let coef = &k.fit.coef;
-    let c0 = _mm256_set1_pd(coef[0]);
+    let sv = _mm256_set1_pd(k.fit.s);
+    let gc = &k.fit.g;
+    let hc = &k.fit.h;
+    let nc = gc.len();
+    debug_assert_eq!(hc.len(), nc);
+    let ne = nc.div_ceil(2);
     let half = _mm256_set1_pd(0.5);
     let three_half = _mm256_set1_pd(1.5);
     let lane = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
@@ -229,22 +208,25 @@ pub(crate) unsafe fn block_avx2<const FIELD: bool, const VIR: bool>(
         let h = _mm256_mul_pd(half, r2c);
         let y = _mm256_mul_pd(y, _mm256_fnmadd_pd(h, _mm256_mul_pd(y, y), three_half));
         let rinv = _mm256_mul_pd(y, _mm256_fnmadd_pd(h, _mm256_mul_pd(y, y), three_half));
-        let r = _mm256_mul_pd(r2c, rinv);
-        let x = _mm256_mul_pd(xiv, r);
-        let e = exp_neg(_mm256_sub_pd(zero, _mm256_mul_pd(x, x)));
-        // erfcx(x) by Clenshaw in z(t), t = 1/(1 + p x)
-        let t = _mm256_div_pd(one, _mm256_fmadd_pd(pm, x, one));
-        let z = _mm256_fmadd_pd(zs, t, zo);
-        let z2 = _mm256_add_pd(z, z);
-        let (mut b1, mut b2) = (zero, zero);
-        for &c in coef[1..].iter().rev() {
-            let b0 = _mm256_fmadd_pd(z2, b1, _mm256_sub_pd(_mm256_set1_pd(c), b2));
-            b2 = b1;
-            b1 = b0;
+        // ξG and ξ³H in w = r²s − 1: even/odd Horner chains in w²
+        let w = _mm256_fmsub_pd(r2c, sv, one);
+        let w2 = _mm256_mul_pd(w, w);
+        let (mut ge, mut go, mut he, mut ho) = (zero, zero, zero, zero);
+        let mut kk = ne;
+        if nc % 2 == 1 {
+            kk -= 1;
+            ge = _mm256_set1_pd(*gc.get_unchecked(2 * kk));
+            he = _mm256_set1_pd(*hc.get_unchecked(2 * kk));
         }
-        let rr = _mm256_fmadd_pd(z, b1, _mm256_sub_pd(c0, b2));
-        let pot = _mm256_mul_pd(_mm256_mul_pd(e, rr), rinv);
-        let fs = _mm256_mul_pd(_mm256_fmadd_pd(c2, e, pot), _mm256_mul_pd(rinv, rinv));
+        while kk > 0 {
+            kk -= 1;
+            ge = _mm256_fmadd_pd(ge, w2, _mm256_set1_pd(*gc.get_unchecked(2 * kk)));
+            go = _mm256_fmadd_pd(go, w2, _mm256_set1_pd(*gc.get_unchecked(2 * kk + 1)));
+            he = _mm256_fmadd_pd(he, w2, _mm256_set1_pd(*hc.get_unchecked(2 * kk)));
+            ho = _mm256_fmadd_pd(ho, w2, _mm256_set1_pd(*hc.get_unchecked(2 * kk + 1)));
+        }
+        let pot = _mm256_sub_pd(rinv, _mm256_fmadd_pd(go, w, ge));
+        let fs = _mm256_fmsub_pd(_mm256_mul_pd(rinv, rinv), rinv, _mm256_fmadd_pd(ho, w, he));
         let pot = _mm256_and_pd(m, pot);
         let fs = _mm256_and_pd(m, fs);
         let qj = _mm256_loadu_pd(s.q.add(j));
@@ -350,5 +332,57 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod bench {
+    use super::*;
+
+    /// Time per 4-lane block of the AVX2 kernel with all lanes inside the cutoff (ignored).
+    #[test]
+    #[ignore]
+    fn bench_block() {
+        let k = PairConsts::new(4.74, 0.68, 1e-6, false);
+        let n = 256;
+        let mut x = vec![0.0; n];
+        let mut y = vec![0.0; n];
+        let mut z = vec![0.0; n];
+        let q = vec![0.3; n];
+        for j in 0..n {
+            let t = j as f64 * 0.37;
+            x[j] = 0.3 * t.sin();
+            y[j] = 0.3 * (1.3 * t).cos();
+            z[j] = 0.3 * (0.7 * t).sin();
+        }
+        let s = Soa { x: x.as_ptr(), y: y.as_ptr(), z: z.as_ptr(), q: q.as_ptr() };
+        let mut a = vec![0.0; 4 * n];
+        let p = a.as_mut_ptr();
+        let acc = unsafe { Acc { phi: p, ex: p.add(n), ey: p.add(2 * n), ez: p.add(3 * n) } };
+        let mut oi = [0.0; 4];
+        let mut vir = [0.0; 6];
+        let reps = 20000;
+        for (name, f) in [("avx2", true), ("scalar", false)] {
+            let cpu = || {
+                let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+                // SAFETY: valid pointer.
+                unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+                ts.tv_sec as f64 + 1e-9 * ts.tv_nsec as f64
+            };
+            let t = cpu();
+            for r in 0..reps {
+                let xi = [0.01 * (r % 7) as f64, 0.0, 0.0];
+                unsafe {
+                    if f {
+                        block_avx2::<true, false>(&k, s, xi, 0.5, 0, 0, n, acc, &mut oi, &mut vir);
+                    } else {
+                        block_scalar::<true, false>(&k, s, xi, 0.5, 0, 0, n, acc, &mut oi, &mut vir);
+                    }
+                }
+            }
+            let dt = cpu() - t;
+            eprintln!("{name}: {:.2} ns (thread CPU) per pair ({} coefficients)", dt / (reps * n) as f64 * 1e9, k.fit.g.len());
+        }
+        assert!(oi[0].is_finite());
     }
 }
