@@ -21,7 +21,7 @@
 //!   computed it, so the two cancel) and the `erf(ξr)/r` that the k-space sum contains.
 
 use super::box_::PeriodicBox;
-use super::pair_kernel::{block, Acc, PairConsts, Soa};
+use super::pair_kernel::{block, Acc, Nbr, PairConsts, Soa};
 use crate::error::{try_zeroed_vec, Result};
 use crate::threads::{SyncPtr, Threads};
 
@@ -302,7 +302,9 @@ impl RealSpace {
             let base = buf.acc.as_mut_ptr();
             // SAFETY: 4·npad entries.
             let acc = unsafe { Acc { phi: base, ex: base.add(npad), ey: base.add(2 * npad), ez: base.add(3 * npad) } };
-            let mut nbr: Vec<(usize, [f64; 3], bool)> = Vec::with_capacity(stencil.len());
+            let mut nbr: Vec<Nbr> = Vec::with_capacity(stencil.len());
+            #[cfg(target_arch = "x86_64")]
+            let avx = !consts.exact && super::simd_ok();
             for a in task * chunk..((task + 1) * chunk).min(ncell) {
                 let na = cnt[a] as usize;
                 if na == 0 {
@@ -325,21 +327,34 @@ impl RealSpace {
                     }
                     let b = bcell[0] + nc[0] * (bcell[1] + nc[1] * bcell[2]);
                     if cnt[b] > 0 {
-                        nbr.push((b, shift, *o == [0, 0, 0]));
+                        nbr.push(Nbr {
+                            j0: start[b],
+                            j1: start[b] + pad4(cnt[b] as usize),
+                            shift,
+                            bbox: bbox[b],
+                            is_self: *o == [0, 0, 0],
+                        });
                     }
+                }
+                #[cfg(target_arch = "x86_64")]
+                if avx {
+                    // SAFETY: the slots of cell a and of its neighbours are valid; acc is this
+                    // thread's; the CPU has AVX2 and FMA.
+                    unsafe { super::pair_kernel::cell_avx2::<FIELD, VIR>(consts, soa, start[a], start[a] + na, &nbr, acc, &mut buf.vir) };
+                    continue;
                 }
                 let rc2 = consts.rc2;
                 for i in start[a]..start[a] + na {
                     // SAFETY: i is a real slot.
                     let (xi, qi) = unsafe { ([*soa.x.add(i), *soa.y.add(i), *soa.z.add(i)], *soa.q.add(i)) };
                     let mut oi = [0.0f64; 4];
-                    for &(b, sh, is_self) in &nbr {
+                    for nb in &nbr {
+                        let sh = nb.shift;
                         let xs = [xi[0] - sh[0], xi[1] - sh[1], xi[2] - sh[2]];
-                        let j1 = start[b] + pad4(cnt[b] as usize);
-                        let (j0, jmin) = if is_self {
+                        let (j0, jmin) = if nb.is_self {
                             ((i + 1) & !3, i + 1)
                         } else {
-                            let bb = &bbox[b];
+                            let bb = &nb.bbox;
                             let mut d2 = 0.0;
                             for d in 0..3 {
                                 let e = (bb[d] - xs[d]).max(xs[d] - bb[3 + d]).max(0.0);
@@ -348,13 +363,13 @@ impl RealSpace {
                             if d2 >= rc2 {
                                 continue;
                             }
-                            (start[b], start[b])
+                            (nb.j0, nb.j0)
                         };
-                        if j0 >= j1 {
+                        if j0 >= nb.j1 {
                             continue;
                         }
-                        // SAFETY: slots j0..j1 lie in cell b (padded); acc is this thread's.
-                        unsafe { block::<FIELD, VIR>(&consts, soa, xs, qi, jmin, j0, j1, acc, &mut oi, &mut buf.vir) };
+                        // SAFETY: slots j0..j1 lie in the neighbour cell (padded); acc is this thread's.
+                        unsafe { block::<FIELD, VIR>(consts, soa, xs, qi, jmin, j0, nb.j1, acc, &mut oi, &mut buf.vir) };
                     }
                     // SAFETY: slot i < npad, this thread's accumulator.
                     unsafe {
