@@ -326,7 +326,17 @@ impl RealSpace {
                         }
                     }
                     let b = bcell[0] + nc[0] * (bcell[1] + nc[1] * bcell[2]);
-                    if cnt[b] > 0 {
+                    if cnt[b] == 0 {
+                        continue;
+                    }
+                    // cell-level test: the bounding boxes (B moved by the shift) closer than r_c
+                    let (ba, bb) = (&bbox[a], &bbox[b]);
+                    let mut d2 = 0.0;
+                    for d in 0..3 {
+                        let e = (bb[d] + shift[d] - ba[3 + d]).max(ba[d] - bb[3 + d] - shift[d]).max(0.0);
+                        d2 += e * e;
+                    }
+                    if d2 < consts.rc2 {
                         nbr.push(Nbr {
                             j0: start[b],
                             j1: start[b] + pad4(cnt[b] as usize),

@@ -1,6 +1,10 @@
-//! B-spline spreaders and gradient interpolation (for smooth particle-mesh Ewald forces,
-//! Essmann et al. 1995 eq. 4.9): for each point, the value of the interpolant of a **real**
-//! 3D grid and its derivatives with respect to the point's grid coordinates, in one pass.
+//! Real-valued spreading and gradient interpolation, and B-spline spreaders (for smooth
+//! particle-mesh Ewald, Essmann et al. 1995 eq. 4.9):
+//! * [`Spreader::spread_real`]: real strengths onto a **real** grid (half the arithmetic and
+//!   memory of spreading them as complex numbers), same subproblem/box/wrap-add scheme as
+//!   [`Spreader::spread`];
+//! * [`Spreader::interp_grad_real`]: for each point, the value of the interpolant of a real 3D
+//!   grid and its derivatives with respect to the point's grid coordinates, in one pass.
 //!
 //! Kept apart from the spreader's core loops (`mod.rs`, `inner.rs`): it only reads the sorted
 //! points and subproblems that [`Spreader::setpts`] made.
@@ -9,7 +13,7 @@ use super::{simd, KernelImpl, SpreadOpts, Spreader};
 use crate::error::{Error, Result};
 use crate::kernel::bspline::{BSplineEval, BSplineParams};
 use crate::kernel::gaussian::GaussParams;
-use crate::kernel::{Kernel, MAX_WIDTH};
+use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
 use crate::real::Real;
 use crate::threads::{SyncPtr, Threads};
 
@@ -26,6 +30,128 @@ impl<T: Real> Spreader<T> {
         let mut s = Self::new(dim, nf, &Kernel::Gaussian(GaussParams { w: p.order, tau: 1.0 }), opts)?;
         s.kernel = KernelImpl::BSpline(BSplineEval::new(p));
         Ok(s)
+    }
+
+    /// Spreads the real strengths `c` (length M, caller's point order) onto the real `grid`
+    /// (length nf1·nf2·nf3, x fastest), **adding** to what `grid` holds.
+    pub fn spread_real(&self, c: &[T], grid: &mut [T], threads: &Threads) {
+        assert_eq!(c.len(), self.m);
+        assert_eq!(grid.len(), self.nf.iter().product::<usize>());
+        match &self.kernel {
+            KernelImpl::Es(k) => self.spread_real_with(k, c, grid, threads),
+            KernelImpl::Gaussian(k) => self.spread_real_with(k, c, grid, threads),
+            KernelImpl::BSpline(k) => self.spread_real_with(k, c, grid, threads),
+        }
+    }
+
+    fn spread_real_with<K: KernelEval<T>>(&self, k: &K, c: &[T], grid: &mut [T], threads: &Threads) {
+        let gp = SyncPtr(grid.as_mut_ptr());
+        threads.for_each(self.subprobs.len(), |s| {
+            let gp = gp;
+            let (a, b) = self.subprobs[s];
+            let cs: Vec<T> = self.perm[a..b].iter().map(|&j| c[j as usize]).collect();
+            let w = self.w;
+            let mut lo = [0isize; 3];
+            let mut hi = [0isize; 3];
+            for d in 0..self.dim {
+                let half = T::of(0.5 * w[d] as f64);
+                let (mn, mx) = self.g[d][a..b].iter().fold((T::infinity(), T::neg_infinity()), |(mn, mx), &v| (mn.min(v), mx.max(v)));
+                lo[d] = (mn - half).ceil().to_isize().unwrap_or(0);
+                hi[d] = (mx - half).ceil().to_isize().unwrap_or(0);
+            }
+            let bsz = [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]];
+            let mut bx: Vec<T> = vec![T::zero(); bsz[0] * bsz[1] * bsz[2]];
+            #[cfg(target_arch = "x86_64")]
+            let done = if simd::has_avx2_fma() {
+                // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
+                unsafe { self.spread_real_points_avx2(k, a, &cs, lo, bsz, &mut bx) };
+                true
+            } else {
+                false
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let done = false;
+            if !done {
+                self.spread_real_points(k, a, &cs, lo, bsz, &mut bx);
+            }
+            self.wrap_add_real(&bx, lo, bsz, gp);
+        });
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn spread_real_points_avx2<K: KernelEval<T>>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
+        self.spread_real_points(k, a, cs, lo, bsz, bx)
+    }
+
+    #[inline(always)]
+    fn spread_real_points<K: KernelEval<T>>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
+        macro_rules! go {
+            ($($n:literal),*) => {
+                match self.w[0] {
+                    $($n => self.spread_real_points_w::<K, $n>(k, a, cs, lo, bsz, bx),)*
+                    _ => self.spread_real_points_w::<K, 0>(k, a, cs, lo, bsz, bx),
+                }
+            };
+        }
+        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+    }
+
+    /// Real spreading of sorted points `a..a+cs.len()` into a box, width `W` (0: any).
+    #[inline(always)]
+    fn spread_real_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
+        let w = if W == 0 { self.w[0] } else { W };
+        let mut ker = [[T::zero(); MAX_WIDTH]; 3];
+        let mut i0 = [0isize; 3];
+        for (q, &cv) in cs.iter().enumerate() {
+            self.point_kernel(k, a + q, &mut ker, &mut i0);
+            let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
+            let mut kc = [T::zero(); MAX_WIDTH];
+            for i in 0..w {
+                kc[i] = ker[0][i] * cv;
+            }
+            for kz in 0..self.w[2] {
+                let vz = ker[2][kz];
+                for jy in 0..self.w[1] {
+                    let v = vz * ker[1][jy];
+                    let base = l[0] + bsz[0] * (l[1] + jy + bsz[1] * (l[2] + kz));
+                    let row = &mut bx[base..base + w];
+                    for i in 0..w {
+                        row[i] += kc[i] * v;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds a real box with corner `lo` into the periodic grid, locking one stripe at a time
+    /// (as the complex wrap-add of `mod.rs`).
+    fn wrap_add_real(&self, bx: &[T], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<T>) {
+        let nf = self.nf;
+        let wrap = |v: isize, n: usize| -> usize { v.rem_euclid(n as isize) as usize };
+        for kz in 0..bsz[2] {
+            let gz = wrap(lo[2] + kz as isize, nf[2]);
+            for jy in 0..bsz[1] {
+                let gy = wrap(lo[1] + jy as isize, nf[1]);
+                let rowbase = nf[0] * (gy + nf[1] * gz);
+                let src = &bx[bsz[0] * (jy + bsz[1] * kz)..bsz[0] * (jy + 1 + bsz[1] * kz)];
+                let mut i = 0usize;
+                while i < bsz[0] {
+                    let gx = wrap(lo[0] + i as isize, nf[0]);
+                    let gidx = rowbase + gx;
+                    let stripe = gidx / self.stripe;
+                    let run = (bsz[0] - i).min(nf[0] - gx).min((stripe + 1) * self.stripe - gidx);
+                    let _guard = self.locks[stripe].lock().unwrap_or_else(|e| e.into_inner());
+                    // SAFETY: indices gidx..gidx+run are inside the grid and inside one stripe,
+                    // whose lock we hold.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(grid.0.add(gidx), run) };
+                    for (d, s) in dst.iter_mut().zip(&src[i..i + run]) {
+                        *d += *s;
+                    }
+                    i += run;
+                }
+            }
+        }
     }
 
     /// Interpolates the real 3D grid `grid` (length nf1·nf2·nf3, x fastest) and its gradient at
@@ -106,22 +232,37 @@ impl<T: Real> Spreader<T> {
                 k.eval_with_deriv(start - gv, &mut v[d], &mut dv[d]);
             }
             let contiguous = i0[0] >= 0 && i0[0] as usize + w <= nf[0];
+            // wrapped row indices (a point's window starts within one period of the grid)
+            let wrap = |v: isize, n: usize| -> usize {
+                if v < 0 {
+                    (v + n as isize) as usize
+                } else if v as usize >= n {
+                    v as usize - n
+                } else {
+                    v as usize
+                }
+            };
+            let mut gyi = [0usize; MAX_WIDTH];
+            let mut gzi = [0usize; MAX_WIDTH];
+            for t in 0..w {
+                gyi[t] = wrap(i0[1] + t as isize, nf[1]);
+                gzi[t] = wrap(i0[2] + t as isize, nf[2]);
+            }
             // row accumulators: Σ_{j,k} row·(vy vz), row·(dvy vz), row·(vy dvz)
             let mut av = [T::zero(); MAX_WIDTH];
             let mut ay = [T::zero(); MAX_WIDTH];
             let mut az = [T::zero(); MAX_WIDTH];
             for kz in 0..w {
-                let gz = (i0[2] + kz as isize).rem_euclid(nf[2] as isize) as usize;
                 let (vz, dvz) = (v[2][kz], dv[2][kz]);
+                let zbase = nf[1] * gzi[kz];
                 for jy in 0..w {
-                    let gy = (i0[1] + jy as isize).rem_euclid(nf[1] as isize) as usize;
-                    let base = nf[0] * (gy + nf[1] * gz);
+                    let base = nf[0] * (gyi[jy] + zbase);
                     let row: &[T] = if contiguous {
                         let s = base + i0[0] as usize;
                         &grid[s..s + w]
                     } else {
                         for (dx, sv) in scratch[..w].iter_mut().enumerate() {
-                            *sv = grid[base + (i0[0] + dx as isize).rem_euclid(nf[0] as isize) as usize];
+                            *sv = grid[base + wrap(i0[0] + dx as isize, nf[0])];
                         }
                         &scratch[..w]
                     };
@@ -171,6 +312,12 @@ mod tests {
             let n: usize = nf.iter().product();
             let mut grid = vec![Complex::new(0.0, 0.0); n];
             sp.spread(&c, &mut grid, &th);
+            let cre: Vec<f64> = c.iter().map(|v| v.re).collect();
+            let mut rg = vec![0.0; n];
+            sp.spread_real(&cre, &mut rg, &th);
+            for l in 0..n {
+                assert!((rg[l] - grid[l].re).abs() < 1e-14, "{l}");
+            }
             let tot: f64 = grid.iter().map(|v| v.re).sum();
             let ctot: f64 = c.iter().map(|v| v.re).sum();
             assert!((tot - ctot).abs() < 1e-12);
