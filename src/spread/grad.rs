@@ -60,7 +60,8 @@ impl<T: Real> Spreader<T> {
                 hi[d] = (mx - half).ceil().to_isize().unwrap_or(0);
             }
             let bsz = [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]];
-            let mut bx: Vec<T> = vec![T::zero(); bsz[0] * bsz[1] * bsz[2]];
+            // room for the last row's padded update (see spread_real_points_w)
+            let mut bx: Vec<T> = vec![T::zero(); bsz[0] * bsz[1] * bsz[2] + 4];
             #[cfg(target_arch = "x86_64")]
             let done = if simd::has_avx2_fma() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
@@ -97,10 +98,13 @@ impl<T: Real> Spreader<T> {
         go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
     }
 
-    /// Real spreading of sorted points `a..a+cs.len()` into a box, width `W` (0: any).
+    /// Real spreading of sorted points `a..a+cs.len()` into a box, width `W` (0: any). Rows are
+    /// updated over `⌈W/4⌉·4` entries with zero weights past `W` (the box has room for that), so
+    /// the row update is whole SIMD vectors.
     #[inline(always)]
     fn spread_real_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
         let w = if W == 0 { self.w[0] } else { W };
+        let wp = w.div_ceil(4) * 4;
         let mut ker = [[T::zero(); MAX_WIDTH]; 3];
         let mut i0 = [0isize; 3];
         for (q, &cv) in cs.iter().enumerate() {
@@ -115,8 +119,8 @@ impl<T: Real> Spreader<T> {
                 for jy in 0..self.w[1] {
                     let v = vz * ker[1][jy];
                     let base = l[0] + bsz[0] * (l[1] + jy + bsz[1] * (l[2] + kz));
-                    let row = &mut bx[base..base + w];
-                    for i in 0..w {
+                    let row = &mut bx[base..base + wp];
+                    for i in 0..wp {
                         row[i] += kc[i] * v;
                     }
                 }
@@ -217,6 +221,8 @@ impl<T: Real> Spreader<T> {
     #[inline(always)]
     fn grad_points_w<const W: usize>(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
         let w = if W == 0 { self.w[0] } else { W };
+        // x rows are processed over wp = ⌈w/4⌉·4 entries with zero weights past w
+        let wp = w.div_ceil(4) * 4;
         let nf = self.nf;
         let half = T::of(0.5 * w as f64);
         let mut v = [[T::zero(); MAX_WIDTH]; 3];
@@ -231,7 +237,11 @@ impl<T: Real> Spreader<T> {
                 i0[d] = start.to_isize().unwrap_or(0);
                 k.eval_with_deriv(start - gv, &mut v[d], &mut dv[d]);
             }
-            let contiguous = i0[0] >= 0 && i0[0] as usize + w <= nf[0];
+            for i in w..wp {
+                v[0][i] = T::zero();
+                dv[0][i] = T::zero();
+            }
+            let contiguous = i0[0] >= 0 && i0[0] as usize + wp <= nf[0];
             // wrapped row indices (a point's window starts within one period of the grid)
             let wrap = |v: isize, n: usize| -> usize {
                 if v < 0 {
@@ -259,17 +269,17 @@ impl<T: Real> Spreader<T> {
                     let base = nf[0] * (gyi[jy] + zbase);
                     let row: &[T] = if contiguous {
                         let s = base + i0[0] as usize;
-                        &grid[s..s + w]
+                        &grid[s..s + wp]
                     } else {
                         for (dx, sv) in scratch[..w].iter_mut().enumerate() {
                             *sv = grid[base + wrap(i0[0] + dx as isize, nf[0])];
                         }
-                        &scratch[..w]
+                        &scratch[..wp]
                     };
                     let wv = v[1][jy] * vz;
                     let wy = dv[1][jy] * vz;
                     let wz = v[1][jy] * dvz;
-                    for i in 0..w {
+                    for i in 0..wp {
                         av[i] += row[i] * wv;
                         ay[i] += row[i] * wy;
                         az[i] += row[i] * wz;
@@ -277,7 +287,7 @@ impl<T: Real> Spreader<T> {
                 }
             }
             let (mut val, mut gx, mut gy, mut gz) = (T::zero(), T::zero(), T::zero(), T::zero());
-            for i in 0..w {
+            for i in 0..wp {
                 val += av[i] * v[0][i];
                 gx += av[i] * dv[0][i];
                 gy += ay[i] * v[0][i];
