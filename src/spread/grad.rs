@@ -17,6 +17,21 @@ use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
 use crate::real::Real;
 use crate::threads::{SyncPtr, Threads};
 
+#[cfg(target_arch = "x86_64")]
+#[path = "grad_avx2.rs"]
+mod avx2;
+
+/// `a·b + c`, fused when `F`. The generic loops use `F = false`: LLVM vectorises the separate
+/// multiply and add but not `mul_add` there; the `f64` AVX2 loops below use intrinsics.
+#[inline(always)]
+fn fma<T: Real, const F: bool>(a: T, b: T, c: T) -> T {
+    if F {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
 impl<T: Real> Spreader<T> {
     /// A spreader whose kernel is the centred cardinal B-spline of order `p.order`
     /// (`2 ≤ order ≤ 32`, width = order; see [`crate::kernel::bspline`]).
@@ -37,6 +52,21 @@ impl<T: Real> Spreader<T> {
     pub fn spread_real(&self, c: &[T], grid: &mut [T], threads: &Threads) {
         assert_eq!(c.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
+        #[cfg(target_arch = "x86_64")]
+        if simd::has_avx2_fma() && self.w[0] <= 16 {
+            if let Some(s64) = (self as &dyn std::any::Any).downcast_ref::<Spreader<f64>>() {
+                if let KernelImpl::BSpline(k64) = &s64.kernel {
+                    // SAFETY: T is f64 (the downcast succeeded): same layout.
+                    let c64 = unsafe { std::slice::from_raw_parts(c.as_ptr() as *const f64, c.len()) };
+                    let g64 = unsafe { std::slice::from_raw_parts_mut(grid.as_mut_ptr() as *mut f64, grid.len()) };
+                    s64.spread_real_boxes(c64, g64, threads, |a, cs, lo, bsz, bx| {
+                        // SAFETY: the CPU has AVX2 and FMA (checked above).
+                        unsafe { s64.spread_real_points_f64_avx2(k64, a, cs, lo, bsz, bx) }
+                    });
+                    return;
+                }
+            }
+        }
         match &self.kernel {
             KernelImpl::Es(k) => self.spread_real_with(k, c, grid, threads),
             KernelImpl::Gaussian(k) => self.spread_real_with(k, c, grid, threads),
@@ -45,6 +75,24 @@ impl<T: Real> Spreader<T> {
     }
 
     fn spread_real_with<K: KernelEval<T>>(&self, k: &K, c: &[T], grid: &mut [T], threads: &Threads) {
+        self.spread_real_boxes(c, grid, threads, |a, cs, lo, bsz, bx| {
+            #[cfg(target_arch = "x86_64")]
+            if simd::has_avx2_fma() {
+                // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
+                unsafe { self.spread_real_points_avx2(k, a, cs, lo, bsz, bx) };
+                return;
+            }
+            self.spread_real_points::<K, false>(k, a, cs, lo, bsz, bx);
+        });
+    }
+
+    /// The subproblem scheme of real spreading: per subproblem, gather the strengths, spread
+    /// them with `points(a, strengths, corner, box sizes, box)` into a private box (4 spare
+    /// entries at its end), wrap-add the box into the grid.
+    fn spread_real_boxes<F>(&self, c: &[T], grid: &mut [T], threads: &Threads, points: F)
+    where
+        F: Fn(usize, &[T], [isize; 3], [usize; 3], &mut [T]) + Sync + Send,
+    {
         let gp = SyncPtr(grid.as_mut_ptr());
         threads.for_each(self.subprobs.len(), |s| {
             let gp = gp;
@@ -60,21 +108,8 @@ impl<T: Real> Spreader<T> {
                 hi[d] = (mx - half).ceil().to_isize().unwrap_or(0);
             }
             let bsz = [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]];
-            // room for the last row's padded update (see spread_real_points_w)
             let mut bx: Vec<T> = vec![T::zero(); bsz[0] * bsz[1] * bsz[2] + 4];
-            #[cfg(target_arch = "x86_64")]
-            let done = if simd::has_avx2_fma() {
-                // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-                unsafe { self.spread_real_points_avx2(k, a, &cs, lo, bsz, &mut bx) };
-                true
-            } else {
-                false
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let done = false;
-            if !done {
-                self.spread_real_points(k, a, &cs, lo, bsz, &mut bx);
-            }
+            points(a, &cs, lo, bsz, &mut bx);
             self.wrap_add_real(&bx, lo, bsz, gp);
         });
     }
@@ -82,16 +117,16 @@ impl<T: Real> Spreader<T> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn spread_real_points_avx2<K: KernelEval<T>>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
-        self.spread_real_points(k, a, cs, lo, bsz, bx)
+        self.spread_real_points::<K, false>(k, a, cs, lo, bsz, bx)
     }
 
     #[inline(always)]
-    fn spread_real_points<K: KernelEval<T>>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
+    fn spread_real_points<K: KernelEval<T>, const F: bool>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.spread_real_points_w::<K, $n>(k, a, cs, lo, bsz, bx),)*
-                    _ => self.spread_real_points_w::<K, 0>(k, a, cs, lo, bsz, bx),
+                    $($n => self.spread_real_points_w::<K, $n, F>(k, a, cs, lo, bsz, bx),)*
+                    _ => self.spread_real_points_w::<K, 0, F>(k, a, cs, lo, bsz, bx),
                 }
             };
         }
@@ -102,7 +137,7 @@ impl<T: Real> Spreader<T> {
     /// updated over `⌈W/4⌉·4` entries with zero weights past `W` (the box has room for that), so
     /// the row update is whole SIMD vectors.
     #[inline(always)]
-    fn spread_real_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
+    fn spread_real_points_w<K: KernelEval<T>, const W: usize, const F: bool>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
         let w = if W == 0 { self.w[0] } else { W };
         let wp = w.div_ceil(4) * 4;
         let mut ker = [[T::zero(); MAX_WIDTH]; 3];
@@ -121,7 +156,7 @@ impl<T: Real> Spreader<T> {
                     let base = l[0] + bsz[0] * (l[1] + jy + bsz[1] * (l[2] + kz));
                     let row = &mut bx[base..base + wp];
                     for i in 0..wp {
-                        row[i] += kc[i] * v;
+                        row[i] = fma::<T, F>(kc[i], v, row[i]);
                     }
                 }
             }
@@ -172,6 +207,18 @@ impl<T: Real> Spreader<T> {
         }
         assert_eq!(out.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
+        #[cfg(target_arch = "x86_64")]
+        if simd::has_avx2_fma() && self.w[0] <= 16 {
+            if let Some(s64) = (self as &dyn std::any::Any).downcast_ref::<Spreader<f64>>() {
+                if let KernelImpl::BSpline(k64) = &s64.kernel {
+                    // SAFETY: T is f64 (the downcast succeeded): same layouts.
+                    let g64 = unsafe { std::slice::from_raw_parts(grid.as_ptr() as *const f64, grid.len()) };
+                    let o64 = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut [f64; 4], out.len()) };
+                    s64.interp_grad_f64_avx2(k64, g64, o64, threads);
+                    return Ok(());
+                }
+            }
+        }
         let op = SyncPtr(out.as_mut_ptr());
         threads.for_each(self.subprobs.len(), |s| {
             let (a, b) = self.subprobs[s];
@@ -187,7 +234,7 @@ impl<T: Real> Spreader<T> {
             #[cfg(not(target_arch = "x86_64"))]
             let done = false;
             if !done {
-                self.grad_points(k, a, grid, &mut loc);
+                self.grad_points::<false>(k, a, grid, &mut loc);
             }
             let op = op;
             for (q, v) in loc.into_iter().enumerate() {
@@ -201,16 +248,16 @@ impl<T: Real> Spreader<T> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn grad_points_avx2(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
-        self.grad_points(k, a, grid, out)
+        self.grad_points::<false>(k, a, grid, out)
     }
 
     #[inline(always)]
-    fn grad_points(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
+    fn grad_points<const F: bool>(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.grad_points_w::<$n>(k, a, grid, out),)*
-                    _ => self.grad_points_w::<0>(k, a, grid, out),
+                    $($n => self.grad_points_w::<$n, F>(k, a, grid, out),)*
+                    _ => self.grad_points_w::<0, F>(k, a, grid, out),
                 }
             };
         }
@@ -219,7 +266,7 @@ impl<T: Real> Spreader<T> {
 
     /// [`Self::grad_points`] for the width `W` (`W = 0`: any width).
     #[inline(always)]
-    fn grad_points_w<const W: usize>(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
+    fn grad_points_w<const W: usize, const F: bool>(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
         let w = if W == 0 { self.w[0] } else { W };
         // x rows are processed over wp = ⌈w/4⌉·4 entries with zero weights past w
         let wp = w.div_ceil(4) * 4;
@@ -280,18 +327,18 @@ impl<T: Real> Spreader<T> {
                     let wy = dv[1][jy] * vz;
                     let wz = v[1][jy] * dvz;
                     for i in 0..wp {
-                        av[i] += row[i] * wv;
-                        ay[i] += row[i] * wy;
-                        az[i] += row[i] * wz;
+                        av[i] = fma::<T, F>(row[i], wv, av[i]);
+                        ay[i] = fma::<T, F>(row[i], wy, ay[i]);
+                        az[i] = fma::<T, F>(row[i], wz, az[i]);
                     }
                 }
             }
             let (mut val, mut gx, mut gy, mut gz) = (T::zero(), T::zero(), T::zero(), T::zero());
             for i in 0..wp {
-                val += av[i] * v[0][i];
-                gx += av[i] * dv[0][i];
-                gy += ay[i] * v[0][i];
-                gz += az[i] * v[0][i];
+                val = fma::<T, F>(av[i], v[0][i], val);
+                gx = fma::<T, F>(av[i], dv[0][i], gx);
+                gy = fma::<T, F>(ay[i], v[0][i], gy);
+                gz = fma::<T, F>(az[i], v[0][i], gz);
             }
             // ∂/∂g ψ(l − g) = −ψ'(l − g)
             *o = [val, -gx, -gy, -gz];
