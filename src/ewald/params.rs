@@ -90,11 +90,11 @@ pub struct Chosen {
 }
 
 // Cost model constants (ns, one core), calibrated from instruction counts of the JAC DHFR
-// benchmark (23,558 atoms): real space ≈ 120 instructions per pair inside the cutoff, SPME
+// benchmark (23,558 atoms): real space ≈ 90 instructions per pair inside the cutoff, SPME
 // spreading + value/gradient interpolation ≈ 20 per point and window cell, the SPME FFT pair
 // ≈ 7 per K³ log₂K³, spectral Ewald's complex spread + two interpolations ≈ 30 per point and
 // window cell.
-const C_PAIR: f64 = 4.0;
+const C_PAIR: f64 = 3.0;
 const C_SPREAD_SPME: f64 = 0.65;
 const C_SPREAD_SE: f64 = 1.0;
 const C_FFT: f64 = 0.23;
