@@ -135,7 +135,7 @@ impl RealSpace {
 
     /// Bins and sorts the atoms (wrapped fractional `s`, wrapped Cartesian `r`) into padded
     /// cells. Errors: [`crate::Error::Alloc`].
-    fn sort(&mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64]) -> Result<()> {
+    fn sort(&mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], threads: &Threads) -> Result<()> {
         let n = s.len();
         let nc = self.cell_grid(bx, n);
         self.build_stencil(bx, nc);
@@ -143,17 +143,21 @@ impl RealSpace {
         let ncell = nc[0] * nc[1] * nc[2];
         let nkey = ncell * ZSUB;
         self.keys.resize(n, 0);
+        threads.chunks(&mut self.keys, 8192, |c, ks| {
+            for (t, k) in ks.iter_mut().enumerate() {
+                let si = s[c * 8192 + t];
+                let mut cc = [0usize; 3];
+                for d in 0..3 {
+                    cc[d] = ((si[d] * nc[d] as f64) as usize).min(nc[d] - 1);
+                }
+                let fz = si[2] * nc[2] as f64 - cc[2] as f64;
+                let sub = ((fz * ZSUB as f64) as usize).min(ZSUB - 1);
+                *k = ((cc[0] + nc[0] * (cc[1] + nc[1] * cc[2])) * ZSUB + sub) as u32;
+            }
+        });
         self.hist.clear();
         self.hist.resize(nkey + 1, 0);
-        for (i, si) in s.iter().enumerate() {
-            let mut c = [0usize; 3];
-            for d in 0..3 {
-                c[d] = ((si[d] * nc[d] as f64) as usize).min(nc[d] - 1);
-            }
-            let fz = si[2] * nc[2] as f64 - c[2] as f64;
-            let sub = ((fz * ZSUB as f64) as usize).min(ZSUB - 1);
-            let k = ((c[0] + nc[0] * (c[1] + nc[1] * c[2])) * ZSUB + sub) as u32;
-            self.keys[i] = k;
+        for &k in &self.keys {
             self.hist[k as usize + 1] += 1;
         }
         for k in 0..nkey {
@@ -221,7 +225,7 @@ impl RealSpace {
         &mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], threads: &Threads, phi: &mut [f64],
         field: Option<&mut [f64]>, virial: bool,
     ) -> Result<[f64; 6]> {
-        self.sort(bx, s, r, q)?;
+        self.sort(bx, s, r, q, threads)?;
         let nt = threads.count().max(1);
         let npad = self.npad;
         if self.bufs.len() != nt {
@@ -231,7 +235,7 @@ impl RealSpace {
             if b.acc.len() != 4 * npad {
                 b.acc = try_zeroed_vec(4 * npad, "real-space accumulators")?;
             } else {
-                b.acc.iter_mut().for_each(|v| *v = 0.0);
+                threads.chunks(&mut b.acc, 8192, |_, c| c.iter_mut().for_each(|v| *v = 0.0));
             }
             b.vir = [0.0; 6];
         }
