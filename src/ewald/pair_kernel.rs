@@ -25,17 +25,21 @@ pub(crate) struct PairConsts {
     pub fit: PairFit,
     /// Use `libm::erfc` (the reference path of the direct sum) instead of the fit.
     pub exact: bool,
+    /// The fit's coefficients pre-broadcast for the SIMD loop (so each Horner step is one FMA
+    /// with a memory operand): entry `k` = `[g_2k, g_2k+1, h_2k, h_2k+1]`, each repeated 4×
+    /// (the degree padded to an even number of coefficients with a zero).
+    pub tab: Vec<[[f64; 4]; 4]>,
 }
 
 impl PairConsts {
     pub fn new(xi: f64, rc: f64, rel_acc: f64, exact: bool) -> Self {
-        PairConsts {
-            xi,
-            rc2: rc * rc,
-            c2: 2.0 * xi / std::f64::consts::PI.sqrt(),
-            fit: PairFit::new(xi, rc, if exact { 1e-3 } else { rel_acc }),
-            exact,
-        }
+        let fit = PairFit::new(xi, rc, if exact { 1e-3 } else { rel_acc });
+        let n = fit.g.len();
+        let at = |c: &Vec<f64>, i: usize| if i < n { c[i] } else { 0.0 };
+        let tab = (0..n.div_ceil(2))
+            .map(|k| [[at(&fit.g, 2 * k); 4], [at(&fit.g, 2 * k + 1); 4], [at(&fit.h, 2 * k); 4], [at(&fit.h, 2 * k + 1); 4]])
+            .collect();
+        PairConsts { xi, rc2: rc * rc, c2: 2.0 * xi / std::f64::consts::PI.sqrt(), fit, exact, tab }
     }
 
     /// `(v(r), f(r))` of the module docs for `0 < r² ≤ r_c²`.
@@ -172,10 +176,7 @@ pub(crate) unsafe fn cell_avx2<const FIELD: bool, const VIR: bool>(
     let three_half = _mm256_set1_pd(1.5);
     let lane = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
     let sv = _mm256_set1_pd(k.fit.s);
-    let gc = &k.fit.g;
-    let hc = &k.fit.h;
-    let nc = gc.len();
-    let ne = nc.div_ceil(2);
+    let tab = &k.tab;
     let (mut wxx, mut wxy, mut wxz, mut wyy, mut wyz, mut wzz) = (zero, zero, zero, zero, zero, zero);
     for i in i0..i1 {
         let xi = [*s.x.add(i), *s.y.add(i), *s.z.add(i)];
@@ -223,18 +224,11 @@ pub(crate) unsafe fn cell_avx2<const FIELD: bool, const VIR: bool>(
                 let w = _mm256_fmsub_pd(r2c, sv, one);
                 let w2 = _mm256_mul_pd(w, w);
                 let (mut ge, mut go, mut he, mut ho) = (zero, zero, zero, zero);
-                let mut kk = ne;
-                if nc % 2 == 1 {
-                    kk -= 1;
-                    ge = _mm256_set1_pd(*gc.get_unchecked(2 * kk));
-                    he = _mm256_set1_pd(*hc.get_unchecked(2 * kk));
-                }
-                while kk > 0 {
-                    kk -= 1;
-                    ge = _mm256_fmadd_pd(ge, w2, _mm256_set1_pd(*gc.get_unchecked(2 * kk)));
-                    go = _mm256_fmadd_pd(go, w2, _mm256_set1_pd(*gc.get_unchecked(2 * kk + 1)));
-                    he = _mm256_fmadd_pd(he, w2, _mm256_set1_pd(*hc.get_unchecked(2 * kk)));
-                    ho = _mm256_fmadd_pd(ho, w2, _mm256_set1_pd(*hc.get_unchecked(2 * kk + 1)));
+                for c in tab.iter().rev() {
+                    ge = _mm256_fmadd_pd(ge, w2, _mm256_loadu_pd(c[0].as_ptr()));
+                    go = _mm256_fmadd_pd(go, w2, _mm256_loadu_pd(c[1].as_ptr()));
+                    he = _mm256_fmadd_pd(he, w2, _mm256_loadu_pd(c[2].as_ptr()));
+                    ho = _mm256_fmadd_pd(ho, w2, _mm256_loadu_pd(c[3].as_ptr()));
                 }
                 let pot = _mm256_and_pd(m, _mm256_sub_pd(rinv, _mm256_fmadd_pd(go, w, ge)));
                 let fs = _mm256_and_pd(m, _mm256_fmsub_pd(_mm256_mul_pd(rinv, rinv), rinv, _mm256_fmadd_pd(ho, w, he)));

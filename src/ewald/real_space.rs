@@ -3,7 +3,8 @@
 //! lists; plus the correction for excluded pairs.
 //!
 //! * Cells: the wrapped fractional coordinates are binned on an `n_1 × n_2 × n_3` grid of
-//!   cells (about `r_c/2` wide, so a cell holds ~10 atoms at liquid density), each cell's atoms
+//!   cells (at least `r_c` wide, so the stencil is 3×3×3 cells and a cell holds ~20 atoms at
+//!   liquid density), each cell's atoms
 //!   roughly sorted by z (8 sub-bins), stored as padded structure-of-arrays (slot counts a
 //!   multiple of 4; padding slots have zero charge and a far-away position). The cells are
 //!   parallelepipeds, so triclinic cells need no special case: a neighbour cell at offset `o`
@@ -89,8 +90,10 @@ impl RealSpace {
 
     /// Cell grid for `n` atoms in `bx`.
     fn cell_grid(&self, bx: &PeriodicBox, n: usize) -> [usize; 3] {
-        let dens = (bx.volume * 6.0 / n.max(1) as f64).cbrt();
-        let cs = (0.5 * self.rc).max(dens);
+        // cells at least r_c wide (the 27-cell stencil; measured fastest: fewer bounding-box
+        // tests outweigh the larger candidate volume) holding at least ~8 atoms on average
+        let dens = (bx.volume * 8.0 / n.max(1) as f64).cbrt();
+        let cs = self.rc.max(dens);
         let mut nc = [1usize; 3];
         for d in 0..3 {
             nc[d] = ((bx.heights[d] / cs).floor() as usize).clamp(1, 1 << 10);
@@ -132,7 +135,7 @@ impl RealSpace {
 
     /// Bins and sorts the atoms (wrapped fractional `s`, wrapped Cartesian `r`) into padded
     /// cells. Errors: [`crate::Error::Alloc`].
-    fn sort(&mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64]) -> Result<()> {
+    fn sort(&mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], threads: &Threads) -> Result<()> {
         let n = s.len();
         let nc = self.cell_grid(bx, n);
         self.build_stencil(bx, nc);
@@ -140,17 +143,21 @@ impl RealSpace {
         let ncell = nc[0] * nc[1] * nc[2];
         let nkey = ncell * ZSUB;
         self.keys.resize(n, 0);
+        threads.chunks(&mut self.keys, 8192, |c, ks| {
+            for (t, k) in ks.iter_mut().enumerate() {
+                let si = s[c * 8192 + t];
+                let mut cc = [0usize; 3];
+                for d in 0..3 {
+                    cc[d] = ((si[d] * nc[d] as f64) as usize).min(nc[d] - 1);
+                }
+                let fz = si[2] * nc[2] as f64 - cc[2] as f64;
+                let sub = ((fz * ZSUB as f64) as usize).min(ZSUB - 1);
+                *k = ((cc[0] + nc[0] * (cc[1] + nc[1] * cc[2])) * ZSUB + sub) as u32;
+            }
+        });
         self.hist.clear();
         self.hist.resize(nkey + 1, 0);
-        for (i, si) in s.iter().enumerate() {
-            let mut c = [0usize; 3];
-            for d in 0..3 {
-                c[d] = ((si[d] * nc[d] as f64) as usize).min(nc[d] - 1);
-            }
-            let fz = si[2] * nc[2] as f64 - c[2] as f64;
-            let sub = ((fz * ZSUB as f64) as usize).min(ZSUB - 1);
-            let k = ((c[0] + nc[0] * (c[1] + nc[1] * c[2])) * ZSUB + sub) as u32;
-            self.keys[i] = k;
+        for &k in &self.keys {
             self.hist[k as usize + 1] += 1;
         }
         for k in 0..nkey {
@@ -218,7 +225,7 @@ impl RealSpace {
         &mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], threads: &Threads, phi: &mut [f64],
         field: Option<&mut [f64]>, virial: bool,
     ) -> Result<[f64; 6]> {
-        self.sort(bx, s, r, q)?;
+        self.sort(bx, s, r, q, threads)?;
         let nt = threads.count().max(1);
         let npad = self.npad;
         if self.bufs.len() != nt {
@@ -228,7 +235,7 @@ impl RealSpace {
             if b.acc.len() != 4 * npad {
                 b.acc = try_zeroed_vec(4 * npad, "real-space accumulators")?;
             } else {
-                b.acc.iter_mut().for_each(|v| *v = 0.0);
+                threads.chunks(&mut b.acc, 8192, |_, c| c.iter_mut().for_each(|v| *v = 0.0));
             }
             b.vir = [0.0; 6];
         }
@@ -326,7 +333,17 @@ impl RealSpace {
                         }
                     }
                     let b = bcell[0] + nc[0] * (bcell[1] + nc[1] * bcell[2]);
-                    if cnt[b] > 0 {
+                    if cnt[b] == 0 {
+                        continue;
+                    }
+                    // cell-level test: the bounding boxes (B moved by the shift) closer than r_c
+                    let (ba, bb) = (&bbox[a], &bbox[b]);
+                    let mut d2 = 0.0;
+                    for d in 0..3 {
+                        let e = (bb[d] + shift[d] - ba[3 + d]).max(ba[d] - bb[3 + d] - shift[d]).max(0.0);
+                        d2 += e * e;
+                    }
+                    if d2 < consts.rc2 {
                         nbr.push(Nbr {
                             j0: start[b],
                             j1: start[b] + pad4(cnt[b] as usize),

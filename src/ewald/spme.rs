@@ -8,8 +8,8 @@
 //!
 //! Essmann's assignment `Q(l) = Σ_j q_j Π_d M_n(u_jd − l_d)` is done by the spreader's centred
 //! B-spline at the coordinates `u − n/2` (see [`crate::kernel::bspline`]). The charges are
-//! spread as complex strengths with zero imaginary part; the real part is then transformed
-//! with a real-to-complex FFT of half the cost of a complex one.
+//! spread onto a real grid ([`Spreader::spread_real`]) and transformed with a real-to-complex
+//! FFT (half the cost of a complex one).
 
 use super::box_::PeriodicBox;
 use super::influence::{add_virial, influence, mode_of};
@@ -26,13 +26,11 @@ pub(crate) struct Spme {
     order: usize,
     xi: f64,
     spreader: Spreader<f64>,
-    cgrid: AlignedVec<Complex64>,
     rgrid: AlignedVec<f64>,
     spec: AlignedVec<Complex64>,
     r2c: FftPlan<f64>,
     c2r: FftPlan<f64>,
     theta: Vec<f64>,
-    c: Vec<Complex64>,
     out: Vec<[f64; 4]>,
     xs: [Vec<f64>; 3],
 }
@@ -42,7 +40,6 @@ impl Spme {
     pub fn new(bx: &PeriodicBox, xi: f64, nf: [usize; 3], order: usize, fftw: u32, nthreads: usize) -> Result<Self> {
         let spreader = Spreader::<f64>::new_bspline(3, &nf, &BSplineParams { order }, SpreadOpts { max_subprob_size: 0 })?;
         let n = nf[0] * nf[1] * nf[2];
-        let cgrid = AlignedVec::<Complex64>::zeroed(n, "SPME charge grid")?;
         let mut rgrid = AlignedVec::<f64>::zeroed(n, "SPME real grid")?;
         let mut spec = AlignedVec::<Complex64>::zeroed(half_len(&nf), "SPME spectrum")?;
         let r2c = FftPlan::r2c(&nf, &mut rgrid, &mut spec, fftw, nthreads)?;
@@ -52,13 +49,11 @@ impl Spme {
             order,
             xi,
             spreader,
-            cgrid,
             rgrid,
             spec,
             r2c,
             c2r,
             theta: Vec::new(),
-            c: Vec::new(),
             out: Vec::new(),
             xs: [Vec::new(), Vec::new(), Vec::new()],
         };
@@ -90,19 +85,9 @@ impl Spme {
             self.xs[d].extend(s.iter().map(|v| tp * (v[d] - sh)));
         }
         self.spreader.setpts([&self.xs[0], &self.xs[1], &self.xs[2]], threads)?;
-        self.c.clear();
-        self.c.extend(q.iter().map(|&v| Complex64::new(v, 0.0)));
-        self.cgrid.zero();
-        self.spreader.spread(&self.c, &mut self.cgrid, threads);
-        {
-            let cg = &self.cgrid;
-            let chunk = nf[0] * nf[1];
-            threads.chunks(&mut self.rgrid, chunk, |c, r| {
-                for (i, v) in r.iter_mut().enumerate() {
-                    *v = cg[c * chunk + i].re;
-                }
-            });
-        }
+        let plane = nf[0] * nf[1];
+        threads.chunks(&mut self.rgrid, plane, |_, r| r.iter_mut().for_each(|v| *v = 0.0));
+        self.spreader.spread_real(q, &mut self.rgrid, threads);
         self.r2c.execute_r2c(&mut self.rgrid, &mut self.spec);
         let nx = nf[0] / 2 + 1;
         let sp = SyncPtr(self.spec.as_mut_ptr());

@@ -415,7 +415,11 @@ fn data_dir(name: &str) -> Option<std::path::PathBuf> {
 }
 
 fn load_system(name: &str) -> Option<(Vec<f64>, Vec<f64>, [f64; 9])> {
-    let d = data_dir(name)?;
+    load_dir(&data_dir(name)?)
+}
+
+/// Reads `positions.npy`, `charges.npy`, `box.npy` from a folder.
+fn load_dir(d: &std::path::Path) -> Option<(Vec<f64>, Vec<f64>, [f64; 9])> {
     let (_, x) = read_npy(&d.join("positions.npy"))?;
     let (_, q) = read_npy(&d.join("charges.npy"))?;
     let (_, b) = read_npy(&d.join("box.npy"))?;
@@ -456,8 +460,10 @@ fn process_cpu_s() -> f64 {
 /// Timing and accuracy on a real system (ignored). Environment: `FARFIELD_EWALD_SYSTEM` =
 /// folder under `../shared/data` (default `jac_dhfr`), `FARFIELD_EWALD_TOL` (default 1e-5),
 /// `FARFIELD_EWALD_THREADS` (default 2), `FARFIELD_EWALD_METHODS` = `spme` | `se` (default both),
+/// `FARFIELD_EWALD_DATA` = a folder with the three `.npy` files instead, `FARFIELD_EWALD_FFTW` =
+/// FFTW planner flags (e.g. 0 = `FFTW_MEASURE`),
 /// `FARFIELD_EWALD_REF=0` skips the reference sum, `FARFIELD_EWALD_DUMP=path` writes the
-/// reference forces (raw little-endian f64, N×3). Reports wall time and process CPU time
+/// reference forces (raw little-endian f64, N×3), `FARFIELD_EWALD_LOADREF=path` reads them. Reports wall time and process CPU time
 /// (all threads) per evaluation; the latter is robust to a loaded machine.
 #[test]
 #[ignore]
@@ -465,13 +471,22 @@ fn bench_real_system() {
     let name = std::env::var("FARFIELD_EWALD_SYSTEM").unwrap_or_else(|_| "jac_dhfr".into());
     let tol: f64 = std::env::var("FARFIELD_EWALD_TOL").ok().and_then(|v| v.parse().ok()).unwrap_or(1e-5);
     let nt: usize = std::env::var("FARFIELD_EWALD_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
-    let Some((xyz, q, cell)) = load_system(&name) else {
-        eprintln!("skipping: ../shared/data/{name} not found");
+    let loaded = match std::env::var("FARFIELD_EWALD_DATA") {
+        Ok(dir) => load_dir(std::path::Path::new(&dir)),
+        Err(_) => load_system(&name),
+    };
+    let Some((xyz, q, cell)) = loaded else {
+        eprintln!("skipping: system {name} not found");
         return;
     };
     let n = q.len();
     let reference = if std::env::var("FARFIELD_EWALD_REF").as_deref() != Ok("0") {
         let t = Instant::now();
+        if let Ok(path) = std::env::var("FARFIELD_EWALD_LOADREF") {
+            let b = std::fs::read(path).unwrap();
+            let fr: Vec<f64> = b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+            Some((fr, f64::NAN))
+        } else {
         let mut dp = EwaldPlan::new(Method::Direct, &cell, n, 1e-9, &opts(nt)).unwrap();
         let r = run(&mut dp, &xyz, &q, false);
         eprintln!("{name}: direct sum {:.2} s, params {:?}", t.elapsed().as_secs_f64(), dp.params());
@@ -481,6 +496,7 @@ fn bench_real_system() {
             std::fs::write(path, bytes).unwrap();
         }
         Some((fr, r.2.energy))
+        }
     } else {
         None
     };
@@ -491,7 +507,11 @@ fn bench_real_system() {
     };
     for method in methods {
         let t = Instant::now();
-        let mut p = EwaldPlan::new(method, &cell, n, tol, &opts(nt)).unwrap();
+        let mut o = opts(nt);
+        if let Some(f) = std::env::var("FARFIELD_EWALD_FFTW").ok().and_then(|v| v.parse().ok()) {
+            o.fftw_flags = f;
+        }
+        let mut p = EwaldPlan::new(method, &cell, n, tol, &o).unwrap();
         let tplan = t.elapsed().as_secs_f64();
         let mut phi = vec![0.0; n];
         let mut f = vec![0.0; 3 * n];

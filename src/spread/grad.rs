@@ -1,6 +1,10 @@
-//! B-spline spreaders and gradient interpolation (for smooth particle-mesh Ewald forces,
-//! Essmann et al. 1995 eq. 4.9): for each point, the value of the interpolant of a **real**
-//! 3D grid and its derivatives with respect to the point's grid coordinates, in one pass.
+//! Real-valued spreading and gradient interpolation, and B-spline spreaders (for smooth
+//! particle-mesh Ewald, Essmann et al. 1995 eq. 4.9):
+//! * [`Spreader::spread_real`]: real strengths onto a **real** grid (half the arithmetic and
+//!   memory of spreading them as complex numbers), same subproblem/box/wrap-add scheme as
+//!   [`Spreader::spread`];
+//! * [`Spreader::interp_grad_real`]: for each point, the value of the interpolant of a real 3D
+//!   grid and its derivatives with respect to the point's grid coordinates, in one pass.
 //!
 //! Kept apart from the spreader's core loops (`mod.rs`, `inner.rs`): it only reads the sorted
 //! points and subproblems that [`Spreader::setpts`] made.
@@ -9,9 +13,24 @@ use super::{simd, KernelImpl, SpreadOpts, Spreader};
 use crate::error::{Error, Result};
 use crate::kernel::bspline::{BSplineEval, BSplineParams};
 use crate::kernel::gaussian::GaussParams;
-use crate::kernel::{Kernel, MAX_WIDTH};
+use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
 use crate::real::Real;
 use crate::threads::{SyncPtr, Threads};
+
+#[cfg(target_arch = "x86_64")]
+#[path = "grad_avx2.rs"]
+mod avx2;
+
+/// `a·b + c`, fused when `F`. The generic loops use `F = false`: LLVM vectorises the separate
+/// multiply and add but not `mul_add` there; the `f64` AVX2 loops below use intrinsics.
+#[inline(always)]
+fn fma<T: Real, const F: bool>(a: T, b: T, c: T) -> T {
+    if F {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
 
 impl<T: Real> Spreader<T> {
     /// A spreader whose kernel is the centred cardinal B-spline of order `p.order`
@@ -28,6 +47,152 @@ impl<T: Real> Spreader<T> {
         Ok(s)
     }
 
+    /// Spreads the real strengths `c` (length M, caller's point order) onto the real `grid`
+    /// (length nf1·nf2·nf3, x fastest), **adding** to what `grid` holds.
+    pub fn spread_real(&self, c: &[T], grid: &mut [T], threads: &Threads) {
+        assert_eq!(c.len(), self.m);
+        assert_eq!(grid.len(), self.nf.iter().product::<usize>());
+        #[cfg(target_arch = "x86_64")]
+        if simd::has_avx2_fma() && self.w[0] <= 16 {
+            if let Some(s64) = (self as &dyn std::any::Any).downcast_ref::<Spreader<f64>>() {
+                if let KernelImpl::BSpline(k64) = &s64.kernel {
+                    // SAFETY: T is f64 (the downcast succeeded): same layout.
+                    let c64 = unsafe { std::slice::from_raw_parts(c.as_ptr() as *const f64, c.len()) };
+                    let g64 = unsafe { std::slice::from_raw_parts_mut(grid.as_mut_ptr() as *mut f64, grid.len()) };
+                    s64.spread_real_boxes(c64, g64, threads, |a, cs, lo, bsz, bx| {
+                        // SAFETY: the CPU has AVX2 and FMA (checked above).
+                        unsafe { s64.spread_real_points_f64_avx2(k64, a, cs, lo, bsz, bx) }
+                    });
+                    return;
+                }
+            }
+        }
+        match &self.kernel {
+            KernelImpl::Es(k) => self.spread_real_with(k, c, grid, threads),
+            KernelImpl::Gaussian(k) => self.spread_real_with(k, c, grid, threads),
+            KernelImpl::BSpline(k) => self.spread_real_with(k, c, grid, threads),
+        }
+    }
+
+    fn spread_real_with<K: KernelEval<T>>(&self, k: &K, c: &[T], grid: &mut [T], threads: &Threads) {
+        self.spread_real_boxes(c, grid, threads, |a, cs, lo, bsz, bx| {
+            #[cfg(target_arch = "x86_64")]
+            if simd::has_avx2_fma() {
+                // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
+                unsafe { self.spread_real_points_avx2(k, a, cs, lo, bsz, bx) };
+                return;
+            }
+            self.spread_real_points::<K, false>(k, a, cs, lo, bsz, bx);
+        });
+    }
+
+    /// The subproblem scheme of real spreading: per subproblem, gather the strengths, spread
+    /// them with `points(a, strengths, corner, box sizes, box)` into a private box (4 spare
+    /// entries at its end), wrap-add the box into the grid.
+    fn spread_real_boxes<F>(&self, c: &[T], grid: &mut [T], threads: &Threads, points: F)
+    where
+        F: Fn(usize, &[T], [isize; 3], [usize; 3], &mut [T]) + Sync + Send,
+    {
+        let gp = SyncPtr(grid.as_mut_ptr());
+        threads.for_each(self.subprobs.len(), |s| {
+            let gp = gp;
+            let (a, b) = self.subprobs[s];
+            let cs: Vec<T> = self.perm[a..b].iter().map(|&j| c[j as usize]).collect();
+            let w = self.w;
+            let mut lo = [0isize; 3];
+            let mut hi = [0isize; 3];
+            for d in 0..self.dim {
+                let half = T::of(0.5 * w[d] as f64);
+                let (mn, mx) = self.g[d][a..b].iter().fold((T::infinity(), T::neg_infinity()), |(mn, mx), &v| (mn.min(v), mx.max(v)));
+                lo[d] = (mn - half).ceil().to_isize().unwrap_or(0);
+                hi[d] = (mx - half).ceil().to_isize().unwrap_or(0);
+            }
+            let bsz = [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]];
+            let mut bx: Vec<T> = vec![T::zero(); bsz[0] * bsz[1] * bsz[2] + 4];
+            points(a, &cs, lo, bsz, &mut bx);
+            self.wrap_add_real(&bx, lo, bsz, gp);
+        });
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn spread_real_points_avx2<K: KernelEval<T>>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
+        self.spread_real_points::<K, false>(k, a, cs, lo, bsz, bx)
+    }
+
+    #[inline(always)]
+    fn spread_real_points<K: KernelEval<T>, const F: bool>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
+        macro_rules! go {
+            ($($n:literal),*) => {
+                match self.w[0] {
+                    $($n => self.spread_real_points_w::<K, $n, F>(k, a, cs, lo, bsz, bx),)*
+                    _ => self.spread_real_points_w::<K, 0, F>(k, a, cs, lo, bsz, bx),
+                }
+            };
+        }
+        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+    }
+
+    /// Real spreading of sorted points `a..a+cs.len()` into a box, width `W` (0: any). Rows are
+    /// updated over `⌈W/4⌉·4` entries with zero weights past `W` (the box has room for that), so
+    /// the row update is whole SIMD vectors.
+    #[inline(always)]
+    fn spread_real_points_w<K: KernelEval<T>, const W: usize, const F: bool>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
+        let w = if W == 0 { self.w[0] } else { W };
+        let wp = w.div_ceil(4) * 4;
+        let mut ker = [[T::zero(); MAX_WIDTH]; 3];
+        let mut i0 = [0isize; 3];
+        for (q, &cv) in cs.iter().enumerate() {
+            self.point_kernel(k, a + q, &mut ker, &mut i0);
+            let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
+            let mut kc = [T::zero(); MAX_WIDTH];
+            for i in 0..w {
+                kc[i] = ker[0][i] * cv;
+            }
+            for kz in 0..self.w[2] {
+                let vz = ker[2][kz];
+                for jy in 0..self.w[1] {
+                    let v = vz * ker[1][jy];
+                    let base = l[0] + bsz[0] * (l[1] + jy + bsz[1] * (l[2] + kz));
+                    let row = &mut bx[base..base + wp];
+                    for i in 0..wp {
+                        row[i] = fma::<T, F>(kc[i], v, row[i]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds a real box with corner `lo` into the periodic grid, locking one stripe at a time
+    /// (as the complex wrap-add of `mod.rs`).
+    fn wrap_add_real(&self, bx: &[T], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<T>) {
+        let nf = self.nf;
+        let wrap = |v: isize, n: usize| -> usize { v.rem_euclid(n as isize) as usize };
+        for kz in 0..bsz[2] {
+            let gz = wrap(lo[2] + kz as isize, nf[2]);
+            for jy in 0..bsz[1] {
+                let gy = wrap(lo[1] + jy as isize, nf[1]);
+                let rowbase = nf[0] * (gy + nf[1] * gz);
+                let src = &bx[bsz[0] * (jy + bsz[1] * kz)..bsz[0] * (jy + 1 + bsz[1] * kz)];
+                let mut i = 0usize;
+                while i < bsz[0] {
+                    let gx = wrap(lo[0] + i as isize, nf[0]);
+                    let gidx = rowbase + gx;
+                    let stripe = gidx / self.stripe;
+                    let run = (bsz[0] - i).min(nf[0] - gx).min((stripe + 1) * self.stripe - gidx);
+                    let _guard = self.locks[stripe].lock().unwrap_or_else(|e| e.into_inner());
+                    // SAFETY: indices gidx..gidx+run are inside the grid and inside one stripe,
+                    // whose lock we hold.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(grid.0.add(gidx), run) };
+                    for (d, s) in dst.iter_mut().zip(&src[i..i + run]) {
+                        *d += *s;
+                    }
+                    i += run;
+                }
+            }
+        }
+    }
+
     /// Interpolates the real 3D grid `grid` (length nf1·nf2·nf3, x fastest) and its gradient at
     /// the points: `out[j] = [v, ∂v/∂g_0, ∂v/∂g_1, ∂v/∂g_2]` (caller's point order), where
     /// `v(g) = Σ_l grid_l ψ(l − g)` and `g` is the point's grid coordinate (grid units; for the
@@ -42,6 +207,18 @@ impl<T: Real> Spreader<T> {
         }
         assert_eq!(out.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
+        #[cfg(target_arch = "x86_64")]
+        if simd::has_avx2_fma() && self.w[0] <= 16 {
+            if let Some(s64) = (self as &dyn std::any::Any).downcast_ref::<Spreader<f64>>() {
+                if let KernelImpl::BSpline(k64) = &s64.kernel {
+                    // SAFETY: T is f64 (the downcast succeeded): same layouts.
+                    let g64 = unsafe { std::slice::from_raw_parts(grid.as_ptr() as *const f64, grid.len()) };
+                    let o64 = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut [f64; 4], out.len()) };
+                    s64.interp_grad_f64_avx2(k64, g64, o64, threads);
+                    return Ok(());
+                }
+            }
+        }
         let op = SyncPtr(out.as_mut_ptr());
         threads.for_each(self.subprobs.len(), |s| {
             let (a, b) = self.subprobs[s];
@@ -57,7 +234,7 @@ impl<T: Real> Spreader<T> {
             #[cfg(not(target_arch = "x86_64"))]
             let done = false;
             if !done {
-                self.grad_points(k, a, grid, &mut loc);
+                self.grad_points::<false>(k, a, grid, &mut loc);
             }
             let op = op;
             for (q, v) in loc.into_iter().enumerate() {
@@ -71,16 +248,16 @@ impl<T: Real> Spreader<T> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn grad_points_avx2(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
-        self.grad_points(k, a, grid, out)
+        self.grad_points::<false>(k, a, grid, out)
     }
 
     #[inline(always)]
-    fn grad_points(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
+    fn grad_points<const F: bool>(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.grad_points_w::<$n>(k, a, grid, out),)*
-                    _ => self.grad_points_w::<0>(k, a, grid, out),
+                    $($n => self.grad_points_w::<$n, F>(k, a, grid, out),)*
+                    _ => self.grad_points_w::<0, F>(k, a, grid, out),
                 }
             };
         }
@@ -89,8 +266,10 @@ impl<T: Real> Spreader<T> {
 
     /// [`Self::grad_points`] for the width `W` (`W = 0`: any width).
     #[inline(always)]
-    fn grad_points_w<const W: usize>(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
+    fn grad_points_w<const W: usize, const F: bool>(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
         let w = if W == 0 { self.w[0] } else { W };
+        // x rows are processed over wp = ⌈w/4⌉·4 entries with zero weights past w
+        let wp = w.div_ceil(4) * 4;
         let nf = self.nf;
         let half = T::of(0.5 * w as f64);
         let mut v = [[T::zero(); MAX_WIDTH]; 3];
@@ -105,42 +284,61 @@ impl<T: Real> Spreader<T> {
                 i0[d] = start.to_isize().unwrap_or(0);
                 k.eval_with_deriv(start - gv, &mut v[d], &mut dv[d]);
             }
-            let contiguous = i0[0] >= 0 && i0[0] as usize + w <= nf[0];
+            for i in w..wp {
+                v[0][i] = T::zero();
+                dv[0][i] = T::zero();
+            }
+            let contiguous = i0[0] >= 0 && i0[0] as usize + wp <= nf[0];
+            // wrapped row indices (a point's window starts within one period of the grid)
+            let wrap = |v: isize, n: usize| -> usize {
+                if v < 0 {
+                    (v + n as isize) as usize
+                } else if v as usize >= n {
+                    v as usize - n
+                } else {
+                    v as usize
+                }
+            };
+            let mut gyi = [0usize; MAX_WIDTH];
+            let mut gzi = [0usize; MAX_WIDTH];
+            for t in 0..w {
+                gyi[t] = wrap(i0[1] + t as isize, nf[1]);
+                gzi[t] = wrap(i0[2] + t as isize, nf[2]);
+            }
             // row accumulators: Σ_{j,k} row·(vy vz), row·(dvy vz), row·(vy dvz)
             let mut av = [T::zero(); MAX_WIDTH];
             let mut ay = [T::zero(); MAX_WIDTH];
             let mut az = [T::zero(); MAX_WIDTH];
             for kz in 0..w {
-                let gz = (i0[2] + kz as isize).rem_euclid(nf[2] as isize) as usize;
                 let (vz, dvz) = (v[2][kz], dv[2][kz]);
+                let zbase = nf[1] * gzi[kz];
                 for jy in 0..w {
-                    let gy = (i0[1] + jy as isize).rem_euclid(nf[1] as isize) as usize;
-                    let base = nf[0] * (gy + nf[1] * gz);
+                    let base = nf[0] * (gyi[jy] + zbase);
                     let row: &[T] = if contiguous {
                         let s = base + i0[0] as usize;
-                        &grid[s..s + w]
+                        &grid[s..s + wp]
                     } else {
                         for (dx, sv) in scratch[..w].iter_mut().enumerate() {
-                            *sv = grid[base + (i0[0] + dx as isize).rem_euclid(nf[0] as isize) as usize];
+                            *sv = grid[base + wrap(i0[0] + dx as isize, nf[0])];
                         }
-                        &scratch[..w]
+                        &scratch[..wp]
                     };
                     let wv = v[1][jy] * vz;
                     let wy = dv[1][jy] * vz;
                     let wz = v[1][jy] * dvz;
-                    for i in 0..w {
-                        av[i] += row[i] * wv;
-                        ay[i] += row[i] * wy;
-                        az[i] += row[i] * wz;
+                    for i in 0..wp {
+                        av[i] = fma::<T, F>(row[i], wv, av[i]);
+                        ay[i] = fma::<T, F>(row[i], wy, ay[i]);
+                        az[i] = fma::<T, F>(row[i], wz, az[i]);
                     }
                 }
             }
             let (mut val, mut gx, mut gy, mut gz) = (T::zero(), T::zero(), T::zero(), T::zero());
-            for i in 0..w {
-                val += av[i] * v[0][i];
-                gx += av[i] * dv[0][i];
-                gy += ay[i] * v[0][i];
-                gz += az[i] * v[0][i];
+            for i in 0..wp {
+                val = fma::<T, F>(av[i], v[0][i], val);
+                gx = fma::<T, F>(av[i], dv[0][i], gx);
+                gy = fma::<T, F>(ay[i], v[0][i], gy);
+                gz = fma::<T, F>(az[i], v[0][i], gz);
             }
             // ∂/∂g ψ(l − g) = −ψ'(l − g)
             *o = [val, -gx, -gy, -gz];
@@ -171,6 +369,12 @@ mod tests {
             let n: usize = nf.iter().product();
             let mut grid = vec![Complex::new(0.0, 0.0); n];
             sp.spread(&c, &mut grid, &th);
+            let cre: Vec<f64> = c.iter().map(|v| v.re).collect();
+            let mut rg = vec![0.0; n];
+            sp.spread_real(&cre, &mut rg, &th);
+            for l in 0..n {
+                assert!((rg[l] - grid[l].re).abs() < 1e-14, "{l}");
+            }
             let tot: f64 = grid.iter().map(|v| v.re).sum();
             let ctot: f64 = c.iter().map(|v| v.re).sum();
             assert!((tot - ctot).abs() < 1e-12);

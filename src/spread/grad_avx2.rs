@@ -1,0 +1,177 @@
+//! AVX2/FMA loops of [`super::grad`] for `f64` (LLVM does not vectorise the generic loops with
+//! fused multiply-adds): x rows are processed as `NV` vectors of 4 (`4·NV ≥ w`, zero weights
+//! past `w`), so every row update is `NV` loads and fused multiply-adds.
+
+use super::super::Spreader;
+use crate::kernel::bspline::BSplineEval;
+use crate::kernel::{KernelEval, MAX_WIDTH};
+use crate::threads::{SyncPtr, Threads};
+use std::arch::x86_64::*;
+
+#[inline(always)]
+unsafe fn hsum(v: __m256d) -> f64 {
+    let lo = _mm256_castpd256_pd128(v);
+    let hi = _mm256_extractf128_pd(v, 1);
+    let s = _mm_add_pd(lo, hi);
+    _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)))
+}
+
+#[inline(always)]
+fn wrap(v: isize, n: usize) -> usize {
+    if v < 0 {
+        (v + n as isize) as usize
+    } else if v as usize >= n {
+        v as usize - n
+    } else {
+        v as usize
+    }
+}
+
+impl Spreader<f64> {
+    /// [`Spreader::interp_grad_real`] for `f64` with AVX2/FMA (the caller checked the CPU and
+    /// the kernel).
+    pub(super) fn interp_grad_f64_avx2(&self, k: &BSplineEval<f64>, grid: &[f64], out: &mut [[f64; 4]], threads: &Threads) {
+        let op = SyncPtr(out.as_mut_ptr());
+        let nv = self.w[0].div_ceil(4);
+        threads.for_each(self.subprobs.len(), |s| {
+            let (a, b) = self.subprobs[s];
+            let mut loc = vec![[0.0f64; 4]; b - a];
+            // SAFETY: the caller checked that the CPU has AVX2 and FMA.
+            unsafe {
+                match nv {
+                    1 => grad_points::<1>(self, k, a, grid, &mut loc),
+                    2 => grad_points::<2>(self, k, a, grid, &mut loc),
+                    3 => grad_points::<3>(self, k, a, grid, &mut loc),
+                    4 => grad_points::<4>(self, k, a, grid, &mut loc),
+                    _ => unreachable!("B-spline width above 16 handled by the generic loop"),
+                }
+            }
+            let op = op;
+            for (q, v) in loc.into_iter().enumerate() {
+                // SAFETY: perm is a permutation and subproblems are disjoint: each index once.
+                unsafe { *op.0.add(self.perm[a + q] as usize) = v };
+            }
+        });
+    }
+
+    /// Real spreading of the sorted points `a..a+cs.len()` into a box (see
+    /// [`Spreader::spread_real`]); the box has 4 spare entries at its end.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    pub(super) unsafe fn spread_real_points_f64_avx2<K: KernelEval<f64>>(&self, k: &K, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
+        match self.w[0].div_ceil(4) {
+            1 => spread_points::<K, 1>(self, k, a, cs, lo, bsz, bx),
+            2 => spread_points::<K, 2>(self, k, a, cs, lo, bsz, bx),
+            3 => spread_points::<K, 3>(self, k, a, cs, lo, bsz, bx),
+            4 => spread_points::<K, 4>(self, k, a, cs, lo, bsz, bx),
+            _ => unreachable!("widths above 16 handled by the generic loop"),
+        }
+    }
+}
+
+/// Value and gradient of the interpolant at sorted points `a..a+out.len()`.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn grad_points<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f64>, a: usize, grid: &[f64], out: &mut [[f64; 4]]) {
+    let w = sp.w[0];
+    let wp = 4 * NV;
+    let nf = sp.nf;
+    let half = 0.5 * w as f64;
+    let mut v = [[0.0f64; MAX_WIDTH]; 3];
+    let mut dv = [[0.0f64; MAX_WIDTH]; 3];
+    let mut scratch = [0.0f64; MAX_WIDTH];
+    let gp = grid.as_ptr();
+    for (q, o) in out.iter_mut().enumerate() {
+        let p = a + q;
+        let mut i0 = [0isize; 3];
+        for d in 0..3 {
+            let gv = sp.g[d][p];
+            let start = (gv - half).ceil();
+            i0[d] = start as isize;
+            k.eval_with_deriv(start - gv, &mut v[d], &mut dv[d]);
+        }
+        for i in w..wp {
+            v[0][i] = 0.0;
+            dv[0][i] = 0.0;
+        }
+        let contiguous = i0[0] >= 0 && i0[0] as usize + wp <= nf[0];
+        let mut gyi = [0usize; MAX_WIDTH];
+        let mut gzi = [0usize; MAX_WIDTH];
+        for t in 0..w {
+            gyi[t] = wrap(i0[1] + t as isize, nf[1]);
+            gzi[t] = nf[1] * wrap(i0[2] + t as isize, nf[2]);
+        }
+        let mut av = [_mm256_setzero_pd(); NV];
+        let mut ay = [_mm256_setzero_pd(); NV];
+        let mut az = [_mm256_setzero_pd(); NV];
+        for kz in 0..w {
+            let (vz, dvz) = (v[2][kz], dv[2][kz]);
+            for jy in 0..w {
+                let base = nf[0] * (gyi[jy] + gzi[kz]);
+                let rp: *const f64 = if contiguous {
+                    gp.add(base + i0[0] as usize)
+                } else {
+                    for (dx, sv) in scratch[..w].iter_mut().enumerate() {
+                        *sv = *grid.get_unchecked(base + wrap(i0[0] + dx as isize, nf[0]));
+                    }
+                    scratch.as_ptr()
+                };
+                let wv = _mm256_set1_pd(v[1][jy] * vz);
+                let wy = _mm256_set1_pd(dv[1][jy] * vz);
+                let wz = _mm256_set1_pd(v[1][jy] * dvz);
+                for t in 0..NV {
+                    let r = _mm256_loadu_pd(rp.add(4 * t));
+                    av[t] = _mm256_fmadd_pd(r, wv, av[t]);
+                    ay[t] = _mm256_fmadd_pd(r, wy, ay[t]);
+                    az[t] = _mm256_fmadd_pd(r, wz, az[t]);
+                }
+            }
+        }
+        let z = _mm256_setzero_pd();
+        let (mut sv, mut sx, mut sy, mut sz) = (z, z, z, z);
+        for t in 0..NV {
+            let vx = _mm256_loadu_pd(v[0].as_ptr().add(4 * t));
+            let dvx = _mm256_loadu_pd(dv[0].as_ptr().add(4 * t));
+            sv = _mm256_fmadd_pd(av[t], vx, sv);
+            sx = _mm256_fmadd_pd(av[t], dvx, sx);
+            sy = _mm256_fmadd_pd(ay[t], vx, sy);
+            sz = _mm256_fmadd_pd(az[t], vx, sz);
+        }
+        // ∂/∂g ψ(l − g) = −ψ'(l − g)
+        *o = [hsum(sv), -hsum(sx), -hsum(sy), -hsum(sz)];
+    }
+}
+
+/// Real spreading, rows as `NV` vectors (zero weights past `w`).
+#[target_feature(enable = "avx2,fma")]
+unsafe fn spread_points<K: KernelEval<f64>, const NV: usize>(sp: &Spreader<f64>, k: &K, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
+    let w = sp.w[0];
+    let wp = 4 * NV;
+    let mut ker = [[0.0f64; MAX_WIDTH]; 3];
+    let mut i0 = [0isize; 3];
+    debug_assert!(bx.len() >= bsz[0] * bsz[1] * bsz[2] + wp - w);
+    let bp = bx.as_mut_ptr();
+    for (q, &cv) in cs.iter().enumerate() {
+        sp.point_kernel(k, a + q, &mut ker, &mut i0);
+        for i in w..wp {
+            ker[0][i] = 0.0;
+        }
+        let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
+        let c = _mm256_set1_pd(cv);
+        let mut kc = [_mm256_setzero_pd(); NV];
+        for t in 0..NV {
+            kc[t] = _mm256_mul_pd(_mm256_loadu_pd(ker[0].as_ptr().add(4 * t)), c);
+        }
+        for kz in 0..w {
+            let vz = ker[2][kz];
+            for jy in 0..w {
+                let vv = _mm256_set1_pd(vz * ker[1][jy]);
+                let rp = bp.add(l[0] + bsz[0] * (l[1] + jy + bsz[1] * (l[2] + kz)));
+                for t in 0..NV {
+                    let d = rp.add(4 * t);
+                    _mm256_storeu_pd(d, _mm256_fmadd_pd(kc[t], vv, _mm256_loadu_pd(d)));
+                }
+            }
+        }
+    }
+}
