@@ -53,8 +53,27 @@ mod tests;
 use crate::error::{try_zeroed_vec, Error, Result};
 use crate::threads::{SyncPtr, Threads};
 use harmonics::{ncoef, RegTables};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use tree::Tree;
+
+/// A process-wide cache of per-order tables (plans of the same order share them; the few most
+/// recent orders are kept).
+type TableCache<T> = OnceLock<Mutex<Vec<(usize, Arc<T>)>>>;
+
+fn cached<T>(cache: &'static TableCache<T>, p: usize, make: impl FnOnce() -> T) -> Arc<T> {
+    let m = cache.get_or_init(|| Mutex::new(Vec::new()));
+    let mut v = m.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, t)) = v.iter().find(|(q, _)| *q == p) {
+        return t.clone();
+    }
+    let t = Arc::new(make());
+    if v.len() >= 4 {
+        v.remove(0);
+    }
+    v.push((p, t.clone()));
+    t
+}
 
 /// Boundary conditions.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -89,7 +108,8 @@ pub struct FmmOpts {
     pub debug: i32,
     /// Expansion order `p` (0 = from the tolerance), at most [`params::MAX_ORDER`].
     pub order: usize,
-    /// Tree depth `D` (`None` = from the particle distribution), at most [`params::MAX_DEPTH`].
+    /// Tree depth `D` (`None` = from the particle distribution), at most [`params::MAX_DEPTH`];
+    /// periodic trees have at least depth 1.
     pub depth: Option<usize>,
     /// Backend.
     pub backend: Backend,
@@ -144,11 +164,12 @@ pub struct FmmPlan {
     opts: FmmOpts,
     threads: Threads,
     reg: RegTables,
-    m2l: rotation::M2lTables,
+    m2l: Arc<rotation::M2lTables>,
     /// `O_lm(d)` of the child offsets `d = (c_child − c_parent)/h_parent`, per octant.
     child_shift: Vec<Vec<f64>>,
-    /// Lattice tensor (periodic only), order `2p`, unit box.
-    lattice: Option<Vec<f64>>,
+    /// Level-1 lattice tensors (periodic only), order `2p`, level-1 box units, indexed by
+    /// [`periodic::level1_index`].
+    lattice: Option<Arc<Vec<Vec<f64>>>>,
     stats: FmmStats,
     ws: tree::Workspace,
 }
@@ -179,7 +200,9 @@ impl FmmPlan {
         let p = if opts.order > 0 { opts.order } else { params::order_for_tol(tol) };
         let threads = Threads::new(opts.nthreads)?;
         let reg = RegTables::new(p);
-        let m2l = rotation::M2lTables::new(p);
+        static M2L_CACHE: TableCache<rotation::M2lTables> = OnceLock::new();
+        static LATTICE_CACHE: TableCache<Vec<Vec<f64>>> = OnceLock::new();
+        let m2l = cached(&M2L_CACHE, p, || rotation::M2lTables::new(p));
         let child_shift = (0..8)
             .map(|o| {
                 let d = [((o & 1) as f64 - 0.5) * 0.5, (((o >> 1) & 1) as f64 - 0.5) * 0.5, (((o >> 2) & 1) as f64 - 0.5) * 0.5];
@@ -189,7 +212,7 @@ impl FmmPlan {
             })
             .collect();
         let lattice = match boundary {
-            Boundary::Periodic { .. } => Some(periodic::lattice_tensor(p)),
+            Boundary::Periodic { .. } => Some(cached(&LATTICE_CACHE, p, || periodic::level1_lattice_tensors(p))),
             Boundary::Open => None,
         };
         let stats = FmmStats { order: p, ..Default::default() };
@@ -275,7 +298,8 @@ impl FmmPlan {
         let ws = &mut self.ws;
         Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
         let m2l_top = if periodic { 1 } else { 2 };
-        let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&ws.keys, p, m2l_top));
+        // periodic trees have at least one level (the lattice operator acts between level-1 boxes)
+        let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&ws.keys, p, m2l_top)).max(if periodic { 1 } else { 0 });
         let tree = Tree::build(th, xyz, q, lo, size, periodic, ws, depth)?;
         times.tree = t.elapsed().as_secs_f64();
 
@@ -283,7 +307,7 @@ impl FmmPlan {
         let t = Instant::now();
         let p2p_lists = lists::p2p_lists(th, &tree);
         let far = periodic || depth >= 2;
-        let top = if periodic { 0 } else { 2 };
+        let top = if periodic { 1 } else { 2 };
         let tiles: Vec<Vec<lists::Tile>> =
             (0..=depth).map(|l| if far && l >= m2l_top { lists::m2l_tiles(th, &tree, l) } else { Vec::new() }).collect();
         times.lists = t.elapsed().as_secs_f64();
@@ -344,13 +368,23 @@ impl FmmPlan {
             // ---- M2L (and the lattice operator at the root)
             let t = Instant::now();
             if let Some(lat) = &self.lattice {
-                m2l::m2l_tensor(p, &mp[0], lat, &mut loc[0]);
+                // far images: the level-1 lattice operator between all pairs of level-1 boxes
+                let lev = &tree.levels[1];
+                let (src, dst) = (&mp[1], &mut loc[1]);
+                th.chunks(dst, nc2, |t, blk| {
+                    let ct = tree::decode(lev.keys[t]);
+                    for (s, &ks) in lev.keys.iter().enumerate() {
+                        let cs = tree::decode(ks);
+                        let d = [ct[0] as i32 - cs[0] as i32, ct[1] as i32 - cs[1] as i32, ct[2] as i32 - cs[2] as i32];
+                        m2l::m2l_tensor(p, &src[s * nc2..(s + 1) * nc2], &lat[periodic::level1_index(d)], blk);
+                    }
+                });
             }
             for l in m2l_top..=depth {
                 let ts = &tiles[l];
                 let src = &mp[l];
                 let dst = SyncPtr(loc[l].as_mut_ptr());
-                let tab = &self.m2l;
+                let tab = &*self.m2l;
                 const TG: usize = 4;
                 th.for_each(ts.len().div_ceil(TG), |ci| {
                     let dst = dst;
@@ -456,20 +490,8 @@ impl FmmPlan {
         // ---- periodic corrections, energy, caller's order
         let t = Instant::now();
         if let Boundary::Periodic { side } = self.boundary {
-            let c = [0.5 * side; 3];
-            let (qt, d, s2) = periodic::moments(&tree.x, &tree.y, &tree.z, &tree.q, c);
-            let v = side * side * side;
-            let f = 2.0 * std::f64::consts::PI / (3.0 * v);
-            for i in 0..n {
-                let r = [tree.x[i] - c[0], tree.y[i] - c[1], tree.z[i] - c[2]];
-                let rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-                phi_s[i] += f * (qt * rr - 2.0 * (d[0] * r[0] + d[1] * r[1] + d[2] * r[2]) + s2);
-                if want_field {
-                    ex_s[i] += 2.0 * f * (d[0] - qt * r[0]);
-                    ey_s[i] += 2.0 * f * (d[1] - qt * r[1]);
-                    ez_s[i] += 2.0 * f * (d[2] - qt * r[2]);
-                }
-            }
+            let g = if want_field { Some((&mut ex_s[..], &mut ey_s[..], &mut ez_s[..])) } else { None };
+            periodic::background_correction(&tree, side, &mut phi_s, g);
         }
         let energy = {
             let (ps, qs) = (&phi_s, &tree.q);
