@@ -112,7 +112,7 @@ fn matvec<S: Simd>(v: S, mat: &[f64], n: usize, inp: &[[f64; W]], out: &mut [[f6
 /// Applies the real/imaginary y-rotation matrices `mats` (layout of [`super::rotation::YRot`])
 /// to `(ire, iim)` giving `(ore, oim)`.
 #[inline(always)]
-fn yrotate<S: Simd>(v: S, p: usize, mats: &[f64], ire: &[[f64; W]], iim: &[[f64; W]], ore: &mut [[f64; W]], oim: &mut [[f64; W]]) {
+pub(crate) fn yrotate<S: Simd>(v: S, p: usize, mats: &[f64], ire: &[[f64; W]], iim: &[[f64; W]], ore: &mut [[f64; W]], oim: &mut [[f64; W]]) {
     for l in 0..=p {
         let off = yrot_offset(l);
         let b = idx(l, 0);
@@ -122,6 +122,44 @@ fn yrotate<S: Simd>(v: S, p: usize, mats: &[f64], ire: &[[f64; W]], iim: &[[f64;
         if l > 0 {
             let off2 = off + n1 * n1;
             matvec(v, &mats[off2..off2 + l * l], l, &iim[b + 1..b + n1], &mut oim[b + 1..b + n1]);
+        }
+    }
+}
+
+/// Gathers the blocks `src` (`NONE` → zeros) of a level array (blocks of `2·nc`) lane-major,
+/// degrees `≤ pe` only.
+#[inline(always)]
+pub(crate) fn gather(src: &[u32; W], level: &[f64], nc: usize, pe: usize, re: &mut [[f64; W]], im: &mut [[f64; W]]) {
+    let nce = ncoef(pe);
+    for (lane, &b) in src.iter().enumerate() {
+        if b == NONE {
+            for i in 0..nce {
+                re[i][lane] = 0.0;
+                im[i][lane] = 0.0;
+            }
+        } else {
+            let blk = &level[b as usize * 2 * nc..(b as usize + 1) * 2 * nc];
+            let (br, bi) = blk.split_at(nc);
+            for i in 0..nce {
+                re[i][lane] = br[i];
+                im[i][lane] = bi[i];
+            }
+        }
+    }
+}
+
+/// z-rotation on lanes: `x_lm ← e^{∓imφ} x_lm` (`sign = −1` or `+1`), degrees `≤ p`, with
+/// `cos(mφ)`, `sin(mφ)` given.
+#[inline(always)]
+pub(crate) fn zrotate<S: Simd>(v: S, p: usize, cos: &[f64], sin: &[f64], sign: f64, re: &mut [[f64; W]], im: &mut [[f64; W]]) {
+    for l in 1..=p {
+        for m in 1..=l {
+            let i = idx(l, m);
+            let (c, sn) = (v.splat(cos[m]), v.splat(sign * sin[m]));
+            let (r, x) = (v.load(&re[i]), v.load(&im[i]));
+            // (r + i x)(c + i sn)
+            v.store(&mut re[i], v.fnma(x, sn, v.mul(r, c)));
+            v.store(&mut im[i], v.fma(r, sn, v.mul(x, c)));
         }
     }
 }

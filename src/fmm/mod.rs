@@ -53,6 +53,7 @@ mod tests;
 use crate::error::{try_zeroed_vec, Error, Result};
 use crate::threads::{SyncPtr, Threads};
 use harmonics::{ncoef, RegTables};
+use simd::W;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use tree::Tree;
@@ -165,8 +166,8 @@ pub struct FmmPlan {
     threads: Threads,
     reg: RegTables,
     m2l: Arc<rotation::M2lTables>,
-    /// `O_lm(d)` of the child offsets `d = (c_child − c_parent)/h_parent`, per octant.
-    child_shift: Vec<Vec<f64>>,
+    /// Rotation-based M2M/L2L tables.
+    child: Arc<rotation::ChildTables>,
     /// Level-1 lattice tensors (periodic only), order `2p`, level-1 box units, indexed by
     /// [`periodic::level1_index`].
     lattice: Option<Arc<Vec<Vec<f64>>>>,
@@ -203,20 +204,14 @@ impl FmmPlan {
         static M2L_CACHE: TableCache<rotation::M2lTables> = OnceLock::new();
         static LATTICE_CACHE: TableCache<Vec<Vec<f64>>> = OnceLock::new();
         let m2l = cached(&M2L_CACHE, p, || rotation::M2lTables::new(p));
-        let child_shift = (0..8)
-            .map(|o| {
-                let d = [((o & 1) as f64 - 0.5) * 0.5, (((o >> 1) & 1) as f64 - 0.5) * 0.5, (((o >> 2) & 1) as f64 - 0.5) * 0.5];
-                let mut b = vec![0.0; 2 * ncoef(p)];
-                reg.regular(d, &mut b);
-                b
-            })
-            .collect();
+        static CHILD_CACHE: TableCache<rotation::ChildTables> = OnceLock::new();
+        let child = cached(&CHILD_CACHE, p, || rotation::ChildTables::new(p));
         let lattice = match boundary {
             Boundary::Periodic { .. } => Some(cached(&LATTICE_CACHE, p, || periodic::level1_lattice_tensors(p))),
             Boundary::Open => None,
         };
         let stats = FmmStats { order: p, ..Default::default() };
-        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child_shift, lattice, stats, ws: tree::Workspace::default() })
+        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child, lattice, stats, ws: tree::Workspace::default() })
     }
 
     /// Expansion order.
@@ -355,11 +350,26 @@ impl FmmPlan {
                 let (par, ch) = (&mut up[l], &down[0]);
                 let lev = &tree.levels[l];
                 let clev = &tree.levels[l + 1];
-                let shifts = &self.child_shift;
-                th.chunks(par, nc2, |b, blk| {
-                    for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
-                        let o = (clev.keys[c] & 7) as usize;
-                        m2m::m2m(p, &ch[c * nc2..(c + 1) * nc2], &shifts[o], 0.5, blk);
+                let ct = &*self.child;
+                // W parents per task; their blocks are contiguous, so the task owns them
+                th.chunks(par, W * nc2, |ci, chunk| {
+                    let nb = chunk.len() / nc2;
+                    let mut children = [[m2l::NONE; W]; 8];
+                    for lane in 0..nb {
+                        let b = ci * W + lane;
+                        for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
+                            children[(clev.keys[c] & 7) as usize][lane] = c as u32;
+                        }
+                    }
+                    let mut s = m2m::ShiftScratch::new(p);
+                    m2m::m2m_lanes(ct, &children, ch, &mut s);
+                    let nc = nc2 / 2;
+                    for lane in 0..nb {
+                        let blk = &mut chunk[lane * nc2..(lane + 1) * nc2];
+                        for i in 0..nc {
+                            blk[i] += s.par_re[i][lane];
+                            blk[nc + i] += s.par_im[i][lane];
+                        }
                     }
                 });
             }
@@ -411,13 +421,44 @@ impl FmmPlan {
             let t = Instant::now();
             for l in top..depth {
                 let (up, down) = loc.split_at_mut(l + 1);
-                let (par, ch) = (&up[l], &mut down[0]);
+                let (par, ch) = (&up[l], SyncPtr(down[0].as_mut_ptr()));
+                let lev = &tree.levels[l];
                 let clev = &tree.levels[l + 1];
-                let shifts = &self.child_shift;
-                th.chunks(ch, nc2, |c, blk| {
-                    let b = clev.parent[c] as usize;
-                    let o = (clev.keys[c] & 7) as usize;
-                    l2l::l2l(p, &par[b * nc2..(b + 1) * nc2], &shifts[o], 0.5, blk);
+                let ct = &*self.child;
+                let npar = lev.len();
+                th.for_each(npar.div_ceil(W), |ci| {
+                    let ch = ch;
+                    let b0 = ci * W;
+                    let nb = W.min(npar - b0);
+                    let mut children = [[m2l::NONE; W]; 8];
+                    let mut parents = [m2l::NONE; W];
+                    for lane in 0..nb {
+                        let b = b0 + lane;
+                        parents[lane] = b as u32;
+                        for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
+                            children[(clev.keys[c] & 7) as usize][lane] = c as u32;
+                        }
+                    }
+                    let mut s = m2m::ShiftScratch::new(p);
+                    m2l::gather(&parents, par, nc2 / 2, p, &mut s.par_re, &mut s.par_im);
+                    let nc = nc2 / 2;
+                    for (o, cs) in children.iter().enumerate() {
+                        if cs.iter().all(|&c| c == m2l::NONE) {
+                            continue;
+                        }
+                        l2l::l2l_lanes(ct, o, &mut s);
+                        for (lane, &c) in cs.iter().enumerate() {
+                            if c == m2l::NONE {
+                                continue;
+                            }
+                            // SAFETY: every child has one parent, handled by one task.
+                            let blk = unsafe { std::slice::from_raw_parts_mut(ch.0.add(c as usize * nc2), nc2) };
+                            for i in 0..nc {
+                                blk[i] += s.b_re[i][lane];
+                                blk[nc + i] += s.b_im[i][lane];
+                            }
+                        }
+                    }
                 });
             }
             times.l2l = t.elapsed().as_secs_f64();

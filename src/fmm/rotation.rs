@@ -277,6 +277,65 @@ pub fn yrot_tables(basis: &YRotBasis, alpha: f64) -> YRot {
     YRot { fwd, back }
 }
 
+/// Tables of the rotation-based M2M and L2L operators: the eight child offsets
+/// `d = (c_child − c_parent)/h_parent = ((o_x − ½)/2, (o_y − ½)/2, (o_z − ½)/2)` all have length
+/// `ρ = √3/4` and one of two polar angles (`o_z = 1`: `θ₀ = arccos(1/√3)`, `o_z = 0`: `π − θ₀`),
+/// so four y-rotation tables (`∓θ` per class) serve all of them. In the frame where `d` is the
+/// z axis the translations couple only equal `m`:
+/// M2M `ω'^P_lm = Σ_{j=m}^{l} 2^{−j} ρ^{l−j}/(l−j)! ω'^C_jm`, L2L `μ'^C_jk = 2^{−(j+1)}
+/// Σ_{l=j}^{p} ρ^{l−j}/(l−j)! μ'^P_lk` (box units, see [`super::m2m`], [`super::l2l`]).
+#[derive(Debug, Clone)]
+pub struct ChildTables {
+    /// Order.
+    pub p: usize,
+    /// Per octant: `cos(mφ)`, `sin(mφ)` (`Direction::class` = `o_z`).
+    pub oct: Vec<Direction>,
+    /// Per class `o_z`: the y-rotation by `−θ` (into the frame of `d`).
+    pub minus: Vec<YRot>,
+    /// Per class `o_z`: the y-rotation by `+θ` (out of the frame of `d`).
+    pub plus: Vec<YRot>,
+    /// `m2m[l(p+1) + j] = 2^{−j} ρ^{l−j}/(l−j)!`, `j ≤ l`.
+    pub m2m: Vec<f64>,
+    /// `l2l[j(p+1) + l] = 2^{−(j+1)} ρ^{l−j}/(l−j)!`, `l ≥ j`.
+    pub l2l: Vec<f64>,
+}
+
+impl ChildTables {
+    /// Tables for order `p`.
+    pub fn new(p: usize) -> Self {
+        let basis = YRotBasis::new(p);
+        let t0 = (1.0 / 3f64.sqrt()).acos();
+        let thetas = [std::f64::consts::PI - t0, t0];
+        let minus = thetas.iter().map(|&t| yrot_tables(&basis, -t)).collect();
+        let plus = thetas.iter().map(|&t| yrot_tables(&basis, t)).collect();
+        let oct = (0..8)
+            .map(|o| {
+                let (dx, dy) = ((o & 1) as f64 - 0.5, ((o >> 1) & 1) as f64 - 0.5);
+                let phi = dy.atan2(dx);
+                Direction {
+                    class: (o >> 2) & 1,
+                    r2: 0,
+                    cos: (0..=p).map(|m| (m as f64 * phi).cos()).collect(),
+                    sin: (0..=p).map(|m| (m as f64 * phi).sin()).collect(),
+                }
+            })
+            .collect();
+        let rho = 3f64.sqrt() / 4.0;
+        let fact = super::harmonics::factorials(p + 1);
+        let n = p + 1;
+        let mut m2m = vec![0.0; n * n];
+        let mut l2l = vec![0.0; n * n];
+        for l in 0..=p {
+            for j in 0..=l {
+                let t = rho.powi((l - j) as i32) / fact[l - j];
+                m2m[l * n + j] = 0.5f64.powi(j as i32) * t;
+                l2l[j * n + l] = 0.5f64.powi(j as i32 + 1) * t;
+            }
+        }
+        ChildTables { p, oct, minus, plus, m2m, l2l }
+    }
+}
+
 impl M2lTables {
     /// Tables for order `p` (all 316 offsets of one well-separated layer), with the
     /// distance-dependent orders of [`super::params::m2l_order`].

@@ -244,6 +244,88 @@ fn m2m_equals_direct_p2m_at_parent() {
 }
 
 #[test]
+fn rotated_m2m_and_l2l_equal_the_direct_forms() {
+    let mut r = rng(9);
+    for p in [1usize, 5, 12, 20] {
+        let nc = ncoef(p);
+        let nc2 = 2 * nc;
+        let t = RegTables::new(p);
+        let ct = rotation::ChildTables::new(p);
+        let fact = factorials(2 * p + 1);
+        let nrm = |l: usize, m: usize| (fact[l + m] * fact[l - m]).sqrt();
+        // physically scaled random expansions: multipoles ~ 1/√((l+m)!(l−m)!), locals ~ √(…)
+        let mut rand_block = |mult: bool| -> Vec<f64> {
+            let mut b = block(p);
+            for l in 0..=p {
+                for m in 0..=l {
+                    let s = if mult { 1.0 / nrm(l, m) } else { nrm(l, m) * 0.5f64.powi(l as i32) };
+                    b[idx(l, m)] = (r.gen::<f64>() - 0.5) * s;
+                    b[nc + idx(l, m)] = if m == 0 { 0.0 } else { (r.gen::<f64>() - 0.5) * s };
+                }
+            }
+            b
+        };
+        let children: Vec<Vec<f64>> = (0..8 * simd::W).map(|_| rand_block(true)).collect();
+        let level: Vec<f64> = children.iter().flatten().cloned().collect();
+        let mut idxs = [[m2l::NONE; simd::W]; 8];
+        for o in 0..8 {
+            for lane in 0..simd::W {
+                if (o + lane) % 5 != 0 {
+                    idxs[o][lane] = (o * simd::W + lane) as u32;
+                }
+            }
+        }
+        let mut s = m2m::ShiftScratch::new(p);
+        m2m::m2m_lanes(&ct, &idxs, &level, &mut s);
+        let shifts: Vec<Vec<f64>> = (0..8)
+            .map(|o| {
+                let d = [((o & 1) as f64 - 0.5) * 0.5, (((o >> 1) & 1) as f64 - 0.5) * 0.5, (((o >> 2) & 1) as f64 - 0.5) * 0.5];
+                let mut b = block(p);
+                t.regular(d, &mut b);
+                b
+            })
+            .collect();
+        for lane in 0..simd::W {
+            let mut want = block(p);
+            for o in 0..8 {
+                let c = idxs[o][lane];
+                if c != m2l::NONE {
+                    m2m::m2m(p, &level[c as usize * nc2..(c as usize + 1) * nc2], &shifts[o], 0.5, &mut want);
+                }
+            }
+            for l in 0..=p {
+                for m in 0..=l {
+                    let i = idx(l, m);
+                    let sc = 1.0 / nrm(l, m);
+                    let e = (s.par_re[i][lane] - want[i]).abs().max((s.par_im[i][lane] - want[nc + i]).abs()) / sc;
+                    assert!(e < 1e-13, "p={p} M2M lane {lane} l={l} m={m}: {e:e}");
+                }
+            }
+        }
+        // L2L
+        let parents: Vec<Vec<f64>> = (0..simd::W).map(|_| rand_block(false)).collect();
+        let plevel: Vec<f64> = parents.iter().flatten().cloned().collect();
+        let pidx: [u32; simd::W] = std::array::from_fn(|k| k as u32);
+        m2l::gather(&pidx, &plevel, nc, p, &mut s.par_re, &mut s.par_im);
+        for o in 0..8 {
+            l2l::l2l_lanes(&ct, o, &mut s);
+            for lane in 0..simd::W {
+                let mut want = block(p);
+                l2l::l2l(p, &parents[lane], &shifts[o], 0.5, &mut want);
+                for l in 0..=p {
+                    for m in 0..=l {
+                        let i = idx(l, m);
+                        let sc = nrm(l, m) * 0.5f64.powi(l as i32);
+                        let e = (s.b_re[i][lane] - want[i]).abs().max((s.b_im[i][lane] - want[nc + i]).abs()) / sc;
+                        assert!(e < 1e-13, "p={p} L2L octant {o} lane {lane} l={l} m={m}: {e:e}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn l2l_reexpands_the_parent_polynomial() {
     let mut r = rng(3);
     let p = 10;
