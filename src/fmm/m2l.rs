@@ -61,6 +61,7 @@ pub struct M2lScratch {
     a_im: Vec<[f64; W]>,
     b_re: Vec<[f64; W]>,
     b_im: Vec<[f64; W]>,
+    zeros: Vec<f64>,
     /// Accumulated local expansions of the tile's targets (real parts), lane-major.
     pub acc_re: Vec<[f64; W]>,
     /// Imaginary parts.
@@ -72,7 +73,7 @@ impl M2lScratch {
     pub fn new(p: usize) -> Self {
         let nc = ncoef(p);
         let z = || vec![[0.0; W]; nc];
-        M2lScratch { a_re: z(), a_im: z(), b_re: z(), b_im: z(), acc_re: z(), acc_im: z() }
+        M2lScratch { a_re: z(), a_im: z(), b_re: z(), b_im: z(), zeros: vec![0.0; nc], acc_re: z(), acc_im: z() }
     }
 }
 
@@ -127,23 +128,34 @@ pub(crate) fn yrotate<S: Simd>(v: S, p: usize, mats: &[f64], ire: &[[f64; W]], i
 }
 
 /// Gathers the blocks `src` (`NONE` → zeros) of a level array (blocks of `2·nc`) lane-major,
-/// degrees `≤ pe` only.
+/// degrees `≤ pe` only; `zeros` holds at least `ncoef(pe)` zeros.
 #[inline(always)]
-pub(crate) fn gather(src: &[u32; W], level: &[f64], nc: usize, pe: usize, re: &mut [[f64; W]], im: &mut [[f64; W]]) {
+pub(crate) fn gather<S: Simd>(v: S, src: &[u32; W], level: &[f64], nc: usize, pe: usize, zeros: &[f64], re: &mut [[f64; W]], im: &mut [[f64; W]]) {
     let nce = ncoef(pe);
-    for (lane, &b) in src.iter().enumerate() {
-        if b == NONE {
-            for i in 0..nce {
-                re[i][lane] = 0.0;
-                im[i][lane] = 0.0;
+    let rows = |part: usize| -> [&[f64]; W] {
+        std::array::from_fn(|lane| {
+            let b = src[lane];
+            if b == NONE {
+                &zeros[..nce]
+            } else {
+                let o = b as usize * 2 * nc + part * nc;
+                &level[o..o + nce]
             }
-        } else {
-            let blk = &level[b as usize * 2 * nc..(b as usize + 1) * 2 * nc];
-            let (br, bi) = blk.split_at(nc);
-            for i in 0..nce {
-                re[i][lane] = br[i];
-                im[i][lane] = bi[i];
-            }
+        })
+    };
+    v.transpose_in(rows(0), nce, re);
+    v.transpose_in(rows(1), nce, im);
+}
+
+/// Prefetches the source blocks (degrees `≤ pe`) of an entry.
+#[inline(always)]
+fn prefetch_sources(src: &[u32; W], level: &[f64], nc: usize, pe: usize) {
+    let nce = ncoef(pe);
+    for &b in src {
+        if b != NONE {
+            let o = b as usize * 2 * nc;
+            super::simd::prefetch(&level[o..o + nce]);
+            super::simd::prefetch(&level[o + nc..o + nc + nce]);
         }
     }
 }
@@ -175,39 +187,19 @@ pub fn m2l_tile_body<S: Simd>(v: S, tab: &M2lTables, entries: &[M2lEntry], mpole
         s.acc_re[i] = [0.0; W];
         s.acc_im[i] = [0.0; W];
     }
-    for e in entries {
+    for (ei, e) in entries.iter().enumerate() {
+        if let Some(next) = entries.get(ei + 1) {
+            prefetch_sources(&next.src, mpole, nc, tab.porder[tab.dirs[next.dir as usize].r2]);
+        }
         let d = &tab.dirs[e.dir as usize];
         let yr = &tab.yrot[d.class];
         let t = &tab.ztrans[d.r2];
         // distance-dependent truncation: degrees above pe neither read nor produced
         let p = tab.porder[d.r2];
-        let nce = ncoef(p);
         // 1. gather the sources lane-major
-        for (lane, &src) in e.src.iter().enumerate() {
-            if src == NONE {
-                for i in 0..nce {
-                    s.a_re[i][lane] = 0.0;
-                    s.a_im[i][lane] = 0.0;
-                }
-            } else {
-                let blk = &mpole[src as usize * 2 * nc..(src as usize + 1) * 2 * nc];
-                let (br, bi) = blk.split_at(nc);
-                for i in 0..nce {
-                    s.a_re[i][lane] = br[i];
-                    s.a_im[i][lane] = bi[i];
-                }
-            }
-        }
+        gather(v, &e.src, mpole, nc, p, &s.zeros, &mut s.a_re, &mut s.a_im);
         // 2. z-rotation: a ← e^{−imφ} a
-        for l in 1..=p {
-            for m in 1..=l {
-                let i = idx(l, m);
-                let (c, sn) = (v.splat(d.cos[m]), v.splat(d.sin[m]));
-                let (r, im) = (v.load(&s.a_re[i]), v.load(&s.a_im[i]));
-                v.store(&mut s.a_re[i], v.fma(r, c, v.mul(im, sn)));
-                v.store(&mut s.a_im[i], v.fnma(r, sn, v.mul(im, c)));
-            }
-        }
+        zrotate(v, p, &d.cos, &d.sin, -1.0, &mut s.a_re, &mut s.a_im);
         // 3. y-rotation (forward): b ← A a
         yrotate(v, p, &yr.fwd, &s.a_re, &s.a_im, &mut s.b_re, &mut s.b_im);
         // 4. translation along z: a_jk ← (−1)^{j+k} Σ_l T_{l+j} conj(b_lk) (a Hankel

@@ -20,6 +20,7 @@ pub struct ShiftScratch {
     pub(crate) a_im: Vec<[f64; W]>,
     pub(crate) b_re: Vec<[f64; W]>,
     pub(crate) b_im: Vec<[f64; W]>,
+    pub(crate) zeros: Vec<f64>,
 }
 
 impl ShiftScratch {
@@ -27,7 +28,7 @@ impl ShiftScratch {
     pub fn new(p: usize) -> Self {
         let nc = ncoef(p);
         let z = || vec![[0.0; W]; nc];
-        ShiftScratch { par_re: z(), par_im: z(), a_re: z(), a_im: z(), b_re: z(), b_im: z() }
+        ShiftScratch { par_re: z(), par_im: z(), a_re: z(), a_im: z(), b_re: z(), b_im: z(), zeros: vec![0.0; nc] }
     }
 }
 
@@ -48,7 +49,7 @@ pub fn m2m_lanes_body<S: Simd>(v: S, t: &ChildTables, children: &[[u32; W]; 8], 
             continue;
         }
         let d = &t.oct[o];
-        gather(src, child_level, nc, p, &mut s.a_re, &mut s.a_im);
+        gather(v, src, child_level, nc, p, &s.zeros, &mut s.a_re, &mut s.a_im);
         zrotate(v, p, &d.cos, &d.sin, -1.0, &mut s.a_re, &mut s.a_im);
         yrotate(v, p, &t.minus[d.class].fwd, &s.a_re, &s.a_im, &mut s.b_re, &mut s.b_im);
         // translation along z: a_lm = Σ_{j=m}^{l} c_lj b_jm

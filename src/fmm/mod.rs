@@ -440,7 +440,7 @@ impl FmmPlan {
                         }
                     }
                     let mut s = m2m::ShiftScratch::new(p);
-                    m2l::gather(&parents, par, nc2 / 2, p, &mut s.par_re, &mut s.par_im);
+                    m2l::gather(simd::Scalar, &parents, par, nc2 / 2, p, &s.zeros, &mut s.par_re, &mut s.par_im);
                     let nc = nc2 / 2;
                     for (o, cs) in children.iter().enumerate() {
                         if cs.iter().all(|&c| c == m2l::NONE) {
