@@ -303,11 +303,16 @@ pub struct ChildTables {
 impl ChildTables {
     /// Tables for order `p`.
     pub fn new(p: usize) -> Self {
-        let basis = YRotBasis::new(p);
+        Self::with_basis(&YRotBasis::new(p))
+    }
+
+    /// Tables for the order of `basis`.
+    pub fn with_basis(basis: &YRotBasis) -> Self {
+        let p = basis.p;
         let t0 = (1.0 / 3f64.sqrt()).acos();
         let thetas = [std::f64::consts::PI - t0, t0];
-        let minus = thetas.iter().map(|&t| yrot_tables(&basis, -t)).collect();
-        let plus = thetas.iter().map(|&t| yrot_tables(&basis, t)).collect();
+        let minus = thetas.iter().map(|&t| yrot_tables(basis, -t)).collect();
+        let plus = thetas.iter().map(|&t| yrot_tables(basis, t)).collect();
         let oct = (0..8)
             .map(|o| {
                 let (dx, dy) = ((o & 1) as f64 - 0.5, ((o >> 1) & 1) as f64 - 0.5);
@@ -340,13 +345,23 @@ impl M2lTables {
     /// Tables for order `p` (all 316 offsets of one well-separated layer), with the
     /// distance-dependent orders of [`super::params::m2l_order`].
     pub fn new(p: usize) -> Self {
-        Self::with_orders(p, |r2| super::params::m2l_order(p, r2))
+        Self::with_basis(&YRotBasis::new(p))
+    }
+
+    /// [`Self::new`] for the order of `basis`.
+    pub fn with_basis(basis: &YRotBasis) -> Self {
+        let p = basis.p;
+        Self::with_orders_basis(basis, |r2| super::params::m2l_order(p, r2))
     }
 
     /// Tables for order `p` with the order `porder(|v|²) ≤ p` per offset distance.
     pub fn with_orders(p: usize, porder: impl Fn(usize) -> usize) -> Self {
+        Self::with_orders_basis(&YRotBasis::new(p), porder)
+    }
+
+    fn with_orders_basis(basis: &YRotBasis, porder: impl Fn(usize) -> usize) -> Self {
+        let p = basis.p;
         let fact = super::harmonics::factorials(2 * p + 1);
-        let basis = YRotBasis::new(p);
         let mut dirs = vec![Direction::default(); NDIR];
         let mut classes: Vec<(i32, i32)> = Vec::new(); // (v_z, |v|²)
         let mut yrot = Vec::new();
@@ -361,7 +376,7 @@ impl M2lTables {
                 Some(c) => c,
                 None => {
                     let theta = (v[2] as f64 / (r2 as f64).sqrt()).clamp(-1.0, 1.0).acos();
-                    yrot.push(yrot_tables(&basis, -theta));
+                    yrot.push(yrot_tables(basis, -theta));
                     classes.push(key);
                     classes.len() - 1
                 }
