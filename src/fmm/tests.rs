@@ -1090,3 +1090,40 @@ fn level1_lattice_operator_equals_root_lattice_operator() {
         let _ = nc2;
     }
 }
+
+#[test]
+fn tiny_and_degenerate_systems() {
+    let mut r = rng(60);
+    // open: 1, 2, 5 particles against the direct sum; coincident particles contribute nothing
+    for n in [1usize, 2, 5] {
+        let (xyz, q) = uniform(&mut r, n);
+        let (pd, fd) = direct(&xyz, &q);
+        let (phi, field, u, _) = run_open(&xyz, &q, 1e-6, &FmmOpts::default());
+        for i in 0..n {
+            assert!((phi[i] - pd[i]).abs() <= 1e-12 * pd[i].abs().max(1.0));
+        }
+        for i in 0..3 * n {
+            assert!((field[i] - fd[i]).abs() <= 1e-12 * fd[i].abs().max(1.0));
+        }
+        assert!((u - 0.5 * q.iter().zip(&pd).map(|(a, b)| a * b).sum::<f64>()).abs() < 1e-12);
+    }
+    let xyz = [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 1.3, 0.3, 0.3];
+    let q = [1.0, 2.0, 3.0];
+    let (phi, _, _, _) = run_open(&xyz, &q, 1e-6, &FmmOpts::default());
+    assert_eq!(phi, vec![3.0, 3.0, 3.0]);
+    // periodic: one charge (with its background) and two charges, against Ewald
+    for (xyz, q) in [(vec![0.2, 0.7, 0.4], vec![1.0]), (vec![0.2, 0.7, 0.4, 0.9, 0.1, 0.5], vec![1.0, -0.5])] {
+        let (pe, fe) = ewald(&xyz, &q, 1.0);
+        let (phi, field, _, _) = run_periodic(&xyz, &q, 1.0, 1e-10, &FmmOpts::default());
+        for i in 0..q.len() {
+            assert!((phi[i] - pe[i]).abs() < 1e-9, "{} vs {}", phi[i], pe[i]);
+            for a in 0..3 {
+                assert!((field[3 * i + a] - fe[3 * i + a]).abs() < 1e-9, "{} vs {}", field[3 * i + a], fe[3 * i + a]);
+            }
+        }
+    }
+    // a single charge: φ = ξ/L with ξ = −2.837297479480620 (Ewald self term of the lattice)
+    let (phi, field, _, _) = run_periodic(&[0.1, 0.2, 0.3], &[1.0], 2.0, 1e-10, &FmmOpts::default());
+    assert!((phi[0] - (-2.837_297_479_480_620 / 2.0)).abs() < 1e-10, "{}", phi[0]);
+    assert!(field.iter().all(|e| e.abs() < 1e-10));
+}
