@@ -31,6 +31,10 @@ use std::sync::Mutex;
 pub const FARFIELD_FMM_OPEN: c_int = 0;
 /// Periodic boundaries (cubic box): value of `boundary` in `farfield_fmm_makeplan`.
 pub const FARFIELD_FMM_PERIODIC: c_int = 1;
+/// Largest expansion order (`opts.order`); tolerances needing more are clamped to it.
+pub const FARFIELD_FMM_MAX_ORDER: c_int = 40;
+/// Largest tree depth (`opts.depth`).
+pub const FARFIELD_FMM_MAX_DEPTH: c_int = 20;
 /// `opts.backend`: the best available (currently the CPU).
 pub const FARFIELD_FMM_BACKEND_AUTO: c_int = 0;
 /// `opts.backend`: CPU.
@@ -342,6 +346,12 @@ mod tests {
 
     fn cube(l: f64) -> [f64; 9] {
         [l, 0.0, 0.0, 0.0, l, 0.0, 0.0, 0.0, l]
+    }
+
+    #[test]
+    fn constants_match_the_implementation() {
+        assert_eq!(FARFIELD_FMM_MAX_ORDER as usize, params::MAX_ORDER);
+        assert_eq!(FARFIELD_FMM_MAX_DEPTH as usize, params::MAX_DEPTH);
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub fn m2l_tensor(p: usize, omega: &[f64], t: &[f64], mu: &mut [f64]) {
 }
 
 /// "No source in this lane".
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// One offset of a tile: the direction index and the source box (index in the level) of each
 /// lane, [`NONE`] where that lane's target has no (occupied) source at this offset.

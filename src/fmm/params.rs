@@ -4,9 +4,9 @@
 use super::tree::{occupancy, KEY_DEPTH};
 
 /// Largest supported expansion order.
-pub const MAX_ORDER: usize = 40;
+pub(crate) const MAX_ORDER: usize = 40;
 /// Largest supported depth.
-pub const MAX_DEPTH: usize = KEY_DEPTH;
+pub(crate) const MAX_DEPTH: usize = KEY_DEPTH;
 
 /// Expansion order for a relative tolerance `tol` (of the potential and of the field, in the
 /// relative l2 norm over all particles).

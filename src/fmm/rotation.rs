@@ -23,7 +23,7 @@
 use super::harmonics::{idx, ncoef, sgn, RegTables};
 
 /// Offsets are stored at `dir_index(v) = (vx+3) + 7(vy+3) + 49(vz+3)`.
-pub const NDIR: usize = 343;
+pub(crate) const NDIR: usize = 343;
 
 /// Index of the integer offset `v` (components in −3..=3).
 #[inline(always)]

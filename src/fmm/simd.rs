@@ -8,7 +8,7 @@
 
 /// Lane count of the vectorised kernels (particles per P2M/L2P/P2P step, target boxes per M2L
 /// tile): 8 doubles = one AVX-512 or two AVX2 registers.
-pub const W: usize = 8;
+pub(crate) const W: usize = 8;
 
 /// Whether the AVX2+FMA clones may be used (detected once per process).
 #[cfg(target_arch = "x86_64")]
