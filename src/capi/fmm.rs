@@ -31,6 +31,10 @@ use std::sync::Mutex;
 pub const FARFIELD_FMM_OPEN: c_int = 0;
 /// Periodic boundaries (cubic box): value of `boundary` in `farfield_fmm_makeplan`.
 pub const FARFIELD_FMM_PERIODIC: c_int = 1;
+/// Largest expansion order (`opts.order`); tolerances needing more are clamped to it.
+pub const FARFIELD_FMM_MAX_ORDER: c_int = 40;
+/// Largest tree depth (`opts.depth`).
+pub const FARFIELD_FMM_MAX_DEPTH: c_int = 20;
 /// `opts.backend`: the best available (currently the CPU).
 pub const FARFIELD_FMM_BACKEND_AUTO: c_int = 0;
 /// `opts.backend`: CPU.
@@ -67,6 +71,11 @@ pub struct farfield_fmm_params {
     pub order: i32,
     /// Depth `D` of the last execute (−1 before the first one).
     pub depth: i32,
+    /// 1 if `tol` asked for an order above the maximum (40), which was used instead (the
+    /// tolerance may then not be reached; printed with `opts.debug > 0`), else 0.
+    pub tol_clamped: i32,
+    /// Threads used.
+    pub nthreads: i32,
     /// Number of (occupied) leaves of the last execute.
     pub nleaves: i64,
     /// Number of particles of the last execute.
@@ -285,6 +294,8 @@ pub unsafe extern "C" fn farfield_fmm_get_params(plan: farfield_fmm_plan, params
         params.write(farfield_fmm_params {
             order: s.order as i32,
             depth: s.depth.map(|d| d as i32).unwrap_or(-1),
+            tol_clamped: s.tol_clamped as i32,
+            nthreads: s.nthreads as i32,
             nleaves: s.nleaves as i64,
             npoints: s.npoints as i64,
             t_tree: t.tree,
@@ -338,14 +349,21 @@ mod tests {
     }
 
     #[test]
+    fn constants_match_the_implementation() {
+        assert_eq!(FARFIELD_FMM_MAX_ORDER as usize, params::MAX_ORDER);
+        assert_eq!(FARFIELD_FMM_MAX_DEPTH as usize, params::MAX_DEPTH);
+    }
+
+    #[test]
     fn opts_layout_and_defaults() {
         assert_eq!(std::mem::size_of::<farfield_fmm_opts>(), 20);
         assert_eq!(std::mem::offset_of!(farfield_fmm_opts, depth), 12);
         assert_eq!(std::mem::offset_of!(farfield_fmm_opts, backend), 16);
-        assert_eq!(std::mem::size_of::<farfield_fmm_params>(), 104);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nleaves), 8);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_tree), 24);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_total), 96);
+        assert_eq!(std::mem::size_of::<farfield_fmm_params>(), 112);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nthreads), 12);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nleaves), 16);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_tree), 32);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_total), 104);
         let mut o = farfield_fmm_opts { nthreads: 9, debug: 9, order: 9, depth: 9, backend: 9 };
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut o) }, 0);
         assert_eq!(o, farfield_fmm_opts { nthreads: 0, debug: 0, order: 0, depth: -1, backend: 0 });
@@ -491,7 +509,7 @@ mod tests {
             assert_eq!(farfield_fmm_get_params(p, &mut prm), 0);
         }
         assert_eq!(prm.order as usize, crate::fmm::params::order_for_tol(1e-6));
-        assert_eq!(prm.npoints, n as i64);
+        assert_eq!((prm.npoints, prm.tol_clamped, prm.nthreads), (n as i64, 0, 1));
         assert!(prm.depth >= 0 && prm.nleaves >= 1 && prm.t_total > 0.0);
         unsafe { farfield_fmm_destroy(p) };
         // depth before the first execute is −1
@@ -501,6 +519,14 @@ mod tests {
             farfield_fmm_destroy(p);
         }
         assert_eq!(prm.depth, -1);
+        // a tolerance beyond the maximal order is clamped and flagged
+        let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-15, null());
+        assert_eq!(s, 0);
+        unsafe {
+            assert_eq!(farfield_fmm_get_params(p, &mut prm), 0);
+            farfield_fmm_destroy(p);
+        }
+        assert_eq!((prm.order, prm.tol_clamped), (40, 1));
     }
 
     #[test]

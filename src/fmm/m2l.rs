@@ -43,7 +43,7 @@ pub fn m2l_tensor(p: usize, omega: &[f64], t: &[f64], mu: &mut [f64]) {
 }
 
 /// "No source in this lane".
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// One offset of a tile: the direction index and the source box (index in the level) of each
 /// lane, [`NONE`] where that lane's target has no (occupied) source at this offset.
@@ -61,6 +61,7 @@ pub struct M2lScratch {
     a_im: Vec<[f64; W]>,
     b_re: Vec<[f64; W]>,
     b_im: Vec<[f64; W]>,
+    zeros: Vec<f64>,
     /// Accumulated local expansions of the tile's targets (real parts), lane-major.
     pub acc_re: Vec<[f64; W]>,
     /// Imaginary parts.
@@ -72,7 +73,7 @@ impl M2lScratch {
     pub fn new(p: usize) -> Self {
         let nc = ncoef(p);
         let z = || vec![[0.0; W]; nc];
-        M2lScratch { a_re: z(), a_im: z(), b_re: z(), b_im: z(), acc_re: z(), acc_im: z() }
+        M2lScratch { a_re: z(), a_im: z(), b_re: z(), b_im: z(), zeros: vec![0.0; nc], acc_re: z(), acc_im: z() }
     }
 }
 
@@ -112,7 +113,7 @@ fn matvec<S: Simd>(v: S, mat: &[f64], n: usize, inp: &[[f64; W]], out: &mut [[f6
 /// Applies the real/imaginary y-rotation matrices `mats` (layout of [`super::rotation::YRot`])
 /// to `(ire, iim)` giving `(ore, oim)`.
 #[inline(always)]
-fn yrotate<S: Simd>(v: S, p: usize, mats: &[f64], ire: &[[f64; W]], iim: &[[f64; W]], ore: &mut [[f64; W]], oim: &mut [[f64; W]]) {
+pub(crate) fn yrotate<S: Simd>(v: S, p: usize, mats: &[f64], ire: &[[f64; W]], iim: &[[f64; W]], ore: &mut [[f64; W]], oim: &mut [[f64; W]]) {
     for l in 0..=p {
         let off = yrot_offset(l);
         let b = idx(l, 0);
@@ -122,6 +123,55 @@ fn yrotate<S: Simd>(v: S, p: usize, mats: &[f64], ire: &[[f64; W]], iim: &[[f64;
         if l > 0 {
             let off2 = off + n1 * n1;
             matvec(v, &mats[off2..off2 + l * l], l, &iim[b + 1..b + n1], &mut oim[b + 1..b + n1]);
+        }
+    }
+}
+
+/// Gathers the blocks `src` (`NONE` → zeros) of a level array (blocks of `2·nc`) lane-major,
+/// degrees `≤ pe` only; `zeros` holds at least `ncoef(pe)` zeros.
+#[inline(always)]
+pub(crate) fn gather<S: Simd>(v: S, src: &[u32; W], level: &[f64], nc: usize, pe: usize, zeros: &[f64], re: &mut [[f64; W]], im: &mut [[f64; W]]) {
+    let nce = ncoef(pe);
+    let rows = |part: usize| -> [&[f64]; W] {
+        std::array::from_fn(|lane| {
+            let b = src[lane];
+            if b == NONE {
+                &zeros[..nce]
+            } else {
+                let o = b as usize * 2 * nc + part * nc;
+                &level[o..o + nce]
+            }
+        })
+    };
+    v.transpose_in(rows(0), nce, re);
+    v.transpose_in(rows(1), nce, im);
+}
+
+/// Prefetches the source blocks (degrees `≤ pe`) of an entry.
+#[inline(always)]
+fn prefetch_sources(src: &[u32; W], level: &[f64], nc: usize, pe: usize) {
+    let nce = ncoef(pe);
+    for &b in src {
+        if b != NONE {
+            let o = b as usize * 2 * nc;
+            super::simd::prefetch(&level[o..o + nce]);
+            super::simd::prefetch(&level[o + nc..o + nc + nce]);
+        }
+    }
+}
+
+/// z-rotation on lanes: `x_lm ← e^{∓imφ} x_lm` (`sign = −1` or `+1`), degrees `≤ p`, with
+/// `cos(mφ)`, `sin(mφ)` given.
+#[inline(always)]
+pub(crate) fn zrotate<S: Simd>(v: S, p: usize, cos: &[f64], sin: &[f64], sign: f64, re: &mut [[f64; W]], im: &mut [[f64; W]]) {
+    for l in 1..=p {
+        for m in 1..=l {
+            let i = idx(l, m);
+            let (c, sn) = (v.splat(cos[m]), v.splat(sign * sin[m]));
+            let (r, x) = (v.load(&re[i]), v.load(&im[i]));
+            // (r + i x)(c + i sn)
+            v.store(&mut re[i], v.fnma(x, sn, v.mul(r, c)));
+            v.store(&mut im[i], v.fma(r, sn, v.mul(x, c)));
         }
     }
 }
@@ -137,39 +187,19 @@ pub fn m2l_tile_body<S: Simd>(v: S, tab: &M2lTables, entries: &[M2lEntry], mpole
         s.acc_re[i] = [0.0; W];
         s.acc_im[i] = [0.0; W];
     }
-    for e in entries {
+    for (ei, e) in entries.iter().enumerate() {
+        if let Some(next) = entries.get(ei + 1) {
+            prefetch_sources(&next.src, mpole, nc, tab.porder[tab.dirs[next.dir as usize].r2]);
+        }
         let d = &tab.dirs[e.dir as usize];
         let yr = &tab.yrot[d.class];
         let t = &tab.ztrans[d.r2];
         // distance-dependent truncation: degrees above pe neither read nor produced
         let p = tab.porder[d.r2];
-        let nce = ncoef(p);
         // 1. gather the sources lane-major
-        for (lane, &src) in e.src.iter().enumerate() {
-            if src == NONE {
-                for i in 0..nce {
-                    s.a_re[i][lane] = 0.0;
-                    s.a_im[i][lane] = 0.0;
-                }
-            } else {
-                let blk = &mpole[src as usize * 2 * nc..(src as usize + 1) * 2 * nc];
-                let (br, bi) = blk.split_at(nc);
-                for i in 0..nce {
-                    s.a_re[i][lane] = br[i];
-                    s.a_im[i][lane] = bi[i];
-                }
-            }
-        }
+        gather(v, &e.src, mpole, nc, p, &s.zeros, &mut s.a_re, &mut s.a_im);
         // 2. z-rotation: a ← e^{−imφ} a
-        for l in 1..=p {
-            for m in 1..=l {
-                let i = idx(l, m);
-                let (c, sn) = (v.splat(d.cos[m]), v.splat(d.sin[m]));
-                let (r, im) = (v.load(&s.a_re[i]), v.load(&s.a_im[i]));
-                v.store(&mut s.a_re[i], v.fma(r, c, v.mul(im, sn)));
-                v.store(&mut s.a_im[i], v.fnma(r, sn, v.mul(im, c)));
-            }
-        }
+        zrotate(v, p, &d.cos, &d.sin, -1.0, &mut s.a_re, &mut s.a_im);
         // 3. y-rotation (forward): b ← A a
         yrotate(v, p, &yr.fwd, &s.a_re, &s.a_im, &mut s.b_re, &mut s.b_im);
         // 4. translation along z: a_jk ← (−1)^{j+k} Σ_l T_{l+j} conj(b_lk) (a Hankel

@@ -16,22 +16,39 @@
 //! # Algorithm
 //! * [`tree`]: a uniform octree of depth `D` on the bounding cube (open) or the box
 //!   (periodic; particles outside are folded in), stored sparsely (occupied boxes per level,
-//!   Morton order); particles sorted by leaf in Morton order (radix sort), permutation kept.
+//!   Morton order); particles sorted by leaf in Morton order (radix sort of 60-bit keys), the
+//!   permutation kept; the per-particle work arrays live in the plan and are reused.
 //! * [`harmonics`]: complex solid harmonics with the `±m` symmetry stored once (`m ≥ 0`);
-//!   expansions of order `p` in box units, box-major per level (`level[b·2nc + …]`, real parts
-//!   then imaginary parts, `nc = (p+1)(p+2)/2`) — the layout the GPU port reuses.
-//! * Operators, one file each: [`p2m`], [`m2m`], [`m2l`] (rotation-based, O(p³), vectorised
-//!   over tiles of target boxes; tables in [`rotation`]), [`l2l`], [`l2p`] (with the field),
-//!   [`p2p`] (vectorised, branch-free); one well-separated layer (≤ 189 M2L sources per box,
-//!   27 P2P neighbour leaves), interaction lists presorted per level in [`lists`].
-//! * [`periodic`]: the lattice operator (exact Ewald lattice sums of the far images) and the
-//!   tin-foil/background terms.
-//! * [`params`]: `p` from the tolerance, `D` from the particle distribution by a near/far cost
-//!   model; both overridable.
+//!   expansions of order `p` in box units (so the operators do not depend on the level),
+//!   stored box-major per level: `level[b·2nc + idx(l,m)]` real part, `level[b·2nc + nc +
+//!   idx(l,m)]` imaginary part, `nc = (p+1)(p+2)/2`, `idx(l,m) = l(l+1)/2 + m`, boxes in Morton
+//!   order — the layout the GPU port reuses (one box per block, coefficients per thread).
+//! * Operators, one file each, each with its own test against the direct evaluation of the
+//!   expansion it represents: [`p2m`], [`m2m`], [`m2l`], [`l2l`], [`l2p`] (with the field from
+//!   derived local expansions), [`p2p`]. M2M, M2L and L2L are rotation-based ("point and
+//!   shoot", O(p³)): rotate the expansion so that the translation is along z (y-rotation tables
+//!   shared by all offsets with the same polar angle, z-rotations as phases), translate along z,
+//!   rotate back ([`rotation`]). M2L uses one well-separated layer (≤ 189 sources per box),
+//!   presorted per level into tiles of 8 target boxes with the same octant in their parents
+//!   (hence the same offsets) so that the kernel is vectorised across the tile ([`lists`]),
+//!   with orders decreasing with the offset length (distance-dependent truncation,
+//!   [`params::m2l_order`]). P2P (27 neighbour leaves) is vectorised and branch-free. The hot
+//!   loops are explicit AVX2+FMA with run-time dispatch ([`simd`]).
+//! * [`periodic`]: the lattice operator (exact Ewald lattice sums of the far images, applied
+//!   between the level-1 boxes) and the non-harmonic background part of the Ewald kernel; the
+//!   result is the Ewald sum with tin-foil boundary.
+//! * [`params`]: `p` from the tolerance (calibrated), `D` from the particle distribution by a
+//!   near/far cost model; both overridable.
 //!
 //! All passes run on the plan's rayon pool ([`crate::threads::Threads`]) over disjoint
 //! outputs (leaves, parent boxes, target tiles), without atomics; the results do not depend on
-//! the thread count.
+//! the thread count. Per-order tables (rotations, lattice sums) are cached process-wide.
+//!
+//! # Accuracy
+//! `tol` is the target of the relative l2 error of the potentials and of the fields over all
+//! particles (the order rule in [`params::order_for_tol`] is calibrated on uniform and
+//! clustered random sets with margin ≈ 2–10). It is a statistical target: with a few hundred
+//! particles a single particle near a box corner can dominate the norm.
 
 pub mod harmonics;
 pub mod l2l;
@@ -53,8 +70,28 @@ mod tests;
 use crate::error::{try_zeroed_vec, Error, Result};
 use crate::threads::{SyncPtr, Threads};
 use harmonics::{ncoef, RegTables};
+use simd::W;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use tree::Tree;
+
+/// A process-wide cache of per-order tables (plans of the same order share them; the few most
+/// recent orders are kept).
+type TableCache<T> = OnceLock<Mutex<Vec<(usize, Arc<T>)>>>;
+
+fn cached<T>(cache: &'static TableCache<T>, p: usize, make: impl FnOnce() -> T) -> Arc<T> {
+    let m = cache.get_or_init(|| Mutex::new(Vec::new()));
+    let mut v = m.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, t)) = v.iter().find(|(q, _)| *q == p) {
+        return t.clone();
+    }
+    let t = Arc::new(make());
+    if v.len() >= 4 {
+        v.remove(0);
+    }
+    v.push((p, t.clone()));
+    t
+}
 
 /// Boundary conditions.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -89,7 +126,8 @@ pub struct FmmOpts {
     pub debug: i32,
     /// Expansion order `p` (0 = from the tolerance), at most [`params::MAX_ORDER`].
     pub order: usize,
-    /// Tree depth `D` (`None` = from the particle distribution), at most [`params::MAX_DEPTH`].
+    /// Tree depth `D` (`None` = from the particle distribution), at most [`params::MAX_DEPTH`];
+    /// periodic trees have at least depth 1.
     pub depth: Option<usize>,
     /// Backend.
     pub backend: Backend,
@@ -133,6 +171,11 @@ pub struct FmmStats {
     pub npoints: usize,
     /// Stage timings of the last execute.
     pub times: StageTimes,
+    /// Whether the tolerance asked for an order above [`params::MAX_ORDER`] (then clamped; the
+    /// tolerance may not be reached).
+    pub tol_clamped: bool,
+    /// Threads used.
+    pub nthreads: usize,
 }
 
 /// An FMM plan: boundary, tolerance, options and the precomputed operator tables; `execute`
@@ -144,11 +187,12 @@ pub struct FmmPlan {
     opts: FmmOpts,
     threads: Threads,
     reg: RegTables,
-    m2l: rotation::M2lTables,
-    /// `O_lm(d)` of the child offsets `d = (c_child − c_parent)/h_parent`, per octant.
-    child_shift: Vec<Vec<f64>>,
-    /// Lattice tensor (periodic only), order `2p`, unit box.
-    lattice: Option<Vec<f64>>,
+    m2l: Arc<rotation::M2lTables>,
+    /// Rotation-based M2M/L2L tables.
+    child: Arc<rotation::ChildTables>,
+    /// Level-1 lattice tensors (periodic only), order `2p`, level-1 box units, indexed by
+    /// [`periodic::level1_index`].
+    lattice: Option<Arc<Vec<Vec<f64>>>>,
     stats: FmmStats,
     ws: tree::Workspace,
 }
@@ -179,21 +223,23 @@ impl FmmPlan {
         let p = if opts.order > 0 { opts.order } else { params::order_for_tol(tol) };
         let threads = Threads::new(opts.nthreads)?;
         let reg = RegTables::new(p);
-        let m2l = rotation::M2lTables::new(p);
-        let child_shift = (0..8)
-            .map(|o| {
-                let d = [((o & 1) as f64 - 0.5) * 0.5, (((o >> 1) & 1) as f64 - 0.5) * 0.5, (((o >> 2) & 1) as f64 - 0.5) * 0.5];
-                let mut b = vec![0.0; 2 * ncoef(p)];
-                reg.regular(d, &mut b);
-                b
-            })
-            .collect();
+        static M2L_CACHE: TableCache<rotation::M2lTables> = OnceLock::new();
+        static LATTICE_CACHE: TableCache<Vec<Vec<f64>>> = OnceLock::new();
+        static BASIS_CACHE: TableCache<rotation::YRotBasis> = OnceLock::new();
+        let basis = cached(&BASIS_CACHE, p, || rotation::YRotBasis::new(p));
+        let m2l = cached(&M2L_CACHE, p, || rotation::M2lTables::with_basis(&basis));
+        static CHILD_CACHE: TableCache<rotation::ChildTables> = OnceLock::new();
+        let child = cached(&CHILD_CACHE, p, || rotation::ChildTables::with_basis(&basis));
         let lattice = match boundary {
-            Boundary::Periodic { .. } => Some(periodic::lattice_tensor(p)),
+            Boundary::Periodic { .. } => Some(cached(&LATTICE_CACHE, p, || periodic::level1_lattice_tensors(p))),
             Boundary::Open => None,
         };
-        let stats = FmmStats { order: p, ..Default::default() };
-        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child_shift, lattice, stats, ws: tree::Workspace::default() })
+        let tol_clamped = opts.order == 0 && params::order_for_tol_unclamped(tol) > params::MAX_ORDER as f64;
+        if tol_clamped && opts.debug > 0 {
+            eprintln!("farfield fmm: warning: tol = {tol:e} needs an order above {}; clamped to it", params::MAX_ORDER);
+        }
+        let stats = FmmStats { order: p, tol_clamped, nthreads: threads.count(), ..Default::default() };
+        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child, lattice, stats, ws: tree::Workspace::default() })
     }
 
     /// Expansion order.
@@ -257,7 +303,7 @@ impl FmmPlan {
             return Err(Error::NonFinite(format!("q[{i}] = {}", q[i])));
         }
         let p = self.p;
-        self.stats = FmmStats { order: p, depth: None, nleaves: 0, npoints: n, times: StageTimes::default() };
+        self.stats = FmmStats { depth: None, nleaves: 0, npoints: n, times: StageTimes::default(), ..self.stats };
         if n == 0 {
             self.stats.depth = Some(0);
             return Ok(0.0);
@@ -275,7 +321,8 @@ impl FmmPlan {
         let ws = &mut self.ws;
         Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
         let m2l_top = if periodic { 1 } else { 2 };
-        let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&ws.keys, p, m2l_top));
+        // periodic trees have at least one level (the lattice operator acts between level-1 boxes)
+        let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&ws.keys, p, m2l_top)).max(if periodic { 1 } else { 0 });
         let tree = Tree::build(th, xyz, q, lo, size, periodic, ws, depth)?;
         times.tree = t.elapsed().as_secs_f64();
 
@@ -283,7 +330,7 @@ impl FmmPlan {
         let t = Instant::now();
         let p2p_lists = lists::p2p_lists(th, &tree);
         let far = periodic || depth >= 2;
-        let top = if periodic { 0 } else { 2 };
+        let top = if periodic { 1 } else { 2 };
         let tiles: Vec<Vec<lists::Tile>> =
             (0..=depth).map(|l| if far && l >= m2l_top { lists::m2l_tiles(th, &tree, l) } else { Vec::new() }).collect();
         times.lists = t.elapsed().as_secs_f64();
@@ -331,11 +378,26 @@ impl FmmPlan {
                 let (par, ch) = (&mut up[l], &down[0]);
                 let lev = &tree.levels[l];
                 let clev = &tree.levels[l + 1];
-                let shifts = &self.child_shift;
-                th.chunks(par, nc2, |b, blk| {
-                    for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
-                        let o = (clev.keys[c] & 7) as usize;
-                        m2m::m2m(p, &ch[c * nc2..(c + 1) * nc2], &shifts[o], 0.5, blk);
+                let ct = &*self.child;
+                // W parents per task; their blocks are contiguous, so the task owns them
+                th.chunks(par, W * nc2, |ci, chunk| {
+                    let nb = chunk.len() / nc2;
+                    let mut children = [[m2l::NONE; W]; 8];
+                    for lane in 0..nb {
+                        let b = ci * W + lane;
+                        for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
+                            children[(clev.keys[c] & 7) as usize][lane] = c as u32;
+                        }
+                    }
+                    let mut s = m2m::ShiftScratch::new(p);
+                    m2m::m2m_lanes(ct, &children, ch, &mut s);
+                    let nc = nc2 / 2;
+                    for lane in 0..nb {
+                        let blk = &mut chunk[lane * nc2..(lane + 1) * nc2];
+                        for i in 0..nc {
+                            blk[i] += s.par_re[i][lane];
+                            blk[nc + i] += s.par_im[i][lane];
+                        }
                     }
                 });
             }
@@ -344,13 +406,23 @@ impl FmmPlan {
             // ---- M2L (and the lattice operator at the root)
             let t = Instant::now();
             if let Some(lat) = &self.lattice {
-                m2l::m2l_tensor(p, &mp[0], lat, &mut loc[0]);
+                // far images: the level-1 lattice operator between all pairs of level-1 boxes
+                let lev = &tree.levels[1];
+                let (src, dst) = (&mp[1], &mut loc[1]);
+                th.chunks(dst, nc2, |t, blk| {
+                    let ct = tree::decode(lev.keys[t]);
+                    for (s, &ks) in lev.keys.iter().enumerate() {
+                        let cs = tree::decode(ks);
+                        let d = [ct[0] as i32 - cs[0] as i32, ct[1] as i32 - cs[1] as i32, ct[2] as i32 - cs[2] as i32];
+                        m2l::m2l_tensor(p, &src[s * nc2..(s + 1) * nc2], &lat[periodic::level1_index(d)], blk);
+                    }
+                });
             }
             for l in m2l_top..=depth {
                 let ts = &tiles[l];
                 let src = &mp[l];
                 let dst = SyncPtr(loc[l].as_mut_ptr());
-                let tab = &self.m2l;
+                let tab = &*self.m2l;
                 const TG: usize = 4;
                 th.for_each(ts.len().div_ceil(TG), |ci| {
                     let dst = dst;
@@ -377,13 +449,44 @@ impl FmmPlan {
             let t = Instant::now();
             for l in top..depth {
                 let (up, down) = loc.split_at_mut(l + 1);
-                let (par, ch) = (&up[l], &mut down[0]);
+                let (par, ch) = (&up[l], SyncPtr(down[0].as_mut_ptr()));
+                let lev = &tree.levels[l];
                 let clev = &tree.levels[l + 1];
-                let shifts = &self.child_shift;
-                th.chunks(ch, nc2, |c, blk| {
-                    let b = clev.parent[c] as usize;
-                    let o = (clev.keys[c] & 7) as usize;
-                    l2l::l2l(p, &par[b * nc2..(b + 1) * nc2], &shifts[o], 0.5, blk);
+                let ct = &*self.child;
+                let npar = lev.len();
+                th.for_each(npar.div_ceil(W), |ci| {
+                    let ch = ch;
+                    let b0 = ci * W;
+                    let nb = W.min(npar - b0);
+                    let mut children = [[m2l::NONE; W]; 8];
+                    let mut parents = [m2l::NONE; W];
+                    for lane in 0..nb {
+                        let b = b0 + lane;
+                        parents[lane] = b as u32;
+                        for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
+                            children[(clev.keys[c] & 7) as usize][lane] = c as u32;
+                        }
+                    }
+                    let mut s = m2m::ShiftScratch::new(p);
+                    m2l::gather(simd::Scalar, &parents, par, nc2 / 2, p, &s.zeros, &mut s.par_re, &mut s.par_im);
+                    let nc = nc2 / 2;
+                    for (o, cs) in children.iter().enumerate() {
+                        if cs.iter().all(|&c| c == m2l::NONE) {
+                            continue;
+                        }
+                        l2l::l2l_lanes(ct, o, &mut s);
+                        for (lane, &c) in cs.iter().enumerate() {
+                            if c == m2l::NONE {
+                                continue;
+                            }
+                            // SAFETY: every child has one parent, handled by one task.
+                            let blk = unsafe { std::slice::from_raw_parts_mut(ch.0.add(c as usize * nc2), nc2) };
+                            for i in 0..nc {
+                                blk[i] += s.b_re[i][lane];
+                                blk[nc + i] += s.b_im[i][lane];
+                            }
+                        }
+                    }
                 });
             }
             times.l2l = t.elapsed().as_secs_f64();
@@ -456,20 +559,8 @@ impl FmmPlan {
         // ---- periodic corrections, energy, caller's order
         let t = Instant::now();
         if let Boundary::Periodic { side } = self.boundary {
-            let c = [0.5 * side; 3];
-            let (qt, d, s2) = periodic::moments(&tree.x, &tree.y, &tree.z, &tree.q, c);
-            let v = side * side * side;
-            let f = 2.0 * std::f64::consts::PI / (3.0 * v);
-            for i in 0..n {
-                let r = [tree.x[i] - c[0], tree.y[i] - c[1], tree.z[i] - c[2]];
-                let rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-                phi_s[i] += f * (qt * rr - 2.0 * (d[0] * r[0] + d[1] * r[1] + d[2] * r[2]) + s2);
-                if want_field {
-                    ex_s[i] += 2.0 * f * (d[0] - qt * r[0]);
-                    ey_s[i] += 2.0 * f * (d[1] - qt * r[1]);
-                    ez_s[i] += 2.0 * f * (d[2] - qt * r[2]);
-                }
-            }
+            let g = if want_field { Some((&mut ex_s[..], &mut ey_s[..], &mut ez_s[..])) } else { None };
+            periodic::background_correction(&tree, side, &mut phi_s, g);
         }
         let energy = {
             let (ps, qs) = (&phi_s, &tree.q);
@@ -510,7 +601,7 @@ impl FmmPlan {
         ws.restore(tree);
         times.post = t.elapsed().as_secs_f64();
         times.total = t_start.elapsed().as_secs_f64();
-        self.stats = FmmStats { order: p, depth: Some(depth), nleaves, npoints: n, times };
+        self.stats = FmmStats { depth: Some(depth), nleaves, npoints: n, times, ..self.stats };
         if self.opts.debug > 0 {
             eprintln!(
                 "farfield fmm: n = {n}, p = {p}, D = {depth}, leaves = {nleaves}, threads = {}; times [s]: tree {:.4} lists {:.4} p2m {:.4} m2m {:.4} m2l {:.4} l2l {:.4} l2p {:.4} p2p {:.4} post {:.4} total {:.4}",

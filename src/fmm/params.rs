@@ -4,9 +4,9 @@
 use super::tree::{occupancy, KEY_DEPTH};
 
 /// Largest supported expansion order.
-pub const MAX_ORDER: usize = 40;
+pub(crate) const MAX_ORDER: usize = 40;
 /// Largest supported depth.
-pub const MAX_DEPTH: usize = KEY_DEPTH;
+pub(crate) const MAX_DEPTH: usize = KEY_DEPTH;
 
 /// Expansion order for a relative tolerance `tol` (of the potential and of the field, in the
 /// relative l2 norm over all particles).
@@ -20,13 +20,14 @@ pub const MAX_DEPTH: usize = KEY_DEPTH;
 /// the tolerance: p = 6, 16, 25 for tol = 10⁻³, 10⁻⁶, 10⁻⁹. Tolerances below ≈ 10⁻¹³ are
 /// clamped to [`MAX_ORDER`].
 pub fn order_for_tol(tol: f64) -> usize {
+    let p = order_for_tol_unclamped(tol);
+    p.min(MAX_ORDER as f64) as usize
+}
+
+/// The order the rule of [`order_for_tol`] asks for, before clamping to [`MAX_ORDER`].
+pub fn order_for_tol_unclamped(tol: f64) -> f64 {
     let digits = -tol.log10();
-    let p = (3.23 * digits - 4.2).ceil();
-    if p < 1.0 {
-        1
-    } else {
-        (p as usize).min(MAX_ORDER)
-    }
+    (3.23 * digits - 4.2).ceil().max(1.0)
 }
 
 /// Order of the M2L translations over the offset `v` with `|v|² = r2` (box units) in a plan
@@ -48,14 +49,14 @@ const M2L_MARGIN: usize = 1;
 
 /// Relative cost of one M2L translation (rotation-based, O(p³), with the distance-dependent
 /// orders) in units of one P2P pair interaction (potential + field), measured with AVX2 (see
-/// `tests.rs`, `calibrate_costs`; ≈ 1 ns per pair, ≈ 0.15 (p+1)³ ns per translation including
-/// the gathers).
+/// `tests.rs`, `calibrate_costs`; ≈ 1.2 ns per pair, ≈ 0.66 µs per translation at p = 16
+/// including the gathers, i.e. ≈ 0.11 (p+1)³ pairs).
 pub fn m2l_cost(p: usize) -> f64 {
     let q = (p + 1) as f64;
     M2L_COST_C * q * q * q
 }
 
-const M2L_COST_C: f64 = 0.15;
+const M2L_COST_C: f64 = 0.12;
 
 /// Chooses the depth for particles with the given sorted keys (at `KEY_DEPTH`) by minimising
 /// a cost model: `min(Σ_b n_b·(27 n_b), N²)` P2P pairs (per-box occupancy `n_b`) plus

@@ -2,8 +2,10 @@
 //!
 //! The tree wraps periodically at every level ≥ 1, so P2P and M2L cover the central box and
 //! its 26 neighbour images exactly (the "near zone" `|n|∞ ≤ 1`). All images beyond it
-//! (`|n|∞ ≥ 2`, the far zone FF) act through one M2L at the root with the lattice tensor
-//! `Λ_LM = Σ_{n∈FF} M_LM(n)` (unit box, `L ≤ 2p`) — the approach of the ScaFaCoS/GROMACS FMM
+//! (`|n|∞ ≥ 2`, the far zone FF) act through lattice-summed M2L operators with tensors
+//! `Σ_{n∈FF} M_LM(n + …)` (`L ≤ 2p`), applied between the eight level-1 boxes
+//! ([`level1_lattice_tensors`]; the root-level tensor `Λ_LM = Σ_{n∈FF} M_LM(n)` is
+//! [`lattice_tensor`]) — the approach of the ScaFaCoS/GROMACS FMM
 //! (Kudin & Scuseria, Chem. Phys. Lett. 283, 61 (1998); Lambert, Darden & Board, J. Comput.
 //! Phys. 126, 274 (1996)), here with the lattice sums computed *exactly* (to rounding) by
 //! Ewald summation of the homogeneous harmonic functions
@@ -22,22 +24,30 @@
 //! absolutely; `L = 1, 2` vanish by cubic symmetry; `L = 0` is Ewald's regularised constant.
 //!
 //! # Convention: Ewald summation with tin-foil boundary (ε' = ∞)
-//! The harmonic lattice sums miss the non-harmonic part of the Ewald kernel: near the origin
-//! `ψ(r) − Σ_{near} 1/|r+n| = (harmonic terms) + (2π/3V)|r|²` (from `∇²ψ = −4πδ + 4π/V`). Summed
-//! over pairs this adds, with `c` the box centre, `Q = Σ q_j`, `D = Σ q_j (x_j − c)`,
-//! `S = Σ q_j |x_j − c|²`:
+//! The lattice sums are the Ewald-regularised ones (the `k = 0` term omitted), so the far-image
+//! kernel they represent is `F(r) = ψ(r) − Σ_{|n|∞≤1} 1/|r − n|` with `ψ` the Ewald potential
+//! of a unit charge with its neutralising background (conducting boundary). `F` is not
+//! harmonic: `∇²ψ = −4πδ + 4π/V` gives `F = H + (2π/3V)|r|²` with `H` harmonic. An M2L
+//! between level-1 boxes with centres `c_t`, `c_s` through the tensors `D_LM F(c_t − c_s)`
+//! reproduces `H` and the constant and linear Taylor terms of the quadratic part, and misses
+//! exactly `(2π/3V)|y_t − y_s|²` (`y` = positions relative to the level-1 centres). Summed over
+//! the sources this is added afterwards ([`background_correction`]): with `c_i` the level-1
+//! centre of particle `i`, `Q = Σ q_j`, `D' = Σ q_j (x_j − c_j)`, `S' = Σ q_j |x_j − c_j|²`,
 //!
-//! `φ_i += (2π/3V) (Q|x_i − c|² − 2 D·(x_i − c) + S)`,  `E_i += (4π/3V) (D − Q (x_i − c))`,
+//! `φ_i += (2π/3V)(Q|x_i − c_i|² − 2 D'·(x_i − c_i) + S')`,  `E_i += (4π/3V)(D' − Q(x_i − c_i))`.
 //!
-//! which turns the (cubically summed, vacuum-like) lattice result into exactly the Ewald sum
-//! with conducting (tin-foil) boundary: for a neutral system the energy changes by
-//! `−2π|D|²/(3V)`, the well-known dipole term (de Leeuw, Perram & Smith, Proc. R. Soc. A 373,
-//! 27 (1980)), and the potentials get the Ewald (zero-mean) constant. A net charge `Q ≠ 0` is
-//! neutralised by a uniform background, as in Ewald summation without the `k = 0` term: the
-//! energy then includes the usual `−πQ²/(2α²V)`-type background terms implicitly (the result is
-//! the α-independent Ewald energy of the charged system with background).
+//! The result is exactly the Ewald sum with conducting (tin-foil, ε' = ∞) boundary. Summed
+//! instead over growing cubes (or spheres) in vacuum, a neutral system would differ by the
+//! dipole term: energy `+2π|D|²/(3V)` with `D = Σ q_j x_j`, a uniform field `−4πD/(3V)`, and
+//! the potentials by the Bethe constant `−(2π/3V)Σ q_j|x_j − c|²` (de Leeuw, Perram & Smith,
+//! Proc. R. Soc. A 373, 27 (1980)); tin-foil is what Ewald/PME codes compute. A net charge
+//! `Q ≠ 0` is neutralised by a uniform background, as in Ewald summation without the `k = 0`
+//! term; the energy then includes the usual background terms implicitly (it is the
+//! α-independent Ewald energy of the charged system with background, e.g. `−πQ²/(2α²V)` plus
+//! the `−2α/√π` self terms of classic Ewald combined).
 
-use super::harmonics::{irregular, ncoef};
+use super::harmonics::{idx, irregular, ncoef};
+use super::tree::Tree;
 
 /// Regularised incomplete gamma functions `(Q(L+½, x), P(L+½, x))` for `L = 0..=lmax`.
 pub fn incomplete_gamma_half(lmax: usize, x: f64) -> Vec<(f64, f64)> {
@@ -76,33 +86,101 @@ pub fn incomplete_gamma_half(lmax: usize, x: f64) -> Vec<(f64, f64)> {
 /// The lattice tensor `Λ_LM`, `L ≤ 2p`, of the far zone `|n|∞ ≥ 2` of a unit cubic lattice,
 /// as a coefficient block of order `2p` (see the module docs).
 pub fn lattice_tensor(p: usize) -> Vec<f64> {
-    lattice_tensor_alpha(p, std::f64::consts::PI)
+    lattice_sum(2 * p, [0.0; 3], std::f64::consts::PI)
 }
 
 /// [`lattice_tensor`] with the Ewald splitting parameter `α² = alpha2` (the result does not
 /// depend on it; `α² = π` balances the real and reciprocal sums for the unit box).
 pub fn lattice_tensor_alpha(p: usize, alpha2: f64) -> Vec<f64> {
+    lattice_sum(2 * p, [0.0; 3], alpha2)
+}
+
+/// Index of a level-1 offset `d ∈ {−1,0,1}³` (target minus source octant coordinates).
+#[inline]
+pub fn level1_index(d: [i32; 3]) -> usize {
+    ((d[0] + 1) + 3 * (d[1] + 1) + 9 * (d[2] + 1)) as usize
+}
+
+/// The lattice operator applied between the level-1 boxes (side `L/2`): for each offset
+/// `d = o_t − o_s ∈ {−1,0,1}³` of target and source octant, the tensor
+/// `T_d = Σ_{n∈FF} M_LM(d + 2n)` in level-1 box units (`L ≤ 2p`), indexed by
+/// [`level1_index`]. Translating the eight level-1 multipoles instead of the root multipole
+/// makes the far-zone M2L converge like `(√3/2)/1.5 ≈ 0.58^p` instead of `0.87^p` (source and
+/// target balls of radius `√3/4 L` at distance ≥ `1.5 L`), so the lattice part is never the
+/// accuracy bottleneck, even for a handful of particles. Uses `T_{−d} = (−1)^L T_d`.
+pub fn level1_lattice_tensors(p: usize) -> Vec<Vec<f64>> {
     let lmax = 2 * p;
+    let nt = ncoef(lmax);
+    let mut out: Vec<Vec<f64>> = vec![Vec::new(); 27];
+    for dz in -1..=1 {
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let d = [dx, dy, dz];
+                let i = level1_index(d);
+                let j = level1_index([-dx, -dy, -dz]);
+                if !out[j].is_empty() {
+                    // T_{−d} = (−1)^L T_d
+                    let mut t = out[j].clone();
+                    for l in (1..=lmax).step_by(2) {
+                        for m in 0..=l {
+                            let k = idx(l, m);
+                            t[k] = -t[k];
+                            t[nt + k] = -t[nt + k];
+                        }
+                    }
+                    out[i] = t;
+                    continue;
+                }
+                // Σ_n M_LM(d + 2n) = 2^{−(L+1)} Σ_n M_LM(n + d/2) (root units)
+                let mut t = lattice_sum(lmax, [0.5 * dx as f64, 0.5 * dy as f64, 0.5 * dz as f64], std::f64::consts::PI);
+                let mut f = 0.5;
+                for l in 0..=lmax {
+                    for m in 0..=l {
+                        let k = idx(l, m);
+                        t[k] *= f;
+                        t[nt + k] *= f;
+                    }
+                    f *= 0.5;
+                }
+                out[i] = t;
+            }
+        }
+    }
+    out
+}
+
+/// `Σ_{n ∈ Z³, |n|∞ ≥ 2} M_LM(n + s)` for `L ≤ lmax` (unit cubic lattice, shift `s` with
+/// `|s_i| ≤ ½`), Ewald-summed with splitting `α² = alpha2` (module docs): real space over
+/// `|n + s| ≤ 6` (beyond, `Q(L+½, α²r²) < 10^{−40}` for small `L`, and for large `L` the terms
+/// are below `(2/6)^{L+1}` of the nearest far-zone terms), reciprocal space `|m| ≤ 4`
+/// (`e^{−π m²} < 10^{−21}` beyond, which also bounds the relative size of the omitted high-`L`
+/// reciprocal terms), the near zone `|n|∞ ≤ 1` removed with the lower incomplete gamma
+/// function so that no cancellation occurs at high `L`. For `α² ≠ π` the cut-offs are scaled.
+pub fn lattice_sum(lmax: usize, s: [f64; 3], alpha2: f64) -> Vec<f64> {
     let nt = ncoef(lmax);
     let alpha = alpha2.sqrt();
     let mut lam = vec![0.0; 2 * nt];
     let mut blk = vec![0.0; 2 * nt];
+    let zero_shift = s == [0.0; 3];
     // real space
-    const R: i32 = 7;
-    for nz in -R..=R {
-        for ny in -R..=R {
-            for nx in -R..=R {
+    let rcut = 6.0 * (std::f64::consts::PI / alpha2).sqrt().max(1.0);
+    let rcut2 = rcut * rcut;
+    let nr = rcut.ceil() as i32 + 1;
+    for nz in -nr..=nr {
+        for ny in -nr..=nr {
+            for nx in -nr..=nr {
                 let ninf = nx.abs().max(ny.abs()).max(nz.abs());
-                if ninf == 0 {
+                let r = [nx as f64 + s[0], ny as f64 + s[1], nz as f64 + s[2]];
+                let r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+                if (ninf == 0 && zero_shift) || r2 > rcut2 {
                     continue;
                 }
-                let r2 = (nx * nx + ny * ny + nz * nz) as f64;
                 let g = incomplete_gamma_half(lmax, alpha2 * r2);
-                irregular(lmax, [nx as f64, ny as f64, nz as f64], &mut blk);
+                irregular(lmax, r, &mut blk);
                 for l in 0..=lmax {
                     let f = if ninf >= 2 { g[l].0 } else { -g[l].1 };
                     for m in 0..=l {
-                        let i = super::harmonics::idx(l, m);
+                        let i = idx(l, m);
                         lam[i] += f * blk[i];
                         lam[nt + i] += f * blk[nt + i];
                     }
@@ -110,39 +188,44 @@ pub fn lattice_tensor_alpha(p: usize, alpha2: f64) -> Vec<f64> {
             }
         }
     }
-    // reciprocal space (V = 1, k = 2π m)
-    const K: i32 = 6;
+    // reciprocal space (V = 1, k = 2π m), with the phase e^{ik·s} of the shifted lattice
+    let kcut = 4.0 * (alpha2 / std::f64::consts::PI).sqrt().max(1.0);
+    let kk = kcut.floor() as i32;
+    let kcut2 = (kcut * kcut).floor() as i32;
     let two_pi = 2.0 * std::f64::consts::PI;
-    // ln Γ(L+½)
-    let mut lngam = vec![0.0; lmax + 1];
+    let mut lngam = vec![0.0; lmax + 1]; // ln Γ(L+½)
     lngam[0] = 0.5 * std::f64::consts::PI.ln();
     for l in 1..=lmax {
         lngam[l] = lngam[l - 1] + (l as f64 - 0.5).ln();
     }
     let pi32 = std::f64::consts::PI.powf(1.5);
-    for mz in -K..=K {
-        for my in -K..=K {
-            for mx in -K..=K {
-                if mx == 0 && my == 0 && mz == 0 {
+    for mz in -kk..=kk {
+        for my in -kk..=kk {
+            for mx in -kk..=kk {
+                let m2 = mx * mx + my * my + mz * mz;
+                if m2 == 0 || m2 > kcut2 {
                     continue;
                 }
                 let k = [two_pi * mx as f64, two_pi * my as f64, two_pi * mz as f64];
                 let k2 = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
                 let kn = k2.sqrt();
+                let ph = k[0] * s[0] + k[1] * s[1] + k[2] * s[2];
+                let (pc, ps) = (ph.cos(), ph.sin());
                 irregular(lmax, k, &mut blk);
                 for l in 0..=lmax {
                     // |k|^{2L+1} 2^{−L} 4/k² e^{−k²/4α²} π^{3/2}/Γ(L+½), in logs
                     let lf = (2 * l + 1) as f64 * kn.ln() - l as f64 * std::f64::consts::LN_2 - k2 / (4.0 * alpha2) - lngam[l];
                     let f = pi32 * 4.0 / k2 * lf.exp();
-                    // (−i)^L
-                    let (cr, ci) = match l % 4 {
+                    // (−i)^L e^{ik·s}
+                    let (ar, ai) = match l % 4 {
                         0 => (1.0, 0.0),
                         1 => (0.0, -1.0),
                         2 => (-1.0, 0.0),
                         _ => (0.0, 1.0),
                     };
+                    let (cr, ci) = (ar * pc - ai * ps, ar * ps + ai * pc);
                     for m in 0..=l {
-                        let i = super::harmonics::idx(l, m);
+                        let i = idx(l, m);
                         let (br, bi) = (blk[i], blk[nt + i]);
                         lam[i] += f * (cr * br - ci * bi);
                         lam[nt + i] += f * (cr * bi + ci * br);
@@ -151,23 +234,50 @@ pub fn lattice_tensor_alpha(p: usize, alpha2: f64) -> Vec<f64> {
             }
         }
     }
-    lam[0] += -2.0 * alpha / std::f64::consts::PI.sqrt() - std::f64::consts::PI / alpha2;
+    // L = 0: the background (k = 0) term, and the smooth part of the excluded n = 0 term
+    lam[0] -= std::f64::consts::PI / alpha2;
+    if zero_shift {
+        lam[0] -= 2.0 * alpha / std::f64::consts::PI.sqrt();
+    }
     lam
 }
 
-/// Sums `(Q, D, S)` of the tin-foil/background correction (see the module docs) over sorted
-/// particles, relative to the box centre `c`.
-pub fn moments(x: &[f64], y: &[f64], z: &[f64], q: &[f64], c: [f64; 3]) -> (f64, [f64; 3], f64) {
-    let mut qs = 0.0;
-    let mut d = [0.0; 3];
-    let mut s = 0.0;
-    for i in 0..q.len() {
-        let r = [x[i] - c[0], y[i] - c[1], z[i] - c[2]];
-        qs += q[i];
+/// Level-1 box centre of every sorted particle (through its leaf's ancestor), in order.
+fn level1_centres(tree: &Tree) -> impl Iterator<Item = [f64; 3]> + '_ {
+    let d = tree.depth;
+    (0..tree.nleaves()).flat_map(move |b| {
+        let k1 = tree.levels[d].keys[b] >> (3 * (d - 1));
+        let c = tree.center(1, k1);
+        (tree.leaf_start[b]..tree.leaf_start[b + 1]).map(move |_| c)
+    })
+}
+
+/// Adds the non-harmonic part of the Ewald kernel that the level-1 lattice operator leaves out
+/// (module docs): with `c_i` the centre of particle `i`'s level-1 box, `Q = Σ q_j`,
+/// `D' = Σ_j q_j (x_j − c_j)`, `S' = Σ_j q_j |x_j − c_j|²`:
+/// `φ_i += (2π/3V)(Q|x_i − c_i|² − 2 D'·(x_i − c_i) + S')`, `E_i += (4π/3V)(D' − Q(x_i − c_i))`.
+/// Requires a tree of depth ≥ 1; `field` = `(ex, ey, ez)` in sorted order, or `None`.
+pub fn background_correction(tree: &Tree, side: f64, phi: &mut [f64], field: Option<(&mut [f64], &mut [f64], &mut [f64])>) {
+    let (mut qt, mut dp, mut sp) = (0.0, [0.0; 3], 0.0);
+    for (i, c) in level1_centres(tree).enumerate() {
+        let r = [tree.x[i] - c[0], tree.y[i] - c[1], tree.z[i] - c[2]];
+        let q = tree.q[i];
+        qt += q;
         for a in 0..3 {
-            d[a] += q[i] * r[a];
+            dp[a] += q * r[a];
         }
-        s += q[i] * (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+        sp += q * (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
     }
-    (qs, d, s)
+    let f = 2.0 * std::f64::consts::PI / (3.0 * side * side * side);
+    let mut field = field;
+    for (i, c) in level1_centres(tree).enumerate() {
+        let r = [tree.x[i] - c[0], tree.y[i] - c[1], tree.z[i] - c[2]];
+        let rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+        phi[i] += f * (qt * rr - 2.0 * (dp[0] * r[0] + dp[1] * r[1] + dp[2] * r[2]) + sp);
+        if let Some((ex, ey, ez)) = field.as_mut() {
+            ex[i] += 2.0 * f * (dp[0] - qt * r[0]);
+            ey[i] += 2.0 * f * (dp[1] - qt * r[1]);
+            ez[i] += 2.0 * f * (dp[2] - qt * r[2]);
+        }
+    }
 }

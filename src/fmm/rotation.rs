@@ -13,15 +13,17 @@
 //! depend only on `|v|²`.
 //!
 //! The y-rotation coefficients `A_{l m m'}(α)`, defined by `O_lm(R_y(α) r) = Σ_{m'} A_{lmm'}
-//! O_{lm'}(r)`, are real; they are computed by projecting the rotated harmonics onto the
-//! unrotated ones with a quadrature on the unit sphere that is exact for the degree-`2p`
-//! products (Gauss–Legendre in cos θ × trapezoid in φ). This is an orthogonal projection, so it
-//! is stable at any order.
+//! O_{lm'}(r)`, are real. They are obtained from `R_y(α) = Q R_z(α) Q⁻¹` with the fixed
+//! `Q = R_x(−π/2)` (the factorisation behind the "Δ-matrix" methods for Wigner matrices):
+//! `A(R_y(α)) = A(Q) diag(e^{ikα}) A(Q⁻¹)`, O(p⁴) per angle. `A(Q)` and `A(Q⁻¹)` are computed
+//! once per order by projecting the rotated harmonics onto the unrotated ones with a
+//! quadrature on the unit sphere that is exact for the degree-`2p` products (Gauss–Legendre in
+//! cos θ × trapezoid in φ) — an orthogonal projection, stable at any order.
 
 use super::harmonics::{idx, ncoef, sgn, RegTables};
 
 /// Offsets are stored at `dir_index(v) = (vx+3) + 7(vy+3) + 49(vz+3)`.
-pub const NDIR: usize = 343;
+pub(crate) const NDIR: usize = 343;
 
 /// Index of the integer offset `v` (components in −3..=3).
 #[inline(always)]
@@ -108,16 +110,17 @@ pub fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
     (x, w)
 }
 
-/// `A[l][m][m' + l]` for `m ≥ 0`, `−l ≤ m' ≤ l`: coefficients of `O_lm(R_y(α) r)` in the
-/// `O_{lm'}(r)` basis, flattened as `a[off(l) + m(2l+1) + m' + l]`.
-pub fn yrotation_coefficients(p: usize, alpha: f64) -> Vec<Vec<f64>> {
+/// Coefficients of a general rotation `G` (3×3 matrix): `O_lm(G r) = Σ_{m'} A_{lmm'} O_{lm'}(r)`,
+/// complex, for all `|m|, |m'| ≤ l ≤ p`, flattened as `a[l][(m+l)(2l+1) + m'+l] = [re, im]`.
+/// Rows `m ≥ 0` by projection with a quadrature exact for the degree-`2p` products
+/// (Gauss–Legendre × trapezoid), rows `m < 0` from `A_{l,−m,−m'} = (−1)^{m+m'} conj(A_{lmm'})`.
+pub fn rotation_coefficients(p: usize, g: [[f64; 3]; 3]) -> Vec<Vec<[f64; 2]>> {
     let nq = p + 1;
     let nphi = 2 * p + 2;
     let (xq, wq) = gauss_legendre(nq);
     let nc = ncoef(p);
     let tab = RegTables::new(p);
-    let (ca, sa) = (alpha.cos(), alpha.sin());
-    let mut a: Vec<Vec<f64>> = (0..=p).map(|l| vec![0.0; (l + 1) * (2 * l + 1)]).collect();
+    let mut a: Vec<Vec<[f64; 2]>> = (0..=p).map(|l| vec![[0.0; 2]; (2 * l + 1) * (2 * l + 1)]).collect();
     let mut rot = vec![0.0; 2 * nc];
     let mut orig = vec![0.0; 2 * nc];
     for i in 0..nq {
@@ -126,16 +129,21 @@ pub fn yrotation_coefficients(p: usize, alpha: f64) -> Vec<Vec<f64>> {
         for s in 0..nphi {
             let ph = 2.0 * std::f64::consts::PI * s as f64 / nphi as f64;
             let r = [st * ph.cos(), st * ph.sin(), ct];
-            // R_y(α) r: x' = x cos α + z sin α, z' = −x sin α + z cos α
-            let rr = [r[0] * ca + r[2] * sa, r[1], -r[0] * sa + r[2] * ca];
+            let rr = [
+                g[0][0] * r[0] + g[0][1] * r[1] + g[0][2] * r[2],
+                g[1][0] * r[0] + g[1][1] * r[1] + g[1][2] * r[2],
+                g[2][0] * r[0] + g[2][1] * r[1] + g[2][2] * r[2],
+            ];
             tab.regular(rr, &mut rot);
             tab.regular(r, &mut orig);
             let w = wq[i] * 2.0 * std::f64::consts::PI / nphi as f64;
             for l in 0..=p {
+                let li = l as i64;
+                let n = 2 * l + 1;
                 for m in 0..=l {
                     let (fr, fi) = (rot[idx(l, m)], rot[nc + idx(l, m)]);
-                    for mp in -(l as i64)..=(l as i64) {
-                        // Re(f conj(O_{l m'})) — A is real, so only the real part is needed.
+                    let row = (m + l) * n;
+                    for mp in -li..=li {
                         let j = idx(l, mp.unsigned_abs() as usize);
                         let (mut gr, mut gi) = (orig[j], orig[nc + j]);
                         if mp < 0 {
@@ -143,29 +151,93 @@ pub fn yrotation_coefficients(p: usize, alpha: f64) -> Vec<Vec<f64>> {
                             gr *= sg;
                             gi *= -sg;
                         }
-                        a[l][m * (2 * l + 1) + (mp + l as i64) as usize] += w * (fr * gr + fi * gi);
+                        // f · conj(g)
+                        let e = &mut a[l][row + (mp + li) as usize];
+                        e[0] += w * (fr * gr + fi * gi);
+                        e[1] += w * (fi * gr - fr * gi);
                     }
                 }
             }
         }
     }
-    // divide by the norms ∫|O_lm'|² dΩ = 4π / ((2l+1)(l+m')!(l−m')!)
+    // divide by the norms ∫|O_lm'|² dΩ = 4π / ((2l+1)(l+m')!(l−m')!); negative rows by symmetry
     let fact = super::harmonics::factorials(2 * p + 1);
     for l in 0..=p {
-        for m in 0..=l {
-            for mp in -(l as i64)..=(l as i64) {
-                let norm = 4.0 * std::f64::consts::PI
-                    / ((2 * l + 1) as f64 * fact[(l as i64 + mp) as usize] * fact[(l as i64 - mp) as usize]);
-                a[l][m * (2 * l + 1) + (mp + l as i64) as usize] /= norm;
+        let li = l as i64;
+        let n = 2 * l + 1;
+        for m in 0..=li {
+            for mp in -li..=li {
+                let norm = 4.0 * std::f64::consts::PI / ((2 * l + 1) as f64 * fact[(li + mp) as usize] * fact[(li - mp) as usize]);
+                let e = &mut a[l][(m + li) as usize * n + (mp + li) as usize];
+                e[0] /= norm;
+                e[1] /= norm;
+            }
+        }
+        for m in 1..=li {
+            for mp in -li..=li {
+                let v = a[l][(m + li) as usize * n + (mp + li) as usize];
+                let sg = sgn(m + mp);
+                a[l][(-m + li) as usize * n + (-mp + li) as usize] = [sg * v[0], -sg * v[1]];
             }
         }
     }
     a
 }
 
+/// The fixed rotations `Q = R_x(−π/2)` (which maps z to y) and `Q⁻¹`, whose coefficient
+/// matrices turn any y-rotation into a diagonal z-rotation: `R_y(α) = Q R_z(α) Q⁻¹`.
+pub struct YRotBasis {
+    p: usize,
+    q: Vec<Vec<[f64; 2]>>,
+    qinv: Vec<Vec<[f64; 2]>>,
+}
+
+impl YRotBasis {
+    /// Projects the two fixed rotations (O(p⁵) once per order).
+    pub fn new(p: usize) -> Self {
+        // R_x(α) = [[1,0,0],[0,cos α,−sin α],[0,sin α,cos α]]
+        let q = rotation_coefficients(p, [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]]);
+        let qinv = rotation_coefficients(p, [[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]]);
+        YRotBasis { p, q, qinv }
+    }
+
+    /// `A[l][m(2l+1) + m' + l]`, `m ≥ 0`: the (real) coefficients of `O_lm(R_y(α) r)` in the
+    /// `O_{lm'}(r)` basis, `A(R_y(α)) = A(Q)·diag(e^{ikα})·A(Q⁻¹)` (O(p⁴) per angle).
+    pub fn yrotation(&self, alpha: f64) -> Vec<Vec<f64>> {
+        let p = self.p;
+        (0..=p)
+            .map(|l| {
+                let li = l as i64;
+                let n = 2 * l + 1;
+                let ph: Vec<[f64; 2]> = (-li..=li).map(|k| [(k as f64 * alpha).cos(), (k as f64 * alpha).sin()]).collect();
+                let mut out = vec![0.0; (l + 1) * n];
+                for m in 0..=l {
+                    // row m of A(Q) times the phases
+                    let qrow: Vec<[f64; 2]> = (0..n)
+                        .map(|k| {
+                            let a = self.q[l][(m + l) * n + k];
+                            [a[0] * ph[k][0] - a[1] * ph[k][1], a[0] * ph[k][1] + a[1] * ph[k][0]]
+                        })
+                        .collect();
+                    for mp in 0..n {
+                        let mut re = 0.0;
+                        for (k, qa) in qrow.iter().enumerate() {
+                            let b = self.qinv[l][k * n + mp];
+                            re += qa[0] * b[0] - qa[1] * b[1];
+                        }
+                        out[m * n + mp] = re;
+                    }
+                }
+                out
+            })
+            .collect()
+    }
+}
+
 /// Builds the forward/backward real matrices of the y-rotation by `α` (see [`YRot`]).
-pub fn yrot_tables(p: usize, alpha: f64) -> YRot {
-    let a = yrotation_coefficients(p, alpha);
+pub fn yrot_tables(basis: &YRotBasis, alpha: f64) -> YRot {
+    let p = basis.p;
+    let a = basis.yrotation(alpha);
     let at = |l: usize, m: i64, mp: i64| -> f64 {
         // rows with negative m from A_{l,−m,−m'} = (−1)^{m+m'} A_{l m m'}
         let li = l as i64;
@@ -205,15 +277,90 @@ pub fn yrot_tables(p: usize, alpha: f64) -> YRot {
     YRot { fwd, back }
 }
 
+/// Tables of the rotation-based M2M and L2L operators: the eight child offsets
+/// `d = (c_child − c_parent)/h_parent = ((o_x − ½)/2, (o_y − ½)/2, (o_z − ½)/2)` all have length
+/// `ρ = √3/4` and one of two polar angles (`o_z = 1`: `θ₀ = arccos(1/√3)`, `o_z = 0`: `π − θ₀`),
+/// so four y-rotation tables (`∓θ` per class) serve all of them. In the frame where `d` is the
+/// z axis the translations couple only equal `m`:
+/// M2M `ω'^P_lm = Σ_{j=m}^{l} 2^{−j} ρ^{l−j}/(l−j)! ω'^C_jm`, L2L `μ'^C_jk = 2^{−(j+1)}
+/// Σ_{l=j}^{p} ρ^{l−j}/(l−j)! μ'^P_lk` (box units, see [`super::m2m`], [`super::l2l`]).
+#[derive(Debug, Clone)]
+pub struct ChildTables {
+    /// Order.
+    pub p: usize,
+    /// Per octant: `cos(mφ)`, `sin(mφ)` (`Direction::class` = `o_z`).
+    pub oct: Vec<Direction>,
+    /// Per class `o_z`: the y-rotation by `−θ` (into the frame of `d`).
+    pub minus: Vec<YRot>,
+    /// Per class `o_z`: the y-rotation by `+θ` (out of the frame of `d`).
+    pub plus: Vec<YRot>,
+    /// `m2m[l(p+1) + j] = 2^{−j} ρ^{l−j}/(l−j)!`, `j ≤ l`.
+    pub m2m: Vec<f64>,
+    /// `l2l[j(p+1) + l] = 2^{−(j+1)} ρ^{l−j}/(l−j)!`, `l ≥ j`.
+    pub l2l: Vec<f64>,
+}
+
+impl ChildTables {
+    /// Tables for order `p`.
+    pub fn new(p: usize) -> Self {
+        Self::with_basis(&YRotBasis::new(p))
+    }
+
+    /// Tables for the order of `basis`.
+    pub fn with_basis(basis: &YRotBasis) -> Self {
+        let p = basis.p;
+        let t0 = (1.0 / 3f64.sqrt()).acos();
+        let thetas = [std::f64::consts::PI - t0, t0];
+        let minus = thetas.iter().map(|&t| yrot_tables(basis, -t)).collect();
+        let plus = thetas.iter().map(|&t| yrot_tables(basis, t)).collect();
+        let oct = (0..8)
+            .map(|o| {
+                let (dx, dy) = ((o & 1) as f64 - 0.5, ((o >> 1) & 1) as f64 - 0.5);
+                let phi = dy.atan2(dx);
+                Direction {
+                    class: (o >> 2) & 1,
+                    r2: 0,
+                    cos: (0..=p).map(|m| (m as f64 * phi).cos()).collect(),
+                    sin: (0..=p).map(|m| (m as f64 * phi).sin()).collect(),
+                }
+            })
+            .collect();
+        let rho = 3f64.sqrt() / 4.0;
+        let fact = super::harmonics::factorials(p + 1);
+        let n = p + 1;
+        let mut m2m = vec![0.0; n * n];
+        let mut l2l = vec![0.0; n * n];
+        for l in 0..=p {
+            for j in 0..=l {
+                let t = rho.powi((l - j) as i32) / fact[l - j];
+                m2m[l * n + j] = 0.5f64.powi(j as i32) * t;
+                l2l[j * n + l] = 0.5f64.powi(j as i32 + 1) * t;
+            }
+        }
+        ChildTables { p, oct, minus, plus, m2m, l2l }
+    }
+}
+
 impl M2lTables {
     /// Tables for order `p` (all 316 offsets of one well-separated layer), with the
     /// distance-dependent orders of [`super::params::m2l_order`].
     pub fn new(p: usize) -> Self {
-        Self::with_orders(p, |r2| super::params::m2l_order(p, r2))
+        Self::with_basis(&YRotBasis::new(p))
+    }
+
+    /// [`Self::new`] for the order of `basis`.
+    pub fn with_basis(basis: &YRotBasis) -> Self {
+        let p = basis.p;
+        Self::with_orders_basis(basis, |r2| super::params::m2l_order(p, r2))
     }
 
     /// Tables for order `p` with the order `porder(|v|²) ≤ p` per offset distance.
     pub fn with_orders(p: usize, porder: impl Fn(usize) -> usize) -> Self {
+        Self::with_orders_basis(&YRotBasis::new(p), porder)
+    }
+
+    fn with_orders_basis(basis: &YRotBasis, porder: impl Fn(usize) -> usize) -> Self {
+        let p = basis.p;
         let fact = super::harmonics::factorials(2 * p + 1);
         let mut dirs = vec![Direction::default(); NDIR];
         let mut classes: Vec<(i32, i32)> = Vec::new(); // (v_z, |v|²)
@@ -229,7 +376,7 @@ impl M2lTables {
                 Some(c) => c,
                 None => {
                     let theta = (v[2] as f64 / (r2 as f64).sqrt()).clamp(-1.0, 1.0).acos();
-                    yrot.push(yrot_tables(p, -theta));
+                    yrot.push(yrot_tables(basis, -theta));
                     classes.push(key);
                     classes.len() - 1
                 }

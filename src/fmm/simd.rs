@@ -8,7 +8,7 @@
 
 /// Lane count of the vectorised kernels (particles per P2M/L2P/P2P step, target boxes per M2L
 /// tile): 8 doubles = one AVX-512 or two AVX2 registers.
-pub const W: usize = 8;
+pub(crate) const W: usize = 8;
 
 /// Whether the AVX2+FMA clones may be used (detected once per process).
 #[cfg(target_arch = "x86_64")]
@@ -45,6 +45,33 @@ pub trait Simd: Copy {
     fn rsqrt_or_zero(self, x: Self::V) -> Self::V;
     /// Lane sum.
     fn sum(self, a: Self::V) -> f64;
+    /// Transposes `W` rows into lanes: `out[i][lane] = rows[lane][i]` for `i < n` (every row
+    /// must hold `n` values).
+    #[inline(always)]
+    fn transpose_in(self, rows: [&[f64]; W], n: usize, out: &mut [[f64; W]]) {
+        for (lane, r) in rows.iter().enumerate() {
+            for (o, &x) in out[..n].iter_mut().zip(&r[..n]) {
+                o[lane] = x;
+            }
+        }
+    }
+}
+
+/// Hints the CPU to fetch the cache lines of `data` (no effect where unsupported).
+#[inline(always)]
+pub fn prefetch(data: &[f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let mut i = 0;
+        while i < data.len() {
+            // SAFETY: prefetching is a hint; the address is inside `data`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(data.as_ptr().add(i) as *const i8) };
+            i += 8;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
 }
 
 /// Portable implementation (plain arrays).
@@ -174,6 +201,45 @@ mod avx2 {
                 let s = _mm256_add_pd(a.0, a.1);
                 let h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd::<1>(s));
                 _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)))
+            }
+        }
+        #[inline(always)]
+        fn transpose_in(self, rows: [&[f64]; W], n: usize, out: &mut [[f64; W]]) {
+            let out = &mut out[..n];
+            for r in rows.iter() {
+                assert!(r.len() >= n);
+            }
+            let n4 = n / 4 * 4;
+            for g in 0..2 {
+                let (r0, r1, r2, r3) = (rows[4 * g].as_ptr(), rows[4 * g + 1].as_ptr(), rows[4 * g + 2].as_ptr(), rows[4 * g + 3].as_ptr());
+                let mut i = 0;
+                while i < n4 {
+                    // SAFETY: i + 4 ≤ n ≤ every row's length (asserted above).
+                    unsafe {
+                        let a = _mm256_loadu_pd(r0.add(i));
+                        let b = _mm256_loadu_pd(r1.add(i));
+                        let c = _mm256_loadu_pd(r2.add(i));
+                        let d = _mm256_loadu_pd(r3.add(i));
+                        let ab0 = _mm256_unpacklo_pd(a, b); // a0 b0 a2 b2
+                        let ab1 = _mm256_unpackhi_pd(a, b); // a1 b1 a3 b3
+                        let cd0 = _mm256_unpacklo_pd(c, d);
+                        let cd1 = _mm256_unpackhi_pd(c, d);
+                        let t0 = _mm256_permute2f128_pd::<0x20>(ab0, cd0); // a0 b0 c0 d0
+                        let t1 = _mm256_permute2f128_pd::<0x20>(ab1, cd1);
+                        let t2 = _mm256_permute2f128_pd::<0x31>(ab0, cd0);
+                        let t3 = _mm256_permute2f128_pd::<0x31>(ab1, cd1);
+                        _mm256_storeu_pd(out[i].as_mut_ptr().add(4 * g), t0);
+                        _mm256_storeu_pd(out[i + 1].as_mut_ptr().add(4 * g), t1);
+                        _mm256_storeu_pd(out[i + 2].as_mut_ptr().add(4 * g), t2);
+                        _mm256_storeu_pd(out[i + 3].as_mut_ptr().add(4 * g), t3);
+                    }
+                    i += 4;
+                }
+            }
+            for (lane, r) in rows.iter().enumerate() {
+                for i in n4..n {
+                    out[i][lane] = r[i];
+                }
             }
         }
     }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::threads::{SyncPtr, Threads};
 
 /// Bits per axis of the particle keys (the deepest possible tree).
-pub const KEY_DEPTH: usize = 20;
+pub(crate) const KEY_DEPTH: usize = 20;
 
 /// Largest level for which a dense key → box map is kept (8^7 entries = 8 MiB).
 const DENSE_MAX_LEVEL: usize = 7;
