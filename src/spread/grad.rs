@@ -48,10 +48,12 @@ impl<T: Real> Spreader<T> {
     }
 
     /// Spreads the real strengths `c` (length M, caller's point order) onto the real `grid`
-    /// (length nf1·nf2·nf3, x fastest), **adding** to what `grid` holds.
+    /// (length nf1·nf2·nf3, x fastest), **adding** to what `grid` holds. Needs points set by
+    /// `setpts` (sorted copy), not `setpts_by_reference`.
     pub fn spread_real(&self, c: &[T], grid: &mut [T], threads: &Threads) {
         assert_eq!(c.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
+        assert!(self.g[0].len() == self.m, "spread_real needs points set by setpts (sorted copy)");
         #[cfg(target_arch = "x86_64")]
         if simd::has_avx2_fma() && self.w[0] <= 16 {
             if let Some(s64) = (self as &dyn std::any::Any).downcast_ref::<Spreader<f64>>() {
@@ -142,8 +144,9 @@ impl<T: Real> Spreader<T> {
         let wp = w.div_ceil(4) * 4;
         let mut ker = [[T::zero(); MAX_WIDTH]; 3];
         let mut i0 = [0isize; 3];
+        let g: [&[T]; 3] = [&self.g[0], &self.g[1], &self.g[2]];
         for (q, &cv) in cs.iter().enumerate() {
-            self.point_kernel(k, a + q, &mut ker, &mut i0);
+            self.point_kernel(k, &g, a + q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             let mut kc = [T::zero(); MAX_WIDTH];
             for i in 0..w {
