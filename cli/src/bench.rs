@@ -53,6 +53,16 @@ pub enum FftwArg {
     Measure,
 }
 
+impl FftwArg {
+    /// The FFTW planner flags.
+    pub fn flags(self) -> u32 {
+        match self {
+            FftwArg::Estimate => farfield::fft::FFTW_ESTIMATE,
+            FftwArg::Measure => farfield::fft::FFTW_MEASURE,
+        }
+    }
+}
+
 /// Arguments of `farfield bench nufft`.
 #[derive(Args, Debug, Clone)]
 pub struct NufftBenchArgs {
@@ -221,10 +231,7 @@ pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
         return Err(format!("--tol {} must be positive", a.tol));
     }
     let iflag = a.iflag.unwrap_or(if a.ty == 1 { 1 } else { -1 });
-    let fftw = match a.fftw {
-        FftwArg::Estimate => farfield::fft::FFTW_ESTIMATE as i32,
-        FftwArg::Measure => farfield::fft::FFTW_MEASURE as i32,
-    };
+    let fftw = a.fftw.flags() as i32;
     let opts = NufftOpts {
         nthreads: a.threads as i32,
         kernel: if a.kernel == KernelArg::Gauss { 1 } else { 0 },

@@ -8,12 +8,15 @@
 //! * `farfield poisson` — the free-space Poisson solvers on exact test problems (error, time
 //!   against the FFT pair of the doubled grid, peak memory); `--convergence` sweeps N and
 //!   writes a log-log PNG and a Markdown table.
+//! * `farfield ewald` — periodic electrostatics of a charge system (spectral Ewald, SPME or the
+//!   classic Ewald sum): energy, time per evaluation, parameters, RMS force error (`--check`).
 //!
 //! All print human-readable lines; with `--json` the last stdout line is one JSON object.
 
 mod bench;
 mod demo;
 mod direct;
+mod ewald;
 mod json;
 mod mem;
 mod npy;
@@ -21,6 +24,7 @@ mod phantom;
 mod plot;
 mod poisson;
 mod progress;
+mod system;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -36,7 +40,7 @@ struct Cli {
 enum Command {
     /// MRI-style reconstruction demo: image → radial k-space (type-2 NUFFT) → adjoint and CG
     /// reconstructions (type-1 NUFFT), timings, errors and a PNG figure; then the free-space
-    /// Poisson solvers on a Gaussian at N = 64.
+    /// Poisson solvers on a Gaussian at N = 64; periodic electrostatics of JAC DHFR and NaCl.
     Demo(demo::DemoArgs),
     /// Benchmarks.
     #[command(subcommand)]
@@ -45,6 +49,11 @@ enum Command {
     /// time against one r2c+c2r FFT pair of the doubled grid, peak memory), or a convergence
     /// sweep with a log-log PNG and a Markdown table.
     Poisson(poisson::PoissonArgs),
+    /// Periodic electrostatics (spectral Ewald, SPME, classic Ewald sum) of a charge system
+    /// from a positions/charges/box .npy folder (or an NaCl crystal): energy, time per
+    /// evaluation (real / k-space), chosen parameters, and with --check the RMS force error
+    /// against the classic Ewald sum.
+    Ewald(ewald::EwaldArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -59,6 +68,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(BenchCommand::Nufft(args)) => bench::run_nufft(&args),
         Command::Poisson(args) => poisson::run(&args),
+        Command::Ewald(args) => ewald::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -54,35 +54,60 @@ fn read_as_f64<R: Read>(npy: NpyFile<R>) -> CliResult<Vec<f64>> {
     Ok(v)
 }
 
-/// Parses a 2D image from `.npy` bytes (see the module docs for order and dtypes).
-pub fn parse_image<R: Read>(reader: R) -> CliResult<Image> {
+/// Parses an array of any rank from `.npy` bytes: returns the shape and the values in C order
+/// (last index fastest), whatever the file's order and real dtype (see the module docs).
+pub fn parse_array<R: Read>(reader: R) -> CliResult<(Vec<usize>, Vec<f64>)> {
     let npy = NpyFile::new(reader).map_err(|e| format!("not a valid .npy file: {e}"))?;
-    let shape = npy.shape().to_vec();
-    if shape.len() != 2 {
-        return Err(format!("expected a 2D array, found shape {shape:?}"));
-    }
-    let (rows, cols) = (shape[0] as usize, shape[1] as usize);
-    if rows == 0 || cols == 0 {
-        return Err(format!("empty image of shape {shape:?}"));
-    }
+    let shape: Vec<usize> = npy.shape().iter().map(|&s| s as usize).collect();
     let order = npy.order();
     let raw = read_as_f64(npy)?;
-    if raw.len() != rows * cols {
+    let count: usize = shape.iter().product();
+    if raw.len() != count {
         return Err(format!("array holds {} values for shape {shape:?}", raw.len()));
     }
     let data = match order {
         Order::C => raw,
-        // Fortran order: element (r, c) is stored at r + rows * c.
+        // Fortran order: the first index is fastest; reverse the strides.
         Order::Fortran => {
-            let mut d = vec![0.0; rows * cols];
-            for c in 0..cols {
-                for r in 0..rows {
-                    d[r * cols + c] = raw[r + rows * c];
+            let mut d = vec![0.0; count];
+            let nd = shape.len();
+            let mut idx = vec![0usize; nd];
+            for &v in raw.iter() {
+                let mut off = 0;
+                for k in 0..nd {
+                    off = off * shape[k] + idx[k];
+                }
+                d[off] = v;
+                for k in 0..nd {
+                    idx[k] += 1;
+                    if idx[k] < shape[k] {
+                        break;
+                    }
+                    idx[k] = 0;
                 }
             }
             d
         }
     };
+    Ok((shape, data))
+}
+
+/// Reads an array of any rank from a `.npy` file (see [`parse_array`]).
+pub fn read_array(path: &Path) -> CliResult<(Vec<usize>, Vec<f64>)> {
+    let f = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    parse_array(BufReader::new(f)).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Parses a 2D image from `.npy` bytes (see the module docs for order and dtypes).
+pub fn parse_image<R: Read>(reader: R) -> CliResult<Image> {
+    let (shape, data) = parse_array(reader)?;
+    if shape.len() != 2 {
+        return Err(format!("expected a 2D array, found shape {shape:?}"));
+    }
+    let (rows, cols) = (shape[0], shape[1]);
+    if rows == 0 || cols == 0 {
+        return Err(format!("empty image of shape {shape:?}"));
+    }
     if let Some(i) = data.iter().position(|v| !v.is_finite()) {
         return Err(format!("pixel ({}, {}) is not finite ({})", i / cols, i % cols, data[i]));
     }

@@ -1,0 +1,130 @@
+//! Point-charge systems for the Ewald and FMM subcommands: reading the `positions.npy` /
+//! `charges.npy` / `box.npy` folder format of the project's shared data, and building ionic
+//! crystals when no folder is given.
+
+use crate::npy;
+use crate::CliResult;
+use std::path::Path;
+
+/// Charges at positions, optionally with a periodic cell.
+#[derive(Debug, Clone)]
+pub struct System {
+    /// Where it came from (folder or crystal name).
+    pub name: String,
+    /// Positions, interleaved `xyz[3*i + d]` (nm for the shared data).
+    pub xyz: Vec<f64>,
+    /// Charges `q[i]` (e for the shared data).
+    pub q: Vec<f64>,
+    /// Lattice vectors as rows (`cell[3*i + j]` = component j of vector i), lower-triangular;
+    /// `None` when the folder has no `box.npy`.
+    pub cell: Option<[f64; 9]>,
+}
+
+impl System {
+    /// Number of charges.
+    pub fn n(&self) -> usize {
+        self.q.len()
+    }
+
+    /// Net charge `Σ q_i`.
+    pub fn net_charge(&self) -> f64 {
+        self.q.iter().sum()
+    }
+}
+
+/// Reads a folder holding `positions.npy` (N×3), `charges.npy` (N) and, when `need_box`,
+/// `box.npy` (3 lengths, or 3×3 with row i = lattice vector i). Checks shapes and finiteness.
+pub fn read_dir(dir: &Path, need_box: bool) -> CliResult<System> {
+    let (ps, xyz) = npy::read_array(&dir.join("positions.npy"))?;
+    let (qs, q) = npy::read_array(&dir.join("charges.npy"))?;
+    if ps.len() != 2 || ps[1] != 3 {
+        return Err(format!("{}: positions.npy has shape {ps:?}, expected (N, 3)", dir.display()));
+    }
+    if qs.iter().product::<usize>() != ps[0] {
+        return Err(format!("{}: charges.npy has shape {qs:?} for {} positions", dir.display(), ps[0]));
+    }
+    if ps[0] == 0 {
+        return Err(format!("{}: no particles", dir.display()));
+    }
+    if let Some(i) = xyz.iter().position(|v| !v.is_finite()) {
+        return Err(format!("{}: position of particle {} is not finite", dir.display(), i / 3));
+    }
+    if let Some(i) = q.iter().position(|v| !v.is_finite()) {
+        return Err(format!("{}: charge of particle {i} is not finite", dir.display()));
+    }
+    let box_path = dir.join("box.npy");
+    let cell = if box_path.exists() {
+        let (bs, b) = npy::read_array(&box_path)?;
+        Some(match b.len() {
+            3 => [b[0], 0.0, 0.0, 0.0, b[1], 0.0, 0.0, 0.0, b[2]],
+            9 => b.try_into().expect("nine values"),
+            _ => return Err(format!("{}: box.npy has shape {bs:?}, expected (3,) or (3, 3)", dir.display())),
+        })
+    } else if need_box {
+        return Err(format!("{}: box.npy not found (a periodic cell is needed)", dir.display()));
+    } else {
+        None
+    };
+    Ok(System { name: dir.display().to_string(), xyz, q, cell })
+}
+
+/// Rock-salt (NaCl) crystal of `k`×`k`×`k` conventional cubic cells with nearest-neighbour
+/// distance `a/2`: 8k³ charges ±1, cubic cell of side `k·a`. Its Madelung constant is
+/// 1.747564594633 (energy per ion pair `−M/(a/2)`).
+pub fn nacl(k: usize, a: f64) -> System {
+    let mut xyz = Vec::with_capacity(24 * k * k * k);
+    let mut q = Vec::with_capacity(8 * k * k * k);
+    for i in 0..2 * k {
+        for j in 0..2 * k {
+            for l in 0..2 * k {
+                xyz.extend_from_slice(&[i as f64 * 0.5 * a, j as f64 * 0.5 * a, l as f64 * 0.5 * a]);
+                q.push(if (i + j + l) % 2 == 0 { 1.0 } else { -1.0 });
+            }
+        }
+    }
+    let l = k as f64 * a;
+    System { name: format!("NaCl crystal {k}x{k}x{k} cells"), xyz, q, cell: Some([l, 0.0, 0.0, 0.0, l, 0.0, 0.0, 0.0, l]) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nacl_is_neutral_and_alternating() {
+        let s = nacl(2, 0.5640);
+        assert_eq!(s.n(), 64);
+        assert_eq!(s.net_charge(), 0.0);
+        // nearest neighbours (distance a/2 along x) carry opposite charges
+        assert_eq!(s.q[0], -s.q[16]);
+    }
+
+    #[test]
+    fn reads_a_written_folder_and_rejects_bad_shapes() {
+        let d = tempfile::tempdir().unwrap();
+        npy::write_array(&d.path().join("positions.npy"), &[2, 3], &[0.0, 0.1, 0.2, 1.0, 1.1, 1.2]).unwrap();
+        npy::write_array(&d.path().join("charges.npy"), &[2], &[1.0, -1.0]).unwrap();
+        assert!(read_dir(d.path(), true).is_err(), "missing box must be an error when needed");
+        let s = read_dir(d.path(), false).unwrap();
+        assert!(s.cell.is_none() && s.n() == 2 && s.xyz[4] == 1.1);
+        npy::write_array(&d.path().join("box.npy"), &[3], &[2.0, 3.0, 4.0]).unwrap();
+        let s = read_dir(d.path(), true).unwrap();
+        assert_eq!(s.cell.unwrap(), [2.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 4.0]);
+        npy::write_array(&d.path().join("charges.npy"), &[3], &[1.0, -1.0, 0.0]).unwrap();
+        assert!(read_dir(d.path(), true).is_err());
+    }
+
+    #[test]
+    fn reads_the_shared_jac_dhfr_if_present() {
+        let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/jac_dhfr");
+        if !d.exists() {
+            eprintln!("skipping: {} not found", d.display());
+            return;
+        }
+        let s = read_dir(&d, true).unwrap();
+        assert_eq!(s.n(), 23558);
+        assert!((s.net_charge() + 11.0).abs() < 1e-6, "PROVENANCE.md: net charge -11 e");
+        let c = s.cell.unwrap();
+        assert!((c[0] - 6.1644723).abs() < 1e-6 && c[1] == 0.0 && c[3] == 0.0);
+    }
+}
