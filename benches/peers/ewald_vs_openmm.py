@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""farfield's Ewald solvers against OpenMM's CPU PME, in the same run, at equal force accuracy.
+
+Usage (from anywhere; paths are relative to the repository):
+
+    python3 benches/peers/ewald_vs_openmm.py                 # JAC DHFR + 1e5 random charges
+    python3 benches/peers/ewald_vs_openmm.py --systems jac   # one system
+    python3 benches/peers/ewald_vs_openmm.py --target 1e-5 --threads 2 --repeats 7
+
+What it does:
+1. Creates `.venv-peers/` at the repository root (git-ignored) with `openmm` and `numpy` from
+   the package index (pip) and re-runs itself inside it; builds `target/release/farfield` if
+   it is missing (or with `--build`).
+2. Systems: JAC DHFR (`../shared/data/jac_dhfr`, 23,558 atoms, net charge -11 e) and a
+   random neutral system of 1e5 charges (+-1, uniform in a cubic box at 100 charges/nm^3,
+   seed 7) written as .npy files to a temporary folder.
+3. Reference: farfield's classic Ewald sum (`farfield ewald --method direct --tol 1e-8`),
+   the O(N^1.5) explicit sum, independent of both mesh methods. Its energy is also compared
+   with OpenMM's PME at ewaldErrorTolerance 1e-7 as a cross-check of the convention.
+4. OpenMM: a System with one NonbondedForce (PME, the charges, Lennard-Jones off: sigma 1,
+   epsilon 0, no exceptions), CPU platform with `Threads` = --threads, positions and box from
+   the folder. Forces come back in kJ/mol/nm; ours are q_i E_i times 138.935458.
+   For each cutoff in --openmm-cutoffs and each ewaldErrorTolerance in --openmm-tols: context
+   creation, one warm-up `getState(getEnergy, getForces)`, then the fastest of --repeats.
+5. farfield: `farfield ewald --input DIR --method {spme,spectral} --tol T --threads K --json
+   --out DIR` for each T in --ours-tols (fastest of --repeats after a warm-up, timed inside the
+   process; energy + potentials + fields).
+6. For each code, the fastest setting whose measured relative RMS force error against the
+   reference is <= --target is reported, with the ratio ours/OpenMM (<= 1.0: ours faster).
+
+Timing notes: both codes are timed per evaluation after a warm-up (OpenMM from Python through
+`getState`, which includes copying the forces out; ours inside the process). On a loaded
+machine compare the ratios of one run only.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / ".venv-peers"
+PACKAGES = ["openmm", "numpy"]
+BIN = ROOT / "target" / "release" / "farfield"
+KJ = 138.935458  # kJ mol^-1 nm e^-2
+JAC = ROOT.parent / "shared" / "data" / "jac_dhfr"
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def ensure_venv():
+    py = VENV / "bin" / "python"
+    if Path(sys.prefix).resolve() == VENV.resolve():
+        return
+    if not py.exists():
+        log(f"creating virtual environment {VENV.relative_to(ROOT)}/")
+        subprocess.check_call([sys.executable, "-m", "venv", str(VENV)])
+    probe = subprocess.run([str(py), "-c", "import openmm, numpy"], capture_output=True)
+    if probe.returncode != 0:
+        log("installing " + ", ".join(PACKAGES) + " with pip")
+        subprocess.check_call([str(py), "-m", "pip", "install", "--quiet", *PACKAGES])
+    os.execv(str(py), [str(py), str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+def ensure_binary(force):
+    if force or not BIN.exists():
+        log("building target/release/farfield (cargo build --release -p farfield-cli)")
+        subprocess.check_call(["cargo", "build", "--release", "-p", "farfield-cli"], cwd=ROOT)
+
+
+def floats(s):
+    return [float(v) for v in s.split(",") if v]
+
+
+# ----------------------------------------------------------------------------- systems
+def random_system(np, n, density, seed, folder):
+    rng = np.random.default_rng(seed)
+    length = (n / density) ** (1.0 / 3.0)
+    x = rng.uniform(0.0, length, size=(n, 3))
+    q = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    rng.shuffle(q)
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / "positions.npy", x)
+    np.save(folder / "charges.npy", q)
+    np.save(folder / "box.npy", np.diag([length] * 3))
+    return folder
+
+
+def load(np, folder):
+    x = np.load(folder / "positions.npy")
+    q = np.load(folder / "charges.npy").reshape(-1)
+    b = np.load(folder / "box.npy")
+    if b.size == 3:
+        b = np.diag(b.reshape(-1))
+    return x, q, b.reshape(3, 3)
+
+
+# ----------------------------------------------------------------------------- ours
+def run_ours(folder, method, tol, threads, repeats, out):
+    cmd = [str(BIN), "ewald", "--input", str(folder), "--method", method, "--tol", repr(tol),
+           "--threads", str(threads), "--repeats", str(repeats), "--json", "--out", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def ours_forces(np, out, q):
+    e = np.load(out / "field.npy")
+    return KJ * q[:, None] * e
+
+
+# ----------------------------------------------------------------------------- OpenMM
+def openmm_context(mm, unit, x, q, box, cutoff, tol, threads):
+    system = mm.System()
+    for _ in range(len(q)):
+        system.addParticle(1.0)
+    nb = mm.NonbondedForce()
+    nb.setNonbondedMethod(mm.NonbondedForce.PME)
+    nb.setCutoffDistance(cutoff * unit.nanometer)
+    nb.setEwaldErrorTolerance(tol)
+    nb.setUseDispersionCorrection(False)
+    nb.setUseSwitchingFunction(False)
+    for qi in q:
+        nb.addParticle(float(qi), 1.0, 0.0)
+    system.addForce(nb)
+    vecs = [mm.Vec3(*[float(v) for v in row]) for row in box]
+    system.setDefaultPeriodicBoxVectors(*vecs)
+    integ = mm.VerletIntegrator(0.001)
+    plat = mm.Platform.getPlatformByName("CPU")
+    ctx = mm.Context(system, integ, plat, {"Threads": str(threads)})
+    ctx.setPositions(x)
+    return ctx, nb, integ
+
+
+def run_openmm(mm, unit, np, x, q, box, cutoff, tol, threads, repeats):
+    t = time.perf_counter()
+    ctx, nb, integ = openmm_context(mm, unit, x, q, box, cutoff, tol, threads)
+    st = ctx.getState(getEnergy=True, getForces=True)  # warm-up (also builds the PME plans)
+    plan_s = time.perf_counter() - t
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        st = ctx.getState(getEnergy=True, getForces=True)
+        best = min(best, time.perf_counter() - t)
+    e = st.getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+    f = np.asarray(st.getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole / unit.nanometer))
+    alpha, nx, ny, nz = nb.getPMEParametersInContext(ctx)
+    del ctx, integ
+    return {"energy_kj_mol": e, "time_s": best, "plan_s": plan_s, "alpha": alpha, "grid": [nx, ny, nz]}, f
+
+
+def rel_rms(np, f, fref):
+    return float(np.sqrt(np.sum((f - fref) ** 2) / np.sum(fref ** 2)))
+
+
+def best_meeting(rows, target):
+    ok = [r for r in rows if r["force_err"] <= target]
+    return min(ok, key=lambda r: r["time_s"]) if ok else None
+
+
+# ----------------------------------------------------------------------------- main
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--systems", default="jac,random", help="comma list of jac, random")
+    ap.add_argument("--n-random", type=int, default=100000)
+    ap.add_argument("--target", type=float, default=1e-5, help="relative RMS force error to reach")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--ours-tols", default="1e-4,5e-5,3e-5,2e-5,1e-5")
+    ap.add_argument("--ours-methods", default="spme,spectral")
+    ap.add_argument("--openmm-cutoffs", default="0.8,0.9,1.0,1.2")
+    ap.add_argument("--openmm-tols", default="1e-4,5e-5,2e-5,1e-5,5e-6")
+    ap.add_argument("--build", action="store_true")
+    ap.add_argument("--json", type=Path, help="write all rows to this file")
+    args = ap.parse_args()
+    ensure_venv()
+    ensure_binary(args.build)
+    import numpy as np
+    import openmm as mm
+    from openmm import unit
+
+    log(f"OpenMM {mm.__version__}; load average {os.getloadavg()}")
+    tmp = Path(tempfile.mkdtemp(prefix="ff-ewald-peers-"))
+    systems = []
+    for s in args.systems.split(","):
+        if s == "jac":
+            if not (JAC / "positions.npy").exists():
+                log(f"skipping jac: {JAC} not found")
+                continue
+            systems.append(("JAC DHFR", JAC))
+        elif s == "random":
+            systems.append((f"random neutral {args.n_random:.0e}", random_system(np, args.n_random, 100.0, 7, tmp / "random")))
+        else:
+            sys.exit(f"unknown system {s}")
+
+    table = []
+    all_rows = {}
+    for name, folder in systems:
+        x, q, box = load(np, folder)
+        n = len(q)
+        log(f"== {name}: {n} charges, box diag {np.diag(box)}")
+        t = time.perf_counter()
+        ref = run_ours(folder, "direct", 1e-8, args.threads, 0, tmp / "ref")
+        fref = ours_forces(np, tmp / "ref", q)
+        uref = ref["energy"] * KJ
+        log(f"reference (classic Ewald sum, tol 1e-8): {uref:.6f} kJ/mol in {time.perf_counter() - t:.1f} s")
+        chk, _ = run_openmm(mm, unit, np, x, q, box, 1.2, 1e-7, args.threads, 1)
+        log(f"cross-check: OpenMM PME at ewaldErrorTolerance 1e-7: {chk['energy_kj_mol']:.6f} kJ/mol "
+            f"(rel. diff {abs(chk['energy_kj_mol'] - uref) / abs(uref):.2e})")
+
+        rows = []
+        for method in args.ours_methods.split(","):
+            for tol in floats(args.ours_tols):
+                out = tmp / f"ours-{method}-{tol}"
+                r = run_ours(folder, method, tol, args.threads, args.repeats, out)
+                f = ours_forces(np, out, q)
+                row = {"code": f"farfield {method}", "setting": f"tol {tol:g}", "time_s": r["time_s"],
+                       "real_s": r["real_s"], "kspace_s": r["kspace_s"],
+                       "force_err": rel_rms(np, f, fref), "energy_err": abs(r["energy"] * KJ - uref) / abs(uref),
+                       "params": f"xi {r['xi']:.3f}, rc {r['rc']:.3f}, grid {r['grid'][0]}, order {r['order_or_support']}"}
+                log(f"  {row['code']:18} {row['setting']:24} {row['time_s']*1e3:8.2f} ms  force err {row['force_err']:.2e}  {row['params']}")
+                rows.append(row)
+        for cutoff in floats(args.openmm_cutoffs):
+            if 2 * cutoff > min(np.diag(box)):
+                continue
+            for tol in floats(args.openmm_tols):
+                r, f = run_openmm(mm, unit, np, x, q, box, cutoff, tol, args.threads, args.repeats)
+                row = {"code": "OpenMM CPU PME", "setting": f"rc {cutoff:g}, tol {tol:g}", "time_s": r["time_s"],
+                       "force_err": rel_rms(np, f, fref), "energy_err": abs(r["energy_kj_mol"] - uref) / abs(uref),
+                       "params": f"alpha {r['alpha']:.3f}, grid {r['grid'][0]}"}
+                log(f"  {row['code']:18} {row['setting']:24} {row['time_s']*1e3:8.2f} ms  force err {row['force_err']:.2e}  {row['params']}")
+                rows.append(row)
+        all_rows[name] = rows
+        peer = best_meeting([r for r in rows if r["code"].startswith("OpenMM")], args.target)
+        for method in args.ours_methods.split(","):
+            mine = best_meeting([r for r in rows if r["code"] == f"farfield {method}"], args.target)
+            table.append((name, n, method, mine, peer))
+
+    load_avg = os.getloadavg()
+    print(f"\nEwald at relative RMS force error <= {args.target:g} (measured against the classic Ewald sum), "
+          f"{args.threads} threads, fastest of {args.repeats} after a warm-up; load average {load_avg[0]:.1f}\n")
+    print("| system | N | ours | ours: setting, error, time | OpenMM: setting, error, time | ours/OpenMM |")
+    print("|---|---|---|---|---|---|")
+    for name, n, method, mine, peer in table:
+        def cell(r):
+            return "none meets the target" if r is None else f"{r['setting']} ({r['params']}), {r['force_err']:.1e}, {r['time_s']*1e3:.1f} ms"
+        ratio = f"{mine['time_s'] / peer['time_s']:.2f}" if mine and peer else "n/a"
+        print(f"| {name} | {n} | {method} | {cell(mine)} | {cell(peer)} | {ratio} |")
+    if args.json:
+        args.json.write_text(json.dumps(all_rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
