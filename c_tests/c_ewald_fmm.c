@@ -86,6 +86,28 @@ static void test_ewald_nacl(void) {
     EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, NULL, 8, 1e-5, &p2, NULL), FARFIELD_ERR_NULL_POINTER);
     EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 8, 1e-5, NULL, NULL), FARFIELD_ERR_NULL_POINTER);
     EXPECT(p2 == NULL);
+    /* cells: zero volume, a negative height, not lower-triangular, non-finite */
+    const double flat[9] = {2, 0, 0, 1, 0, 0, 0, 0, 2};
+    const double negative[9] = {2, 0, 0, 0, -2, 0, 0, 0, 2};
+    const double upper[9] = {2, 0.5, 0, 0, 2, 0, 0, 0, 2};
+    const double nonfinite[9] = {2, 0, 0, 0, 2, 0, 0, 0, NAN};
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, flat, 8, 1e-5, &p2, NULL), FARFIELD_ERR_INVALID_ARG);
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, negative, 8, 1e-5, &p2, NULL), FARFIELD_ERR_INVALID_ARG);
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, upper, 8, 1e-5, &p2, NULL), FARFIELD_ERR_INVALID_ARG);
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, nonfinite, 8, 1e-5, &p2, NULL), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(p2 == NULL);
+    /* a cutoff above half the shortest height (1.0 here) */
+    farfield_ewald_opts big;
+    EXPECT_STATUS(farfield_ewald_default_opts(&big), FARFIELD_OK);
+    big.rc = 1.01;
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 8, 1e-5, &p2, &big), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(p2 == NULL);
+    /* set_box to a degenerate cell fails and leaves the plan usable */
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 8, 1e-5, &p2, NULL), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_set_box(p2, flat), FARFIELD_ERR_INVALID_ARG);
+    EXPECT_STATUS(farfield_ewald_execute(p2, 8, xyz, q, NULL, NULL, &energy, NULL), FARFIELD_OK);
+    EXPECT(fabs(-energy * r0 / npairs - 1.747564594633) < 1e-4);
+    EXPECT_STATUS(farfield_ewald_destroy(p2), FARFIELD_OK);
     EXPECT_STATUS(farfield_ewald_destroy(NULL), FARFIELD_OK);
 }
 

@@ -261,15 +261,16 @@ impl<T: Real> Spreader<T> {
             }
         }
         bucket_start[nbuck] = m;
-        // pass 2: bucket order
-        let mut tperm = crate::error::try_zeroed_vec::<u32>(m, "sort scratch")?;
-        let mut tg: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        for t in tg.iter_mut().take(dim) {
-            *t = crate::error::try_zeroed_vec::<T>(m, "sort scratch")?;
+        // pass 2: bucket order, straight into the final arrays (in by-reference mode the
+        // coordinates are a temporary, dropped after pass 3)
+        let mut perm = crate::error::try_zeroed_vec::<u32>(m, "sort permutation")?;
+        let mut g: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        for gd in g.iter_mut().take(dim) {
+            *gd = crate::error::try_zeroed_vec::<T>(m, "sorted coordinates")?;
         }
+        let pp = SyncPtr(perm.as_mut_ptr());
+        let gp = [SyncPtr(g[0].as_mut_ptr()), SyncPtr(g[1].as_mut_ptr()), SyncPtr(g[2].as_mut_ptr())];
         {
-            let pp = SyncPtr(tperm.as_mut_ptr());
-            let gp = [SyncPtr(tg[0].as_mut_ptr()), SyncPtr(tg[1].as_mut_ptr()), SyncPtr(tg[2].as_mut_ptr())];
             let hp = SyncPtr(hist.as_mut_ptr());
             threads.for_each(nchunks, |c| {
                 let (pp, gp, hp) = (pp, gp, hp);
@@ -291,22 +292,26 @@ impl<T: Real> Spreader<T> {
             });
         }
         drop(hist);
-        // pass 3: by bin within each bucket
-        let mut perm = crate::error::try_zeroed_vec::<u32>(m, "sort permutation")?;
-        let mut g: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        if copy {
-            for gd in g.iter_mut().take(dim) {
-                *gd = crate::error::try_zeroed_vec::<T>(m, "sorted coordinates")?;
-            }
-        }
+        // pass 3: by bin within each bucket, in place through a bucket-sized scratch (a bucket
+        // holds about M/1024 points, so the extra memory is small)
         {
-            let pp = SyncPtr(perm.as_mut_ptr());
-            let gp = [SyncPtr(g[0].as_mut_ptr()), SyncPtr(g[1].as_mut_ptr()), SyncPtr(g[2].as_mut_ptr())];
-            let (tperm, tg, bucket_start) = (&tperm, &tg, &bucket_start);
+            let bucket_start = &bucket_start;
             threads.for_each(nbuck, |b| {
                 let (pp, gp) = (pp, gp);
                 let (s0, s1) = (bucket_start[b], bucket_start[b + 1]);
+                if s1 == s0 {
+                    return;
+                }
                 let base = b << shift;
+                // SAFETY: [s0, s1) is bucket b's range of perm and g, touched by this task only.
+                let (bp, bg): (&mut [u32], [&mut [T]; 3]) = unsafe {
+                    (
+                        std::slice::from_raw_parts_mut(pp.0.add(s0), s1 - s0),
+                        std::array::from_fn(|d| if d < dim { std::slice::from_raw_parts_mut(gp[d].0.add(s0), s1 - s0) } else { &mut [][..] }),
+                    )
+                };
+                let tp: Vec<u32> = bp.to_vec();
+                let tg: [Vec<T>; 3] = std::array::from_fn(|d| bg[d].to_vec());
                 let mut off = vec![0usize; (1usize << shift) + 1];
                 let local = |j: usize| -> usize {
                     let mut gv = [T::zero(); 3];
@@ -315,30 +320,26 @@ impl<T: Real> Spreader<T> {
                     }
                     bin_from(&gv) - base
                 };
-                for j in s0..s1 {
+                for j in 0..tp.len() {
                     off[local(j) + 1] += 1;
                 }
                 for k in 0..(1usize << shift) {
                     off[k + 1] += off[k];
                 }
-                for j in s0..s1 {
+                for j in 0..tp.len() {
                     let k = local(j);
-                    let s = s0 + off[k];
+                    let s = off[k];
                     off[k] += 1;
-                    // SAFETY: s ∈ [s0, s1), the range owned by bucket b, each slot used once.
-                    unsafe {
-                        *pp.0.add(s) = tperm[j];
-                        if copy {
-                            for d in 0..dim {
-                                *gp[d].0.add(s) = tg[d][j];
-                            }
-                        }
+                    bp[s] = tp[j];
+                    for d in 0..dim {
+                        bg[d][s] = tg[d][j];
                     }
                 }
             });
         }
-        drop(tperm);
-        drop(tg);
+        if !copy {
+            g = [Vec::new(), Vec::new(), Vec::new()];
+        }
         let nsub = m.div_ceil(self.max_sp).max(threads.count().min(m.max(1)));
         let mut subprobs = Vec::with_capacity(nsub);
         for s in 0..nsub {
