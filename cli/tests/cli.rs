@@ -59,6 +59,11 @@ fn demo_small_phantom_json() {
     for m in ["hockney", "vico", "vico_dct"] {
         assert!(p[m]["solve_s"].as_f64().unwrap() > 0.0);
     }
+
+    // Ewald section: the NaCl Madelung constant (published 1.747564594633) at tol 1e-10
+    let e = &j["ewald"];
+    let m = e["nacl_madelung"].as_f64().unwrap_or_else(|| panic!("no ewald.nacl_madelung in {e}"));
+    assert!((m - 1.747564594633).abs() / 1.747564594633 <= 1e-9, "Madelung {m}");
 }
 
 #[test]
