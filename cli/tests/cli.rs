@@ -1,17 +1,8 @@
 //! Runs the built `farfield` binary: the demo on a small phantom (with its Poisson section) and a
 //! small NUFFT bench, checking the JSON summaries (the last stdout line).
 
-use std::process::Command;
-
-fn farfield() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_farfield"))
-}
-
-fn last_json(stdout: &[u8]) -> serde_json::Value {
-    let s = String::from_utf8_lossy(stdout);
-    let line = s.lines().last().expect("no output");
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {line}"))
-}
+mod common;
+use common::{farfield, last_json};
 
 #[test]
 fn demo_small_phantom_json() {

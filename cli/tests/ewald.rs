@@ -1,17 +1,8 @@
 //! Runs the built `farfield ewald`: the NaCl crystal with `--check` and `--out`, a folder in
 //! the shared-data format, and bad arguments.
 
-use std::process::Command;
-
-fn farfield() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_farfield"))
-}
-
-fn last_json(stdout: &[u8]) -> serde_json::Value {
-    let s = String::from_utf8_lossy(stdout);
-    let line = s.lines().last().expect("no output");
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {line}"))
-}
+mod common;
+use common::{farfield, last_json};
 
 /// Writes a little-endian float64 C-order `.npy` file.
 fn write_npy(path: &std::path::Path, shape: &[usize], data: &[f64]) {

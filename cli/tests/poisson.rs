@@ -1,17 +1,8 @@
 //! Runs the built `farfield poisson`: one small case with the JSON summary, and a small
 //! convergence sweep writing the PNG and the Markdown table.
 
-use std::process::Command;
-
-fn farfield() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_farfield"))
-}
-
-fn last_json(stdout: &[u8]) -> serde_json::Value {
-    let s = String::from_utf8_lossy(stdout);
-    let line = s.lines().last().expect("no output");
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {line}"))
-}
+mod common;
+use common::{farfield, last_json};
 
 #[test]
 fn poisson_vico_dct_n32_json() {
