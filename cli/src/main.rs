@@ -14,6 +14,7 @@
 mod bench;
 mod demo;
 mod direct;
+mod fmm;
 mod json;
 mod mem;
 mod npy;
@@ -45,6 +46,9 @@ enum Command {
     /// time against one r2c+c2r FFT pair of the doubled grid, peak memory), or a convergence
     /// sweep with a log-log PNG and a Markdown table.
     Poisson(poisson::PoissonArgs),
+    /// Fast multipole method for 1/r (open or periodic): time per stage, chosen p and depth,
+    /// error against a direct sum (or Ewald, periodic).
+    Fmm(fmm::FmmArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -59,6 +63,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(BenchCommand::Nufft(args)) => bench::run_nufft(&args),
         Command::Poisson(args) => poisson::run(&args),
+        Command::Fmm(args) => fmm::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

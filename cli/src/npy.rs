@@ -95,6 +95,46 @@ pub fn read_image(path: &Path) -> CliResult<Image> {
     parse_image(BufReader::new(f)).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Reads an n-dimensional real array from a `.npy` file: returns its shape and its elements
+/// in C order (last index fastest), whatever the file's memory order (Fortran-order files are
+/// reordered), converted to f64 from any real numeric dtype. Errors: unreadable file, not a
+/// `.npy` file, unsupported dtype.
+pub fn read_array(path: &Path) -> CliResult<(Vec<usize>, Vec<f64>)> {
+    let f = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let at = |e: String| format!("{}: {e}", path.display());
+    let npy = NpyFile::new(BufReader::new(f)).map_err(|e| at(format!("not a valid .npy file: {e}")))?;
+    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+    let order = npy.order();
+    let raw = read_as_f64(npy).map_err(at)?;
+    let total: usize = shape.iter().product();
+    if raw.len() != total {
+        return Err(at(format!("array holds {} values for shape {shape:?}", raw.len())));
+    }
+    if order == Order::C || shape.len() < 2 {
+        return Ok((shape, raw));
+    }
+    // Fortran order: the first index is fastest in the file
+    let nd = shape.len();
+    let mut out = vec![0.0; total];
+    let mut idx = vec![0usize; nd];
+    for v in raw {
+        // C-order offset of the multi-index idx
+        let mut off = 0;
+        for d in 0..nd {
+            off = off * shape[d] + idx[d];
+        }
+        out[off] = v;
+        for d in 0..nd {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok((shape, out))
+}
+
 /// Writes an array of shape `shape` (C order: last index fastest) to a `.npy` file.
 pub fn write_array<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) -> CliResult<()> {
     let err = |e: std::io::Error| format!("writing {}: {e}", path.display());
@@ -179,6 +219,17 @@ mod tests {
         let max = im.data.iter().cloned().fold(f64::MIN, f64::max);
         assert_eq!(max, 215.0);
         assert!(im.data.iter().all(|v| v.fract() == 0.0 && *v >= 0.0));
+    }
+
+    #[test]
+    fn read_array_keeps_shape_and_c_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.npy");
+        // logical [[0,1,2],[3,4,5]] stored in Fortran order
+        std::fs::write(&p, npy_bytes::<f64>(&[2, 3], Order::Fortran, &[0., 3., 1., 4., 2., 5.])).unwrap();
+        assert_eq!(read_array(&p).unwrap(), (vec![2, 3], vec![0., 1., 2., 3., 4., 5.]));
+        std::fs::write(&p, npy_bytes::<f32>(&[3], Order::C, &[1.5, -2.0, 4.0])).unwrap();
+        assert_eq!(read_array(&p).unwrap(), (vec![3], vec![1.5, -2.0, 4.0]));
     }
 
     #[test]
