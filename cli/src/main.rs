@@ -8,6 +8,8 @@
 //! * `farfield poisson` — the free-space Poisson solvers on exact test problems (error, time
 //!   against the FFT pair of the doubled grid, peak memory); `--convergence` sweeps N and
 //!   writes a log-log PNG and a Markdown table.
+//! * `farfield fmm` — one fast multipole run (open or periodic): chosen p and depth, time per
+//!   stage, error against a direct sum on a subset (or Ewald, periodic).
 //!
 //! All print human-readable lines; with `--json` the last stdout line is one JSON object.
 
@@ -37,7 +39,7 @@ struct Cli {
 enum Command {
     /// MRI-style reconstruction demo: image → radial k-space (type-2 NUFFT) → adjoint and CG
     /// reconstructions (type-1 NUFFT), timings, errors and a PNG figure; then the free-space
-    /// Poisson solvers on a Gaussian at N = 64.
+    /// Poisson solvers on a Gaussian at N = 64 and the FMM on a Plummer cluster of 1e5 charges.
     Demo(demo::DemoArgs),
     /// Benchmarks.
     #[command(subcommand)]

@@ -4,11 +4,13 @@
 //! * [`mri`]: MRI-style reconstruction from golden-angle radial k-space samples with the 2D
 //!   type-2 (forward) and type-1 (adjoint) NUFFT.
 //! * [`poisson`]: the free-space Poisson solvers on the Gaussian test problem at N = 64.
+//! * [`fmm`]: the fast multipole method on a Plummer cluster of 10⁵ charges at tol 10⁻⁶.
 //!
 //! A section takes the common settings, returns its numbers, prints its lines and adds its
 //! keys to the JSON summary. New sections (Poisson, Ewald, FMM, …) go in their own file next
 //! to `mri.rs` and get a call in [`run`].
 
+pub mod fmm;
 pub mod mri;
 pub mod poisson;
 
@@ -103,6 +105,7 @@ pub fn run(args: &DemoArgs) -> CliResult<()> {
     println!("farfield demo — MRI-style radial reconstruction with the 2D NUFFT");
     section_mri(args, &src, progress, &mut summary)?;
     poisson::section(args, &mut summary)?;
+    fmm::section(args, &mut summary)?;
 
     if args.json {
         json::emit(&Value::Object(summary));
