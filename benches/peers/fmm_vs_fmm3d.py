@@ -19,9 +19,11 @@ What it does:
    charges uniform in [-1/2, 1/2), saved as positions.npy (N x 3) and charges.npy (N) in a
    temporary folder. Ours: `farfield fmm --input DIR --tol T --threads K --json --out DIR`
    (a subprocess; its `time_s` = plan + execute, measured inside the process, and its stage
-   split). fmm3dpy: one `lfmm3d(eps=T, sources, charges, pg=2)` call in this process, with
-   OMP_NUM_THREADS = K set before fmm3dpy is imported, timed around the call (it includes
-   fmm3d's tree and precomputation, like our plan + execute).
+   split), on K threads and on 1. fmm3dpy: one `lfmm3d(eps=T, sources, charges, pg=2)` call in
+   this process, with OMP_NUM_THREADS = K set before fmm3dpy is imported, timed around the call
+   (it includes fmm3d's tree and precomputation, like our plan + execute). The PyPI wheels of
+   fmm3dpy 2.x are built without OpenMP (no OpenMP runtime linked: the script checks and says
+   so), so they run on one thread whatever K is; hence the 1-thread column of ours.
 3. Errors: relative l2 errors of potentials and fields of both codes against the exact sum at
    the same `--check` random targets (l3ddir over all N sources).
 4. Prints the load average, a Markdown table with times, errors and the ratio ours/fmm3d, and
@@ -70,6 +72,23 @@ except ImportError as e:  # pragma: no cover - environment problem
     sys.exit(f"{e}\nThis script needs fmm3dpy and numpy, e.g.:\n"
              "  python3 -m venv /tmp/peers-fmm && /tmp/peers-fmm/bin/pip install fmm3dpy numpy\n"
              "  /tmp/peers-fmm/bin/python benches/peers/fmm_vs_fmm3d.py")
+
+
+def fmm3d_openmp():
+    """Whether the installed fmm3dpy extension links an OpenMP runtime (the PyPI wheels of
+    fmm3dpy 2.x do not: they run on one thread whatever OMP_NUM_THREADS says)."""
+    import glob
+    base = Path(fmm3dpy.__file__).parent
+    files = glob.glob(str(base / "lfmm3d*.so")) + glob.glob(str(base.parent / "fmm3dpy.libs" / "*"))
+    for f in files:
+        if "gomp" in Path(f).name or "iomp" in Path(f).name:
+            return True
+        try:
+            if b"omp_get_num_threads" in Path(f).read_bytes() or b"GOMP_parallel" in Path(f).read_bytes():
+                return True
+        except OSError:
+            pass
+    return False
 
 
 def count(s):
@@ -175,6 +194,10 @@ def main():
     load0 = os.getloadavg()
     log(f"load average at start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} ({os.cpu_count()} CPUs)")
     scale = convention_check()
+    omp = fmm3d_openmp()
+    fmm3d_threads = ARGS.threads if omp else 1
+    if not omp:
+        log("note: this fmm3dpy build has no OpenMP runtime: it runs on 1 thread; ours is also timed on 1 thread")
     rows = []
     with tempfile.TemporaryDirectory(prefix="fmm-peers-") as tmp:
         for n in ns:
@@ -189,38 +212,47 @@ def main():
             pe, fe = exact_subset(x, q, idx, scale)
             log(f"N = {n}: exact sums at {len(idx)} targets in {time.perf_counter() - t:.1f} s")
             for tol in tols:
-                best_o, best_f = None, None
+                best_o, best_f, best_1 = None, None, None
                 for _ in range(ARGS.repeat):
                     res, po, fo = run_ours(d, tol, ARGS.threads)
                     if best_o is None or res["time_s"] < best_o[0]["time_s"]:
                         best_o = (res, po, fo)
+                    if ARGS.threads != 1:
+                        r1, _, _ = run_ours(d, tol, 1)
+                        if best_1 is None or r1["time_s"] < best_1["time_s"]:
+                            best_1 = r1
                     tf, pf, ff = run_fmm3d(x, q, tol, scale)
                     if best_f is None or tf < best_f[0]:
                         best_f = (tf, pf, ff)
                 res, po, fo = best_o
                 tf, pf, ff = best_f
+                t1 = best_1["time_s"] if best_1 is not None else res["time_s"]
                 row = {
                     "n": n, "dist": ARGS.dist, "tol": tol, "threads": ARGS.threads,
                     "p": res["p"], "depth": res["depth"],
                     "ours_s": res["time_s"], "ours_plan_s": res["plan_s"], "ours_execute_s": res["execute_s"],
-                    "fmm3d_s": tf, "ratio": res["time_s"] / tf,
+                    "fmm3d_s": tf, "ratio": res["time_s"] / tf, "fmm3d_threads": fmm3d_threads,
+                    "ours_1thread_s": t1, "ratio_1thread": t1 / tf,
                     "ours_err_phi": rel_l2(po[idx], pe), "ours_err_field": rel_l2(fo[idx], fe),
                     "fmm3d_err_phi": rel_l2(pf[idx], pe), "fmm3d_err_field": rel_l2(ff[idx], fe),
                     "stages": res["stages"], "m2l_share": res["m2l_share"],
                     "load": os.getloadavg()[0],
                 }
                 rows.append(row)
-                log(f"N = {n} tol = {tol:g}: ours {row['ours_s']:.3f} s, fmm3d {tf:.3f} s, ratio {row['ratio']:.2f}, "
+                log(f"N = {n} tol = {tol:g}: ours {row['ours_s']:.3f} s ({t1:.3f} s on 1 thread), fmm3d {tf:.3f} s, "
+                    f"ratio {row['ratio']:.2f} ({row['ratio_1thread']:.2f} on 1 thread), "
                     f"load {row['load']:.2f}")
     load1 = os.getloadavg()
-    print(f"# farfield FMM vs fmm3dpy ({ARGS.dist}, {ARGS.threads} threads, fastest of {ARGS.repeat}; "
+    print(f"# farfield FMM vs fmm3dpy ({ARGS.dist}; ours on {ARGS.threads} threads and on 1, fmm3dpy on "
+          f"{fmm3d_threads}{'' if omp else ' (its build has no OpenMP)'}; fastest of {ARGS.repeat}; "
           f"load average {load0[0]:.2f} at start, {load1[0]:.2f} at end, {os.cpu_count()} CPUs)\n")
-    print("| N | tol | ours p / D | ours s | fmm3d s | ours/fmm3d | ours err φ | ours err E | fmm3d err φ | fmm3d err E | M2L share |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| N | tol | ours p / D | ours s ({ARGS.threads} thr) | ours s (1 thr) | fmm3d s | ours/fmm3d | ours/fmm3d (1 thr) "
+          "| ours err φ | ours err E | fmm3d err φ | fmm3d err E | M2L share |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['n']:.0e} | {r['tol']:g} | {r['p']} / {r['depth']} | {r['ours_s']:.3f} | {r['fmm3d_s']:.3f} | "
-              f"{r['ratio']:.2f} | {r['ours_err_phi']:.1e} | {r['ours_err_field']:.1e} | {r['fmm3d_err_phi']:.1e} | "
-              f"{r['fmm3d_err_field']:.1e} | {100 * r['m2l_share']:.0f} % |")
+        print(f"| {r['n']:.0e} | {r['tol']:g} | {r['p']} / {r['depth']} | {r['ours_s']:.3f} | {r['ours_1thread_s']:.3f} | "
+              f"{r['fmm3d_s']:.3f} | {r['ratio']:.2f} | {r['ratio_1thread']:.2f} | {r['ours_err_phi']:.1e} | "
+              f"{r['ours_err_field']:.1e} | {r['fmm3d_err_phi']:.1e} | {r['fmm3d_err_field']:.1e} | {100 * r['m2l_share']:.0f} % |")
     print("\nOur stages (s): tree, lists, P2M, M2M, M2L, L2L, L2P, P2P, post; plan\n")
     print("| N | tol | tree | lists | P2M | M2M | M2L | L2L | L2P | P2P | post | plan |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -229,7 +261,7 @@ def main():
         vals = " | ".join(f"{s[k]:.3f}" for k in ["tree", "lists", "p2m", "m2m", "m2l", "l2l", "l2p", "p2p", "post"])
         print(f"| {r['n']:.0e} | {r['tol']:g} | {vals} | {r['ours_plan_s']:.3f} |")
     if ARGS.json:
-        ARGS.json.write_text(json.dumps({"load_start": load0, "load_end": load1, "rows": rows}, indent=1))
+        ARGS.json.write_text(json.dumps({"load_start": load0, "load_end": load1, "fmm3d_openmp": omp, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
