@@ -1005,6 +1005,20 @@ fn periodic_convergence() {
 }
 
 #[test]
+fn order_rule_values_and_monotonicity() {
+    assert_eq!((params::order_for_tol(1e-3), params::order_for_tol(1e-6), params::order_for_tol(1e-9)), (6, 16, 30));
+    let mut last = 0;
+    for i in 0..=130 {
+        let tol = 10f64.powf(-1.0 - 0.1 * i as f64);
+        let p = params::order_for_tol(tol);
+        assert!(p >= last && p <= params::MAX_ORDER, "tol {tol:e}: p = {p} after {last}");
+        last = p;
+    }
+    assert!(params::order_for_tol_unclamped(1e-13) > params::MAX_ORDER as f64);
+    assert!(params::order_for_tol_unclamped(1e-11) <= params::MAX_ORDER as f64);
+}
+
+#[test]
 fn periodic_against_ewald_module() {
     // The repository's Ewald module (spectral Ewald, tin-foil boundary, neutralising background)
     // as the reference, run 1000× tighter than the FMM tolerance, on random neutral and charged
