@@ -1005,6 +1005,53 @@ fn periodic_convergence() {
 }
 
 #[test]
+fn m2l_tiles_match_the_offset_definition() {
+    // the tiles (built from the parents' neighbours) hold exactly the occupied boxes at the
+    // 189 offsets of m2l_offsets, looked up one by one (open: clustered, with empty regions;
+    // periodic: every level from 1, images included)
+    let th = Threads::new(2).unwrap();
+    let mut r = rng(54);
+    let (mut xyz, q) = plummer(&mut r, 3000);
+    for (periodic, depth) in [(false, 5usize), (true, 3)] {
+        if periodic {
+            xyz.iter_mut().for_each(|v| *v = 0.5 + 0.05 * *v);
+        }
+        let mut ws = tree::Workspace::default();
+        ws.reserve(q.len(), false).unwrap();
+        let (lo, size) = if periodic { ([0.0; 3], 1.0) } else { Tree::bounding_cube(&th, &xyz) };
+        Tree::sort_keys(&th, &xyz, lo, size, periodic, &mut ws).unwrap();
+        let tr = Tree::build(&th, &xyz, &q, lo, size, periodic, &mut ws, depth).unwrap();
+        let top = if periodic { 1 } else { 2 };
+        let mut total = 0;
+        for l in top..=depth {
+            let tiles = lists::m2l_tiles(&th, &tr, l);
+            let mut seen = vec![false; tr.levels[l].len()];
+            for t in &tiles {
+                for lane in 0..t.n {
+                    let b = t.targets[lane] as usize;
+                    assert!(!seen[b]);
+                    seen[b] = true;
+                    let c = tree::decode(tr.levels[l].keys[b]);
+                    let oct = (tr.levels[l].keys[b] & 7) as usize;
+                    let mut want: Vec<(usize, u32)> = lists::m2l_offsets(oct)
+                        .into_iter()
+                        .filter_map(|v| tr.neighbour(l, c, [-v[0], -v[1], -v[2]]).map(|(s, _)| (rotation::dir_index(v), s as u32)))
+                        .collect();
+                    let mut got: Vec<(usize, u32)> =
+                        t.entries.iter().filter(|e| e.src[lane] != m2l::NONE).map(|e| (e.dir as usize, e.src[lane])).collect();
+                    want.sort_unstable();
+                    got.sort_unstable();
+                    assert_eq!(got, want, "level {l} box {b} periodic {periodic}");
+                    total += got.len();
+                }
+            }
+            assert!(seen.iter().all(|&x| x), "level {l}: every box in one tile");
+        }
+        assert!(total > 1000, "{total}");
+    }
+}
+
+#[test]
 fn order_rule_values_and_monotonicity() {
     assert_eq!((params::order_for_tol(1e-3), params::order_for_tol(1e-6), params::order_for_tol(1e-9)), (6, 16, 30));
     let mut last = 0;
