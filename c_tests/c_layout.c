@@ -83,7 +83,7 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_fmm_opts, backend), 16);
 
     /* farfield_fmm_params */
-    EXPECT_SIZE(sizeof(farfield_fmm_params), 104);
+    EXPECT_SIZE(sizeof(farfield_fmm_params), 112);
     EXPECT_SIZE(offsetof(farfield_fmm_params, order), 0);
     EXPECT_SIZE(offsetof(farfield_fmm_params, depth), 4);
     EXPECT_SIZE(offsetof(farfield_fmm_params, nleaves), 8);
@@ -98,6 +98,8 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_fmm_params, t_p2p), 80);
     EXPECT_SIZE(offsetof(farfield_fmm_params, t_post), 88);
     EXPECT_SIZE(offsetof(farfield_fmm_params, t_total), 96);
+    EXPECT_SIZE(offsetof(farfield_fmm_params, tol_clamped), 104);
+    EXPECT_SIZE(offsetof(farfield_fmm_params, nthreads), 108);
 
     /* complex types: (re, im) pairs */
     EXPECT_SIZE(sizeof(farfield_complex), 16);

@@ -164,6 +164,8 @@ module farfield
      real(c_double)     :: t_p2p
      real(c_double)     :: t_post    !< periodic corrections, energy, reordering
      real(c_double)     :: t_total
+     integer(c_int32_t) :: tol_clamped  !< 1 if tol needed an order above the maximum (clamped)
+     integer(c_int32_t) :: nthreads     !< threads used
   end type farfield_fmm_params
 
   ! ---- the C functions --------------------------------------------------------------------

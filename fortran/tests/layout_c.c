@@ -77,8 +77,8 @@ void farfield_test_fmm_opts_layout(int64_t out[6]) {
     out[5] = (int64_t)offsetof(farfield_fmm_opts, backend);
 }
 
-/* out[0] = sizeof, out[1..14] = offsets. */
-void farfield_test_fmm_params_layout(int64_t out[15]) {
+/* out[0] = sizeof, out[1..16] = offsets. */
+void farfield_test_fmm_params_layout(int64_t out[17]) {
     out[0] = (int64_t)sizeof(farfield_fmm_params);
     out[1] = (int64_t)offsetof(farfield_fmm_params, order);
     out[2] = (int64_t)offsetof(farfield_fmm_params, depth);
@@ -94,4 +94,6 @@ void farfield_test_fmm_params_layout(int64_t out[15]) {
     out[12] = (int64_t)offsetof(farfield_fmm_params, t_p2p);
     out[13] = (int64_t)offsetof(farfield_fmm_params, t_post);
     out[14] = (int64_t)offsetof(farfield_fmm_params, t_total);
+    out[15] = (int64_t)offsetof(farfield_fmm_params, tol_clamped);
+    out[16] = (int64_t)offsetof(farfield_fmm_params, nthreads);
 }

@@ -36,7 +36,7 @@ program test_layout
      end subroutine farfield_test_fmm_opts_layout
      subroutine farfield_test_fmm_params_layout(out) bind(c, name="farfield_test_fmm_params_layout")
        import :: c_int64_t
-       integer(c_int64_t), intent(out) :: out(15)
+       integer(c_int64_t), intent(out) :: out(17)
      end subroutine farfield_test_fmm_params_layout
   end interface
 
@@ -47,7 +47,7 @@ program test_layout
   integer(c_int64_t), parameter :: ewo_abi(8) = [56, 0, 4, 8, 12, 16, 24, 32]
   integer(c_int64_t), parameter :: ewp_abi(11) = [88, 0, 8, 16, 40, 44, 48, 56, 64, 72, 80]
   integer(c_int64_t), parameter :: fmo_abi(6) = [20, 0, 4, 8, 12, 16]
-  integer(c_int64_t), parameter :: fmp_abi(15) = [104, 0, 4, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96]
+  integer(c_int64_t), parameter :: fmp_abi(17) = [112, 0, 4, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 108]
 
   type(farfield_nufft_opts), target :: o
   type(farfield_nufft_info), target :: inf
@@ -57,7 +57,7 @@ program test_layout
   type(farfield_ewald_params), target :: ewp
   type(farfield_fmm_opts), target :: fmo
   type(farfield_fmm_params), target :: fmp
-  integer(c_int64_t) :: fewo(8), cewo(8), fewp(11), cewp(11), ffmo(6), cfmo(6), ffmp(15), cfmp(15)
+  integer(c_int64_t) :: fewo(8), cewo(8), fewp(11), cewp(11), ffmo(6), cfmo(6), ffmp(17), cfmp(17)
   integer :: failures = 0, i
 
   fo(1) = c_sizeof(o)
@@ -131,6 +131,8 @@ program test_layout
   ffmp(13) = off(c_loc(fmp%t_p2p), c_loc(fmp))
   ffmp(14) = off(c_loc(fmp%t_post), c_loc(fmp))
   ffmp(15) = off(c_loc(fmp%t_total), c_loc(fmp))
+  ffmp(16) = off(c_loc(fmp%tol_clamped), c_loc(fmp))
+  ffmp(17) = off(c_loc(fmp%nthreads), c_loc(fmp))
 
   call farfield_test_ewald_opts_layout(cewo)
   call farfield_test_ewald_params_layout(cewp)
@@ -165,8 +167,8 @@ program test_layout
   write (*, '(a, 11i4)') 'ewald params C:       ', cewp
   write (*, '(a, 6i4)') 'fmm opts Fortran: ', ffmo
   write (*, '(a, 6i4)') 'fmm opts C:       ', cfmo
-  write (*, '(a, 15i4)') 'fmm params Fortran: ', ffmp
-  write (*, '(a, 15i4)') 'fmm params C:       ', cfmp
+  write (*, '(a, 17i4)') 'fmm params Fortran: ', ffmp
+  write (*, '(a, 17i4)') 'fmm params C:       ', cfmp
   do i = 1, 8
      call expect(fewo(i) == ewo_abi(i), 'ewald opts layout (Fortran) vs frozen ABI', i)
      call expect(cewo(i) == ewo_abi(i), 'ewald opts layout (C) vs frozen ABI', i)
@@ -179,7 +181,7 @@ program test_layout
      call expect(ffmo(i) == fmo_abi(i), 'fmm opts layout (Fortran) vs frozen ABI', i)
      call expect(cfmo(i) == fmo_abi(i), 'fmm opts layout (C) vs frozen ABI', i)
   end do
-  do i = 1, 15
+  do i = 1, 17
      call expect(ffmp(i) == fmp_abi(i), 'fmm params layout (Fortran) vs frozen ABI', i)
      call expect(cfmp(i) == fmp_abi(i), 'fmm params layout (C) vs frozen ABI', i)
   end do

@@ -71,11 +71,6 @@ pub struct farfield_fmm_params {
     pub order: i32,
     /// Depth `D` of the last execute (−1 before the first one).
     pub depth: i32,
-    /// 1 if `tol` asked for an order above the maximum (40), which was used instead (the
-    /// tolerance may then not be reached; printed with `opts.debug > 0`), else 0.
-    pub tol_clamped: i32,
-    /// Threads used.
-    pub nthreads: i32,
     /// Number of (occupied) leaves of the last execute.
     pub nleaves: i64,
     /// Number of particles of the last execute.
@@ -100,6 +95,12 @@ pub struct farfield_fmm_params {
     pub t_post: f64,
     /// … in total.
     pub t_total: f64,
+    /// 1 if `tol` asked for an order above the maximum (40), which was used instead (the
+    /// tolerance may then not be reached; printed with `opts.debug > 0`), else 0. (Appended
+    /// after the timings: fields are only ever appended.)
+    pub tol_clamped: i32,
+    /// Threads used.
+    pub nthreads: i32,
 }
 
 /// Opaque FMM plan (C: `farfield_fmm_plan`, a pointer to this). Concurrent calls on one plan
@@ -359,11 +360,13 @@ mod tests {
         assert_eq!(std::mem::size_of::<farfield_fmm_opts>(), 20);
         assert_eq!(std::mem::offset_of!(farfield_fmm_opts, depth), 12);
         assert_eq!(std::mem::offset_of!(farfield_fmm_opts, backend), 16);
+        // the layout of the first release (order … t_total, 104 bytes) with the appended fields
         assert_eq!(std::mem::size_of::<farfield_fmm_params>(), 112);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nthreads), 12);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nleaves), 16);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_tree), 32);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_total), 104);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nleaves), 8);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_tree), 24);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_total), 96);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, tol_clamped), 104);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nthreads), 108);
         let mut o = farfield_fmm_opts { nthreads: 9, debug: 9, order: 9, depth: 9, backend: 9 };
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut o) }, 0);
         assert_eq!(o, farfield_fmm_opts { nthreads: 0, debug: 0, order: 0, depth: -1, backend: 0 });
