@@ -71,6 +71,8 @@ module farfield
   ! ---- FMM boundaries (argument `boundary` of farfield_fmm_makeplan) and backends ------------
   integer(c_int), parameter, public :: FARFIELD_FMM_OPEN = 0
   integer(c_int), parameter, public :: FARFIELD_FMM_PERIODIC = 1
+  integer(c_int), parameter, public :: FARFIELD_FMM_MAX_ORDER = 40  !< largest expansion order (opts%order)
+  integer(c_int), parameter, public :: FARFIELD_FMM_MAX_DEPTH = 20  !< largest tree depth (opts%depth)
   integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_AUTO = 0
   integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_CPU = 1
   integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_CUDA = 2
