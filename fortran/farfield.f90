@@ -71,8 +71,8 @@ module farfield
   ! ---- FMM boundaries (argument `boundary` of farfield_fmm_makeplan) and backends ------------
   integer(c_int), parameter, public :: FARFIELD_FMM_OPEN = 0
   integer(c_int), parameter, public :: FARFIELD_FMM_PERIODIC = 1
-  integer(c_int), parameter, public :: FARFIELD_FMM_MAX_ORDER = 40
-  integer(c_int), parameter, public :: FARFIELD_FMM_MAX_DEPTH = 20
+  integer(c_int), parameter, public :: FARFIELD_FMM_MAX_ORDER = 40  !< largest expansion order (opts%order)
+  integer(c_int), parameter, public :: FARFIELD_FMM_MAX_DEPTH = 20  !< largest tree depth (opts%depth)
   integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_AUTO = 0
   integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_CPU = 1
   integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_CUDA = 2
@@ -166,7 +166,7 @@ module farfield
      real(c_double)     :: t_p2p
      real(c_double)     :: t_post    !< periodic corrections, energy, reordering
      real(c_double)     :: t_total
-     integer(c_int32_t) :: tol_clamped  !< 1 if tol needed an order above 40 (clamped), else 0
+     integer(c_int32_t) :: tol_clamped  !< 1 if tol needed an order above the maximum (clamped)
      integer(c_int32_t) :: nthreads     !< threads used
   end type farfield_fmm_params
 

@@ -263,7 +263,8 @@ typedef struct farfield_fmm_params {
   // … in total.
   double t_total;
   // 1 if `tol` asked for an order above the maximum (40), which was used instead (the
-  // tolerance may then not be reached; printed with `opts.debug > 0`), else 0.
+  // tolerance may then not be reached; printed with `opts.debug > 0`), else 0. (Appended
+  // after the timings: fields are only ever appended.)
   int32_t tol_clamped;
   // Threads used.
   int32_t nthreads;

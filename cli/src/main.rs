@@ -10,6 +10,8 @@
 //!   writes a log-log PNG and a Markdown table.
 //! * `farfield ewald` — periodic electrostatics of a charge system (spectral Ewald, SPME or the
 //!   classic Ewald sum): energy, time per evaluation, parameters, RMS force error (`--check`).
+//! * `farfield fmm` — one fast multipole run (open or periodic): chosen p and depth, time per
+//!   stage, error against a direct sum on a subset (or Ewald, periodic).
 //!
 //! All print human-readable lines; with `--json` the last stdout line is one JSON object.
 
@@ -17,6 +19,7 @@ mod bench;
 mod demo;
 mod direct;
 mod ewald;
+mod fmm;
 mod json;
 mod mem;
 mod npy;
@@ -40,7 +43,8 @@ struct Cli {
 enum Command {
     /// MRI-style reconstruction demo: image → radial k-space (type-2 NUFFT) → adjoint and CG
     /// reconstructions (type-1 NUFFT), timings, errors and a PNG figure; then the free-space
-    /// Poisson solvers on a Gaussian at N = 64; periodic electrostatics of JAC DHFR and NaCl.
+    /// Poisson solvers on a Gaussian at N = 64; periodic electrostatics of JAC DHFR and NaCl;
+    /// the FMM on a Plummer cluster of 1e5 charges.
     Demo(demo::DemoArgs),
     /// Benchmarks.
     #[command(subcommand)]
@@ -54,6 +58,9 @@ enum Command {
     /// evaluation (real / k-space), chosen parameters, and with --check the RMS force error
     /// against the classic Ewald sum.
     Ewald(ewald::EwaldArgs),
+    /// Fast multipole method for 1/r (open or periodic): time per stage, chosen p and depth,
+    /// error against a direct sum (or Ewald, periodic).
+    Fmm(fmm::FmmArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -69,6 +76,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Nufft(args)) => bench::run_nufft(&args),
         Command::Poisson(args) => poisson::run(&args),
         Command::Ewald(args) => ewald::run(&args),
+        Command::Fmm(args) => fmm::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

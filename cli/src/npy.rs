@@ -207,6 +207,17 @@ mod tests {
     }
 
     #[test]
+    fn read_array_keeps_shape_and_c_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.npy");
+        // logical [[0,1,2],[3,4,5]] stored in Fortran order
+        std::fs::write(&p, npy_bytes::<f64>(&[2, 3], Order::Fortran, &[0., 3., 1., 4., 2., 5.])).unwrap();
+        assert_eq!(read_array(&p).unwrap(), (vec![2, 3], vec![0., 1., 2., 3., 4., 5.]));
+        std::fs::write(&p, npy_bytes::<f32>(&[3], Order::C, &[1.5, -2.0, 4.0])).unwrap();
+        assert_eq!(read_array(&p).unwrap(), (vec![3], vec![1.5, -2.0, 4.0]));
+    }
+
+    #[test]
     fn write_then_read_roundtrip() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.npy");

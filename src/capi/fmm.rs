@@ -96,7 +96,8 @@ pub struct farfield_fmm_params {
     /// … in total.
     pub t_total: f64,
     /// 1 if `tol` asked for an order above the maximum (40), which was used instead (the
-    /// tolerance may then not be reached; printed with `opts.debug > 0`), else 0.
+    /// tolerance may then not be reached; printed with `opts.debug > 0`), else 0. (Appended
+    /// after the timings: fields are only ever appended.)
     pub tol_clamped: i32,
     /// Threads used.
     pub nthreads: i32,
@@ -359,6 +360,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<farfield_fmm_opts>(), 20);
         assert_eq!(std::mem::offset_of!(farfield_fmm_opts, depth), 12);
         assert_eq!(std::mem::offset_of!(farfield_fmm_opts, backend), 16);
+        // the layout of the first release (order … t_total, 104 bytes) with the appended fields
         assert_eq!(std::mem::size_of::<farfield_fmm_params>(), 112);
         assert_eq!(std::mem::offset_of!(farfield_fmm_params, nleaves), 8);
         assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_tree), 24);

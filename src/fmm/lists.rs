@@ -48,7 +48,8 @@ pub struct Tile {
     pub entries: Vec<M2lEntry>,
 }
 
-/// The M2L tiles of `level`.
+/// The M2L tiles of `level` (≥ 1). The sources of a box are found through its parent's 27
+/// neighbours and their children (27 look-ups per box instead of 189).
 pub fn m2l_tiles(threads: &Threads, tree: &Tree, level: usize) -> Vec<Tile> {
     let lev = &tree.levels[level];
     let mut tiles: Vec<Tile> = Vec::new();
@@ -61,25 +62,52 @@ pub fn m2l_tiles(threads: &Threads, tree: &Tree, level: usize) -> Vec<Tile> {
         }
     }
     let offs: Vec<Vec<[i32; 3]>> = (0..8).map(m2l_offsets).collect();
+    // position of each offset in its octant's list, by direction index (u16::MAX: not in it)
+    let pos: Vec<Vec<u16>> = offs
+        .iter()
+        .map(|o| {
+            let mut t = vec![u16::MAX; 343];
+            for (i, v) in o.iter().enumerate() {
+                t[dir_index(*v)] = i as u16;
+            }
+            t
+        })
+        .collect();
+    let plev = &tree.levels[level - 1];
     threads.chunks(&mut tiles, 4, |_, ts| {
+        let mut slots = vec![[NONE; W]; 189];
         for t in ts.iter_mut() {
             let oct = (lev.keys[t.targets[0] as usize] & 7) as usize;
-            let coords: Vec<[u64; 3]> = t.targets[..t.n].iter().map(|&b| decode(lev.keys[b as usize])).collect();
-            let mut entries = Vec::with_capacity(offs[oct].len());
-            for v in &offs[oct] {
-                let mut src = [NONE; W];
-                let mut any = false;
-                for (lane, c) in coords.iter().enumerate() {
-                    if let Some((s, _)) = tree.neighbour(level, *c, [-v[0], -v[1], -v[2]]) {
-                        src[lane] = s as u32;
-                        any = true;
+            let o = [(oct & 1) as i32, ((oct >> 1) & 1) as i32, ((oct >> 2) & 1) as i32];
+            slots.iter_mut().for_each(|s| *s = [NONE; W]);
+            // the sources are the children of the parent's neighbours (26 + itself, periodic
+            // images included) that are not adjacent to the target: offset v = o − b − 2δ for
+            // the child with octant b of the parent neighbour at δ, kept where max|v_i| ≥ 2
+            for lane in 0..t.n {
+                let pb = lev.parent[t.targets[lane] as usize] as usize;
+                let pc = decode(plev.keys[pb]);
+                for dz in -1..=1 {
+                    for dy in -1..=1 {
+                        for dx in -1..=1 {
+                            let Some((ps, _)) = tree.neighbour(level - 1, pc, [dx, dy, dz]) else { continue };
+                            for c in plev.child_start[ps] as usize..plev.child_start[ps + 1] as usize {
+                                let bo = lev.keys[c] & 7;
+                                let b = [(bo & 1) as i32, ((bo >> 1) & 1) as i32, ((bo >> 2) & 1) as i32];
+                                let v = [o[0] - b[0] - 2 * dx, o[1] - b[1] - 2 * dy, o[2] - b[2] - 2 * dz];
+                                if v.iter().any(|x| x.abs() >= 2) {
+                                    slots[pos[oct][dir_index(v)] as usize][lane] = c as u32;
+                                }
+                            }
+                        }
                     }
                 }
-                if any {
-                    entries.push(M2lEntry { dir: dir_index(*v) as u16, src });
-                }
             }
-            t.entries = entries;
+            t.entries = offs[oct]
+                .iter()
+                .zip(&slots)
+                .filter(|(_, src)| src.iter().any(|&s| s != NONE))
+                .map(|(v, src)| M2lEntry { dir: dir_index(*v) as u16, src: *src })
+                .collect();
         }
     });
     tiles

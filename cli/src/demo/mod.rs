@@ -6,12 +6,14 @@
 //! * [`poisson`]: the free-space Poisson solvers on the Gaussian test problem at N = 64.
 //! * [`ewald`]: periodic electrostatics of JAC DHFR (SPME and spectral Ewald) and the NaCl
 //!   Madelung constant.
+//! * [`fmm`]: the fast multipole method on a Plummer cluster of 10⁵ charges at tol 10⁻⁶.
 //!
 //! A section takes the common settings, returns its numbers, prints its lines and adds its
 //! keys to the JSON summary. New sections (Poisson, Ewald, FMM, …) go in their own file next
 //! to `mri.rs` and get a call in [`run`].
 
 pub mod ewald;
+pub mod fmm;
 pub mod mri;
 pub mod poisson;
 
@@ -107,6 +109,7 @@ pub fn run(args: &DemoArgs) -> CliResult<()> {
     section_mri(args, &src, progress, &mut summary)?;
     poisson::section(args, &mut summary)?;
     ewald::section(args, &mut summary)?;
+    fmm::section(args, &mut summary)?;
 
     if args.json {
         json::emit(&Value::Object(summary));

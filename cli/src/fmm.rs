@@ -1,0 +1,547 @@
+//! `farfield fmm`: one timed run of the fast multipole method for `1/r`
+//! ([`farfield::fmm`]), with the stage breakdown and the error against a reference.
+//!
+//! # Inputs
+//! * Generated (`--n N --dist D`, fixed seed, PCG64), all in the unit cube `[0, 1)³`:
+//!   `uniform` (uniform in the cube), `sphere` (uniform on the sphere of radius ½ centred at
+//!   (½, ½, ½): a 2D surface, the classic non-uniform FMM test), `plummer` (Plummer model
+//!   centred at (½, ½, ½) with scale radius 1/40, radii truncated at 20 scale radii = ½: a
+//!   strongly clustered set). Charges uniform in `[−½, ½)`; with `--periodic` shifted to zero
+//!   net charge.
+//! * `--input DIR`: `positions.npy` (N×3, float64 or any real dtype) and `charges.npy` (N), as
+//!   in the shared data folders; `box.npy` (3×3, rows = lattice vectors) gives the box with
+//!   `--periodic` (cubic boxes only; positions may lie outside, they are folded in).
+//!
+//! # What is timed
+//! Plan creation (`plan_s`: order selection and the per-order operator tables) and the
+//! execute (`execute_s`: tree, lists, P2M, M2M, M2L, L2L, L2P, P2P, periodic corrections, with
+//! the plan's own per-stage split from [`farfield::fmm::FmmPlan::stats`]). `time_s` is
+//! `plan_s + execute_s`, the cost of one cold solve (what a one-call library such as fmm3d
+//! measures); with `--reps R` the fastest of R executes is reported.
+//!
+//! # Error
+//! Relative l2 errors of the potentials and of the fields (all three components):
+//! * open boundary: against the direct sum `φ_i = Σ_{j≠i} q_j/r_ij`, `E_i = Σ_{j≠i} q_j
+//!   (x_i − x_j)/r_ij³` (coincident particles skipped), exact over all particles for
+//!   `N ≤ --full-check-max`, else over `--check` random targets (each summed over all N
+//!   sources). The direct sum here is written independently of the library.
+//! * `--periodic`: against the repository's Ewald module (spectral Ewald, tin-foil boundary,
+//!   neutralising background — the FMM's convention) run at a tolerance 100× tighter (at most
+//!   1e-13), over all particles; the energy error is reported too.
+
+use crate::bench::parse_count;
+use crate::json;
+use crate::npy;
+use crate::CliResult;
+use clap::{Args, ValueEnum};
+use farfield::ewald::{self, EwaldOpts, EwaldPlan};
+use farfield::fmm::{Boundary, FmmOpts, FmmPlan, FmmStats, StageTimes};
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Particle distribution of the generated inputs (module docs).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DistArg {
+    /// Uniform in the unit cube.
+    Uniform,
+    /// Uniform on the sphere of radius ½ centred in the unit cube (a surface).
+    Sphere,
+    /// Plummer cluster (scale radius 1/40, truncated at radius ½) centred in the unit cube.
+    Plummer,
+}
+
+impl DistArg {
+    /// Command-line / JSON name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DistArg::Uniform => "uniform",
+            DistArg::Sphere => "sphere",
+            DistArg::Plummer => "plummer",
+        }
+    }
+}
+
+/// Arguments of `farfield fmm`.
+#[derive(Args, Debug, Clone)]
+pub struct FmmArgs {
+    /// Number of particles (`1e6` notation accepted); not with --input.
+    #[arg(long, value_name = "N", required_unless_present = "input", conflicts_with = "input")]
+    pub n: Option<String>,
+    /// Particle distribution of the generated input.
+    #[arg(long, value_enum, default_value_t = DistArg::Uniform, conflicts_with = "input")]
+    pub dist: DistArg,
+    /// Read positions.npy (N×3) and charges.npy (N) from DIR (and box.npy with --periodic).
+    #[arg(long, value_name = "DIR")]
+    pub input: Option<PathBuf>,
+    /// Requested relative accuracy of potentials and fields (0 < T < 1).
+    #[arg(long, value_name = "T", default_value_t = 1e-6)]
+    pub tol: f64,
+    /// Periodic boundaries: the unit cube for generated inputs, box.npy (cubic) with --input.
+    #[arg(long)]
+    pub periodic: bool,
+    /// Threads (0 = all cores).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub threads: usize,
+    /// Expansion order p (0 = from the tolerance).
+    #[arg(long, value_name = "P", default_value_t = 0)]
+    pub order: usize,
+    /// Tree depth D (default: from the particle distribution).
+    #[arg(long, value_name = "D")]
+    pub depth: Option<usize>,
+    /// Timed executes (the fastest is reported).
+    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub reps: u64,
+    /// Random targets of the direct-sum check for N > --full-check-max (0 = no check).
+    #[arg(long, value_name = "M", default_value_t = 1000)]
+    pub check: usize,
+    /// Largest N checked exactly against the full direct sum (open boundary).
+    #[arg(long, value_name = "N", default_value_t = 20000)]
+    pub full_check_max: usize,
+    /// Random seed (inputs and check targets).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Write potential.npy (N) and field.npy (N×3), in the input order, to DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print a JSON object as the last line of stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Particles of one run.
+#[derive(Debug, Clone)]
+pub struct Particles {
+    /// Description (distribution or input folder).
+    pub name: String,
+    /// Positions, interleaved `xyz[3*i + d]`.
+    pub xyz: Vec<f64>,
+    /// Charges.
+    pub q: Vec<f64>,
+    /// Periodic box side (cubic), if any.
+    pub side: Option<f64>,
+}
+
+/// Generates `n` particles of distribution `dist` in the unit cube (module docs), charges in
+/// `[−½, ½)`, shifted to zero net charge when `neutral`.
+pub fn generate(dist: DistArg, n: usize, seed: u64, neutral: bool) -> (Vec<f64>, Vec<f64>) {
+    let mut r = rand_pcg::Pcg64::seed_from_u64(seed);
+    let mut xyz = Vec::with_capacity(3 * n);
+    let mut q = Vec::with_capacity(n);
+    for _ in 0..n {
+        match dist {
+            DistArg::Uniform => xyz.extend_from_slice(&[r.gen::<f64>(), r.gen::<f64>(), r.gen::<f64>()]),
+            DistArg::Sphere | DistArg::Plummer => {
+                let rad = if dist == DistArg::Sphere {
+                    0.5
+                } else {
+                    // Plummer: enclosed mass fraction u = (1 + a²/r²)^{−3/2}
+                    const A: f64 = 1.0 / 40.0;
+                    loop {
+                        let u: f64 = r.gen::<f64>();
+                        let s = 1.0 / (u.powf(-2.0 / 3.0) - 1.0).sqrt();
+                        if s < 20.0 {
+                            break A * s;
+                        }
+                    }
+                };
+                let ct: f64 = 2.0 * r.gen::<f64>() - 1.0;
+                let ph: f64 = 2.0 * std::f64::consts::PI * r.gen::<f64>();
+                let st = (1.0 - ct * ct).max(0.0).sqrt();
+                // (a point exactly at radius ½ may land on the cube face 1.0: fine for the open
+                // tree; the periodic tree folds it to 0)
+                xyz.extend_from_slice(&[0.5 + rad * st * ph.cos(), 0.5 + rad * st * ph.sin(), 0.5 + rad * ct]);
+            }
+        }
+        q.push(r.gen::<f64>() - 0.5);
+    }
+    if neutral && n > 0 {
+        let m = q.iter().sum::<f64>() / n as f64;
+        q.iter_mut().for_each(|v| *v -= m);
+    }
+    (xyz, q)
+}
+
+/// Reads `positions.npy`, `charges.npy` and, when `periodic`, the cubic `box.npy` from `dir`.
+/// Errors: missing or malformed files, shape mismatch, non-finite values, a box that is not
+/// cubic (the FMM supports cubic boxes only).
+pub fn load_input(dir: &Path, periodic: bool) -> CliResult<Particles> {
+    let sys = crate::system::read_dir(dir, periodic)?;
+    let side = if periodic {
+        let b = sys.cell.expect("read_dir returns the box when asked for it");
+        let l = b[0];
+        let off = [b[1], b[2], b[3], b[5], b[6], b[7]];
+        let cubic = l > 0.0
+            && off.iter().all(|v| v.abs() <= 1e-12 * l)
+            && (b[4] - l).abs() <= 1e-12 * l
+            && (b[8] - l).abs() <= 1e-12 * l;
+        if !cubic {
+            return Err(format!("{}: the periodic FMM supports cubic boxes only; box = {b:?}", dir.join("box.npy").display()));
+        }
+        Some(l)
+    } else {
+        None
+    };
+    Ok(Particles { name: sys.name, xyz: sys.xyz, q: sys.q, side })
+}
+
+/// Result of one FMM run.
+#[derive(Debug, Clone)]
+pub struct Solved {
+    /// Plan creation (s).
+    pub plan_s: f64,
+    /// Fastest execute (s).
+    pub execute_s: f64,
+    /// Statistics (order, depth, stage times) of the fastest execute.
+    pub stats: FmmStats,
+    /// Potentials, input order.
+    pub phi: Vec<f64>,
+    /// Fields, interleaved, input order.
+    pub field: Vec<f64>,
+    /// Energy `½ Σ q_i φ_i`.
+    pub energy: f64,
+}
+
+impl Solved {
+    /// `plan_s + execute_s`.
+    pub fn time_s(&self) -> f64 {
+        self.plan_s + self.execute_s
+    }
+}
+
+/// Plans and executes the FMM `reps` times (fastest kept) with potentials and fields.
+/// Errors: the library's (bad tolerance, order, depth, non-finite input).
+pub fn solve(xyz: &[f64], q: &[f64], boundary: Boundary, tol: f64, opts: &FmmOpts, reps: usize) -> CliResult<Solved> {
+    let n = q.len();
+    let t = Instant::now();
+    let mut plan = FmmPlan::new(boundary, tol, opts).map_err(|e| format!("fmm plan: {e}"))?;
+    let plan_s = t.elapsed().as_secs_f64();
+    let mut phi = vec![0.0; n];
+    let mut field = vec![0.0; 3 * n];
+    let mut best: Option<(f64, FmmStats, f64)> = None;
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        let u = plan.execute(xyz, q, Some(&mut phi), Some(&mut field)).map_err(|e| format!("fmm execute: {e}"))?;
+        let s = t.elapsed().as_secs_f64();
+        if best.as_ref().map_or(true, |b| s < b.0) {
+            best = Some((s, plan.stats(), u));
+        }
+    }
+    let (execute_s, stats, energy) = best.expect("at least one repetition");
+    Ok(Solved { plan_s, execute_s, stats, phi, field, energy })
+}
+
+/// The stage times as a JSON object (seconds).
+pub fn stages_json(t: &StageTimes) -> Value {
+    json!({
+        "tree": t.tree, "lists": t.lists, "p2m": t.p2m, "m2m": t.m2m, "m2l": t.m2l,
+        "l2l": t.l2l, "l2p": t.l2p, "p2p": t.p2p, "post": t.post,
+    })
+}
+
+/// One line of stage times.
+pub fn stages_line(t: &StageTimes) -> String {
+    format!(
+        "tree {:.4}  lists {:.4}  P2M {:.4}  M2M {:.4}  M2L {:.4}  L2L {:.4}  L2P {:.4}  P2P {:.4}  post {:.4}  (total {:.4} s; M2L {:.0} %, P2P {:.0} %)",
+        t.tree, t.lists, t.p2m, t.m2m, t.m2l, t.l2l, t.l2p, t.p2p, t.post, t.total,
+        100.0 * t.m2l / t.total.max(1e-300), 100.0 * t.p2p / t.total.max(1e-300)
+    )
+}
+
+/// Error of a run against a reference.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// Relative l2 error of the potentials.
+    pub rel_phi: f64,
+    /// Relative l2 error of the fields (all components).
+    pub rel_field: f64,
+    /// Relative energy error (periodic check, or the full open check), if computed.
+    pub rel_energy: Option<f64>,
+    /// Number of targets compared.
+    pub targets: usize,
+    /// Description of the reference.
+    pub reference: String,
+    /// Seconds spent on the reference.
+    pub ref_s: f64,
+}
+
+const LANES: usize = 8;
+
+/// Adds the direct potential and field at `t` of the sources (SoA, padded to a multiple of
+/// [`LANES`] with zero charges far away) to `acc` = (φ, Ex, Ey, Ez); coincident sources skipped.
+#[inline(always)]
+fn direct_one_impl(t: [f64; 3], xs: &[f64], ys: &[f64], zs: &[f64], qs: &[f64]) -> [f64; 4] {
+    let mut ph = [0.0; LANES];
+    let mut ex = [0.0; LANES];
+    let mut ey = [0.0; LANES];
+    let mut ez = [0.0; LANES];
+    for (((xa, ya), za), qa) in xs.chunks_exact(LANES).zip(ys.chunks_exact(LANES)).zip(zs.chunks_exact(LANES)).zip(qs.chunks_exact(LANES)) {
+        for l in 0..LANES {
+            let (dx, dy, dz) = (t[0] - xa[l], t[1] - ya[l], t[2] - za[l]);
+            let r2 = dx * dx + dy * dy + dz * dz;
+            let inv = if r2 > 0.0 { 1.0 / r2.sqrt() } else { 0.0 };
+            let qi = qa[l] * inv;
+            let g = qi * inv * inv;
+            ph[l] += qi;
+            ex[l] += g * dx;
+            ey[l] += g * dy;
+            ez[l] += g * dz;
+        }
+    }
+    [ph.iter().sum(), ex.iter().sum(), ey.iter().sum(), ez.iter().sum()]
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn direct_one_avx2(t: [f64; 3], xs: &[f64], ys: &[f64], zs: &[f64], qs: &[f64]) -> [f64; 4] {
+    direct_one_impl(t, xs, ys, zs, qs)
+}
+
+fn direct_one(t: [f64; 3], xs: &[f64], ys: &[f64], zs: &[f64], qs: &[f64]) -> [f64; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+        return unsafe { direct_one_avx2(t, xs, ys, zs, qs) };
+    }
+    direct_one_impl(t, xs, ys, zs, qs)
+}
+
+/// Direct (exact) potentials and fields of all `q` at `xyz` at the particles `targets`:
+/// returns `(φ, E)` with `E` interleaved, in `targets` order; parallel over targets (rayon's
+/// global pool).
+pub fn direct_at(xyz: &[f64], q: &[f64], targets: &[usize]) -> (Vec<f64>, Vec<f64>) {
+    let n = q.len();
+    let np = n.div_ceil(LANES) * LANES;
+    let mut xs = vec![0.0; np];
+    let mut ys = vec![0.0; np];
+    let mut zs = vec![0.0; np];
+    let mut qs = vec![0.0; np];
+    for i in 0..n {
+        xs[i] = xyz[3 * i];
+        ys[i] = xyz[3 * i + 1];
+        zs[i] = xyz[3 * i + 2];
+        qs[i] = q[i];
+    }
+    // padding: zero charges at a point no target coincides with
+    for i in n..np {
+        xs[i] = f64::MAX.sqrt();
+    }
+    let res: Vec<[f64; 4]> =
+        targets.par_iter().map(|&i| direct_one([xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]], &xs, &ys, &zs, &qs)).collect();
+    let phi = res.iter().map(|r| r[0]).collect();
+    let field = res.iter().flat_map(|r| [r[1], r[2], r[3]]).collect();
+    (phi, field)
+}
+
+/// Relative l2 error of `a` against `b`.
+pub fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let den: f64 = b.iter().map(|y| y * y).sum();
+    (num / den.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+/// Open-boundary check against the direct sum (module docs): all particles when
+/// `n ≤ full_max`, else `ntargets` distinct random targets drawn with `seed`.
+pub fn check_open(xyz: &[f64], q: &[f64], s: &Solved, ntargets: usize, full_max: usize, seed: u64) -> Check {
+    let n = q.len();
+    let t = Instant::now();
+    let full = n <= full_max;
+    let targets: Vec<usize> = if full {
+        (0..n).collect()
+    } else {
+        let mut r = rand_pcg::Pcg64::seed_from_u64(seed ^ 0x5eed);
+        rand::seq::index::sample(&mut r, n, ntargets.min(n)).into_vec()
+    };
+    let (pd, fd) = direct_at(xyz, q, &targets);
+    let pf: Vec<f64> = targets.iter().map(|&i| s.phi[i]).collect();
+    let ff: Vec<f64> = targets.iter().flat_map(|&i| [s.field[3 * i], s.field[3 * i + 1], s.field[3 * i + 2]]).collect();
+    let rel_energy = if full {
+        let ud = 0.5 * q.iter().zip(&pd).map(|(a, b)| a * b).sum::<f64>();
+        Some((s.energy - ud).abs() / ud.abs().max(f64::MIN_POSITIVE))
+    } else {
+        None
+    };
+    Check {
+        rel_phi: rel_l2(&pf, &pd),
+        rel_field: rel_l2(&ff, &fd),
+        rel_energy,
+        targets: targets.len(),
+        reference: if full { "direct sum, all particles".into() } else { format!("direct sum at {} random targets", targets.len()) },
+        ref_s: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// Periodic check against the repository's spectral Ewald solver (tin-foil boundary, the FMM's
+/// convention) at tolerance `min(tol/100, …)` ≥ 1e-13, over all particles.
+/// Errors: the Ewald module's.
+pub fn check_periodic(xyz: &[f64], q: &[f64], side: f64, s: &Solved, tol: f64, threads: usize) -> CliResult<Check> {
+    let n = q.len();
+    let t = Instant::now();
+    let cell = [side, 0.0, 0.0, 0.0, side, 0.0, 0.0, 0.0, side];
+    let ref_tol = (tol * 1e-2).max(1e-13);
+    let opts = EwaldOpts { nthreads: threads, ..EwaldOpts::default() };
+    let mut plan = EwaldPlan::new(ewald::Method::Spectral, &cell, n, ref_tol, &opts).map_err(|e| format!("ewald plan: {e}"))?;
+    let mut pe = vec![0.0; n];
+    let mut fe = vec![0.0; 3 * n];
+    let r = plan.execute(xyz, q, Some(&mut pe), Some(&mut fe), false).map_err(|e| format!("ewald execute: {e}"))?;
+    let uabs = 0.5 * q.iter().zip(&pe).map(|(a, b)| (a * b).abs()).sum::<f64>();
+    Ok(Check {
+        rel_phi: rel_l2(&s.phi, &pe),
+        rel_field: rel_l2(&s.field, &fe),
+        rel_energy: Some((s.energy - r.energy).abs() / uabs.max(f64::MIN_POSITIVE)),
+        targets: n,
+        reference: format!("spectral Ewald (tin-foil) at tol {ref_tol:.0e}, all particles"),
+        ref_s: t.elapsed().as_secs_f64(),
+    })
+}
+
+/// Runs `farfield fmm`.
+pub fn run(args: &FmmArgs) -> CliResult<()> {
+    if !(args.tol.is_finite() && args.tol > 0.0 && args.tol < 1.0) {
+        return Err(format!("--tol {} must lie in (0, 1)", args.tol));
+    }
+    let t0 = Instant::now();
+    let parts = match &args.input {
+        Some(dir) => load_input(dir, args.periodic)?,
+        None => {
+            let n = parse_count(args.n.as_deref().unwrap_or("0")).map_err(|e| format!("--n: {e}"))?;
+            let (xyz, q) = generate(args.dist, n, args.seed, args.periodic);
+            Particles { name: args.dist.name().into(), xyz, q, side: args.periodic.then_some(1.0) }
+        }
+    };
+    let n = parts.q.len();
+    let gen_s = t0.elapsed().as_secs_f64();
+    let boundary = match parts.side {
+        Some(side) => Boundary::Periodic { side },
+        None => Boundary::Open,
+    };
+    let opts = FmmOpts { nthreads: args.threads, order: args.order, depth: args.depth, ..FmmOpts::default() };
+    let bname = if args.periodic { "periodic" } else { "open" };
+    println!("farfield fmm — {} N = {n}, {bname} boundary{}, tol {:e}", parts.name,
+             parts.side.map(|l| format!(" (cubic box side {l})")).unwrap_or_default(), args.tol);
+    let s = solve(&parts.xyz, &parts.q, boundary, args.tol, &opts, args.reps as usize)?;
+    let st = &s.stats;
+    let depth = st.depth.unwrap_or(0);
+    println!("params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf), {} threads{}",
+             st.order, st.nleaves, n as f64 / st.nleaves.max(1) as f64, st.nthreads,
+             if st.tol_clamped { " (tol clamped: order limit reached)" } else { "" });
+    println!("time:       plan {:.4} s + execute {:.4} s = {:.4} s{}; {:.3e} particles/s", s.plan_s, s.execute_s, s.time_s(),
+             if args.reps > 1 { format!(" (fastest of {})", args.reps) } else { String::new() }, n as f64 / s.execute_s);
+    println!("stages [s]: {}", stages_line(&st.times));
+    println!("energy:     {:.15e}", s.energy);
+    let check = if n == 0 {
+        None
+    } else if let Some(side) = parts.side {
+        Some(check_periodic(&parts.xyz, &parts.q, side, &s, args.tol, args.threads)?)
+    } else if args.check > 0 || n <= args.full_check_max {
+        Some(check_open(&parts.xyz, &parts.q, &s, args.check, args.full_check_max, args.seed))
+    } else {
+        None
+    };
+    if let Some(c) = &check {
+        println!("error:      rel l2 potential {:.3e}, field {:.3e}{} against {} ({:.2} s){}",
+                 c.rel_phi, c.rel_field,
+                 c.rel_energy.map(|e| format!(", energy {e:.3e}")).unwrap_or_default(),
+                 c.reference, c.ref_s,
+                 if c.rel_phi <= args.tol && c.rel_field <= args.tol { "; within tol" } else { "; ABOVE tol" });
+    }
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        npy::write_array(&dir.join("potential.npy"), &[n as u64], &s.phi)?;
+        npy::write_array(&dir.join("field.npy"), &[n as u64, 3], &s.field)?;
+        println!("wrote:      {} (potential.npy, field.npy)", dir.display());
+    }
+    if args.json {
+        let mut o = Map::new();
+        o.insert("n".into(), json!(n));
+        o.insert("dist".into(), json!(if args.input.is_some() { "input" } else { args.dist.name() }));
+        if let Some(d) = &args.input {
+            o.insert("input".into(), json!(d.display().to_string()));
+        }
+        o.insert("boundary".into(), json!(bname));
+        o.insert("tol".into(), json!(args.tol));
+        o.insert("p".into(), json!(st.order));
+        o.insert("depth".into(), json!(depth));
+        o.insert("leaves".into(), json!(st.nleaves));
+        o.insert("threads".into(), json!(st.nthreads));
+        o.insert("time_s".into(), json!(s.time_s()));
+        o.insert("plan_s".into(), json!(s.plan_s));
+        o.insert("execute_s".into(), json!(s.execute_s));
+        o.insert("reps".into(), json!(args.reps));
+        o.insert("stages".into(), stages_json(&st.times));
+        o.insert("m2l_share".into(), json!(st.times.m2l / st.times.total.max(1e-300)));
+        o.insert("energy".into(), json!(s.energy));
+        o.insert("rel_error_potential".into(), json!(check.as_ref().map(|c| c.rel_phi)));
+        o.insert("rel_error_field".into(), json!(check.as_ref().map(|c| c.rel_field)));
+        o.insert("rel_error_energy".into(), json!(check.as_ref().and_then(|c| c.rel_energy)));
+        o.insert("check_targets".into(), json!(check.as_ref().map(|c| c.targets).unwrap_or(0)));
+        o.insert("reference".into(), json!(check.as_ref().map(|c| c.reference.clone())));
+        o.insert("input_s".into(), json!(gen_s));
+        json::emit(&Value::Object(o));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direct_sum_matches_naive_pairs() {
+        let (xyz, q) = generate(DistArg::Uniform, 37, 3, false);
+        let (pd, fd) = direct_at(&xyz, &q, &[0, 5, 36]);
+        for (o, &i) in [0usize, 5, 36].iter().enumerate() {
+            let (mut p, mut f) = (0.0, [0.0; 3]);
+            for j in 0..37 {
+                if j != i {
+                    let d: Vec<f64> = (0..3).map(|a| xyz[3 * i + a] - xyz[3 * j + a]).collect();
+                    let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                    p += q[j] / r;
+                    for a in 0..3 {
+                        f[a] += q[j] * d[a] / (r * r * r);
+                    }
+                }
+            }
+            assert!((pd[o] - p).abs() < 1e-13 * p.abs().max(1.0));
+            for a in 0..3 {
+                assert!((fd[3 * o + a] - f[a]).abs() < 1e-12 * f[a].abs().max(1.0));
+            }
+        }
+    }
+
+    #[test]
+    fn distributions_lie_in_the_unit_cube() {
+        for d in [DistArg::Uniform, DistArg::Sphere, DistArg::Plummer] {
+            let (xyz, q) = generate(d, 2000, 1, true);
+            assert!(xyz.iter().all(|v| (0.0..=1.0).contains(v)), "{d:?}");
+            assert!(q.iter().sum::<f64>().abs() < 1e-12);
+        }
+        // the Plummer set is clustered: half of the particles within ~1.3 scale radii
+        let (xyz, _) = generate(DistArg::Plummer, 2000, 1, false);
+        let inner = (0..2000).filter(|&i| (0..3).map(|a| (xyz[3 * i + a] - 0.5).powi(2)).sum::<f64>().sqrt() < 1.31 / 40.0).count();
+        assert!((900..1100).contains(&inner), "{inner}");
+    }
+
+    #[test]
+    fn open_and_periodic_runs_meet_the_tolerance() {
+        let (xyz, q) = generate(DistArg::Plummer, 3000, 7, false);
+        let s = solve(&xyz, &q, Boundary::Open, 1e-6, &FmmOpts::default(), 1).unwrap();
+        let c = check_open(&xyz, &q, &s, 100, 20000, 7);
+        assert_eq!(c.targets, 3000);
+        assert!(c.rel_phi <= 1e-6 && c.rel_field <= 1e-6, "{c:?}");
+        // subset check on the same run agrees in magnitude
+        let c2 = check_open(&xyz, &q, &s, 200, 100, 7);
+        assert_eq!(c2.targets, 200);
+        assert!(c2.rel_phi <= 1e-6 && c2.rel_field <= 1e-6, "{c2:?}");
+        let (xyz, q) = generate(DistArg::Uniform, 1000, 8, true);
+        let s = solve(&xyz, &q, Boundary::Periodic { side: 1.0 }, 1e-5, &FmmOpts::default(), 1).unwrap();
+        let c = check_periodic(&xyz, &q, 1.0, &s, 1e-5, 0).unwrap();
+        assert!(c.rel_phi <= 1e-5 && c.rel_field <= 1e-5, "{c:?}");
+        // a wrong answer is detected
+        let mut bad = s.clone();
+        bad.field[0] += 1.0;
+        assert!(check_periodic(&xyz, &q, 1.0, &bad, 1e-5, 0).unwrap().rel_field > 1e-5);
+    }
+}
