@@ -122,11 +122,8 @@ impl<T: Real> NufftPlan<T> {
         if !(opts.upsampfac == 0.0 || (opts.upsampfac > 1.0 && opts.upsampfac <= 4.0)) {
             return Err(Error::InvalidArg(format!("opts.upsampfac = {} is not 0 (auto) or in (1, 4]", opts.upsampfac)));
         }
-        match opts.backend {
-            0 | FARFIELD_BACKEND_CPU => {}
-            2 => return Err(Error::NoDevice("the CUDA backend is not available in this version of farfield (no CUDA support built in); use backend AUTO or CPU".into())),
-            b => return Err(Error::InvalidArg(format!("opts.backend = {b} is not 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
-        }
+        // AUTO runs on the CPU until the GPU NUFFT lands; CUDA without a device is NO_DEVICE
+        crate::gpu::runtime::resolve_backend(opts.backend, "NUFFT plans", false)?;
         let mut warnings = 0;
         let mut tol_used = tol;
         if tol < T::MIN_TOL {
