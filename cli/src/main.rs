@@ -8,12 +8,15 @@
 //! * `farfield poisson` — the free-space Poisson solvers on exact test problems (error, time
 //!   against the FFT pair of the doubled grid, peak memory); `--convergence` sweeps N and
 //!   writes a log-log PNG and a Markdown table.
+//! * `farfield gpu check` — compiles every CUDA kernel with NVRTC (and ptxas) for the given
+//!   architectures, without a GPU.
 //!
 //! All print human-readable lines; with `--json` the last stdout line is one JSON object.
 
 mod bench;
 mod demo;
 mod direct;
+mod gpu;
 mod json;
 mod mem;
 mod npy;
@@ -45,6 +48,9 @@ enum Command {
     /// time against one r2c+c2r FFT pair of the doubled grid, peak memory), or a convergence
     /// sweep with a log-log PNG and a Markdown table.
     Poisson(poisson::PoissonArgs),
+    /// GPU (CUDA) tools: `gpu check` compiles every kernel with NVRTC (and ptxas) without a GPU.
+    #[command(subcommand)]
+    Gpu(gpu::GpuCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -59,6 +65,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(BenchCommand::Nufft(args)) => bench::run_nufft(&args),
         Command::Poisson(args) => poisson::run(&args),
+        Command::Gpu(gpu::GpuCommand::Check(args)) => gpu::run_check(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
