@@ -7,6 +7,7 @@
 //! * [`device`]: the device trait the host code is written against (CUDA or the emulator);
 //! * [`spread`]: GPU spreading/interpolation (GM, GM-sort, SM, CSR single mesh, group mesh)
 //!   and the method selection rule;
+//! * [`cuda`]: the CUDA device (cudarc context, stream, NVRTC-compiled modules, buffers);
 //! * [`types`]: by-value kernel argument structs;
 //! * [`runtime`]: driver/device discovery that never panics without a driver, and the
 //!   backend choice (AUTO → CPU when no device, CUDA → `FARFIELD_ERR_NO_DEVICE`);
@@ -14,6 +15,7 @@
 //!   `farfield gpu check`.
 
 pub mod check;
+pub mod cuda;
 pub mod device;
 pub mod runtime;
 pub mod spread;
