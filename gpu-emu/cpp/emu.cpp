@@ -181,5 +181,6 @@ int ff_emu_launch(const char* name, const unsigned grid[3], const unsigned block
 
 // The library's kernels, unchanged.
 #include "../../src/gpu/kernels/spread.cu"
+#include "../../src/gpu/kernels/nufft.cu"
 // Harness self-test kernels.
 #include "selftest.cu"

@@ -9,6 +9,7 @@
 use farfield::gpu::device::{Arg, Device};
 use farfield::gpu::types::{FfGeom, FfKernel};
 use farfield::{Error, Result};
+use num_complex::Complex;
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 
 extern "C" {
@@ -176,5 +177,46 @@ impl Device for EmuDevice {
 
     fn max_shared_bytes(&self) -> usize {
         self.shared_bytes
+    }
+}
+
+/// FFT plan of the emulated device: the grid shape (FFTW runs on the host buffer, standing in
+/// for cuFFT).
+pub struct EmuFftPlan {
+    dims: Vec<usize>,
+    double: bool,
+}
+
+fn fftw_inplace<T: farfield::Real>(dims: &[usize], buf: &mut EmuBuf, sign: i32) -> Result<()> {
+    use farfield::fft::{AlignedVec, FftPlan, Sign};
+    let len: usize = dims.iter().product();
+    let bytes = len * std::mem::size_of::<Complex<T>>();
+    if bytes > buf.bytes {
+        return Err(Error::InvalidArg(format!("FFT of {len} points on a buffer of {} bytes", buf.bytes)));
+    }
+    let mut a = AlignedVec::<Complex<T>>::zeroed(len, "emulated cuFFT buffer")?;
+    // SAFETY: both regions hold `bytes` bytes; Complex<T> is plain old data.
+    unsafe { std::ptr::copy_nonoverlapping(buf.ptr, a.as_mut_ptr() as *mut u8, bytes) };
+    let plan = FftPlan::<T>::c2c_inplace(dims, 1, Sign::from_iflag(sign), &mut a, 64, 1)?;
+    // FFTW_ESTIMATE (64) does not touch the buffer while planning
+    plan.execute_c2c(&mut a);
+    // SAFETY: as above.
+    unsafe { std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, buf.ptr, bytes) };
+    Ok(())
+}
+
+impl farfield::gpu::device::FftDevice for EmuDevice {
+    type FftPlan = EmuFftPlan;
+
+    fn fft_plan(&self, dims: &[usize], double: bool) -> Result<EmuFftPlan> {
+        Ok(EmuFftPlan { dims: dims.to_vec(), double })
+    }
+
+    fn fft_exec(&self, plan: &EmuFftPlan, data: &mut EmuBuf, sign: i32) -> Result<()> {
+        if plan.double {
+            fftw_inplace::<f64>(&plan.dims, data, sign)
+        } else {
+            fftw_inplace::<f32>(&plan.dims, data, sign)
+        }
     }
 }

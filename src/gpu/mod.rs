@@ -8,6 +8,8 @@
 //! * [`spread`]: GPU spreading/interpolation (GM, GM-sort, SM, CSR single mesh, group mesh)
 //!   and the method selection rule;
 //! * [`cuda`]: the CUDA device (cudarc context, stream, NVRTC-compiled modules, buffers);
+//! * [`nufft`]: GPU NUFFT types 1 and 2 (spread/interp, device FFT, deconvolution on the
+//!   device), host or device pointers;
 //! * [`types`]: by-value kernel argument structs;
 //! * [`runtime`]: driver/device discovery that never panics without a driver, and the
 //!   backend choice (AUTO → CPU when no device, CUDA → `FARFIELD_ERR_NO_DEVICE`);
@@ -17,9 +19,13 @@
 pub mod check;
 pub mod cuda;
 pub mod device;
+pub mod nufft;
 pub mod runtime;
 pub mod spread;
 pub mod types;
 
 /// The CUDA sources shipped with the library: (file name, text).
-pub const KERNEL_SOURCES: &[(&str, &str)] = &[("spread.cu", include_str!("kernels/spread.cu"))];
+pub const KERNEL_SOURCES: &[(&str, &str)] = &[
+    ("spread.cu", include_str!("kernels/spread.cu")),
+    ("nufft.cu", include_str!("kernels/nufft.cu")),
+];

@@ -309,6 +309,11 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         self.pts.as_ref().map(|p| (p.cu, p.cu_interp))
     }
 
+    /// Number of points set (0 before `setpts`).
+    pub fn num_points(&self) -> usize {
+        self.pts.as_ref().map_or(0, |p| p.m)
+    }
+
     /// Grid sizes `[nf1, nf2, nf3]`.
     pub fn grid_size(&self) -> [usize; 3] {
         self.nf
