@@ -41,6 +41,12 @@ typedef float _Complex farfield_complexf;
 // Periodic boundaries (cubic box): value of `boundary` in `farfield_fmm_makeplan`.
 #define FARFIELD_FMM_PERIODIC 1
 
+// Largest expansion order (`opts.order`); tolerances needing more are clamped to it.
+#define FARFIELD_FMM_MAX_ORDER 40
+
+// Largest tree depth (`opts.depth`).
+#define FARFIELD_FMM_MAX_DEPTH 20
+
 // `opts.backend`: the best available (currently the CPU).
 #define FARFIELD_FMM_BACKEND_AUTO 0
 
@@ -115,25 +121,6 @@ typedef float _Complex farfield_complexf;
 
 // FFTW could not create a plan.
 #define FARFIELD_ERR_FFT 113
-
-// "No source in this lane".
-#define NONE UINT32_MAX
-
-// Largest supported expansion order.
-#define MAX_ORDER 40
-
-// Largest supported depth.
-#define MAX_DEPTH KEY_DEPTH
-
-// Offsets are stored at `dir_index(v) = (vx+3) + 7(vy+3) + 49(vz+3)`.
-#define NDIR 343
-
-// Lane count of the vectorised kernels (particles per P2M/L2P/P2P step, target boxes per M2L
-// tile): 8 doubles = one AVX-512 or two AVX2 registers.
-#define W 8
-
-// Bits per axis of the particle keys (the deepest possible tree).
-#define KEY_DEPTH 20
 
 // Backend value `AUTO`.
 #define FARFIELD_BACKEND_AUTO 0
@@ -251,6 +238,11 @@ typedef struct farfield_fmm_params {
   int32_t order;
   // Depth `D` of the last execute (−1 before the first one).
   int32_t depth;
+  // 1 if `tol` asked for an order above the maximum (40), which was used instead (the
+  // tolerance may then not be reached; printed with `opts.debug > 0`), else 0.
+  int32_t tol_clamped;
+  // Threads used.
+  int32_t nthreads;
   // Number of (occupied) leaves of the last execute.
   int64_t nleaves;
   // Number of particles of the last execute.

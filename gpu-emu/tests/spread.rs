@@ -118,9 +118,9 @@ fn check<T: GpuReal>(c: &Case, k: Ker, tol: f64, methods: &[GpuMethod], cu: Opti
 
 fn all_kernels<T: GpuReal>(dim: usize, reltol: f64) {
     let c = case(dim, if dim == 3 { 90 } else { 160 }, 5 + dim as u64);
-    check::<T>(&c, Ker::Es, 1e-5, &GpuMethod::ALL, None, reltol);
-    check::<T>(&c, Ker::Gauss, 1e-2, &GpuMethod::ALL, None, reltol);
-    check::<T>(&c, Ker::BSpline(if dim == 3 { 4 } else { 5 }), 0.0, &GpuMethod::ALL, None, reltol);
+    check::<T>(&c, Ker::Es, 1e-5, &GpuMethod::all(), None, reltol);
+    check::<T>(&c, Ker::Gauss, 1e-2, &GpuMethod::all(), None, reltol);
+    check::<T>(&c, Ker::BSpline(if dim == 3 { 4 } else { 5 }), 0.0, &GpuMethod::all(), None, reltol);
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn wide_kernel_high_accuracy() {
     // ES at 1e-12 (w = 13) in 1D and 2D: long Horner polynomials, wide tiles
     let c = case(1, 100, 9);
     let c1 = Case { nf: vec![64], ..c };
-    check::<f64>(&c1, Ker::Es, 1e-12, &GpuMethod::ALL, None, 1e-12);
+    check::<f64>(&c1, Ker::Es, 1e-12, &GpuMethod::all(), None, 1e-12);
 }
 
 #[test]

@@ -57,7 +57,9 @@ pub enum GpuMethod {
 
 impl GpuMethod {
     /// All methods.
-    pub const ALL: [GpuMethod; 5] = [GpuMethod::Gm, GpuMethod::GmSort, GpuMethod::Sm, GpuMethod::Csr, GpuMethod::Group];
+    pub fn all() -> [GpuMethod; 5] {
+        [GpuMethod::Gm, GpuMethod::GmSort, GpuMethod::Sm, GpuMethod::Csr, GpuMethod::Group]
+    }
 
     /// From the C value (1–5); 0 and others give `None`.
     pub fn from_code(c: i32) -> Option<GpuMethod> {

@@ -38,11 +38,11 @@ pub struct FfKernel {
 }
 
 /// Kernel type values of [`FfKernel::ty`].
-pub const FF_KER_ES: i32 = 0;
+pub(crate) const FF_KER_ES: i32 = 0;
 /// Gaussian.
-pub const FF_KER_GAUSS: i32 = 1;
+pub(crate) const FF_KER_GAUSS: i32 = 1;
 /// Centred cardinal B-spline.
-pub const FF_KER_BSPLINE: i32 = 2;
+pub(crate) const FF_KER_BSPLINE: i32 = 2;
 
 /// Precisions the GPU kernels exist in.
 pub trait GpuReal: Real + Copy {
