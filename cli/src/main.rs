@@ -14,6 +14,7 @@
 //! All print human-readable lines; with `--json` the last stdout line is one JSON object.
 
 mod bench;
+mod bench_spread;
 mod demo;
 mod direct;
 mod gpu;
@@ -57,6 +58,9 @@ enum Command {
 enum BenchCommand {
     /// Time one NUFFT case (type 1 or 2, 1D–3D) and check it against direct sums.
     Nufft(bench::NufftBenchArgs),
+    /// Time spreading and interpolation on the CPU or a CUDA device (`--backend cuda
+    /// --method gm|gm-sort|sm|csr|group|auto`), GPU results checked against the CPU.
+    Spread(bench_spread::SpreadBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(BenchCommand::Nufft(args)) => bench::run_nufft(&args),
+        Command::Bench(BenchCommand::Spread(args)) => bench_spread::run(&args),
         Command::Poisson(args) => poisson::run(&args),
         Command::Gpu(gpu::GpuCommand::Check(args)) => gpu::run_check(&args),
     };
