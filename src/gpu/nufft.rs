@@ -158,3 +158,58 @@ impl<T: GpuReal, D: FftDevice> GpuNufft<T, D> {
         }
     }
 }
+
+/// A GPU NUFFT behind [`NufftPlan`] (`opts.backend = CUDA`), type-erased over the precision.
+pub(crate) trait GpuExec<T>: Send {
+    /// Sets the points.
+    fn setpts(&mut self, x: &[T], y: &[T], z: &[T]) -> Result<()>;
+    /// One transform (host arrays).
+    fn execute(&self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()>;
+    /// Number of points set.
+    fn num_points(&self) -> usize;
+}
+
+struct CudaExec<U: GpuReal> {
+    plan: GpuNufft<U, super::cuda::CudaDevice>,
+}
+
+// SAFETY: the plan's device handles (cudarc context/stream, Arc'd) are used behind the NUFFT
+// plan's own lock; cudarc's CudaContext binds itself to the calling thread on every call.
+unsafe impl<U: GpuReal> Send for CudaExec<U> {}
+
+fn same<T: 'static, U: 'static>() -> bool {
+    std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>()
+}
+
+impl<T: crate::real::Real, U: GpuReal> GpuExec<T> for CudaExec<U> {
+    fn setpts(&mut self, x: &[T], y: &[T], z: &[T]) -> Result<()> {
+        assert!(same::<T, U>());
+        // SAFETY: T and U are the same type (checked).
+        let cast = |v: &[T]| unsafe { std::slice::from_raw_parts(v.as_ptr() as *const U, v.len()) };
+        self.plan.setpts(cast(x), cast(y), cast(z))
+    }
+    fn execute(&self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
+        assert!(same::<T, U>());
+        // SAFETY: as above.
+        let cast = |v: &mut [Complex<T>]| unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut Complex<U>, v.len()) };
+        self.plan.execute(cast(c), cast(f))
+    }
+    fn num_points(&self) -> usize {
+        self.plan.spreader.num_points()
+    }
+}
+
+/// Makes the CUDA NUFFT for a CPU plan's arguments on device 0 (f32 or f64).
+pub(crate) fn cuda_exec<T: crate::real::Real>(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, tol: f64, opts: &NufftOpts) -> Result<Box<dyn GpuExec<T>>> {
+    let dev = super::cuda::CudaDevice::new(0)?;
+    let sopts = GpuSpreadOpts::default();
+    if same::<T, f64>() {
+        let plan = GpuNufft::<f64, _>::new(dev, ty, dim, n_modes, iflag, tol, opts, sopts)?;
+        Ok(Box::new(CudaExec { plan }))
+    } else if same::<T, f32>() {
+        let plan = GpuNufft::<f32, _>::new(dev, ty, dim, n_modes, iflag, tol, opts, sopts)?;
+        Ok(Box::new(CudaExec { plan }))
+    } else {
+        Err(Error::NotSupported(format!("CUDA NUFFT in precision {}", T::NAME)))
+    }
+}
