@@ -169,6 +169,10 @@ static void test_makeplan_errors(void) {
         farfield_nufft_info ia;
         EXPECT_STATUS(farfield_nufft_get_info(pa, &ia), FARFIELD_OK);
         EXPECT(ia.backend == FARFIELD_BACKEND_CPU);
+        /* device-pointer execute needs a CUDA plan: an error, not a crash */
+        farfield_complex dc[1], df[1];
+        EXPECT_STATUS(farfield_nufft_execute_device(pa, dc, df), FARFIELD_ERR_INVALID_ARG);
+        EXPECT_STATUS(farfield_nufft_execute_device(NULL, dc, df), FARFIELD_ERR_NULL_POINTER);
         farfield_nufft_destroy(pa);
     }
     {

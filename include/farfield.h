@@ -567,6 +567,14 @@ int farfield_nufft_setpts(farfield_nufft_plan plan,
 // `FARFIELD_ERR_{NULL_POINTER, NO_POINTS}`.
 int farfield_nufft_execute(farfield_nufft_plan plan, farfield_complex *c, farfield_complex *f);
 
+// Like `farfield_nufft_execute` but `c` and `f` are **device** pointers (CUDA memory of
+// device 0, as cuFINUFFT takes them) of the same sizes; the plan must have been made with
+// `opts.backend = FARFIELD_BACKEND_CUDA`. Returns 0 or `FARFIELD_ERR_{NULL_POINTER,
+// INVALID_ARG (a CPU plan), NO_POINTS}`.
+int farfield_nufft_execute_device(farfield_nufft_plan plan,
+                                  farfield_complex *c,
+                                  farfield_complex *f);
+
 // Writes what the plan chose (fine grid, kernel width and parameter, σ, tolerance used,
 // warnings) into `*info`. Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
 int farfield_nufft_get_info(farfield_nufft_plan plan, struct farfield_nufft_info *info);
@@ -598,6 +606,11 @@ int farfield_nufftf_setpts(farfield_nufftf_plan plan,
 
 // Single-precision [`farfield_nufft_execute`].
 int farfield_nufftf_execute(farfield_nufftf_plan plan, farfield_complexf *c, farfield_complexf *f);
+
+// Single-precision [`farfield_nufft_execute_device`].
+int farfield_nufftf_execute_device(farfield_nufftf_plan plan,
+                                   farfield_complexf *c,
+                                   farfield_complexf *f);
 
 // Single-precision [`farfield_nufft_get_info`].
 int farfield_nufftf_get_info(farfield_nufftf_plan plan, struct farfield_nufft_info *info);

@@ -102,6 +102,18 @@ impl CudaDevice {
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
+
+    /// Runs `f` on a caller-owned device allocation of `bytes` bytes at address `ptr`, viewed
+    /// as a buffer of this device (not freed afterwards).
+    ///
+    /// # Safety
+    /// `ptr` must be a device allocation of at least `bytes` bytes in this device's context.
+    pub unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut CudaSlice<u8>) -> R) -> R {
+        let mut s = self.stream.upgrade_device_ptr::<u8>(ptr, bytes);
+        let r = f(&mut s);
+        let _ = s.leak();
+        r
+    }
 }
 
 enum Slot {

@@ -167,6 +167,11 @@ pub(crate) trait GpuExec<T>: Send {
     fn execute(&self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()>;
     /// Number of points set.
     fn num_points(&self) -> usize;
+    /// One transform on caller-owned device arrays (addresses; `c`: M, `f`: Π N complex values).
+    ///
+    /// # Safety
+    /// The addresses must be device allocations of the plan's device of the stated sizes.
+    unsafe fn execute_device(&self, c: u64, f: u64) -> Result<()>;
 }
 
 struct CudaExec<U: GpuReal> {
@@ -196,6 +201,18 @@ impl<T: crate::real::Real, U: GpuReal> GpuExec<T> for CudaExec<U> {
     }
     fn num_points(&self) -> usize {
         self.plan.spreader.num_points()
+    }
+    unsafe fn execute_device(&self, c: u64, f: u64) -> Result<()> {
+        if self.plan.spreader.method().is_none() {
+            return Err(Error::NoPoints("call setpts before execute".into()));
+        }
+        if c == 0 || f == 0 {
+            return Err(Error::NullPointer("device array c or f is NULL".into()));
+        }
+        let z = 2 * std::mem::size_of::<U>();
+        let (cb, fb) = ((self.plan.spreader.num_points() * z).max(1), self.plan.num_modes() * z);
+        let dev = &self.plan.dev;
+        dev.with_foreign(c, cb, |cs| dev.with_foreign(f, fb, |fs| self.plan.execute_dev(cs, fs)))
     }
 }
 

@@ -298,6 +298,27 @@ impl<T: Real> NufftPlan<T> {
         Ok(())
     }
 
+    /// Executes on device arrays (CUDA backend only; cuFINUFFT style): `c` holds
+    /// `ntrans·M`, `f` `ntrans·N1·N2·N3` complex values of precision `T`, as device addresses.
+    /// Errors: [`Error::InvalidArg`] on a CPU plan, [`Error::NoPoints`], [`Error::NullPointer`].
+    ///
+    /// # Safety
+    /// `c` and `f` must be device allocations of device 0 of at least those sizes.
+    pub unsafe fn execute_device(&mut self, c: u64, f: u64) -> Result<()> {
+        let Some((g, ready)) = &self.gpu else {
+            return Err(Error::InvalidArg("execute_device needs a plan made with opts.backend = CUDA".into()));
+        };
+        if !*ready {
+            return Err(Error::NoPoints("call setpts before execute".into()));
+        }
+        let z = 2 * std::mem::size_of::<T>() as u64;
+        let (m, nm) = (g.num_points() as u64, self.modes.n.iter().product::<usize>() as u64);
+        for t in 0..self.ntrans as u64 {
+            g.execute_device(c + t * m * z, f + t * nm * z)?;
+        }
+        Ok(())
+    }
+
     /// Total number of modes `N1·N2·N3`.
     pub fn num_modes(&self) -> usize {
         self.modes.n.iter().product()
