@@ -156,6 +156,25 @@ static void test_makeplan_errors(void) {
     farfield_nufft_default_opts(&o);
     o.backend = FARFIELD_BACKEND_CUDA;
     makeplan_fails(__LINE__, 1, 2, n3, 1, 1e-6, &o, FARFIELD_ERR_NO_DEVICE);
+    /* the message says what was looked for (the driver library) */
+    EXPECT(strstr(farfield_last_error_message(), "libcuda") != NULL ||
+           strstr(farfield_last_error_message(), "CUDA") != NULL);
+    /* AUTO falls back to the CPU: the plan works */
+    {
+        farfield_nufft_opts oa;
+        farfield_nufft_default_opts(&oa);
+        oa.backend = FARFIELD_BACKEND_AUTO;
+        farfield_nufft_plan pa = NULL;
+        EXPECT_STATUS(farfield_nufft_makeplan(1, 2, n3, +1, 1, 1e-6, &pa, &oa), FARFIELD_OK);
+        farfield_nufft_info ia;
+        EXPECT_STATUS(farfield_nufft_get_info(pa, &ia), FARFIELD_OK);
+        EXPECT(ia.backend == FARFIELD_BACKEND_CPU);
+        /* device-pointer execute needs a CUDA plan: an error, not a crash */
+        farfield_complex dc[1], df[1];
+        EXPECT_STATUS(farfield_nufft_execute_device(pa, dc, df), FARFIELD_ERR_INVALID_ARG);
+        EXPECT_STATUS(farfield_nufft_execute_device(NULL, dc, df), FARFIELD_ERR_NULL_POINTER);
+        farfield_nufft_destroy(pa);
+    }
     {
         farfield_nufftf_plan pf = GARBAGE_PLANF;
         EXPECT_STATUS(farfield_nufftf_makeplan(2, 1, n3, +1, 1, 1e-4f, &pf, &o), FARFIELD_ERR_NO_DEVICE);

@@ -173,9 +173,9 @@ module farfield
   ! ---- the C functions --------------------------------------------------------------------
   public :: farfield_nufft_default_opts
   public :: farfield_nufft_makeplan, farfield_nufft_setpts, farfield_nufft_execute
-  public :: farfield_nufft_get_info, farfield_nufft_destroy
+  public :: farfield_nufft_get_info, farfield_nufft_destroy, farfield_nufft_execute_device
   public :: farfield_nufftf_makeplan, farfield_nufftf_setpts, farfield_nufftf_execute
-  public :: farfield_nufftf_get_info, farfield_nufftf_destroy
+  public :: farfield_nufftf_get_info, farfield_nufftf_destroy, farfield_nufftf_execute_device
   public :: farfield_poisson_default_opts, farfield_poisson_makeplan, farfield_poisson_execute
   public :: farfield_poisson_destroy
   public :: farfield_ewald_default_opts, farfield_ewald_makeplan, farfield_ewald_set_box
@@ -239,6 +239,14 @@ module farfield
        integer(c_int) :: ier
      end function farfield_nufft_execute
 
+     !> int farfield_nufft_execute_device(plan, farfield_complex *c, farfield_complex *f)
+     !> As farfield_nufft_execute with CUDA device pointers (plan made with backend CUDA).
+     function farfield_nufft_execute_device(plan, c, f) result(ier) bind(c, name="farfield_nufft_execute_device")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan, c, f
+       integer(c_int) :: ier
+     end function farfield_nufft_execute_device
+
      !> int farfield_nufft_get_info(plan, farfield_nufft_info *info)
      function farfield_nufft_get_info(plan, info) result(ier) bind(c, name="farfield_nufft_get_info")
        import :: c_int, c_ptr, farfield_nufft_info
@@ -286,6 +294,13 @@ module farfield
        complex(c_float_complex), intent(inout) :: c(*), f(*)
        integer(c_int) :: ier
      end function farfield_nufftf_execute
+
+     !> Single-precision farfield_nufft_execute_device (device pointers).
+     function farfield_nufftf_execute_device(plan, c, f) result(ier) bind(c, name="farfield_nufftf_execute_device")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan, c, f
+       integer(c_int) :: ier
+     end function farfield_nufftf_execute_device
 
      !> Single-precision farfield_nufft_get_info.
      function farfield_nufftf_get_info(plan, info) result(ier) bind(c, name="farfield_nufftf_get_info")

@@ -238,6 +238,11 @@ typedef struct farfield_fmm_params {
   int32_t order;
   // Depth `D` of the last execute (−1 before the first one).
   int32_t depth;
+  // 1 if `tol` asked for an order above the maximum (40), which was used instead (the
+  // tolerance may then not be reached; printed with `opts.debug > 0`), else 0.
+  int32_t tol_clamped;
+  // Threads used.
+  int32_t nthreads;
   // Number of (occupied) leaves of the last execute.
   int64_t nleaves;
   // Number of particles of the last execute.
@@ -291,8 +296,10 @@ typedef struct farfield_nufft_opts {
   int32_t fftw;
   // Largest number of points in one spreading subproblem: 0 = automatic (10 000).
   int32_t spread_max_subprob_size;
-  // Compute backend: 0 = AUTO (default: CPU until the CUDA backend lands), 1 = CPU,
-  // 2 = CUDA (returns `FARFIELD_ERR_NO_DEVICE` when no CUDA driver/device is found).
+  // Compute backend: 0 = AUTO (default; the CPU for now: AUTO will pick a CUDA device once
+  // the GPU NUFFT has been validated on hardware), 1 = CPU, 2 = CUDA (device 0; returns
+  // `FARFIELD_ERR_NO_DEVICE`, with what was looked for in the message, when no CUDA
+  // driver/device is found).
   int32_t backend;
   // 0 (default): `setpts` copies the coordinates (in bin-sorted order), so the caller may
   // free or change its arrays afterwards. 1: `setpts` keeps only the sort permutation and a
@@ -566,6 +573,14 @@ int farfield_nufft_setpts(farfield_nufft_plan plan,
 // `FARFIELD_ERR_{NULL_POINTER, NO_POINTS}`.
 int farfield_nufft_execute(farfield_nufft_plan plan, farfield_complex *c, farfield_complex *f);
 
+// Like `farfield_nufft_execute` but `c` and `f` are **device** pointers (CUDA memory of
+// device 0, as cuFINUFFT takes them) of the same sizes; the plan must have been made with
+// `opts.backend = FARFIELD_BACKEND_CUDA`. Returns 0 or `FARFIELD_ERR_{NULL_POINTER,
+// INVALID_ARG (a CPU plan), NO_POINTS}`.
+int farfield_nufft_execute_device(farfield_nufft_plan plan,
+                                  farfield_complex *c,
+                                  farfield_complex *f);
+
 // Writes what the plan chose (fine grid, kernel width and parameter, σ, tolerance used,
 // warnings) into `*info`. Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
 int farfield_nufft_get_info(farfield_nufft_plan plan, struct farfield_nufft_info *info);
@@ -597,6 +612,11 @@ int farfield_nufftf_setpts(farfield_nufftf_plan plan,
 
 // Single-precision [`farfield_nufft_execute`].
 int farfield_nufftf_execute(farfield_nufftf_plan plan, farfield_complexf *c, farfield_complexf *f);
+
+// Single-precision [`farfield_nufft_execute_device`].
+int farfield_nufftf_execute_device(farfield_nufftf_plan plan,
+                                   farfield_complexf *c,
+                                   farfield_complexf *f);
 
 // Single-precision [`farfield_nufft_get_info`].
 int farfield_nufftf_get_info(farfield_nufftf_plan plan, struct farfield_nufft_info *info);

@@ -7,6 +7,10 @@
 #  2. cargo test --workspace --release   Rust unit/integration/doc tests, incl. header freshness
 #  3. cmake configure + build            the crate through cargo, Fortran module, C/C++/Fortran tests
 #  4. ctest                              C, C++, Fortran, static link, valgrind, install + consumer
+#  5. scripts/gpu-check.sh               every CUDA kernel compiles (NVRTC) and assembles (ptxas) for
+#                                        sm_80,sm_90 without a GPU (skipped, passing, if the wheels
+#                                        cannot be installed); the CUDA-on-CPU emulation tests run
+#                                        in step 2 (crate gpu-emu)
 #
 # All steps run even if an earlier test step fails; a summary follows, and the exit status is
 # non-zero if any step failed.
@@ -89,6 +93,8 @@ if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release 
 else
   skip "cmake build + ctest" "configure failed"
 fi
+
+step "gpu kernel check (NVRTC + ptxas)" bash scripts/gpu-check.sh
 
 summary
 exit $failed

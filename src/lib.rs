@@ -12,6 +12,8 @@
 //!   Vico–Greengard, Vico–Greengard with DCT);
 //! * [`fmm`]: CPU fast multipole method for the Coulomb kernel `1/r` (open or periodic cubic
 //!   boundaries; potentials, fields, energy; order and depth from a tolerance);
+//! * [`gpu`]: the CUDA backend (kernels checked without a GPU by NVRTC and a CUDA-on-CPU
+//!   emulator; GPU spreading/interpolation; device discovery that never panics);
 //! * [`fft`]: the one FFTW wrapper;
 //! * [`capi`]: every `extern "C"` function (plan → setpts → execute → destroy).
 //!
@@ -25,6 +27,7 @@ pub mod error;
 pub mod ewald;
 pub mod fft;
 pub mod fmm;
+pub mod gpu;
 pub mod kernel;
 pub mod nufft;
 pub mod poisson;

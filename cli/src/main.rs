@@ -12,14 +12,18 @@
 //!   classic Ewald sum): energy, time per evaluation, parameters, RMS force error (`--check`).
 //! * `farfield fmm` — one fast multipole run (open or periodic): chosen p and depth, time per
 //!   stage, error against a direct sum on a subset (or Ewald, periodic).
+//! * `farfield gpu check` — compiles every CUDA kernel with NVRTC (and ptxas) for the given
+//!   architectures, without a GPU.
 //!
 //! All print human-readable lines; with `--json` the last stdout line is one JSON object.
 
 mod bench;
+mod bench_spread;
 mod demo;
 mod direct;
 mod ewald;
 mod fmm;
+mod gpu;
 mod json;
 mod mem;
 mod npy;
@@ -61,12 +65,18 @@ enum Command {
     /// Fast multipole method for 1/r (open or periodic): time per stage, chosen p and depth,
     /// error against a direct sum (or Ewald, periodic).
     Fmm(fmm::FmmArgs),
+    /// GPU (CUDA) tools: `gpu check` compiles every kernel with NVRTC (and ptxas) without a GPU.
+    #[command(subcommand)]
+    Gpu(gpu::GpuCommand),
 }
 
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
     /// Time one NUFFT case (type 1 or 2, 1D–3D) and check it against direct sums.
     Nufft(bench::NufftBenchArgs),
+    /// Time spreading and interpolation on the CPU or a CUDA device (`--backend cuda
+    /// --method gm|gm-sort|sm|csr|group|auto`), GPU results checked against the CPU.
+    Spread(bench_spread::SpreadBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,9 +84,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(BenchCommand::Nufft(args)) => bench::run_nufft(&args),
+        Command::Bench(BenchCommand::Spread(args)) => bench_spread::run(&args),
         Command::Poisson(args) => poisson::run(&args),
         Command::Ewald(args) => ewald::run(&args),
         Command::Fmm(args) => fmm::run(&args),
+        Command::Gpu(gpu::GpuCommand::Check(args)) => gpu::run_check(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

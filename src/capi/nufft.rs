@@ -140,6 +140,15 @@ pub unsafe extern "C" fn farfield_nufft_execute(plan: farfield_nufft_plan, c: *m
     guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
 }
 
+/// Like `farfield_nufft_execute` but `c` and `f` are **device** pointers (CUDA memory of
+/// device 0, as cuFINUFFT takes them) of the same sizes; the plan must have been made with
+/// `opts.backend = FARFIELD_BACKEND_CUDA`. Returns 0 or `FARFIELD_ERR_{NULL_POINTER,
+/// INVALID_ARG (a CPU plan), NO_POINTS}`.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufft_execute_device(plan: farfield_nufft_plan, c: *mut Complex64, f: *mut Complex64) -> c_int {
+    guard(|| plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).execute_device(c as u64, f as u64))
+}
+
 /// Writes what the plan chose (fine grid, kernel width and parameter, σ, tolerance used,
 /// warnings) into `*info`. Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
 #[no_mangle]
@@ -190,6 +199,12 @@ pub unsafe extern "C" fn farfield_nufftf_setpts(plan: farfield_nufftf_plan, m: i
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_execute(plan: farfield_nufftf_plan, c: *mut Complex32, f: *mut Complex32) -> c_int {
     guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
+}
+
+/// Single-precision [`farfield_nufft_execute_device`].
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufftf_execute_device(plan: farfield_nufftf_plan, c: *mut Complex32, f: *mut Complex32) -> c_int {
+    guard(|| plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).execute_device(c as u64, f as u64))
 }
 
 /// Single-precision [`farfield_nufft_get_info`].

@@ -155,6 +155,13 @@ impl<T: Real> EsHorner<T> {
     pub fn degree(&self) -> usize {
         self.deg
     }
+
+    /// The Horner coefficients, `(degree + 1)` rows of 16: `coeffs()[m * 16 + j]` is the
+    /// coefficient of `s^(degree − m)` of piece `j` (used by the GPU kernels, which evaluate
+    /// the same polynomials).
+    pub fn coeffs(&self) -> &[T] {
+        &self.coeffs
+    }
 }
 
 /// Chebyshev interpolation of each piece at `deg + 1` nodes, converted to monomials in `s`.

@@ -26,8 +26,10 @@ pub struct NufftOpts {
     pub fftw: i32,
     /// Largest number of points in one spreading subproblem: 0 = automatic (10 000).
     pub spread_max_subprob_size: i32,
-    /// Compute backend: 0 = AUTO (default: CPU until the CUDA backend lands), 1 = CPU,
-    /// 2 = CUDA (returns `FARFIELD_ERR_NO_DEVICE` when no CUDA driver/device is found).
+    /// Compute backend: 0 = AUTO (default; the CPU for now: AUTO will pick a CUDA device once
+    /// the GPU NUFFT has been validated on hardware), 1 = CPU, 2 = CUDA (device 0; returns
+    /// `FARFIELD_ERR_NO_DEVICE`, with what was looked for in the message, when no CUDA
+    /// driver/device is found).
     pub backend: i32,
     /// 0 (default): `setpts` copies the coordinates (in bin-sorted order), so the caller may
     /// free or change its arrays afterwards. 1: `setpts` keeps only the sort permutation and a

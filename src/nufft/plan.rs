@@ -38,6 +38,8 @@ pub struct NufftPlan<T: Real> {
     fft: FftPlan<T>,
     threads: Threads,
     timings: Timings,
+    /// The CUDA path (`opts.backend = CUDA` with a device), and whether its points are set.
+    gpu: Option<(Box<dyn crate::gpu::nufft::GpuExec<T>>, bool)>,
 }
 
 /// Checks and converts the mode counts; returns `[N1, N2, N3]` (1 for unused axes).
@@ -127,11 +129,9 @@ impl<T: Real> NufftPlan<T> {
         if !(opts.upsampfac == 0.0 || (opts.upsampfac > 1.0 && opts.upsampfac <= 4.0)) {
             return Err(Error::InvalidArg(format!("opts.upsampfac = {} is not 0 (auto) or in (1, 4]", opts.upsampfac)));
         }
-        match opts.backend {
-            0 | FARFIELD_BACKEND_CPU => {}
-            2 => return Err(Error::NoDevice("the CUDA backend is not available in this version of farfield (no CUDA support built in); use backend AUTO or CPU".into())),
-            b => return Err(Error::InvalidArg(format!("opts.backend = {b} is not 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
-        }
+        // CUDA without a device is NO_DEVICE; AUTO stays on the CPU until the CUDA NUFFT has
+        // been validated on hardware (it is tested on the CUDA-on-CPU emulator only)
+        let backend = crate::gpu::runtime::resolve_backend(opts.backend, "NUFFT plans", opts.backend == super::options::FARFIELD_BACKEND_CUDA)?;
         let mut warnings = 0;
         let mut tol_used = tol;
         if tol < T::MIN_TOL {
@@ -174,6 +174,15 @@ impl<T: Real> NufftPlan<T> {
             warnings,
             backend: FARFIELD_BACKEND_CPU,
         };
+        let mut info = info;
+        let gpu = match backend {
+            crate::gpu::runtime::Backend::Cpu => None,
+            crate::gpu::runtime::Backend::Cuda(_) => {
+                let cpu_opts = NufftOpts { backend: FARFIELD_BACKEND_CPU, ..*opts };
+                info.backend = super::options::FARFIELD_BACKEND_CUDA;
+                Some((crate::gpu::nufft::cuda_exec::<T>(ty, dim, n_modes, iflag, tol, &cpu_opts)?, false))
+            }
+        };
         if opts.debug > 0 {
             eprintln!("[farfield nufft{}] type {ty} dim {dim} modes {:?} ntrans {ntrans} tol {tol:e} (used {tol_used:e}) \
                        sigma {sigma} kernel {kind:?} w {w} nf {:?} threads {}{}",
@@ -181,7 +190,7 @@ impl<T: Real> NufftPlan<T> {
                       if warnings & FARFIELD_WARN_TOL_CLAMPED != 0 { " [warning: tol clamped]" } else { "" });
         }
         Ok(NufftPlan { ty, dim, ntrans, opts: *opts, kernel, info, modes, spreader, fw, fft, threads,
-                       timings: Timings::default() })
+                       timings: Timings::default(), gpu })
     }
 
     /// Sets (or replaces) the non-uniform points: `x` (and `y` for dim ≥ 2, `z` for dim 3),
@@ -206,6 +215,14 @@ impl<T: Real> NufftPlan<T> {
     fn set_points(&mut self, x: &[T], y: &[T], z: &[T], copy: bool) -> Result<()> {
         let t0 = Instant::now();
         let coords: [&[T]; 3] = [x, if self.dim > 1 { y } else { &[] }, if self.dim > 2 { z } else { &[] }];
+        if let Some((g, ready)) = &mut self.gpu {
+            // the GPU path copies the points to the device in either mode
+            *ready = false;
+            g.setpts(coords[0], coords[1], coords[2])?;
+            *ready = true;
+            self.timings = Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
+            return Ok(());
+        }
         if copy {
             self.spreader.setpts(coords, &self.threads)?;
         } else {
@@ -225,6 +242,21 @@ impl<T: Real> NufftPlan<T> {
     ///
     /// Errors: [`Error::NoPoints`] before `setpts`, [`Error::InvalidArg`] for wrong lengths.
     pub fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
+        if let Some((g, ready)) = &self.gpu {
+            if !*ready {
+                return Err(Error::NoPoints("call setpts before execute".into()));
+            }
+            let (m, nm) = (g.num_points(), self.modes.n.iter().product::<usize>());
+            if c.len() != m * self.ntrans || f.len() != nm * self.ntrans {
+                return Err(Error::InvalidArg(format!(
+                    "array lengths c = {}, f = {} do not match ntrans·M = {}, ntrans·N = {}",
+                    c.len(), f.len(), m * self.ntrans, nm * self.ntrans)));
+            }
+            for t in 0..self.ntrans {
+                g.execute(&mut c[t * m..(t + 1) * m], &mut f[t * nm..(t + 1) * nm])?;
+            }
+            return Ok(());
+        }
         if !self.spreader.has_points() {
             return Err(Error::NoPoints("call setpts before execute".into()));
         }
@@ -271,12 +303,36 @@ impl<T: Real> NufftPlan<T> {
         Ok(())
     }
 
+    /// Executes on device arrays (CUDA backend only; cuFINUFFT style): `c` holds
+    /// `ntrans·M`, `f` `ntrans·N1·N2·N3` complex values of precision `T`, as device addresses.
+    /// Errors: [`Error::InvalidArg`] on a CPU plan, [`Error::NoPoints`], [`Error::NullPointer`].
+    ///
+    /// # Safety
+    /// `c` and `f` must be device allocations of device 0 of at least those sizes.
+    pub unsafe fn execute_device(&mut self, c: u64, f: u64) -> Result<()> {
+        let Some((g, ready)) = &self.gpu else {
+            return Err(Error::InvalidArg("execute_device needs a plan made with opts.backend = CUDA".into()));
+        };
+        if !*ready {
+            return Err(Error::NoPoints("call setpts before execute".into()));
+        }
+        let z = 2 * std::mem::size_of::<T>() as u64;
+        let (m, nm) = (g.num_points() as u64, self.modes.n.iter().product::<usize>() as u64);
+        for t in 0..self.ntrans as u64 {
+            g.execute_device(c + t * m * z, f + t * nm * z)?;
+        }
+        Ok(())
+    }
+
     /// Total number of modes `N1·N2·N3`.
     pub fn num_modes(&self) -> usize {
         self.modes.n.iter().product()
     }
     /// Number of points set (0 before `setpts`).
     pub fn num_points(&self) -> usize {
+        if let Some((g, ready)) = &self.gpu {
+            return if *ready { g.num_points() } else { 0 };
+        }
         self.spreader.num_points()
     }
     /// The options the plan was made with.

@@ -1,0 +1,120 @@
+// CUDA-on-CPU emulation header (test code, DESIGN.md §5).
+//
+// Gives CUDA's built-ins a CPU meaning so that the library's .cu sources compile unchanged as
+// C++20 and run on the CPU, one block at a time, one OS thread per CUDA thread:
+//  * threadIdx / blockIdx / blockDim / gridDim are thread_local;
+//  * __shared__ is `static` (blocks run one at a time and launches are serialised);
+//    dynamic shared memory (FF_DYN_SHARED) is a per-launch buffer, poisoned (all bytes 0xFF,
+//    a NaN for floats) before every block so reads of unwritten shared memory show up;
+//  * __syncthreads() is a barrier over the block's threads that have not exited (a thread that
+//    returns from the kernel arrives and drops, as exited threads do on current GPUs);
+//  * __shfl_down_sync / __shfl_xor_sync / __shfl_sync go through a per-block exchange buffer
+//    with two block-wide barriers, so kernels must call them convergently (all live threads of
+//    the block), which the library's kernels do;
+//  * atomicAdd on int, unsigned, unsigned long long, float, double by compare-and-swap;
+//  * __ldg(p) is *p.
+// Optional "stagger" mode (ff_emu_set_stagger) delays a pseudo-random subset of threads at the
+// start of every block, which makes missing barriers and races show up reliably.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#define FF_EMULATION 1
+
+struct dim3 {
+    unsigned x, y, z;
+};
+
+namespace ff_emu {
+extern thread_local dim3 tl_threadIdx, tl_blockIdx, tl_blockDim, tl_gridDim;
+void syncthreads();
+void* dyn_smem();
+void exchange(const void* v, int size, int src_lane_offset_kind, int arg, int width, void* out);
+void register_kernel(const char* name, void (*tramp)(void* fn, void** args), void* fn);
+
+// Trampoline: calls fn with the arguments args[i] points at (cudarc/cuLaunchKernel style).
+template <typename... A, std::size_t... I>
+void call_with(void (*f)(A...), void** args, std::index_sequence<I...>) {
+    f(*static_cast<std::remove_cv_t<std::remove_reference_t<A>>*>(args[I])...);
+}
+template <typename... A>
+void tramp(void* fn, void** args) {
+    call_with(reinterpret_cast<void (*)(A...)>(fn), args, std::index_sequence_for<A...>{});
+}
+template <typename... A>
+struct Registrar {
+    Registrar(const char* name, void (*f)(A...)) { register_kernel(name, &tramp<A...>, reinterpret_cast<void*>(f)); }
+};
+template <typename... A>
+Registrar<A...> make_registrar(const char* name, void (*f)(A...)) {
+    return Registrar<A...>(name, f);
+}
+}  // namespace ff_emu
+
+#define threadIdx (ff_emu::tl_threadIdx)
+#define blockIdx (ff_emu::tl_blockIdx)
+#define blockDim (ff_emu::tl_blockDim)
+#define gridDim (ff_emu::tl_gridDim)
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+#define __restrict__ __restrict
+#define __align__(n) alignas(n)
+#define FF_EXTERN_C extern "C"
+#define FF_DYN_SHARED(T, name) T* name = reinterpret_cast<T*>(ff_emu::dyn_smem())
+#define FF_REGISTER(name) static auto ff_emu_reg_##name = ff_emu::make_registrar(#name, &name);
+
+inline void __syncthreads() { ff_emu::syncthreads(); }
+
+template <typename T>
+inline T __ldg(const T* p) {
+    return *p;
+}
+
+template <typename T>
+inline T ff_emu_atomic_add(T* p, T v) {
+    T old;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    T nw;
+    do {
+        nw = old + v;
+    } while (!__atomic_compare_exchange(p, &old, &nw, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    return old;
+}
+inline int atomicAdd(int* p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+inline float atomicAdd(float* p, float v) { return ff_emu_atomic_add(p, v); }
+inline double atomicAdd(double* p, double v) { return ff_emu_atomic_add(p, v); }
+
+// kinds for ff_emu::exchange
+#define FF_EMU_SHFL_DOWN 0
+#define FF_EMU_SHFL_XOR 1
+#define FF_EMU_SHFL_IDX 2
+
+template <typename T>
+inline T __shfl_down_sync(unsigned, T v, unsigned delta, int width = 32) {
+    static_assert(sizeof(T) <= 8, "shuffle of at most 8 bytes");
+    T out;
+    ff_emu::exchange(&v, sizeof(T), FF_EMU_SHFL_DOWN, (int)delta, width, &out);
+    return out;
+}
+template <typename T>
+inline T __shfl_xor_sync(unsigned, T v, int lane_mask, int width = 32) {
+    T out;
+    ff_emu::exchange(&v, sizeof(T), FF_EMU_SHFL_XOR, lane_mask, width, &out);
+    return out;
+}
+template <typename T>
+inline T __shfl_sync(unsigned, T v, int src_lane, int width = 32) {
+    T out;
+    ff_emu::exchange(&v, sizeof(T), FF_EMU_SHFL_IDX, src_lane, width, &out);
+    return out;
+}

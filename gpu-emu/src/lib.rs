@@ -1,0 +1,222 @@
+//! Test-only CUDA-on-CPU emulator (DESIGN.md §5).
+//!
+//! `cpp/cuda_emu.h` gives CUDA's built-ins a CPU meaning; `cpp/emu.cpp` is the launcher and
+//! includes the library's `src/gpu/kernels/*.cu` **unchanged**, plus the harness self-test
+//! kernels (`cpp/selftest.cu`). [`EmuDevice`] implements [`farfield::gpu::device::Device`], so
+//! the library's GPU host code (buffers, launches, bin sort, mesh structures) runs against the
+//! emulated kernels in `cargo test`.
+
+use farfield::gpu::device::{Arg, Device};
+use farfield::gpu::types::{FfGeom, FfKernel};
+use farfield::{Error, Result};
+use num_complex::Complex;
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+
+extern "C" {
+    fn ff_emu_launch(name: *const c_char, grid: *const c_uint, block: *const c_uint, smem: c_uint, args: *mut *mut c_void) -> c_int;
+    fn ff_emu_set_stagger(on: c_int);
+    fn ff_emu_has_kernel(name: *const c_char) -> c_int;
+    fn ff_emu_kernel_count() -> c_int;
+}
+
+/// Delays a pseudo-random subset of threads at the start of every block (race detection).
+pub fn set_stagger(on: bool) {
+    // SAFETY: plain setter.
+    unsafe { ff_emu_set_stagger(on as c_int) }
+}
+
+/// Whether the emulator has a kernel of this name.
+pub fn has_kernel(name: &str) -> bool {
+    let c = CString::new(name).expect("no NUL");
+    // SAFETY: valid C string.
+    unsafe { ff_emu_has_kernel(c.as_ptr()) != 0 }
+}
+
+/// Number of kernels compiled into the emulator (library kernels plus self-test kernels).
+pub fn kernel_count() -> usize {
+    // SAFETY: plain getter.
+    unsafe { ff_emu_kernel_count() as usize }
+}
+
+/// Launches a kernel on a 3-D grid with raw argument pointers (cuLaunchKernel style).
+///
+/// # Safety
+/// `args` must point at values of exactly the kernel's parameter types, and every pointer
+/// argument must be valid for the kernel's accesses.
+pub unsafe fn launch_raw(name: &str, grid: [u32; 3], block: [u32; 3], smem: u32, args: &mut [*mut c_void]) -> Result<()> {
+    let c = CString::new(name).map_err(|_| Error::InvalidArg("kernel name with NUL".into()))?;
+    match ff_emu_launch(c.as_ptr(), grid.as_ptr(), block.as_ptr(), smem, args.as_mut_ptr()) {
+        0 => Ok(()),
+        1 => Err(Error::Internal(format!("emulator: no kernel named {name}"))),
+        r => Err(Error::InvalidArg(format!("emulator: bad launch configuration for {name} (code {r}): grid {grid:?} block {block:?}"))),
+    }
+}
+
+/// A host allocation standing in for device memory (16-byte aligned).
+pub struct EmuBuf {
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+// SAFETY: EmuBuf owns its allocation; access is serialised by the launcher or by &mut.
+unsafe impl Send for EmuBuf {}
+
+impl EmuBuf {
+    fn layout(bytes: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(bytes.max(16), 16).expect("layout")
+    }
+}
+
+impl Drop for EmuBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in EmuDevice::alloc with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, Self::layout(self.bytes)) }
+    }
+}
+
+/// The emulated device (kernels run on the CPU, one block at a time).
+#[derive(Debug, Clone)]
+pub struct EmuDevice {
+    /// Dynamic shared memory per block reported to the host code (default 48 KiB, the CUDA
+    /// default without opt-in).
+    pub shared_bytes: usize,
+}
+
+impl Default for EmuDevice {
+    fn default() -> Self {
+        EmuDevice { shared_bytes: 48 * 1024 }
+    }
+}
+
+/// Storage of one by-value kernel argument.
+enum Slot {
+    Ptr(*mut c_void),
+    I32(i32),
+    U32(u32),
+    Geom(FfGeom),
+    Kernel(FfKernel),
+}
+
+impl Device for EmuDevice {
+    type Buf = EmuBuf;
+
+    fn name(&self) -> String {
+        "CUDA-on-CPU emulator".into()
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<EmuBuf> {
+        // SAFETY: non-zero size layout.
+        let ptr = unsafe { std::alloc::alloc_zeroed(EmuBuf::layout(bytes)) };
+        if ptr.is_null() {
+            return Err(Error::Alloc(format!("emulated device buffer of {bytes} bytes")));
+        }
+        Ok(EmuBuf { ptr, bytes })
+    }
+
+    fn len(&self, buf: &EmuBuf) -> usize {
+        buf.bytes
+    }
+
+    fn upload(&self, dst: &mut EmuBuf, src: &[u8]) -> Result<()> {
+        if src.len() > dst.bytes {
+            return Err(Error::InvalidArg(format!("upload of {} bytes into a buffer of {}", src.len(), dst.bytes)));
+        }
+        // SAFETY: bounds checked; distinct allocations.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.ptr, src.len()) };
+        Ok(())
+    }
+
+    fn download(&self, src: &EmuBuf, offset: usize, dst: &mut [u8]) -> Result<()> {
+        if offset + dst.len() > src.bytes {
+            return Err(Error::InvalidArg(format!("download of {} bytes at {offset} from a buffer of {}", dst.len(), src.bytes)));
+        }
+        // SAFETY: bounds checked.
+        unsafe { std::ptr::copy_nonoverlapping(src.ptr.add(offset), dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    fn zero(&self, buf: &mut EmuBuf) -> Result<()> {
+        // SAFETY: the allocation has buf.bytes bytes.
+        unsafe { std::ptr::write_bytes(buf.ptr, 0, buf.bytes) };
+        Ok(())
+    }
+
+    fn addr(&self, buf: &EmuBuf) -> u64 {
+        buf.ptr as u64
+    }
+
+    fn launch(&self, name: &str, grid: u32, block: u32, smem: u32, args: &[Arg<'_, EmuBuf>]) -> Result<()> {
+        if smem as usize > self.shared_bytes {
+            return Err(Error::InvalidArg(format!("{name}: {smem} bytes of shared memory exceed {}", self.shared_bytes)));
+        }
+        let mut slots: Vec<Slot> = args
+            .iter()
+            .map(|a| match a {
+                Arg::Buf(b) => Slot::Ptr(b.ptr as *mut c_void),
+                Arg::Null => Slot::Ptr(std::ptr::null_mut()),
+                Arg::I32(v) => Slot::I32(*v),
+                Arg::U32(v) => Slot::U32(*v),
+                Arg::Geom(g) => Slot::Geom(*g),
+                Arg::Kernel(k) => Slot::Kernel(*k),
+            })
+            .collect();
+        let mut ptrs: Vec<*mut c_void> = slots
+            .iter_mut()
+            .map(|s| match s {
+                Slot::Ptr(p) => p as *mut *mut c_void as *mut c_void,
+                Slot::I32(v) => v as *mut i32 as *mut c_void,
+                Slot::U32(v) => v as *mut u32 as *mut c_void,
+                Slot::Geom(g) => g as *mut FfGeom as *mut c_void,
+                Slot::Kernel(k) => k as *mut FfKernel as *mut c_void,
+            })
+            .collect();
+        // SAFETY: the host code passes the kernels' parameter lists (checked by the tests that
+        // compare every kernel's output with the CPU); buffers outlive the launch.
+        unsafe { launch_raw(name, [grid, 1, 1], [block, 1, 1], smem, &mut ptrs) }
+    }
+
+    fn max_shared_bytes(&self) -> usize {
+        self.shared_bytes
+    }
+}
+
+/// FFT plan of the emulated device: the grid shape (FFTW runs on the host buffer, standing in
+/// for cuFFT).
+pub struct EmuFftPlan {
+    dims: Vec<usize>,
+    double: bool,
+}
+
+fn fftw_inplace<T: farfield::Real>(dims: &[usize], buf: &mut EmuBuf, sign: i32) -> Result<()> {
+    use farfield::fft::{AlignedVec, FftPlan, Sign};
+    let len: usize = dims.iter().product();
+    let bytes = len * std::mem::size_of::<Complex<T>>();
+    if bytes > buf.bytes {
+        return Err(Error::InvalidArg(format!("FFT of {len} points on a buffer of {} bytes", buf.bytes)));
+    }
+    let mut a = AlignedVec::<Complex<T>>::zeroed(len, "emulated cuFFT buffer")?;
+    // SAFETY: both regions hold `bytes` bytes; Complex<T> is plain old data.
+    unsafe { std::ptr::copy_nonoverlapping(buf.ptr, a.as_mut_ptr() as *mut u8, bytes) };
+    let plan = FftPlan::<T>::c2c_inplace(dims, 1, Sign::from_iflag(sign), &mut a, 64, 1)?;
+    // FFTW_ESTIMATE (64) does not touch the buffer while planning
+    plan.execute_c2c(&mut a);
+    // SAFETY: as above.
+    unsafe { std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, buf.ptr, bytes) };
+    Ok(())
+}
+
+impl farfield::gpu::device::FftDevice for EmuDevice {
+    type FftPlan = EmuFftPlan;
+
+    fn fft_plan(&self, dims: &[usize], double: bool) -> Result<EmuFftPlan> {
+        Ok(EmuFftPlan { dims: dims.to_vec(), double })
+    }
+
+    fn fft_exec(&self, plan: &EmuFftPlan, data: &mut EmuBuf, sign: i32) -> Result<()> {
+        if plan.double {
+            fftw_inplace::<f64>(&plan.dims, data, sign)
+        } else {
+            fftw_inplace::<f32>(&plan.dims, data, sign)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Self-test of the CUDA-on-CPU emulator: a correct reduction (shared-memory tree, warp
+//! shuffles, double atomicAdd) gives the exact sum; the planted bugs (a tree reduction missing
+//! its __syncthreads(), a neighbour read with no barrier) give wrong results; shuffles have
+//! CUDA's semantics; every kernel the library's host code launches exists.
+
+use farfield::gpu::device::{download_vec, upload_new, Arg, Device};
+use farfield_gpu_emu::{has_kernel, set_stagger, EmuDevice};
+use std::sync::Mutex;
+
+// the stagger flag is global: tests of this file that set it run one at a time
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn values(n: usize) -> Vec<f64> {
+    // multiples of 1/8: every partial sum is exact, so the correct result is order-independent
+    (0..n).map(|i| ((i * 7919) % 1001) as f64 / 8.0 - 50.0).collect()
+}
+
+fn reduce(dev: &EmuDevice, kernel: &str, x: &[f64], block: u32) -> f64 {
+    let xb = upload_new(dev, x).unwrap();
+    let out = dev.alloc(8).unwrap();
+    let nb = x.len().div_ceil(block as usize) as u32;
+    dev.launch(kernel, nb, block, block * 8, &[Arg::Buf(&xb), Arg::I32(x.len() as i32), Arg::Buf(&out)]).unwrap();
+    download_vec::<_, f64>(dev, &out, 1).unwrap()[0]
+}
+
+#[test]
+fn correct_reduction_is_exact_and_planted_race_is_caught() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = EmuDevice::default();
+    let x = values(20 * 256 - 37);
+    let exact: f64 = x.iter().sum();
+    for stagger in [false, true] {
+        set_stagger(stagger);
+        for block in [64u32, 256] {
+            assert_eq!(reduce(&dev, "ff_test_reduce_ok", &x, block), exact, "block {block} stagger {stagger}");
+        }
+    }
+    // the planted race: with staggered threads the missing barrier shows in every few runs
+    set_stagger(true);
+    let wrong = (0..4).filter(|_| reduce(&dev, "ff_test_reduce_racy", &x, 256) != exact).count();
+    set_stagger(false);
+    assert!(wrong >= 1, "the harness did not expose the missing __syncthreads in the tree reduction");
+}
+
+#[test]
+fn missing_barrier_before_neighbour_read_is_caught() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = EmuDevice::default();
+    let n = 8 * 128;
+    let x = values(n);
+    let xb = upload_new(&dev, &x).unwrap();
+    let expect: Vec<f64> = (0..n).map(|i| x[i] + x[(i / 128) * 128 + (i % 128 + 1) % 128]).collect();
+    let run = |k: &str| -> Vec<f64> {
+        let out = dev.alloc(8 * n).unwrap();
+        dev.launch(k, 8, 128, 128 * 8, &[Arg::Buf(&xb), Arg::I32(n as i32), Arg::Buf(&out)]).unwrap();
+        download_vec::<_, f64>(&dev, &out, n).unwrap()
+    };
+    set_stagger(true);
+    let good = run("ff_test_neighbour_sync");
+    let bad = run("ff_test_neighbour_nosync");
+    set_stagger(false);
+    assert_eq!(good, expect);
+    // unwritten shared memory is poisoned (NaN), so an early read cannot pass by accident
+    let nbad = bad.iter().zip(&expect).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+    assert!(nbad > 0, "the harness did not expose the missing __syncthreads before the neighbour read");
+}
+
+#[test]
+fn shuffles_follow_cuda_semantics() {
+    let dev = EmuDevice::default();
+    let n = 64;
+    let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let xb = upload_new(&dev, &x).unwrap();
+    let out = dev.alloc(8 * n).unwrap();
+    dev.launch("ff_test_shuffles", 1, n as u32, 0, &[Arg::Buf(&xb), Arg::Buf(&out)]).unwrap();
+    let got = download_vec::<_, f64>(&dev, &out, n).unwrap();
+    for i in 0..n {
+        let lane = i % 32;
+        let xor = (i - lane + (lane ^ 1)) as f64;
+        // down by 2 within segments of 4: lanes 0,1 of a segment read lanes 2,3; lanes 2,3 keep theirs
+        let down = if lane % 4 + 2 < 4 { (i + 2) as f64 } else { i as f64 };
+        assert_eq!(got[i], xor + 1000.0 * down, "thread {i}");
+    }
+}
+
+#[test]
+fn every_library_kernel_is_in_the_emulator() {
+    let mut names: Vec<String> = [
+        "ff_bin_permute", "ff_scan_local", "ff_scan_single", "ff_scan_add", "ff_subprob_count", "ff_subprob_map",
+        "ff_entry_count", "ff_entry_fill", "ff_rows_sort",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for t in ["f32", "f64"] {
+        for k in ["fold", "bin_count", "csr_spread", "csr_interp", "group_spread", "group_interp"] {
+            names.push(format!("ff_{k}_{t}"));
+        }
+        for d in 1..=3 {
+            for k in ["gm_spread", "gm_interp", "sm_spread", "sm_interp", "pt_weights"] {
+                names.push(format!("ff_{k}_{d}d_{t}"));
+            }
+        }
+    }
+    for t in ["f32", "f64"] {
+        names.push(format!("ff_deconv_t1_{t}"));
+        names.push(format!("ff_deconv_t2_{t}"));
+    }
+    assert_eq!(names.len(), 55);
+    for n in &names {
+        assert!(has_kernel(n), "{n} missing");
+    }
+    // the library kernels plus the five self-test kernels, nothing else
+    assert_eq!(farfield_gpu_emu::kernel_count(), 55 + 5);
+}

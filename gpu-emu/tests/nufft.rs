@@ -1,0 +1,144 @@
+//! The whole GPU NUFFT host path (buffers, launches, spreading/interpolation, FFT, deconvolution)
+//! on the emulated kernels, with FFTW standing in for cuFFT, against the CPU NUFFT (same
+//! parameters: agreement to round-off) and against direct sums (the requested tolerance).
+
+use farfield::gpu::nufft::GpuNufft;
+use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts};
+use farfield::gpu::types::GpuReal;
+use farfield::nufft::{NufftOpts, NufftPlan};
+use farfield_gpu_emu::EmuDevice;
+use num_complex::Complex;
+use rand::{Rng, SeedableRng};
+
+fn rel_l2<T: GpuReal>(a: &[Complex<T>], b: &[Complex<T>]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x.re.to_f64v() - y.re.to_f64v()).powi(2) + (x.im.to_f64v() - y.im.to_f64v()).powi(2)).sum();
+    let den: f64 = b.iter().map(|y| y.re.to_f64v().powi(2) + y.im.to_f64v().powi(2)).sum();
+    (num / den).sqrt()
+}
+
+fn mode(i: usize, n: usize, modeord: i32) -> i64 {
+    farfield::nufft::deconv::mode_of(i, n, modeord)
+}
+
+/// Direct type-1 sums f_k = Σ c_j e^{i s k·x_j} (s = sign of iflag).
+fn direct_t1(dim: usize, n: [usize; 3], modeord: i32, iflag: i32, x: &[Vec<f64>], c: &[Complex<f64>]) -> Vec<Complex<f64>> {
+    let s = if iflag >= 0 { 1.0 } else { -1.0 };
+    let total = n[0] * n[1] * n[2];
+    (0..total)
+        .map(|i| {
+            let k = [mode(i % n[0], n[0], modeord), mode((i / n[0]) % n[1], n[1], modeord), mode(i / (n[0] * n[1]), n[2], modeord)];
+            c.iter()
+                .enumerate()
+                .map(|(j, cj)| {
+                    let ph: f64 = (0..dim).map(|d| k[d] as f64 * x[d][j]).sum();
+                    cj * Complex::from_polar(1.0, s * ph)
+                })
+                .sum()
+        })
+        .collect()
+}
+
+fn check(dim: usize, modeord: i32, iflag: i32, method: Option<GpuMethod>, tol: f64) {
+    let n: [usize; 3] = match dim {
+        1 => [21, 1, 1],
+        2 => [12, 9, 1],
+        _ => [8, 6, 5],
+    };
+    let nm: Vec<i64> = n[..dim].iter().map(|&v| v as i64).collect();
+    let m = 70;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(dim as u64 * 10 + modeord as u64);
+    let x: Vec<Vec<f64>> = (0..3).map(|_| (0..m).map(|_| rng.gen_range(-4.0..4.0)).collect()).collect();
+    let c: Vec<Complex<f64>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
+    let total: usize = n.iter().product();
+    let fin: Vec<Complex<f64>> = (0..total).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
+    let opts = NufftOpts { modeord, ..Default::default() };
+    let sopts = GpuSpreadOpts { method, block: 64, ..Default::default() };
+    let (y, z): (&[f64], &[f64]) = (if dim > 1 { &x[1] } else { &[] }, if dim > 2 { &x[2] } else { &[] });
+    // type 1
+    let mut cpu = NufftPlan::<f64>::new(1, dim, &nm, iflag, 1, tol, &opts).unwrap();
+    cpu.setpts(&x[0], y, z).unwrap();
+    let mut want = vec![Complex::new(0.0, 0.0); total];
+    cpu.execute(&mut c.clone(), &mut want).unwrap();
+    let mut gpu = GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 1, dim, &nm, iflag, tol, &opts, sopts).unwrap();
+    assert_eq!(gpu.info().nf, cpu.info().nf);
+    gpu.setpts(&x[0], y, z).unwrap();
+    let mut got = vec![Complex::new(9.0, 9.0); total];
+    gpu.execute(&mut c.clone(), &mut got).unwrap();
+    let e_cpu = rel_l2(&got, &want);
+    let exact = direct_t1(dim, n, modeord, iflag, &x, &c);
+    let e_exact = rel_l2(&got, &exact);
+    eprintln!("type 1 {dim}D modeord {modeord} iflag {iflag} {:?}: vs CPU {e_cpu:.1e}, vs direct {e_exact:.1e}", gpu.method());
+    assert!(e_cpu < 1e-12, "type 1 vs CPU: {e_cpu}");
+    assert!(e_exact < 10.0 * tol, "type 1 vs direct: {e_exact}");
+    // type 2
+    let mut cpu2 = NufftPlan::<f64>::new(2, dim, &nm, iflag, 1, tol, &opts).unwrap();
+    cpu2.setpts(&x[0], y, z).unwrap();
+    let mut want2 = vec![Complex::new(0.0, 0.0); m];
+    cpu2.execute(&mut want2, &mut fin.clone()).unwrap();
+    let mut gpu2 = GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 2, dim, &nm, iflag, tol, &opts, sopts).unwrap();
+    gpu2.setpts(&x[0], y, z).unwrap();
+    let mut got2 = vec![Complex::new(9.0, 9.0); m];
+    gpu2.execute(&mut got2, &mut fin.clone()).unwrap();
+    let e2 = rel_l2(&got2, &want2);
+    // type 2 direct: c_j = Σ_k f_k e^{i s k·x_j}
+    let s = if iflag >= 0 { 1.0 } else { -1.0 };
+    let exact2: Vec<Complex<f64>> = (0..m)
+        .map(|j| {
+            (0..total)
+                .map(|i| {
+                    let k = [mode(i % n[0], n[0], modeord), mode((i / n[0]) % n[1], n[1], modeord), mode(i / (n[0] * n[1]), n[2], modeord)];
+                    let ph: f64 = (0..dim).map(|d| k[d] as f64 * x[d][j]).sum();
+                    fin[i] * Complex::from_polar(1.0, s * ph)
+                })
+                .sum()
+        })
+        .collect();
+    let e2x = rel_l2(&got2, &exact2);
+    eprintln!("type 2 {dim}D: vs CPU {e2:.1e}, vs direct {e2x:.1e}");
+    assert!(e2 < 1e-12, "type 2 vs CPU: {e2}");
+    assert!(e2x < 10.0 * tol, "type 2 vs direct: {e2x}");
+}
+
+#[test]
+fn gpu_nufft_matches_cpu_and_direct_1d() {
+    check(1, 0, 1, Some(GpuMethod::GmSort), 1e-6);
+    check(1, 1, -1, Some(GpuMethod::Csr), 1e-9);
+}
+
+#[test]
+fn gpu_nufft_matches_cpu_and_direct_2d() {
+    check(2, 0, -1, Some(GpuMethod::Sm), 1e-6);
+    check(2, 1, 1, Some(GpuMethod::Group), 1e-5);
+}
+
+#[test]
+fn gpu_nufft_matches_cpu_and_direct_3d() {
+    check(3, 0, 1, None, 1e-5);
+    check(3, 1, -1, Some(GpuMethod::Gm), 1e-4);
+}
+
+#[test]
+fn gpu_nufft_f32_and_errors() {
+    let nm = [16i64, 10];
+    let m = 50;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(1);
+    let x: Vec<f32> = (0..m).map(|_| rng.gen_range(-3.0..3.0)).collect();
+    let y: Vec<f32> = (0..m).map(|_| rng.gen_range(-3.0..3.0)).collect();
+    let c: Vec<Complex<f32>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
+    let opts = NufftOpts::default();
+    let mut cpu = NufftPlan::<f32>::new(1, 2, &nm, 1, 1, 1e-4, &opts).unwrap();
+    cpu.setpts(&x, &y, &[]).unwrap();
+    let mut want = vec![Complex::new(0.0f32, 0.0); 160];
+    cpu.execute(&mut c.clone(), &mut want).unwrap();
+    let mut gpu = GpuNufft::<f32, EmuDevice>::new(EmuDevice::default(), 1, 2, &nm, 1, 1e-4, &opts, GpuSpreadOpts { block: 64, ..Default::default() }).unwrap();
+    let mut got = vec![Complex::new(0.0f32, 0.0); 160];
+    assert!(matches!(gpu.execute(&mut c.clone(), &mut got), Err(farfield::Error::NoPoints(_))));
+    gpu.setpts(&x, &y, &[]).unwrap();
+    assert!(matches!(gpu.execute(&mut c[..10].to_vec(), &mut got), Err(farfield::Error::InvalidArg(_))));
+    gpu.execute(&mut c.clone(), &mut got).unwrap();
+    let e = rel_l2(&got, &want);
+    assert!(e < 1e-5, "f32 type 1 vs CPU: {e}");
+    // invalid plans are rejected as on the CPU
+    assert!(matches!(GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 3, 1, &[8], 1, 1e-6, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::NotSupported(_))));
+    assert!(matches!(GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 1, 1, &[8], 1, -1.0, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::Tol(_))));
+}

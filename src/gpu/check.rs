@@ -1,0 +1,224 @@
+//! Compile-only check of the CUDA kernels without a GPU (`farfield gpu check`, DESIGN.md §5):
+//! every source of [`super::KERNEL_SOURCES`] is compiled by NVRTC for each requested
+//! architecture (`--gpu-architecture=sm_XX`, always given: NVRTC's default compute_52 has no
+//! double `atomicAdd`), and, when a `ptxas` executable is given, the PTX is assembled for the
+//! same architecture.
+//!
+//! NVRTC is loaded dynamically: from `FARFIELD_NVRTC_LIB` (an absolute path to
+//! `libnvrtc.so.12`, opened with `RTLD_GLOBAL` before cudarc looks the library up by its
+//! soname) or from the loader path.
+
+use std::path::{Path, PathBuf};
+
+/// Result of compiling one source for one architecture.
+#[derive(Debug, Clone)]
+pub struct ArchResult {
+    /// Source file name.
+    pub source: String,
+    /// Architecture (e.g. `sm_80`).
+    pub arch: String,
+    /// Kernel entry points in the PTX (empty when compilation failed).
+    pub entries: Vec<String>,
+    /// PTX `.version` line value.
+    pub ptx_version: Option<String>,
+    /// NVRTC error log (on failure).
+    pub compile_error: Option<String>,
+    /// `Some(true)` assembled, `Some(false)` ptxas failed, `None` not run.
+    pub assembled: Option<bool>,
+    /// ptxas error output (on failure).
+    pub ptxas_error: Option<String>,
+}
+
+/// Summary of a check.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    /// Distinct kernel entry points over all sources.
+    pub kernels: usize,
+    /// (kernel, arch) pairs compiled to PTX.
+    pub compiled: usize,
+    /// (kernel, arch) pairs whose PTX ptxas assembled.
+    pub assembled: usize,
+    /// Architectures checked.
+    pub archs: Vec<String>,
+    /// Whether a CUDA device was found.
+    pub device_found: bool,
+    /// How NVRTC was found, or why not.
+    pub nvrtc: std::result::Result<String, String>,
+    /// ptxas used, if any.
+    pub ptxas: Option<PathBuf>,
+    /// Per source and architecture.
+    pub results: Vec<ArchResult>,
+}
+
+impl CheckReport {
+    /// Every kernel compiled for every architecture, and assembled when ptxas was given.
+    pub fn ok(&self) -> bool {
+        let want = self.kernels * self.archs.len();
+        self.nvrtc.is_ok() && self.kernels > 0 && self.compiled == want && (self.ptxas.is_none() || self.assembled == want)
+    }
+}
+
+/// Makes NVRTC loadable: opens `FARFIELD_NVRTC_LIB` globally when set, then asks cudarc.
+/// Returns a description of where it was found, or why not.
+pub fn load_nvrtc() -> std::result::Result<String, String> {
+    let mut from = "the dynamic loader path".to_string();
+    if let Some(p) = std::env::var_os("FARFIELD_NVRTC_LIB") {
+        let c = std::ffi::CString::new(p.as_encoded_bytes()).map_err(|_| "FARFIELD_NVRTC_LIB contains a NUL byte".to_string())?;
+        // SAFETY: dlopen with a valid C string; the handle is kept for the process lifetime.
+        let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+        if h.is_null() {
+            // SAFETY: dlerror returns a thread-local message or null.
+            let e = unsafe { libc::dlerror() };
+            let msg = if e.is_null() { String::new() } else { unsafe { std::ffi::CStr::from_ptr(e) }.to_string_lossy().into_owned() };
+            return Err(format!("FARFIELD_NVRTC_LIB={}: dlopen failed: {msg}", p.to_string_lossy()));
+        }
+        from = format!("FARFIELD_NVRTC_LIB={}", p.to_string_lossy());
+    }
+    if super::runtime::nvrtc_present() {
+        Ok(from)
+    } else {
+        Err("NVRTC not found (looked for libnvrtc.so, libnvrtc.so.12, libnvrtc.so.11 on the loader path; set FARFIELD_NVRTC_LIB to the library, e.g. from the nvidia-cuda-nvrtc-cu12 wheel)".into())
+    }
+}
+
+/// Compiles `src` for `arch` (e.g. `sm_80`); PTX text or the NVRTC log. NVRTC must be loadable
+/// ([`load_nvrtc`]).
+pub fn compile(name: &str, src: &str, arch: &str) -> std::result::Result<String, String> {
+    let opts = cudarc::nvrtc::CompileOptions {
+        options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
+        name: Some(name.to_string()),
+        ..Default::default()
+    };
+    let r = std::panic::catch_unwind(|| cudarc::nvrtc::compile_ptx_with_opts(src, opts));
+    match r {
+        Ok(Ok(ptx)) => Ok(ptx.to_src()),
+        Ok(Err(e)) => Err(format!("{e:?}")),
+        Err(_) => Err("NVRTC could not be loaded".into()),
+    }
+}
+
+/// Kernel entry points of a PTX module (`.entry name(`).
+pub fn entries(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            let rest = t.strip_prefix(".visible .entry ").or_else(|| t.strip_prefix(".entry "))?;
+            Some(rest.split(|c: char| c == '(' || c.is_whitespace()).next()?.to_string())
+        })
+        .collect()
+}
+
+fn ptx_version(ptx: &str) -> Option<String> {
+    ptx.lines().find_map(|l| l.trim().strip_prefix(".version ").map(|v| v.trim().to_string()))
+}
+
+/// Assembles `ptx` with `ptxas -arch=<arch>` in a scratch directory.
+pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> std::result::Result<(), String> {
+    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "farfield-ptxas-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("scratch directory: {e}"))?;
+    let input = dir.join("k.ptx");
+    let out = dir.join("k.cubin");
+    let res = (|| {
+        std::fs::write(&input, ptx).map_err(|e| format!("writing PTX: {e}"))?;
+        let o = std::process::Command::new(ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg(&input)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .map_err(|e| format!("running {}: {e}", ptxas.display()))?;
+        if o.status.success() && out.exists() {
+            Ok(())
+        } else {
+            Err(format!("ptxas exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr)))
+        }
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    res
+}
+
+/// Runs the check for `archs` (ptxas from `ptxas` when given).
+pub fn run(archs: &[String], ptxas: Option<PathBuf>) -> CheckReport {
+    let mut rep = CheckReport {
+        archs: archs.to_vec(),
+        device_found: matches!(super::runtime::discover(), Ok(d) if !d.is_empty()),
+        nvrtc: load_nvrtc(),
+        ptxas,
+        kernels: 0,
+        compiled: 0,
+        assembled: 0,
+        results: Vec::new(),
+    };
+    if rep.nvrtc.is_err() {
+        return rep;
+    }
+    let mut all = std::collections::BTreeSet::new();
+    for (name, src) in super::KERNEL_SOURCES {
+        for arch in archs {
+            let mut r = ArchResult {
+                source: name.to_string(),
+                arch: arch.clone(),
+                entries: Vec::new(),
+                ptx_version: None,
+                compile_error: None,
+                assembled: None,
+                ptxas_error: None,
+            };
+            match compile(name, src, arch) {
+                Ok(ptx) => {
+                    r.entries = entries(&ptx);
+                    r.ptx_version = ptx_version(&ptx);
+                    rep.compiled += r.entries.len();
+                    for e in &r.entries {
+                        all.insert(format!("{name}:{e}"));
+                    }
+                    if let Some(p) = &rep.ptxas {
+                        match assemble(p, &ptx, arch) {
+                            Ok(()) => {
+                                r.assembled = Some(true);
+                                rep.assembled += r.entries.len();
+                            }
+                            Err(e) => {
+                                r.assembled = Some(false);
+                                r.ptxas_error = Some(e);
+                            }
+                        }
+                    }
+                }
+                Err(e) => r.compile_error = Some(e),
+            }
+            rep.results.push(r);
+        }
+    }
+    rep.kernels = all.len();
+    rep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_names_are_parsed() {
+        let ptx = ".version 8.8\n.target sm_80\n.visible .entry ff_scan_add(\n\t.param .u64 a\n)\n.visible .entry ff_fold_f32(\n";
+        assert_eq!(entries(ptx), vec!["ff_scan_add".to_string(), "ff_fold_f32".to_string()]);
+        assert_eq!(ptx_version(ptx).as_deref(), Some("8.8"));
+    }
+
+    #[test]
+    fn report_ok_needs_every_kernel_for_every_arch() {
+        let mut r = CheckReport { kernels: 3, compiled: 6, assembled: 6, archs: vec!["sm_80".into(), "sm_90".into()], nvrtc: Ok("x".into()), ptxas: Some("p".into()), device_found: false, results: Vec::new() };
+        assert!(r.ok());
+        r.assembled = 5;
+        assert!(!r.ok());
+        r.ptxas = None;
+        assert!(r.ok());
+        r.compiled = 5;
+        assert!(!r.ok());
+    }
+}

@@ -1,0 +1,78 @@
+//! The small device trait the GPU host code is written against (DESIGN.md §5): buffers,
+//! copies, launches. Two implementations: CUDA through cudarc ([`super::cuda`]) and the
+//! CUDA-on-CPU emulator (the `farfield-gpu-emu` test crate), so the whole host path —
+//! allocation, uploads, launch configurations, downloads — runs in CI without a GPU.
+
+use super::types::{FfGeom, FfKernel};
+use crate::error::Result;
+
+/// One kernel argument.
+pub enum Arg<'a, B> {
+    /// A device buffer (its device address).
+    Buf(&'a B),
+    /// A null device pointer.
+    Null,
+    /// `int`.
+    I32(i32),
+    /// `unsigned`.
+    U32(u32),
+    /// `FfGeom` by value.
+    Geom(FfGeom),
+    /// `FfKernel` by value.
+    Kernel(FfKernel),
+}
+
+/// A device that runs the kernels of `kernels/*.cu` (launches on one stream, in order).
+pub trait Device: Clone {
+    /// An owned device allocation (freed on drop).
+    type Buf;
+    /// Human-readable device name.
+    fn name(&self) -> String;
+    /// Allocates `bytes` bytes, zero-initialised.
+    fn alloc(&self, bytes: usize) -> Result<Self::Buf>;
+    /// Size of a buffer in bytes.
+    fn len(&self, buf: &Self::Buf) -> usize;
+    /// Copies `src` into the start of `dst`.
+    fn upload(&self, dst: &mut Self::Buf, src: &[u8]) -> Result<()>;
+    /// Copies `dst.len()` bytes of `src`, starting at byte `offset`, into `dst`.
+    fn download(&self, src: &Self::Buf, offset: usize, dst: &mut [u8]) -> Result<()>;
+    /// Sets every byte of `buf` to zero.
+    fn zero(&self, buf: &mut Self::Buf) -> Result<()>;
+    /// Device address of a buffer (for pointers inside by-value structs).
+    fn addr(&self, buf: &Self::Buf) -> u64;
+    /// Launches kernel `name` on a 1-D grid of `grid` blocks of `block` threads with `smem`
+    /// bytes of dynamic shared memory.
+    fn launch(&self, name: &str, grid: u32, block: u32, smem: u32, args: &[Arg<'_, Self::Buf>]) -> Result<()>;
+    /// Dynamic shared memory a block may use without opt-in (bytes).
+    fn max_shared_bytes(&self) -> usize;
+}
+
+/// Allocates a buffer holding a copy of `v`.
+pub fn upload_new<D: Device, T: Copy>(dev: &D, v: &[T]) -> Result<D::Buf> {
+    let mut b = dev.alloc(std::mem::size_of_val(v).max(1))?;
+    if !v.is_empty() {
+        dev.upload(&mut b, super::types::as_bytes(v))?;
+    }
+    Ok(b)
+}
+
+/// Downloads `n` values of type `T` from the start of `buf`.
+pub fn download_vec<D: Device, T: Copy + Default>(dev: &D, buf: &D::Buf, n: usize) -> Result<Vec<T>> {
+    let mut v = crate::error::try_zeroed_vec::<T>(n, "device download")?;
+    if n > 0 {
+        dev.download(buf, 0, super::types::as_bytes_mut(&mut v))?;
+    }
+    Ok(v)
+}
+
+/// A device with in-place complex FFTs (cuFFT on CUDA; FFTW standing in on the emulator).
+pub trait FftDevice: Device {
+    /// A plan for one grid shape and precision.
+    type FftPlan;
+    /// Plans an in-place c2c transform of a grid of sizes `dims` (x first, x fastest), in
+    /// double (`double = true`) or single precision.
+    fn fft_plan(&self, dims: &[usize], double: bool) -> Result<Self::FftPlan>;
+    /// Executes it on `data` (interleaved complex), unnormalised:
+    /// `data_k ← Σ_j data_j e^{sign·2πi j·k/n}` with `sign = +1` or `−1`.
+    fn fft_exec(&self, plan: &Self::FftPlan, data: &mut Self::Buf, sign: i32) -> Result<()>;
+}

@@ -1,0 +1,689 @@
+// farfield GPU spreading and interpolation kernels (CUDA C++).
+//
+// Compiled at run time by NVRTC (src/gpu/nvrtc.rs) for the device's compute capability, and
+// compiled unchanged as plain C++ by the CUDA-on-CPU emulation harness (gpu-emu/, DESIGN.md §5),
+// which defines FF_EMULATION and CUDA's built-ins before including this file. Therefore:
+//  * no #include (NVRTC has no system headers here); math goes through the ff_* overloads below;
+//  * every __syncthreads() and __shfl_*_sync() is reached by all non-exited threads of the block
+//    (the emulator's barriers and shuffles are block-wide);
+//  * dynamic shared memory only through FF_DYN_SHARED.
+//
+// Conventions (as the CPU spreader, src/spread/mod.rs): grid point i of an axis of nf points
+// sits at x = 2πi/nf; a coordinate x is folded to g = frac(x/2π)·nf ∈ [0, nf); the first grid
+// index a point touches is i0 = ceil(g − w/2) and its kernel values are ψ(i0 + j − g), j < w.
+// Grids and strengths are interleaved complex (re, im) arrays, grid index i + nf0·(j + nf1·k).
+//
+// Methods (see src/gpu/spread.rs for the host side and the selection rule):
+//  GM       particle-based: one thread per point, atomicAdd into the global grid (seed 002 §2);
+//  GM-sort  the same, points visited in bin-sorted order (device bin sort: count, scan, permute);
+//  SM       subproblems of one bin spread into a shared-memory tile, then added to the grid
+//           (cuFINUFFT's method);
+//  CSR      "single mesh" (seed 002 §3.1): a sparse matrix with one row per grid point built in
+//           setpts (count, prefix sum, fill), applied with compute units of 1–16 threads and
+//           warp-shuffle reductions (seed 002 §3.2);
+//  GROUP    "group mesh" (seed 002 §3.1): rows grouped by 64 grid points, each group's entries
+//           contiguous; one block per group accumulates in shared memory.
+// Interpolation (the transpose) exists for each.
+
+#ifndef FF_EMULATION
+#define FF_EXTERN_C extern "C"
+#define FF_DYN_SHARED(T, name) \
+    extern __shared__ __align__(16) unsigned char ff_dyn_smem[]; \
+    T* name = reinterpret_cast<T*>(ff_dyn_smem)
+#define FF_REGISTER(name)
+#endif
+
+#define FF_MAXW 32
+#define FF_ES_ROW 16
+#define FF_KER_ES 0
+#define FF_KER_GAUSS 1
+#define FF_KER_BSPLINE 2
+#define FF_GROUP_SHIFT 6
+#define FF_GROUP_SIZE 64
+#define FF_SCAN_BLOCK 256
+#define FF_FULL_MASK 0xffffffffu
+
+// Geometry of the fine grid and of the bins (mirrored by FfGeom in src/gpu/types.rs).
+struct FfGeom {
+    int dim;
+    int nf[3];
+    int bs[3];   // bin sizes (grid points per bin and axis)
+    int nb[3];   // bins per axis
+};
+
+// Kernel description (mirrored by FfKernel in src/gpu/types.rs). tab points to device memory
+// of the kernel's precision: ES Horner coefficients tab[m*16 + j] (power deg−m of piece j), or
+// the Gaussian's E3 factors tab[j]; unused for the B-spline.
+struct FfKernel {
+    int type;
+    int w;
+    int deg;
+    int msp;
+    double inv4tau;
+    double inv2tau;
+    const void* tab;
+};
+
+__device__ __forceinline__ float ff_exp(float x) { return expf(x); }
+__device__ __forceinline__ double ff_exp(double x) { return exp(x); }
+__device__ __forceinline__ float ff_ceil(float x) { return ceilf(x); }
+__device__ __forceinline__ double ff_ceil(double x) { return ceil(x); }
+__device__ __forceinline__ float ff_floor(float x) { return floorf(x); }
+__device__ __forceinline__ double ff_floor(double x) { return floor(x); }
+__device__ __forceinline__ int ff_imin(int a, int b) { return a < b ? a : b; }
+__device__ __forceinline__ unsigned ff_global_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
+
+// Kernel values ψ(t + j), j < w, for t = i0 − g ∈ [−w/2, −w/2 + 1): the same formulas, in the
+// same order, as src/kernel/{es,gaussian,bspline}.rs.
+template <typename T>
+__device__ void ff_eval_kernel(const FfKernel& k, T t, T* out) {
+    const int w = k.w;
+    if (k.type == FF_KER_ES) {
+        const T* c = static_cast<const T*>(k.tab);
+        const T s = (t + (T)(0.5 * w)) * (T)2 - (T)1;
+        for (int j = 0; j < w; ++j) {
+            T acc = c[j];
+            for (int m = 1; m <= k.deg; ++m) acc = acc * s + c[m * FF_ES_ROW + j];
+            out[j] = acc;
+        }
+    } else if (k.type == FF_KER_GAUSS) {
+        const T* e3 = static_cast<const T*>(k.tab);
+        const T d = -(t + (T)(k.msp - 1));
+        const T e1 = ff_exp(-d * d * (T)k.inv4tau);
+        const T e2 = ff_exp(d * (T)k.inv2tau);
+        const T e2inv = (T)1 / e2;
+        const int c = k.msp - 1;
+        T p = e1;
+        for (int j = c; j < w; ++j) { out[j] = p * e3[j]; p = p * e2; }
+        p = e1 * e2inv;
+        for (int j = c - 1; j >= 0; --j) { out[j] = p * e3[j]; p = p * e2inv; }
+    } else {
+        // centred cardinal B-spline of order w: M_w(f + j), f = t + w/2 ∈ [0, 1)
+        const T f = t + (T)(0.5 * w);
+        out[0] = f;
+        out[1] = (T)1 - f;
+        for (int kk = 3; kk <= w; ++kk) {
+            const T inv = (T)1 / (T)(kk - 1);
+            const T kf = (T)kk;
+            out[kk - 1] = (kf - f - (T)(kk - 1)) * out[kk - 2] * inv;
+            for (int j = kk - 2; j >= 1; --j) {
+                const T u = f + (T)j;
+                out[j] = (u * out[j] + (kf - u) * out[j - 1]) * inv;
+            }
+            out[0] = f * out[0] * inv;
+        }
+    }
+}
+
+// Kernel values and wrapped grid indices of point j along each used axis.
+template <typename T, int DIM>
+__device__ void ff_point(const FfGeom& geo, const FfKernel& ker, const T* gx, const T* gy, const T* gz, int j,
+                         T kv[3][FF_MAXW], int idx[3][FF_MAXW], int i0[3]) {
+    const T* g[3] = {gx, gy, gz};
+    const T half = (T)(0.5 * ker.w);
+    for (int d = 0; d < DIM; ++d) {
+        const T gv = g[d][j];
+        const T start = ff_ceil(gv - half);
+        i0[d] = (int)start;
+        ff_eval_kernel<T>(ker, start - gv, kv[d]);
+        const int n = geo.nf[d];
+        for (int q = 0; q < ker.w; ++q) {
+            int i = i0[d] + q;
+            if (i < 0) i += n;
+            if (i >= n) i -= n;
+            idx[d][q] = i;
+        }
+    }
+    for (int d = DIM; d < 3; ++d) { kv[d][0] = (T)1; idx[d][0] = 0; i0[d] = 0; }
+}
+
+template <int DIM> __device__ __forceinline__ int ff_wy(int w) { return DIM > 1 ? w : 1; }
+template <int DIM> __device__ __forceinline__ int ff_wz(int w) { return DIM > 2 ? w : 1; }
+
+// ---------------------------------------------------------------------------------------------
+// Folding: g = frac(x/2π)·nf (as src/spread/mod.rs `fold`).
+template <typename T>
+__device__ void ff_fold(FfGeom geo, const T* x, const T* y, const T* z, T* gx, T* gy, T* gz, int M) {
+    const int j = ff_global_id();
+    if (j >= M) return;
+    const T* in[3] = {x, y, z};
+    T* out[3] = {gx, gy, gz};
+    for (int d = 0; d < geo.dim; ++d) {
+        const T u = in[d][j] * (T)0.15915494309189535;
+        const T nfd = (T)geo.nf[d];
+        T g = (u - ff_floor(u)) * nfd;
+        if (g >= nfd) g = g - nfd;
+        out[d][j] = g;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GM / GM-sort: one thread per point (order == 0: natural order; else sorted order).
+template <typename T, int DIM>
+__device__ void ff_gm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* order, int M,
+                             const T* c, T* grid) {
+    const int q = ff_global_id();
+    if (q >= M) return;
+    const int j = order ? order[q] : q;
+    T kv[3][FF_MAXW];
+    int idx[3][FF_MAXW];
+    int i0[3];
+    ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, idx, i0);
+    const T cr = c[2 * j], ci = c[2 * j + 1];
+    const int w = ker.w;
+    for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
+        for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
+            const T v = kv[2][kz] * kv[1][ky];
+            const int row = geo.nf[0] * (idx[1][ky] + geo.nf[1] * idx[2][kz]);
+            for (int kx = 0; kx < w; ++kx) {
+                const T a = kv[0][kx] * v;
+                T* p = grid + 2 * (row + idx[0][kx]);
+                atomicAdd(p, cr * a);
+                atomicAdd(p + 1, ci * a);
+            }
+        }
+}
+
+template <typename T, int DIM>
+__device__ void ff_gm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* order, int M,
+                             const T* grid, T* c) {
+    const int q = ff_global_id();
+    if (q >= M) return;
+    const int j = order ? order[q] : q;
+    T kv[3][FF_MAXW];
+    int idx[3][FF_MAXW];
+    int i0[3];
+    ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, idx, i0);
+    const int w = ker.w;
+    T sr = 0, si = 0;
+    for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
+        for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
+            const T v = kv[2][kz] * kv[1][ky];
+            const int row = geo.nf[0] * (idx[1][ky] + geo.nf[1] * idx[2][kz]);
+            T rr = 0, ri = 0;
+            for (int kx = 0; kx < w; ++kx) {
+                const T* p = grid + 2 * (row + idx[0][kx]);
+                rr += __ldg(p) * kv[0][kx];
+                ri += __ldg(p + 1) * kv[0][kx];
+            }
+            sr += rr * v;
+            si += ri * v;
+        }
+    c[2 * j] = sr;
+    c[2 * j + 1] = si;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device bin sort: bin of each point and its rank inside the bin (atomic count), exclusive scan
+// of the counts (ff_scan_*), then idx[start[bin] + rank] = j.
+template <typename T>
+__device__ void ff_bin_count(FfGeom geo, const T* gx, const T* gy, const T* gz, int M, int* bin, int* rank,
+                             unsigned* count) {
+    const int j = ff_global_id();
+    if (j >= M) return;
+    const T* g[3] = {gx, gy, gz};
+    int b = 0;
+    for (int d = geo.dim - 1; d >= 0; --d) {
+        int bd = (int)(g[d][j] / (T)geo.bs[d]);
+        if (bd >= geo.nb[d]) bd = geo.nb[d] - 1;
+        b = b * geo.nb[d] + bd;
+    }
+    bin[j] = b;
+    rank[j] = (int)atomicAdd(count + b, 1u);
+}
+
+FF_EXTERN_C __global__ void ff_bin_permute(const int* bin, const int* rank, const unsigned* start, int M, int* idx) {
+    const int j = ff_global_id();
+    if (j >= M) return;
+    idx[start[bin[j]] + rank[j]] = j;
+}
+FF_REGISTER(ff_bin_permute)
+
+// ---------------------------------------------------------------------------------------------
+// Exclusive prefix sum of n unsigned values in three launches (blockDim = FF_SCAN_BLOCK):
+// ff_scan_local (per block, block totals to sums), ff_scan_single (one block, in place over the
+// block totals, looping over chunks), ff_scan_add (adds the scanned totals).
+__device__ unsigned ff_block_inclusive_scan(unsigned v) {
+    __shared__ unsigned s[FF_SCAN_BLOCK];
+    const int t = threadIdx.x;
+    s[t] = v;
+    __syncthreads();
+    for (int off = 1; off < FF_SCAN_BLOCK; off *= 2) {
+        const unsigned x = t >= off ? s[t - off] : 0u;
+        __syncthreads();
+        s[t] += x;
+        __syncthreads();
+    }
+    const unsigned r = s[t];
+    __syncthreads();
+    return r;
+}
+
+FF_EXTERN_C __global__ void ff_scan_local(const unsigned* in, unsigned* out, int n, unsigned* sums) {
+    const int i = ff_global_id();
+    const unsigned v = i < n ? in[i] : 0u;
+    const unsigned inc = ff_block_inclusive_scan(v);
+    if (i < n) out[i] = inc - v;
+    if (threadIdx.x == FF_SCAN_BLOCK - 1) sums[blockIdx.x] = inc;
+}
+FF_REGISTER(ff_scan_local)
+
+FF_EXTERN_C __global__ void ff_scan_single(unsigned* data, int n) {
+    __shared__ unsigned carry;
+    if (threadIdx.x == 0) carry = 0u;
+    __syncthreads();
+    for (int base = 0; base < n; base += FF_SCAN_BLOCK) {
+        const int i = base + threadIdx.x;
+        const unsigned v = i < n ? data[i] : 0u;
+        const unsigned inc = ff_block_inclusive_scan(v);
+        const unsigned c0 = carry;
+        if (i < n) data[i] = c0 + inc - v;
+        __syncthreads();
+        if (threadIdx.x == FF_SCAN_BLOCK - 1) carry = c0 + inc;
+        __syncthreads();
+    }
+}
+FF_REGISTER(ff_scan_single)
+
+FF_EXTERN_C __global__ void ff_scan_add(unsigned* out, int n, const unsigned* sums) {
+    const int i = ff_global_id();
+    if (i < n) out[i] += sums[blockIdx.x];
+}
+FF_REGISTER(ff_scan_add)
+
+// ---------------------------------------------------------------------------------------------
+// SM: subproblems (≤ maxsub points of one bin). nsub[b] = ceil(count[b]/maxsub); after a scan,
+// subprob s of bin b has sub_bin = b and sub_off = s·maxsub.
+FF_EXTERN_C __global__ void ff_subprob_count(const unsigned* count, int nbins, int maxsub, unsigned* nsub) {
+    const int b = ff_global_id();
+    if (b >= nbins) return;
+    nsub[b] = (count[b] + (unsigned)maxsub - 1u) / (unsigned)maxsub;
+}
+FF_REGISTER(ff_subprob_count)
+
+FF_EXTERN_C __global__ void ff_subprob_map(const unsigned* nsub, const unsigned* substart, int nbins, int maxsub,
+                                           int* sub_bin, int* sub_off) {
+    const int b = ff_global_id();
+    if (b >= nbins) return;
+    for (unsigned s = 0; s < nsub[b]; ++s) {
+        sub_bin[substart[b] + s] = b;
+        sub_off[substart[b] + s] = (int)s * maxsub;
+    }
+}
+FF_REGISTER(ff_subprob_map)
+
+// Tile of bin b: origin b·bs − pad per axis, size bs + 2·pad, pad = ceil(w/2) (pad = 0 and size
+// 1 on unused axes). Every kernel window of a point in the bin lies inside it.
+template <int DIM>
+__device__ void ff_tile(const FfGeom& geo, int w, int b, int org[3], int tsz[3]) {
+    const int pad = (w + 1) / 2;
+    int rest = b;
+    for (int d = 0; d < 3; ++d) {
+        if (d < DIM) {
+            const int bd = rest % geo.nb[d];
+            rest /= geo.nb[d];
+            org[d] = bd * geo.bs[d] - pad;
+            tsz[d] = geo.bs[d] + 2 * pad;
+        } else {
+            org[d] = 0;
+            tsz[d] = 1;
+        }
+    }
+}
+
+__device__ __forceinline__ int ff_wrap(int i, int n) {
+    i %= n;
+    return i < 0 ? i + n : i;
+}
+
+template <typename T, int DIM>
+__device__ void ff_sm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* idx,
+                             const unsigned* binstart, const unsigned* count, const int* sub_bin, const int* sub_off,
+                             int maxsub, const T* c, T* grid) {
+    FF_DYN_SHARED(T, tile);
+    const int b = sub_bin[blockIdx.x];
+    const int off = sub_off[blockIdx.x];
+    const int n = ff_imin(maxsub, (int)count[b] - off);
+    const unsigned first = binstart[b] + (unsigned)off;
+    int org[3], tsz[3];
+    ff_tile<DIM>(geo, ker.w, b, org, tsz);
+    const int ntile = tsz[0] * tsz[1] * tsz[2];
+    for (int e = threadIdx.x; e < 2 * ntile; e += blockDim.x) tile[e] = (T)0;
+    __syncthreads();
+    const int w = ker.w;
+    for (int q = threadIdx.x; q < n; q += blockDim.x) {
+        const int j = idx[first + q];
+        T kv[3][FF_MAXW];
+        int gi[3][FF_MAXW];
+        int i0[3];
+        ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, gi, i0);
+        const T cr = c[2 * j], ci = c[2 * j + 1];
+        const int lx = i0[0] - org[0], ly = i0[1] - org[1], lz = i0[2] - org[2];
+        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
+            for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
+                const T v = kv[2][kz] * kv[1][ky];
+                const int row = tsz[0] * (ly + ky + tsz[1] * (lz + kz));
+                for (int kx = 0; kx < w; ++kx) {
+                    const T a = kv[0][kx] * v;
+                    T* p = tile + 2 * (row + lx + kx);
+                    atomicAdd(p, cr * a);
+                    atomicAdd(p + 1, ci * a);
+                }
+            }
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < ntile; e += blockDim.x) {
+        const int ex = e % tsz[0];
+        const int ey = (e / tsz[0]) % tsz[1];
+        const int ez = e / (tsz[0] * tsz[1]);
+        const int gxi = ff_wrap(org[0] + ex, geo.nf[0]);
+        const int gyi = DIM > 1 ? ff_wrap(org[1] + ey, geo.nf[1]) : 0;
+        const int gzi = DIM > 2 ? ff_wrap(org[2] + ez, geo.nf[2]) : 0;
+        T* p = grid + 2 * (gxi + geo.nf[0] * (gyi + geo.nf[1] * gzi));
+        const T vr = tile[2 * e], vi = tile[2 * e + 1];
+        if (vr != (T)0 || vi != (T)0) {
+            atomicAdd(p, vr);
+            atomicAdd(p + 1, vi);
+        }
+    }
+}
+
+template <typename T, int DIM>
+__device__ void ff_sm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* idx,
+                             const unsigned* binstart, const unsigned* count, const int* sub_bin, const int* sub_off,
+                             int maxsub, const T* grid, T* c) {
+    FF_DYN_SHARED(T, tile);
+    const int b = sub_bin[blockIdx.x];
+    const int off = sub_off[blockIdx.x];
+    const int n = ff_imin(maxsub, (int)count[b] - off);
+    const unsigned first = binstart[b] + (unsigned)off;
+    int org[3], tsz[3];
+    ff_tile<DIM>(geo, ker.w, b, org, tsz);
+    const int ntile = tsz[0] * tsz[1] * tsz[2];
+    for (int e = threadIdx.x; e < ntile; e += blockDim.x) {
+        const int ex = e % tsz[0];
+        const int ey = (e / tsz[0]) % tsz[1];
+        const int ez = e / (tsz[0] * tsz[1]);
+        const int gxi = ff_wrap(org[0] + ex, geo.nf[0]);
+        const int gyi = DIM > 1 ? ff_wrap(org[1] + ey, geo.nf[1]) : 0;
+        const int gzi = DIM > 2 ? ff_wrap(org[2] + ez, geo.nf[2]) : 0;
+        const T* p = grid + 2 * (gxi + geo.nf[0] * (gyi + geo.nf[1] * gzi));
+        tile[2 * e] = __ldg(p);
+        tile[2 * e + 1] = __ldg(p + 1);
+    }
+    __syncthreads();
+    const int w = ker.w;
+    for (int q = threadIdx.x; q < n; q += blockDim.x) {
+        const int j = idx[first + q];
+        T kv[3][FF_MAXW];
+        int gi[3][FF_MAXW];
+        int i0[3];
+        ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, gi, i0);
+        const int lx = i0[0] - org[0], ly = i0[1] - org[1], lz = i0[2] - org[2];
+        T sr = 0, si = 0;
+        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
+            for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
+                const T v = kv[2][kz] * kv[1][ky];
+                const int row = tsz[0] * (ly + ky + tsz[1] * (lz + kz));
+                T rr = 0, ri = 0;
+                for (int kx = 0; kx < w; ++kx) {
+                    rr += tile[2 * (row + lx + kx)] * kv[0][kx];
+                    ri += tile[2 * (row + lx + kx) + 1] * kv[0][kx];
+                }
+                sr += rr * v;
+                si += ri * v;
+            }
+        c[2 * j] = sr;
+        c[2 * j + 1] = si;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mesh-based structures (setpts). Point-major weights: entry e = j·P + l (P = w^dim, l the
+// position in the point's window, x fastest) has weight pt_w[e] and grid index pt_g[e].
+template <typename T, int DIM>
+__device__ void ff_pt_weights(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, int M, T* pt_w,
+                              int* pt_g) {
+    const int j = ff_global_id();
+    if (j >= M) return;
+    T kv[3][FF_MAXW];
+    int idx[3][FF_MAXW];
+    int i0[3];
+    ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, idx, i0);
+    const int w = ker.w;
+    const int wy = ff_wy<DIM>(w), wz = ff_wz<DIM>(w);
+    const long long base = (long long)j * (long long)(w * wy * wz);
+    int l = 0;
+    for (int kz = 0; kz < wz; ++kz)
+        for (int ky = 0; ky < wy; ++ky) {
+            const T v = kv[2][kz] * kv[1][ky];
+            const int row = geo.nf[0] * (idx[1][ky] + geo.nf[1] * idx[2][kz]);
+            for (int kx = 0; kx < w; ++kx, ++l) {
+                pt_w[base + l] = kv[0][kx] * v;
+                pt_g[base + l] = row + idx[0][kx];
+            }
+        }
+}
+
+// Count entries per row (shift 0: CSR rows = grid points) or per group (shift 6: 64 grid
+// points), one thread per entry (p^dim threads per point, as seed 002).
+FF_EXTERN_C __global__ void ff_entry_count(const int* pt_g, unsigned nent, int shift, unsigned* cnt) {
+    const unsigned e = ff_global_id();
+    if (e >= nent) return;
+    atomicAdd(cnt + (pt_g[e] >> shift), 1u);
+}
+FF_REGISTER(ff_entry_count)
+
+// Insert entries: col[ptr[r] + cursor[r]++] = e (cursor zeroed before).
+FF_EXTERN_C __global__ void ff_entry_fill(const int* pt_g, unsigned nent, int shift, const unsigned* ptr,
+                                          unsigned* cursor, unsigned* col) {
+    const unsigned e = ff_global_id();
+    if (e >= nent) return;
+    const int r = pt_g[e] >> shift;
+    col[ptr[r] + atomicAdd(cursor + r, 1u)] = e;
+}
+FF_REGISTER(ff_entry_fill)
+
+// Sorts each row's entries by entry index (insertion sort, one thread per row), so the row
+// sums do not depend on the order the atomics handed out the slots.
+FF_EXTERN_C __global__ void ff_rows_sort(const unsigned* ptr, int nrows, unsigned* col) {
+    const int r = ff_global_id();
+    if (r >= nrows) return;
+    const unsigned a = ptr[r], b = ptr[r + 1];
+    for (unsigned i = a + 1; i < b; ++i) {
+        const unsigned v = col[i];
+        unsigned k = i;
+        while (k > a && col[k - 1] > v) { col[k] = col[k - 1]; --k; }
+        col[k] = v;
+    }
+}
+FF_REGISTER(ff_rows_sort)
+
+// Sum over the cu lanes of a compute unit (cu a power of two ≤ 32, aligned in the warp) by warp
+// shuffles, binomial tree (seed 002 Fig. 2); lane 0 of the unit gets the total. All 32 lanes of
+// the warp must call it.
+template <typename T>
+__device__ __forceinline__ T ff_cu_reduce(T v, int cu) {
+    for (int off = cu / 2; off > 0; off /= 2) v += __shfl_down_sync(FF_FULL_MASK, v, off, cu);
+    return v;
+}
+
+// CSR spread: grid[r] = Σ_{k ∈ row r} pt_w[col[k]] · c[col[k] / P]; one compute unit of cu
+// threads per row. Writes every grid point (no atomics, no zeroing).
+template <typename T>
+__device__ void ff_csr_spread(const unsigned* ptr, const unsigned* col, const T* pt_w, int P, int nrows, int cu,
+                              const T* c, T* grid) {
+    const unsigned t = ff_global_id();
+    const int r = (int)(t / (unsigned)cu);
+    const int lane = (int)(t % (unsigned)cu);
+    T sr = 0, si = 0;
+    if (r < nrows) {
+        const unsigned b = ptr[r + 1];
+        for (unsigned k = ptr[r] + (unsigned)lane; k < b; k += (unsigned)cu) {
+            const unsigned e = col[k];
+            const unsigned j = e / (unsigned)P;
+            const T wv = pt_w[e];
+            sr += wv * c[2 * j];
+            si += wv * c[2 * j + 1];
+        }
+    }
+    sr = ff_cu_reduce(sr, cu);
+    si = ff_cu_reduce(si, cu);
+    if (r < nrows && lane == 0) {
+        grid[2 * r] = sr;
+        grid[2 * r + 1] = si;
+    }
+}
+
+// Point-major interpolation (the transpose of CSR): c[j] = Σ_l pt_w[jP+l] · grid[pt_g[jP+l]],
+// one compute unit per point.
+template <typename T>
+__device__ void ff_csr_interp(const T* pt_w, const int* pt_g, int P, int M, int cu, const T* grid, T* c) {
+    const unsigned t = ff_global_id();
+    const int j = (int)(t / (unsigned)cu);
+    const int lane = (int)(t % (unsigned)cu);
+    T sr = 0, si = 0;
+    if (j < M) {
+        const long long base = (long long)j * P;
+        for (int l = lane; l < P; l += cu) {
+            const T wv = pt_w[base + l];
+            const int g = pt_g[base + l];
+            sr += wv * __ldg(grid + 2 * g);
+            si += wv * __ldg(grid + 2 * g + 1);
+        }
+    }
+    sr = ff_cu_reduce(sr, cu);
+    si = ff_cu_reduce(si, cu);
+    if (j < M && lane == 0) {
+        c[2 * j] = sr;
+        c[2 * j + 1] = si;
+    }
+}
+
+// Group mesh spread: block g owns grid points 64g … 64g+63, accumulates its entries in shared
+// memory and writes its 64 points (no global atomics, no zeroing).
+template <typename T>
+__device__ void ff_group_spread(const unsigned* gptr, const unsigned* col, const T* pt_w, const int* pt_g, int P,
+                                int nrows, const T* c, T* grid) {
+    __shared__ T acc[2 * FF_GROUP_SIZE];
+    const int g = blockIdx.x;
+    for (int r = threadIdx.x; r < 2 * FF_GROUP_SIZE; r += blockDim.x) acc[r] = (T)0;
+    __syncthreads();
+    const unsigned b = gptr[g + 1];
+    for (unsigned k = gptr[g] + threadIdx.x; k < b; k += blockDim.x) {
+        const unsigned e = col[k];
+        const unsigned j = e / (unsigned)P;
+        const int r = pt_g[e] & (FF_GROUP_SIZE - 1);
+        const T wv = pt_w[e];
+        atomicAdd(acc + 2 * r, wv * c[2 * j]);
+        atomicAdd(acc + 2 * r + 1, wv * c[2 * j + 1]);
+    }
+    __syncthreads();
+    for (int r = threadIdx.x; r < FF_GROUP_SIZE; r += blockDim.x) {
+        const int gr = g * FF_GROUP_SIZE + r;
+        if (gr < nrows) {
+            grid[2 * gr] = acc[2 * r];
+            grid[2 * gr + 1] = acc[2 * r + 1];
+        }
+    }
+}
+
+// Group mesh interpolation: block g loads its 64 grid values into shared memory, then adds each
+// entry's contribution to its point (c zeroed before).
+template <typename T>
+__device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const T* pt_w, const int* pt_g, int P,
+                                int nrows, const T* grid, T* c) {
+    __shared__ T gv[2 * FF_GROUP_SIZE];
+    const int g = blockIdx.x;
+    for (int r = threadIdx.x; r < FF_GROUP_SIZE; r += blockDim.x) {
+        const int gr = g * FF_GROUP_SIZE + r;
+        gv[2 * r] = gr < nrows ? grid[2 * gr] : (T)0;
+        gv[2 * r + 1] = gr < nrows ? grid[2 * gr + 1] : (T)0;
+    }
+    __syncthreads();
+    const unsigned b = gptr[g + 1];
+    for (unsigned k = gptr[g] + threadIdx.x; k < b; k += blockDim.x) {
+        const unsigned e = col[k];
+        const unsigned j = e / (unsigned)P;
+        const int r = pt_g[e] & (FF_GROUP_SIZE - 1);
+        const T wv = pt_w[e];
+        atomicAdd(c + 2 * j, wv * gv[2 * r]);
+        atomicAdd(c + 2 * j + 1, wv * gv[2 * r + 1]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points (extern "C", one per precision and dimension).
+#define FF_PTS(T) const T *gx, const T *gy, const T *gz
+
+#define FF_DEFINE_T(T, S)                                                                                  \
+    FF_EXTERN_C __global__ void ff_fold_##S(FfGeom geo, const T* x, const T* y, const T* z, T* gx, T* gy,   \
+                                            T* gz, int M) {                                                 \
+        ff_fold<T>(geo, x, y, z, gx, gy, gz, M);                                                            \
+    }                                                                                                       \
+    FF_REGISTER(ff_fold_##S)                                                                                \
+    FF_EXTERN_C __global__ void ff_bin_count_##S(FfGeom geo, FF_PTS(T), int M, int* bin, int* rank,         \
+                                                 unsigned* count) {                                         \
+        ff_bin_count<T>(geo, gx, gy, gz, M, bin, rank, count);                                              \
+    }                                                                                                       \
+    FF_REGISTER(ff_bin_count_##S)                                                                           \
+    FF_EXTERN_C __global__ void ff_csr_spread_##S(const unsigned* ptr, const unsigned* col, const T* pt_w,  \
+                                                  int P, int nrows, int cu, const T* c, T* grid) {          \
+        ff_csr_spread<T>(ptr, col, pt_w, P, nrows, cu, c, grid);                                            \
+    }                                                                                                       \
+    FF_REGISTER(ff_csr_spread_##S)                                                                          \
+    FF_EXTERN_C __global__ void ff_csr_interp_##S(const T* pt_w, const int* pt_g, int P, int M, int cu,     \
+                                                  const T* grid, T* c) {                                    \
+        ff_csr_interp<T>(pt_w, pt_g, P, M, cu, grid, c);                                                    \
+    }                                                                                                       \
+    FF_REGISTER(ff_csr_interp_##S)                                                                          \
+    FF_EXTERN_C __global__ void ff_group_spread_##S(const unsigned* gptr, const unsigned* col, const T* pt_w, \
+                                                    const int* pt_g, int P, int nrows, const T* c, T* grid) { \
+        ff_group_spread<T>(gptr, col, pt_w, pt_g, P, nrows, c, grid);                                       \
+    }                                                                                                       \
+    FF_REGISTER(ff_group_spread_##S)                                                                        \
+    FF_EXTERN_C __global__ void ff_group_interp_##S(const unsigned* gptr, const unsigned* col, const T* pt_w, \
+                                                    const int* pt_g, int P, int nrows, const T* grid, T* c) { \
+        ff_group_interp<T>(gptr, col, pt_w, pt_g, P, nrows, grid, c);                                       \
+    }                                                                                                       \
+    FF_REGISTER(ff_group_interp_##S)
+
+#define FF_DEFINE_TD(T, S, D)                                                                                \
+    FF_EXTERN_C __global__ void ff_gm_spread_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
+                                                        int M, const T* c, T* grid) {                         \
+        ff_gm_spread<T, D>(geo, ker, gx, gy, gz, order, M, c, grid);                                          \
+    }                                                                                                         \
+    FF_REGISTER(ff_gm_spread_##D##d_##S)                                                                      \
+    FF_EXTERN_C __global__ void ff_gm_interp_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
+                                                        int M, const T* grid, T* c) {                         \
+        ff_gm_interp<T, D>(geo, ker, gx, gy, gz, order, M, grid, c);                                          \
+    }                                                                                                         \
+    FF_REGISTER(ff_gm_interp_##D##d_##S)                                                                      \
+    FF_EXTERN_C __global__ void ff_sm_spread_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
+                                                        const unsigned* binstart, const unsigned* count,      \
+                                                        const int* sub_bin, const int* sub_off, int maxsub,   \
+                                                        const T* c, T* grid) {                                \
+        ff_sm_spread<T, D>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, c, grid);    \
+    }                                                                                                         \
+    FF_REGISTER(ff_sm_spread_##D##d_##S)                                                                      \
+    FF_EXTERN_C __global__ void ff_sm_interp_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
+                                                        const unsigned* binstart, const unsigned* count,      \
+                                                        const int* sub_bin, const int* sub_off, int maxsub,   \
+                                                        const T* grid, T* c) {                                \
+        ff_sm_interp<T, D>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, grid, c);    \
+    }                                                                                                         \
+    FF_REGISTER(ff_sm_interp_##D##d_##S)                                                                      \
+    FF_EXTERN_C __global__ void ff_pt_weights_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), int M, T* pt_w,  \
+                                                         int* pt_g) {                                         \
+        ff_pt_weights<T, D>(geo, ker, gx, gy, gz, M, pt_w, pt_g);                                             \
+    }                                                                                                         \
+    FF_REGISTER(ff_pt_weights_##D##d_##S)
+
+FF_DEFINE_T(float, f32)
+FF_DEFINE_T(double, f64)
+FF_DEFINE_TD(float, f32, 1)
+FF_DEFINE_TD(float, f32, 2)
+FF_DEFINE_TD(float, f32, 3)
+FF_DEFINE_TD(double, f64, 1)
+FF_DEFINE_TD(double, f64, 2)
+FF_DEFINE_TD(double, f64, 3)

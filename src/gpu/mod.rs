@@ -1,0 +1,31 @@
+//! GPU backend (CUDA): kernels, host orchestration and device discovery.
+//!
+//! * `kernels/*.cu`: CUDA C++ sources, embedded with `include_str!` ([`KERNEL_SOURCES`]),
+//!   compiled at run time by NVRTC for the device's compute capability. They also compile
+//!   unchanged as C++ under the CUDA-on-CPU emulator (`gpu-emu/`, DESIGN.md §5), where every
+//!   kernel is checked against the CPU implementation;
+//! * [`device`]: the device trait the host code is written against (CUDA or the emulator);
+//! * [`spread`]: GPU spreading/interpolation (GM, GM-sort, SM, CSR single mesh, group mesh)
+//!   and the method selection rule;
+//! * [`cuda`]: the CUDA device (cudarc context, stream, NVRTC-compiled modules, buffers);
+//! * [`nufft`]: GPU NUFFT types 1 and 2 (spread/interp, device FFT, deconvolution on the
+//!   device), host or device pointers;
+//! * [`types`]: by-value kernel argument structs;
+//! * [`runtime`]: driver/device discovery that never panics without a driver, and the
+//!   backend choice (AUTO → CPU when no device, CUDA → `FARFIELD_ERR_NO_DEVICE`);
+//! * [`check`]: compile every kernel with NVRTC (and assemble with ptxas) without a GPU, for
+//!   `farfield gpu check`.
+
+pub mod check;
+pub mod cuda;
+pub mod device;
+pub mod nufft;
+pub mod runtime;
+pub mod spread;
+pub mod types;
+
+/// The CUDA sources shipped with the library: (file name, text).
+pub const KERNEL_SOURCES: &[(&str, &str)] = &[
+    ("spread.cu", include_str!("kernels/spread.cu")),
+    ("nufft.cu", include_str!("kernels/nufft.cu")),
+];

@@ -1,0 +1,150 @@
+//! CUDA driver and device discovery through cudarc (dynamic loading: the library builds and
+//! runs without CUDA installed), and the backend choice of the plans.
+//!
+//! cudarc panics when a library it needs cannot be loaded (`CudaContext::new` without a
+//! driver, DEPS.md §2), so every path here first asks `is_culib_present()` and runs the
+//! remaining driver calls under `catch_unwind`: discovery never panics and never aborts.
+
+use crate::error::{Error, Result};
+use std::sync::OnceLock;
+
+/// Shared-library names cudarc searches for the driver (for messages).
+pub const DRIVER_LIBS: &str = "libcuda.so, libcuda.so.1 (the NVIDIA driver) on the dynamic loader path";
+
+/// One CUDA device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Ordinal.
+    pub ordinal: usize,
+    /// Name reported by the driver.
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+}
+
+/// What discovery found: devices, or why there are none (a message naming what was looked for).
+pub type Discovery = std::result::Result<Vec<DeviceInfo>, String>;
+
+fn catch<R>(f: impl FnOnce() -> R) -> std::result::Result<R, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|e| {
+        e.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic in the CUDA driver bindings".into())
+    })
+}
+
+/// Whether the CUDA driver library can be loaded (never panics).
+pub fn driver_present() -> bool {
+    // SAFETY: is_culib_present only tries to dlopen the library.
+    catch(|| unsafe { cudarc::driver::sys::is_culib_present() }).unwrap_or(false)
+}
+
+/// Whether NVRTC can be loaded (never panics).
+pub fn nvrtc_present() -> bool {
+    // SAFETY: as above.
+    catch(|| unsafe { cudarc::nvrtc::sys::is_culib_present() }).unwrap_or(false)
+}
+
+/// Whether cuFFT can be loaded (never panics).
+pub fn cufft_present() -> bool {
+    // SAFETY: as above.
+    catch(|| unsafe { cudarc::cufft::sys::is_culib_present() }).unwrap_or(false)
+}
+
+fn discover_uncached() -> Discovery {
+    if std::env::var_os("FARFIELD_DISABLE_CUDA").is_some_and(|v| v != "0") {
+        return Err("CUDA disabled by FARFIELD_DISABLE_CUDA".into());
+    }
+    if !driver_present() {
+        return Err(format!("no CUDA driver library found (looked for {DRIVER_LIBS})"));
+    }
+    let count = catch(cudarc::driver::CudaContext::device_count)
+        .map_err(|p| format!("CUDA driver present but unusable: {p}"))?
+        .map_err(|e| format!("CUDA driver present but cuInit/cuDeviceGetCount failed: {e:?}"))?;
+    if count <= 0 {
+        return Err("CUDA driver present but it reports no devices".into());
+    }
+    let mut out = Vec::new();
+    for ordinal in 0..count as usize {
+        let info = catch(|| -> std::result::Result<DeviceInfo, String> {
+            let ctx = cudarc::driver::CudaContext::new(ordinal).map_err(|e| format!("{e:?}"))?;
+            let name = ctx.name().map_err(|e| format!("{e:?}"))?;
+            let cc = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
+            Ok(DeviceInfo { ordinal, name, compute_capability: cc })
+        });
+        match info {
+            Ok(Ok(i)) => out.push(i),
+            Ok(Err(e)) | Err(e) => return Err(format!("CUDA device {ordinal} could not be opened: {e}")),
+        }
+    }
+    Ok(out)
+}
+
+/// The CUDA devices of this machine (discovered once per process; never panics).
+pub fn discover() -> &'static Discovery {
+    static D: OnceLock<Discovery> = OnceLock::new();
+    D.get_or_init(discover_uncached)
+}
+
+/// Backend a plan runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// CPU (rayon + FFTW).
+    Cpu,
+    /// CUDA device `ordinal`.
+    Cuda(usize),
+}
+
+/// Resolves `opts.backend` (0 AUTO, 1 CPU, 2 CUDA) for a plan kind whose GPU path is
+/// `gpu_available` in this build.
+///
+/// * CPU → CPU;
+/// * AUTO → CUDA device 0 when one is found and the plan kind has a GPU path, else the CPU;
+/// * CUDA → [`Error::NoDevice`] (naming what was looked for) when no device is found,
+///   [`Error::NotSupported`] when a device exists but this plan kind has no GPU path yet.
+pub fn resolve_backend(backend: i32, what: &str, gpu_available: bool) -> Result<Backend> {
+    match backend {
+        1 => Ok(Backend::Cpu),
+        0 => Ok(match (gpu_available, discover()) {
+            (true, Ok(d)) if !d.is_empty() => Backend::Cuda(0),
+            _ => Backend::Cpu,
+        }),
+        2 => match discover() {
+            Err(why) => Err(Error::NoDevice(format!("opts.backend = CUDA for {what}: {why}"))),
+            Ok(d) if d.is_empty() => Err(Error::NoDevice(format!("opts.backend = CUDA for {what}: no CUDA device"))),
+            Ok(_) if !gpu_available => Err(Error::NotSupported(format!(
+                "opts.backend = CUDA: a CUDA device exists but {what} has no GPU path in this version; use AUTO or CPU"
+            ))),
+            Ok(_) => Ok(Backend::Cuda(0)),
+        },
+        b => Err(Error::InvalidArg(format!("opts.backend = {b} is not 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_never_panics_and_backends_resolve() {
+        let d = discover();
+        assert_eq!(resolve_backend(1, "x", true).unwrap(), Backend::Cpu);
+        assert!(matches!(resolve_backend(7, "x", true), Err(Error::InvalidArg(_))));
+        match d {
+            Err(why) => {
+                // no driver/device: AUTO falls back, CUDA names what was looked for
+                assert_eq!(resolve_backend(0, "x", true).unwrap(), Backend::Cpu);
+                match resolve_backend(2, "NUFFT plans", true) {
+                    Err(Error::NoDevice(m)) => assert!(m.contains(why.as_str()) && m.contains("NUFFT"), "{m}"),
+                    other => panic!("{other:?}"),
+                }
+            }
+            Ok(devs) => {
+                assert!(!devs.is_empty());
+                assert_eq!(resolve_backend(0, "x", false).unwrap(), Backend::Cpu);
+                assert!(matches!(resolve_backend(2, "x", false), Err(Error::NotSupported(_))));
+            }
+        }
+    }
+}

@@ -1,0 +1,686 @@
+//! GPU spreading and interpolation: the host side (buffers, launch configurations, the device
+//! bin sort, the mesh-based structures) of the kernels in `kernels/spread.cu`, written once
+//! against [`Device`] so that it runs on CUDA and on the CPU emulator alike.
+//!
+//! Methods ([`GpuMethod`]; all have spreading and interpolation):
+//! * **GM** — one thread per point, `atomicAdd` into the global grid (seed 002's particle-based
+//!   method);
+//! * **GM-sort** — GM with the points visited in bin-sorted order after a device bin sort
+//!   (count with atomics, exclusive scan, permute), for memory locality;
+//! * **SM** — cuFINUFFT's subproblem method: the sorted points of a bin, in chunks of at most
+//!   `max_subprob` points, are spread by one block into a shared-memory tile (the bin padded by
+//!   ⌈w/2⌉), which is then added to the grid; interpolation loads the tile and gathers from it.
+//!   Available when the tile fits in the device's shared memory (bins shrink to fit);
+//! * **CSR** — seed 002's "single mesh": a sparse matrix with one row per grid point built in
+//!   `setpts` (count entries per row, exclusive scan, fill, rows sorted by entry so the sums are
+//!   deterministic) and applied with compute units of `cu` ∈ {1, 2, 4, 8, 16} threads per row and
+//!   warp-shuffle reductions; `cu` = the power of two ≥ ASM, at most 16 (seed 002's heuristic,
+//!   ASM = M·w^d / Π nf the average entries per row). Interpolation uses the point-major weights
+//!   (one compute unit per point);
+//! * **GROUP** — seed 002's "group mesh" (gsize 64): rows grouped by 64 consecutive grid points,
+//!   one block per group accumulating its entries in shared memory; interpolation loads the
+//!   group's 64 grid values into shared memory and adds to the points atomically.
+//!
+//! Selection rule ([`select_method`]; every method can also be chosen explicitly): with a
+//! reuse hint (the number of spreads/interpolations the caller announces for one point
+//! configuration) of at least 20, seed 002 found the mesh-based structures amortised: GROUP
+//! when rows are dense (ASM ≥ 8: coalesced build and shared-memory accumulation), else CSR.
+//! Otherwise a particle method: SM when its tile fits and the points are dense (ASM ≥ 1, so a
+//! tile is reused), GM-sort for more than 1024 points, GM for fewer.
+//!
+//! Conventions as [`crate::spread`]: grid `grid[i + nf1*(j + nf2*k)]`, coordinates in radians
+//! interpreted 2π-periodically; spreading **overwrites** the grid here (the CPU spreader adds).
+
+use super::device::{download_vec, upload_new, Arg, Device};
+use super::types::{FfGeom, FfKernel, GpuReal, FF_KER_BSPLINE, FF_KER_ES, FF_KER_GAUSS};
+use crate::error::{Error, Result};
+use crate::kernel::bspline::BSplineParams;
+use crate::kernel::es::EsHorner;
+use crate::kernel::{Kernel, MAX_WIDTH};
+use num_complex::Complex;
+use std::marker::PhantomData;
+
+/// Spreading method (C value in parentheses; 0 = automatic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuMethod {
+    /// Particle-based with global atomics (1).
+    Gm,
+    /// GM after a device bin sort (2).
+    GmSort,
+    /// Shared-memory subproblem tiles (3).
+    Sm,
+    /// CSR single mesh with compute units and warp shuffles (4).
+    Csr,
+    /// Group mesh, 64 grid points per group (5).
+    Group,
+}
+
+impl GpuMethod {
+    /// All methods.
+    pub fn all() -> [GpuMethod; 5] {
+        [GpuMethod::Gm, GpuMethod::GmSort, GpuMethod::Sm, GpuMethod::Csr, GpuMethod::Group]
+    }
+
+    /// From the C value (1–5); 0 and others give `None`.
+    pub fn from_code(c: i32) -> Option<GpuMethod> {
+        match c {
+            1 => Some(GpuMethod::Gm),
+            2 => Some(GpuMethod::GmSort),
+            3 => Some(GpuMethod::Sm),
+            4 => Some(GpuMethod::Csr),
+            5 => Some(GpuMethod::Group),
+            _ => None,
+        }
+    }
+
+    /// Short name (`gm`, `gm-sort`, `sm`, `csr`, `group`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuMethod::Gm => "gm",
+            GpuMethod::GmSort => "gm-sort",
+            GpuMethod::Sm => "sm",
+            GpuMethod::Csr => "csr",
+            GpuMethod::Group => "group",
+        }
+    }
+}
+
+/// Options of a [`GpuSpreader`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpuSpreadOpts {
+    /// Method; `None` = chosen at `setpts` by [`select_method`].
+    pub method: Option<GpuMethod>,
+    /// Number of spreads/interpolations the caller expects per point configuration (0 = unknown,
+    /// treated as 1).
+    pub reuse_hint: usize,
+    /// Threads per block of the point and entry kernels (a multiple of 32, ≤ 1024).
+    pub block: u32,
+    /// Largest number of points of one SM subproblem.
+    pub max_subprob: usize,
+    /// Bin sizes (x, y, z); `None` = 1024 (1D), 32×32 (2D), 16×16×8 (3D), shrunk for SM until
+    /// the tile fits in shared memory.
+    pub bin_size: Option<[usize; 3]>,
+    /// CSR compute-unit size for spreading (1, 2, 4, 8 or 16); `None` = from ASM.
+    pub cu: Option<u32>,
+}
+
+impl Default for GpuSpreadOpts {
+    fn default() -> Self {
+        GpuSpreadOpts { method: None, reuse_hint: 0, block: 128, max_subprob: 1024, bin_size: None, cu: None }
+    }
+}
+
+/// The kernel a GPU spreader evaluates.
+#[derive(Debug, Clone)]
+pub enum GpuKernelSpec {
+    /// An ES or Gaussian kernel (as [`crate::spread::Spreader::new`]).
+    Kernel(Kernel),
+    /// A centred cardinal B-spline (as [`crate::spread::Spreader::new_bspline`]).
+    BSpline(BSplineParams),
+}
+
+impl GpuKernelSpec {
+    /// Width in grid points.
+    pub fn width(&self) -> usize {
+        match self {
+            GpuKernelSpec::Kernel(k) => k.width(),
+            GpuKernelSpec::BSpline(p) => p.order,
+        }
+    }
+}
+
+/// Average spreading contributions per grid point, `ASM = M·w^dim / Π nf` (seed 002).
+pub fn asm(dim: usize, nf: [usize; 3], w: usize, m: usize) -> f64 {
+    let rows: usize = nf.iter().product();
+    m as f64 * (w as f64).powi(dim as i32) / rows as f64
+}
+
+/// Seed 002's compute-unit size: the power of two ≥ ASM, between 1 and 16.
+pub fn cu_for_asm(asm: f64) -> u32 {
+    let mut cu = 1u32;
+    while (cu as f64) < asm && cu < 16 {
+        cu *= 2;
+    }
+    cu
+}
+
+/// The selection rule of the module docs.
+pub fn select_method(asm: f64, m: usize, reuse_hint: usize, sm_fits: bool, mesh_fits: bool) -> GpuMethod {
+    if reuse_hint >= 20 && mesh_fits {
+        if asm >= 8.0 {
+            GpuMethod::Group
+        } else {
+            GpuMethod::Csr
+        }
+    } else if sm_fits && asm >= 1.0 {
+        GpuMethod::Sm
+    } else if m > 1024 {
+        GpuMethod::GmSort
+    } else {
+        GpuMethod::Gm
+    }
+}
+
+const SCAN_BLOCK: u32 = 256;
+
+fn nblocks(n: usize, block: u32) -> Result<u32> {
+    let b = n.div_ceil(block as usize).max(1);
+    u32::try_from(b).map_err(|_| Error::NotSupported(format!("{n} threads exceed one launch")))
+}
+
+/// Device buffers of one point configuration.
+struct Points<B> {
+    m: usize,
+    method: GpuMethod,
+    g: Vec<B>,
+    idx: Option<B>,
+    binstart: Option<B>,
+    count: Option<B>,
+    sub: Option<(B, B, u32)>,
+    pt_w: Option<B>,
+    pt_g: Option<B>,
+    ptr: Option<B>,
+    col: Option<B>,
+    cu: u32,
+    cu_interp: u32,
+}
+
+/// GPU spreader/interpolator for one grid and one kernel on device `D`, precision `T`.
+pub struct GpuSpreader<T: GpuReal, D: Device> {
+    dev: D,
+    dim: usize,
+    nf: [usize; 3],
+    w: usize,
+    geo: FfGeom,
+    sm_geo: Option<FfGeom>,
+    ker: FfKernel,
+    _ktab: D::Buf,
+    opts: GpuSpreadOpts,
+    pts: Option<Points<D::Buf>>,
+    _t: PhantomData<T>,
+}
+
+fn default_bins(dim: usize) -> [usize; 3] {
+    match dim {
+        1 => [1024, 1, 1],
+        2 => [32, 32, 1],
+        _ => [16, 16, 8],
+    }
+}
+
+fn geom(dim: usize, nf: [usize; 3], bs: [usize; 3]) -> FfGeom {
+    let mut g = FfGeom { dim: dim as i32, nf: [1; 3], bs: [1; 3], nb: [1; 3] };
+    for d in 0..3 {
+        g.nf[d] = nf[d] as i32;
+        if d < dim {
+            g.bs[d] = bs[d].max(1) as i32;
+            g.nb[d] = nf[d].div_ceil(bs[d].max(1)) as i32;
+        }
+    }
+    g
+}
+
+/// Bytes of an SM tile for bins `bs`.
+fn tile_bytes<T>(dim: usize, w: usize, bs: [usize; 3]) -> usize {
+    let pad = w.div_ceil(2);
+    (0..dim).map(|d| bs[d] + 2 * pad).product::<usize>() * 2 * std::mem::size_of::<T>()
+}
+
+impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
+    /// A spreader for a `dim`-dimensional grid of sizes `nf` (each ≥ 2w, product < 2³¹).
+    /// Errors: [`Error::Dim`], [`Error::Modes`], [`Error::InvalidArg`] (options), device errors.
+    pub fn new(dev: D, dim: usize, nf: &[usize], kernel: &GpuKernelSpec, opts: GpuSpreadOpts) -> Result<Self> {
+        if !(1..=3).contains(&dim) || nf.len() != dim {
+            return Err(Error::Dim(format!("GPU spreader dimension {dim} with {} grid sizes", nf.len())));
+        }
+        let w = kernel.width();
+        if !(2..=MAX_WIDTH).contains(&w) {
+            return Err(Error::InvalidArg(format!("kernel width {w} not in 2..={MAX_WIDTH}")));
+        }
+        let mut nf3 = [1usize; 3];
+        for d in 0..dim {
+            if nf[d] < 2 * w {
+                return Err(Error::Modes(format!("grid size {} along axis {d} is below twice the kernel width {w}", nf[d])));
+            }
+            nf3[d] = nf[d];
+        }
+        let total = nf3.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+        if total.map_or(true, |t| t > i32::MAX as usize) {
+            return Err(Error::Modes(format!("GPU grid {nf3:?} has 2^31 or more points")));
+        }
+        if opts.block == 0 || opts.block % 32 != 0 || opts.block > 1024 {
+            return Err(Error::InvalidArg(format!("block size {} is not a multiple of 32 in 32..=1024", opts.block)));
+        }
+        if opts.max_subprob == 0 {
+            return Err(Error::InvalidArg("max_subprob must be positive".into()));
+        }
+        if let Some(cu) = opts.cu {
+            if !matches!(cu, 1 | 2 | 4 | 8 | 16) {
+                return Err(Error::InvalidArg(format!("compute unit size {cu} is not 1, 2, 4, 8 or 16")));
+            }
+        }
+        let bins = opts.bin_size.unwrap_or_else(|| default_bins(dim));
+        if bins.iter().take(dim).any(|&b| b == 0) {
+            return Err(Error::InvalidArg("bin sizes must be positive".into()));
+        }
+        let geo = geom(dim, nf3, bins);
+        // SM bins: shrink the largest bin side until the tile fits in shared memory
+        let mut sb = bins;
+        let maxb = dev.max_shared_bytes();
+        let sm_geo = loop {
+            if tile_bytes::<T>(dim, w, sb) <= maxb {
+                break Some(geom(dim, nf3, sb));
+            }
+            let (d, &b) = sb.iter().enumerate().take(dim).max_by_key(|(_, &b)| b).expect("dim >= 1");
+            if b <= 2 {
+                break None;
+            }
+            sb[d] = b / 2;
+        };
+        let (ker, tab): (FfKernel, Vec<T>) = match kernel {
+            GpuKernelSpec::Kernel(Kernel::Es(p)) => {
+                let h = EsHorner::<T>::new(p);
+                (FfKernel { ty: FF_KER_ES, w: w as i32, deg: h.degree() as i32, ..Default::default() }, h.coeffs().to_vec())
+            }
+            GpuKernelSpec::Kernel(Kernel::Gaussian(p)) => {
+                // as crate::kernel::gaussian::Fgg::new
+                let msp = p.w / 2;
+                let e3: Vec<T> = (0..p.w)
+                    .map(|j| {
+                        let l = j as f64 - (msp as f64 - 1.0);
+                        T::of((-l * l / (4.0 * p.tau)).exp())
+                    })
+                    .collect();
+                let k = FfKernel { ty: FF_KER_GAUSS, w: w as i32, msp: msp as i32, inv4tau: 0.25 / p.tau, inv2tau: 0.5 / p.tau, ..Default::default() };
+                (k, e3)
+            }
+            GpuKernelSpec::BSpline(_) => (FfKernel { ty: FF_KER_BSPLINE, w: w as i32, ..Default::default() }, vec![T::zero()]),
+        };
+        let ktab = upload_new(&dev, &tab)?;
+        let ker = FfKernel { tab: dev.addr(&ktab), ..ker };
+        Ok(GpuSpreader { dev, dim, nf: nf3, w, geo, sm_geo, ker, _ktab: ktab, opts, pts: None, _t: PhantomData })
+    }
+
+    /// The method used for the current points (`None` before `setpts`).
+    pub fn method(&self) -> Option<GpuMethod> {
+        self.pts.as_ref().map(|p| p.method)
+    }
+
+    /// The CSR compute-unit sizes (spread, interp) of the current points.
+    pub fn compute_units(&self) -> Option<(u32, u32)> {
+        self.pts.as_ref().map(|p| (p.cu, p.cu_interp))
+    }
+
+    /// Number of points set (0 before `setpts`).
+    pub fn num_points(&self) -> usize {
+        self.pts.as_ref().map_or(0, |p| p.m)
+    }
+
+    /// Grid sizes `[nf1, nf2, nf3]`.
+    pub fn grid_size(&self) -> [usize; 3] {
+        self.nf
+    }
+
+    /// Whether the SM tile fits in the device's shared memory.
+    pub fn sm_available(&self) -> bool {
+        self.sm_geo.is_some()
+    }
+
+    fn sfx(&self, base: &str, with_dim: bool) -> String {
+        if with_dim {
+            format!("ff_{base}_{}d_{}", self.dim, T::SUFFIX)
+        } else {
+            format!("ff_{base}_{}", T::SUFFIX)
+        }
+    }
+
+    /// Exclusive scan of `n` u32 values of `buf` in place.
+    fn scan(&self, buf: &D::Buf, n: usize) -> Result<()> {
+        let dev = &self.dev;
+        let nb = nblocks(n, SCAN_BLOCK)?;
+        let sums = dev.alloc(nb as usize * 4)?;
+        dev.launch("ff_scan_local", nb, SCAN_BLOCK, 0, &[Arg::Buf(buf), Arg::Buf(buf), Arg::I32(n as i32), Arg::Buf(&sums)])?;
+        dev.launch("ff_scan_single", 1, SCAN_BLOCK, 0, &[Arg::Buf(&sums), Arg::I32(nb as i32)])?;
+        dev.launch("ff_scan_add", nb, SCAN_BLOCK, 0, &[Arg::Buf(buf), Arg::I32(n as i32), Arg::Buf(&sums)])
+    }
+
+    fn read_u32(&self, buf: &D::Buf, i: usize) -> Result<u32> {
+        let mut b = [0u8; 4];
+        self.dev.download(buf, 4 * i, &mut b)?;
+        Ok(u32::from_ne_bytes(b))
+    }
+
+    /// Sets the points: `coords[d]` holds the M coordinates of axis `d` (radians, finite; axes
+    /// ≥ dim ignored). Copies them to the device, folds them, and builds what the method needs
+    /// (bin sort, subproblems, CSR or group structure). Errors: [`Error::NPoints`],
+    /// [`Error::NonFinite`], [`Error::NotSupported`] (an explicit SM whose tile does not fit,
+    /// or a mesh method whose entries exceed 2³² − 1), device errors.
+    pub fn setpts(&mut self, coords: [&[T]; 3]) -> Result<()> {
+        let m = coords[0].len();
+        if m > i32::MAX as usize / 2 {
+            return Err(Error::NPoints(format!("{m} points exceed the GPU limit 2^30")));
+        }
+        for d in 0..self.dim {
+            if coords[d].len() != m {
+                return Err(Error::NPoints(format!("axis {d} has {} coordinates, axis 0 has {m}", coords[d].len())));
+            }
+            if let Some(i) = coords[d].iter().position(|v| !v.is_finite()) {
+                return Err(Error::NonFinite(format!("coordinate {} of point {i} is {}", ["x", "y", "z"][d], coords[d][i])));
+            }
+        }
+        self.pts = None;
+        let dev = self.dev.clone();
+        let dim = self.dim;
+        let block = self.opts.block;
+        let tsz = std::mem::size_of::<T>();
+        let asm = asm(dim, self.nf, self.w, m);
+        let p_ent = self.w.pow(dim as u32);
+        let nent = m * p_ent;
+        let nrows: usize = self.nf.iter().product();
+        let mesh_fits = nent < u32::MAX as usize;
+        let method = match self.opts.method {
+            Some(mt) => mt,
+            None => select_method(asm, m, self.opts.reuse_hint, self.sm_geo.is_some(), mesh_fits),
+        };
+        if method == GpuMethod::Sm && self.sm_geo.is_none() {
+            return Err(Error::NotSupported(format!(
+                "SM spreading: a tile for kernel width {} in {dim}D does not fit in {} bytes of shared memory",
+                self.w,
+                dev.max_shared_bytes()
+            )));
+        }
+        if matches!(method, GpuMethod::Csr | GpuMethod::Group) && !mesh_fits {
+            return Err(Error::NotSupported(format!("{nent} sparse-matrix entries exceed 2^32 - 1")));
+        }
+        // upload and fold
+        let mut raw = Vec::with_capacity(3);
+        let mut g = Vec::with_capacity(3);
+        for d in 0..3 {
+            if d < dim {
+                raw.push(upload_new(&dev, coords[d])?);
+                g.push(dev.alloc((m * tsz).max(1))?);
+            } else {
+                raw.push(dev.alloc(1)?);
+                g.push(dev.alloc(1)?);
+            }
+        }
+        fn pn<B>(d: usize, dim: usize, v: &B) -> Arg<'_, B> {
+            if d < dim {
+                Arg::Buf(v)
+            } else {
+                Arg::Null
+            }
+        }
+        if m > 0 {
+            dev.launch(&self.sfx("fold", false), nblocks(m, block)?, block, 0, &[
+                Arg::Geom(self.geo),
+                pn(0, dim, &raw[0]), pn(1, dim, &raw[1]), pn(2, dim, &raw[2]),
+                pn(0, dim, &g[0]), pn(1, dim, &g[1]), pn(2, dim, &g[2]),
+                Arg::I32(m as i32),
+            ])?;
+        }
+        drop(raw);
+        let mut pts = Points {
+            m, method, g, idx: None, binstart: None, count: None, sub: None, pt_w: None, pt_g: None, ptr: None, col: None,
+            cu: self.opts.cu.unwrap_or_else(|| cu_for_asm(asm)),
+            cu_interp: cu_for_asm(p_ent as f64),
+        };
+        match method {
+            GpuMethod::Gm => {}
+            GpuMethod::GmSort | GpuMethod::Sm => {
+                let geo = if method == GpuMethod::Sm { self.sm_geo.expect("checked") } else { self.geo };
+                let nbins = (geo.nb[0] * geo.nb[1] * geo.nb[2]) as usize;
+                let bin = dev.alloc((4 * m).max(1))?;
+                let rank = dev.alloc((4 * m).max(1))?;
+                let count = dev.alloc(4 * nbins)?;
+                let start = dev.alloc(4 * (nbins + 1))?;
+                let idx = dev.alloc((4 * m).max(1))?;
+                if m > 0 {
+                    dev.launch(&self.sfx("bin_count", false), nblocks(m, block)?, block, 0, &[
+                        Arg::Geom(geo),
+                        pn(0, dim, &pts.g[0]), pn(1, dim, &pts.g[1]), pn(2, dim, &pts.g[2]),
+                        Arg::I32(m as i32), Arg::Buf(&bin), Arg::Buf(&rank), Arg::Buf(&count),
+                    ])?;
+                    // start = exclusive scan of count (copy, then scan in place)
+                    let mut cnt = download_vec::<D, u32>(&dev, &count, nbins)?;
+                    cnt.push(0);
+                    let mut sb = start;
+                    dev.upload(&mut sb, super::types::as_bytes(&cnt))?;
+                    self.scan(&sb, nbins + 1)?;
+                    dev.launch("ff_bin_permute", nblocks(m, block)?, block, 0, &[
+                        Arg::Buf(&bin), Arg::Buf(&rank), Arg::Buf(&sb), Arg::I32(m as i32), Arg::Buf(&idx),
+                    ])?;
+                    if method == GpuMethod::Sm {
+                        let nsub = dev.alloc(4 * (nbins + 1))?;
+                        let maxsub = self.opts.max_subprob.min(i32::MAX as usize) as i32;
+                        dev.launch("ff_subprob_count", nblocks(nbins, block)?, block, 0, &[
+                            Arg::Buf(&count), Arg::I32(nbins as i32), Arg::I32(maxsub), Arg::Buf(&nsub),
+                        ])?;
+                        let substart = dev.alloc(4 * (nbins + 1))?;
+                        let mut ns = download_vec::<D, u32>(&dev, &nsub, nbins + 1)?;
+                        ns[nbins] = 0;
+                        let mut ss = substart;
+                        dev.upload(&mut ss, super::types::as_bytes(&ns))?;
+                        self.scan(&ss, nbins + 1)?;
+                        let total = self.read_u32(&ss, nbins)?;
+                        let sub_bin = dev.alloc((4 * total as usize).max(1))?;
+                        let sub_off = dev.alloc((4 * total as usize).max(1))?;
+                        dev.launch("ff_subprob_map", nblocks(nbins, block)?, block, 0, &[
+                            Arg::Buf(&nsub), Arg::Buf(&ss), Arg::I32(nbins as i32), Arg::I32(maxsub), Arg::Buf(&sub_bin), Arg::Buf(&sub_off),
+                        ])?;
+                        pts.sub = Some((sub_bin, sub_off, total));
+                    }
+                    pts.binstart = Some(sb);
+                } else {
+                    pts.binstart = Some(start);
+                }
+                pts.idx = Some(idx);
+                pts.count = Some(count);
+            }
+            GpuMethod::Csr | GpuMethod::Group => {
+                let pt_w = dev.alloc((nent * tsz).max(1))?;
+                let pt_g = dev.alloc((nent * 4).max(1))?;
+                let shift = if method == GpuMethod::Csr { 0 } else { 6 };
+                let nr = if method == GpuMethod::Csr { nrows } else { nrows.div_ceil(64) };
+                let ptr = dev.alloc(4 * (nr + 1))?;
+                let col = dev.alloc((4 * nent).max(1))?;
+                if m > 0 {
+                    dev.launch(&self.sfx("pt_weights", true), nblocks(m, block)?, block, 0, &[
+                        Arg::Geom(self.geo), Arg::Kernel(self.ker),
+                        pn(0, dim, &pts.g[0]), pn(1, dim, &pts.g[1]), pn(2, dim, &pts.g[2]),
+                        Arg::I32(m as i32), Arg::Buf(&pt_w), Arg::Buf(&pt_g),
+                    ])?;
+                    // count per row (ptr has nr + 1 zeroed entries; the last stays 0), scan, fill
+                    dev.launch("ff_entry_count", nblocks(nent, block)?, block, 0, &[
+                        Arg::Buf(&pt_g), Arg::U32(nent as u32), Arg::I32(shift), Arg::Buf(&ptr),
+                    ])?;
+                    self.scan(&ptr, nr + 1)?;
+                    let cursor = dev.alloc(4 * nr)?;
+                    dev.launch("ff_entry_fill", nblocks(nent, block)?, block, 0, &[
+                        Arg::Buf(&pt_g), Arg::U32(nent as u32), Arg::I32(shift), Arg::Buf(&ptr), Arg::Buf(&cursor), Arg::Buf(&col),
+                    ])?;
+                    if method == GpuMethod::Csr {
+                        dev.launch("ff_rows_sort", nblocks(nr, block)?, block, 0, &[Arg::Buf(&ptr), Arg::I32(nr as i32), Arg::Buf(&col)])?;
+                    }
+                }
+                pts.pt_w = Some(pt_w);
+                pts.pt_g = Some(pt_g);
+                pts.ptr = Some(ptr);
+                pts.col = Some(col);
+            }
+        }
+        self.pts = Some(pts);
+        Ok(())
+    }
+
+    fn points(&self) -> Result<&Points<D::Buf>> {
+        self.pts.as_ref().ok_or_else(|| Error::NoPoints("GPU spread/interp called before setpts".into()))
+    }
+
+    /// Spreads device strengths `c` (M interleaved complex values, caller's point order) onto
+    /// the device grid (Π nf interleaved complex values), **overwriting** it.
+    pub fn spread_dev(&self, c: &D::Buf, grid: &mut D::Buf) -> Result<()> {
+        let pts = self.points()?;
+        let dev = &self.dev;
+        let (m, block, dim) = (pts.m, self.opts.block, self.dim);
+        let nrows: usize = self.nf.iter().product();
+        let g = &pts.g;
+        let gp = |d: usize| if d < dim { Arg::Buf(&g[d]) } else { Arg::Null };
+        match pts.method {
+            GpuMethod::Gm | GpuMethod::GmSort => {
+                dev.zero(grid)?;
+                if m == 0 {
+                    return Ok(());
+                }
+                let order = match (&pts.method, &pts.idx) {
+                    (GpuMethod::GmSort, Some(i)) => Arg::Buf(i),
+                    _ => Arg::Null,
+                };
+                dev.launch(&self.sfx("gm_spread", true), nblocks(m, block)?, block, 0, &[
+                    Arg::Geom(self.geo), Arg::Kernel(self.ker), gp(0), gp(1), gp(2), order, Arg::I32(m as i32), Arg::Buf(c), Arg::Buf(grid),
+                ])
+            }
+            GpuMethod::Sm => {
+                dev.zero(grid)?;
+                let Some((sub_bin, sub_off, nsub)) = &pts.sub else { return Ok(()) };
+                let geo = self.sm_geo.expect("SM chosen only when it fits");
+                let smem = tile_bytes::<T>(dim, self.w, [geo.bs[0] as usize, geo.bs[1] as usize, geo.bs[2] as usize]) as u32;
+                dev.launch(&self.sfx("sm_spread", true), *nsub, block, smem, &[
+                    Arg::Geom(geo), Arg::Kernel(self.ker), gp(0), gp(1), gp(2),
+                    Arg::Buf(pts.idx.as_ref().expect("sorted")), Arg::Buf(pts.binstart.as_ref().expect("sorted")),
+                    Arg::Buf(pts.count.as_ref().expect("sorted")), Arg::Buf(sub_bin), Arg::Buf(sub_off),
+                    Arg::I32(self.opts.max_subprob.min(i32::MAX as usize) as i32), Arg::Buf(c), Arg::Buf(grid),
+                ])
+            }
+            GpuMethod::Csr => {
+                let cu = pts.cu;
+                dev.launch(&self.sfx("csr_spread", false), nblocks(nrows * cu as usize, block)?, block, 0, &[
+                    Arg::Buf(pts.ptr.as_ref().expect("csr")), Arg::Buf(pts.col.as_ref().expect("csr")), Arg::Buf(pts.pt_w.as_ref().expect("csr")),
+                    Arg::I32(self.w.pow(dim as u32) as i32), Arg::I32(nrows as i32), Arg::I32(cu as i32), Arg::Buf(c), Arg::Buf(grid),
+                ])
+            }
+            GpuMethod::Group => {
+                let ngroups = nrows.div_ceil(64);
+                dev.launch(&self.sfx("group_spread", false), ngroups as u32, block, 0, &[
+                    Arg::Buf(pts.ptr.as_ref().expect("group")), Arg::Buf(pts.col.as_ref().expect("group")),
+                    Arg::Buf(pts.pt_w.as_ref().expect("group")), Arg::Buf(pts.pt_g.as_ref().expect("group")),
+                    Arg::I32(self.w.pow(dim as u32) as i32), Arg::I32(nrows as i32), Arg::Buf(c), Arg::Buf(grid),
+                ])
+            }
+        }
+    }
+
+    /// Interpolates the device grid at the points into device `c` (M interleaved complex
+    /// values, caller's point order), overwriting `c`.
+    pub fn interp_dev(&self, grid: &D::Buf, c: &mut D::Buf) -> Result<()> {
+        let pts = self.points()?;
+        let dev = &self.dev;
+        let (m, block, dim) = (pts.m, self.opts.block, self.dim);
+        let nrows: usize = self.nf.iter().product();
+        if m == 0 {
+            return Ok(());
+        }
+        let g = &pts.g;
+        let gp = |d: usize| if d < dim { Arg::Buf(&g[d]) } else { Arg::Null };
+        match pts.method {
+            GpuMethod::Gm | GpuMethod::GmSort => {
+                let order = match (&pts.method, &pts.idx) {
+                    (GpuMethod::GmSort, Some(i)) => Arg::Buf(i),
+                    _ => Arg::Null,
+                };
+                dev.launch(&self.sfx("gm_interp", true), nblocks(m, block)?, block, 0, &[
+                    Arg::Geom(self.geo), Arg::Kernel(self.ker), gp(0), gp(1), gp(2), order, Arg::I32(m as i32), Arg::Buf(grid), Arg::Buf(c),
+                ])
+            }
+            GpuMethod::Sm => {
+                let Some((sub_bin, sub_off, nsub)) = &pts.sub else { return Ok(()) };
+                let geo = self.sm_geo.expect("SM chosen only when it fits");
+                let smem = tile_bytes::<T>(dim, self.w, [geo.bs[0] as usize, geo.bs[1] as usize, geo.bs[2] as usize]) as u32;
+                dev.launch(&self.sfx("sm_interp", true), *nsub, block, smem, &[
+                    Arg::Geom(geo), Arg::Kernel(self.ker), gp(0), gp(1), gp(2),
+                    Arg::Buf(pts.idx.as_ref().expect("sorted")), Arg::Buf(pts.binstart.as_ref().expect("sorted")),
+                    Arg::Buf(pts.count.as_ref().expect("sorted")), Arg::Buf(sub_bin), Arg::Buf(sub_off),
+                    Arg::I32(self.opts.max_subprob.min(i32::MAX as usize) as i32), Arg::Buf(grid), Arg::Buf(c),
+                ])
+            }
+            GpuMethod::Csr => {
+                let cu = pts.cu_interp;
+                dev.launch(&self.sfx("csr_interp", false), nblocks(m * cu as usize, block)?, block, 0, &[
+                    Arg::Buf(pts.pt_w.as_ref().expect("csr")), Arg::Buf(pts.pt_g.as_ref().expect("csr")),
+                    Arg::I32(self.w.pow(dim as u32) as i32), Arg::I32(m as i32), Arg::I32(cu as i32), Arg::Buf(grid), Arg::Buf(c),
+                ])
+            }
+            GpuMethod::Group => {
+                dev.zero(c)?;
+                let ngroups = nrows.div_ceil(64);
+                dev.launch(&self.sfx("group_interp", false), ngroups as u32, block, 0, &[
+                    Arg::Buf(pts.ptr.as_ref().expect("group")), Arg::Buf(pts.col.as_ref().expect("group")),
+                    Arg::Buf(pts.pt_w.as_ref().expect("group")), Arg::Buf(pts.pt_g.as_ref().expect("group")),
+                    Arg::I32(self.w.pow(dim as u32) as i32), Arg::I32(nrows as i32), Arg::Buf(grid), Arg::Buf(c),
+                ])
+            }
+        }
+    }
+
+    /// Host-memory spreading: `grid = spread(c)` (overwrites; lengths M and Π nf).
+    pub fn spread(&self, c: &[Complex<T>], grid: &mut [Complex<T>]) -> Result<()> {
+        let pts = self.points()?;
+        if c.len() != pts.m || grid.len() != self.nf.iter().product::<usize>() {
+            return Err(Error::InvalidArg(format!("spread: {} strengths for {} points, grid of {} for {}", c.len(), pts.m, grid.len(), self.nf.iter().product::<usize>())));
+        }
+        let cb = upload_new(&self.dev, c)?;
+        let mut gb = self.dev.alloc(std::mem::size_of_val(grid))?;
+        self.spread_dev(&cb, &mut gb)?;
+        self.dev.download(&gb, 0, super::types::as_bytes_mut(grid))
+    }
+
+    /// Host-memory interpolation: `c = interp(grid)` (overwrites).
+    pub fn interp(&self, grid: &[Complex<T>], c: &mut [Complex<T>]) -> Result<()> {
+        let pts = self.points()?;
+        if c.len() != pts.m || grid.len() != self.nf.iter().product::<usize>() {
+            return Err(Error::InvalidArg(format!("interp: {} outputs for {} points, grid of {} for {}", c.len(), pts.m, grid.len(), self.nf.iter().product::<usize>())));
+        }
+        let gb = upload_new(&self.dev, grid)?;
+        let mut cb = self.dev.alloc(std::mem::size_of_val(c).max(1))?;
+        self.interp_dev(&gb, &mut cb)?;
+        if !c.is_empty() {
+            self.dev.download(&cb, 0, super::types::as_bytes_mut(c))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compute_unit_heuristic() {
+        assert_eq!(cu_for_asm(0.2), 1);
+        assert_eq!(cu_for_asm(1.0), 1);
+        assert_eq!(cu_for_asm(1.5), 2);
+        assert_eq!(cu_for_asm(7.9), 8);
+        assert_eq!(cu_for_asm(16.0), 16);
+        assert_eq!(cu_for_asm(300.0), 16);
+    }
+
+    #[test]
+    fn selection_rule() {
+        assert_eq!(select_method(30.0, 1_000_000, 100, true, true), GpuMethod::Group);
+        assert_eq!(select_method(2.0, 1_000_000, 100, true, true), GpuMethod::Csr);
+        assert_eq!(select_method(2.0, 1_000_000, 100, true, false), GpuMethod::Sm);
+        assert_eq!(select_method(2.0, 1_000_000, 1, true, true), GpuMethod::Sm);
+        assert_eq!(select_method(0.5, 1_000_000, 1, true, true), GpuMethod::GmSort);
+        assert_eq!(select_method(2.0, 1_000_000, 1, false, true), GpuMethod::GmSort);
+        assert_eq!(select_method(2.0, 100, 1, false, true), GpuMethod::Gm);
+        assert!((asm(3, [64, 64, 64], 6, 1000) - 1000.0 * 216.0 / 262144.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sm_tiles_shrink_to_fit() {
+        // f64 3D w = 7: pad 4, 16x16x8 bins give 24*24*16*16 bytes > 48 KiB; 8x8x8 gives 16^3*16 = 64 KiB;
+        // 8x8x4 gives 16*16*12*16 = 49152 bytes, which fits
+        assert!(tile_bytes::<f64>(3, 7, [8, 8, 4]) <= 49152);
+        assert!(tile_bytes::<f64>(3, 7, [8, 8, 8]) > 49152);
+    }
+}
