@@ -238,11 +238,6 @@ typedef struct farfield_fmm_params {
   int32_t order;
   // Depth `D` of the last execute (−1 before the first one).
   int32_t depth;
-  // 1 if `tol` asked for an order above the maximum (40), which was used instead (the
-  // tolerance may then not be reached; printed with `opts.debug > 0`), else 0.
-  int32_t tol_clamped;
-  // Threads used.
-  int32_t nthreads;
   // Number of (occupied) leaves of the last execute.
   int64_t nleaves;
   // Number of particles of the last execute.

@@ -6,12 +6,14 @@
 #   cmake         C ABI packaging: build, tests, install, consumer test
 #   valgrind      C tests under valgrind
 #   pkg-config, build-essential (gcc, g++, make)
+#   python3-venv  the GPU kernel check's NVRTC/ptxas wheels (scripts/gpu-check.sh) and the peer
+#                 benchmarks' virtual environments
 # It also checks that a Rust toolchain (cargo) is available; it does not install one.
 #
 # Environment: FARFIELD_SKIP_DEPS=1 skips the package step (e.g. on a machine you don't own).
 set -euo pipefail
 
-PKGS=(libfftw3-dev gfortran cmake valgrind pkg-config build-essential)
+PKGS=(libfftw3-dev gfortran cmake valgrind pkg-config build-essential python3-venv)
 RUST_MIN="1.80"   # rust-version of the crate (Cargo.toml)
 
 say() { printf '[install-deps] %s\n' "$*"; }
