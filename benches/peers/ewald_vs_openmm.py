@@ -43,36 +43,17 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from peer_env import BIN, ROOT, ensure_binary, log
+from peer_env import ensure_venv as _ensure_venv
+
 VENV = ROOT / ".venv-peers"
 PACKAGES = ["openmm", "numpy"]
-BIN = ROOT / "target" / "release" / "farfield"
 KJ = 138.935458  # kJ mol^-1 nm e^-2
 JAC = ROOT.parent / "shared" / "data" / "jac_dhfr"
 
 
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
-
-
 def ensure_venv():
-    py = VENV / "bin" / "python"
-    if Path(sys.prefix).resolve() == VENV.resolve():
-        return
-    if not py.exists():
-        log(f"creating virtual environment {VENV.relative_to(ROOT)}/")
-        subprocess.check_call([sys.executable, "-m", "venv", str(VENV)])
-    probe = subprocess.run([str(py), "-c", "import openmm, numpy"], capture_output=True)
-    if probe.returncode != 0:
-        log("installing " + ", ".join(PACKAGES) + " with pip")
-        subprocess.check_call([str(py), "-m", "pip", "install", "--quiet", *PACKAGES])
-    os.execv(str(py), [str(py), str(Path(__file__).resolve()), *sys.argv[1:]])
-
-
-def ensure_binary(force):
-    if force or not BIN.exists():
-        log("building target/release/farfield (cargo build --release -p farfield-cli)")
-        subprocess.check_call(["cargo", "build", "--release", "-p", "farfield-cli"], cwd=ROOT)
+    _ensure_venv(VENV, PACKAGES, probe="import openmm, numpy")
 
 
 def floats(s):

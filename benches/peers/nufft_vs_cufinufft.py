@@ -34,25 +34,16 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from peer_env import ROOT, log
+from peer_env import ensure_venv as _ensure_venv
+
 VENV = ROOT / ".venv-gpu-peers"
 PACKAGES = ["cufinufft", "cupy-cuda12x", "numpy", "nvidia-cuda-nvrtc-cu12", "nvidia-cufft-cu12"]
 LIB = ROOT / "target" / "release" / "libfarfield.so"
 
 
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
-
-
 def ensure_venv():
-    py = VENV / "bin" / "python"
-    if Path(sys.prefix).resolve() == VENV.resolve():
-        return
-    if not py.exists():
-        log(f"creating {VENV} with {' '.join(PACKAGES)}")
-        subprocess.check_call([sys.executable, "-m", "venv", str(VENV)])
-        subprocess.check_call([str(py), "-m", "pip", "install", "--quiet", *PACKAGES])
-    os.execv(str(py), [str(py), *sys.argv])
+    _ensure_venv(VENV, PACKAGES, probe="import cufinufft, cupy, numpy")
 
 
 def wheel_libs():

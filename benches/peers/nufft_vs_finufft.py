@@ -42,37 +42,17 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from peer_env import BIN, ROOT, ensure_binary, log
+from peer_env import ensure_venv as _ensure_venv
+
 VENV = ROOT / ".venv-peers"
 PACKAGES = ["finufft", "ducc0", "numpy"]
-BIN = ROOT / "target" / "release" / "farfield"
-
-
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
 
 
 # ----------------------------------------------------------------------------- environment
 def ensure_venv():
-    """Re-executes this script with the virtual environment's interpreter, creating it first."""
-    py = VENV / "bin" / "python"
-    if Path(sys.prefix).resolve() == VENV.resolve():
-        return
-    if not py.exists():
-        log(f"creating virtual environment {VENV.relative_to(ROOT)}/")
-        subprocess.check_call([sys.executable, "-m", "venv", str(VENV)])
-    probe = subprocess.run([str(py), "-c", "import finufft, ducc0, numpy"], capture_output=True)
-    if probe.returncode != 0:
-        log("installing " + ", ".join(PACKAGES) + " with pip")
-        subprocess.check_call([str(py), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
-        subprocess.check_call([str(py), "-m", "pip", "install", "--quiet", *PACKAGES])
-    os.execv(str(py), [str(py), str(Path(__file__).resolve()), *sys.argv[1:]])
-
-
-def ensure_binary(force):
-    if force or not BIN.exists():
-        log("building target/release/farfield (cargo build --release -p farfield-cli)")
-        subprocess.check_call(["cargo", "build", "--release", "-p", "farfield-cli"], cwd=ROOT)
+    """Re-executes this script inside `.venv-peers/` (created with the peers on first use)."""
+    _ensure_venv(VENV, PACKAGES, probe="import finufft, ducc0, numpy")
 
 
 def ensure_gnu_time():

@@ -1,0 +1,46 @@
+"""Shared set-up of the peer benchmarks in this folder: the repository paths, logging to stderr,
+a git-ignored virtual environment with the peer packages (created on first use, then the calling
+script re-runs itself inside it), and the release binary.
+
+Usage from a script in this folder (its folder is on sys.path when run as a script):
+
+    from peer_env import ROOT, BIN, log, ensure_venv, ensure_binary
+    ensure_venv(ROOT / ".venv-peers", ["openmm", "numpy"], probe="import openmm, numpy")
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / "target" / "release" / "farfield"
+
+
+def log(*a):
+    """Prints to stderr (stdout is kept for the result tables)."""
+    print(*a, file=sys.stderr, flush=True)
+
+
+def ensure_venv(venv, packages, probe=None):
+    """Re-executes the calling script with `venv`'s interpreter, creating the environment and
+    installing `packages` with pip first when `probe` (Python source, default: importing nothing)
+    fails there. Returns only when already running inside `venv`."""
+    py = venv / "bin" / "python"
+    if Path(sys.prefix).resolve() == venv.resolve():
+        return
+    if not py.exists():
+        log(f"creating virtual environment {venv}")
+        subprocess.check_call([sys.executable, "-m", "venv", str(venv)])
+    if probe is None or subprocess.run([str(py), "-c", probe], capture_output=True).returncode != 0:
+        log("installing " + ", ".join(packages) + " with pip")
+        subprocess.check_call([str(py), "-m", "pip", "install", "--quiet", *packages])
+    script = Path(sys.argv[0]).resolve()
+    os.execv(str(py), [str(py), str(script), *sys.argv[1:]])
+
+
+def ensure_binary(force=False):
+    """Builds target/release/farfield with cargo when it is missing (or when `force`)."""
+    if force or not BIN.exists():
+        log("building target/release/farfield (cargo build --release -p farfield-cli)")
+        subprocess.check_call(["cargo", "build", "--release", "-p", "farfield-cli"], cwd=ROOT)
