@@ -151,6 +151,12 @@ static void test_makeplan_errors(void) {
     farfield_nufft_default_opts(&o);
     o.backend = 9;
     makeplan_fails(__LINE__, 1, 1, n3, 1, 1e-6, &o, FARFIELD_ERR_INVALID_ARG);
+    farfield_nufft_default_opts(&o);
+    o.gpu_method = 6;
+    makeplan_fails(__LINE__, 1, 1, n3, 1, 1e-6, &o, FARFIELD_ERR_INVALID_ARG);
+    farfield_nufft_default_opts(&o);
+    o.gpu_spread_reuse_hint = -1;
+    makeplan_fails(__LINE__, 1, 1, n3, 1, 1e-6, &o, FARFIELD_ERR_INVALID_ARG);
 
     /* CUDA demanded, not available here */
     farfield_nufft_default_opts(&o);

@@ -18,7 +18,7 @@
 
 int main(void) {
     /* farfield_nufft_opts */
-    EXPECT_SIZE(sizeof(farfield_nufft_opts), 40);
+    EXPECT_SIZE(sizeof(farfield_nufft_opts), 48);
     EXPECT_SIZE(offsetof(farfield_nufft_opts, modeord), 0);
     EXPECT_SIZE(offsetof(farfield_nufft_opts, debug), 4);
     EXPECT_SIZE(offsetof(farfield_nufft_opts, nthreads), 8);
@@ -28,6 +28,8 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_nufft_opts, spread_max_subprob_size), 28);
     EXPECT_SIZE(offsetof(farfield_nufft_opts, backend), 32);
     EXPECT_SIZE(offsetof(farfield_nufft_opts, points_by_reference), 36);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, gpu_method), 40);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, gpu_spread_reuse_hint), 44);
 
     /* farfield_nufft_info */
     EXPECT_SIZE(sizeof(farfield_nufft_info), 64);
@@ -118,6 +120,7 @@ int main(void) {
     EXPECT(o.spread_max_subprob_size == 0);
     EXPECT(o.backend == FARFIELD_BACKEND_AUTO);
     EXPECT(o.points_by_reference == 0);
+    EXPECT(o.gpu_method == FARFIELD_GPU_METHOD_AUTO && o.gpu_spread_reuse_hint == 0);
     farfield_nufft_default_opts(NULL); /* ignored */
 
     farfield_ewald_opts eo;

@@ -55,6 +55,12 @@ module farfield
   integer(c_int32_t), parameter, public :: FARFIELD_BACKEND_CPU = 1
   integer(c_int32_t), parameter, public :: FARFIELD_BACKEND_CUDA = 2
   integer(c_int32_t), parameter, public :: FARFIELD_KERNEL_ES = 0
+  integer(c_int32_t), parameter, public :: FARFIELD_GPU_METHOD_AUTO = 0
+  integer(c_int32_t), parameter, public :: FARFIELD_GPU_METHOD_GM = 1
+  integer(c_int32_t), parameter, public :: FARFIELD_GPU_METHOD_GM_SORT = 2
+  integer(c_int32_t), parameter, public :: FARFIELD_GPU_METHOD_SM = 3
+  integer(c_int32_t), parameter, public :: FARFIELD_GPU_METHOD_CSR = 4
+  integer(c_int32_t), parameter, public :: FARFIELD_GPU_METHOD_GROUP = 5
   integer(c_int32_t), parameter, public :: FARFIELD_KERNEL_GAUSSIAN = 1
   integer(c_int32_t), parameter, public :: FARFIELD_WARN_TOL_CLAMPED = 1
 
@@ -89,6 +95,8 @@ module farfield
      integer(c_int32_t) :: spread_max_subprob_size !< 0 = automatic
      integer(c_int32_t) :: backend                 !< FARFIELD_BACKEND_*
      integer(c_int32_t) :: points_by_reference     !< 0 = setpts copies (default), 1 = keeps a reference
+     integer(c_int32_t) :: gpu_method              !< CUDA only: FARFIELD_GPU_METHOD_* (0 = automatic)
+     integer(c_int32_t) :: gpu_spread_reuse_hint   !< CUDA only: executes expected per setpts (0 = unknown)
   end type farfield_nufft_opts
 
   !> What a plan chose (C: farfield_nufft_info, filled by farfield_nufft_get_info).

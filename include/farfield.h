@@ -131,6 +131,24 @@ typedef float _Complex farfield_complexf;
 // Backend value `CUDA`.
 #define FARFIELD_BACKEND_CUDA 2
 
+// `gpu_method`: chosen at `setpts` (default).
+#define FARFIELD_GPU_METHOD_AUTO 0
+
+// `gpu_method`: particle-based with global atomics (GM).
+#define FARFIELD_GPU_METHOD_GM 1
+
+// `gpu_method`: GM after a device bin sort of the points (GM-sort).
+#define FARFIELD_GPU_METHOD_GM_SORT 2
+
+// `gpu_method`: bin subproblems spread into shared-memory tiles (SM).
+#define FARFIELD_GPU_METHOD_SM 3
+
+// `gpu_method`: CSR single-mesh sparse matrix with warp-shuffle reductions.
+#define FARFIELD_GPU_METHOD_CSR 4
+
+// `gpu_method`: group mesh (64 grid points per group).
+#define FARFIELD_GPU_METHOD_GROUP 5
+
 // Kernel value: exponential of semicircle.
 #define FARFIELD_KERNEL_ES 0
 
@@ -302,6 +320,16 @@ typedef struct farfield_nufft_opts {
   // `setpts` or `destroy` (FINUFFT's semantics; saves 8·dim bytes per point in double
   // precision).
   int32_t points_by_reference;
+  // CUDA backend only: the spreading/interpolation method, `FARFIELD_GPU_METHOD_AUTO` (0,
+  // default: chosen at `setpts` from ASM = M·w^d/N_fine and `gpu_spread_reuse_hint`, see
+  // the README's selection rule and `gpu::spread::select_method`), `_GM` (1, atomics),
+  // `_GM_SORT` (2), `_SM` (3, shared-memory subproblems), `_CSR` (4, single-mesh sparse
+  // matrix), `_GROUP` (5, group mesh). Ignored on the CPU.
+  int32_t gpu_method;
+  // CUDA backend only: how many executes the caller expects per `setpts` (0 = unknown,
+  // treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are preferred,
+  // as seed 002 concludes. Ignored on the CPU.
+  int32_t gpu_spread_reuse_hint;
 } farfield_nufft_opts;
 
 // Handle of a double-precision NUFFT plan.

@@ -56,11 +56,12 @@ def wheel_libs():
 
 
 class Opts(ctypes.Structure):
-    # farfield_nufft_opts (asserted by c_tests/c_layout.c: 40 bytes)
+    # farfield_nufft_opts (asserted by c_tests/c_layout.c: 48 bytes)
     _fields_ = [("modeord", ctypes.c_int32), ("debug", ctypes.c_int32), ("nthreads", ctypes.c_int32),
                 ("kernel", ctypes.c_int32), ("upsampfac", ctypes.c_double), ("fftw", ctypes.c_int32),
                 ("spread_max_subprob_size", ctypes.c_int32), ("backend", ctypes.c_int32),
-                ("points_by_reference", ctypes.c_int32)]
+                ("points_by_reference", ctypes.c_int32), ("gpu_method", ctypes.c_int32),
+                ("gpu_spread_reuse_hint", ctypes.c_int32)]
 
 
 BACKEND_CUDA = 2

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 /* out[0] = sizeof, out[1..] = offsets of the fields in declaration order. */
-void farfield_test_opts_layout(int64_t out[10]) {
+void farfield_test_opts_layout(int64_t out[12]) {
     out[0] = (int64_t)sizeof(farfield_nufft_opts);
     out[1] = (int64_t)offsetof(farfield_nufft_opts, modeord);
     out[2] = (int64_t)offsetof(farfield_nufft_opts, debug);
@@ -16,6 +16,8 @@ void farfield_test_opts_layout(int64_t out[10]) {
     out[7] = (int64_t)offsetof(farfield_nufft_opts, spread_max_subprob_size);
     out[8] = (int64_t)offsetof(farfield_nufft_opts, backend);
     out[9] = (int64_t)offsetof(farfield_nufft_opts, points_by_reference);
+    out[10] = (int64_t)offsetof(farfield_nufft_opts, gpu_method);
+    out[11] = (int64_t)offsetof(farfield_nufft_opts, gpu_spread_reuse_hint);
 }
 
 void farfield_test_info_layout(int64_t out[9]) {

@@ -12,7 +12,7 @@ program test_layout
   interface
      subroutine farfield_test_opts_layout(out) bind(c, name="farfield_test_opts_layout")
        import :: c_int64_t
-       integer(c_int64_t), intent(out) :: out(10)
+       integer(c_int64_t), intent(out) :: out(12)
      end subroutine farfield_test_opts_layout
      subroutine farfield_test_info_layout(out) bind(c, name="farfield_test_info_layout")
        import :: c_int64_t
@@ -41,7 +41,7 @@ program test_layout
   end interface
 
   ! the frozen ABI (same numbers as c_tests/c_layout.c): sizeof, then offsets in field order
-  integer(c_int64_t), parameter :: opts_abi(10) = [40, 0, 4, 8, 12, 16, 24, 28, 32, 36]
+  integer(c_int64_t), parameter :: opts_abi(12) = [48, 0, 4, 8, 12, 16, 24, 28, 32, 36, 40, 44]
   integer(c_int64_t), parameter :: info_abi(9) = [64, 0, 24, 28, 32, 40, 48, 56, 60]
   integer(c_int64_t), parameter :: poisson_abi(6) = [24, 0, 4, 8, 12, 16]
   integer(c_int64_t), parameter :: ewo_abi(8) = [56, 0, 4, 8, 12, 16, 24, 32]
@@ -52,7 +52,7 @@ program test_layout
   type(farfield_nufft_opts), target :: o
   type(farfield_nufft_info), target :: inf
   type(farfield_poisson_opts), target :: po
-  integer(c_int64_t) :: fo(10), fi(9), co(10), ci(9), fp(6), cp(6)
+  integer(c_int64_t) :: fo(12), fi(9), co(12), ci(9), fp(6), cp(6)
   type(farfield_ewald_opts), target :: ewo
   type(farfield_ewald_params), target :: ewp
   type(farfield_fmm_opts), target :: fmo
@@ -70,6 +70,8 @@ program test_layout
   fo(8) = off(c_loc(o%spread_max_subprob_size), c_loc(o))
   fo(9) = off(c_loc(o%backend), c_loc(o))
   fo(10) = off(c_loc(o%points_by_reference), c_loc(o))
+  fo(11) = off(c_loc(o%gpu_method), c_loc(o))
+  fo(12) = off(c_loc(o%gpu_spread_reuse_hint), c_loc(o))
 
   fi(1) = c_sizeof(inf)
   fi(2) = off(c_loc(inf%nf), c_loc(inf))
@@ -142,13 +144,13 @@ program test_layout
   call farfield_test_poisson_opts_layout(cp)
   call farfield_test_info_layout(ci)
 
-  write (*, '(a, 10i4)') 'opts Fortran: ', fo
-  write (*, '(a, 10i4)') 'opts C:       ', co
+  write (*, '(a, 12i4)') 'opts Fortran: ', fo
+  write (*, '(a, 12i4)') 'opts C:       ', co
   write (*, '(a, 9i4)') 'info Fortran: ', fi
   write (*, '(a, 9i4)') 'info C:       ', ci
   write (*, '(a, 6i4)') 'poisson opts Fortran: ', fp
   write (*, '(a, 6i4)') 'poisson opts C:       ', cp
-  do i = 1, 10
+  do i = 1, 12
      call expect(fo(i) == opts_abi(i), 'opts layout (Fortran) vs frozen ABI', i)
      call expect(co(i) == opts_abi(i), 'opts layout (C) vs frozen ABI', i)
   end do
@@ -192,11 +194,13 @@ program test_layout
   o%upsampfac = -7
   o%backend = -7
   o%points_by_reference = -7
+  o%gpu_method = -7
   call farfield_nufft_default_opts(o)
   call expect(o%modeord == 0 .and. o%debug == 0 .and. o%nthreads == 0, 'default opts (1)', 0)
   call expect(o%kernel == FARFIELD_KERNEL_ES .and. abs(o%upsampfac) <= 0, 'default opts (2)', 0)
   call expect(o%fftw == 64 .and. o%spread_max_subprob_size == 0, 'default opts (3)', 0)
   call expect(o%backend == FARFIELD_BACKEND_AUTO .and. o%points_by_reference == 0, 'default opts (4)', 0)
+  call expect(o%gpu_method == FARFIELD_GPU_METHOD_AUTO .and. o%gpu_spread_reuse_hint == 0, 'default opts (5)', 0)
   po%vico_factor = -7
   call expect(farfield_poisson_default_opts(po) == FARFIELD_OK, 'poisson default opts status', 0)
   call expect(po%nthreads == 0 .and. po%debug == 0 .and. po%fftw == 64 .and. po%check_input == 1, &

@@ -219,7 +219,7 @@ impl<T: crate::real::Real, U: GpuReal> GpuExec<T> for CudaExec<U> {
 /// Makes the CUDA NUFFT for a CPU plan's arguments on device 0 (f32 or f64).
 pub(crate) fn cuda_exec<T: crate::real::Real>(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, tol: f64, opts: &NufftOpts) -> Result<Box<dyn GpuExec<T>>> {
     let dev = super::cuda::CudaDevice::new(0)?;
-    let sopts = GpuSpreadOpts::default();
+    let sopts = GpuSpreadOpts::from_nufft_opts(opts);
     if same::<T, f64>() {
         let plan = GpuNufft::<f64, _>::new(dev, ty, dim, n_modes, iflag, tol, opts, sopts)?;
         Ok(Box::new(CudaExec { plan }))

@@ -104,6 +104,19 @@ pub struct GpuSpreadOpts {
     pub cu: Option<u32>,
 }
 
+impl GpuSpreadOpts {
+    /// The defaults with the method and reuse hint of a NUFFT plan's options
+    /// (`opts.gpu_method`: 0 = automatic, 1–5 = [`GpuMethod::all`] in order;
+    /// `opts.gpu_spread_reuse_hint`), both checked by `NufftPlan::new`.
+    pub fn from_nufft_opts(opts: &crate::nufft::NufftOpts) -> Self {
+        let method = match opts.gpu_method {
+            m @ 1..=5 => Some(GpuMethod::all()[(m - 1) as usize]),
+            _ => None,
+        };
+        GpuSpreadOpts { method, reuse_hint: opts.gpu_spread_reuse_hint.max(0) as usize, ..Self::default() }
+    }
+}
+
 impl Default for GpuSpreadOpts {
     fn default() -> Self {
         GpuSpreadOpts { method: None, reuse_hint: 0, block: 128, max_subprob: 1024, bin_size: None, cu: None }
@@ -662,6 +675,20 @@ mod tests {
         assert_eq!(cu_for_asm(7.9), 8);
         assert_eq!(cu_for_asm(16.0), 16);
         assert_eq!(cu_for_asm(300.0), 16);
+    }
+
+    #[test]
+    fn options_from_the_nufft_opts() {
+        use crate::nufft::options::*;
+        let o = NufftOpts { gpu_method: FARFIELD_GPU_METHOD_CSR, gpu_spread_reuse_hint: 50, ..NufftOpts::default() };
+        let s = GpuSpreadOpts::from_nufft_opts(&o);
+        assert_eq!((s.method, s.reuse_hint), (Some(GpuMethod::Csr), 50));
+        let codes = [FARFIELD_GPU_METHOD_GM, FARFIELD_GPU_METHOD_GM_SORT, FARFIELD_GPU_METHOD_SM, FARFIELD_GPU_METHOD_CSR, FARFIELD_GPU_METHOD_GROUP];
+        for (code, m) in codes.into_iter().zip(GpuMethod::all()) {
+            let o = NufftOpts { gpu_method: code, ..NufftOpts::default() };
+            assert_eq!(GpuSpreadOpts::from_nufft_opts(&o).method, Some(m));
+        }
+        assert_eq!(GpuSpreadOpts::from_nufft_opts(&NufftOpts::default()), GpuSpreadOpts::default());
     }
 
     #[test]

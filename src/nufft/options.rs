@@ -37,6 +37,16 @@ pub struct NufftOpts {
     /// `setpts` or `destroy` (FINUFFT's semantics; saves 8·dim bytes per point in double
     /// precision).
     pub points_by_reference: i32,
+    /// CUDA backend only: the spreading/interpolation method, `FARFIELD_GPU_METHOD_AUTO` (0,
+    /// default: chosen at `setpts` from ASM = M·w^d/N_fine and `gpu_spread_reuse_hint`, see
+    /// the README's selection rule and `gpu::spread::select_method`), `_GM` (1, atomics),
+    /// `_GM_SORT` (2), `_SM` (3, shared-memory subproblems), `_CSR` (4, single-mesh sparse
+    /// matrix), `_GROUP` (5, group mesh). Ignored on the CPU.
+    pub gpu_method: i32,
+    /// CUDA backend only: how many executes the caller expects per `setpts` (0 = unknown,
+    /// treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are preferred,
+    /// as seed 002 concludes. Ignored on the CPU.
+    pub gpu_spread_reuse_hint: i32,
 }
 
 /// Backend value `AUTO`.
@@ -45,6 +55,18 @@ pub const FARFIELD_BACKEND_AUTO: i32 = 0;
 pub const FARFIELD_BACKEND_CPU: i32 = 1;
 /// Backend value `CUDA`.
 pub const FARFIELD_BACKEND_CUDA: i32 = 2;
+/// `gpu_method`: chosen at `setpts` (default).
+pub const FARFIELD_GPU_METHOD_AUTO: i32 = 0;
+/// `gpu_method`: particle-based with global atomics (GM).
+pub const FARFIELD_GPU_METHOD_GM: i32 = 1;
+/// `gpu_method`: GM after a device bin sort of the points (GM-sort).
+pub const FARFIELD_GPU_METHOD_GM_SORT: i32 = 2;
+/// `gpu_method`: bin subproblems spread into shared-memory tiles (SM).
+pub const FARFIELD_GPU_METHOD_SM: i32 = 3;
+/// `gpu_method`: CSR single-mesh sparse matrix with warp-shuffle reductions.
+pub const FARFIELD_GPU_METHOD_CSR: i32 = 4;
+/// `gpu_method`: group mesh (64 grid points per group).
+pub const FARFIELD_GPU_METHOD_GROUP: i32 = 5;
 /// Kernel value: exponential of semicircle.
 pub const FARFIELD_KERNEL_ES: i32 = 0;
 /// Kernel value: Gaussian with fast Gaussian gridding.
@@ -65,6 +87,8 @@ impl Default for NufftOpts {
             spread_max_subprob_size: 0,
             backend: FARFIELD_BACKEND_AUTO,
             points_by_reference: 0,
+            gpu_method: FARFIELD_GPU_METHOD_AUTO,
+            gpu_spread_reuse_hint: 0,
         }
     }
 }

@@ -126,6 +126,12 @@ impl<T: Real> NufftPlan<T> {
         if opts.spread_max_subprob_size < 0 {
             return Err(Error::InvalidArg("opts.spread_max_subprob_size is negative".into()));
         }
+        if !(0..=5).contains(&opts.gpu_method) {
+            return Err(Error::InvalidArg(format!("opts.gpu_method = {} is not 0 (auto) … 5", opts.gpu_method)));
+        }
+        if opts.gpu_spread_reuse_hint < 0 {
+            return Err(Error::InvalidArg(format!("opts.gpu_spread_reuse_hint = {} is negative", opts.gpu_spread_reuse_hint)));
+        }
         if !(opts.upsampfac == 0.0 || (opts.upsampfac > 1.0 && opts.upsampfac <= 4.0)) {
             return Err(Error::InvalidArg(format!("opts.upsampfac = {} is not 0 (auto) or in (1, 4]", opts.upsampfac)));
         }
