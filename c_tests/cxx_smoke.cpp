@@ -15,7 +15,7 @@
 
 static_assert(std::is_same_v<farfield_complex, std::complex<double>>);
 static_assert(std::is_same_v<farfield_complexf, std::complex<float>>);
-static_assert(sizeof(farfield_nufft_opts) == 40);
+static_assert(sizeof(farfield_nufft_opts) == 48);
 static_assert(sizeof(farfield_nufft_info) == 64);
 static_assert(std::is_trivially_copyable_v<farfield_nufft_opts>);
 
