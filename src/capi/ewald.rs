@@ -18,7 +18,7 @@
 //! Thread safety: different plans may be used concurrently; calls on one plan are serialised
 //! by a lock inside the plan.
 
-use super::{guard, non_null, slice_in, slice_out};
+use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::ewald::{EwaldOpts, EwaldPlan, Method, Overrides};
 use crate::fft::FFTW_ESTIMATE;
@@ -346,24 +346,16 @@ pub unsafe extern "C" fn farfield_ewald_get_params(plan: farfield_ewald_plan, ou
 /// `plan` must be NULL or a live plan from `farfield_ewald_makeplan`, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_ewald_destroy(plan: farfield_ewald_plan) -> c_int {
-    guard(|| {
-        if !plan.is_null() {
-            drop(Box::from_raw(plan));
-        }
-        Ok(())
-    })
+    destroy_boxed(plan)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::*;
-    use std::ffi::CStr;
     use std::ptr::{null, null_mut};
 
-    fn msg() -> String {
-        unsafe { CStr::from_ptr(crate::capi::farfield_last_error_message()) }.to_str().unwrap().to_string()
-    }
+    use crate::capi::last_error_message as msg;
 
     const CUBE: [f64; 9] = [2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0];
 

@@ -21,7 +21,7 @@
 //! serialised by its lock. The plan keeps work arrays between calls (reused when `n` does not
 //! grow).
 
-use super::{guard, non_null, slice_in, slice_out};
+use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::fmm::{params, Backend, Boundary, FmmOpts, FmmPlan};
 use std::ffi::c_int;
@@ -320,24 +320,16 @@ pub unsafe extern "C" fn farfield_fmm_get_params(plan: farfield_fmm_plan, params
 /// `plan` must be NULL or a live plan from `farfield_fmm_makeplan`, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_fmm_destroy(plan: farfield_fmm_plan) -> c_int {
-    guard(|| {
-        if !plan.is_null() {
-            drop(Box::from_raw(plan));
-        }
-        Ok(())
-    })
+    destroy_boxed(plan)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::*;
-    use std::ffi::CStr;
     use std::ptr::{null, null_mut};
 
-    fn last_msg() -> String {
-        unsafe { CStr::from_ptr(crate::capi::farfield_last_error_message()) }.to_str().unwrap().to_string()
-    }
+    use crate::capi::last_error_message as last_msg;
 
     fn make(boundary: c_int, b: Option<&[f64; 9]>, tol: f64, o: *const farfield_fmm_opts) -> (c_int, farfield_fmm_plan) {
         let mut p: farfield_fmm_plan = 0x1 as farfield_fmm_plan; // must be reset to NULL

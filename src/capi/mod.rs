@@ -58,6 +58,26 @@ pub(crate) fn guard<F: FnOnce() -> Result<()>>(f: F) -> c_int {
     }
 }
 
+/// Frees a plan made by `Box::into_raw` (the body of every `farfield_*_destroy`); NULL is fine.
+///
+/// # Safety
+/// `plan` must be NULL or a live pointer from `Box::into_raw`, not used afterwards.
+pub(crate) unsafe fn destroy_boxed<P>(plan: *mut P) -> c_int {
+    guard(|| {
+        if !plan.is_null() {
+            drop(Box::from_raw(plan));
+        }
+        Ok(())
+    })
+}
+
+/// This thread's last error detail as a `String` (for the C API's unit tests).
+#[cfg(test)]
+pub(crate) fn last_error_message() -> String {
+    // SAFETY: the pointer is this thread's NUL-terminated message.
+    unsafe { std::ffi::CStr::from_ptr(last_error_ptr()) }.to_string_lossy().into_owned()
+}
+
 /// Checks a pointer argument for NULL, naming it in the error.
 pub(crate) fn non_null<P>(p: *const P, name: &str) -> Result<()> {
     if p.is_null() {

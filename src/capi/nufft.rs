@@ -8,7 +8,7 @@
 //! Thread safety: different plans may be used concurrently; concurrent calls on one plan are
 //! serialised by a lock inside the plan.
 
-use super::{guard, non_null, slice_in, slice_out};
+use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::nufft::{NufftInfo, NufftOpts, NufftPlan};
 use crate::real::Real;
@@ -163,12 +163,7 @@ pub unsafe extern "C" fn farfield_nufft_get_info(plan: farfield_nufft_plan, info
 /// Destroys a double-precision plan and frees its memory. NULL is fine. Returns 0.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_destroy(plan: farfield_nufft_plan) -> c_int {
-    guard(|| {
-        if !plan.is_null() {
-            drop(Box::from_raw(plan));
-        }
-        Ok(())
-    })
+    destroy_boxed(plan)
 }
 
 /// Single-precision [`farfield_nufft_makeplan`] (tolerances below 1e-7 are clamped with a
@@ -220,12 +215,7 @@ pub unsafe extern "C" fn farfield_nufftf_get_info(plan: farfield_nufftf_plan, in
 /// Single-precision [`farfield_nufft_destroy`].
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_destroy(plan: farfield_nufftf_plan) -> c_int {
-    guard(|| {
-        if !plan.is_null() {
-            drop(Box::from_raw(plan));
-        }
-        Ok(())
-    })
+    destroy_boxed(plan)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! matter. Units are the caller's (`φ` in units of `ρ·length²`; multiply by `1/ε₀` or a
 //! Coulomb constant as needed).
 
-use super::{guard, non_null, slice_in, slice_out};
+use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::fft::FFTW_ESTIMATE;
 use crate::poisson::{Method, PoissonOpts, PoissonPlan};
@@ -205,12 +205,7 @@ pub unsafe extern "C" fn farfield_poisson_execute(
 /// `plan` must be NULL or a live plan from `farfield_poisson_makeplan`, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_poisson_destroy(plan: farfield_poisson_plan) -> c_int {
-    guard(|| {
-        if !plan.is_null() {
-            drop(Box::from_raw(plan));
-        }
-        Ok(())
-    })
+    destroy_boxed(plan)
 }
 
 #[cfg(test)]

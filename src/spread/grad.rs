@@ -166,34 +166,10 @@ impl<T: Real> Spreader<T> {
         }
     }
 
-    /// Adds a real box with corner `lo` into the periodic grid, locking one stripe at a time
-    /// (as the complex wrap-add of `mod.rs`).
+    /// Adds a real box with corner `lo` into the periodic grid (the complex wrap-add's
+    /// striped locking, [`Spreader::wrap_add_with`]).
     fn wrap_add_real(&self, bx: &[T], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<T>) {
-        let nf = self.nf;
-        let wrap = |v: isize, n: usize| -> usize { v.rem_euclid(n as isize) as usize };
-        for kz in 0..bsz[2] {
-            let gz = wrap(lo[2] + kz as isize, nf[2]);
-            for jy in 0..bsz[1] {
-                let gy = wrap(lo[1] + jy as isize, nf[1]);
-                let rowbase = nf[0] * (gy + nf[1] * gz);
-                let src = &bx[bsz[0] * (jy + bsz[1] * kz)..bsz[0] * (jy + 1 + bsz[1] * kz)];
-                let mut i = 0usize;
-                while i < bsz[0] {
-                    let gx = wrap(lo[0] + i as isize, nf[0]);
-                    let gidx = rowbase + gx;
-                    let stripe = gidx / self.stripe;
-                    let run = (bsz[0] - i).min(nf[0] - gx).min((stripe + 1) * self.stripe - gidx);
-                    let _guard = self.locks[stripe].lock().unwrap_or_else(|e| e.into_inner());
-                    // SAFETY: indices gidx..gidx+run are inside the grid and inside one stripe,
-                    // whose lock we hold.
-                    let dst = unsafe { std::slice::from_raw_parts_mut(grid.0.add(gidx), run) };
-                    for (d, s) in dst.iter_mut().zip(&src[i..i + run]) {
-                        *d += *s;
-                    }
-                    i += run;
-                }
-            }
-        }
+        self.wrap_add_with(bx, lo, bsz, grid, |d, s| *d += *s);
     }
 
     /// Interpolates the real 3D grid `grid` (length nf1·nf2·nf3, x fastest) and its gradient at

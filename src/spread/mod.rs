@@ -499,6 +499,17 @@ impl<T: Real> Spreader<T> {
     /// Adds a box with corner `lo` and sizes `bsz` into the periodic grid, locking one stripe
     /// at a time.
     fn wrap_add(&self, bx: &[[T; 2]], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<Complex<T>>) {
+        self.wrap_add_with(bx, lo, bsz, grid, |d, s| {
+            d.re += s[0];
+            d.im += s[1];
+        });
+    }
+
+    /// The wrap-add of boxes of any element type `S` into a grid of `D`: each x-row of the box
+    /// is split into contiguous runs that stay inside one grid row and one lock stripe, and
+    /// `add(grid value, box value)` is applied under that stripe's lock.
+    #[inline(always)]
+    pub(super) fn wrap_add_with<S, D>(&self, bx: &[S], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<D>, add: impl Fn(&mut D, &S)) {
         let nf = self.nf;
         let wrap = |v: isize, n: usize| -> usize { v.rem_euclid(n as isize) as usize };
         for kz in 0..bsz[2] {
@@ -507,7 +518,6 @@ impl<T: Real> Spreader<T> {
                 let gy = wrap(lo[1] + jy as isize, nf[1]);
                 let rowbase = nf[0] * (gy + nf[1] * gz);
                 let src = &bx[bsz[0] * (jy + bsz[1] * kz)..bsz[0] * (jy + 1 + bsz[1] * kz)];
-                // split the x-row into contiguous runs that stay inside one grid row and stripe
                 let mut i = 0usize;
                 while i < bsz[0] {
                     let gx = wrap(lo[0] + i as isize, nf[0]);
@@ -519,8 +529,7 @@ impl<T: Real> Spreader<T> {
                     // whose lock we hold; no other thread touches them meanwhile.
                     let dst = unsafe { std::slice::from_raw_parts_mut(grid.0.add(gidx), run) };
                     for (d, s) in dst.iter_mut().zip(&src[i..i + run]) {
-                        d.re += s[0];
-                        d.im += s[1];
+                        add(d, s);
                     }
                     i += run;
                 }

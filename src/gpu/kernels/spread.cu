@@ -336,18 +336,37 @@ __device__ __forceinline__ int ff_wrap(int i, int n) {
     return i < 0 ? i + n : i;
 }
 
+// Grid index (periodic) of element e of a tile with origin org and sizes tsz (x fastest).
+template <int DIM>
+__device__ __forceinline__ int ff_tile_to_grid(const FfGeom& geo, const int* org, const int* tsz, int e) {
+    const int gxi = ff_wrap(org[0] + e % tsz[0], geo.nf[0]);
+    const int gyi = DIM > 1 ? ff_wrap(org[1] + (e / tsz[0]) % tsz[1], geo.nf[1]) : 0;
+    const int gzi = DIM > 2 ? ff_wrap(org[2] + e / (tsz[0] * tsz[1]), geo.nf[2]) : 0;
+    return gxi + geo.nf[0] * (gyi + geo.nf[1] * gzi);
+}
+
+// The SM block's subproblem: its point count *n and first sorted index *first, the tile's
+// origin and sizes; returns the number of tile elements.
+template <int DIM>
+__device__ __forceinline__ int ff_sm_subproblem(const FfGeom& geo, int w, const unsigned* binstart, const unsigned* count,
+                                                const int* sub_bin, const int* sub_off, int maxsub, int* n,
+                                                unsigned* first, int* org, int* tsz) {
+    const int b = sub_bin[blockIdx.x];
+    const int off = sub_off[blockIdx.x];
+    *n = ff_imin(maxsub, (int)count[b] - off);
+    *first = binstart[b] + (unsigned)off;
+    ff_tile<DIM>(geo, w, b, org, tsz);
+    return tsz[0] * tsz[1] * tsz[2];
+}
+
 template <typename T, int DIM>
 __device__ void ff_sm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* idx,
                              const unsigned* binstart, const unsigned* count, const int* sub_bin, const int* sub_off,
                              int maxsub, const T* c, T* grid) {
     FF_DYN_SHARED(T, tile);
-    const int b = sub_bin[blockIdx.x];
-    const int off = sub_off[blockIdx.x];
-    const int n = ff_imin(maxsub, (int)count[b] - off);
-    const unsigned first = binstart[b] + (unsigned)off;
-    int org[3], tsz[3];
-    ff_tile<DIM>(geo, ker.w, b, org, tsz);
-    const int ntile = tsz[0] * tsz[1] * tsz[2];
+    int n, org[3], tsz[3];
+    unsigned first;
+    const int ntile = ff_sm_subproblem<DIM>(geo, ker.w, binstart, count, sub_bin, sub_off, maxsub, &n, &first, org, tsz);
     for (int e = threadIdx.x; e < 2 * ntile; e += blockDim.x) tile[e] = (T)0;
     __syncthreads();
     const int w = ker.w;
@@ -373,13 +392,7 @@ __device__ void ff_sm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy,
     }
     __syncthreads();
     for (int e = threadIdx.x; e < ntile; e += blockDim.x) {
-        const int ex = e % tsz[0];
-        const int ey = (e / tsz[0]) % tsz[1];
-        const int ez = e / (tsz[0] * tsz[1]);
-        const int gxi = ff_wrap(org[0] + ex, geo.nf[0]);
-        const int gyi = DIM > 1 ? ff_wrap(org[1] + ey, geo.nf[1]) : 0;
-        const int gzi = DIM > 2 ? ff_wrap(org[2] + ez, geo.nf[2]) : 0;
-        T* p = grid + 2 * (gxi + geo.nf[0] * (gyi + geo.nf[1] * gzi));
+        T* p = grid + 2 * ff_tile_to_grid<DIM>(geo, org, tsz, e);
         const T vr = tile[2 * e], vi = tile[2 * e + 1];
         if (vr != (T)0 || vi != (T)0) {
             atomicAdd(p, vr);
@@ -393,21 +406,11 @@ __device__ void ff_sm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy,
                              const unsigned* binstart, const unsigned* count, const int* sub_bin, const int* sub_off,
                              int maxsub, const T* grid, T* c) {
     FF_DYN_SHARED(T, tile);
-    const int b = sub_bin[blockIdx.x];
-    const int off = sub_off[blockIdx.x];
-    const int n = ff_imin(maxsub, (int)count[b] - off);
-    const unsigned first = binstart[b] + (unsigned)off;
-    int org[3], tsz[3];
-    ff_tile<DIM>(geo, ker.w, b, org, tsz);
-    const int ntile = tsz[0] * tsz[1] * tsz[2];
+    int n, org[3], tsz[3];
+    unsigned first;
+    const int ntile = ff_sm_subproblem<DIM>(geo, ker.w, binstart, count, sub_bin, sub_off, maxsub, &n, &first, org, tsz);
     for (int e = threadIdx.x; e < ntile; e += blockDim.x) {
-        const int ex = e % tsz[0];
-        const int ey = (e / tsz[0]) % tsz[1];
-        const int ez = e / (tsz[0] * tsz[1]);
-        const int gxi = ff_wrap(org[0] + ex, geo.nf[0]);
-        const int gyi = DIM > 1 ? ff_wrap(org[1] + ey, geo.nf[1]) : 0;
-        const int gzi = DIM > 2 ? ff_wrap(org[2] + ez, geo.nf[2]) : 0;
-        const T* p = grid + 2 * (gxi + geo.nf[0] * (gyi + geo.nf[1] * gzi));
+        const T* p = grid + 2 * ff_tile_to_grid<DIM>(geo, org, tsz, e);
         tile[2 * e] = __ldg(p);
         tile[2 * e + 1] = __ldg(p + 1);
     }
