@@ -51,13 +51,14 @@ static void test_status_strings(void) {
                          FARFIELD_ERR_ALLOC,
                          FARFIELD_ERR_NO_POINTS,
                          FARFIELD_ERR_NO_DEVICE,
-                         FARFIELD_ERR_FFT};
+                         FARFIELD_ERR_FFT,
+                         FARFIELD_ERR_RANGE};
     const int ncodes = (int)(sizeof codes / sizeof codes[0]);
     const char *unknown = farfield_status_string(-1);
     EXPECT(unknown != NULL && strlen(unknown) > 0);
     EXPECT(strcmp(farfield_status_string(99), unknown) == 0);
     EXPECT(strcmp(farfield_status_string(1), unknown) == 0);
-    EXPECT(strcmp(farfield_status_string(FARFIELD_ERR_FFT + 1), unknown) == 0);
+    EXPECT(strcmp(farfield_status_string(FARFIELD_ERR_RANGE + 1), unknown) == 0);
     EXPECT(strcmp(farfield_status_string(INT32_MAX), unknown) == 0);
     EXPECT(strcmp(farfield_status_string(INT32_MIN), unknown) == 0);
     for (int i = 0; i < ncodes; i++) {

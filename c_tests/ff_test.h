@@ -137,4 +137,74 @@ static inline double ff_rel_err_f(const float *a, const double *b, int64_t len) 
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* ---- isolation: a case in a forked child, under a watchdog and an address-space limit ----
+ * ff_isolated(name, fn, arg, extra_as_bytes, timeout_s) runs fn(arg) in a child process.
+ *  - timeout_s > 0: the child is killed by SIGALRM after that many seconds (a call that
+ *    never returns is reported as a hang);
+ *  - extra_as_bytes > 0: the child's address space (RLIMIT_AS) is limited to its current size
+ *    plus that many bytes, so every allocation larger than that fails; the library must then
+ *    return FARFIELD_ERR_ALLOC, never abort.
+ * fn returns the number of failed checks (0 = pass). The parent reports a signal (SIGABRT: an
+ * abort, e.g. "memory allocation failed"; SIGALRM: a hang; SIGSEGV: a crash) as a failure and
+ * returns the child's failures. POSIX only (Linux: the address-space size is read from
+ * /proc/self/statm). Under valgrind, run without the limit (valgrind reserves its own space). */
+#if defined(__unix__) || defined(__APPLE__)
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static inline size_t ff_address_space_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static inline int ff_isolated(const char *name, int (*fn)(void *), void *arg, size_t extra_as_bytes,
+                              unsigned timeout_s) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "%s: fork failed\n", name);
+        return 1;
+    }
+    if (pid == 0) {
+        if (extra_as_bytes > 0) {
+            struct rlimit rl;
+            rl.rlim_cur = rl.rlim_max = (rlim_t)(ff_address_space_bytes() + extra_as_bytes);
+            if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(120);
+        }
+        if (timeout_s > 0) alarm(timeout_s);
+        int fails = fn(arg);
+        fflush(stdout);
+        fflush(stderr);
+        _exit(fails > 100 ? 100 : fails);
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) < 0) {
+        fprintf(stderr, "%s: waitpid failed\n", name);
+        return 1;
+    }
+    if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        fprintf(stderr, "%s: child killed by signal %d (%s)\n", name, sig,
+                sig == SIGALRM ? "hang: watchdog expired" : sig == SIGABRT ? "abort" : "crash");
+        return 1;
+    }
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    if (code == 120) fprintf(stderr, "%s: setrlimit(RLIMIT_AS) failed\n", name);
+    if (code != 0) fprintf(stderr, "%s: %d failure(s)\n", name, code);
+    return code;
+}
+
+/* Runs one isolated case and counts its failures into ff_failures. */
+#define FF_ISOLATED(fn, arg, extra_as_bytes, timeout_s) \
+    (ff_failures += ff_isolated(#fn, fn, arg, extra_as_bytes, timeout_s))
+#endif
+
 #endif /* FF_TEST_H */

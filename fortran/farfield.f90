@@ -49,6 +49,7 @@ module farfield
   integer(c_int), parameter, public :: FARFIELD_ERR_NO_POINTS = 111
   integer(c_int), parameter, public :: FARFIELD_ERR_NO_DEVICE = 112
   integer(c_int), parameter, public :: FARFIELD_ERR_FFT = 113
+  integer(c_int), parameter, public :: FARFIELD_ERR_RANGE = 114  !< size/scale outside the supported range, or result overflow
 
   ! ---- option values and warning bits -----------------------------------------------------
   integer(c_int32_t), parameter, public :: FARFIELD_BACKEND_AUTO = 0
@@ -78,6 +79,7 @@ module farfield
   integer(c_int), parameter, public :: FARFIELD_FMM_OPEN = 0
   integer(c_int), parameter, public :: FARFIELD_FMM_PERIODIC = 1
   integer(c_int), parameter, public :: FARFIELD_FMM_MAX_ORDER = 40  !< largest expansion order (opts%order)
+  integer(c_int), parameter, public :: FARFIELD_MAX_THREADS = 1024  !< largest opts%nthreads
   integer(c_int), parameter, public :: FARFIELD_FMM_MAX_DEPTH = 20  !< largest tree depth (opts%depth)
   integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_AUTO = 0
   integer(c_int32_t), parameter, public :: FARFIELD_FMM_BACKEND_CPU = 1

@@ -35,6 +35,10 @@ pub const FARFIELD_ERR_NO_POINTS: i32 = 111;
 pub const FARFIELD_ERR_NO_DEVICE: i32 = 112;
 /// FFTW could not create a plan.
 pub const FARFIELD_ERR_FFT: i32 = 113;
+/// An input's size or scale is outside the range the method serves (the message states the
+/// limit and the value), or a result would not be representable in floating point (overflow or
+/// underflow at this scale): no output is written.
+pub const FARFIELD_ERR_RANGE: i32 = 114;
 
 /// Every failure the library reports. The variant decides the C status code
 /// ([`Error::code`]); the string is the detail returned by `farfield_last_error_message()`.
@@ -68,6 +72,8 @@ pub enum Error {
     NoDevice(String),
     /// See [`FARFIELD_ERR_FFT`].
     Fft(String),
+    /// See [`FARFIELD_ERR_RANGE`].
+    Range(String),
 }
 
 /// Result alias used throughout the crate.
@@ -91,6 +97,7 @@ impl Error {
             Error::NoPoints(_) => FARFIELD_ERR_NO_POINTS,
             Error::NoDevice(_) => FARFIELD_ERR_NO_DEVICE,
             Error::Fft(_) => FARFIELD_ERR_FFT,
+            Error::Range(_) => FARFIELD_ERR_RANGE,
         }
     }
 
@@ -110,7 +117,8 @@ impl Error {
             | Error::Alloc(s)
             | Error::NoPoints(s)
             | Error::NoDevice(s)
-            | Error::Fft(s) => s,
+            | Error::Fft(s)
+            | Error::Range(s) => s,
         }
     }
 }
@@ -133,6 +141,7 @@ pub fn status_string(code: i32) -> &'static str {
         FARFIELD_ERR_NO_POINTS => "execute called before setpts",
         FARFIELD_ERR_NO_DEVICE => "no CUDA device or driver found",
         FARFIELD_ERR_FFT => "FFTW could not create a plan",
+        FARFIELD_ERR_RANGE => "an input's size or scale is outside the supported range, or the result would overflow",
         _ => "unknown status code",
     }
 }
@@ -145,16 +154,55 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Largest number of elements of any single user-sized buffer (grid, mode list, point array):
+/// 2⁴⁰. Sizes derived from user input are compared with this (or a tighter, documented limit)
+/// before any loop or allocation depends on them, so no request can make a call run
+/// unboundedly long; the allocation itself still goes through `try_reserve`.
+pub const MAX_ELEMENTS: usize = 1 << 40;
+
+/// Reserves an empty vector with capacity for `n` elements, mapping allocation failure (or a
+/// byte size that overflows) to [`Error::Alloc`] with the byte count in the message.
+pub fn try_vec<T>(n: usize, what: &str) -> Result<Vec<T>> {
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| alloc_error::<T>(n, what))?;
+    Ok(v)
+}
+
+/// A vector of `n` copies of `value`, reserved fallibly (see [`try_vec`]).
+pub fn try_filled_vec<T: Clone>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let mut v = try_vec(n, what)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// Grows `v` by `additional` elements' capacity fallibly (see [`try_vec`]).
+pub fn try_grow<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+    v.try_reserve(additional).map_err(|_| alloc_error::<T>(v.len().saturating_add(additional), what))
+}
+
+/// The [`Error::Alloc`] for `n` elements of `T`.
+pub fn alloc_error<T>(n: usize, what: &str) -> Error {
+    let size = std::mem::size_of::<T>();
+    match n.checked_mul(size) {
+        Some(b) => Error::Alloc(format!("could not allocate {what}: {b} bytes ({n} elements of {size} bytes)")),
+        None => Error::Alloc(format!("could not allocate {what}: {n} elements of {size} bytes overflow the address space")),
+    }
+}
+
+/// Checks that every value of a result is finite; a result that is not is never returned
+/// with status 0 (→ [`Error::Range`], naming `what`, the first bad index and the likely cause).
+pub fn ensure_finite(values: &[f64], what: &str) -> Result<()> {
+    match values.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(i) => Err(Error::Range(format!(
+            "{what}[{i}] = {:e} is not finite: the inputs' scale makes the result overflow or underflow in double precision",
+            values[i]
+        ))),
+    }
+}
+
 /// Reserves a zero-initialised vector of `n` elements, mapping allocation failure (or a
 /// byte size that overflows) to [`Error::Alloc`] instead of aborting the process.
 pub fn try_zeroed_vec<T: Clone + Default>(n: usize, what: &str) -> Result<Vec<T>> {
-    let mut v: Vec<T> = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
-        Error::Alloc(format!(
-            "could not allocate {what}: {n} elements of {} bytes",
-            std::mem::size_of::<T>()
-        ))
-    })?;
-    v.resize(n, T::default());
-    Ok(v)
+    try_filled_vec(n, T::default(), what)
 }

@@ -6,6 +6,10 @@
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 
+/// Largest `nthreads` a plan accepts (`FARFIELD_MAX_THREADS` in C): more than any
+/// shared-memory node has cores, small enough that the pool's stacks always fit.
+pub const MAX_THREADS: usize = 1024;
+
 /// A plan's thread configuration.
 pub struct Threads {
     pool: Option<rayon::ThreadPool>,
@@ -13,11 +17,18 @@ pub struct Threads {
 }
 
 impl Threads {
-    /// `nthreads = 0` means all cores (`std::thread::available_parallelism`).
-    /// Errors: [`Error::Internal`] if the pool cannot be built.
+    /// `nthreads = 0` means all cores (`std::thread::available_parallelism`), at most
+    /// [`MAX_THREADS`].
+    /// Errors: [`Error::InvalidArg`] above [`MAX_THREADS`]; [`Error::Alloc`] if the operating
+    /// system refuses to start the threads (the message names how many and why).
     pub fn new(nthreads: usize) -> Result<Self> {
+        if nthreads > MAX_THREADS {
+            return Err(Error::InvalidArg(format!(
+                "nthreads = {nthreads} exceeds the supported maximum of {MAX_THREADS} (0 = all cores)"
+            )));
+        }
         let n = if nthreads == 0 {
-            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_THREADS)
         } else {
             nthreads
         };
@@ -28,7 +39,7 @@ impl Threads {
             .num_threads(n)
             .thread_name(|i| format!("farfield-{i}"))
             .build()
-            .map_err(|e| Error::Internal(format!("could not start {n} threads: {e}")))?;
+            .map_err(|e| Error::Alloc(format!("the operating system could not start {n} threads: {e}")))?;
         Ok(Threads { pool: Some(pool), n })
     }
 

@@ -13,6 +13,11 @@ pub const FARFIELD_VERSION_MINOR: c_int = 1;
 /// Patch version.
 pub const FARFIELD_VERSION_PATCH: c_int = 0;
 
+/// Largest `opts.nthreads` any plan accepts; larger values return `FARFIELD_ERR_INVALID_ARG`.
+/// (0 = all cores, capped at this value.) A pool the operating system refuses to start returns
+/// `FARFIELD_ERR_ALLOC`.
+pub const FARFIELD_MAX_THREADS: c_int = 1024;
+
 /// Static, NUL-terminated description of a status code (never NULL; "unknown status code"
 /// for values that are not `FARFIELD_*` codes).
 #[no_mangle]
@@ -56,6 +61,11 @@ mod tests {
     fn version_matches_constants() {
         let v = unsafe { CStr::from_ptr(farfield_version()) }.to_str().unwrap();
         assert_eq!(v, format!("{FARFIELD_VERSION_MAJOR}.{FARFIELD_VERSION_MINOR}.{FARFIELD_VERSION_PATCH}"));
+    }
+
+    #[test]
+    fn max_threads_matches_the_pool_limit() {
+        assert_eq!(FARFIELD_MAX_THREADS as usize, crate::threads::MAX_THREADS);
     }
 
     #[test]
