@@ -77,6 +77,11 @@ typedef float _Complex farfield_complexf;
 // Patch version.
 #define FARFIELD_VERSION_PATCH 0
 
+// Largest `opts.nthreads` any plan accepts; larger values return `FARFIELD_ERR_INVALID_ARG`.
+// (0 = all cores, capped at this value.) A pool the operating system refuses to start returns
+// `FARFIELD_ERR_ALLOC`.
+#define FARFIELD_MAX_THREADS 1024
+
 // Status code of success.
 #define FARFIELD_OK 0
 
@@ -121,6 +126,11 @@ typedef float _Complex farfield_complexf;
 
 // FFTW could not create a plan.
 #define FARFIELD_ERR_FFT 113
+
+// An input's size or scale is outside the range the method serves (the message states the
+// limit and the value), or a result would not be representable in floating point (overflow or
+// underflow at this scale): no output is written.
+#define FARFIELD_ERR_RANGE 114
 
 // Backend value `AUTO`.
 #define FARFIELD_BACKEND_AUTO 0
