@@ -97,6 +97,11 @@ pub fn run(a: &SpreadBenchArgs) -> CliResult<()> {
     if !(1..=3).contains(&a.dim) {
         return Err("--dim must be 1, 2 or 3".into());
     }
+    // points: coordinates, strengths, outputs, sorted copies (CPU and device); grid: input,
+    // CPU and device outputs — an upper estimate, checked before anything is generated
+    let ng_f = (a.grid as f64).powi(a.dim as i32);
+    crate::mem::ensure_fits(a.m as f64 * (24.0 * a.dim as f64 + 96.0) + ng_f * 64.0,
+                            &format!("--m {} with --grid {} in {}D", a.m, a.grid, a.dim))?;
     let e = |e: farfield::Error| e.to_string();
     let nf = vec![a.grid; a.dim];
     let kernel = Kernel::for_tolerance(KernelKind::Es, a.tol, 2.0);

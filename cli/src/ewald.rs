@@ -191,6 +191,9 @@ pub fn load(args: &EwaldArgs) -> CliResult<System> {
             if args.nacl_cells == 0 {
                 return Err("--nacl-cells must be at least 1".into());
             }
+            // 8k³ ions; inputs, outputs and the plan's per-charge arrays stay below ~1 kB each
+            let ions = 8.0 * (args.nacl_cells as f64).powi(3);
+            crate::mem::ensure_fits(ions * 1024.0, &format!("--nacl-cells {} ({ions:e} ions)", args.nacl_cells))?;
             Ok(system::nacl(args.nacl_cells, NACL_A))
         }
     }

@@ -218,8 +218,8 @@ pub fn solve(xyz: &[f64], q: &[f64], boundary: Boundary, tol: f64, opts: &FmmOpt
     let t = Instant::now();
     let mut plan = FmmPlan::new(boundary, tol, opts).map_err(|e| format!("fmm plan: {e}"))?;
     let plan_s = t.elapsed().as_secs_f64();
-    let mut phi = vec![0.0; n];
-    let mut field = vec![0.0; 3 * n];
+    let mut phi = crate::mem::try_vec(n, 0.0, "potentials")?;
+    let mut field = crate::mem::try_vec(3 * n, 0.0, "fields")?;
     let mut best: Option<(f64, FmmStats, f64)> = None;
     for _ in 0..reps.max(1) {
         let t = Instant::now();
@@ -407,6 +407,9 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         Some(dir) => load_input(dir, args.periodic)?,
         None => {
             let n = parse_count(args.n.as_deref().unwrap_or("0")).map_err(|e| format!("--n: {e}"))?;
+            // positions, charges, potentials, fields, the tree's sorted copies and the
+            // reference: well under 512 bytes per particle
+            crate::mem::ensure_fits(n as f64 * 512.0, &format!("--n {n}"))?;
             let (xyz, q) = generate(args.dist, n, args.seed, args.periodic);
             Particles { name: args.dist.name().into(), xyz, q, side: args.periodic.then_some(1.0) }
         }

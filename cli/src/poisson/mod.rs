@@ -248,6 +248,11 @@ pub fn run(a: &PoissonArgs) -> CliResult<()> {
     let reps = a.reps as usize;
     let flags = fftw_flags(a.fftw);
     let opts = PoissonOpts { nthreads: a.threads, fftw_flags: flags, ..PoissonOpts::default() };
+    // per node: source, exact solution, potential and field (6 doubles), the FFT pair of the
+    // doubled grid timed alongside (2 · 8 · 16 bytes), and the plan's Green's function and
+    // scratch — on the 4N precomputation grid for Vico–Greengard (64 · 16 bytes)
+    let per_node = 48.0 + 256.0 + if method == MethodArg::Vico { 1024.0 } else { 256.0 };
+    crate::mem::ensure_fits((n as f64).powi(3) * per_node, &format!("--n {n}"))?;
 
     let t0 = Instant::now();
     let tc = source.make(n);
