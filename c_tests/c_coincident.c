@@ -19,7 +19,7 @@ static int ew_coinc(int method, const double *xyz, const double *q, int64_t n, c
     farfield_ewald_opts o;
     farfield_ewald_default_opts(&o);
     o.nthreads = 1;
-    o.order_or_support = method == FARFIELD_EWALD_DIRECT ? 0 : 8;
+    o.order_or_support = method == FARFIELD_EWALD_SPECTRAL ? 16 : method == FARFIELD_EWALD_SPME ? 8 : 0;
     farfield_ewald_plan p = NULL;
     int s = farfield_ewald_makeplan(method, box, n, 1e-8, &p, &o);
     if (s == FARFIELD_OK && np > 0) s = farfield_ewald_set_exclusions(p, np, pairs);

@@ -34,7 +34,7 @@ static void ewald_cases(void) {
     farfield_ewald_opts o;
     farfield_ewald_default_opts(&o);
     o.nthreads = 1;
-    o.order_or_support = 6;
+    o.order_or_support = 10; /* the order the automatic choice takes at the floor (one table) */
     farfield_ewald_plan p = NULL;
     farfield_ewald_params prm;
     /* SPME at tol 1e-20 picked a 720^3 grid (3 GB) with an estimated error of 5.4e-7 */
@@ -50,6 +50,14 @@ static void ewald_cases(void) {
     EXPECT_STATUS(farfield_ewald_get_params(p, &prm), FARFIELD_OK);
     EXPECT(prm.warnings == 0 && prm.tol_used == 1e-6);
     farfield_ewald_destroy(p);
+    /* an override that keeps the estimated error above tol is reported, not silent */
+    o.order_or_support = 4;
+    o.grid[0] = o.grid[1] = o.grid[2] = 16;
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 100, 1e-10, &p, &o), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_get_params(p, &prm), FARFIELD_OK);
+    EXPECT(prm.warnings == FARFIELD_EWALD_WARN_TOL_NOT_MET && prm.est_rel_err > 1e-10);
+    farfield_ewald_destroy(p);
+    o.order_or_support = 10;
     /* grid limits: RANGE (documented), not MODES */
     o.grid[0] = (int64_t)1 << 17, o.grid[1] = o.grid[2] = 16;
     EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 100, 1e-6, &p, &o), FARFIELD_ERR_RANGE);

@@ -13,7 +13,7 @@
 /* Ewald (issue 10, classes 5 and 7): NaCl (8 ions, conventional cell of side L, shifted off
  * the lattice planes) at L = 1e-150 … 1e150: energy·L equals its value at L = 1 to the
  * requested tol for every method; results that are not representable give FARFIELD_ERR_RANGE
- * and leave the outputs untouched. Fixed window order (one error-model table per method). */
+ * and leave the outputs untouched. Fixed window (one error-model table per method). */
 static void ew_nacl(double l, double *xyz, double *q) {
     static const double fcc[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
     for (int s = 0; s < 2; s++)
@@ -32,7 +32,8 @@ static int ew_energy(int method, double l, double tol, double *u, double *f) {
     farfield_ewald_opts o;
     farfield_ewald_default_opts(&o);
     o.nthreads = 1;
-    o.order_or_support = method == FARFIELD_EWALD_DIRECT ? 0 : 8;
+    /* the windows the automatic choice takes at this tol (one error-model table each) */
+    o.order_or_support = method == FARFIELD_EWALD_SPECTRAL ? 16 : method == FARFIELD_EWALD_SPME ? 8 : 0;
     farfield_ewald_plan p = NULL;
     int s = farfield_ewald_makeplan(method, box, 8, tol, &p, &o);
     if (s == FARFIELD_OK) s = farfield_ewald_execute(p, 8, xyz, q, NULL, f, u, NULL);

@@ -76,6 +76,8 @@ module farfield
   integer(c_int), parameter, public :: FARFIELD_EWALD_DIRECT = 2
   !> Largest npairs of farfield_ewald_set_exclusions (2^40).
   integer(c_int64_t), parameter, public :: FARFIELD_EWALD_MAX_EXCLUSIONS = 1099511627776_c_int64_t
+  !> Warning bit of farfield_ewald_params%warnings: overrides keep est_rel_err above tol_used.
+  integer(c_int32_t), parameter, public :: FARFIELD_EWALD_WARN_TOL_NOT_MET = 2
 
   ! ---- FMM boundaries (argument `boundary` of farfield_fmm_makeplan) and backends ------------
   integer(c_int), parameter, public :: FARFIELD_FMM_OPEN = 0

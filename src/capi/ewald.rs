@@ -103,12 +103,17 @@ pub struct farfield_ewald_params {
     /// and SPME, 1e-14 for the direct sum) when below it. Appended in 0.x (issue 10).
     pub tol_used: f64,
     /// Bit set of warnings: `FARFIELD_WARN_TOL_CLAMPED` (the tolerance was raised to
-    /// `tol_used`). Appended in 0.x (issue 10).
+    /// `tol_used`), `FARFIELD_EWALD_WARN_TOL_NOT_MET` (the overrides in `opts` keep the
+    /// estimated error `est_rel_err` above `tol_used`). Appended in 0.x (issue 10).
     pub warnings: i32,
 }
 
+/// Warning bit of `farfield_ewald_params.warnings`: the caller's overrides (`opts.order_or_support`,
+/// `opts.grid`, `opts.xi`, `opts.rc`) keep the estimated error `est_rel_err` above `tol_used`.
+pub const FARFIELD_EWALD_WARN_TOL_NOT_MET: i32 = 2;
+
 /// Largest `npairs` of `farfield_ewald_set_exclusions`: 2^40.
-pub const FARFIELD_EWALD_MAX_EXCLUSIONS: i64 = 1 << 40;
+pub const FARFIELD_EWALD_MAX_EXCLUSIONS: i64 = 1_099_511_627_776;
 const MAX_EXCLUSIONS: i64 = FARFIELD_EWALD_MAX_EXCLUSIONS;
 
 /// Opaque Ewald plan (C: `farfield_ewald_plan`, a pointer to this).
@@ -431,6 +436,7 @@ mod tests {
 
     #[test]
     fn opts_layout_and_defaults() {
+        assert_eq!(FARFIELD_EWALD_WARN_TOL_NOT_MET, crate::ewald::WARN_TOL_NOT_MET);
         assert_eq!(std::mem::size_of::<farfield_ewald_opts>(), 56);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, xi), 16);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, grid), 32);
@@ -715,6 +721,16 @@ mod tests {
                 unsafe { farfield_ewald_destroy(p) };
             }
         }
+        // an override that keeps the error above tol: a warning, not silence
+        let mut ow = o;
+        ow.order_or_support = 4;
+        let (s, p) = make(FARFIELD_EWALD_SPECTRAL, &b10, 100, 1e-10, &ow);
+        assert_eq!(s, 0);
+        let mut prm = farfield_ewald_params::default();
+        unsafe { farfield_ewald_get_params(p, &mut prm) };
+        assert_eq!(prm.warnings, FARFIELD_EWALD_WARN_TOL_NOT_MET, "{prm:?}");
+        assert!(prm.est_rel_err > 1e-10);
+        unsafe { farfield_ewald_destroy(p) };
         let mut ox = o;
         ox.xi = 1e300;
         assert_eq!(make(FARFIELD_EWALD_SPME, &b10, 100, 1e-6, &ox).0, FARFIELD_ERR_RANGE);

@@ -92,7 +92,7 @@ impl DirectKspace {
         });
         if over || count > super::params::MAX_DIRECT_MODES {
             return Err(crate::Error::Range(format!(
-                "the direct sum needs more than 2^26 wave vectors for this cell and cutoff k_c = {:e}; use SPME or spectral Ewald",
+                "the direct sum needs more than 2^26 wave vectors for this cell and cutoff k_c = {:.3e}; use SPME or spectral Ewald",
                 self.kc
             )));
         }

@@ -126,8 +126,17 @@ unsafe impl<E> Sync for Shared<E> {}
 /// `FARFIELD_WARN_TOL_CLAMPED`).
 pub const WARN_TOL_CLAMPED: i32 = crate::nufft::options::FARFIELD_WARN_TOL_CLAMPED;
 
+/// Warning bit of [`EwaldParams::warnings`]: the caller's overrides (window, grid, `ξ`, `r_c`)
+/// keep the estimated error above the tolerance (`est_rel_err` says by how much).
+pub const WARN_TOL_NOT_MET: i32 = 2;
+
+/// The warning bits of a choice.
+fn warn_bits(c: &Chosen, tol_used: f64, clamped: i32) -> i32 {
+    clamped | if c.est_rel_err > 1.01 * tol_used { WARN_TOL_NOT_MET } else { 0 }
+}
+
 /// Smallest cell height relative to the cell's largest entry: 2⁻²⁰.
-pub const MIN_ASPECT: f64 = 1.0 / (1u64 << 20) as f64;
+pub(crate) const MIN_ASPECT: f64 = 1.0 / (1u64 << 20) as f64;
 
 /// Multiplication by `2^e` for any `e` in `−2200 … 2200` as two exact factors (exact unless
 /// the result overflows or falls into the subnormal range).
@@ -163,7 +172,7 @@ fn internal_box(cell: &[f64; 9], e: i32) -> Result<PeriodicBox> {
     let b = cell.map(|v| f.apply(v));
     let mi = b.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     let flat = |h: f64| Error::Range(format!(
-        "the cell is too flat: its smallest height is {h:e} times its largest entry ({m:e}); the limit is 2^-20 = {MIN_ASPECT:e}"
+        "the cell is too flat: its smallest height is {h:.3e} times its largest entry ({m:e}); the limit is 2^-20 = {MIN_ASPECT:.3e}"
     ));
     for i in [0, 4, 8] {
         if !(b[i] >= MIN_ASPECT * mi) {
@@ -208,7 +217,7 @@ fn scale_out(v: &mut [f64], f: Pow2, what: &str) -> Result<()> {
     let my = v.iter().fold(0.0f64, |a, x| a.max(x.abs()));
     if mx > 0.0 && my < f64::MIN_POSITIVE {
         return Err(Error::Range(format!(
-            "{what} underflows: its largest magnitude is {my:e}, below the smallest normal double, at this cell and charge scale"
+            "{what} underflows: its largest magnitude is {my:.3e}, below the smallest normal double, at this cell and charge scale"
         )));
     }
     Ok(())
@@ -267,7 +276,7 @@ pub struct EwaldParams {
     pub kspace_s: f64,
     /// Tolerance in use (the request raised to [`params::min_tol`] if below it).
     pub tol_used: f64,
-    /// Bit set of warnings ([`WARN_TOL_CLAMPED`]).
+    /// Bit set of warnings ([`WARN_TOL_CLAMPED`], [`WARN_TOL_NOT_MET`]).
     pub warnings: i32,
 }
 
@@ -381,6 +390,7 @@ impl EwaldPlan {
         let ov = internal_overrides(&opts.overrides, scale_e)?;
         let threads = Threads::new(opts.nthreads)?;
         let chosen = params::choose(method, &bx, n_max, tol_used, &ov)?;
+        let warnings = warn_bits(&chosen, tol_used, warnings);
         let real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(tol_used), method == Method::Direct);
         let kspace = build_kspace(method, &bx, &chosen, opts, threads.count())?;
         let params = make_params(method, &bx, &chosen, scale_e, tol_used, warnings);
@@ -388,7 +398,8 @@ impl EwaldPlan {
             eprintln!(
                 "[farfield ewald] {method:?} n_max {n_max} tol {tol:e}{}: xi {:e} rc {:e} grid {:?} order {} eta {:.4} kc {:e} \
                  est. rel. error {:.2e} threads {}",
-                if warnings & WARN_TOL_CLAMPED != 0 { format!(" [warning: tol raised to {tol_used:e}, the method's limit]") } else { String::new() },
+                if warnings & WARN_TOL_CLAMPED != 0 { format!(" [warning: tol raised to {tol_used:e}, the method's limit]") } else { String::new() }
+                    + if warnings & WARN_TOL_NOT_MET != 0 { " [warning: the overrides keep the estimated error above tol]" } else { "" },
                 params.xi, params.rc, params.grid, params.order, params.eta, params.kc, params.est_rel_err, threads.count()
             );
         }
@@ -422,7 +433,7 @@ impl EwaldPlan {
         let half = Pow2::new(e).apply(0.5 * bx.min_height());
         if ov.rc > 0.0 && ov.rc > half * (1.0 + 1e-12) {
             return Err(Error::InvalidArg(format!(
-                "cutoff rc = {:e} exceeds half the smallest height ({half:e}) of the box; use a smaller cutoff or a larger box",
+                "cutoff rc = {:e} exceeds half the smallest height ({half:.6e}) of the box; use a smaller cutoff or a larger box",
                 ov.rc
             )));
         }
@@ -462,14 +473,14 @@ impl EwaldPlan {
         let bx = internal_box(cell, e)?;
         Self::check_rc(&self.opts.overrides, &bx, e)?;
         let ov = internal_overrides(&self.opts.overrides, e)?;
-        let (tol_used, warnings) = (self.params.tol_used, self.params.warnings);
+        let (tol_used, clamped) = (self.params.tol_used, self.params.warnings & WARN_TOL_CLAMPED);
         if e == self.scale_e && params::still_accurate(self.method, &bx, self.n_max, self.tol, &self.chosen) {
             match &mut self.kspace {
                 KSpace::Spectral(s) => s.set_box(&bx)?,
                 KSpace::Spme(s) => s.set_box(&bx)?,
                 KSpace::Direct(d) => d.set_box(&bx)?,
             }
-            self.params.eta = make_params(self.method, &bx, &self.chosen, e, tol_used, warnings).eta;
+            self.params.eta = make_params(self.method, &bx, &self.chosen, e, tol_used, 0).eta;
             self.bx = bx;
             self.user_box = user_box;
             return Ok(());
@@ -478,7 +489,7 @@ impl EwaldPlan {
         let kspace = build_kspace(self.method, &bx, &chosen, &self.opts, self.threads.count())?;
         self.real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(self.tol), self.method == Method::Direct);
         self.kspace = kspace;
-        self.params = make_params(self.method, &bx, &chosen, e, tol_used, warnings);
+        self.params = make_params(self.method, &bx, &chosen, e, tol_used, warn_bits(&chosen, tol_used, clamped));
         self.chosen = chosen;
         self.bx = bx;
         self.user_box = user_box;

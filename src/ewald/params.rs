@@ -369,13 +369,13 @@ fn max_xit(w: Window, bound: f64) -> f64 {
 }
 
 /// Largest grid size per axis of the particle-mesh methods (and of `opts.grid`): 2¹⁶.
-pub const MAX_GRID_AXIS: usize = 1 << 16;
+pub(crate) const MAX_GRID_AXIS: usize = 1 << 16;
 /// Largest number of grid points `K_1 K_2 K_3` of the particle-mesh methods: 2³³.
-pub const MAX_GRID_POINTS: usize = 1 << 33;
+pub(crate) const MAX_GRID_POINTS: usize = 1 << 33;
 /// Largest number of half-space wave vectors of the direct sum: 2²⁶.
-pub const MAX_DIRECT_MODES: usize = 1 << 26;
+pub(crate) const MAX_DIRECT_MODES: usize = 1 << 26;
 /// Largest `m_max` per axis of the direct sum (so `2 m_max + 1` modes per axis): 2²⁰.
-pub const MAX_DIRECT_MMAX: usize = 1 << 20;
+pub(crate) const MAX_DIRECT_MMAX: usize = 1 << 20;
 
 /// Smallest tolerance each method can reach in double precision with its error model (a
 /// smaller request is raised to this, with a warning readable from the plan).
@@ -393,7 +393,7 @@ const MIN_TOL_DIRECT: f64 = 1e-14;
 pub fn check_grid(g: [f64; 3], what: &str) -> Result<[usize; 3]> {
     if let Some(d) = (0..3).find(|&d| !(g[d] <= MAX_GRID_AXIS as f64)) {
         return Err(Error::Range(format!(
-            "{what} needs {:e} grid points along axis {d}, above the limit of {MAX_GRID_AXIS} per axis \
+            "{what} needs {:.3e} grid points along axis {d}, above the limit of {MAX_GRID_AXIS} per axis \
              (tolerance, box shape or the xi / rc override too demanding)",
             g[d]
         )));
@@ -401,7 +401,7 @@ pub fn check_grid(g: [f64; 3], what: &str) -> Result<[usize; 3]> {
     let tot = g[0] * g[1] * g[2];
     if !(tot <= MAX_GRID_POINTS as f64) {
         return Err(Error::Range(format!(
-            "{what} needs a grid of {} x {} x {} = {tot:e} points, above the limit of 2^33",
+            "{what} needs a grid of {:.3e} x {:.3e} x {:.3e} = {tot:.3e} points, above the limit of 2^33",
             g[0], g[1], g[2]
         )));
     }
@@ -457,7 +457,7 @@ pub fn choose(method: Method, bx: &PeriodicBox, n: usize, tol: f64, ov: &Overrid
     }
     if ov.rc > 0.0 && ov.rc > rmax * (1.0 + 1e-12) {
         return Err(Error::InvalidArg(format!(
-            "cutoff rc = {:e} exceeds half the smallest box height ({rmax:e}); use a smaller cutoff or a larger box",
+            "cutoff rc = {:e} exceeds half the smallest box height ({rmax:.6e}); use a smaller cutoff or a larger box",
             ov.rc
         )));
     }
@@ -614,7 +614,7 @@ pub fn direct_mmax(bx: &PeriodicBox, kc: f64) -> Result<[usize; 3]> {
     let mm = [0, 1, 2].map(|d| (kc * bx.lengths[d] / tp).floor());
     if let Some(d) = (0..3).find(|&d| !(mm[d] <= MAX_DIRECT_MMAX as f64)) {
         return Err(Error::Range(format!(
-            "the direct sum needs wave vectors up to |m_{d}| = {:e}, above the limit of 2^20 \
+            "the direct sum needs wave vectors up to |m_{d}| = {:.3e}, above the limit of 2^20 \
              (box too elongated or skewed for the tolerance, or the xi / rc override too demanding)",
             mm[d]
         )));
@@ -624,7 +624,7 @@ pub fn direct_mmax(bx: &PeriodicBox, kc: f64) -> Result<[usize; 3]> {
     let cols = (kc / (tp * bx.recip[0][0]) + 1.0) * (2.0 * kc / (tp * bx.recip[1][1]) + 1.0);
     if !(nk <= MAX_DIRECT_MODES as f64) || !(cols <= MAX_DIRECT_MODES as f64) {
         return Err(Error::Range(format!(
-            "the direct sum needs about {:e} wave vectors ({:e} columns), above the limit of 2^26 \
+            "the direct sum needs about {:.3e} wave vectors ({:.3e} columns), above the limit of 2^26 \
              (box too large against the splitting, or the tolerance too small; use SPME or spectral Ewald)",
             nk, cols
         )));

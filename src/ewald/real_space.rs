@@ -187,9 +187,9 @@ impl RealSpace {
         }
         // hist[k] is now the end of key k; cell c ends at hist[(c+1)·ZSUB − 1]
         self.cnt.clear();
-        self.cnt.resize(ncell, 0);
+        resize_try(&mut self.cnt, ncell, 0, "real-space cell counts")?;
         self.start.clear();
-        self.start.resize(ncell + 1, 0);
+        resize_try(&mut self.start, ncell + 1, 0, "real-space cell starts")?;
         let mut prev_end = 0usize;
         for c in 0..ncell {
             let end = self.hist[(c + 1) * ZSUB - 1] as usize;
@@ -208,7 +208,8 @@ impl RealSpace {
         self.orig.clear();
         resize_try(&mut self.orig, npad, u32::MAX, "real-space cell indices")?;
         self.bbox.clear();
-        self.bbox.resize(ncell, [f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY]);
+        let empty = [f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY];
+        resize_try(&mut self.bbox, ncell, empty, "real-space cell bounds")?;
         let mut p = 0usize;
         for c in 0..ncell {
             let st = self.start[c];
@@ -269,7 +270,7 @@ impl RealSpace {
         };
         if let Some((i, j, r2)) = found {
             return Err(Error::InvalidArg(format!(
-                "charges {i} and {j} coincide (distance {:e} times the largest cell length, at most 2^-40): \
+                "charges {i} and {j} coincide (distance {:.3e} times the largest cell length, at most 2^-40): \
                  their interaction energy is infinite; exclude the pair or move them apart",
                 r2.sqrt() / lmax
             )));
