@@ -75,7 +75,62 @@ static void nufft_cases(void) {
 
 /* ==================================== ewald ==================================== */
 
+/* Ewald (issue 10, class 9): a tolerance below what the method reaches in double precision is
+ * raised to it with FARFIELD_WARN_TOL_CLAMPED (tol_used in farfield_ewald_params); sizes beyond
+ * the stated limits are FARFIELD_ERR_RANGE, never FARFIELD_ERR_MODES; messages print floats
+ * compactly. */
 static void ewald_cases(void) {
+    double box[9] = {10, 0, 0, 0, 10, 0, 0, 0, 10};
+    farfield_ewald_opts o;
+    farfield_ewald_default_opts(&o);
+    o.nthreads = 1;
+    o.order_or_support = 10; /* the order the automatic choice takes at the floor (one table) */
+    farfield_ewald_plan p = NULL;
+    farfield_ewald_params prm;
+    /* SPME at tol 1e-20 picked a 720^3 grid (3 GB) with an estimated error of 5.4e-7 */
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 100, 1e-20, &p, &o), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_get_params(p, &prm), FARFIELD_OK);
+    EXPECT(prm.warnings & FARFIELD_WARN_TOL_CLAMPED);
+    EXPECT(prm.tol_used == 1e-12);
+    EXPECT(prm.est_rel_err <= 1.01 * prm.tol_used);
+    EXPECT(prm.grid[0] <= 256 && prm.grid[1] <= 256 && prm.grid[2] <= 256);
+    farfield_ewald_destroy(p);
+    /* an ordinary tol: no warning, tol_used = tol */
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 100, 1e-6, &p, &o), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_get_params(p, &prm), FARFIELD_OK);
+    EXPECT(prm.warnings == 0 && prm.tol_used == 1e-6);
+    farfield_ewald_destroy(p);
+    /* an override that keeps the estimated error above tol is reported, not silent */
+    o.order_or_support = 4;
+    o.grid[0] = o.grid[1] = o.grid[2] = 16;
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 100, 1e-10, &p, &o), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_get_params(p, &prm), FARFIELD_OK);
+    EXPECT(prm.warnings == FARFIELD_EWALD_WARN_TOL_NOT_MET && prm.est_rel_err > 1e-10);
+    farfield_ewald_destroy(p);
+    o.order_or_support = 10;
+    /* grid limits: RANGE (documented), not MODES */
+    o.grid[0] = (int64_t)1 << 17, o.grid[1] = o.grid[2] = 16;
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 100, 1e-6, &p, &o), FARFIELD_ERR_RANGE);
+    o.grid[0] = o.grid[1] = o.grid[2] = (int64_t)1 << 16;
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 100, 1e-6, &p, &o), FARFIELD_ERR_RANGE);
+    EXPECT(strstr(farfield_last_error_message(), "2^33") != NULL);
+    o.grid[0] = o.grid[1] = o.grid[2] = 0;
+    /* messages print floats in exponent form, not 300 digits */
+    o.xi = 1e300;
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 100, 1e-6, &p, &o), FARFIELD_ERR_RANGE);
+    EXPECT(strlen(farfield_last_error_message()) < 400);
+    EXPECT(strstr(farfield_last_error_message(), "00000000") == NULL);
+    o.xi = 0;
+    o.rc = 1e300;
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 100, 1e-6, &p, &o), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(strstr(farfield_last_error_message(), "1e300") != NULL);
+    o.rc = 0;
+    /* exclusion count bound */
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_DIRECT, box, 100, 1e-6, &p, &o), FARFIELD_OK);
+    const int64_t pr[2] = {0, 1};
+    EXPECT_STATUS(farfield_ewald_set_exclusions(p, INT64_MAX, pr), FARFIELD_ERR_RANGE);
+    EXPECT_STATUS(farfield_ewald_set_exclusions(p, FARFIELD_EWALD_MAX_EXCLUSIONS + 1, pr), FARFIELD_ERR_RANGE);
+    farfield_ewald_destroy(p);
 }
 
 

@@ -74,6 +74,10 @@ module farfield
   integer(c_int), parameter, public :: FARFIELD_EWALD_SPECTRAL = 0
   integer(c_int), parameter, public :: FARFIELD_EWALD_SPME = 1
   integer(c_int), parameter, public :: FARFIELD_EWALD_DIRECT = 2
+  !> Largest npairs of farfield_ewald_set_exclusions (2^40).
+  integer(c_int64_t), parameter, public :: FARFIELD_EWALD_MAX_EXCLUSIONS = 1099511627776_c_int64_t
+  !> Warning bit of farfield_ewald_params%warnings: overrides keep est_rel_err above tol_used.
+  integer(c_int32_t), parameter, public :: FARFIELD_EWALD_WARN_TOL_NOT_MET = 2
 
   ! ---- FMM boundaries (argument `boundary` of farfield_fmm_makeplan) and backends ------------
   integer(c_int), parameter, public :: FARFIELD_FMM_OPEN = 0
@@ -148,6 +152,8 @@ module farfield
      real(c_double)     :: est_rel_err       !< estimated relative RMS force error
      real(c_double)     :: real_s            !< seconds in real space (last execute)
      real(c_double)     :: kspace_s          !< seconds in k space (last execute)
+     real(c_double)     :: tol_used          !< tolerance in use (raised to the method's limit)
+     integer(c_int32_t) :: warnings          !< bit set: FARFIELD_WARN_TOL_CLAMPED
   end type farfield_ewald_params
 
   !> Options of an FMM plan (C: farfield_fmm_opts). Get defaults with farfield_fmm_default_opts.

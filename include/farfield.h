@@ -35,6 +35,13 @@ typedef float _Complex farfield_complexf;
 // Classic Ewald sum with an explicit k-space sum, `O(N^{3/2})` (reference). `method` value.
 #define FARFIELD_EWALD_DIRECT 2
 
+// Warning bit of `farfield_ewald_params.warnings`: the caller's overrides (`opts.order_or_support`,
+// `opts.grid`, `opts.xi`, `opts.rc`) keep the estimated error `est_rel_err` above `tol_used`.
+#define FARFIELD_EWALD_WARN_TOL_NOT_MET 2
+
+// Largest `npairs` of `farfield_ewald_set_exclusions`: 2^40.
+#define FARFIELD_EWALD_MAX_EXCLUSIONS 1099511627776
+
 // Open (free-space) boundaries: value of `boundary` in `farfield_fmm_makeplan`.
 #define FARFIELD_FMM_OPEN 0
 
@@ -208,8 +215,8 @@ typedef struct farfield_ewald_opts {
   double xi;
   // Real-space cutoff (≤ half the smallest box height); 0 = automatic.
   double rc;
-  // Grid size per axis (even, ≥ 2·order; all three or none); 0 = automatic. For the direct
-  // sum: wave vectors per axis `2 m_max + 1`.
+  // Grid size per axis (even, ≥ 2·order, ≤ 65536, product ≤ 2^33; all three or none);
+  // 0 = automatic. For the direct sum: wave vectors per axis `2 m_max + 1`.
   int64_t grid[3];
 } farfield_ewald_opts;
 
@@ -238,6 +245,13 @@ typedef struct farfield_ewald_params {
   double real_s;
   // Seconds in the k-space part during the last execute.
   double kspace_s;
+  // Tolerance in use: the request, raised to the method's limit (1e-12 for spectral Ewald
+  // and SPME, 1e-14 for the direct sum) when below it. Appended in 0.x (issue 10).
+  double tol_used;
+  // Bit set of warnings: `FARFIELD_WARN_TOL_CLAMPED` (the tolerance was raised to
+  // `tol_used`), `FARFIELD_EWALD_WARN_TOL_NOT_MET` (the overrides in `opts` keep the
+  // estimated error `est_rel_err` above `tol_used`). Appended in 0.x (issue 10).
+  int32_t warnings;
 } farfield_ewald_params;
 
 // Options of an FMM plan (plain old data; fields are only ever appended). Fill with
@@ -406,17 +420,27 @@ int farfield_ewald_default_opts(struct farfield_ewald_opts *opts);
 //
 // * `method`: `FARFIELD_EWALD_SPECTRAL`, `FARFIELD_EWALD_SPME` or `FARFIELD_EWALD_DIRECT`.
 // * `box`: the nine numbers of the cell (rows a, b, c; lower-triangular, positive diagonal).
-// * `n_max`: largest number of charges per execute (≥ 1); the accuracy target assumes about
-//   this many charges.
+//   Any scale (the plan works in scaled units); the smallest height must be at least 2^-20 of
+//   the largest entry.
+// * `n_max`: largest number of charges per execute (1 … 2^32 − 2); the accuracy target
+//   assumes about this many charges.
 // * `tol`: requested relative RMS force accuracy, `0 < tol < 1` (measured errors on molecular
-//   systems come out 5–20× smaller; see `crate::ewald::params`).
+//   systems come out 5–20× smaller; see `crate::ewald::params`). Below what the method reaches
+//   in double precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
+//   and `FARFIELD_WARN_TOL_CLAMPED` is set in `farfield_ewald_params.warnings` (`tol_used`).
 // * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-// * `opts`: options, or NULL for the defaults.
+// * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units.
+//
+// The cost is bounded by the problem size (a fixed number of candidate parameter sets).
 //
 // Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` or `box` NULL), `FARFIELD_ERR_INVALID_ARG`
 // (unknown method, box not lower-triangular / non-positive volume / not finite, cutoff above
-// half the smallest box height, bad override), `FARFIELD_ERR_TOL`, `FARFIELD_ERR_NPOINTS`
-// (`n_max` < 1), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_FFT`.
+// half the smallest box height, bad override), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)),
+// `FARFIELD_ERR_NPOINTS` (`n_max` outside 1 … 2^32 − 2), `FARFIELD_ERR_RANGE` (a cell flatter
+// than 2^-20; a grid above 65536 per axis or 2^33 points, or more than 2^26 direct-sum wave
+// vectors, needed for `tol` or given in `opts.grid`; an `opts.xi`/`opts.rc` not representable
+// at the box's scale; the message states the size and the limit), `FARFIELD_ERR_ALLOC` (with
+// the byte count), `FARFIELD_ERR_FFT`.
 //
 // # Safety
 // `box` must point to 9 readable doubles; `plan` to a writable handle; `opts` NULL or valid.
@@ -430,10 +454,12 @@ int farfield_ewald_makeplan(int method,
 // Changes the cell of a plan (e.g. every step of a constant-pressure run). Keeps the
 // parameters while the estimated error stays within 1.5× the target, otherwise chooses new
 // ones (re-planning the grid); a fixed `opts.rc` above half the new smallest height is an
-// error. On error the plan is unchanged.
+// error. The same limits as `farfield_ewald_makeplan` apply to the new cell (any scale; the
+// plan re-plans when the cell's size changes by more than a factor 2^8). On error the plan is
+// unchanged.
 //
-// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG`, `FARFIELD_ERR_ALLOC`,
-// `FARFIELD_ERR_FFT`.
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG`, `FARFIELD_ERR_RANGE`
+// (as for `farfield_ewald_makeplan`), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_FFT`.
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; `box` valid for 9 reads.
@@ -442,10 +468,15 @@ int farfield_ewald_set_box(farfield_ewald_plan plan, const double *box);
 // Sets the excluded pairs (replacing earlier ones): `pairs[2k], pairs[2k+1]` for
 // `k < npairs`, 0-based indices below `n_max`. Their full `1/r` interaction (nearest image) is
 // removed from potentials, fields, energy and virial, as MD codes need for bonded pairs.
-// `npairs = 0` clears the list (`pairs` may then be NULL).
+// Pairs are unordered and deduplicated: `(i, j)` and `(j, i)` are the same pair, and a pair
+// listed several times is excluded once. An excluded pair may coincide (its k-space part is
+// then removed by the r → 0 limit `2ξ/√π q_i q_j`). `npairs = 0` clears the list (`pairs` may
+// then be NULL). The list is copied (sorted, 8 bytes per distinct pair).
 //
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
-// index out of range or a pair (i, i), named in the message), `FARFIELD_ERR_ALLOC`.
+// index out of range or a pair (i, i), named in the message with the index),
+// `FARFIELD_ERR_RANGE` (`npairs` above `FARFIELD_EWALD_MAX_EXCLUSIONS` = 2^40),
+// `FARFIELD_ERR_ALLOC` (with the byte count). On error the earlier list is kept.
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads.
@@ -459,10 +490,19 @@ int farfield_ewald_set_exclusions(farfield_ewald_plan plan, int64_t npairs, cons
 // * `energy`: NULL, or `U = ½ Σ q_i φ_i`.
 // * `virial`: NULL, or 9 values `W[3a + b] = −∂U/∂ε_ab` (symmetric; costs a little extra).
 //
+// Positions may lie anywhere (they are wrapped into the cell; far outside it they lose
+// accuracy like any wrapped coordinate: about `|s| · 1e-16` cell lengths for a fractional
+// coordinate `s`). Two distinct charges closer than 2^-40 of the largest cell length
+// (coincident) must be an excluded pair. Each requested output is checked: a result that is
+// not representable at this cell and charge scale is an error, never returned with status 0.
+//
 // Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER`,
 // `FARFIELD_ERR_NPOINTS` (`n` < 0 or `n > n_max`), `FARFIELD_ERR_NONFINITE` (a position or
 // charge NaN/Inf; the message names the first index), `FARFIELD_ERR_INVALID_ARG` (an
-// exclusion index ≥ n), `FARFIELD_ERR_ALLOC`.
+// exclusion index ≥ n; two coincident charges that are not an excluded pair, both named),
+// `FARFIELD_ERR_RANGE` (a requested output overflows, or its largest value underflows below
+// the smallest normal double, at this scale; a position whose fractional coordinate is not
+// representable), `FARFIELD_ERR_ALLOC` (with the byte count).
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; arrays of the sizes above, outputs not overlapping
@@ -476,7 +516,8 @@ int farfield_ewald_execute(farfield_ewald_plan plan,
                            double *energy,
                            double *virial);
 
-// Writes the plan's parameters and the timings of its last execute into `*out`.
+// Writes the plan's parameters (in the box's units) and the timings of its last execute into
+// `*out`, with the tolerance in use and the warnings (`FARFIELD_WARN_TOL_CLAMPED`).
 //
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
 //

@@ -17,9 +17,27 @@
 //! A net charge gets the uniform neutralising background (`U_bg = −π Q²/(2 V ξ²)`).
 //! Thread safety: different plans may be used concurrently; calls on one plan are serialised
 //! by a lock inside the plan.
+//!
+//! Limits (issue 10; each checked before anything is allocated or looped over):
+//! * scale: any cell scale whose results are representable in double precision (the plan
+//!   works in scaled units internally; tested from 1e-150 to 1e150); a requested result that
+//!   would overflow, or whose largest value would underflow below 2.2e-308, is
+//!   `FARFIELD_ERR_RANGE`; the cell's smallest height must be at least 2^-20 of its largest
+//!   entry (`FARFIELD_ERR_RANGE`);
+//! * grids (spectral Ewald, SPME): at most 65536 per axis and 2^33 points; the direct sum: at
+//!   most 2^26 wave vectors and |m_d| ≤ 2^20 (`FARFIELD_ERR_RANGE`, with the size needed);
+//! * `n_max` ≤ 2^32 − 2; `tol` below 1e-12 (spectral Ewald, SPME) or 1e-14 (direct) is raised
+//!   to that with `FARFIELD_WARN_TOL_CLAMPED` in `farfield_ewald_params.warnings`;
+//! * coincident charges: two distinct charges closer than 2^-40 (≈ 9.1e-13) of the largest
+//!   cell length have an infinite interaction energy: `farfield_ewald_execute` fails with
+//!   `FARFIELD_ERR_INVALID_ARG` naming both, unless the pair is excluded (then its whole
+//!   interaction is removed, the k-space part by its r → 0 limit 2ξ/√π q_i q_j); the check is
+//!   part of the real-space pass and stops at the first such pair (O(n) even when all coincide);
+//! * exclusions: unordered pairs, duplicates removed, at most 2^40 pairs.
 
 use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
+use crate::ewald::params::MAX_GRID_AXIS;
 use crate::ewald::{EwaldOpts, EwaldPlan, Method, Overrides};
 use crate::fft::FFTW_ESTIMATE;
 use std::ffi::c_int;
@@ -51,8 +69,8 @@ pub struct farfield_ewald_opts {
     pub xi: f64,
     /// Real-space cutoff (≤ half the smallest box height); 0 = automatic.
     pub rc: f64,
-    /// Grid size per axis (even, ≥ 2·order; all three or none); 0 = automatic. For the direct
-    /// sum: wave vectors per axis `2 m_max + 1`.
+    /// Grid size per axis (even, ≥ 2·order, ≤ 65536, product ≤ 2^33; all three or none);
+    /// 0 = automatic. For the direct sum: wave vectors per axis `2 m_max + 1`.
     pub grid: [i64; 3],
 }
 
@@ -81,7 +99,22 @@ pub struct farfield_ewald_params {
     pub real_s: f64,
     /// Seconds in the k-space part during the last execute.
     pub kspace_s: f64,
+    /// Tolerance in use: the request, raised to the method's limit (1e-12 for spectral Ewald
+    /// and SPME, 1e-14 for the direct sum) when below it. Appended in 0.x (issue 10).
+    pub tol_used: f64,
+    /// Bit set of warnings: `FARFIELD_WARN_TOL_CLAMPED` (the tolerance was raised to
+    /// `tol_used`), `FARFIELD_EWALD_WARN_TOL_NOT_MET` (the overrides in `opts` keep the
+    /// estimated error `est_rel_err` above `tol_used`). Appended in 0.x (issue 10).
+    pub warnings: i32,
 }
+
+/// Warning bit of `farfield_ewald_params.warnings`: the caller's overrides (`opts.order_or_support`,
+/// `opts.grid`, `opts.xi`, `opts.rc`) keep the estimated error `est_rel_err` above `tol_used`.
+pub const FARFIELD_EWALD_WARN_TOL_NOT_MET: i32 = 2;
+
+/// Largest `npairs` of `farfield_ewald_set_exclusions`: 2^40.
+pub const FARFIELD_EWALD_MAX_EXCLUSIONS: i64 = 1_099_511_627_776;
+const MAX_EXCLUSIONS: i64 = FARFIELD_EWALD_MAX_EXCLUSIONS;
 
 /// Opaque Ewald plan (C: `farfield_ewald_plan`, a pointer to this).
 #[allow(non_camel_case_types)]
@@ -124,15 +157,18 @@ fn convert_opts(o: &farfield_ewald_opts) -> Result<EwaldOpts> {
         return Err(Error::InvalidArg(format!("opts.order_or_support = {}; must be ≥ 0", o.order_or_support)));
     }
     if !(o.xi >= 0.0 && o.xi.is_finite()) {
-        return Err(Error::InvalidArg(format!("opts.xi = {}; must be finite and ≥ 0 (0 = automatic)", o.xi)));
+        return Err(Error::InvalidArg(format!("opts.xi = {:e}; must be finite and ≥ 0 (0 = automatic)", o.xi)));
     }
     if !(o.rc >= 0.0 && o.rc.is_finite()) {
-        return Err(Error::InvalidArg(format!("opts.rc = {}; must be finite and ≥ 0 (0 = automatic)", o.rc)));
+        return Err(Error::InvalidArg(format!("opts.rc = {:e}; must be finite and ≥ 0 (0 = automatic)", o.rc)));
     }
     let mut grid = [0usize; 3];
     for d in 0..3 {
-        if o.grid[d] < 0 || o.grid[d] > (1 << 20) {
-            return Err(Error::InvalidArg(format!("opts.grid[{d}] = {}; must be in 0 … 2^20", o.grid[d])));
+        if o.grid[d] < 0 {
+            return Err(Error::InvalidArg(format!("opts.grid[{d}] = {}; must be ≥ 0", o.grid[d])));
+        }
+        if o.grid[d] > MAX_GRID_AXIS as i64 {
+            return Err(Error::Range(format!("opts.grid[{d}] = {}; the limit is {MAX_GRID_AXIS} per axis", o.grid[d])));
         }
         grid[d] = o.grid[d] as usize;
     }
@@ -165,17 +201,27 @@ unsafe fn read_box(b: *const f64) -> Result<[f64; 9]> {
 ///
 /// * `method`: `FARFIELD_EWALD_SPECTRAL`, `FARFIELD_EWALD_SPME` or `FARFIELD_EWALD_DIRECT`.
 /// * `box`: the nine numbers of the cell (rows a, b, c; lower-triangular, positive diagonal).
-/// * `n_max`: largest number of charges per execute (≥ 1); the accuracy target assumes about
-///   this many charges.
+///   Any scale (the plan works in scaled units); the smallest height must be at least 2^-20 of
+///   the largest entry.
+/// * `n_max`: largest number of charges per execute (1 … 2^32 − 2); the accuracy target
+///   assumes about this many charges.
 /// * `tol`: requested relative RMS force accuracy, `0 < tol < 1` (measured errors on molecular
-///   systems come out 5–20× smaller; see `crate::ewald::params`).
+///   systems come out 5–20× smaller; see `crate::ewald::params`). Below what the method reaches
+///   in double precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
+///   and `FARFIELD_WARN_TOL_CLAMPED` is set in `farfield_ewald_params.warnings` (`tol_used`).
 /// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-/// * `opts`: options, or NULL for the defaults.
+/// * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units.
+///
+/// The cost is bounded by the problem size (a fixed number of candidate parameter sets).
 ///
 /// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` or `box` NULL), `FARFIELD_ERR_INVALID_ARG`
 /// (unknown method, box not lower-triangular / non-positive volume / not finite, cutoff above
-/// half the smallest box height, bad override), `FARFIELD_ERR_TOL`, `FARFIELD_ERR_NPOINTS`
-/// (`n_max` < 1), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_FFT`.
+/// half the smallest box height, bad override), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)),
+/// `FARFIELD_ERR_NPOINTS` (`n_max` outside 1 … 2^32 − 2), `FARFIELD_ERR_RANGE` (a cell flatter
+/// than 2^-20; a grid above 65536 per axis or 2^33 points, or more than 2^26 direct-sum wave
+/// vectors, needed for `tol` or given in `opts.grid`; an `opts.xi`/`opts.rc` not representable
+/// at the box's scale; the message states the size and the limit), `FARFIELD_ERR_ALLOC` (with
+/// the byte count), `FARFIELD_ERR_FFT`.
 ///
 /// # Safety
 /// `box` must point to 9 readable doubles; `plan` to a writable handle; `opts` NULL or valid.
@@ -215,10 +261,12 @@ pub unsafe extern "C" fn farfield_ewald_makeplan(
 /// Changes the cell of a plan (e.g. every step of a constant-pressure run). Keeps the
 /// parameters while the estimated error stays within 1.5× the target, otherwise chooses new
 /// ones (re-planning the grid); a fixed `opts.rc` above half the new smallest height is an
-/// error. On error the plan is unchanged.
+/// error. The same limits as `farfield_ewald_makeplan` apply to the new cell (any scale; the
+/// plan re-plans when the cell's size changes by more than a factor 2^8). On error the plan is
+/// unchanged.
 ///
-/// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG`, `FARFIELD_ERR_ALLOC`,
-/// `FARFIELD_ERR_FFT`.
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG`, `FARFIELD_ERR_RANGE`
+/// (as for `farfield_ewald_makeplan`), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_FFT`.
 ///
 /// # Safety
 /// `plan` from `farfield_ewald_makeplan`; `box` valid for 9 reads.
@@ -234,10 +282,15 @@ pub unsafe extern "C" fn farfield_ewald_set_box(plan: farfield_ewald_plan, r#box
 /// Sets the excluded pairs (replacing earlier ones): `pairs[2k], pairs[2k+1]` for
 /// `k < npairs`, 0-based indices below `n_max`. Their full `1/r` interaction (nearest image) is
 /// removed from potentials, fields, energy and virial, as MD codes need for bonded pairs.
-/// `npairs = 0` clears the list (`pairs` may then be NULL).
+/// Pairs are unordered and deduplicated: `(i, j)` and `(j, i)` are the same pair, and a pair
+/// listed several times is excluded once. An excluded pair may coincide (its k-space part is
+/// then removed by the r → 0 limit `2ξ/√π q_i q_j`). `npairs = 0` clears the list (`pairs` may
+/// then be NULL). The list is copied (sorted, 8 bytes per distinct pair).
 ///
 /// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
-/// index out of range or a pair (i, i), named in the message), `FARFIELD_ERR_ALLOC`.
+/// index out of range or a pair (i, i), named in the message with the index),
+/// `FARFIELD_ERR_RANGE` (`npairs` above `FARFIELD_EWALD_MAX_EXCLUSIONS` = 2^40),
+/// `FARFIELD_ERR_ALLOC` (with the byte count). On error the earlier list is kept.
 ///
 /// # Safety
 /// `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads.
@@ -248,10 +301,14 @@ pub unsafe extern "C" fn farfield_ewald_set_exclusions(plan: farfield_ewald_plan
         if npairs < 0 {
             return Err(Error::InvalidArg(format!("npairs = {npairs} is negative")));
         }
-        let n2 = (npairs as usize).checked_mul(2).ok_or_else(|| Error::InvalidArg(format!("npairs = {npairs} too large")))?;
-        let s = slice_in(pairs, n2, "pairs")?;
-        let v: Vec<[i64; 2]> = s.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
-        p.inner.lock().unwrap_or_else(|e| e.into_inner()).set_exclusions(&v)
+        if npairs as u64 > MAX_EXCLUSIONS as u64 {
+            return Err(Error::Range(format!("npairs = {npairs} exceeds the limit of 2^40 exclusion pairs")));
+        }
+        let np = npairs as usize;
+        let s = slice_in(pairs, 2 * np, "pairs")?;
+        // SAFETY: [i64; 2] has the layout and alignment of two consecutive i64; 2·np elements.
+        let v: &[[i64; 2]] = if np == 0 { &[] } else { std::slice::from_raw_parts(s.as_ptr() as *const [i64; 2], np) };
+        p.inner.lock().unwrap_or_else(|e| e.into_inner()).set_exclusions(v)
     })
 }
 
@@ -263,10 +320,19 @@ pub unsafe extern "C" fn farfield_ewald_set_exclusions(plan: farfield_ewald_plan
 /// * `energy`: NULL, or `U = ½ Σ q_i φ_i`.
 /// * `virial`: NULL, or 9 values `W[3a + b] = −∂U/∂ε_ab` (symmetric; costs a little extra).
 ///
+/// Positions may lie anywhere (they are wrapped into the cell; far outside it they lose
+/// accuracy like any wrapped coordinate: about `|s| · 1e-16` cell lengths for a fractional
+/// coordinate `s`). Two distinct charges closer than 2^-40 of the largest cell length
+/// (coincident) must be an excluded pair. Each requested output is checked: a result that is
+/// not representable at this cell and charge scale is an error, never returned with status 0.
+///
 /// Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER`,
 /// `FARFIELD_ERR_NPOINTS` (`n` < 0 or `n > n_max`), `FARFIELD_ERR_NONFINITE` (a position or
 /// charge NaN/Inf; the message names the first index), `FARFIELD_ERR_INVALID_ARG` (an
-/// exclusion index ≥ n), `FARFIELD_ERR_ALLOC`.
+/// exclusion index ≥ n; two coincident charges that are not an excluded pair, both named),
+/// `FARFIELD_ERR_RANGE` (a requested output overflows, or its largest value underflows below
+/// the smallest normal double, at this scale; a position whose fractional coordinate is not
+/// representable), `FARFIELD_ERR_ALLOC` (with the byte count).
 ///
 /// # Safety
 /// `plan` from `farfield_ewald_makeplan`; arrays of the sizes above, outputs not overlapping
@@ -296,7 +362,7 @@ pub unsafe extern "C" fn farfield_ewald_execute(
         let q = slice_in(q, n, "q")?;
         let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
         let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
-        let r = p.execute(xyz, q, phi, field, !virial.is_null())?;
+        let r = p.execute_with(xyz, q, phi, field, !energy.is_null(), !virial.is_null())?;
         if !energy.is_null() {
             energy.write(r.energy);
         }
@@ -307,7 +373,8 @@ pub unsafe extern "C" fn farfield_ewald_execute(
     })
 }
 
-/// Writes the plan's parameters and the timings of its last execute into `*out`.
+/// Writes the plan's parameters (in the box's units) and the timings of its last execute into
+/// `*out`, with the tolerance in use and the warnings (`FARFIELD_WARN_TOL_CLAMPED`).
 ///
 /// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
 ///
@@ -335,6 +402,8 @@ pub unsafe extern "C" fn farfield_ewald_get_params(plan: farfield_ewald_plan, ou
             est_rel_err: e.est_rel_err,
             real_s: e.real_s,
             kspace_s: e.kspace_s,
+            tol_used: e.tol_used,
+            warnings: e.warnings,
         });
         Ok(())
     })
@@ -367,11 +436,15 @@ mod tests {
 
     #[test]
     fn opts_layout_and_defaults() {
+        assert_eq!(FARFIELD_EWALD_WARN_TOL_NOT_MET, crate::ewald::WARN_TOL_NOT_MET);
         assert_eq!(std::mem::size_of::<farfield_ewald_opts>(), 56);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, xi), 16);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, grid), 32);
-        assert_eq!(std::mem::size_of::<farfield_ewald_params>(), 88);
+        assert_eq!(std::mem::size_of::<farfield_ewald_params>(), 104);
         assert_eq!(std::mem::offset_of!(farfield_ewald_params, eta), 48);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_params, kspace_s), 80);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_params, tol_used), 88);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_params, warnings), 96);
         let mut o = farfield_ewald_opts { nthreads: 9, debug: 9, fftw: 9, order_or_support: 9, xi: 9.0, rc: 9.0, grid: [9; 3] };
         assert_eq!(unsafe { farfield_ewald_default_opts(&mut o) }, 0);
         assert_eq!(o, default_opts());
@@ -542,5 +615,258 @@ mod tests {
         }
         let m = -u * 3f64.sqrt() / 2.0;
         assert!((m - 1.762674773070).abs() < 1e-9, "{m}");
+    }
+
+    fn cube_of(l: f64) -> [f64; 9] {
+        [l, 0.0, 0.0, 0.0, l, 0.0, 0.0, 0.0, l]
+    }
+
+    /// NaCl conventional cell scaled to side `l` (8 ions).
+    fn nacl(l: f64) -> (Vec<f64>, Vec<f64>) {
+        let fcc = [[0.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]];
+        let mut xyz = Vec::new();
+        let mut q = Vec::new();
+        for (sh, c) in [([0.0, 0.0, 0.0], 1.0), ([0.5, 0.0, 0.0], -1.0)] {
+            for f in fcc {
+                for d in 0..3 {
+                    xyz.push(l * (f[d] + sh[d]) + 0.1 * l);
+                }
+                q.push(c);
+            }
+        }
+        (xyz, q)
+    }
+
+    fn energy_of(method: c_int, b: &[f64; 9], xyz: &[f64], q: &[f64], tol: f64) -> (c_int, f64) {
+        let mut o = default_opts();
+        o.nthreads = 1;
+        let (s, p) = make(method, b, q.len() as i64, tol, &o);
+        if s != 0 {
+            return (s, f64::NAN);
+        }
+        let mut u = f64::NAN;
+        let r = unsafe { farfield_ewald_execute(p, q.len() as i64, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()) };
+        unsafe { farfield_ewald_destroy(p) };
+        (r, u)
+    }
+
+    #[test]
+    fn every_box_scale_with_representable_results_works() {
+        // NaCl: U·L = −(8 · 1.747565) / 2 ... compare against scale 1 at each method's tol
+        for method in [FARFIELD_EWALD_SPECTRAL, FARFIELD_EWALD_SPME, FARFIELD_EWALD_DIRECT] {
+            let tol = 1e-8;
+            let (xyz, q) = nacl(1.0);
+            let (s, u1) = energy_of(method, &cube_of(1.0), &xyz, &q, tol);
+            assert_eq!(s, 0, "{}", msg());
+            for l in [1e-150, 1e-19, 3e-19, 1e20, 1e150, 1e300] {
+                let (xyz, q) = nacl(l);
+                let (s, u) = energy_of(method, &cube_of(l), &xyz, &q, tol);
+                assert_eq!(s, 0, "method {method} L {l:e}: {}", msg());
+                assert!((u * l - u1).abs() <= tol * u1.abs(), "method {method} L {l:e}: U·L = {} vs {}", u * l, u1);
+            }
+        }
+    }
+
+    #[test]
+    fn unrepresentable_results_are_range_errors() {
+        let mut o = default_opts();
+        o.nthreads = 1;
+        let (mut xyz, q) = nacl(1e-160);
+        xyz[0] += 5e-162; // off the lattice: non-zero fields
+        let (s, p) = make(FARFIELD_EWALD_DIRECT, &cube_of(1e-160), 8, 1e-6, &o);
+        assert_eq!(s, 0, "{}", msg());
+        let mut f = vec![7.0; 24];
+        let mut u = 7.0;
+        unsafe {
+            // the energy (≈ 1e160) is fine, the field (≈ 1e320) overflows
+            assert_eq!(farfield_ewald_execute(p, 8, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), 0);
+            assert!(u.is_finite() && u < 0.0);
+            let mut u2 = 7.0;
+            assert_eq!(farfield_ewald_execute(p, 8, xyz.as_ptr(), q.as_ptr(), null_mut(), f.as_mut_ptr(), &mut u2, null_mut()), FARFIELD_ERR_RANGE);
+            assert!(msg().contains("field"), "{}", msg());
+            assert_eq!((f[0], u2), (7.0, 7.0));
+            farfield_ewald_destroy(p);
+        }
+        // the field underflows at L = 1e200 (E ≈ 1e-400)
+        let (xyz, q) = nacl(1e200);
+        let (s, p) = make(FARFIELD_EWALD_SPME, &cube_of(1e200), 8, 1e-6, &o);
+        assert_eq!(s, 0, "{}", msg());
+        unsafe {
+            let mut xyz2 = xyz.clone();
+            xyz2[0] += 1e199; // non-zero fields
+            assert_eq!(farfield_ewald_execute(p, 8, xyz2.as_ptr(), q.as_ptr(), null_mut(), f.as_mut_ptr(), &mut u, null_mut()), FARFIELD_ERR_RANGE);
+            assert!(msg().contains("underflow"), "{}", msg());
+            assert_eq!(farfield_ewald_execute(p, 8, xyz2.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), 0);
+            farfield_ewald_destroy(p);
+        }
+    }
+
+    #[test]
+    fn former_hangs_return_promptly() {
+        let t = std::time::Instant::now();
+        let b10 = cube_of(10.0);
+        let mut o = default_opts();
+        o.nthreads = 1;
+        // tolerances far below what double precision gives: clamped, with a warning
+        for tol in [5e-324, 1e-310, 1e-20] {
+            for m in [FARFIELD_EWALD_SPECTRAL, FARFIELD_EWALD_SPME] {
+                let (s, p) = make(m, &b10, 100, tol, &o);
+                assert_eq!(s, 0, "{}", msg());
+                let mut prm = farfield_ewald_params::default();
+                unsafe { farfield_ewald_get_params(p, &mut prm) };
+                assert_eq!(prm.warnings, crate::nufft::options::FARFIELD_WARN_TOL_CLAMPED);
+                assert_eq!(prm.tol_used, 1e-12);
+                assert!(prm.grid.iter().all(|&g| g <= 256), "{prm:?}");
+                assert!(prm.est_rel_err <= 1.01e-12, "{prm:?}");
+                unsafe { farfield_ewald_destroy(p) };
+            }
+        }
+        // an override that keeps the error above tol: a warning, not silence
+        let mut ow = o;
+        ow.order_or_support = 4;
+        let (s, p) = make(FARFIELD_EWALD_SPECTRAL, &b10, 100, 1e-10, &ow);
+        assert_eq!(s, 0);
+        let mut prm = farfield_ewald_params::default();
+        unsafe { farfield_ewald_get_params(p, &mut prm) };
+        assert_eq!(prm.warnings, FARFIELD_EWALD_WARN_TOL_NOT_MET, "{prm:?}");
+        assert!(prm.est_rel_err > 1e-10);
+        unsafe { farfield_ewald_destroy(p) };
+        let mut ox = o;
+        ox.xi = 1e300;
+        assert_eq!(make(FARFIELD_EWALD_SPME, &b10, 100, 1e-6, &ox).0, FARFIELD_ERR_RANGE);
+        assert!(msg().contains("limit"), "{}", msg());
+        let mut orc = o;
+        orc.rc = 1e-300;
+        for m in [FARFIELD_EWALD_SPECTRAL, FARFIELD_EWALD_SPME, FARFIELD_EWALD_DIRECT] {
+            assert_eq!(make(m, &b10, 100, 1e-6, &orc).0, FARFIELD_ERR_RANGE, "{}", msg());
+            assert_eq!(make(m, &b10, 100, 1e-6, &ox).0, FARFIELD_ERR_RANGE, "{}", msg());
+            let mut b = b10;
+            b[8] = 5e-324;
+            assert_eq!(make(m, &b, 100, 1e-6, &o).0, FARFIELD_ERR_RANGE, "{}", msg());
+            b[8] = 1e-300;
+            assert_eq!(make(m, &b, 100, 1e-6, &o).0, FARFIELD_ERR_RANGE, "{}", msg());
+            assert!(!msg().contains("000000000"), "{}", msg());
+        }
+        // tiny boxes are fine now (scaled units)
+        assert_eq!(make(FARFIELD_EWALD_SPECTRAL, &cube_of(1e-100), 100, 1e-6, &o).0, 0, "{}", msg());
+        assert_eq!(make(FARFIELD_EWALD_DIRECT, &cube_of(1e-120), 100, 1e-6, &o).0, 0, "{}", msg());
+        // skewed box: bounded enumeration (either a plan or a range error, promptly)
+        let sk = [1.0, 0.0, 0.0, 1000.0, 10.0, 0.0, 0.0, 0.0, 10.0];
+        let (s, p) = make(FARFIELD_EWALD_DIRECT, &sk, 100, 1e-6, &o);
+        assert!(s == 0 || s == FARFIELD_ERR_RANGE, "{s} {}", msg());
+        unsafe { farfield_ewald_destroy(p) };
+        let sk = [10.0, 0.0, 0.0, 1000.0, 10.0, 0.0, 0.0, 0.0, 10.0];
+        let (s, p) = make(FARFIELD_EWALD_DIRECT, &sk, 100, 1e-6, &o);
+        assert!(s == 0 || s == FARFIELD_ERR_RANGE, "{s} {}", msg());
+        unsafe { farfield_ewald_destroy(p) };
+        // the direct sum in a flat box: too many wave vectors → range error, not 12.9 GB
+        let flat = [10.0, 0.0, 0.0, 0.0, 10.0, 0.0, 0.0, 0.0, 1e-6];
+        assert_eq!(make(FARFIELD_EWALD_DIRECT, &flat, 100, 1e-6, &o).0, FARFIELD_ERR_RANGE);
+        // oversized grid override
+        let mut og = o;
+        og.grid = [1 << 17, 16, 16];
+        assert_eq!(make(FARFIELD_EWALD_SPME, &b10, 100, 1e-6, &og).0, FARFIELD_ERR_RANGE);
+        og.grid = [1 << 16, 1 << 16, 1 << 16];
+        assert_eq!(make(FARFIELD_EWALD_SPME, &b10, 100, 1e-6, &og).0, FARFIELD_ERR_RANGE);
+        assert!(t.elapsed().as_secs_f64() < 20.0, "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn huge_direct_box_is_right_or_range() {
+        // DIRECT with a 1e120 box: NaCl energy·L right (or a range error), never non-finite with 0
+        let (xyz, q) = nacl(1e120);
+        let (s, u) = energy_of(FARFIELD_EWALD_DIRECT, &cube_of(1e120), &xyz, &q, 1e-8);
+        assert_eq!(s, 0, "{}", msg());
+        let (xyz1, q1) = nacl(1.0);
+        let (_, u1) = energy_of(FARFIELD_EWALD_DIRECT, &cube_of(1.0), &xyz1, &q1, 1e-8);
+        assert!((u * 1e120 - u1).abs() <= 1e-8 * u1.abs());
+    }
+
+    #[test]
+    fn exclusions_are_unordered_and_deduplicated() {
+        let mut o = default_opts();
+        o.nthreads = 1;
+        let (mut xyz, q) = nacl(2.0);
+        // move charge 0 off the lattice so that its nearest images are unique
+        xyz[0] += 0.05;
+        xyz[1] += 0.03;
+        xyz[2] -= 0.02;
+        let run = |pairs: &[i64]| -> (c_int, f64) {
+            let (s, p) = make(FARFIELD_EWALD_DIRECT, &cube_of(2.0), 8, 1e-10, &o);
+            assert_eq!(s, 0);
+            let mut u = f64::NAN;
+            unsafe {
+                let r = farfield_ewald_set_exclusions(p, (pairs.len() / 2) as i64, pairs.as_ptr());
+                if r != 0 {
+                    farfield_ewald_destroy(p);
+                    return (r, u);
+                }
+                assert_eq!(farfield_ewald_execute(p, 8, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), 0);
+                farfield_ewald_destroy(p);
+            }
+            (0, u)
+        };
+        let (_, u0) = run(&[]);
+        let (_, u1) = run(&[0, 4]);
+        let (_, u2) = run(&[0, 4, 4, 0, 0, 4]);
+        assert_eq!(u1, u2);
+        // the pair (0, 4) is 0.2·... apart: the change is q0 q4 / r (nearest image)
+        let r = ((xyz[12] - xyz[0]).powi(2) + (xyz[13] - xyz[1]).powi(2) + (xyz[14] - xyz[2]).powi(2)).sqrt();
+        assert!((u0 - u1 - q[0] * q[4] / r).abs() < 1e-9, "{u0} {u1} {r}");
+        assert_eq!(run(&[0, 4, 3, 3]).0, FARFIELD_ERR_INVALID_ARG);
+        assert!(msg().contains("pair 1") && msg().contains("charge 3 with itself"), "{}", msg());
+        // INT64_MAX pairs: a range error before anything is read or allocated
+        let (s, p) = make(FARFIELD_EWALD_DIRECT, &cube_of(2.0), 8, 1e-10, &o);
+        assert_eq!(s, 0);
+        unsafe {
+            let pr = [0i64, 1];
+            assert_eq!(farfield_ewald_set_exclusions(p, i64::MAX, pr.as_ptr()), FARFIELD_ERR_RANGE);
+            farfield_ewald_destroy(p);
+        }
+    }
+
+    #[test]
+    fn coincident_charges() {
+        let mut o = default_opts();
+        o.nthreads = 2;
+        for m in [FARFIELD_EWALD_SPECTRAL, FARFIELD_EWALD_SPME, FARFIELD_EWALD_DIRECT] {
+            let (mut xyz, q) = nacl(2.0);
+            // charge 5 on top of charge 2 (via a periodic image)
+            for d in 0..3 {
+                xyz[15 + d] = xyz[6 + d] + if d == 1 { 2.0 } else { 0.0 };
+            }
+            let (s, p) = make(m, &cube_of(2.0), 8, 1e-8, &o);
+            assert_eq!(s, 0);
+            let mut u = 0.0;
+            unsafe {
+                assert_eq!(farfield_ewald_execute(p, 8, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_INVALID_ARG);
+                assert!(msg().contains("charges 2 and 5 coincide"), "{}", msg());
+                // excluded: fine, and equal to the system without both charges' mutual term
+                let pr = [5i64, 2];
+                assert_eq!(farfield_ewald_set_exclusions(p, 1, pr.as_ptr()), 0);
+                let mut ua = 0.0;
+                assert_eq!(farfield_ewald_execute(p, 8, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut ua, null_mut()), 0, "{}", msg());
+                // reference: the same pair 1e-3 apart, excluded
+                let mut xb = xyz.clone();
+                xb[15] += 1e-3;
+                let mut ub = 0.0;
+                assert_eq!(farfield_ewald_execute(p, 8, xb.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut ub, null_mut()), 0);
+                assert!((ua - ub).abs() < 1e-2 * ua.abs(), "{ua} {ub}");
+                farfield_ewald_destroy(p);
+            }
+        }
+        // all coincident, many charges: prompt
+        let n = 200_000usize;
+        let (s, p) = make(FARFIELD_EWALD_SPME, &cube_of(2.0), n as i64, 1e-5, &o);
+        assert_eq!(s, 0);
+        let xyz = vec![0.3; 3 * n];
+        let q: Vec<f64> = (0..n).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+        let t = std::time::Instant::now();
+        let mut u = 0.0;
+        unsafe {
+            assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_INVALID_ARG);
+            farfield_ewald_destroy(p);
+        }
+        assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
     }
 }

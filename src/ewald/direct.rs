@@ -9,7 +9,7 @@
 
 use super::box_::PeriodicBox;
 use super::influence::add_virial;
-use crate::error::{try_zeroed_vec, Result};
+use crate::error::{try_vec, try_zeroed_vec, Result};
 use crate::threads::Threads;
 use num_complex::Complex64;
 
@@ -23,32 +23,90 @@ pub(crate) struct DirectKspace {
 }
 
 impl DirectKspace {
-    pub fn new(bx: &PeriodicBox, xi: f64, kc: f64) -> Self {
+    /// Errors: as [`DirectKspace::set_box`].
+    pub fn new(bx: &PeriodicBox, xi: f64, kc: f64) -> Result<Self> {
         let mut s = DirectKspace { xi, kc, mmax: [0; 3], modes: Vec::new() };
-        s.set_box(bx);
-        s
+        s.set_box(bx)?;
+        Ok(s)
     }
 
-    /// Lists the half-space modes inside the cutoff sphere for a cell.
-    pub fn set_box(&mut self, bx: &PeriodicBox) {
+    /// Calls `f(m0, m1, m2_lo, m2_hi)` for each column `(m0, m1)` of the half space whose
+    /// `m2` range (inclusive, possibly empty) may hold modes with `|k| ≤ kc`; ranges are
+    /// widened by one, and each mode is tested exactly by the caller. Cost: the columns, which
+    /// [`super::params::direct_mmax`] bounds.
+    fn columns(bx: &PeriodicBox, kc: f64, mm: [i64; 3], mut f: impl FnMut(i64, i64, i64, i64)) {
         let tp = 2.0 * std::f64::consts::PI;
-        let mm = [0, 1, 2].map(|d| (self.kc * bx.lengths[d] / tp).floor() as i32);
-        self.mmax = mm.map(|v| v as usize);
-        self.modes.clear();
+        let a = &bx.recip;
         for m0 in 0..=mm[0] {
-            for m1 in -mm[1]..=mm[1] {
-                for m2 in -mm[2]..=mm[2] {
-                    let half = m0 > 0 || (m0 == 0 && (m1 > 0 || (m1 == 0 && m2 > 0)));
-                    if !half {
-                        continue;
-                    }
-                    let k = bx.kvec([m0 as f64, m1 as f64, m2 as f64]);
-                    if k[0] * k[0] + k[1] * k[1] + k[2] * k[2] <= self.kc * self.kc {
-                        self.modes.push([m0, m1, m2]);
-                    }
+            let kx = tp * m0 as f64 * a[0][0];
+            let r1 = kc * kc - kx * kx;
+            if r1 < 0.0 {
+                continue;
+            }
+            // k_y = 2π (m0 a01 + m1 a11): |k_y| ≤ √r1
+            let c1 = m0 as f64 * a[0][1];
+            let w1 = r1.sqrt() / (tp * a[1][1]);
+            let lo1 = ((-w1 - c1 / a[1][1]).floor() as i64 - 1).max(-mm[1]);
+            let hi1 = ((w1 - c1 / a[1][1]).ceil() as i64 + 1).min(mm[1]);
+            for m1 in lo1..=hi1 {
+                let ky = tp * (c1 + m1 as f64 * a[1][1]);
+                let r2 = r1 - ky * ky;
+                if r2 < 0.0 {
+                    continue;
                 }
+                let c2 = m0 as f64 * a[0][2] + m1 as f64 * a[1][2];
+                let w2 = r2.sqrt() / (tp * a[2][2]);
+                let lo2 = ((-w2 - c2 / a[2][2]).floor() as i64 - 1).max(-mm[2]);
+                let hi2 = ((w2 - c2 / a[2][2]).ceil() as i64 + 1).min(mm[2]);
+                f(m0, m1, lo2, hi2);
             }
         }
+    }
+
+    /// Lists the half-space modes inside the cutoff sphere for a cell (counted first, then
+    /// stored in a fallibly reserved list). Errors: [`crate::Error::Range`] (more wave vectors
+    /// than the limits of [`super::params::direct_mmax`]), [`crate::Error::Alloc`]. On error the
+    /// state is unchanged.
+    pub fn set_box(&mut self, bx: &PeriodicBox) -> Result<()> {
+        let mm = super::params::direct_mmax(bx, self.kc)?;
+        let mmi = mm.map(|v| v as i64);
+        let kc2 = self.kc * self.kc;
+        let inside = |m0: i64, m1: i64, m2: i64| {
+            let half = m0 > 0 || (m0 == 0 && (m1 > 0 || (m1 == 0 && m2 > 0)));
+            let k = bx.kvec([m0 as f64, m1 as f64, m2 as f64]);
+            half && k[0] * k[0] + k[1] * k[1] + k[2] * k[2] <= kc2
+        };
+        let mut count = 0usize;
+        let mut visited = 0usize;
+        let mut over = false;
+        Self::columns(bx, self.kc, mmi, |m0, m1, lo, hi| {
+            if over {
+                return;
+            }
+            visited += (hi - lo + 1).max(0) as usize;
+            if visited > 4 * super::params::MAX_DIRECT_MODES {
+                over = true;
+                return;
+            }
+            count += (lo..=hi).filter(|&m2| inside(m0, m1, m2)).count();
+        });
+        if over || count > super::params::MAX_DIRECT_MODES {
+            return Err(crate::Error::Range(format!(
+                "the direct sum needs more than 2^26 wave vectors for this cell and cutoff k_c = {:.3e}; use SPME or spectral Ewald",
+                self.kc
+            )));
+        }
+        let mut modes = try_vec::<[i32; 3]>(count, "direct-sum wave vector list")?;
+        Self::columns(bx, self.kc, mmi, |m0, m1, lo, hi| {
+            for m2 in lo..=hi {
+                if inside(m0, m1, m2) && modes.len() < count {
+                    modes.push([m0 as i32, m1 as i32, m2 as i32]);
+                }
+            }
+        });
+        self.mmax = mm;
+        self.modes = modes;
+        Ok(())
     }
 
     /// Writes the k-space potentials and fields (overwritten), returns the virial.
@@ -77,6 +135,8 @@ impl DirectKspace {
         let nt = threads.count().max(1);
         let mut accs: Vec<Vec<f64>> = (0..nt).map(|_| try_zeroed_vec(4 * n, "Ewald k-sum accumulators")).collect::<Result<_>>()?;
         let mut virs = vec![[0.0f64; 6]; nt];
+        let mut es: Vec<Vec<Complex64>> = (0..nt).map(|_| try_zeroed_vec(n, "Ewald k-sum phases")).collect::<Result<_>>()?;
+        let ep = super::Shared(es.as_mut_ptr());
         let ap = super::Shared(accs.as_mut_ptr());
         let vp = super::Shared(virs.as_mut_ptr());
         let parallel = threads.parallel();
@@ -88,13 +148,14 @@ impl DirectKspace {
         let want_field = field.is_some();
         let tabs = &tabs;
         threads.for_each(ntask, |task| {
-            let (ap, vp) = (ap, vp);
+            let (ap, vp, ep) = (ap, vp, ep);
             let t = if parallel { rayon::current_thread_index().expect("in the plan's pool") } else { 0 };
             assert!(t < nt);
             // SAFETY: one buffer per pool thread; tasks on a thread run one after the other.
             let acc = unsafe { &mut *ap.0.add(t) };
             let vir = unsafe { &mut *vp.0.add(t) };
-            let mut e = vec![Complex64::new(0.0, 0.0); n];
+            // SAFETY: as acc.
+            let e = unsafe { &mut *ep.0.add(t) };
             for m in &self.modes[task * chunk..((task + 1) * chunk).min(self.modes.len())] {
                 let k = bx.kvec([m[0] as f64, m[1] as f64, m[2] as f64]);
                 let k2 = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];

@@ -15,6 +15,7 @@
 //! virial `W_αβ = −∂U_k/∂ε_αβ = Σ_m ½ θ|B|² [δ_αβ − 2(1/(4ξ²) + 1/k²) k_α k_β]`.
 
 use super::box_::PeriodicBox;
+use crate::error::{try_zeroed_vec, Result};
 
 /// The integer mode of FFT index `i` on an axis of `n` points (`None` on the Nyquist index).
 #[inline(always)]
@@ -30,8 +31,9 @@ pub(crate) fn mode_of(i: usize, n: usize) -> Option<i64> {
 
 /// `θ` on a grid with `nx` stored x-indices (`nf[0]` for a full complex grid, `nf[0]/2 + 1` for
 /// a real-to-complex half spectrum), `corr[d][i]` = `C_d` at FFT index `i` of axis `d`.
-pub(crate) fn influence(bx: &PeriodicBox, xi: f64, nf: [usize; 3], nx: usize, corr: &[Vec<f64>; 3]) -> Vec<f64> {
-    let mut th = vec![0.0; nx * nf[1] * nf[2]];
+/// Errors: [`crate::Error::Alloc`].
+pub(crate) fn influence(bx: &PeriodicBox, xi: f64, nf: [usize; 3], nx: usize, corr: &[Vec<f64>; 3]) -> Result<Vec<f64>> {
+    let mut th = try_zeroed_vec::<f64>(nx * nf[1] * nf[2], "Ewald influence function")?;
     let pref = 4.0 * std::f64::consts::PI / bx.volume;
     let a = 1.0 / (4.0 * xi * xi);
     for i2 in 0..nf[2] {
@@ -50,7 +52,7 @@ pub(crate) fn influence(bx: &PeriodicBox, xi: f64, nf: [usize; 3], nx: usize, co
             }
         }
     }
-    th
+    Ok(th)
 }
 
 /// Adds the virial contribution of mode `m` with weight `w·½θ|B|²` (`w` counts the modes a

@@ -31,13 +31,34 @@
 //! ## Exclusions
 //! [`EwaldPlan::set_exclusions`] takes index pairs whose full `1/r` interaction (nearest image)
 //! is removed from potentials, fields, energy and virial, as MD codes need for bonded pairs:
-//! the real-space `erfc` term is dropped and `erf(ξr)/r` subtracted.
+//! the real-space `erfc` term is dropped and `erf(ξr)/r` subtracted (its `r → 0` limit
+//! `2ξ/√π` for a coincident excluded pair, whose real-space term the pair kernel skips).
+//! A pair is unordered: `(i, j)` and `(j, i)` are the same pair, and a pair listed several
+//! times is excluded once.
 //!
 //! ## Accuracy and parameters
 //! `tol` is a relative RMS force accuracy (see [`params`] for the error model and the cost
 //! model that picks `ξ`, `r_c`, the grid and the window); every parameter can be overridden.
 //! [`EwaldPlan::set_box`] changes the cell, keeping the parameters while the estimated error
 //! stays within 1.5× the target and re-planning (new grid, FFT plans) otherwise.
+//!
+//! ## Scale, limits and degenerate input
+//! The Coulomb problem is scale-covariant: with `x' = x/s`, `q' = q/t` the results are
+//! `φ = (t/s) φ'`, `E = (t/s²) E'`, `U = (t²/s) U'`, `W = (t²/s) W'`, and `ξ = ξ'/s`,
+//! `r_c = s r_c'`. A plan works internally with `s` the power of two nearest above the cell's
+//! largest entry (kept across `set_box` while the cell stays within a factor 2⁸ of it) and
+//! `t` the power of two of the largest charge per `execute`, so every kernel sees numbers of
+//! order one and every cell scale whose results are representable works (tested from 1e-150
+//! to 1e150); scaling by powers of two is exact. A requested result that overflows, or whose
+//! largest value underflows below the smallest normal double, is an [`Error::Range`].
+//! Limits (all checked before anything is allocated or looped over, [`Error::Range`] beyond
+//! them): the smallest cell height at least 2⁻²⁰ of the largest cell entry; particle-mesh grids
+//! at most 2¹⁶ per axis and 2³³ points ([`params::MAX_GRID_AXIS`], [`params::MAX_GRID_POINTS`]);
+//! the direct sum at most 2²⁶ wave vectors and `|m_d| ≤ 2²⁰`; tolerances below
+//! [`params::min_tol`] are raised to it with the warning [`WARN_TOL_CLAMPED`].
+//! Distinct charges closer than 2⁻⁴⁰ of the largest cell length (coincident) make the energy
+//! infinite: unless the pair is excluded, `execute` fails with [`Error::InvalidArg`] naming
+//! both (found in the real-space pass, which stops there: `O(n)` even when all coincide).
 //!
 //! ## Cost of repeated evaluation
 //! A plan owns its thread pool, FFT plans, grids, cell-list storage and scratch; `execute` with
@@ -58,7 +79,7 @@ mod tests;
 pub use box_::PeriodicBox;
 pub use params::{Method, Overrides};
 
-use crate::error::{Error, Result};
+use crate::error::{ensure_finite, try_grow, try_vec, Error, Result};
 use crate::fft::FFTW_ESTIMATE;
 use crate::threads::{SyncPtr, Threads};
 use direct::DirectKspace;
@@ -99,6 +120,117 @@ impl<E> Copy for Shared<E> {}
 // SAFETY: see each use: only disjoint elements are accessed from different threads.
 unsafe impl<E> Send for Shared<E> {}
 unsafe impl<E> Sync for Shared<E> {}
+
+/// Warning bit of [`EwaldParams::warnings`]: the requested tolerance was below
+/// [`params::min_tol`] and was raised to it (same value as the NUFFT's
+/// `FARFIELD_WARN_TOL_CLAMPED`).
+pub const WARN_TOL_CLAMPED: i32 = crate::nufft::options::FARFIELD_WARN_TOL_CLAMPED;
+
+/// Warning bit of [`EwaldParams::warnings`]: the caller's overrides (window, grid, `ξ`, `r_c`)
+/// keep the estimated error above the tolerance (`est_rel_err` says by how much).
+pub const WARN_TOL_NOT_MET: i32 = 2;
+
+/// The warning bits of a choice.
+fn warn_bits(c: &Chosen, tol_used: f64, clamped: i32) -> i32 {
+    clamped | if c.est_rel_err > 1.01 * tol_used { WARN_TOL_NOT_MET } else { 0 }
+}
+
+/// Smallest cell height relative to the cell's largest entry: 2⁻²⁰.
+pub(crate) const MIN_ASPECT: f64 = 1.0 / (1u64 << 20) as f64;
+
+/// Multiplication by `2^e` for any `e` in `−2200 … 2200` as two exact factors (exact unless
+/// the result overflows or falls into the subnormal range).
+#[derive(Debug, Clone, Copy)]
+struct Pow2(f64, f64);
+
+impl Pow2 {
+    fn new(e: i32) -> Self {
+        let a = e / 2;
+        Pow2(libm::scalbn(1.0, a), libm::scalbn(1.0, e - a))
+    }
+    #[inline(always)]
+    fn apply(self, v: f64) -> f64 {
+        v * self.0 * self.1
+    }
+}
+
+/// Binary exponent `e` with `2^(e−1) ≤ max|b| < 2^e` (0 for all zeros).
+fn exponent_of(m: f64) -> i32 {
+    if m == 0.0 {
+        0
+    } else {
+        libm::frexp(m).1
+    }
+}
+
+/// The cell in internal units (entries divided by `2^e`), checked: [`Error::InvalidArg`] as
+/// [`PeriodicBox::new`]; [`Error::Range`] for a cell flatter than [`MIN_ASPECT`].
+fn internal_box(cell: &[f64; 9], e: i32) -> Result<PeriodicBox> {
+    PeriodicBox::new(cell)?; // validation with the caller's numbers
+    let m = cell.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let f = Pow2::new(-e);
+    let b = cell.map(|v| f.apply(v));
+    let mi = b.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let flat = |h: f64| Error::Range(format!(
+        "the cell is too flat: its smallest height is {h:.3e} times its largest entry ({m:e}); the limit is 2^-20 = {MIN_ASPECT:.3e}"
+    ));
+    for i in [0, 4, 8] {
+        if !(b[i] >= MIN_ASPECT * mi) {
+            // the height along the last axis is the diagonal; others are at most it
+            return Err(flat(cell[i] / m));
+        }
+    }
+    let bx = PeriodicBox::new(&b)?;
+    if !(bx.min_height() >= MIN_ASPECT * mi) {
+        return Err(flat(bx.min_height() / mi));
+    }
+    Ok(bx)
+}
+
+/// The caller's overrides in internal units (`ξ' = ξ s`, `r_c' = r_c / s`); [`Error::Range`]
+/// when one is not representable there.
+fn internal_overrides(ov: &Overrides, e: i32) -> Result<Overrides> {
+    let mut o = *ov;
+    if ov.xi > 0.0 {
+        o.xi = Pow2::new(e).apply(ov.xi);
+        if !(o.xi.is_finite() && o.xi >= f64::MIN_POSITIVE) {
+            return Err(Error::Range(format!("opts.xi = {:e} is outside the range this cell (scale 2^{e}) can serve", ov.xi)));
+        }
+    }
+    if ov.rc > 0.0 {
+        o.rc = Pow2::new(-e).apply(ov.rc);
+        if !(o.rc.is_finite() && o.rc >= f64::MIN_POSITIVE) {
+            return Err(Error::Range(format!("opts.rc = {:e} is outside the range this cell (scale 2^{e}) can serve", ov.rc)));
+        }
+    }
+    Ok(o)
+}
+
+/// Checks a requested result in internal units `v` scaled by `f`: overflow ([`ensure_finite`]) or
+/// the largest magnitude underflowing below the smallest normal double → [`Error::Range`].
+fn scale_out(v: &mut [f64], f: Pow2, what: &str) -> Result<()> {
+    let mx = v.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    for x in v.iter_mut() {
+        *x = f.apply(*x);
+    }
+    ensure_finite(v, what)?;
+    let my = v.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    if mx > 0.0 && my < f64::MIN_POSITIVE {
+        return Err(Error::Range(format!(
+            "{what} underflows: its largest magnitude is {my:.3e}, below the smallest normal double, at this cell and charge scale"
+        )));
+    }
+    Ok(())
+}
+
+/// Fallible `resize`.
+fn resize_try<T: Clone>(v: &mut Vec<T>, n: usize, val: T, what: &str) -> Result<()> {
+    if n > v.len() {
+        try_grow(v, n - v.len(), what)?;
+    }
+    v.resize(n, val);
+    Ok(())
+}
 
 /// Options of an Ewald plan.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -142,12 +274,16 @@ pub struct EwaldParams {
     pub real_s: f64,
     /// Seconds spent in the k-space part by the last `execute`.
     pub kspace_s: f64,
+    /// Tolerance in use (the request raised to [`params::min_tol`] if below it).
+    pub tol_used: f64,
+    /// Bit set of warnings ([`WARN_TOL_CLAMPED`], [`WARN_TOL_NOT_MET`]).
+    pub warnings: i32,
 }
 
 /// Energy and virial of one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EwaldResult {
-    /// `U = ½ Σ q_i φ_i`.
+    /// `U = ½ Σ q_i φ_i` (0 when not requested from [`EwaldPlan::execute_with`]).
     pub energy: f64,
     /// `W_αβ = −∂U/∂ε_αβ` at `[3α + β]` (symmetric); zeros unless requested.
     pub virial: [f64; 9],
@@ -165,13 +301,20 @@ pub struct EwaldPlan {
     tol: f64,
     n_max: usize,
     opts: EwaldOpts,
+    /// The internal length unit is `2^scale_e` (module docs).
+    scale_e: i32,
+    /// The cell in internal units.
     bx: PeriodicBox,
+    /// The cell as the caller gave it.
+    user_box: PeriodicBox,
     chosen: Chosen,
     params: EwaldParams,
     threads: Threads,
     real: RealSpace,
     kspace: KSpace,
-    excl: Vec<[u32; 2]>,
+    /// Excluded pairs, keys `min << 32 | max`, sorted, without duplicates.
+    excl: Vec<u64>,
+    qs: Vec<f64>,
     s: Vec<[f64; 3]>,
     r: Vec<[f64; 3]>,
     phi_r: Vec<f64>,
@@ -180,11 +323,17 @@ pub struct EwaldPlan {
     f_k: Vec<f64>,
 }
 
+/// Errors: [`Error::Alloc`], [`Error::Fft`], [`Error::Range`] (a grid the spreader or FFTW
+/// cannot index; their [`Error::Modes`] is reported as this, the documented status of Ewald).
 fn build_kspace(method: Method, bx: &PeriodicBox, c: &Chosen, opts: &EwaldOpts, nthreads: usize) -> Result<KSpace> {
-    Ok(match method {
-        Method::Spectral => KSpace::Spectral(Spectral::new(bx, c.xi, c.grid, c.order, c.tau, opts.fftw_flags, nthreads)?),
-        Method::Spme => KSpace::Spme(Spme::new(bx, c.xi, c.grid, c.order, opts.fftw_flags, nthreads)?),
-        Method::Direct => KSpace::Direct(DirectKspace::new(bx, c.xi, c.kc)),
+    let k = match method {
+        Method::Spectral => Spectral::new(bx, c.xi, c.grid, c.order, c.tau, opts.fftw_flags, nthreads).map(KSpace::Spectral),
+        Method::Spme => Spme::new(bx, c.xi, c.grid, c.order, opts.fftw_flags, nthreads).map(KSpace::Spme),
+        Method::Direct => DirectKspace::new(bx, c.xi, c.kc).map(KSpace::Direct),
+    };
+    k.map_err(|e| match e {
+        Error::Modes(m) => Error::Range(m),
+        e => e,
     })
 }
 
@@ -192,64 +341,83 @@ fn erfc_accuracy(tol: f64) -> f64 {
     (0.01 * tol).clamp(1e-14, 1e-6)
 }
 
-fn make_params(method: Method, bx: &PeriodicBox, c: &Chosen) -> EwaldParams {
+/// The parameters in the caller's units (`ξ = ξ'/s`, `r_c = s r_c'`, `k_c = k_c'/s`).
+fn make_params(method: Method, bx: &PeriodicBox, c: &Chosen, e: i32, tol_used: f64, warnings: i32) -> EwaldParams {
     let eta = if method == Method::Spectral {
         let h = (0..3).map(|d| bx.lengths[d] / c.grid[d] as f64).fold(0.0, f64::max);
         8.0 * c.xi * c.xi * h * h * c.tau
     } else {
         0.0
     };
+    let (down, up) = (Pow2::new(-e), Pow2::new(e));
     EwaldParams {
-        xi: c.xi,
-        rc: c.rc,
+        xi: down.apply(c.xi),
+        rc: up.apply(c.rc),
         grid: c.grid,
         order: c.order,
         eta,
         tau: c.tau,
-        kc: c.kc,
+        kc: down.apply(c.kc),
         est_rel_err: c.est_rel_err,
         real_s: 0.0,
         kspace_s: 0.0,
+        tol_used,
+        warnings,
     }
 }
 
 impl EwaldPlan {
     /// Makes a plan for up to `n_max` charges in the cell `cell` (`cell[3*i + j]` = component
     /// `j` of lattice vector `i`, lower-triangular) with relative RMS force accuracy `tol`.
-    /// Errors: [`Error::Tol`] (`tol` not in (0, 1)), [`Error::NPoints`] (`n_max` 0 or ≥ 2³²),
-    /// [`Error::InvalidArg`] (cell, overrides), [`Error::Alloc`], [`Error::Fft`].
+    /// A `tol` below [`params::min_tol`] is raised to it ([`WARN_TOL_CLAMPED`] in
+    /// [`EwaldPlan::params`]). Errors: [`Error::Tol`] (`tol` not in (0, 1)), [`Error::NPoints`]
+    /// (`n_max` 0 or ≥ 2³² − 1), [`Error::InvalidArg`] (cell, overrides), [`Error::Range`]
+    /// (cell flatter than [`MIN_ASPECT`], a grid or wave-vector count above the limits of
+    /// [`params`], an override not representable at the cell's scale), [`Error::Alloc`],
+    /// [`Error::Fft`]. The cost is bounded by the problem size (no unbounded search).
     pub fn new(method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opts: &EwaldOpts) -> Result<Self> {
         if !(tol > 0.0 && tol < 1.0) {
-            return Err(Error::Tol(format!("tol = {tol}; the Ewald accuracy must satisfy 0 < tol < 1")));
+            return Err(Error::Tol(format!("tol = {tol:e}; the Ewald accuracy must satisfy 0 < tol < 1")));
         }
         if n_max == 0 || n_max >= u32::MAX as usize {
             return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
         }
-        let bx = PeriodicBox::new(cell)?;
+        let (tol_used, warnings) = if tol < params::min_tol(method) { (params::min_tol(method), WARN_TOL_CLAMPED) } else { (tol, 0) };
+        let user_box = PeriodicBox::new(cell)?;
+        let scale_e = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+        let bx = internal_box(cell, scale_e)?;
+        Self::check_rc(&opts.overrides, &bx, scale_e)?;
+        let ov = internal_overrides(&opts.overrides, scale_e)?;
         let threads = Threads::new(opts.nthreads)?;
-        let chosen = params::choose(method, &bx, n_max, tol, &opts.overrides)?;
-        let real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(tol), method == Method::Direct);
+        let chosen = params::choose(method, &bx, n_max, tol_used, &ov)?;
+        let warnings = warn_bits(&chosen, tol_used, warnings);
+        let real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(tol_used), method == Method::Direct);
         let kspace = build_kspace(method, &bx, &chosen, opts, threads.count())?;
-        let params = make_params(method, &bx, &chosen);
+        let params = make_params(method, &bx, &chosen, scale_e, tol_used, warnings);
         if opts.debug > 0 {
             eprintln!(
-                "[farfield ewald] {method:?} n_max {n_max} tol {tol:e}: xi {:.6} rc {:.6} grid {:?} order {} eta {:.4} kc {:.4} \
+                "[farfield ewald] {method:?} n_max {n_max} tol {tol:e}{}: xi {:e} rc {:e} grid {:?} order {} eta {:.4} kc {:e} \
                  est. rel. error {:.2e} threads {}",
+                if warnings & WARN_TOL_CLAMPED != 0 { format!(" [warning: tol raised to {tol_used:e}, the method's limit]") } else { String::new() }
+                    + if warnings & WARN_TOL_NOT_MET != 0 { " [warning: the overrides keep the estimated error above tol]" } else { "" },
                 params.xi, params.rc, params.grid, params.order, params.eta, params.kc, params.est_rel_err, threads.count()
             );
         }
         Ok(EwaldPlan {
             method,
-            tol,
+            tol: tol_used,
             n_max,
             opts: *opts,
+            scale_e,
             bx,
+            user_box,
             chosen,
             params,
             threads,
             real,
             kspace,
             excl: Vec::new(),
+            qs: Vec::new(),
             s: Vec::new(),
             r: Vec::new(),
             phi_r: Vec::new(),
@@ -257,6 +425,19 @@ impl EwaldPlan {
             f_r: Vec::new(),
             f_k: Vec::new(),
         })
+    }
+
+    /// A fixed cutoff above half the smallest height of the (internal) cell `bx`: error in the
+    /// caller's units.
+    fn check_rc(ov: &Overrides, bx: &PeriodicBox, e: i32) -> Result<()> {
+        let half = Pow2::new(e).apply(0.5 * bx.min_height());
+        if ov.rc > 0.0 && ov.rc > half * (1.0 + 1e-12) {
+            return Err(Error::InvalidArg(format!(
+                "cutoff rc = {:e} exceeds half the smallest height ({half:.6e}) of the box; use a smaller cutoff or a larger box",
+                ov.rc
+            )));
+        }
+        Ok(())
     }
 
     /// The method.
@@ -269,9 +450,9 @@ impl EwaldPlan {
         self.n_max
     }
 
-    /// The cell.
+    /// The cell (as the caller gave it).
     pub fn cell(&self) -> &PeriodicBox {
-        &self.bx
+        &self.user_box
     }
 
     /// Parameters in use and last timings.
@@ -281,68 +462,102 @@ impl EwaldPlan {
 
     /// Changes the cell. Keeps `ξ`, `r_c`, grid and window while the estimated error stays
     /// within 1.5× the target (only the influence function is recomputed); otherwise chooses
-    /// new parameters (caller overrides kept) and re-plans. Errors as [`EwaldPlan::new`]
-    /// (e.g. a fixed cutoff above half the new smallest height); on error the plan is unchanged.
+    /// new parameters (caller overrides kept) and re-plans. The internal length unit is kept
+    /// while the cell's largest entry stays within a factor 2⁸ of it (else it is changed and
+    /// the plan re-planned). Errors as [`EwaldPlan::new`] (e.g. a fixed cutoff above half the
+    /// new smallest height); on error the plan is unchanged.
     pub fn set_box(&mut self, cell: &[f64; 9]) -> Result<()> {
-        let bx = PeriodicBox::new(cell)?;
-        let ov = &self.opts.overrides;
-        if ov.rc > 0.0 && 2.0 * ov.rc > bx.min_height() * (1.0 + 1e-12) {
-            return Err(Error::InvalidArg(format!(
-                "cutoff rc = {} exceeds half the smallest height ({}) of the new box",
-                ov.rc,
-                0.5 * bx.min_height()
-            )));
-        }
-        if params::still_accurate(self.method, &bx, self.n_max, self.tol, &self.chosen) {
+        let user_box = PeriodicBox::new(cell)?;
+        let e_new = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+        let e = if (e_new - self.scale_e).abs() <= 8 { self.scale_e } else { e_new };
+        let bx = internal_box(cell, e)?;
+        Self::check_rc(&self.opts.overrides, &bx, e)?;
+        let ov = internal_overrides(&self.opts.overrides, e)?;
+        let (tol_used, clamped) = (self.params.tol_used, self.params.warnings & WARN_TOL_CLAMPED);
+        if e == self.scale_e && params::still_accurate(self.method, &bx, self.n_max, self.tol, &self.chosen) {
             match &mut self.kspace {
-                KSpace::Spectral(s) => s.set_box(&bx),
-                KSpace::Spme(s) => s.set_box(&bx),
-                KSpace::Direct(d) => d.set_box(&bx),
+                KSpace::Spectral(s) => s.set_box(&bx)?,
+                KSpace::Spme(s) => s.set_box(&bx)?,
+                KSpace::Direct(d) => d.set_box(&bx)?,
             }
-            self.params.eta = make_params(self.method, &bx, &self.chosen).eta;
+            self.params.eta = make_params(self.method, &bx, &self.chosen, e, tol_used, 0).eta;
             self.bx = bx;
+            self.user_box = user_box;
             return Ok(());
         }
-        let chosen = params::choose(self.method, &bx, self.n_max, self.tol, ov)?;
+        let chosen = params::choose(self.method, &bx, self.n_max, self.tol, &ov)?;
         let kspace = build_kspace(self.method, &bx, &chosen, &self.opts, self.threads.count())?;
         self.real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(self.tol), self.method == Method::Direct);
         self.kspace = kspace;
-        self.params = make_params(self.method, &bx, &chosen);
+        self.params = make_params(self.method, &bx, &chosen, e, tol_used, warn_bits(&chosen, tol_used, clamped));
         self.chosen = chosen;
         self.bx = bx;
+        self.user_box = user_box;
+        self.scale_e = e;
         if self.opts.debug > 0 {
             eprintln!("[farfield ewald] set_box re-planned: {:?}", self.params);
         }
         Ok(())
     }
 
-    /// Sets the excluded pairs (replacing earlier ones); indices are checked against `n_max`
-    /// here and against the number of charges at `execute`. Errors: [`Error::InvalidArg`]
-    /// (an index out of range or a pair `(i, i)`), [`Error::Alloc`].
+    /// Sets the excluded pairs (replacing earlier ones). A pair is unordered: `(i, j)` and
+    /// `(j, i)` are the same pair, and a pair given several times is excluded once (the list is
+    /// sorted and deduplicated). Indices are checked against `n_max` here and against the number
+    /// of charges at `execute`. Errors: [`Error::InvalidArg`] (an index out of range or a pair
+    /// `(i, i)`, naming the pair and the index), [`Error::Alloc`]. On error the earlier list is
+    /// kept.
     pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
-        let mut v: Vec<[u32; 2]> = Vec::new();
-        v.try_reserve_exact(pairs.len()).map_err(|_| Error::Alloc(format!("{} exclusion pairs", pairs.len())))?;
+        let mut v = try_vec::<u64>(pairs.len(), "exclusion list")?;
         for (k, p) in pairs.iter().enumerate() {
             for &i in p {
                 if i < 0 || i as u64 >= self.n_max as u64 {
-                    return Err(Error::InvalidArg(format!("exclusion pair {k} = ({}, {}): index outside 0 … n_max − 1 = {}", p[0], p[1], self.n_max - 1)));
+                    return Err(Error::InvalidArg(format!(
+                        "exclusion pair {k} = ({}, {}): index {i} outside 0 … n_max − 1 = {}",
+                        p[0],
+                        p[1],
+                        self.n_max - 1
+                    )));
                 }
             }
             if p[0] == p[1] {
-                return Err(Error::InvalidArg(format!("exclusion pair {k} = ({}, {}) pairs an atom with itself", p[0], p[1])));
+                return Err(Error::InvalidArg(format!(
+                    "exclusion pair {k} = ({}, {}) pairs charge {} with itself",
+                    p[0], p[1], p[0]
+                )));
             }
-            v.push([p[0] as u32, p[1] as u32]);
+            let (a, b) = (p[0].min(p[1]) as u64, p[0].max(p[1]) as u64);
+            v.push((a << 32) | b);
         }
+        v.sort_unstable();
+        v.dedup();
         self.excl = v;
         Ok(())
     }
 
+    /// Number of distinct excluded pairs.
+    pub fn n_exclusions(&self) -> usize {
+        self.excl.len()
+    }
+
     /// Evaluates potentials (`phi`, length `n`), fields (`field`, length `3n`, `field[3i + d]`),
     /// energy and (if `virial`) the virial for `n = q.len()` charges at `xyz` (length `3n`).
-    /// Outputs are written only on success. Errors: [`Error::NPoints`] (`n > n_max`),
-    /// [`Error::InvalidArg`] (lengths, an exclusion index ≥ n), [`Error::NonFinite`] (naming the
-    /// first bad position or charge), [`Error::Alloc`].
+    /// Same as [`EwaldPlan::execute_with`] with the energy requested.
     pub fn execute(&mut self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>, virial: bool) -> Result<EwaldResult> {
+        self.execute_with(xyz, q, phi, field, true, virial)
+    }
+
+    /// Evaluates the requested results (module docs): potentials (`phi`, length `n`), fields
+    /// (`field`, length `3n`), the energy (if `energy`, else reported as 0) and the virial (if
+    /// `virial`, else zeros). Outputs are written only on success. Errors: [`Error::NPoints`]
+    /// (`n > n_max`), [`Error::InvalidArg`] (lengths, an exclusion index ≥ n, two distinct
+    /// charges coinciding — closer than 2⁻⁴⁰ of the largest cell length — that are not an
+    /// excluded pair, naming both), [`Error::NonFinite`] (naming the first bad position or
+    /// charge), [`Error::Range`] (a position so far outside the cell that its fractional
+    /// coordinate is not representable; a requested result that overflows or underflows at this
+    /// cell and charge scale), [`Error::Alloc`].
+    pub fn execute_with(
+        &mut self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>, energy: bool, virial: bool,
+    ) -> Result<EwaldResult> {
         let n = q.len();
         if n > self.n_max {
             return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", self.n_max)));
@@ -367,13 +582,25 @@ impl EwaldPlan {
         if let Some(i) = th.find_first(n, |i| !q[i].is_finite()) {
             return Err(Error::NonFinite(format!("q[{i}] is {}", q[i])));
         }
-        if let Some((k, p)) = self.excl.iter().enumerate().find(|(_, p)| p[0] as usize >= n || p[1] as usize >= n) {
-            return Err(Error::InvalidArg(format!("exclusion pair {k} = ({}, {}) refers to a charge ≥ n = {n}", p[0], p[1])));
+        if let Some((k, p)) = self.excl.iter().enumerate().find(|(_, &p)| (p >> 32) as usize >= n || (p & 0xffff_ffff) as usize >= n) {
+            return Err(Error::InvalidArg(format!(
+                "exclusion pair {k} (sorted) = ({}, {}) refers to a charge ≥ n = {n}",
+                p >> 32,
+                p & 0xffff_ffff
+            )));
         }
         let want_field = field.is_some();
+        // internal units: lengths / 2^scale_e, charges / 2^eq (module docs)
+        let eq = exponent_of(q.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+        let e = self.scale_e;
+        let (fx, fq) = (Pow2::new(-e), Pow2::new(-eq));
+        resize_try(&mut self.qs, n, 0.0, "scaled charges")?;
+        for (d, &v) in self.qs.iter_mut().zip(q) {
+            *d = fq.apply(v);
+        }
         // wrap into the cell
-        self.s.resize(n, [0.0; 3]);
-        self.r.resize(n, [0.0; 3]);
+        resize_try(&mut self.s, n, [0.0; 3], "fractional positions")?;
+        resize_try(&mut self.r, n, [0.0; 3], "wrapped positions")?;
         {
             let bx = &self.bx;
             let sp = SyncPtr(self.s.as_mut_ptr());
@@ -382,7 +609,7 @@ impl EwaldPlan {
             th.for_each(n.div_ceil(chunk), |c| {
                 let (sp, rp) = (sp, rp);
                 for i in c * chunk..((c + 1) * chunk).min(n) {
-                    let f = bx.frac([xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]]);
+                    let f = bx.frac([fx.apply(xyz[3 * i]), fx.apply(xyz[3 * i + 1]), fx.apply(xyz[3 * i + 2])]);
                     let s = [box_::wrap01(f[0]), box_::wrap01(f[1]), box_::wrap01(f[2])];
                     // SAFETY: index i belongs to chunk c only.
                     unsafe {
@@ -392,11 +619,20 @@ impl EwaldPlan {
                 }
             });
         }
-        self.phi_r.resize(n, 0.0);
-        self.phi_k.resize(n, 0.0);
+        if let Some(i) = th.find_first(n, |i| !self.s[i].iter().all(|v| v.is_finite())) {
+            return Err(Error::Range(format!(
+                "charge {i} at ({:e}, {:e}, {:e}) is too far outside the cell for its fractional coordinates to be represented",
+                xyz[3 * i],
+                xyz[3 * i + 1],
+                xyz[3 * i + 2]
+            )));
+        }
+        resize_try(&mut self.phi_r, n, 0.0, "real-space potentials")?;
+        resize_try(&mut self.phi_k, n, 0.0, "k-space potentials")?;
         let fl = if want_field { 3 * n } else { 0 };
-        self.f_r.resize(fl, 0.0);
-        self.f_k.resize(fl, 0.0);
+        resize_try(&mut self.f_r, fl, 0.0, "real-space fields")?;
+        resize_try(&mut self.f_k, fl, 0.0, "k-space fields")?;
+        let q = &self.qs[..];
         let t0 = Instant::now();
         let mut vir_r = self.real.compute(
             &self.bx,
@@ -407,6 +643,7 @@ impl EwaldPlan {
             &mut self.phi_r,
             if want_field { Some(&mut self.f_r[..]) } else { None },
             virial,
+            &self.excl,
         )?;
         if !self.excl.is_empty() {
             self.real.exclusions(
@@ -436,13 +673,13 @@ impl EwaldPlan {
         let c_self = 2.0 * xi / std::f64::consts::PI.sqrt();
         let phi_bg = -std::f64::consts::PI * qtot / (v * xi * xi);
         let u_bg = 0.5 * qtot * phi_bg;
-        let mut energy = 0.0;
+        let mut u = 0.0;
         for i in 0..n {
             let p = self.phi_r[i] + self.phi_k[i] - c_self * q[i] + phi_bg;
             self.phi_r[i] = p;
-            energy += q[i] * p;
+            u += q[i] * p;
         }
-        energy *= 0.5;
+        let mut u = [0.5 * u];
         let mut w = [0.0; 9];
         if virial {
             let idx = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)];
@@ -452,14 +689,32 @@ impl EwaldPlan {
                 w[3 * b + a] = val;
             }
         }
+        // back to the caller's units, checked before anything is written
+        let (fp, ff, fu) = (Pow2::new(eq - e), Pow2::new(eq - 2 * e), Pow2::new(2 * eq - e));
+        if phi.is_some() {
+            scale_out(&mut self.phi_r, fp, "phi")?;
+        }
+        if want_field {
+            for (a, b) in self.f_r.iter_mut().zip(&self.f_k) {
+                *a += b;
+            }
+            scale_out(&mut self.f_r, ff, "field")?;
+        }
+        if energy {
+            scale_out(&mut u, fu, "energy")?;
+        } else {
+            u[0] = 0.0;
+        }
+        if virial {
+            scale_out(&mut w, fu, "virial")?;
+        }
         if let Some(p) = phi {
             p.copy_from_slice(&self.phi_r);
         }
         if let Some(f) = field {
-            for (o, (a, b)) in f.iter_mut().zip(self.f_r.iter().zip(&self.f_k)) {
-                *o = a + b;
-            }
+            f.copy_from_slice(&self.f_r);
         }
+        let energy = u[0];
         if self.opts.debug > 0 {
             eprintln!(
                 "[farfield ewald] execute n {n}: real {:.3} ms, k-space {:.3} ms, U = {energy:.10e}",

@@ -11,9 +11,51 @@
 //! (relative error ≈ 1e-13) and the pair functions from the polynomials of
 //! [`super::erfc::PairFit`] (no `exp`, no division; the even and odd parts of both polynomials
 //! are four independent Horner chains). Blocks of 4 with no pair inside the cutoff are skipped
-//! after the distance test. Coincident atoms (`r = 0`) are skipped.
+//! after the distance test. Coincident atoms (`r² ≤ r²_coinc`, see [`Coinc`]) contribute
+//! nothing here and are reported to the [`Coinc`] sink, which stops the pass at the first pair
+//! that is not excluded (so an all-coincident input costs `O(n)`, not `O(n²)`).
 
 use super::erfc::{poly, PairFit};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// Coincident pairs met by the pair kernels: a pair with `r² ≤ PairConsts::r2_coinc` (the
+/// plan's coincidence distance) is skipped; unless it is an excluded pair (`excl`: sorted keys `min << 32 | max`
+/// of the caller's indices), it is recorded and `stop` is raised, which ends every kernel at
+/// its next atom.
+pub(crate) struct Coinc<'a> {
+    pub orig: &'a [u32],
+    pub excl: &'a [u64],
+    pub stop: AtomicBool,
+    pub found: Mutex<Option<(u32, u32, f64)>>,
+}
+
+impl Coinc<'_> {
+    /// Whether a kernel should stop.
+    #[inline(always)]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// A pair of slots `si`, `sj` at squared distance `r2 ≤ self.r2`.
+    #[cold]
+    #[inline(never)]
+    pub fn report(&self, si: usize, sj: usize, r2: f64) {
+        let (a, b) = (self.orig[si], self.orig[sj]);
+        if a == u32::MAX || b == u32::MAX {
+            return;
+        }
+        let (lo, hi) = (a.min(b), a.max(b));
+        if self.excl.binary_search(&(((lo as u64) << 32) | hi as u64)).is_ok() {
+            return;
+        }
+        let mut f = self.found.lock().unwrap_or_else(|e| e.into_inner());
+        if f.map_or(true, |(l, h, _)| (lo, hi) < (l, h)) {
+            *f = Some((lo, hi, r2));
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
 
 /// Constants of the pair kernel.
 #[derive(Debug, Clone)]
@@ -29,6 +71,8 @@ pub(crate) struct PairConsts {
     /// with a memory operand): entry `k` = `[g_2k, g_2k+1, h_2k, h_2k+1]`, each repeated 4×
     /// (the degree padded to an even number of coefficients with a zero).
     pub tab: Vec<[[f64; 4]; 4]>,
+    /// Squared coincidence distance: pairs with `r² ≤ r2_coinc` are skipped (see [`Coinc`]).
+    pub r2_coinc: f64,
 }
 
 impl PairConsts {
@@ -39,7 +83,7 @@ impl PairConsts {
         let tab = (0..n.div_ceil(2))
             .map(|k| [[at(&fit.g, 2 * k); 4], [at(&fit.g, 2 * k + 1); 4], [at(&fit.h, 2 * k); 4], [at(&fit.h, 2 * k + 1); 4]])
             .collect();
-        PairConsts { xi, rc2: rc * rc, c2: 2.0 * xi / std::f64::consts::PI.sqrt(), fit, exact, tab }
+        PairConsts { xi, rc2: rc * rc, c2: 2.0 * xi / std::f64::consts::PI.sqrt(), fit, exact, tab, r2_coinc: 0.0 }
     }
 
     /// `(v(r), f(r))` of the module docs for `0 < r² ≤ r_c²`.
@@ -88,8 +132,8 @@ pub(crate) struct Acc {
 /// `s` and `acc` must be valid for the slots `j0..j1`; no other thread may write `acc` there.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn block<const FIELD: bool, const VIR: bool>(
-    k: &PairConsts, s: Soa, xi: [f64; 3], qi: f64, jmin: usize, j0: usize, j1: usize, acc: Acc,
-    out_i: &mut [f64; 4], vir: &mut [f64; 6],
+    k: &PairConsts, s: Soa, islot: usize, xi: [f64; 3], qi: f64, jmin: usize, j0: usize, j1: usize, acc: Acc,
+    out_i: &mut [f64; 4], vir: &mut [f64; 6], co: &Coinc,
 ) {
     let mut oi = [0.0f64; 4];
     let mut w = [0.0f64; 6];
@@ -98,7 +142,11 @@ pub(crate) unsafe fn block<const FIELD: bool, const VIR: bool>(
         let dy = xi[1] - *s.y.add(j);
         let dz = xi[2] - *s.z.add(j);
         let r2 = dx * dx + dy * dy + dz * dz;
-        if !(r2 < k.rc2 && r2 > 0.0) {
+        if r2 <= k.r2_coinc {
+            co.report(islot, j, r2);
+            continue;
+        }
+        if !(r2 < k.rc2) {
             continue;
         }
         let qj = *s.q.add(j);
@@ -165,9 +213,10 @@ pub(crate) struct Nbr {
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn cell_avx2<const FIELD: bool, const VIR: bool>(
-    k: &PairConsts, s: Soa, i0: usize, i1: usize, nbr: &[Nbr], acc: Acc, vir: &mut [f64; 6],
+    k: &PairConsts, s: Soa, i0: usize, i1: usize, nbr: &[Nbr], acc: Acc, vir: &mut [f64; 6], co: &Coinc,
 ) {
     use std::arch::x86_64::*;
+    let r2co = _mm256_set1_pd(k.r2_coinc);
     let zero = _mm256_setzero_pd();
     let one = _mm256_set1_pd(1.0);
     let rc2 = _mm256_set1_pd(k.rc2);
@@ -179,6 +228,9 @@ pub(crate) unsafe fn cell_avx2<const FIELD: bool, const VIR: bool>(
     let tab = &k.tab;
     let (mut wxx, mut wxy, mut wxz, mut wyy, mut wyz, mut wzz) = (zero, zero, zero, zero, zero, zero);
     for i in i0..i1 {
+        if co.stopped() {
+            return;
+        }
         let xi = [*s.x.add(i), *s.y.add(i), *s.z.add(i)];
         let qi = *s.q.add(i);
         let qiv = _mm256_set1_pd(qi);
@@ -207,10 +259,23 @@ pub(crate) unsafe fn cell_avx2<const FIELD: bool, const VIR: bool>(
                 let dy = _mm256_sub_pd(yv, _mm256_loadu_pd(s.y.add(j)));
                 let dz = _mm256_sub_pd(zv, _mm256_loadu_pd(s.z.add(j)));
                 let r2 = _mm256_fmadd_pd(dx, dx, _mm256_fmadd_pd(dy, dy, _mm256_mul_pd(dz, dz)));
-                let mut m = _mm256_and_pd(_mm256_cmp_pd(r2, rc2, _CMP_LT_OQ), _mm256_cmp_pd(r2, zero, _CMP_GT_OQ));
+                let mut m = _mm256_and_pd(_mm256_cmp_pd(r2, rc2, _CMP_LT_OQ), _mm256_cmp_pd(r2, r2co, _CMP_GT_OQ));
+                let mut mc = _mm256_cmp_pd(r2, r2co, _CMP_LE_OQ);
                 if jmin > j {
                     let jv = _mm256_add_pd(_mm256_set1_pd(j as f64), lane);
-                    m = _mm256_and_pd(m, _mm256_cmp_pd(jv, jminv, _CMP_GE_OQ));
+                    let mj = _mm256_cmp_pd(jv, jminv, _CMP_GE_OQ);
+                    m = _mm256_and_pd(m, mj);
+                    mc = _mm256_and_pd(mc, mj);
+                }
+                let cm = _mm256_movemask_pd(mc);
+                if cm != 0 {
+                    let mut r2a = [0.0f64; 4];
+                    _mm256_storeu_pd(r2a.as_mut_ptr(), r2);
+                    for l in 0..4 {
+                        if cm & (1 << l) != 0 {
+                            co.report(i, j + l, r2a[l]);
+                        }
+                    }
                 }
                 if _mm256_movemask_pd(m) == 0 {
                     j += 4;
@@ -316,17 +381,19 @@ mod tests {
             ];
             let mut a1 = vec![0.0; 4 * n];
             let mut a2 = vec![0.0; 4 * n];
+            let orig: Vec<u32> = (0..n as u32).collect();
+            let co = Coinc { orig: &orig, excl: &[], stop: AtomicBool::new(false), found: Mutex::new(None) };
             let (mut v1, mut v2) = ([0.0; 6], [0.0; 6]);
             unsafe {
                 let p = a1.as_mut_ptr();
                 let acc = Acc { phi: p, ex: p.add(n), ey: p.add(2 * n), ez: p.add(3 * n) };
-                cell_avx2::<true, true>(&k, s, 0, 29, &nbr, acc, &mut v1);
+                cell_avx2::<true, true>(&k, s, 0, 29, &nbr, acc, &mut v1, &co);
                 let p = a2.as_mut_ptr();
                 let acc = Acc { phi: p, ex: p.add(n), ey: p.add(2 * n), ez: p.add(3 * n) };
                 for i in 0..29 {
                     let mut oi = [0.0; 4];
-                    block::<true, true>(&k, s, [x[i], y[i], z[i]], q[i], i + 1, (i + 1) & !3, 32, acc, &mut oi, &mut v2);
-                    block::<true, true>(&k, s, [x[i] - shift[0], y[i] - shift[1], z[i] - shift[2]], q[i], 32, 32, 64, acc, &mut oi, &mut v2);
+                    block::<true, true>(&k, s, i, [x[i], y[i], z[i]], q[i], i + 1, (i + 1) & !3, 32, acc, &mut oi, &mut v2, &co);
+                    block::<true, true>(&k, s, i, [x[i] - shift[0], y[i] - shift[1], z[i] - shift[2]], q[i], 32, 32, 64, acc, &mut oi, &mut v2, &co);
                     for d in 0..4 {
                         *p.add(d * n + i) += oi[d];
                     }
@@ -369,6 +436,8 @@ mod bench {
             let acc = unsafe { Acc { phi: p, ex: p.add(n), ey: p.add(2 * n), ez: p.add(3 * n) } };
             let nbr = [Nbr { j0: 0, j1: n, shift: [0.001, 0.0, 0.0], bbox: [-1.0, -1.0, -1.0, 1.0, 1.0, 1.0], is_self: false }];
             let mut vir = [0.0; 6];
+            let orig: Vec<u32> = (0..n as u32).collect();
+            let co = Coinc { orig: &orig, excl: &[], stop: AtomicBool::new(false), found: Mutex::new(None) };
             let cpu = || {
                 let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
                 // SAFETY: valid pointer.
@@ -378,7 +447,7 @@ mod bench {
             let reps = 200;
             let t = cpu();
             for _ in 0..reps {
-                unsafe { cell_avx2::<true, false>(&k, s, 0, n, &nbr, acc, &mut vir) };
+                unsafe { cell_avx2::<true, false>(&k, s, 0, n, &nbr, acc, &mut vir, &co) };
             }
             let dt = cpu() - t;
             eprintln!("cell_avx2: {:.2} ns (thread CPU) per pair ({} coefficients)", dt / (reps * n * n) as f64 * 1e9, k.fit.g.len());

@@ -368,6 +368,46 @@ fn max_xit(w: Window, bound: f64) -> f64 {
     lo
 }
 
+/// Largest grid size per axis of the particle-mesh methods (and of `opts.grid`): 2¹⁶.
+pub(crate) const MAX_GRID_AXIS: usize = 1 << 16;
+/// Largest number of grid points `K_1 K_2 K_3` of the particle-mesh methods: 2³³.
+pub(crate) const MAX_GRID_POINTS: usize = 1 << 33;
+/// Largest number of half-space wave vectors of the direct sum: 2²⁶.
+pub(crate) const MAX_DIRECT_MODES: usize = 1 << 26;
+/// Largest `m_max` per axis of the direct sum (so `2 m_max + 1` modes per axis): 2²⁰.
+pub(crate) const MAX_DIRECT_MMAX: usize = 1 << 20;
+
+/// Smallest tolerance each method can reach in double precision with its error model (a
+/// smaller request is raised to this, with a warning readable from the plan).
+pub fn min_tol(method: Method) -> f64 {
+    match method {
+        Method::Spectral | Method::Spme => MIN_TOL_MESH,
+        Method::Direct => MIN_TOL_DIRECT,
+    }
+}
+const MIN_TOL_MESH: f64 = 1e-12;
+const MIN_TOL_DIRECT: f64 = 1e-14;
+
+/// Checks a grid against [`MAX_GRID_AXIS`] and [`MAX_GRID_POINTS`] (sizes as `f64`, so that an
+/// unrepresentable request is caught before it is converted). Errors: [`Error::Range`].
+pub fn check_grid(g: [f64; 3], what: &str) -> Result<[usize; 3]> {
+    if let Some(d) = (0..3).find(|&d| !(g[d] <= MAX_GRID_AXIS as f64)) {
+        return Err(Error::Range(format!(
+            "{what} needs {:.3e} grid points along axis {d}, above the limit of {MAX_GRID_AXIS} per axis \
+             (tolerance, box shape or the xi / rc override too demanding)",
+            g[d]
+        )));
+    }
+    let tot = g[0] * g[1] * g[2];
+    if !(tot <= MAX_GRID_POINTS as f64) {
+        return Err(Error::Range(format!(
+            "{what} needs a grid of {:.3e} x {:.3e} x {:.3e} = {tot:.3e} points, above the limit of 2^33",
+            g[0], g[1], g[2]
+        )));
+    }
+    Ok(g.map(|v| v as usize))
+}
+
 /// Estimated k-space error `ε_K` of a particle-mesh method with window `w` on grid `nf`.
 fn eps_kspace(w: Window, bx: &PeriodicBox, xi: f64, nf: [usize; 3]) -> f64 {
     let h = (0..3).map(|d| bx.lengths[d] / nf[d] as f64).fold(0.0, f64::max);
@@ -375,13 +415,19 @@ fn eps_kspace(w: Window, bx: &PeriodicBox, xi: f64, nf: [usize; 3]) -> f64 {
 }
 
 /// Smallest grid with `ε_K ≤ eps` for window `w` (each axis even, smooth, ≥ 2·width).
-fn grid_for(w: Window, bx: &PeriodicBox, xi: f64, eps: f64) -> [usize; 3] {
+/// Errors: [`Error::Range`] when it exceeds [`MAX_GRID_AXIS`] or [`MAX_GRID_POINTS`] (checked
+/// before the smooth size is searched, so the search is bounded).
+fn grid_for(w: Window, bx: &PeriodicBox, xi: f64, eps: f64) -> Result<[usize; 3]> {
     let xit = max_xit(w, eps * eps * bx.volume / xi);
     let h = xit / xi;
     let width = match w {
         Window::Gauss(p) | Window::BSpline(p) => p,
     };
-    [0, 1, 2].map(|d| next_smooth_even(((bx.lengths[d] / h).ceil() as usize).max(2 * width)))
+    let g = [0, 1, 2].map(|d| (bx.lengths[d] / h).ceil().max((2 * width) as f64));
+    // the smooth size is at most 25/24 of the request: check with that margin
+    check_grid(g.map(|v| v * 1.1), "the error target")?;
+    let g = [0, 1, 2].map(|d| next_smooth_even(g[d] as usize));
+    check_grid(g.map(|v| v as f64), "the error target")
 }
 
 fn kspace_cost(method: Method, n: usize, width: usize, nf: [usize; 3]) -> f64 {
@@ -396,24 +442,31 @@ fn kspace_cost(method: Method, n: usize, width: usize, nf: [usize; 3]) -> f64 {
     }
 }
 
-/// Chooses the parameters (module docs). `n` = the plan's `n_max`. Errors:
-/// [`Error::InvalidArg`] for an override that cannot work (cutoff above half the smallest
-/// height, grid below twice the window, bad order).
+/// Chooses the parameters (module docs). `n` = the plan's `n_max`; the cell is expected in
+/// the plan's internal units (largest entry of order 1). Errors: [`Error::InvalidArg`] for an
+/// override that cannot work (cutoff above half the smallest height, grid below twice the
+/// window, bad order); [`Error::Range`] when the grid or the number of wave vectors the target
+/// needs exceeds the stated limits ([`MAX_GRID_AXIS`], [`MAX_GRID_POINTS`],
+/// [`MAX_DIRECT_MODES`], [`MAX_DIRECT_MMAX`]). The cost is bounded (a fixed number of
+/// candidates, each with bounded work).
 pub fn choose(method: Method, bx: &PeriodicBox, n: usize, tol: f64, ov: &Overrides) -> Result<Chosen> {
     let v = bx.volume;
     let rmax = 0.5 * bx.min_height();
+    if ov.xi < 0.0 || !ov.xi.is_finite() || ov.rc < 0.0 || !ov.rc.is_finite() {
+        return Err(Error::InvalidArg(format!("xi = {:e} and rc = {:e} must be finite and ≥ 0 (0 = automatic)", ov.xi, ov.rc)));
+    }
     if ov.rc > 0.0 && ov.rc > rmax * (1.0 + 1e-12) {
         return Err(Error::InvalidArg(format!(
-            "cutoff rc = {} exceeds half the smallest box height ({rmax}); use a smaller cutoff or a larger box",
+            "cutoff rc = {:e} exceeds half the smallest box height ({rmax:.6e}); use a smaller cutoff or a larger box",
             ov.rc
         )));
-    }
-    if ov.xi < 0.0 || !ov.xi.is_finite() || ov.rc < 0.0 || !ov.rc.is_finite() {
-        return Err(Error::InvalidArg(format!("xi = {} and rc = {} must be finite and ≥ 0 (0 = automatic)", ov.xi, ov.rc)));
     }
     let grid_set = ov.grid.iter().all(|&g| g > 0);
     if !grid_set && ov.grid.iter().any(|&g| g > 0) {
         return Err(Error::InvalidArg(format!("grid = {:?}: give all three sizes or none (0)", ov.grid)));
+    }
+    if grid_set {
+        check_grid(ov.grid.map(|g| g as f64), "opts.grid")?;
     }
     let eps = target(tol, n, v);
     let eps_r = eps / std::f64::consts::SQRT_2;
@@ -451,7 +504,7 @@ pub fn choose(method: Method, bx: &PeriodicBox, n: usize, tol: f64, ov: &Overrid
             }
             hi
         };
-        let mm = [0, 1, 2].map(|d| (kc * bx.lengths[d] / (2.0 * std::f64::consts::PI)).floor() as usize);
+        let mm = direct_mmax(bx, kc)?;
         let nk = 2.0 / 3.0 * std::f64::consts::PI * (kc * kc * kc) * v / (8.0 * std::f64::consts::PI.powi(3));
         let est = (er * er + eps_trunc2(xi, kc, v)).sqrt() / eps * SAFETY * tol;
         return Ok(Chosen {
@@ -504,6 +557,7 @@ pub fn choose(method: Method, bx: &PeriodicBox, n: usize, tol: f64, ov: &Overrid
         (0..nc).map(|i| lo * (rmax / lo).powf(i as f64 / (nc - 1) as f64)).collect()
     };
     let mut best: Option<Chosen> = None;
+    let mut range_err: Option<Error> = None;
     for &rc in &rcs {
         let xi = if ov.xi > 0.0 { ov.xi } else { xi_for_real(rc, v, eps_r) };
         let er = eps_real(xi, rc, v);
@@ -513,7 +567,17 @@ pub fn choose(method: Method, bx: &PeriodicBox, n: usize, tol: f64, ov: &Overrid
                 Method::Spectral => Window::Gauss(wd),
                 _ => Window::BSpline(wd),
             };
-            let nfg = if grid_set { ov.grid } else { grid_for(w, bx, xi, ek) };
+            let nfg = if grid_set {
+                ov.grid
+            } else {
+                match grid_for(w, bx, xi, ek) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        range_err.get_or_insert(e);
+                        continue;
+                    }
+                }
+            };
             if nfg.iter().any(|&g| g < 2 * wd) {
                 continue;
             }
@@ -534,7 +598,38 @@ pub fn choose(method: Method, bx: &PeriodicBox, n: usize, tol: f64, ov: &Overrid
             }
         }
     }
-    best.ok_or_else(|| Error::InvalidArg("no admissible parameters: the grid is too small for every window width".into()))
+    match (best, range_err) {
+        (Some(b), _) => Ok(b),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(Error::InvalidArg("no admissible parameters: the grid is too small for every window width".into())),
+    }
+}
+
+/// `m_max` per axis of the direct sum with cutoff `kc` (the modes with `|k| ≤ kc` lie within
+/// `|m_d| ≤ kc |vec_d| / 2π`), checked against [`MAX_DIRECT_MMAX`] and, for the number of
+/// half-space wave vectors (`≈ (2π/3) kc³ V / (2π)³`) and of the columns the enumeration visits,
+/// against [`MAX_DIRECT_MODES`]. Errors: [`Error::Range`].
+pub fn direct_mmax(bx: &PeriodicBox, kc: f64) -> Result<[usize; 3]> {
+    let tp = 2.0 * std::f64::consts::PI;
+    let mm = [0, 1, 2].map(|d| (kc * bx.lengths[d] / tp).floor());
+    if let Some(d) = (0..3).find(|&d| !(mm[d] <= MAX_DIRECT_MMAX as f64)) {
+        return Err(Error::Range(format!(
+            "the direct sum needs wave vectors up to |m_{d}| = {:.3e}, above the limit of 2^20 \
+             (box too elongated or skewed for the tolerance, or the xi / rc override too demanding)",
+            mm[d]
+        )));
+    }
+    let nk = (2.0 / 3.0) * std::f64::consts::PI * (kc * kc * kc) * bx.volume / (tp * tp * tp);
+    // columns (m0, m1) the enumeration visits: bounded by the sphere's extent along a*_0, a*_1
+    let cols = (kc / (tp * bx.recip[0][0]) + 1.0) * (2.0 * kc / (tp * bx.recip[1][1]) + 1.0);
+    if !(nk <= MAX_DIRECT_MODES as f64) || !(cols <= MAX_DIRECT_MODES as f64) {
+        return Err(Error::Range(format!(
+            "the direct sum needs about {:.3e} wave vectors ({:.3e} columns), above the limit of 2^26 \
+             (box too large against the splitting, or the tolerance too small; use SPME or spectral Ewald)",
+            nk, cols
+        )));
+    }
+    Ok(mm.map(|v| v as usize))
 }
 
 /// Whether the chosen grid still meets the target for a new cell (used by `set_box`).

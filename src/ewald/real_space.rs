@@ -22,8 +22,24 @@
 //!   computed it, so the two cancel) and the `erf(ξr)/r` that the k-space sum contains.
 
 use super::box_::PeriodicBox;
-use super::pair_kernel::{block, Acc, Nbr, PairConsts, Soa};
-use crate::error::{try_zeroed_vec, Result};
+use super::pair_kernel::{block, Acc, Coinc, Nbr, PairConsts, Soa};
+use crate::error::{try_grow, try_zeroed_vec, Error, Result};
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+
+/// Coincidence distance relative to the largest cell length: distinct charges closer than
+/// `2⁻⁴⁰ ≈ 9.1e-13` times it count as coincident (below the resolution of positions wrapped
+/// into the cell, a few ulps of the cell length, the `1/r` interaction is not resolved).
+pub(crate) const COINC_REL: f64 = 1.0 / (1u64 << 40) as f64;
+
+/// Resizes `v` to `n` elements, reserving fallibly.
+fn resize_try<T: Clone>(v: &mut Vec<T>, n: usize, val: T, what: &str) -> Result<()> {
+    if n > v.len() {
+        try_grow(v, n - v.len(), what)?;
+    }
+    v.resize(n, val);
+    Ok(())
+}
 use crate::threads::{SyncPtr, Threads};
 
 /// Sub-bins along z within a cell (for spatially coherent blocks of 4).
@@ -142,7 +158,7 @@ impl RealSpace {
         self.nc = nc;
         let ncell = nc[0] * nc[1] * nc[2];
         let nkey = ncell * ZSUB;
-        self.keys.resize(n, 0);
+        resize_try(&mut self.keys, n, 0, "real-space cell keys")?;
         threads.chunks(&mut self.keys, 8192, |c, ks| {
             for (t, k) in ks.iter_mut().enumerate() {
                 let si = s[c * 8192 + t];
@@ -156,14 +172,14 @@ impl RealSpace {
             }
         });
         self.hist.clear();
-        self.hist.resize(nkey + 1, 0);
+        resize_try(&mut self.hist, nkey + 1, 0, "real-space cell histogram")?;
         for &k in &self.keys {
             self.hist[k as usize + 1] += 1;
         }
         for k in 0..nkey {
             self.hist[k + 1] += self.hist[k];
         }
-        self.order.resize(n, 0);
+        resize_try(&mut self.order, n, 0, "real-space cell order")?;
         for i in 0..n {
             let k = self.keys[i] as usize;
             self.order[self.hist[k] as usize] = i as u32;
@@ -171,9 +187,9 @@ impl RealSpace {
         }
         // hist[k] is now the end of key k; cell c ends at hist[(c+1)·ZSUB − 1]
         self.cnt.clear();
-        self.cnt.resize(ncell, 0);
+        resize_try(&mut self.cnt, ncell, 0, "real-space cell counts")?;
         self.start.clear();
-        self.start.resize(ncell + 1, 0);
+        resize_try(&mut self.start, ncell + 1, 0, "real-space cell starts")?;
         let mut prev_end = 0usize;
         for c in 0..ncell {
             let end = self.hist[(c + 1) * ZSUB - 1] as usize;
@@ -185,15 +201,15 @@ impl RealSpace {
         self.npad = npad;
         for v in [&mut self.x, &mut self.y, &mut self.z] {
             v.clear();
-            v.try_reserve(npad).map_err(|_| crate::Error::Alloc(format!("real-space cell arrays of {npad} slots")))?;
-            v.resize(npad, 1e30);
+            resize_try(v, npad, 1e30, "real-space cell arrays")?;
         }
         self.q.clear();
-        self.q.resize(npad, 0.0);
+        resize_try(&mut self.q, npad, 0.0, "real-space cell charges")?;
         self.orig.clear();
-        self.orig.resize(npad, u32::MAX);
+        resize_try(&mut self.orig, npad, u32::MAX, "real-space cell indices")?;
         self.bbox.clear();
-        self.bbox.resize(ncell, [f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY]);
+        let empty = [f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY];
+        resize_try(&mut self.bbox, ncell, empty, "real-space cell bounds")?;
         let mut p = 0usize;
         for c in 0..ncell {
             let st = self.start[c];
@@ -219,12 +235,18 @@ impl RealSpace {
 
     /// Computes the real-space potentials (into `phi`, overwritten, caller's atom order), fields
     /// (`field[3i + d]`, overwritten, when given) and returns the virial (xx, xy, xz, yy, yz, zz;
-    /// zeros unless `virial`). `s`, `r`: wrapped fractional and Cartesian positions.
+    /// zeros unless `virial`). `s`, `r`: wrapped fractional and Cartesian positions; `excl`:
+    /// the sorted keys `min << 32 | max` of the excluded pairs. Errors: [`Error::Alloc`];
+    /// [`Error::InvalidArg`] naming two distinct charges closer than [`COINC_REL`] times the
+    /// largest cell length that are not an excluded pair (found in the cell-list pass, which
+    /// stops there).
     #[allow(clippy::too_many_arguments)]
     pub fn compute(
         &mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], threads: &Threads, phi: &mut [f64],
-        field: Option<&mut [f64]>, virial: bool,
+        field: Option<&mut [f64]>, virial: bool, excl: &[u64],
     ) -> Result<[f64; 6]> {
+        let lmax = bx.lengths.iter().cloned().fold(0.0, f64::max);
+        self.consts.r2_coinc = (COINC_REL * lmax) * (COINC_REL * lmax);
         self.sort(bx, s, r, q, threads)?;
         let nt = threads.count().max(1);
         let npad = self.npad;
@@ -240,11 +262,18 @@ impl RealSpace {
             b.vir = [0.0; 6];
         }
         let want_field = field.is_some();
-        match (want_field, virial) {
-            (false, false) => self.run::<false, false>(bx, threads),
-            (true, false) => self.run::<true, false>(bx, threads),
-            (false, true) => self.run::<false, true>(bx, threads),
-            (true, true) => self.run::<true, true>(bx, threads),
+        let found = match (want_field, virial) {
+            (false, false) => self.run::<false, false>(bx, threads, excl),
+            (true, false) => self.run::<true, false>(bx, threads, excl),
+            (false, true) => self.run::<false, true>(bx, threads, excl),
+            (true, true) => self.run::<true, true>(bx, threads, excl),
+        };
+        if let Some((i, j, r2)) = found {
+            return Err(Error::InvalidArg(format!(
+                "charges {i} and {j} coincide (distance {:.3e} times the largest cell length, at most 2^-40): \
+                 their interaction energy is infinite; exclude the pair or move them apart",
+                r2.sqrt() / lmax
+            )));
         }
         // reduce the thread accumulators into the caller's order
         let pp = SyncPtr(phi.as_mut_ptr());
@@ -287,7 +316,8 @@ impl RealSpace {
         Ok(vir)
     }
 
-    fn run<const FIELD: bool, const VIR: bool>(&mut self, bx: &PeriodicBox, threads: &Threads) {
+    /// Runs the pair kernels over all cells; returns the coincident pair found, if any.
+    fn run<const FIELD: bool, const VIR: bool>(&mut self, bx: &PeriodicBox, threads: &Threads, excl: &[u64]) -> Option<(u32, u32, f64)> {
         let nc = self.nc;
         let ncell = nc[0] * nc[1] * nc[2];
         let npad = self.npad;
@@ -297,6 +327,8 @@ impl RealSpace {
         let soa = Soa { x: self.x.as_ptr(), y: self.y.as_ptr(), z: self.z.as_ptr(), q: self.q.as_ptr() };
         // disjoint field borrows: the closure never touches `bufs` except through `bp`
         let (stencil, cnt, start, bbox, consts) = (&self.stencil, &self.cnt, &self.start, &self.bbox, &self.consts);
+        let co = Coinc { orig: &self.orig, excl, stop: AtomicBool::new(false), found: Mutex::new(None) };
+        let co = &co;
         let chunk = (ncell / (16 * threads.count().max(1))).clamp(1, 64);
         let ntask = ncell.div_ceil(chunk);
         threads.for_each(ntask, |task| {
@@ -314,7 +346,7 @@ impl RealSpace {
             let avx = !consts.exact && super::simd_ok();
             for a in task * chunk..((task + 1) * chunk).min(ncell) {
                 let na = cnt[a] as usize;
-                if na == 0 {
+                if na == 0 || co.stopped() {
                     continue;
                 }
                 let ac = [a % nc[0], (a / nc[0]) % nc[1], a / (nc[0] * nc[1])];
@@ -357,11 +389,14 @@ impl RealSpace {
                 if avx {
                     // SAFETY: the slots of cell a and of its neighbours are valid; acc is this
                     // thread's; the CPU has AVX2 and FMA.
-                    unsafe { super::pair_kernel::cell_avx2::<FIELD, VIR>(consts, soa, start[a], start[a] + na, &nbr, acc, &mut buf.vir) };
+                    unsafe { super::pair_kernel::cell_avx2::<FIELD, VIR>(consts, soa, start[a], start[a] + na, &nbr, acc, &mut buf.vir, co) };
                     continue;
                 }
                 let rc2 = consts.rc2;
                 for i in start[a]..start[a] + na {
+                    if co.stopped() {
+                        break;
+                    }
                     // SAFETY: i is a real slot.
                     let (xi, qi) = unsafe { ([*soa.x.add(i), *soa.y.add(i), *soa.z.add(i)], *soa.q.add(i)) };
                     let mut oi = [0.0f64; 4];
@@ -386,7 +421,7 @@ impl RealSpace {
                             continue;
                         }
                         // SAFETY: slots j0..j1 lie in the neighbour cell (padded); acc is this thread's.
-                        unsafe { block::<FIELD, VIR>(consts, soa, xs, qi, jmin, j0, nb.j1, acc, &mut oi, &mut buf.vir) };
+                        unsafe { block::<FIELD, VIR>(consts, soa, i, xs, qi, jmin, j0, nb.j1, acc, &mut oi, &mut buf.vir, co) };
                     }
                     // SAFETY: slot i < npad, this thread's accumulator.
                     unsafe {
@@ -400,13 +435,17 @@ impl RealSpace {
                 }
             }
         });
+        let found = co.found.lock().unwrap_or_else(|e| e.into_inner()).take();
+        found
     }
 
     /// Removes the full `1/r` interaction of the nearest image of each excluded pair (module
-    /// docs) from `phi`, `field` (when given) and `vir`. `s`, `r`: wrapped positions.
+    /// docs) from `phi`, `field` (when given) and `vir`. `s`: wrapped fractional positions. A
+    /// pair closer than the coincidence distance (see [`COINC_REL`]; the real-space pass
+    /// skipped it) loses only the `r → 0` limit `2ξ/√π` of its k-space part.
     #[allow(clippy::too_many_arguments)]
     pub fn exclusions(
-        &self, bx: &PeriodicBox, s: &[[f64; 3]], q: &[f64], pairs: &[[u32; 2]], phi: &mut [f64],
+        &self, bx: &PeriodicBox, s: &[[f64; 3]], q: &[f64], pairs: &[u64], phi: &mut [f64],
         mut field: Option<&mut [f64]>, vir: Option<&mut [f64; 6]>,
     ) {
         let k = &self.consts;
@@ -414,8 +453,8 @@ impl RealSpace {
         let sqpi = std::f64::consts::PI.sqrt();
         let tri = !bx.is_orthorhombic();
         let mut w = [0.0f64; 6];
-        for p in pairs {
-            let (i, j) = (p[0] as usize, p[1] as usize);
+        for &key in pairs {
+            let (i, j) = ((key >> 32) as usize, (key & 0xffff_ffff) as usize);
             let mut ds = [0.0; 3];
             for d in 0..3 {
                 let v = s[i][d] - s[j][d];
@@ -434,7 +473,7 @@ impl RealSpace {
                     }
                 }
             }
-            let (mut pot, mut fs) = if r2 < k.rc2 && r2 > 0.0 { k.pair(r2) } else { (0.0, 0.0) };
+            let (mut pot, mut fs) = if r2 < k.rc2 && r2 > k.r2_coinc { k.pair(r2) } else { (0.0, 0.0) };
             let r = r2.sqrt();
             let x = xi * r;
             if x < 1e-4 {

@@ -17,7 +17,7 @@
 
 use super::box_::PeriodicBox;
 use super::influence::{add_virial, influence, mode_of};
-use crate::error::Result;
+use crate::error::{try_grow, try_vec, Result};
 use crate::fft::{AlignedVec, FftPlan, Sign};
 use crate::kernel::gaussian::GaussParams;
 use crate::kernel::Kernel;
@@ -46,8 +46,11 @@ impl Spectral {
     /// Plans grids `nf` (each even, ≥ 2P), window support `p` (even) and shape `tau`.
     pub fn new(bx: &PeriodicBox, xi: f64, nf: [usize; 3], p: usize, tau: f64, fftw: u32, nthreads: usize) -> Result<Self> {
         let kernel = Kernel::Gaussian(GaussParams { w: p, tau });
-        let spreader = Spreader::<f64>::new(3, &nf, &kernel, SpreadOpts { max_subprob_size: 0 })?;
         let n = nf[0] * nf[1] * nf[2];
+        // headroom probe: FFTW aborts when its own allocations fail, so reserve (and release)
+        // as much again as the grids before planning
+        drop(try_vec::<Complex64>(2 * n + n / 2, "spectral Ewald grids (allocation probe)")?);
+        let spreader = Spreader::<f64>::new(3, &nf, &kernel, SpreadOpts { max_subprob_size: 0 })?;
         let mut g1 = AlignedVec::<Complex64>::zeroed(n, "spectral Ewald grid")?;
         let g2 = AlignedVec::<Complex64>::zeroed(n, "spectral Ewald grid")?;
         let fwd = FftPlan::c2c_inplace(&nf, 1, Sign::Forward, &mut g1, fftw, nthreads)?;
@@ -67,12 +70,13 @@ impl Spectral {
             o2: Vec::new(),
             xs: [Vec::new(), Vec::new(), Vec::new()],
         };
-        s.set_box(bx);
+        s.set_box(bx)?;
         Ok(s)
     }
 
-    /// Recomputes the influence function for a new cell (same grid).
-    pub fn set_box(&mut self, bx: &PeriodicBox) {
+    /// Recomputes the influence function for a new cell (same grid). Errors:
+    /// [`crate::Error::Alloc`] (the state is then unchanged).
+    pub fn set_box(&mut self, bx: &PeriodicBox) -> Result<()> {
         let corr: [Vec<f64>; 3] = [0, 1, 2].map(|d| {
             let n = self.nf[d];
             let fs = self.kernel.fourier_series(n, n / 2);
@@ -81,7 +85,8 @@ impl Spectral {
                 fs[m] * fs[m]
             }).collect()
         });
-        self.theta = influence(bx, self.xi, self.nf, self.nf[0], &corr);
+        self.theta = influence(bx, self.xi, self.nf, self.nf[0], &corr)?;
+        Ok(())
     }
 
     /// Writes the k-space potentials into `phi` and fields into `field` (both overwritten), returns the k-space virial (zeros unless `virial`). `s`: wrapped fractional
@@ -95,10 +100,12 @@ impl Spectral {
         let tp = 2.0 * std::f64::consts::PI;
         for d in 0..3 {
             self.xs[d].clear();
+            try_grow(&mut self.xs[d], n, "spectral Ewald point coordinates")?;
             self.xs[d].extend(s.iter().map(|v| tp * v[d]));
         }
         self.spreader.setpts([&self.xs[0], &self.xs[1], &self.xs[2]], threads)?;
         self.c.clear();
+        try_grow(&mut self.c, n, "spectral Ewald strengths")?;
         self.c.extend(q.iter().map(|&v| Complex64::new(v, 0.0)));
         self.g1.zero();
         self.spreader.spread(&self.c, &mut self.g1, threads);
@@ -144,11 +151,19 @@ impl Spectral {
             unsafe { *vp.0.add(i2) = v };
         });
         self.bwd.execute_c2c(&mut self.g1);
+        if n > self.o1.len() {
+            let extra = n - self.o1.len();
+            try_grow(&mut self.o1, extra, "spectral Ewald interpolation output")?;
+        }
         self.o1.resize(n, Complex64::new(0.0, 0.0));
         self.spreader.interp(&self.g1, &mut self.o1, threads);
         match field {
             Some(fl) => {
                 self.bwd.execute_c2c(&mut self.g2);
+                if n > self.o2.len() {
+                    let extra = n - self.o2.len();
+            try_grow(&mut self.o2, extra, "spectral Ewald interpolation output")?;
+                }
                 self.o2.resize(n, Complex64::new(0.0, 0.0));
                 self.spreader.interp(&self.g2, &mut self.o2, threads);
                 for i in 0..n {

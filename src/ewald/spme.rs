@@ -13,7 +13,7 @@
 
 use super::box_::PeriodicBox;
 use super::influence::{add_virial, influence, mode_of};
-use crate::error::Result;
+use crate::error::{try_grow, try_vec, Result};
 use crate::fft::{half_len, AlignedVec, FftPlan};
 use crate::kernel::bspline::BSplineParams;
 use crate::spread::{SpreadOpts, Spreader};
@@ -38,8 +38,11 @@ pub(crate) struct Spme {
 impl Spme {
     /// Plans grids `nf` (each even, ≥ 2·order) and B-splines of order `order`.
     pub fn new(bx: &PeriodicBox, xi: f64, nf: [usize; 3], order: usize, fftw: u32, nthreads: usize) -> Result<Self> {
-        let spreader = Spreader::<f64>::new_bspline(3, &nf, &BSplineParams { order }, SpreadOpts { max_subprob_size: 0 })?;
         let n = nf[0] * nf[1] * nf[2];
+        // headroom probe: FFTW aborts when its own allocations fail, so reserve (and release)
+        // as much again as the grids before planning
+        drop(try_vec::<f64>(2 * n + 2 * half_len(&nf), "SPME grids (allocation probe)")?);
+        let spreader = Spreader::<f64>::new_bspline(3, &nf, &BSplineParams { order }, SpreadOpts { max_subprob_size: 0 })?;
         let mut rgrid = AlignedVec::<f64>::zeroed(n, "SPME real grid")?;
         let mut spec = AlignedVec::<Complex64>::zeroed(half_len(&nf), "SPME spectrum")?;
         let r2c = FftPlan::r2c(&nf, &mut rgrid, &mut spec, fftw, nthreads)?;
@@ -57,15 +60,17 @@ impl Spme {
             out: Vec::new(),
             xs: [Vec::new(), Vec::new(), Vec::new()],
         };
-        s.set_box(bx);
+        s.set_box(bx)?;
         Ok(s)
     }
 
-    /// Recomputes the influence function for a new cell (same grid).
-    pub fn set_box(&mut self, bx: &PeriodicBox) {
+    /// Recomputes the influence function for a new cell (same grid). Errors:
+    /// [`crate::Error::Alloc`] (the state is then unchanged).
+    pub fn set_box(&mut self, bx: &PeriodicBox) -> Result<()> {
         let p = BSplineParams { order: self.order };
         let corr: [Vec<f64>; 3] = [0, 1, 2].map(|d| p.euler_denominator(self.nf[d]));
-        self.theta = influence(bx, self.xi, self.nf, self.nf[0] / 2 + 1, &corr);
+        self.theta = influence(bx, self.xi, self.nf, self.nf[0] / 2 + 1, &corr)?;
+        Ok(())
     }
 
     /// Writes the k-space potentials into `phi` and fields into `field` (both overwritten),
@@ -82,6 +87,7 @@ impl Spme {
         for d in 0..3 {
             let sh = shift / nf[d] as f64;
             self.xs[d].clear();
+            try_grow(&mut self.xs[d], n, "SPME point coordinates")?;
             self.xs[d].extend(s.iter().map(|v| tp * (v[d] - sh)));
         }
         self.spreader.setpts([&self.xs[0], &self.xs[1], &self.xs[2]], threads)?;
@@ -117,6 +123,10 @@ impl Spme {
             unsafe { *vp.0.add(i2) = v };
         });
         self.c2r.execute_c2r(&mut self.spec, &mut self.rgrid);
+        if n > self.out.len() {
+            let extra = n - self.out.len();
+            try_grow(&mut self.out, extra, "SPME interpolation output")?;
+        }
         self.out.resize(n, [0.0; 4]);
         self.spreader.interp_grad_real(&self.rgrid, &mut self.out, threads)?;
         // E_α = −Σ_d ∂φ/∂u_d · K_d a*_dα

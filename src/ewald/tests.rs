@@ -539,3 +539,78 @@ fn bench_real_system() {
         );
     }
 }
+
+/// The tolerance floors of `params::min_tol` are reached: at the floor, force and energy errors
+/// against the direct sum at its own floor stay below it (random system, cubic and triclinic).
+#[test]
+fn tolerance_floor_is_reached() {
+    let n = 300;
+    for (cname, cell) in [("cubic", cube(2.0)), ("triclinic", triclinic())] {
+        let (xyz, q) = random_system(&cell, n, 11, 0.0);
+        let mut dp = EwaldPlan::new(Method::Direct, &cell, n, 1e-20, &opts(2)).unwrap();
+        assert_eq!(dp.params().warnings, WARN_TOL_CLAMPED);
+        let (_, f0, r0) = run(&mut dp, &xyz, &q, false);
+        let fr0 = forces(&f0, &q);
+        for method in [Method::Spectral, Method::Spme] {
+            let mut p = EwaldPlan::new(method, &cell, n, 1e-30, &opts(2)).unwrap();
+            let tol = p.params().tol_used;
+            assert_eq!(tol, params::min_tol(method));
+            let (_, f, r) = run(&mut p, &xyz, &q, false);
+            let ef = rel_rms(&forces(&f, &q), &fr0);
+            let eu = (r.energy - r0.energy).abs() / r0.energy.abs();
+            eprintln!("{cname} {method:?} at the floor {tol:e}: force {ef:.2e} energy {eu:.2e} params {:?}", p.params());
+            assert!(ef <= tol && eu <= tol, "{cname} {method:?}: force {ef:e} energy {eu:e}");
+        }
+    }
+}
+
+/// Scale covariance: a random triclinic system scaled by s gives φ/s, E/s², U/s, W/s.
+#[test]
+fn results_are_scale_covariant() {
+    let n = 200;
+    let cell = triclinic();
+    let (xyz, q) = random_system(&cell, n, 3, 0.5);
+    for method in [Method::Spectral, Method::Spme, Method::Direct] {
+        let tol = 1e-9;
+        let mut p = EwaldPlan::new(method, &cell, n, tol, &opts(1)).unwrap();
+        let (phi1, f1, r1) = run(&mut p, &xyz, &q, true);
+        for s in [1e-140, 3.7e-20, 2.5e18, 1e140] {
+            let cs = cell.map(|v| v * s);
+            let xs: Vec<f64> = xyz.iter().map(|v| v * s).collect();
+            let mut p = EwaldPlan::new(method, &cs, n, tol, &opts(1)).unwrap();
+            assert!((p.params().xi * s / (params_xi(&cell, method, n, tol)) - 1.0).abs() < 1e-9);
+            let (phi, f, r) = run(&mut p, &xs, &q, true);
+            let phis: Vec<f64> = phi.iter().map(|v| v * s).collect();
+            let fs: Vec<f64> = f.iter().map(|v| v * s * s).collect();
+            assert!(rel_rms(&phis, &phi1) < tol, "{method:?} s {s:e}");
+            assert!(rel_rms(&fs, &f1) < tol, "{method:?} s {s:e}");
+            assert!((r.energy * s - r1.energy).abs() < tol * r1.energy.abs(), "{method:?} s {s:e}");
+            let ws: Vec<f64> = r.virial.iter().map(|v| v * s).collect();
+            assert!(rel_rms(&ws, &r1.virial) < tol, "{method:?} s {s:e}");
+        }
+    }
+}
+
+fn params_xi(cell: &[f64; 9], method: Method, n: usize, tol: f64) -> f64 {
+    EwaldPlan::new(method, cell, n, tol, &opts(1)).unwrap().params().xi
+}
+
+/// A cell that changes scale by more than 2⁸ re-plans in the new unit and stays right.
+#[test]
+fn set_box_across_scales() {
+    let n = 100;
+    let cell = cube(2.0);
+    let (xyz, q) = random_system(&cell, n, 9, 0.0);
+    let mut p = EwaldPlan::new(Method::Spme, &cell, n, 1e-8, &opts(1)).unwrap();
+    let (_, _, r1) = run(&mut p, &xyz, &q, false);
+    let s = 1e-30;
+    p.set_box(&cell.map(|v| v * s)).unwrap();
+    let xs: Vec<f64> = xyz.iter().map(|v| v * s).collect();
+    let (_, _, r) = run(&mut p, &xs, &q, false);
+    assert!((r.energy * s - r1.energy).abs() < 1e-8 * r1.energy.abs());
+    assert!((p.params().rc / s / params_rc(&cell, n) - 1.0).abs() < 0.5);
+}
+
+fn params_rc(cell: &[f64; 9], n: usize) -> f64 {
+    EwaldPlan::new(Method::Spme, cell, n, 1e-8, &opts(1)).unwrap().params().rc
+}
