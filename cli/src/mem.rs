@@ -105,6 +105,28 @@ pub fn available_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Refuses a run whose estimated memory (`bytes`, an upper estimate of the tool's inputs,
+/// outputs and the library's plan) exceeds what the system can give ([`available_bytes`]),
+/// with a message naming the request, instead of letting an allocation fail later: sizes on
+/// the command line are bounded before anything is generated. Where the available memory is
+/// unknown, only sizes beyond 2⁶⁰ bytes are refused.
+pub fn ensure_fits(bytes: f64, what: &str) -> crate::CliResult<()> {
+    let limit = available_bytes().map_or(2f64.powi(60), |b| b as f64);
+    if !(bytes <= limit) {
+        return Err(format!(
+            "{what} needs about {:.3e} bytes of memory, more than the {:.3e} bytes available here; use a smaller size",
+            bytes, limit
+        ));
+    }
+    Ok(())
+}
+
+/// `n` copies of `value`, allocated fallibly: an allocation failure is an error message
+/// (with the byte count), not an abort of the tool.
+pub fn try_vec<T: Clone>(n: usize, value: T, what: &str) -> crate::CliResult<Vec<T>> {
+    farfield::error::try_filled_vec(n, value, what).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,35 +150,3 @@ mod tests {
     }
 }
 
-/// Memory the system can still give this process: `MemAvailable + SwapFree` from
-/// `/proc/meminfo` (bytes); `None` where that is not readable.
-pub fn available_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = s.lines().find(|l| l.starts_with(name) && l[name.len()..].starts_with(':'))?;
-        line[name.len() + 1..].trim().trim_end_matches("kB").trim().parse::<u64>().ok().map(|k| k * 1024)
-    };
-    Some(field("MemAvailable")? + field("SwapFree").unwrap_or(0))
-}
-
-/// Refuses a run whose estimated memory (`bytes`, an upper estimate of the tool's inputs,
-/// outputs and the library's plan) exceeds what the system can give ([`available_bytes`]),
-/// with a message naming the request, instead of letting an allocation fail later: sizes on
-/// the command line are bounded before anything is generated. Where the available memory is
-/// unknown, only sizes beyond 2⁶⁰ bytes are refused.
-pub fn ensure_fits(bytes: f64, what: &str) -> crate::CliResult<()> {
-    let limit = available_bytes().map_or(2f64.powi(60), |b| b as f64);
-    if !(bytes <= limit) {
-        return Err(format!(
-            "{what} needs about {:.3e} bytes of memory, more than the {:.3e} bytes available here; use a smaller size",
-            bytes, limit
-        ));
-    }
-    Ok(())
-}
-
-/// `n` copies of `value`, allocated fallibly: an allocation failure is an error message
-/// (with the byte count), not an abort of the tool.
-pub fn try_vec<T: Clone>(n: usize, value: T, what: &str) -> crate::CliResult<Vec<T>> {
-    farfield::error::try_filled_vec(n, value, what).map_err(|e| e.to_string())
-}
