@@ -244,7 +244,7 @@ mod tests {
         assert!(msg.to_str().unwrap().contains("h[0]"));
         assert_eq!(make(7, 3, [4; 3], h, null()).0, FARFIELD_ERR_INVALID_ARG);
         assert_eq!(make(FARFIELD_POISSON_HOCKNEY, 1, [4; 3], h, null()).0, FARFIELD_ERR_DIM);
-        assert_eq!(make(FARFIELD_POISSON_HOCKNEY, 3, [1 << 20; 3], h, null()).0, FARFIELD_ERR_ALLOC);
+        assert_eq!(make(FARFIELD_POISSON_HOCKNEY, 3, [1 << 20; 3], h, null()).0, FARFIELD_ERR_RANGE);
         let mut o = default_opts();
         o.nthreads = -1;
         assert_eq!(make(FARFIELD_POISSON_HOCKNEY, 3, [4; 3], h, &o).0, FARFIELD_ERR_INVALID_ARG);
