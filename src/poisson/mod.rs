@@ -28,11 +28,29 @@
 //! ρ, transforms (r2c), multiplies, transforms back (c2r) and restricts to the physical grid
 //! (seed 001 §2.2 steps 1–5).
 //!
-//! # Cost
-//! Plan: `O(M log M)` with `M = Π 2n_d` (Hockney), `Π 4n_d` (Vico, memory `≈ 16·Π 4n_d` bytes
-//! during planning), `Π (2n_d + 1)` (Vico-DCT). Execute: one r2c and one c2r of size `M`,
-//! plus one c2r per field component. Plan memory: `≈ 20·M` bytes (+`8·M` once a field has
-//! been requested).
+//! # Cost and limits
+//! Plan: `O(M log M)` with `M = Π 2n_d` (Hockney), `Π P_d` (Vico), `Π (P_d/2 + 1)` (Vico-DCT),
+//! where `P_d = max(4n_d, next_smooth_even(⌈1.5 n_d + L/h_d⌉))` is the precomputation grid
+//! ([`PoissonPlan::precompute_dims`]): `4n_d` for near-cubic cells and boxes, larger on short
+//! or finely spaced axes (a 64×64×2 slab of cubic cells: `P = 256×256×108`, 13× the "Π 4n_d"
+//! of a cube). Memory, exactly as allocated ([`PoissonPlan::estimate`], [`MemoryEstimate`]):
+//! plan `8·M + 24·H` bytes (`H = (n_x+1)·Π_{d>0} 2n_d`), `+16·H + 8·dim·Π n_d` once a field
+//! has been requested, and during planning the precomputation grids, Vico
+//! `8·Π P_d + 16·(P_x/2+1)·Π_{d>0} P_d`, Vico-DCT `8·Π (P_d/2+1)`. Execute: one r2c and one
+//! c2r of size `M`, plus one c2r per field component.
+//!
+//! Limits, all checked before anything is allocated ([`Error::Range`] naming value and limit):
+//! `2n_d ≤ 2³¹ − 1`, `M ≤` [`MAX_GRID_POINTS`] (2⁴⁰), `h_max/h_min ≤` [`MAX_ANISOTROPY`]
+//! (1e150), Vico `Π P_d ≤` [`MAX_PRECOMPUTE_RATIO`]` · M` (512; the precomputation cost is
+//! bounded by the problem size) and `1 < vico_factor ≤` [`MAX_VICO_FACTOR`] (4, else
+//! [`Error::InvalidArg`]).
+//!
+//! # Scale
+//! Plans work in units of `u = 2^e` near the geometric mean of the spacings (exact rescaling:
+//! `h' = h/u`); [`PoissonPlan::execute_into`] normalises ρ by a power of two and rescales the
+//! outputs exactly (`φ = u²φ'`, `E = uE'`, `U = u^{dim+2}U'`; in 2D the log kernel's constant
+//! `−ln(λ)/(2π)` is added to the kernel's zero mode exactly). Any spacing magnitude works
+//! wherever the requested outputs are representable; otherwise [`Error::Range`].
 //!
 //! # Accuracy (measured, relative L2 error on the nodes; `cargo test --lib poisson_sweep -- --ignored`)
 //! Gaussian σ = 0.05 centred in the unit cube (seed 001 eq. 4), n³ cell-centred nodes:
