@@ -230,8 +230,9 @@ pub const FFTW_HEADROOM_BYTES: usize = 32 << 20;
 
 /// Checks that [`FFTW_HEADROOM_BYTES`] of address space can still be allocated (and frees it).
 pub(crate) fn fftw_headroom(what: &str) -> Result<()> {
-    // SAFETY: plain malloc/free of a block we do not touch.
-    let p = unsafe { libc::malloc(FFTW_HEADROOM_BYTES) };
+    // SAFETY: plain malloc/free of a block we do not touch. black_box: the optimiser may
+    // otherwise remove an unused malloc/free pair (it did: the probe never failed).
+    let p = std::hint::black_box(unsafe { libc::malloc(FFTW_HEADROOM_BYTES) });
     if p.is_null() {
         return Err(Error::Alloc(format!(
             "could not reserve {FFTW_HEADROOM_BYTES} bytes of headroom for FFTW before {what} \
