@@ -436,10 +436,10 @@ impl PoissonPlan {
         if opts.debug > 0 {
             eprintln!(
                 "farfield poisson: {method:?} dim {dim} n {:?} h {:?} (plan unit 2^{scale_exp}) doubled {:?} \
-                 precompute {:?} threads {nthreads}; memory: plan {:e} B, precompute {:e} B, peak {:e} B, \
-                 +{:e} B with field; fft plans {:.3} s, kernel {:.3} s, total {:.3} s",
-                &geom.n[..dim], &h[..dim], geom.dims2(), &precompute[..dim],
-                est.plan_bytes as f64, est.precompute_bytes as f64, est.peak_bytes as f64, est.field_bytes as f64,
+                 precompute {:?} threads {nthreads}; memory: plan {} B, precompute {} B (transient), peak {} B, \
+                 +{} B with field; fft plans {:.3} s, kernel {:.3} s, total {:.3} s",
+                &geom.n[..dim], h.iter().map(|v| format!("{v:e}")).collect::<Vec<_>>(), geom.dims2(), &precompute[..dim],
+                est.plan_bytes, est.precompute_bytes, est.peak_bytes, est.field_bytes,
                 t_fft.as_secs_f64(), (t_kernel - t_fft).as_secs_f64(), t0.elapsed().as_secs_f64()
             );
         }
@@ -561,7 +561,7 @@ impl PoissonPlan {
             if y < ny && z < nz {
                 let s = nx * (y + ny * z);
                 for (d, &v) in r[..nx].iter_mut().zip(&rho[s..s + nx]) {
-                    *d = libm::scalbn(v, -j);
+                    *d = pow2(v, -j);
                 }
                 r[nx..].fill(0.0);
             } else {
@@ -587,7 +587,7 @@ impl PoissonPlan {
                 self.bwd.execute_c2r(wf, &mut self.work_r);
                 let part = &mut fs[d * npts..(d + 1) * npts];
                 restrict(&g, &self.exec, &self.work_r, part);
-                field_max = part.iter().fold(field_max, |a, &v| if v.is_nan() || a.is_nan() { f64::NAN } else { a.max(v.abs()) });
+                field_max = max_abs(field_max, part);
             }
         }
         self.bwd.execute_c2r(&mut self.work_c, &mut self.work_r);
@@ -598,16 +598,17 @@ impl PoissonPlan {
             wr[x + n2x * (y + n2y * z)]
         };
         let mut phi_max = 0f64;
-        for i in 0..npts {
-            let v = phys(i);
-            phi_max = if v.is_nan() || phi_max.is_nan() { f64::NAN } else { phi_max.max(v.abs()) };
+        for row in 0..ny * nz {
+            let (y, z) = (row % ny, row / ny);
+            let st = n2x * (y + n2y * z);
+            phi_max = max_abs(phi_max, &wr[st..st + nx]);
         }
         check_scaled("phi", phi_max, e_phi)?;
         if efield.is_some() {
             check_scaled("efield", field_max, e_field)?;
         }
         let u = if energy.is_some() {
-            let s = 0.5 * g.cell_volume() * self.exec.sum(npts, |i| libm::scalbn(rho[i], -j) * phys(i));
+            let s = 0.5 * g.cell_volume() * self.exec.sum(npts, |i| pow2(rho[i], -j) * phys(i));
             // U = ½ Π h Σ ρ φ = 2^{dim·e + 2e + 2j} · ½ Π h' Σ ρ̃ φ'
             let ex = (g.dim as i32 + 2) * self.scale_exp + 2 * j;
             check_scaled("energy", s.abs(), ex)?;
@@ -621,14 +622,14 @@ impl PoissonPlan {
             let (y, z) = (row % ny, row / ny);
             let s = n2x * (y + n2y * z);
             for (d, &v) in r.iter_mut().zip(&wr[s..s + nx]) {
-                *d = libm::scalbn(v, e_phi);
+                *d = pow2(v, e_phi);
             }
         });
         if let Some(e) = efield {
             let fs = self.field_scratch.as_ref().expect("allocated above");
             self.exec.chunks2(e, 4096, fs, 4096, |_, out, inp| {
                 for (o, &v) in out.iter_mut().zip(inp) {
-                    *o = libm::scalbn(v, e_field);
+                    *o = pow2(v, e_field);
                 }
             });
         }
@@ -637,6 +638,27 @@ impl PoissonPlan {
         }
         Ok(())
     }
+}
+
+/// `v·2^e`, exactly rounded (as `scalbn`): one multiplication when `2^e` is a normal double.
+#[inline(always)]
+fn pow2(v: f64, e: i32) -> f64 {
+    if (-1022..=1023).contains(&e) {
+        v * f64::from_bits(((e + 1023) as u64) << 52)
+    } else {
+        libm::scalbn(v, e)
+    }
+}
+
+/// `max(m, max_i |v_i|)`, NaN if any is NaN.
+fn max_abs(m: f64, v: &[f64]) -> f64 {
+    let mut r = m;
+    let mut nan = m.is_nan();
+    for &x in v {
+        r = r.max(x.abs());
+        nan |= x.is_nan();
+    }
+    if nan { f64::NAN } else { r }
 }
 
 /// Checks that values of largest magnitude `max` (unscaled, ≥ 0 or NaN) stay finite and do not
