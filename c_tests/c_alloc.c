@@ -103,7 +103,87 @@ static void ewald_cases(void) {
 
 /* ==================================== poisson ==================================== */
 
+/* Class 2, Poisson: grids that do not fit the address space give FARFIELD_ERR_ALLOC with the
+ * byte count (nthreads = 1: no pool threads), and the plan stays usable. */
+#define POISSON_BUDGET ((size_t)256 << 20)
+
+static int poisson_alloc_plans(void *arg) {
+    (void)arg;
+    const int before = ff_failures;
+    farfield_poisson_opts o;
+    farfield_poisson_default_opts(&o);
+    o.nthreads = 1;
+    farfield_poisson_plan p = NULL;
+    const double h[3] = {0.01, 0.01, 0.01};
+    /* 1024³ Hockney: the doubled grid alone is 8 GiB */
+    const int64_t n1024[3] = {1024, 1024, 1024};
+    EXPECT_STATUS(farfield_poisson_makeplan(FARFIELD_POISSON_HOCKNEY, 3, n1024, h, &p, &o), FARFIELD_ERR_ALLOC);
+    EXPECT(p == NULL && strstr(farfield_last_error_message(), "bytes") != NULL);
+    /* 96³ Vico: the plan (≈142 MB) fits, the 384³ precomputation grid (453 MB + spectrum) not */
+    const int64_t n96[3] = {96, 96, 96};
+    int64_t plan_b = 0, peak_b = 0;
+    EXPECT_STATUS(farfield_poisson_estimate(FARFIELD_POISSON_VICO, 3, n96, h, &o, NULL, &plan_b, NULL, &peak_b), 0);
+    EXPECT(plan_b < (int64_t)POISSON_BUDGET && peak_b > (int64_t)POISSON_BUDGET);
+    EXPECT_STATUS(farfield_poisson_makeplan(FARFIELD_POISSON_VICO, 3, n96, h, &p, &o), FARFIELD_ERR_ALLOC);
+    EXPECT(p == NULL && strstr(farfield_last_error_message(), "bytes") != NULL);
+    /* still works for a small grid afterwards */
+    const int64_t n8[3] = {8, 8, 8};
+    EXPECT_STATUS(farfield_poisson_makeplan(FARFIELD_POISSON_VICO, 3, n8, h, &p, &o), 0);
+    farfield_poisson_destroy(p);
+    return ff_failures - before;
+}
+
+/* Execute under exhaustion: the field buffers (first execute with efield) and the FFTW
+ * headroom probe fail with FARFIELD_ERR_ALLOC, outputs untouched, plan usable afterwards. */
+static int poisson_alloc_execute(void *arg) {
+    (void)arg;
+    const int before = ff_failures;
+    farfield_poisson_opts o;
+    farfield_poisson_default_opts(&o);
+    o.nthreads = 1;
+    farfield_poisson_plan p = NULL;
+    const int64_t n[3] = {48, 48, 48};
+    const double h[3] = {0.02, 0.02, 0.02};
+    const size_t npts = 48 * 48 * 48;
+    double *rho = malloc(npts * sizeof(double)), *phi = malloc(npts * sizeof(double)),
+           *e = malloc(3 * npts * sizeof(double));
+    EXPECT(rho && phi && e);
+    if (!rho || !phi || !e) return ff_failures - before;
+    for (size_t i = 0; i < npts; i++) rho[i] = sin(0.37 * (double)i);
+    EXPECT_STATUS(farfield_poisson_makeplan(FARFIELD_POISSON_HOCKNEY, 3, n, h, &p, &o), 0);
+    if (!p) return ff_failures - before;
+    /* use up the address space in 1 MiB blocks, then give back 4 MiB */
+    enum { MAXB = 4096 };
+    static void *blocks[MAXB];
+    int nb = 0;
+    while (nb < MAXB && (blocks[nb] = malloc((size_t)1 << 20)) != NULL) nb++;
+    EXPECT(nb < MAXB);
+    for (int k = 0; k < 4 && nb > 0; k++) free(blocks[--nb]);
+    for (size_t i = 0; i < npts; i++) phi[i] = 7.0;
+    double u = 7.0;
+    /* the field buffers: 16·49·96·96 + 8·3·48³ ≈ 9.9 MB */
+    EXPECT_STATUS(farfield_poisson_execute(p, rho, phi, e, &u), FARFIELD_ERR_ALLOC);
+    EXPECT(strstr(farfield_last_error_message(), "bytes") != NULL);
+    /* without the field: the 32 MiB FFTW headroom probe */
+    EXPECT_STATUS(farfield_poisson_execute(p, rho, phi, NULL, &u), FARFIELD_ERR_ALLOC);
+    int untouched = u == 7.0;
+    for (size_t i = 0; i < npts; i++) untouched &= phi[i] == 7.0;
+    EXPECT(untouched);
+    while (nb > 0) free(blocks[--nb]);
+    EXPECT_STATUS(farfield_poisson_execute(p, rho, phi, e, &u), 0);
+    int finite = isfinite(u);
+    for (size_t i = 0; i < npts; i++) finite &= isfinite(phi[i]) && isfinite(e[i]);
+    EXPECT(finite && u > 0);
+    farfield_poisson_destroy(p);
+    free(rho);
+    free(phi);
+    free(e);
+    return ff_failures - before;
+}
+
 static void poisson_cases(void) {
+    FF_ISOLATED(poisson_alloc_plans, NULL, POISSON_BUDGET, 120);
+    FF_ISOLATED(poisson_alloc_execute, NULL, POISSON_BUDGET, 120);
 }
 
 

@@ -80,7 +80,157 @@ static void ewald_cases(void) {
 
 /* ==================================== poisson ==================================== */
 
+/* Class 7, Poisson: all spacings scaled by c = 1e±110 give phi = c²·phi(1), E = c·E(1) for every
+ * method (the discrete problems are exactly scale covariant, so the tolerance is rounding,
+ * 1e-12; phi(1) itself meets the documented accuracy of the Gaussian test, n = 16: Hockney
+ * 7.2e-3, Vico 2.9e-4). Spacing ratios beyond the documented 1e150 and results outside double
+ * range give FARFIELD_ERR_RANGE with the outputs untouched, never NaN/0 with status 0. */
+#define PS_N 16
+#define PS_NPTS (PS_N * PS_N * PS_N)
+
+static double ps_rel(const double *a, double sa, const double *b, int64_t len) {
+    double num = 0.0, den = 0.0;
+    for (int64_t i = 0; i < len; i++) {
+        num += (a[i] * sa - b[i]) * (a[i] * sa - b[i]);
+        den += b[i] * b[i];
+    }
+    return sqrt(num / den);
+}
+
+static int ps_untouched(const double *v, int64_t len) {
+    for (int64_t i = 0; i < len; i++)
+        if (v[i] != 7.0) return 0;
+    return 1;
+}
+
+static void poisson_scaled_gaussian(void) {
+    static double rho[PS_NPTS], exact[PS_NPTS], phi1[PS_NPTS], e1[3 * PS_NPTS], phi[PS_NPTS], e[3 * PS_NPTS];
+    const double sigma = 0.05, h0 = 1.0 / PS_N;
+    for (int k = 0; k < PS_N; k++)
+        for (int j = 0; j < PS_N; j++)
+            for (int i = 0; i < PS_N; i++) {
+                double x = (i + 0.5) * h0 - 0.5, y = (j + 0.5) * h0 - 0.5, z = (k + 0.5) * h0 - 0.5;
+                double r = sqrt(x * x + y * y + z * z);
+                int idx = i + PS_N * (j + PS_N * k);
+                rho[idx] = exp(-r * r / (2 * sigma * sigma)) / (pow(2 * FF_PI, 1.5) * sigma * sigma * sigma);
+                exact[idx] = erf(r / (sqrt(2.0) * sigma)) / (4 * FF_PI * r);
+            }
+    farfield_poisson_opts o;
+    farfield_poisson_default_opts(&o);
+    o.nthreads = 1;
+    const int64_t n[3] = {PS_N, PS_N, PS_N};
+    const double tol[3] = {1e-2, 5e-4, 5e-4};
+    for (int m = 0; m < 3; m++) {
+        const double c[3] = {1.0, 1e-110, 1e110};
+        for (int s = 0; s < 3; s++) {
+            const double h[3] = {h0 * c[s], h0 * c[s], h0 * c[s]};
+            farfield_poisson_plan p = NULL;
+            EXPECT_STATUS(farfield_poisson_makeplan(m, 3, n, h, &p, &o), 0);
+            if (!p) continue;
+            double *ph = s == 0 ? phi1 : phi, *ef = s == 0 ? e1 : e;
+            EXPECT_STATUS(farfield_poisson_execute(p, rho, ph, ef, NULL), 0);
+            if (s == 0) {
+                double err = ps_rel(phi1, 1.0, exact, PS_NPTS);
+                EXPECT(err < tol[m]);
+            } else {
+                EXPECT(ps_rel(phi, 1.0 / (c[s] * c[s]), phi1, PS_NPTS) < 1e-12);
+                EXPECT(ps_rel(e, 1.0 / c[s], e1, 3 * PS_NPTS) < 1e-12);
+                /* the energy (∝ c⁵ = 1e±550) is not representable: RANGE, phi untouched */
+                double u = 7.0;
+                for (int i = 0; i < PS_NPTS; i++) phi[i] = 7.0;
+                EXPECT_STATUS(farfield_poisson_execute(p, rho, phi, NULL, &u), FARFIELD_ERR_RANGE);
+                EXPECT(u == 7.0 && ps_untouched(phi, PS_NPTS));
+            }
+            farfield_poisson_destroy(p);
+        }
+    }
+}
+
+/* 2D: phi(c·h) = c²·(phi(h) − ln(c)·Q/(2π)), Q = Σρ·h_x h_y (the log kernel's constant). */
+static void poisson_scaled_2d(void) {
+    enum { NX = 24, NY = 20 };
+    static double rho[NX * NY], phi1[NX * NY], phi[NX * NY];
+    const double hx = 1.0 / NX, hy = 1.0 / NY;
+    double q = 0.0;
+    for (int j = 0; j < NY; j++)
+        for (int i = 0; i < NX; i++) {
+            double x = (i + 0.5) * hx - 0.5, y = (j + 0.5) * hy - 0.5;
+            rho[i + NX * j] = exp(-(x * x + y * y) / 0.02);
+            q += rho[i + NX * j] * hx * hy;
+        }
+    const int64_t n[2] = {NX, NY};
+    for (int m = 0; m < 3; m++) {
+        const double c[3] = {1.0, 1e-110, 1e110};
+        for (int s = 0; s < 3; s++) {
+            const double h[2] = {hx * c[s], hy * c[s]};
+            farfield_poisson_plan p = NULL;
+            EXPECT_STATUS(farfield_poisson_makeplan(m, 2, n, h, &p, NULL), 0);
+            if (!p) continue;
+            EXPECT_STATUS(farfield_poisson_execute(p, rho, s == 0 ? phi1 : phi, NULL, NULL), 0);
+            farfield_poisson_destroy(p);
+            if (s == 0) continue;
+            for (int i = 0; i < NX * NY; i++) phi[i] = phi[i] / (c[s] * c[s]) + log(c[s]) * q / (2 * FF_PI);
+            EXPECT(ps_rel(phi, 1.0, phi1, NX * NY) < 1e-12);
+        }
+    }
+}
+
+/* One extreme spacing: beyond h_max/h_min = 1e150 → RANGE; within it (1e-100) Hockney equals
+ * the direct sum of the sampled Green's function (the self term, ~1e-100 relative, omitted). */
+static void poisson_anisotropic(void) {
+    enum { N = 4, NP = N * N * N };
+    double rho[NP], phi[NP];
+    for (int i = 0; i < NP; i++) rho[i] = sin(0.71 * (7 * i + 3));
+    const int64_t n[3] = {N, N, N};
+    const double bad[3] = {1e-300, 5e-324, 1e300};
+    for (int m = 0; m < 3; m++)
+        for (int k = 0; k < 3; k++) {
+            const double h[3] = {0.1, bad[k], 0.1};
+            farfield_poisson_plan p = NULL;
+            EXPECT_STATUS(farfield_poisson_makeplan(m, 3, n, h, &p, NULL), FARFIELD_ERR_RANGE);
+            EXPECT(p == NULL && strstr(farfield_last_error_message(), "1e150") != NULL);
+        }
+    const double h[3] = {1.0, 1.0, 1e-100};
+    farfield_poisson_plan p = NULL;
+    EXPECT_STATUS(farfield_poisson_makeplan(FARFIELD_POISSON_HOCKNEY, 3, n, h, &p, NULL), 0);
+    if (p) {
+        EXPECT_STATUS(farfield_poisson_execute(p, rho, phi, NULL, NULL), 0);
+        double want[NP], num = 0, den = 0;
+        for (int i = 0; i < NP; i++) {
+            want[i] = 0.0;
+            for (int j = 0; j < NP; j++) {
+                if (i == j) continue;
+                double d[3] = {(i % N - j % N) * h[0], ((i / N) % N - (j / N) % N) * h[1], (i / (N * N) - j / (N * N)) * h[2]};
+                double t = fmax(fabs(d[0]), fmax(fabs(d[1]), fabs(d[2])));
+                double r = t * sqrt((d[0] / t) * (d[0] / t) + (d[1] / t) * (d[1] / t) + (d[2] / t) * (d[2] / t));
+                want[i] += rho[j] * h[0] * h[1] * h[2] / (4 * FF_PI * r);
+            }
+        }
+        for (int i = 0; i < NP; i++) {
+            num += (phi[i] - want[i]) * (phi[i] - want[i]);
+            den += want[i] * want[i];
+        }
+        EXPECT(sqrt(num / den) < 1e-13);
+        farfield_poisson_destroy(p);
+    }
+    /* results out of double range: h = 1e-300 (phi ~ 1e-600) and 1e300 (phi ~ 1e600) */
+    const double ext[2] = {1e-300, 1e300};
+    for (int m = 0; m < 3; m++)
+        for (int k = 0; k < 2; k++) {
+            const double hh[3] = {ext[k], ext[k], ext[k]};
+            EXPECT_STATUS(farfield_poisson_makeplan(m, 3, n, hh, &p, NULL), 0);
+            if (!p) continue;
+            for (int i = 0; i < NP; i++) phi[i] = 7.0;
+            EXPECT_STATUS(farfield_poisson_execute(p, rho, phi, NULL, NULL), FARFIELD_ERR_RANGE);
+            EXPECT(ps_untouched(phi, NP) && strstr(farfield_last_error_message(), "flows") != NULL);
+            farfield_poisson_destroy(p);
+        }
+}
+
 static void poisson_cases(void) {
+    poisson_scaled_gaussian();
+    poisson_scaled_2d();
+    poisson_anisotropic();
 }
 
 

@@ -193,6 +193,7 @@ module farfield
   public :: farfield_nufftf_makeplan, farfield_nufftf_setpts, farfield_nufftf_execute
   public :: farfield_nufftf_get_info, farfield_nufftf_destroy, farfield_nufftf_execute_device
   public :: farfield_poisson_default_opts, farfield_poisson_makeplan, farfield_poisson_execute
+  public :: farfield_poisson_estimate
   public :: farfield_poisson_destroy
   public :: farfield_ewald_default_opts, farfield_ewald_makeplan, farfield_ewald_set_box
   public :: farfield_ewald_set_exclusions, farfield_ewald_execute, farfield_ewald_get_params
@@ -353,6 +354,19 @@ module farfield
        type(c_ptr), value :: opts
        integer(c_int) :: ier
      end function farfield_poisson_makeplan
+
+     !> int farfield_poisson_estimate(method, dim, const int64_t *n, const double *h, opts,
+     !>     int64_t *precompute, int64_t *plan_bytes, int64_t *field_bytes, int64_t *peak_bytes):
+     !> memory of a plan without allocating (each output may be c_null_ptr; precompute: 3 values).
+     function farfield_poisson_estimate(method, dim, n, h, opts, precompute, plan_bytes, field_bytes, &
+          peak_bytes) result(ier) bind(c, name="farfield_poisson_estimate")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       integer(c_int), value :: method, dim
+       integer(c_int64_t), intent(in) :: n(*)
+       real(c_double), intent(in) :: h(*)
+       type(c_ptr), value :: opts, precompute, plan_bytes, field_bytes, peak_bytes
+       integer(c_int) :: ier
+     end function farfield_poisson_estimate
 
      !> int farfield_poisson_execute(plan, const double *rho, double *phi, double *efield,
      !>     double *energy): efield (dim*prod(n) values, component last) and energy may be

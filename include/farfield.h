@@ -67,12 +67,15 @@ typedef float _Complex farfield_complexf;
 // `farfield_poisson_makeplan`.
 #define FARFIELD_POISSON_HOCKNEY 0
 
-// Vico–Greengard method, kernel precomputed on the `4n` grid (spectral accuracy for smooth
-// sources; planning needs `≈ 16·Π 4n_d` bytes temporarily).
+// Vico–Greengard method, kernel precomputed on the grid `P_d = max(4n_d, ≈1.5 n_d + L/h_d)`
+// (spectral accuracy for smooth sources; planning needs `8·Π P_d + 16·(P_x/2+1)·Π_{d>0} P_d`
+// bytes temporarily, `≈ 16·Π 4n_d` only for near-cubic cells and boxes: use
+// `farfield_poisson_estimate`).
 #define FARFIELD_POISSON_VICO 1
 
-// Vico–Greengard method, kernel precomputed by a DCT-I on `2n + 1` points per axis (same
-// result as `FARFIELD_POISSON_VICO` to rounding, memory like Hockney–Eastwood).
+// Vico–Greengard method, kernel precomputed by a DCT-I on `P_d/2 + 1` points per axis
+// (`2n_d + 1` for near-cubic grids; same result as `FARFIELD_POISSON_VICO` to rounding,
+// temporary memory `8·Π (P_d/2+1)` bytes).
 #define FARFIELD_POISSON_VICO_DCT 2
 
 // Major version (semantic versioning; the shared library's soname carries it).
@@ -175,6 +178,32 @@ typedef float _Complex farfield_complexf;
 // Warning bit: the requested tolerance was below what the precision (or the largest kernel
 // width) can give and was clamped; `tol_used` holds the value used.
 #define FARFIELD_WARN_TOL_CLAMPED 1
+
+// Largest spacing ratio `h_max / h_min` a plan accepts (every method): 1e150. Within it, the
+// kernel is evaluated in scaled units (spacings divided by a power of two near their geometric
+// mean) where every intermediate (`|x|²`, the cell average of `G`, the spectrum) is a normal
+// double; beyond it → [`Error::Range`]. The Vico methods are further limited by
+// [`MAX_PRECOMPUTE_RATIO`] (in practice to ratios of order 10–100).
+#define MAX_ANISOTROPY 1e150
+
+// Largest `vico_factor` (the Vico truncation radius `L` in units of the box diagonal): 4.
+// The precomputation grid grows like `vico_factor^dim`; the default 1.1 (seed 001) suffices.
+#define MAX_VICO_FACTOR 4.0
+
+// Largest Vico precomputation grid relative to the doubled grid: `Π P_d ≤ 512 · Π 2n_d`
+// (a cube at the default `vico_factor` uses `4^dim/2^dim`, i.e. 8 in 3D; a 64×64×2 slab 108).
+#define MAX_PRECOMPUTE_RATIO 512
+
+// Largest doubled grid `Π 2n_d` (= [`crate::error::MAX_ELEMENTS`], 2⁴⁰ points: 8 TiB per
+// real buffer); each `2n_d` must also fit FFTW's `int` (`≤ 2³¹ − 1`).
+#define MAX_GRID_POINTS MAX_ELEMENTS
+
+// Address space probed (allocated and freed) right before every FFTW planner call and at the
+// start of every execute: 32 MiB. FFTW aborts the process when its own `malloc` fails; its
+// planner and buffered solvers allocate far less than this for the grid sizes allowed here
+// (twiddle tables and a few 1D lines), so the probe turns an imminent FFTW abort into
+// [`Error::Alloc`].
+#define FFTW_HEADROOM_BYTES (32 << 20)
 
 // Width of the Gaussian test problem ([`gaussian`]).
 #define GAUSSIAN_SIGMA 0.05
@@ -386,7 +415,7 @@ typedef struct farfield_nufftf_plan_s *farfield_nufftf_plan;
 // `farfield_poisson_default_opts` and then change fields.
 typedef struct farfield_poisson_opts {
   // Threads for FFTW and the pointwise loops: 0 = all cores (default), 1 = the caller's
-  // thread only (no thread pool is created); must be ≥ 0.
+  // thread only (no thread pool is created); must be in `[0, 1024]` (`FARFIELD_MAX_THREADS`).
   int32_t nthreads;
   // `> 0`: print plan sizes and timings to stderr (default 0).
   int32_t debug;
@@ -395,8 +424,8 @@ typedef struct farfield_poisson_opts {
   int32_t fftw;
   // Non-zero (default 1): `execute` rejects NaN/Inf in `rho` with `FARFIELD_ERR_NONFINITE`.
   int32_t check_input;
-  // Vico truncation radius factor: `L = vico_factor · √(Σ (n_d h_d)²)`, finite and > 1
-  // (default 1.1). Ignored by Hockney–Eastwood.
+  // Vico truncation radius factor: `L = vico_factor · √(Σ (n_d h_d)²)`, in `(1, 4]`
+  // (default 1.1; outside → `FARFIELD_ERR_INVALID_ARG`). Ignored by Hockney–Eastwood.
   double vico_factor;
 } farfield_poisson_opts;
 
@@ -712,15 +741,26 @@ int farfield_poisson_default_opts(struct farfield_poisson_opts *opts);
 //
 // * `method`: `FARFIELD_POISSON_HOCKNEY`, `FARFIELD_POISSON_VICO` or `FARFIELD_POISSON_VICO_DCT`.
 // * `dim`: 2 or 3; only the first `dim` entries of `n` and `h` are read.
-// * `n`: nodes per axis, each ≥ 1 (any size, not only powers of two).
-// * `h`: spacing per axis, finite and > 0 (the caller's length unit).
+// * `n`: nodes per axis, each ≥ 1 and ≤ 1073741823 (`2n_d` fits FFTW's `int`), with
+//   `Π 2n_d ≤ 2⁴⁰` (any sizes, not only powers of two).
+// * `h`: spacing per axis, finite and > 0, any magnitude (subnormal included), with
+//   `h_max/h_min ≤ 1e150` (the caller's length unit).
 // * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-// * `opts`: options, or NULL for the defaults.
+// * `opts`: options, or NULL for the defaults (Vico: `1 < vico_factor ≤ 4`).
+//
+// Vico methods: the kernel precomputation grid `P_d = max(4n_d, ≈1.5 n_d + L/h_d)` (with
+// `L = vico_factor·√(Σ(n_d h_d)²)`) must satisfy `Π P_d ≤ 512 · Π 2n_d`; very flat or
+// anisotropic grids (e.g. `h_y/h_x = 1e-5`) exceed it → `FARFIELD_ERR_RANGE` (use
+// Hockney–Eastwood there). Memory: `farfield_poisson_estimate`. Every limit is checked before
+// anything is allocated; planning time is `O(M log M)` in the grids above.
 //
 // Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`, `n` or `h` NULL), `FARFIELD_ERR_INVALID_ARG`
-// (unknown method, a spacing ≤ 0 or not finite, bad option), `FARFIELD_ERR_DIM` (dim not 2
-// or 3), `FARFIELD_ERR_MODES` (a size ≤ 0 or the grid too large), `FARFIELD_ERR_ALLOC` (the
-// doubled or precomputation grid cannot be allocated), `FARFIELD_ERR_FFT`.
+// (unknown method, a spacing ≤ 0 or not finite, `vico_factor` outside `(1, 4]`, bad option),
+// `FARFIELD_ERR_DIM` (dim not 2 or 3), `FARFIELD_ERR_MODES` (a size ≤ 0), `FARFIELD_ERR_RANGE`
+// (a size, the doubled grid, the anisotropy or the Vico precomputation grid beyond the limits
+// above; the message states the value and the limit), `FARFIELD_ERR_ALLOC` (a grid, or 32 MiB
+// of headroom probed before each FFTW planner call, cannot be allocated; the message gives
+// the bytes), `FARFIELD_ERR_FFT`.
 //
 // # Safety
 // `n` and `h` must point to `dim` readable values; `plan` to a writable handle; `opts` NULL
@@ -732,6 +772,35 @@ int farfield_poisson_makeplan(int method,
                               farfield_poisson_plan *plan,
                               const struct farfield_poisson_opts *opts);
 
+// Memory a plan for these arguments would use, without allocating anything: derived from
+// the same grids `farfield_poisson_makeplan` builds, and failing with the same status where
+// makeplan fails on a limit (same arguments and rules as makeplan).
+//
+// Outputs (each may be NULL; written only on success):
+// * `precompute`: 3 values, the Vico precomputation FFT grid `P_d` per axis (1 for an unused
+//   axis; zeros for Hockney–Eastwood). `FARFIELD_POISSON_VICO_DCT` uses `P_d/2 + 1` points.
+// * `plan_bytes`: bytes the plan holds (`8·Π 2n_d + 24·(n_x+1)·Π_{d>0} 2n_d`).
+// * `field_bytes`: bytes added on the first execute with `efield` (`16·(n_x+1)·Π_{d>0} 2n_d
+//   + 8·dim·Π n_d`).
+// * `peak_bytes`: peak during makeplan, `plan_bytes` plus the precomputation grids (Vico:
+//   `8·Π P_d + 16·(P_x/2+1)·Π_{d>0} P_d`; Vico-DCT: `8·Π (P_d/2+1)`), not counting FFTW's
+//   small tables or the transient 32 MiB headroom probe.
+//
+// Returns 0 or the makeplan statuses except `FARFIELD_ERR_ALLOC` and `FARFIELD_ERR_FFT`.
+//
+// # Safety
+// `n` and `h` must point to `dim` readable values; `opts` NULL or valid; each output NULL or
+// writable (`precompute`: 3 values).
+int farfield_poisson_estimate(int method,
+                              int dim,
+                              const int64_t *n,
+                              const double *h,
+                              const struct farfield_poisson_opts *opts,
+                              int64_t *precompute,
+                              int64_t *plan_bytes,
+                              int64_t *field_bytes,
+                              int64_t *peak_bytes);
+
 // Solves `∇²φ = −ρ` for one right-hand side with a plan (any number of times).
 //
 // * `rho`: source at the nodes, `npts = Π n_d` values, x fastest.
@@ -741,9 +810,19 @@ int farfield_poisson_makeplan(int method,
 //   `e(nx, ny, nz, 3)`). Spectral differentiation on the doubled grid.
 // * `energy`: NULL, or output `U = ½ Σ ρ_i φ_i · Π h_d` (≈ ½∫ρφ).
 //
+// Scale: any finite `rho` and spacings work when the requested outputs are representable (the
+// solve is normalised and rescaled exactly by powers of two). Each requested output (`phi`,
+// `efield`, `energy`) whose largest magnitude would overflow, or underflow below `2.2e-308`
+// while not zero, gives `FARFIELD_ERR_RANGE` (pass `energy = NULL` when only φ is needed:
+// `U ∝ ρ²h^{dim+2}` leaves double range first). No output is ever NaN/Inf with status 0.
+//
 // Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`,
 // `rho` or `phi` NULL), `FARFIELD_ERR_NONFINITE` (with `opts.check_input`: a NaN/Inf in
-// `rho`, the message names the first index), `FARFIELD_ERR_ALLOC` (field buffer on first use).
+// `rho`, the message names the first index), `FARFIELD_ERR_RANGE` (an output out of double
+// range as above, or not finite because `rho` holds NaN/Inf with `check_input` off),
+// `FARFIELD_ERR_ALLOC` (on the first execute with `efield`: the field buffers,
+// `16·(n_x+1)·Π_{d>0} 2n_d + 8·dim·Π n_d` bytes; on any execute: the 32 MiB FFTW headroom
+// probe). The plan stays usable after any error.
 //
 // # Safety
 // `plan` from `farfield_poisson_makeplan`; arrays of the sizes above; `phi`/`efield` must

@@ -9,6 +9,14 @@
 //! stored **x fastest**, `rho[i + n_x (j + n_y k)]`, `double`. The caller's origin does not
 //! matter. Units are the caller's (`φ` in units of `ρ·length²`; multiply by `1/ε₀` or a
 //! Coulomb constant as needed).
+//!
+//! Limits (every method): `n_d ≥ 1`, `2n_d ≤ 2³¹ − 1`, doubled grid `Π 2n_d ≤ 2⁴⁰`; spacings
+//! finite and `> 0` at any magnitude (subnormal included) with `h_max/h_min ≤ 1e150`. Vico
+//! methods: `1 < vico_factor ≤ 4` and the precomputation grid `Π P_d ≤ 512 · Π 2n_d` (flat or
+//! anisotropic grids need `P_d ≈ 1.5 n_d + L/h_d`, see `farfield_poisson_estimate`). The
+//! solve runs in scaled units (a power of two near the spacings' geometric mean) and rescales
+//! exactly, so results are right at any scale where they are representable; an output that
+//! would overflow, or underflow below `2.2e-308` while not zero, is `FARFIELD_ERR_RANGE`.
 
 use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
@@ -20,11 +28,14 @@ use std::sync::Mutex;
 /// Hockney–Eastwood method (second order; doubled grid). Value of `method` in
 /// `farfield_poisson_makeplan`.
 pub const FARFIELD_POISSON_HOCKNEY: c_int = 0;
-/// Vico–Greengard method, kernel precomputed on the `4n` grid (spectral accuracy for smooth
-/// sources; planning needs `≈ 16·Π 4n_d` bytes temporarily).
+/// Vico–Greengard method, kernel precomputed on the grid `P_d = max(4n_d, ≈1.5 n_d + L/h_d)`
+/// (spectral accuracy for smooth sources; planning needs `8·Π P_d + 16·(P_x/2+1)·Π_{d>0} P_d`
+/// bytes temporarily, `≈ 16·Π 4n_d` only for near-cubic cells and boxes: use
+/// `farfield_poisson_estimate`).
 pub const FARFIELD_POISSON_VICO: c_int = 1;
-/// Vico–Greengard method, kernel precomputed by a DCT-I on `2n + 1` points per axis (same
-/// result as `FARFIELD_POISSON_VICO` to rounding, memory like Hockney–Eastwood).
+/// Vico–Greengard method, kernel precomputed by a DCT-I on `P_d/2 + 1` points per axis
+/// (`2n_d + 1` for near-cubic grids; same result as `FARFIELD_POISSON_VICO` to rounding,
+/// temporary memory `8·Π (P_d/2+1)` bytes).
 pub const FARFIELD_POISSON_VICO_DCT: c_int = 2;
 
 /// Options of a Poisson plan (plain old data; fields are only ever appended). Fill with
@@ -34,7 +45,7 @@ pub const FARFIELD_POISSON_VICO_DCT: c_int = 2;
 #[allow(non_camel_case_types)]
 pub struct farfield_poisson_opts {
     /// Threads for FFTW and the pointwise loops: 0 = all cores (default), 1 = the caller's
-    /// thread only (no thread pool is created); must be ≥ 0.
+    /// thread only (no thread pool is created); must be in `[0, 1024]` (`FARFIELD_MAX_THREADS`).
     pub nthreads: i32,
     /// `> 0`: print plan sizes and timings to stderr (default 0).
     pub debug: i32,
@@ -43,8 +54,8 @@ pub struct farfield_poisson_opts {
     pub fftw: i32,
     /// Non-zero (default 1): `execute` rejects NaN/Inf in `rho` with `FARFIELD_ERR_NONFINITE`.
     pub check_input: i32,
-    /// Vico truncation radius factor: `L = vico_factor · √(Σ (n_d h_d)²)`, finite and > 1
-    /// (default 1.1). Ignored by Hockney–Eastwood.
+    /// Vico truncation radius factor: `L = vico_factor · √(Σ (n_d h_d)²)`, in `(1, 4]`
+    /// (default 1.1; outside → `FARFIELD_ERR_INVALID_ARG`). Ignored by Hockney–Eastwood.
     pub vico_factor: f64,
 }
 
@@ -95,20 +106,70 @@ fn convert_opts(o: &farfield_poisson_opts) -> Result<PoissonOpts> {
     })
 }
 
+/// Checks and converts the makeplan arguments (shared with `farfield_poisson_estimate`).
+unsafe fn plan_args<'a>(
+    method: c_int,
+    dim: c_int,
+    n: *const i64,
+    h: *const f64,
+    opts: *const farfield_poisson_opts,
+) -> Result<(Method, Vec<usize>, &'a [f64], PoissonOpts)> {
+    let method = match method {
+        FARFIELD_POISSON_HOCKNEY => Method::Hockney,
+        FARFIELD_POISSON_VICO => Method::Vico,
+        FARFIELD_POISSON_VICO_DCT => Method::VicoDct,
+        m => {
+            return Err(Error::InvalidArg(format!(
+                "method = {m}; must be FARFIELD_POISSON_HOCKNEY (0), FARFIELD_POISSON_VICO (1) or FARFIELD_POISSON_VICO_DCT (2)"
+            )))
+        }
+    };
+    if dim != 2 && dim != 3 {
+        return Err(Error::Dim(format!("dim = {dim}; the Poisson solvers support 2 or 3")));
+    }
+    let dim = dim as usize;
+    let n = slice_in(n, dim, "n")?;
+    let h = slice_in(h, dim, "h")?;
+    let nu = n
+        .iter()
+        .enumerate()
+        .map(|(d, &v)| {
+            if v <= 0 {
+                Err(Error::Modes(format!("n[{d}] = {v}; every grid size must be ≥ 1")))
+            } else {
+                usize::try_from(v).map_err(|_| Error::Range(format!("n[{d}] = {v} exceeds the address space")))
+            }
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    let o = if opts.is_null() { default_opts() } else { *opts };
+    Ok((method, nu, h, convert_opts(&o)?))
+}
+
 /// Makes a free-space Poisson plan for grids of `n[0] × n[1] (× n[2])` nodes with spacings
 /// `h[0], h[1] (, h[2])`.
 ///
 /// * `method`: `FARFIELD_POISSON_HOCKNEY`, `FARFIELD_POISSON_VICO` or `FARFIELD_POISSON_VICO_DCT`.
 /// * `dim`: 2 or 3; only the first `dim` entries of `n` and `h` are read.
-/// * `n`: nodes per axis, each ≥ 1 (any size, not only powers of two).
-/// * `h`: spacing per axis, finite and > 0 (the caller's length unit).
+/// * `n`: nodes per axis, each ≥ 1 and ≤ 1073741823 (`2n_d` fits FFTW's `int`), with
+///   `Π 2n_d ≤ 2⁴⁰` (any sizes, not only powers of two).
+/// * `h`: spacing per axis, finite and > 0, any magnitude (subnormal included), with
+///   `h_max/h_min ≤ 1e150` (the caller's length unit).
 /// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-/// * `opts`: options, or NULL for the defaults.
+/// * `opts`: options, or NULL for the defaults (Vico: `1 < vico_factor ≤ 4`).
+///
+/// Vico methods: the kernel precomputation grid `P_d = max(4n_d, ≈1.5 n_d + L/h_d)` (with
+/// `L = vico_factor·√(Σ(n_d h_d)²)`) must satisfy `Π P_d ≤ 512 · Π 2n_d`; very flat or
+/// anisotropic grids (e.g. `h_y/h_x = 1e-5`) exceed it → `FARFIELD_ERR_RANGE` (use
+/// Hockney–Eastwood there). Memory: `farfield_poisson_estimate`. Every limit is checked before
+/// anything is allocated; planning time is `O(M log M)` in the grids above.
 ///
 /// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`, `n` or `h` NULL), `FARFIELD_ERR_INVALID_ARG`
-/// (unknown method, a spacing ≤ 0 or not finite, bad option), `FARFIELD_ERR_DIM` (dim not 2
-/// or 3), `FARFIELD_ERR_MODES` (a size ≤ 0 or the grid too large), `FARFIELD_ERR_ALLOC` (the
-/// doubled or precomputation grid cannot be allocated), `FARFIELD_ERR_FFT`.
+/// (unknown method, a spacing ≤ 0 or not finite, `vico_factor` outside `(1, 4]`, bad option),
+/// `FARFIELD_ERR_DIM` (dim not 2 or 3), `FARFIELD_ERR_MODES` (a size ≤ 0), `FARFIELD_ERR_RANGE`
+/// (a size, the doubled grid, the anisotropy or the Vico precomputation grid beyond the limits
+/// above; the message states the value and the limit), `FARFIELD_ERR_ALLOC` (a grid, or 32 MiB
+/// of headroom probed before each FFTW planner call, cannot be allocated; the message gives
+/// the bytes), `FARFIELD_ERR_FFT`.
 ///
 /// # Safety
 /// `n` and `h` must point to `dim` readable values; `plan` to a writable handle; `opts` NULL
@@ -125,36 +186,58 @@ pub unsafe extern "C" fn farfield_poisson_makeplan(
     guard(|| {
         non_null(plan, "plan")?;
         plan.write(std::ptr::null_mut());
-        let method = match method {
-            FARFIELD_POISSON_HOCKNEY => Method::Hockney,
-            FARFIELD_POISSON_VICO => Method::Vico,
-            FARFIELD_POISSON_VICO_DCT => Method::VicoDct,
-            m => {
-                return Err(Error::InvalidArg(format!(
-                    "method = {m}; must be FARFIELD_POISSON_HOCKNEY (0), FARFIELD_POISSON_VICO (1) or FARFIELD_POISSON_VICO_DCT (2)"
-                )))
-            }
-        };
-        if dim != 2 && dim != 3 {
-            return Err(Error::Dim(format!("dim = {dim}; the Poisson solvers support 2 or 3")));
-        }
-        let dim = dim as usize;
-        let n = slice_in(n, dim, "n")?;
-        let h = slice_in(h, dim, "h")?;
-        let nu = n
-            .iter()
-            .enumerate()
-            .map(|(d, &v)| {
-                if v <= 0 {
-                    Err(Error::Modes(format!("n[{d}] = {v}; every grid size must be ≥ 1")))
-                } else {
-                    usize::try_from(v).map_err(|_| Error::Modes(format!("n[{d}] = {v} exceeds the address space")))
-                }
-            })
-            .collect::<Result<Vec<usize>>>()?;
-        let o = if opts.is_null() { default_opts() } else { *opts };
-        let p = PoissonPlan::new(method, &nu, h, &convert_opts(&o)?)?;
+        let (method, nu, h, o) = plan_args(method, dim, n, h, opts)?;
+        let p = PoissonPlan::new(method, &nu, h, &o)?;
         plan.write(Box::into_raw(Box::new(farfield_poisson_plan_s { inner: Mutex::new(p) })));
+        Ok(())
+    })
+}
+
+/// Memory a plan for these arguments would use, without allocating anything: derived from
+/// the same grids `farfield_poisson_makeplan` builds, and failing with the same status where
+/// makeplan fails on a limit (same arguments and rules as makeplan).
+///
+/// Outputs (each may be NULL; written only on success):
+/// * `precompute`: 3 values, the Vico precomputation FFT grid `P_d` per axis (1 for an unused
+///   axis; zeros for Hockney–Eastwood). `FARFIELD_POISSON_VICO_DCT` uses `P_d/2 + 1` points.
+/// * `plan_bytes`: bytes the plan holds (`8·Π 2n_d + 24·(n_x+1)·Π_{d>0} 2n_d`).
+/// * `field_bytes`: bytes added on the first execute with `efield` (`16·(n_x+1)·Π_{d>0} 2n_d
+///   + 8·dim·Π n_d`).
+/// * `peak_bytes`: peak during makeplan, `plan_bytes` plus the precomputation grids (Vico:
+///   `8·Π P_d + 16·(P_x/2+1)·Π_{d>0} P_d`; Vico-DCT: `8·Π (P_d/2+1)`), not counting FFTW's
+///   small tables or the transient 32 MiB headroom probe.
+///
+/// Returns 0 or the makeplan statuses except `FARFIELD_ERR_ALLOC` and `FARFIELD_ERR_FFT`.
+///
+/// # Safety
+/// `n` and `h` must point to `dim` readable values; `opts` NULL or valid; each output NULL or
+/// writable (`precompute`: 3 values).
+#[no_mangle]
+pub unsafe extern "C" fn farfield_poisson_estimate(
+    method: c_int,
+    dim: c_int,
+    n: *const i64,
+    h: *const f64,
+    opts: *const farfield_poisson_opts,
+    precompute: *mut i64,
+    plan_bytes: *mut i64,
+    field_bytes: *mut i64,
+    peak_bytes: *mut i64,
+) -> c_int {
+    guard(|| {
+        let (method, nu, h, o) = plan_args(method, dim, n, h, opts)?;
+        let e = PoissonPlan::estimate(method, &nu, h, &o)?;
+        // all sizes are ≤ 2^40 points · 512 · 24 bytes < 2^63
+        if !precompute.is_null() {
+            for d in 0..3 {
+                precompute.add(d).write(e.precompute[d] as i64);
+            }
+        }
+        for (p, v) in [(plan_bytes, e.plan_bytes), (field_bytes, e.field_bytes), (peak_bytes, e.peak_bytes)] {
+            if !p.is_null() {
+                p.write(v as i64);
+            }
+        }
         Ok(())
     })
 }
@@ -168,9 +251,19 @@ pub unsafe extern "C" fn farfield_poisson_makeplan(
 ///   `e(nx, ny, nz, 3)`). Spectral differentiation on the doubled grid.
 /// * `energy`: NULL, or output `U = ½ Σ ρ_i φ_i · Π h_d` (≈ ½∫ρφ).
 ///
+/// Scale: any finite `rho` and spacings work when the requested outputs are representable (the
+/// solve is normalised and rescaled exactly by powers of two). Each requested output (`phi`,
+/// `efield`, `energy`) whose largest magnitude would overflow, or underflow below `2.2e-308`
+/// while not zero, gives `FARFIELD_ERR_RANGE` (pass `energy = NULL` when only φ is needed:
+/// `U ∝ ρ²h^{dim+2}` leaves double range first). No output is ever NaN/Inf with status 0.
+///
 /// Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`,
 /// `rho` or `phi` NULL), `FARFIELD_ERR_NONFINITE` (with `opts.check_input`: a NaN/Inf in
-/// `rho`, the message names the first index), `FARFIELD_ERR_ALLOC` (field buffer on first use).
+/// `rho`, the message names the first index), `FARFIELD_ERR_RANGE` (an output out of double
+/// range as above, or not finite because `rho` holds NaN/Inf with `check_input` off),
+/// `FARFIELD_ERR_ALLOC` (on the first execute with `efield`: the field buffers,
+/// `16·(n_x+1)·Π_{d>0} 2n_d + 8·dim·Π n_d` bytes; on any execute: the 32 MiB FFTW headroom
+/// probe). The plan stays usable after any error.
 ///
 /// # Safety
 /// `plan` from `farfield_poisson_makeplan`; arrays of the sizes above; `phi`/`efield` must
@@ -191,7 +284,8 @@ pub unsafe extern "C" fn farfield_poisson_execute(
         non_null(phi, "phi")?;
         let phi = slice_out(phi, npts, "phi")?;
         let e = if efield.is_null() { None } else { Some(slice_out(efield, p.dim() * npts, "efield")?) };
-        let u = p.execute(rho, phi, e)?;
+        let mut u = 0.0;
+        p.execute_into(rho, phi, e, if energy.is_null() { None } else { Some(&mut u) })?;
         if !energy.is_null() {
             energy.write(u);
         }
@@ -244,7 +338,7 @@ mod tests {
         assert!(msg.to_str().unwrap().contains("h[0]"));
         assert_eq!(make(7, 3, [4; 3], h, null()).0, FARFIELD_ERR_INVALID_ARG);
         assert_eq!(make(FARFIELD_POISSON_HOCKNEY, 1, [4; 3], h, null()).0, FARFIELD_ERR_DIM);
-        assert_eq!(make(FARFIELD_POISSON_HOCKNEY, 3, [1 << 20; 3], h, null()).0, FARFIELD_ERR_ALLOC);
+        assert_eq!(make(FARFIELD_POISSON_HOCKNEY, 3, [1 << 20; 3], h, null()).0, FARFIELD_ERR_RANGE);
         let mut o = default_opts();
         o.nthreads = -1;
         assert_eq!(make(FARFIELD_POISSON_HOCKNEY, 3, [4; 3], h, &o).0, FARFIELD_ERR_INVALID_ARG);
@@ -257,6 +351,35 @@ mod tests {
             assert!(p.is_null());
             assert_eq!(farfield_poisson_destroy(null_mut()), 0);
         }
+    }
+
+    #[test]
+    fn estimate_matches_plan_and_limits() {
+        let (n, h) = ([64i64, 64, 2], [1.0f64; 3]);
+        let (mut pc, mut pb, mut fb, mut kb) = ([0i64; 3], 0i64, 0i64, 0i64);
+        let s = unsafe {
+            farfield_poisson_estimate(FARFIELD_POISSON_VICO, 3, n.as_ptr(), h.as_ptr(), null(), pc.as_mut_ptr(), &mut pb, &mut fb, &mut kb)
+        };
+        assert_eq!(s, 0);
+        let o = PoissonOpts { nthreads: 1, ..Default::default() };
+        let plan = PoissonPlan::new(Method::Vico, &[64, 64, 2], &h, &o).unwrap();
+        let m = plan.memory();
+        assert_eq!(pc, m.precompute.map(|v| v as i64));
+        assert_eq!((pb, fb, kb), (m.plan_bytes as i64, m.field_bytes as i64, m.peak_bytes as i64));
+        assert!(kb > 10 * 16 * 256 * 256 * 8, "{kb}"); // the old "16·Π 4n_d" was 13× low
+        // NULL outputs are fine; limits give the makeplan status
+        let s = unsafe { farfield_poisson_estimate(FARFIELD_POISSON_HOCKNEY, 3, n.as_ptr(), h.as_ptr(), null(), null_mut(), null_mut(), null_mut(), null_mut()) };
+        assert_eq!(s, 0);
+        let hy = [1.0, 1e-5, 1.0];
+        let n32 = [32i64; 3];
+        let s = unsafe { farfield_poisson_estimate(FARFIELD_POISSON_VICO, 3, n32.as_ptr(), hy.as_ptr(), null(), null_mut(), &mut pb, null_mut(), null_mut()) };
+        assert_eq!(s, FARFIELD_ERR_RANGE);
+        assert_eq!(make(FARFIELD_POISSON_VICO, 3, [32; 3], hy, null()).0, FARFIELD_ERR_RANGE);
+        let mut o = default_opts();
+        o.vico_factor = 1e15;
+        assert_eq!(make(FARFIELD_POISSON_VICO, 3, [8; 3], [1.0; 3], &o).0, FARFIELD_ERR_INVALID_ARG);
+        let s = unsafe { farfield_poisson_estimate(FARFIELD_POISSON_VICO, 3, n.as_ptr(), h.as_ptr(), &o, null_mut(), null_mut(), null_mut(), null_mut()) };
+        assert_eq!(s, FARFIELD_ERR_INVALID_ARG);
     }
 
     #[test]

@@ -11,6 +11,14 @@ fn opts1() -> PoissonOpts {
     PoissonOpts { nthreads: 1, ..Default::default() }
 }
 
+/// φ only (no energy requested: at extreme scales the energy alone may be unrepresentable).
+fn solve_phi(method: Method, n: &[usize], h: &[f64], rho: &[f64]) -> Vec<f64> {
+    let mut plan = PoissonPlan::new(method, n, h, &opts1()).unwrap();
+    let mut phi = vec![0.0; rho.len()];
+    plan.execute_into(rho, &mut phi, None, None).unwrap();
+    phi
+}
+
 fn solve(method: Method, n: &[usize], h: &[f64], rho: &[f64], opts: &PoissonOpts) -> (Vec<f64>, f64) {
     let mut plan = PoissonPlan::new(method, n, h, opts).unwrap();
     let mut phi = vec![0.0; rho.len()];
@@ -275,9 +283,11 @@ fn bad_inputs() {
     assert!(matches!(e, Error::InvalidArg(_)));
     // Hockney ignores vico_factor
     PoissonPlan::new(Method::Hockney, &[4, 4], &[1.0; 2], &PoissonOpts { vico_factor: 0.0, ..o.clone() }).unwrap();
-    // product overflow → Modes; padded grid byte size overflow → Alloc
-    assert!(matches!(err(PoissonPlan::new(Method::Hockney, &[1 << 30; 3], &[1.0; 3], &o)), Error::Modes(_)));
-    assert!(matches!(err(PoissonPlan::new(Method::Hockney, &[1 << 20; 3], &[1.0; 3], &o)), Error::Alloc(_)));
+    // sizes beyond FFTW's int or the doubled-grid limit → Range, before any allocation
+    let e = err(PoissonPlan::new(Method::Hockney, &[1 << 30; 3], &[1.0; 3], &o));
+    assert!(matches!(&e, Error::Range(s) if s.contains("1073741823")), "{e:?}");
+    let e = err(PoissonPlan::new(Method::Hockney, &[1 << 20; 3], &[1.0; 3], &o));
+    assert!(matches!(&e, Error::Range(s) if s.contains("9.223372036854776e18") && s.contains("1.099511627776e12")), "{e:?}");
     // NaN in ρ names the index; nothing is written
     let mut plan = PoissonPlan::new(Method::Hockney, &[3, 4, 5], &[1.0; 3], &o).unwrap();
     let mut rho = vec![1.0; 60];
@@ -290,10 +300,208 @@ fn bad_inputs() {
     let mut e3 = vec![0.0; 10];
     rho[37] = 0.0;
     assert!(matches!(plan.execute(&rho, &mut phi, Some(&mut e3)), Err(Error::InvalidArg(_))));
-    // check_input off: no check (the NaN propagates)
+    // check_input off: no check, but a non-finite result is never returned (Range, nothing written)
     let mut plan = PoissonPlan::new(Method::Hockney, &[3, 4, 5], &[1.0; 3], &PoissonOpts { check_input: false, ..o }).unwrap();
     rho[0] = f64::NAN;
-    plan.execute(&rho, &mut phi, None).unwrap();
+    let mut phi = vec![7.0; 60];
+    let e = plan.execute(&rho, &mut phi, None).unwrap_err();
+    assert!(matches!(&e, Error::Range(s) if s.contains("phi")), "{e:?}");
+    assert!(phi.iter().all(|&v| v == 7.0));
+}
+
+/// Class 1 (issue 10): vico_factor is bounded before the precomputation grid is derived.
+#[test]
+fn vico_factor_bounded() {
+    let t = std::time::Instant::now();
+    for vf in [1e15, 4.0 + 1e-12, f64::INFINITY, 1.0, f64::NAN] {
+        for m in [Method::Vico, Method::VicoDct] {
+            let e = PoissonPlan::new(m, &[8, 8, 8], &[1.0; 3], &PoissonOpts { vico_factor: vf, ..opts1() }).unwrap_err();
+            assert!(matches!(&e, Error::InvalidArg(s) if s.contains("vico_factor") && s.contains("4e0")), "{e:?}");
+        }
+    }
+    assert!(t.elapsed().as_secs_f64() < 1.0);
+    // the largest factor works and still solves the Gaussian test
+    let tc = testcases::gaussian(24);
+    let (phi, _) = solve(Method::VicoDct, &tc.dims(), &tc.spacing(), &tc.rho, &PoissonOpts { vico_factor: 4.0, ..opts1() });
+    assert!(tc.rel_error(&phi) < 1e-4, "{}", tc.rel_error(&phi));
+}
+
+/// Class 7 (issue 10): the Gaussian test at h·c for c = 1e±110 (not powers of two) gives
+/// φ = c²·φ(h), E = c·E(h), U = c⁵·U(h) for every method, to rounding of the spacings (the
+/// methods' discrete problems are exactly scale covariant; 1e-12 ≪ every method's accuracy).
+#[test]
+fn extreme_uniform_scales_3d() {
+    let n = [12usize, 10, 11];
+    let h0 = [1.0 / 12.0, 1.0 / 10.0, 1.0 / 11.0];
+    let (rho_f, _) = gauss3(0.12, [0.5, 0.5, 0.5]);
+    let rho = sample(&n, &h0, &rho_f);
+    let npts = rho.len();
+    for m in METHODS {
+        let run = |c: f64| {
+            let h: Vec<f64> = h0.iter().map(|v| v * c).collect();
+            let mut plan = PoissonPlan::new(m, &n, &h, &opts1()).unwrap();
+            let (mut phi, mut e) = (vec![0.0; npts], vec![0.0; 3 * npts]);
+            // U ∝ c⁵ is representable only for |log₁₀ c| ≤ 61
+            let mut u = f64::NAN;
+            let want_u = (c.log10().abs() < 61.0).then_some(&mut u);
+            plan.execute_into(&rho, &mut phi, Some(&mut e), want_u).unwrap();
+            (phi, e, u)
+        };
+        let (p1, e1, u1) = run(1.0);
+        for c in [1e-110, 1e110, 1e-60, 1e60] {
+            let (p, e, u) = run(c);
+            let ps: Vec<f64> = p.iter().map(|v| v / (c * c)).collect();
+            let es: Vec<f64> = e.iter().map(|v| v / c).collect();
+            assert!(rel_l2(&ps, &p1) < 1e-12, "{m:?} c={c:e}: phi {}", rel_l2(&ps, &p1));
+            assert!(rel_l2(&es, &e1) < 1e-12, "{m:?} c={c:e}: E {}", rel_l2(&es, &e1));
+            if c.log10().abs() < 61.0 {
+                let us = u / c.powi(4) / c;
+                assert!((us - u1).abs() < 1e-12 * u1.abs(), "{m:?} c={c:e}: U {us} {u1}");
+            } else {
+                // the energy (c⁵ = 1e±550) is not representable: requesting it is a Range error
+                let h: Vec<f64> = h0.iter().map(|v| v * c).collect();
+                let mut plan = PoissonPlan::new(m, &n, &h, &opts1()).unwrap();
+                let mut phi = vec![0.0; npts];
+                let e = plan.execute(&rho, &mut phi, None).unwrap_err();
+                assert!(matches!(&e, Error::Range(s) if s.contains("energy")), "{e:?}");
+            }
+        }
+    }
+}
+
+/// 2D: φ(c·h) = c²·(φ(h) − ln(c)·Q/(2π)), Q = Σρ·Πh (the log kernel's additive constant).
+#[test]
+fn extreme_uniform_scales_2d() {
+    let n = [14usize, 12];
+    let h0 = [1.0 / 14.0, 1.0 / 12.0];
+    let rho = sample(&n, &h0, |x| (-((x[0] - 0.5).powi(2) + (x[1] - 0.5).powi(2)) / 0.02).exp());
+    let q: f64 = rho.iter().sum::<f64>() * h0[0] * h0[1];
+    for m in METHODS {
+        let run = |c: f64| solve_phi(m, &n, &[h0[0] * c, h0[1] * c], &rho);
+        let p1 = run(1.0);
+        for c in [1e-110, 1e110] {
+            let p = run(c);
+            let want: Vec<f64> = p1.iter().map(|v| v - c.ln() * q / (2.0 * PI)).collect();
+            let ps: Vec<f64> = p.iter().map(|v| v / (c * c)).collect();
+            assert!(rel_l2(&ps, &want) < 1e-12, "{m:?} c={c:e}: {}", rel_l2(&ps, &want));
+        }
+    }
+}
+
+/// Results beyond double range are errors, never inf/0 with success; the same spacings work
+/// when the source brings the result back into range (the solve is normalised).
+#[test]
+fn overflow_and_underflow_are_range_errors() {
+    let n = [6usize, 5, 4];
+    let rho: Vec<f64> = (0..120).map(|i| 1.0 + (i as f64 * 0.3).sin()).collect();
+    let (p1, _) = solve(Method::Hockney, &n, &[1.0; 3], &rho, &opts1());
+    for m in METHODS {
+        for (h, rs) in [(1e-300, 1.0), (1e300, 1.0), (5e-324, 1.0), (1e-200, 1e-300)] {
+            let mut plan = PoissonPlan::new(m, &n, &[h; 3], &opts1()).unwrap();
+            let r: Vec<f64> = rho.iter().map(|v| v * rs).collect();
+            let mut phi = vec![7.0; 120];
+            let e = plan.execute_into(&r, &mut phi, None, None).unwrap_err();
+            assert!(matches!(&e, Error::Range(s) if s.contains("flow")), "{m:?} h={h:e}: {e:?}");
+            assert!(phi.iter().all(|&v| v == 7.0));
+        }
+        // h = 1e-200 (h² = 1e-400 is not representable) with ρ ~ 1e300: φ ~ 1e-100 is
+        let mut plan = PoissonPlan::new(m, &n, &[1e-200; 3], &opts1()).unwrap();
+        let r: Vec<f64> = rho.iter().map(|v| v * 1e300).collect();
+        let mut phi = vec![0.0; 120];
+        plan.execute_into(&r, &mut phi, None, None).unwrap();
+        if m == Method::Hockney {
+            // exact φ = 1e300·1e-400·φ₁ = 1e-100·φ₁
+            let ps: Vec<f64> = phi.iter().map(|v| v * 1e100).collect();
+            assert!(rel_l2(&ps, &p1) < 1e-12, "{}", rel_l2(&ps, &p1));
+        }
+        // energy requested but out of range → Range; not requested → fine
+        let mut plan = PoissonPlan::new(m, &n, &[1e-100; 3], &opts1()).unwrap();
+        let r: Vec<f64> = rho.iter().map(|v| v * 1e50).collect(); // φ ~ 1e-150, U ~ 1e-400
+        plan.execute_into(&r, &mut phi, None, None).unwrap();
+        let e = plan.execute(&r, &mut phi, None).unwrap_err();
+        assert!(matches!(&e, Error::Range(s) if s.contains("energy")), "{e:?}");
+    }
+}
+
+/// Anisotropy: within MAX_ANISOTROPY Hockney equals the direct sum (extreme flat cells), beyond
+/// it → Range naming the limit.
+#[test]
+fn anisotropy_limit_and_flat_cells() {
+    for h in [[1.0, 1.0, 1e-300], [1.0, 1.0, 5e-324], [1.0, 1e300, 1.0], [1e-160, 1.0, 1.0]] {
+        for m in METHODS {
+            let e = PoissonPlan::new(m, &[4, 4, 4], &h, &opts1()).unwrap_err();
+            assert!(matches!(&e, Error::Range(s) if s.contains("1e150")), "{e:?}");
+        }
+    }
+    // h = (1, 1, 1e-100), (1, 1e-140, 1e-140): direct sum of G₂ (the self term g0 as in the plan)
+    for h in [[1.0, 1.0, 1e-100], [1.0, 1e-140, 1e-140], [3.0, 1e140, 2.0]] {
+        let n = [3usize, 4, 5];
+        let npts = 60;
+        let rho: Vec<f64> = (0..npts).map(|i| ((i * 7 + 3) as f64 * 0.71).sin()).collect();
+        let phi = solve_phi(Method::Hockney, &n, &h, &rho);
+        let g0 = green::g0_cell_average(3, &h);
+        assert!(g0.is_finite());
+        let vol = h[0] * h[1] * h[2];
+        let c = |i: usize| [(i % 3) as f64 * h[0], ((i / 3) % 4) as f64 * h[1], (i / 12) as f64 * h[2]];
+        let mut want = vec![0.0; npts];
+        for i in 0..npts {
+            for j in 0..npts {
+                let (a, b) = (c(i), c(j));
+                let d = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+                let t = d.iter().fold(0f64, |m, v| m.max(v.abs()));
+                let k = if i == j { g0 * vol } else { vol / (4.0 * PI * t * (d.iter().map(|v| (v / t).powi(2)).sum::<f64>()).sqrt()) };
+                want[i] += rho[j] * k;
+            }
+        }
+        assert!(rel_l2(&phi, &want) < 1e-13, "{h:?}: {}", rel_l2(&phi, &want));
+    }
+}
+
+/// Defect 9 (issue 10): the memory estimate is derived from the precomputation grid the plan
+/// builds and equals the bytes actually allocated, for cubic, flat and anisotropic grids; the
+/// old "16·Π 4n_d" was 13× low for the 64×64×2 slab. The grid is bounded relative to the
+/// doubled grid (h_y = 1e-5 → Range, quickly, without allocating).
+#[test]
+fn memory_estimate_matches_allocations() {
+    let cases: [(&[usize], &[f64]); 4] = [
+        (&[16, 16, 16], &[1.0; 3]),
+        (&[64, 64, 2], &[1.0; 3]),
+        (&[20, 12, 16], &[1.0, 0.1, 0.5]),
+        (&[40, 6], &[1.0, 0.3]),
+    ];
+    for (n, h) in cases {
+        for m in METHODS {
+            let est = PoissonPlan::estimate(m, n, h, &opts1()).unwrap();
+            let mut plan = PoissonPlan::new(m, n, h, &opts1()).unwrap();
+            assert_eq!(plan.memory(), est);
+            assert_eq!(plan.precompute_dims(), est.precompute);
+            assert_eq!(plan.precompute_allocated, est.precompute_bytes, "{m:?} {n:?}");
+            let held = 8 * plan.work_r.len() + 16 * plan.work_c.len() + 8 * plan.green_hat.len();
+            assert_eq!(held, est.plan_bytes);
+            let npts = plan.npts();
+            let (rho, mut phi, mut e) = (vec![1.0; npts], vec![0.0; npts], vec![0.0; n.len() * npts]);
+            plan.execute(&rho, &mut phi, Some(&mut e)).unwrap();
+            let field = 16 * plan.work_f.as_ref().unwrap().len() + 8 * plan.field_scratch.as_ref().unwrap().len();
+            assert_eq!(field, est.field_bytes);
+            if m != Method::Hockney {
+                assert!(est.precompute_bytes > 0);
+                let old: usize = 16 * n.iter().map(|v| 4 * v).product::<usize>();
+                if n == [64, 64, 2] && m == Method::Vico {
+                    // the slab's short axis needs P_z ≥ 1.5·2 + L/h_z ≈ 103 points, not 4·2
+                    assert!(est.precompute[2] >= 103 && est.precompute_bytes > 10 * old, "{est:?}");
+                }
+            } else {
+                assert_eq!((est.precompute_bytes, est.precompute), (0, [0; 3]));
+            }
+        }
+    }
+    let t = std::time::Instant::now();
+    for m in [Method::Vico, Method::VicoDct] {
+        let e = PoissonPlan::new(m, &[32, 32, 32], &[1.0, 1e-5, 1.0], &opts1()).unwrap_err();
+        assert!(matches!(&e, Error::Range(s) if s.contains("512") && s.contains("e")), "{e:?}");
+        assert_eq!(PoissonPlan::estimate(m, &[32, 32, 32], &[1.0, 1e-5, 1.0], &opts1()).unwrap_err(), e);
+    }
+    assert!(t.elapsed().as_secs_f64() < 1.0);
 }
 
 /// Accuracy sweep for the record (`cargo test --release --lib poisson_sweep -- --ignored --nocapture`).

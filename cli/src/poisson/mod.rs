@@ -163,6 +163,8 @@ pub struct Solved {
     pub plan_peak: Option<u64>,
     /// RSS increase held by the plan after creation (bytes).
     pub plan_retained: Option<u64>,
+    /// The library's memory estimate of the plan (from the grids it builds).
+    pub estimate: farfield::poisson::MemoryEstimate,
 }
 
 impl Solved {
@@ -195,6 +197,7 @@ pub fn solve(method: MethodArg, tc: &TestCase, opts: &PoissonOpts, reps: usize) 
         energy,
         energy_rel_error: ((energy - tc.energy) / tc.energy).abs(),
         precompute: plan.precompute_dims(),
+        estimate: plan.memory(),
         threads: farfield::threads::Threads::new(opts.nthreads).map(|t| t.count()).unwrap_or(1),
         plan_peak,
         plan_retained,
@@ -278,8 +281,9 @@ pub fn run(a: &PoissonArgs) -> CliResult<()> {
         }
     };
     println!("grid:      {n}^3 nodes, doubled grid {}^3{pre}; test problem sampled in {setup_s:.3} s", 2 * n);
-    println!("plan:      {:.4} s, peak memory +{} during creation, {} held by the plan",
-             s.plan_s, mem::mib(s.plan_peak), mem::mib(s.plan_retained));
+    println!("plan:      {:.4} s, peak memory +{} during creation, {} held by the plan (estimated +{}, {})",
+             s.plan_s, mem::mib(s.plan_peak), mem::mib(s.plan_retained),
+             mem::mib(Some(s.estimate.peak_bytes as u64)), mem::mib(Some(s.estimate.plan_bytes as u64)));
     println!("solve:     {:.4} s (fastest of {reps}; mean {:.4} s, first {:.4} s)", solve_s, mean(&s.solve_s), s.solve_s[0]);
     println!("fft pair:  {:.4} s (one r2c + one c2r of {}^3, fastest of {reps}); solve / fft pair = {ratio:.3}",
              fft_s, 2 * n);
@@ -311,6 +315,8 @@ pub fn run(a: &PoissonArgs) -> CliResult<()> {
             "peak_rss_bytes": peak,
             "plan_peak_rss_bytes": s.plan_peak,
             "plan_retained_bytes": s.plan_retained,
+            "plan_peak_estimate_bytes": s.estimate.peak_bytes,
+            "plan_estimate_bytes": s.estimate.plan_bytes,
             "setup_s": setup_s,
         }));
     }
