@@ -354,11 +354,12 @@ impl FmmPlan {
 
         // ---- lists
         let t = Instant::now();
-        let p2p_lists = lists::p2p_lists(th, &tree);
+        let p2p_lists = lists::p2p_lists(th, &tree)?;
         let far = periodic || depth >= 2;
         let top = if periodic { 1 } else { 2 };
-        let tiles: Vec<Vec<lists::Tile>> =
-            (0..=depth).map(|l| if far && l >= m2l_top { lists::m2l_tiles(th, &tree, l) } else { Vec::new() }).collect();
+        let tiles: Vec<Vec<lists::Tile>> = (0..=depth)
+            .map(|l| if far && l >= m2l_top { lists::m2l_tiles(th, &tree, l) } else { Ok(Vec::new()) })
+            .collect::<Result<_>>()?;
         times.lists = t.elapsed().as_secs_f64();
 
         // ---- upward pass
@@ -576,7 +577,7 @@ impl FmmPlan {
                     } else {
                         None
                     };
-                    p2p::p2p(pt, a, e, &lists[b], ph, g);
+                    p2p::p2p(pt, a, e, &lists[27 * b..27 * b + 27], ph, g);
                 }
             });
         }

@@ -1024,7 +1024,7 @@ fn m2l_tiles_match_the_offset_definition() {
         let top = if periodic { 1 } else { 2 };
         let mut total = 0;
         for l in top..=depth {
-            let tiles = lists::m2l_tiles(&th, &tr, l);
+            let tiles = lists::m2l_tiles(&th, &tr, l).unwrap();
             let mut seen = vec![false; tr.levels[l].len()];
             for t in &tiles {
                 for lane in 0..t.n {
