@@ -327,6 +327,18 @@ impl FmmPlan {
         };
         let ws = &mut self.ws;
         Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
+        // coincident distinct particles (in the root cube at the plain origin, where x and x + L
+        // fold onto the same value): the potential is infinite
+        if let Some((i, j)) = Tree::find_coincident(xyz, lo, size, periodic, ws)? {
+            let c = &xyz[3 * i..3 * i + 3];
+            return Err(Error::InvalidArg(format!(
+                "particles {i} and {j} coincide (at ({:e}, {:e}, {:e}){}): their interaction is infinite; merge them or remove one",
+                c[0],
+                c[1],
+                c[2],
+                if periodic { ", up to a period" } else { "" }
+            )));
+        }
         let m2l_top = if periodic { 1 } else { 2 };
         // periodic trees have at least one level (the lattice operator acts between level-1 boxes)
         let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&ws.keys, p, m2l_top)).max(if periodic { 1 } else { 0 });
@@ -337,17 +349,6 @@ impl FmmPlan {
                 lo = o;
                 Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
             }
-        }
-        // coincident distinct particles: the potential is infinite
-        if let Some((i, j)) = Tree::find_coincident(xyz, lo, size, periodic, ws)? {
-            let c = &xyz[3 * i..3 * i + 3];
-            return Err(Error::InvalidArg(format!(
-                "particles {i} and {j} coincide (at ({:e}, {:e}, {:e}){}): their interaction is infinite; merge them or remove one",
-                c[0],
-                c[1],
-                c[2],
-                if periodic { ", up to a period" } else { "" }
-            )));
         }
         let tree = Tree::build(th, xyz, q, lo, size, periodic, ws, depth)?;
         times.tree = t.elapsed().as_secs_f64();

@@ -1338,9 +1338,10 @@ fn coincident_particles_are_an_error() {
     let mut phi = vec![7.0; 4];
     expect_pair(open.execute(&xyz, &q, Some(&mut phi), None), 1, 3);
     assert_eq!(phi, vec![7.0; 4], "outputs untouched on failure");
-    // periodic: 1.3 ≡ 0.3 in a box of side 1; −0.0 and 0.0 coincide
+    // periodic: 1.25 ≡ 0.25 in a box of side 1 (exactly representable, so x + L folds onto
+    // x exactly); −0.0 and 0.0 coincide
     let mut per = FmmPlan::new(Boundary::Periodic { side: 1.0 }, 1e-6, &FmmOpts::default()).unwrap();
-    let xyz2 = [0.3, 0.3, 0.3, 0.5, 0.5, 0.5, 1.3, 0.3, -0.7];
+    let xyz2 = [0.25, 0.3, 0.375, 0.5, 0.5, 0.5, 1.25, 0.3, -0.625];
     expect_pair(per.execute(&xyz2, &q[..3], None, None), 0, 2);
     expect_pair(open.execute(&[0.0, 0.0, 0.0, 1.0, 1.0, 1.0, -0.0, 0.0, -0.0], &q[..3], None, None), 0, 2);
     // nearly coincident (distinct) particles are fine
