@@ -190,8 +190,10 @@ fn cubic_side(b: &[f64]) -> Result<f64> {
 ///   Orders above `FARFIELD_FMM_MAX_ORDER` (40) are clamped (tol below ≈ 5e-12; flagged in
 ///   `farfield_fmm_params.tol_clamped`), so tighter tolerances may not be reached. The order
 ///   rule is calibrated on particles spread through the tree boxes; crystal lattices (ions on
-///   box corners, the worst position for the expansions) are served by choosing the periodic
-///   tree's origin off the lattice sites at every execute, and are tested at tol 1e-3 … 1e-12.
+///   box corners, the worst position for the expansions) are served by choosing the tree's
+///   origin (periodic) or root cube (open) off the lattice sites at every execute; periodic
+///   lattices are tested at tol 1e-3 … 1e-12, open ones at 1e-3 … 1e-9 with the automatic
+///   depth (a forced depth with about one ion per leaf can miss the field tolerance there).
 /// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
 /// * `opts`: options, or NULL for the defaults.
 ///

@@ -321,7 +321,7 @@ impl FmmPlan {
 
         // ---- tree
         let t = Instant::now();
-        let (mut lo, size) = match self.boundary {
+        let (mut lo, mut size) = match self.boundary {
             Boundary::Open => Tree::bounding_cube(th, xyz)?,
             Boundary::Periodic { side } => ([0.0; 3], side),
         };
@@ -342,13 +342,11 @@ impl FmmPlan {
         let m2l_top = if periodic { 1 } else { 2 };
         // periodic trees have at least one level (the lattice operator acts between level-1 boxes)
         let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&ws.keys, p, m2l_top)).max(if periodic { 1 } else { 0 });
-        if periodic {
-            // keep lattices off the box corners (tree::periodic_origin)
-            let o = tree::periodic_origin(xyz, size, depth, p);
-            if o != lo {
-                lo = o;
-                Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
-            }
+        // keep lattices off the box corners (tree::periodic_origin, tree::open_cube)
+        let (o, s) = if periodic { (tree::periodic_origin(xyz, size, depth, p), size) } else { tree::open_cube(xyz, lo, size, depth, p) };
+        if o != lo || s != size {
+            (lo, size) = (o, s);
+            Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
         }
         let tree = Tree::build(th, xyz, q, lo, size, periodic, ws, depth)?;
         times.tree = t.elapsed().as_secs_f64();
