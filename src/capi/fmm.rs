@@ -156,17 +156,17 @@ fn convert_opts(o: &farfield_fmm_opts) -> Result<FmmOpts> {
 /// The side of a cubic box given as `box[9]` (row `i` = lattice vector `i`).
 fn cubic_side(b: &[f64]) -> Result<f64> {
     if let Some(i) = b.iter().position(|v| !v.is_finite()) {
-        return Err(Error::InvalidArg(format!("box[{i}] = {} is not finite", b[i])));
+        return Err(Error::InvalidArg(format!("box[{i}] = {:e} is not finite", b[i])));
     }
     let l = b[0];
     if !(l > 0.0) || !(b[4] > 0.0) || !(b[8] > 0.0) {
-        return Err(Error::InvalidArg(format!("box diagonal ({}, {}, {}) must be positive", b[0], b[4], b[8])));
+        return Err(Error::InvalidArg(format!("box diagonal ({:e}, {:e}, {:e}) must be positive", b[0], b[4], b[8])));
     }
     let eps = 1e-12 * l;
     let cubic = (b[4] - l).abs() <= eps && (b[8] - l).abs() <= eps && [1, 2, 3, 5, 6, 7].iter().all(|&i| b[i].abs() <= eps);
     if !cubic {
         return Err(Error::NotSupported(format!(
-            "box = [{}, {}, {}; {}, {}, {}; {}, {}, {}]: only cubic boxes (a diagonal with equal entries) are supported so far",
+            "box = [{:e}, {:e}, {:e}; {:e}, {:e}, {:e}; {:e}, {:e}, {:e}]: only cubic boxes (a diagonal with equal entries) are supported so far",
             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]
         )));
     }
@@ -179,15 +179,30 @@ fn cubic_side(b: &[f64]) -> Result<f64> {
 ///   `FARFIELD_FMM_PERIODIC` (then `box` is required).
 /// * `box`: 9 doubles, row `i` = lattice vector `i` (`box[3*i + d]`); only cubic boxes (a
 ///   diagonal with equal positive entries) are supported for now. The periodic cell is
-///   `[0, L)³`.
+///   `[0, L)³`. Side range: `2.2250738585072014e-308 ≤ L ≤ 1.7976931348623157e308` (the
+///   normal doubles; a subnormal side → `FARFIELD_ERR_RANGE`). The method works in units of
+///   `L` (the results are scale-covariant: `φ ∝ 1/L`, `E ∝ 1/L²`, `U ∝ 1/L`); at sides where
+///   an output is not representable (fields overflow below `L ≈ 1e-154`, potentials below
+///   ≈ 1e-307; or everything underflows at very large `L`) `farfield_fmm_execute` returns
+///   `FARFIELD_ERR_RANGE`.
 /// * `tol`: requested relative accuracy of the potentials and fields (relative l2 norm over
 ///   the particles), `0 < tol < 1`; it sets the expansion order unless `opts.order` does.
+///   Orders above `FARFIELD_FMM_MAX_ORDER` (40) are clamped (tol below ≈ 5e-12; flagged in
+///   `farfield_fmm_params.tol_clamped`), so tighter tolerances may not be reached. The order
+///   rule is calibrated on particles spread through the tree boxes; crystal lattices (ions on
+///   box corners, the worst position for the expansions) are served by choosing the tree's
+///   origin (periodic) or root cube (open) off the lattice sites at every execute; periodic
+///   lattices are tested at tol 1e-3 … 1e-12, open ones at 1e-3 … 1e-9 with the automatic
+///   depth (a forced depth with about one ion per leaf can miss the field tolerance there).
 /// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
 /// * `opts`: options, or NULL for the defaults.
+///
+/// Limits: `opts.order` ≤ 40, `opts.depth` ≤ 20, `opts.nthreads` ≤ `FARFIELD_MAX_THREADS`.
 ///
 /// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` NULL, or `box` NULL with periodic
 /// boundaries), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)), `FARFIELD_ERR_INVALID_ARG` (unknown
 /// boundary, a box entry not finite or a non-positive diagonal, a bad option),
+/// `FARFIELD_ERR_RANGE` (a subnormal box side),
 /// `FARFIELD_ERR_NOT_SUPPORTED` (a non-cubic box; `backend = CUDA`: "CUDA FMM not available
 /// yet").
 ///
@@ -226,13 +241,31 @@ pub unsafe extern "C" fn farfield_fmm_makeplan(
 /// `field[3*i + d]` (`E = −∇φ`) and the energy `*energy = ½ Σ q_i φ_i`; each output may be
 /// NULL (not computed/written, except that the potentials are always computed internally).
 ///
-/// * `n = 0` is a valid no-op (`*energy = 0`; the arrays may be NULL).
-/// * Periodic plans fold particles outside `[0, L)³` into the box.
+/// * `n = 0` is a valid no-op (`*energy = 0`; the arrays may be NULL); at most `2³² − 1`
+///   particles. Memory: about `64 + 24 (with field)` bytes per particle of work arrays kept
+///   in the plan, plus the tree, lists and expansions (≈ `16 (p+1)(p+2)` bytes per occupied
+///   box); all reserved fallibly. Cost `O(n)` for particles spread through the volume.
+/// * Periodic plans fold particles outside `[0, L)³` into the box: any finite coordinate is
+///   accepted; the accuracy contract holds for coordinates within a few `L` of the box (far
+///   outside, folding loses `|x|/L` ulps of the position).
+/// * Open plans: the particles' extent (largest coordinate spread) must lie between the
+///   smallest normal double and ≈ 1.8e308 (else `FARFIELD_ERR_RANGE`); the method works in
+///   units of it, so the results are scale-covariant as for periodic plans.
+/// * Coincident particles: two distinct particles at the same position (after folding into
+///   the box, for periodic plans: `x` and `x + L` coincide) have an infinite interaction:
+///   `FARFIELD_ERR_INVALID_ARG`, the message naming both indices (the first such pair). The
+///   check costs `O(n log n)` at worst, also when all particles coincide. Distinct particles
+///   closer than `L·2⁻²⁰` share a leaf of the deepest tree: many of them cost `O(m²)`.
+/// * A result that is not representable (an overflow to Inf/NaN, or every potential or field
+///   underflowing, because of the scale of the box, the coordinates or the charges) →
+///   `FARFIELD_ERR_RANGE`; nothing is written.
 ///
 /// Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`,
 /// or `xyz`/`q` NULL with `n > 0`), `FARFIELD_ERR_NPOINTS` (`n < 0` or `n ≥ 2³²`),
 /// `FARFIELD_ERR_NONFINITE` (a coordinate or charge NaN/Inf; the message names the first
-/// index), `FARFIELD_ERR_ALLOC` (the work arrays for `n` particles cannot be allocated).
+/// index), `FARFIELD_ERR_INVALID_ARG` (coincident particles, see above),
+/// `FARFIELD_ERR_RANGE` (see above), `FARFIELD_ERR_ALLOC` (the work arrays, tree, lists or
+/// expansions for `n` particles cannot be allocated; the message gives the byte count).
 ///
 /// # Safety
 /// `plan` from `farfield_fmm_makeplan`; `xyz` with `3n`, `q` with `n`, `phi` with `n`, `field`

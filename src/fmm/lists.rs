@@ -13,7 +13,9 @@ use super::p2p::SourceRange;
 use super::rotation::dir_index;
 use super::simd::W;
 use super::tree::{decode, Tree};
+use crate::error::{try_filled_vec, try_vec, Error, Result};
 use crate::threads::Threads;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The offsets `v = c_t − c_s` (box units) of the M2L sources of a box with octant `oct` in
 /// its parent: `v = o − b − 2δ`, `δ ∈ {−1,0,1}³`, `b ∈ {0,1}³`, `max|v_i| ≥ 2` (189 of them).
@@ -50,17 +52,29 @@ pub struct Tile {
 
 /// The M2L tiles of `level` (≥ 1). The sources of a box are found through its parent's 27
 /// neighbours and their children (27 look-ups per box instead of 189).
-pub fn m2l_tiles(threads: &Threads, tree: &Tree, level: usize) -> Vec<Tile> {
+/// Memory is reserved fallibly ([`Error::Alloc`]).
+pub fn m2l_tiles(threads: &Threads, tree: &Tree, level: usize) -> Result<Vec<Tile>> {
     let lev = &tree.levels[level];
-    let mut tiles: Vec<Tile> = Vec::new();
+    let mut count = [0usize; 8];
+    lev.keys.iter().for_each(|&k| count[(k & 7) as usize] += 1);
+    let ntiles: usize = count.iter().map(|c| c.div_ceil(W)).sum();
+    let mut tiles: Vec<Tile> = try_vec(ntiles, "the FMM M2L lists")?;
     for oct in 0..8u64 {
-        let members: Vec<u32> = (0..lev.len() as u32).filter(|&b| lev.keys[b as usize] & 7 == oct).collect();
-        for ch in members.chunks(W) {
-            let mut targets = [NONE; W];
-            targets[..ch.len()].copy_from_slice(ch);
-            tiles.push(Tile { targets, n: ch.len(), entries: Vec::new() });
+        let mut targets = [NONE; W];
+        let mut nt = 0;
+        for b in (0..lev.len() as u32).filter(|&b| lev.keys[b as usize] & 7 == oct) {
+            targets[nt] = b;
+            nt += 1;
+            if nt == W {
+                tiles.push(Tile { targets, n: nt, entries: Vec::new() });
+                (targets, nt) = ([NONE; W], 0);
+            }
+        }
+        if nt > 0 {
+            tiles.push(Tile { targets, n: nt, entries: Vec::new() });
         }
     }
+    let failed = AtomicBool::new(false);
     let offs: Vec<Vec<[i32; 3]>> = (0..8).map(m2l_offsets).collect();
     // position of each offset in its octant's list, by direction index (u16::MAX: not in it)
     let pos: Vec<Vec<u16>> = offs
@@ -102,39 +116,51 @@ pub fn m2l_tiles(threads: &Threads, tree: &Tree, level: usize) -> Vec<Tile> {
                     }
                 }
             }
-            t.entries = offs[oct]
-                .iter()
-                .zip(&slots)
-                .filter(|(_, src)| src.iter().any(|&s| s != NONE))
-                .map(|(v, src)| M2lEntry { dir: dir_index(*v) as u16, src: *src })
-                .collect();
+            let used = slots.iter().filter(|src| src.iter().any(|&s| s != NONE)).count();
+            let Ok(mut entries) = try_vec(used, "the FMM M2L lists") else {
+                failed.store(true, Ordering::Relaxed);
+                return;
+            };
+            entries.extend(
+                offs[oct]
+                    .iter()
+                    .zip(&slots)
+                    .filter(|(_, src)| src.iter().any(|&s| s != NONE))
+                    .map(|(v, src)| M2lEntry { dir: dir_index(*v) as u16, src: *src }),
+            );
+            t.entries = entries;
         }
     });
-    tiles
+    if failed.load(Ordering::Relaxed) {
+        return Err(Error::Alloc(format!("could not allocate the FMM M2L lists of level {level} ({} boxes)", lev.len())));
+    }
+    Ok(tiles)
 }
 
-/// The P2P source ranges of every leaf.
-pub fn p2p_lists(threads: &Threads, tree: &Tree) -> Vec<Vec<SourceRange>> {
+/// The P2P source ranges of every leaf, flat: leaf `b`'s are `ranges[27 b .. 27 b + 27]`
+/// (empty ranges where a neighbour box is unoccupied). Reserved fallibly ([`Error::Alloc`]).
+pub fn p2p_lists(threads: &Threads, tree: &Tree) -> Result<Vec<SourceRange>> {
     let d = tree.depth;
     let lev = &tree.levels[d];
-    let mut lists: Vec<Vec<SourceRange>> = vec![Vec::new(); lev.len()];
-    threads.chunks(&mut lists, 64, |ci, ls| {
-        for (o, list) in ls.iter_mut().enumerate() {
+    let empty = SourceRange { start: 0, end: 0, shift: [0.0; 3] };
+    let mut lists = try_filled_vec(lev.len().saturating_mul(27), empty, "the FMM P2P lists")?;
+    threads.chunks(&mut lists, 27 * 64, |ci, ls| {
+        for (o, list) in ls.chunks_mut(27).enumerate() {
             let b = ci * 64 + o;
             let c = decode(lev.keys[b]);
-            let mut v = Vec::with_capacity(27);
+            let mut k = 0;
             for dz in -1..=1 {
                 for dy in -1..=1 {
                     for dx in -1..=1 {
                         if let Some((s, img)) = tree.neighbour(d, c, [dx, dy, dz]) {
                             let shift = [img[0] as f64 * tree.size, img[1] as f64 * tree.size, img[2] as f64 * tree.size];
-                            v.push(SourceRange { start: tree.leaf_start[s], end: tree.leaf_start[s + 1], shift });
+                            list[k] = SourceRange { start: tree.leaf_start[s], end: tree.leaf_start[s + 1], shift };
+                            k += 1;
                         }
                     }
                 }
             }
-            *list = v;
         }
     });
-    lists
+    Ok(lists)
 }

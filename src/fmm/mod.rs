@@ -67,7 +67,7 @@ pub mod tree;
 #[cfg(test)]
 mod tests;
 
-use crate::error::{try_zeroed_vec, Error, Result};
+use crate::error::{ensure_finite, try_zeroed_vec, Error, Result};
 use crate::threads::{SyncPtr, Threads};
 use harmonics::{ncoef, RegTables};
 use simd::W;
@@ -202,11 +202,18 @@ impl FmmPlan {
     /// not finite and positive, order or depth too large), [`Error::NotSupported`] (CUDA).
     pub fn new(boundary: Boundary, tol: f64, opts: &FmmOpts) -> Result<Self> {
         if !(tol.is_finite() && tol > 0.0 && tol < 1.0) {
-            return Err(Error::Tol(format!("tol = {tol}; the FMM needs 0 < tol < 1")));
+            return Err(Error::Tol(format!("tol = {tol:e}; the FMM needs 0 < tol < 1")));
         }
         if let Boundary::Periodic { side } = boundary {
             if !(side.is_finite() && side > 0.0) {
-                return Err(Error::InvalidArg(format!("periodic box side = {side}; must be finite and > 0")));
+                return Err(Error::InvalidArg(format!("periodic box side = {side:e}; must be finite and > 0")));
+            }
+            if side < f64::MIN_POSITIVE {
+                return Err(Error::Range(format!(
+                    "periodic box side = {side:e} is subnormal: coordinates at this scale lose precision; the FMM serves sides from {:e} to {:e}",
+                    f64::MIN_POSITIVE,
+                    f64::MAX
+                )));
             }
         }
         if opts.backend == Backend::Cuda {
@@ -297,10 +304,10 @@ impl FmmPlan {
         let want_field = field.is_some();
         self.reserve(n, want_field)?;
         if let Some(i) = self.threads.find_first(3 * n, |i| !xyz[i].is_finite()) {
-            return Err(Error::NonFinite(format!("xyz[{i}] (particle {}, coordinate {}) = {}", i / 3, i % 3, xyz[i])));
+            return Err(Error::NonFinite(format!("xyz[{i}] (particle {}, coordinate {}) = {:e}", i / 3, i % 3, xyz[i])));
         }
         if let Some(i) = self.threads.find_first(n, |i| !q[i].is_finite()) {
-            return Err(Error::NonFinite(format!("q[{i}] = {}", q[i])));
+            return Err(Error::NonFinite(format!("q[{i}] = {:e}", q[i])));
         }
         let p = self.p;
         self.stats = FmmStats { depth: None, nleaves: 0, npoints: n, times: StageTimes::default(), ..self.stats };
@@ -314,25 +321,44 @@ impl FmmPlan {
 
         // ---- tree
         let t = Instant::now();
-        let (lo, size) = match self.boundary {
-            Boundary::Open => Tree::bounding_cube(th, xyz),
+        let (mut lo, mut size) = match self.boundary {
+            Boundary::Open => Tree::bounding_cube(th, xyz)?,
             Boundary::Periodic { side } => ([0.0; 3], side),
         };
         let ws = &mut self.ws;
         Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
+        // coincident distinct particles (in the root cube at the plain origin, where x and x + L
+        // fold onto the same value): the potential is infinite
+        if let Some((i, j)) = Tree::find_coincident(xyz, lo, size, periodic, ws)? {
+            let c = &xyz[3 * i..3 * i + 3];
+            return Err(Error::InvalidArg(format!(
+                "particles {i} and {j} coincide (at ({:e}, {:e}, {:e}){}): their interaction is infinite; merge them or remove one",
+                c[0],
+                c[1],
+                c[2],
+                if periodic { ", up to a period" } else { "" }
+            )));
+        }
         let m2l_top = if periodic { 1 } else { 2 };
         // periodic trees have at least one level (the lattice operator acts between level-1 boxes)
         let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&ws.keys, p, m2l_top)).max(if periodic { 1 } else { 0 });
+        // keep lattices off the box corners (tree::periodic_origin, tree::open_cube)
+        let (o, s) = if periodic { (tree::periodic_origin(xyz, size, depth, p), size) } else { tree::open_cube(xyz, lo, size, depth, p) };
+        if o != lo || s != size {
+            (lo, size) = (o, s);
+            Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
+        }
         let tree = Tree::build(th, xyz, q, lo, size, periodic, ws, depth)?;
         times.tree = t.elapsed().as_secs_f64();
 
         // ---- lists
         let t = Instant::now();
-        let p2p_lists = lists::p2p_lists(th, &tree);
+        let p2p_lists = lists::p2p_lists(th, &tree)?;
         let far = periodic || depth >= 2;
         let top = if periodic { 1 } else { 2 };
-        let tiles: Vec<Vec<lists::Tile>> =
-            (0..=depth).map(|l| if far && l >= m2l_top { lists::m2l_tiles(th, &tree, l) } else { Vec::new() }).collect();
+        let tiles: Vec<Vec<lists::Tile>> = (0..=depth)
+            .map(|l| if far && l >= m2l_top { lists::m2l_tiles(th, &tree, l) } else { Ok(Vec::new()) })
+            .collect::<Result<_>>()?;
         times.lists = t.elapsed().as_secs_f64();
 
         // ---- upward pass
@@ -550,7 +576,7 @@ impl FmmPlan {
                     } else {
                         None
                     };
-                    p2p::p2p(pt, a, e, &lists[b], ph, g);
+                    p2p::p2p(pt, a, e, &lists[27 * b..27 * b + 27], ph, g);
                 }
             });
         }
@@ -558,14 +584,59 @@ impl FmmPlan {
 
         // ---- periodic corrections, energy, caller's order
         let t = Instant::now();
-        if let Boundary::Periodic { side } = self.boundary {
+        if periodic {
             let g = if want_field { Some((&mut ex_s[..], &mut ey_s[..], &mut ez_s[..])) } else { None };
-            periodic::background_correction(&tree, side, &mut phi_s, g);
+            periodic::background_correction(&tree, 1.0, &mut phi_s, g);
+        }
+        // back from units of the root cube (side `size`): φ = φ'/s, E = E'/s², U = U'/s; an
+        // output whose every value would underflow (zero or subnormal: nothing representable
+        // left) is an error as well
+        let amax = |v: &[f64]| v.iter().fold(0.0f64, |a, &b| a.max(b.abs()));
+        let (mp_, mf_) = (amax(&phi_s), amax(&ex_s).max(amax(&ey_s)).max(amax(&ez_s)));
+        let under = |m: f64, scaled: f64| m > 0.0 && m.is_finite() && scaled < f64::MIN_POSITIVE;
+        let underflow = if under(mp_, mp_ / size) {
+            Some(("potentials", mp_ / size))
+        } else if under(mf_, mf_ / size / size) {
+            Some(("fields", mf_ / size / size))
+        } else {
+            None
+        };
+        if let Some((what, v)) = underflow {
+            ws.phi = phi_s;
+            ws.ex = ex_s;
+            ws.ey = ey_s;
+            ws.ez = ez_s;
+            ws.restore(tree);
+            return Err(Error::Range(format!(
+                "the {what} underflow (largest magnitude {v:e}, below the smallest normal double) at box side {size:e}: potentials scale like 1/side, fields like 1/side²"
+            )));
+        }
+        th.chunks(&mut phi_s, 4096, |_, c| c.iter_mut().for_each(|v| *v /= size));
+        for v in [&mut ex_s, &mut ey_s, &mut ez_s] {
+            th.chunks(v, 4096, |_, c| c.iter_mut().for_each(|v| *v = *v / size / size));
         }
         let energy = {
             let (ps, qs) = (&phi_s, &tree.q);
             0.5 * th.sum(n, |i| qs[i] * ps[i])
         };
+        // a result that is not finite is never returned with success
+        let finite = ensure_finite(&phi_s, "the potential (sorted order)")
+            .and_then(|_| ensure_finite(&ex_s, "the field x component (sorted order)"))
+            .and_then(|_| ensure_finite(&ey_s, "the field y component (sorted order)"))
+            .and_then(|_| ensure_finite(&ez_s, "the field z component (sorted order)"))
+            .and_then(|_| ensure_finite(&[energy], "the energy"));
+        if let Err(e) = finite {
+            ws.phi = phi_s;
+            ws.ex = ex_s;
+            ws.ey = ey_s;
+            ws.ez = ez_s;
+            ws.restore(tree);
+            let msg = format!(
+                "{} (box side {size:e}: potentials scale like 1/side, fields like 1/side²; or charges too large)",
+                e.message()
+            );
+            return Err(Error::Range(msg));
+        }
         if let Some(out) = phi {
             let o = SyncPtr(out.as_mut_ptr());
             let (perm, ps) = (&tree.perm, &phi_s);

@@ -8,7 +8,7 @@
 //! in its parent (`ox + 2 oy + 4 oz`). Particles are keyed once at [`KEY_DEPTH`] bits per axis
 //! and sorted by an LSD radix sort; any depth `D ≤ KEY_DEPTH` is a prefix of that order.
 
-use crate::error::{Error, Result};
+use crate::error::{try_filled_vec, try_grow, try_vec, Error, Result};
 use crate::threads::{SyncPtr, Threads};
 
 /// Bits per axis of the particle keys (the deepest possible tree).
@@ -210,6 +210,23 @@ pub fn fold(x: f64, l: f64) -> f64 {
     }
 }
 
+/// The coordinate `p` in units of the root cube `[lo, lo + size)`: `(p − lo)/size`, folded into
+/// `[0, 1)` when periodic. The tree stores these (so that its arithmetic does not depend on the
+/// caller's length scale) and the keys are computed from them.
+#[inline(always)]
+pub fn unit_coord(p: f64, lo: f64, size: f64, periodic: bool) -> f64 {
+    if periodic {
+        let u = fold(p - lo, size) / size;
+        if u < 1.0 {
+            u
+        } else {
+            0.0
+        }
+    } else {
+        (p - lo) / size
+    }
+}
+
 impl Tree {
     /// Side of the boxes at `level`.
     #[inline]
@@ -231,7 +248,9 @@ impl Tree {
     }
 
     /// The root cube of `xyz` (open boundaries): the bounding cube, slightly enlarged.
-    pub fn bounding_cube(threads: &Threads, xyz: &[f64]) -> ([f64; 3], f64) {
+    /// Error: [`Error::Range`] when the extent of the coordinates overflows (their spread
+    /// exceeds ≈ 1.8e308).
+    pub fn bounding_cube(threads: &Threads, xyz: &[f64]) -> Result<([f64; 3], f64)> {
         let n = xyz.len() / 3;
         const B: usize = 4096;
         let nb = n.div_ceil(B);
@@ -258,11 +277,18 @@ impl Tree {
         // enlarge so that the largest coordinate falls strictly inside; a cube of side 1 (or
         // the coordinates' magnitude) when all particles coincide
         let size = if ext > 0.0 { ext * (1.0 + 1e-9) + scale * 1e-14 } else { scale.max(1.0) };
+        if !(size.is_finite() && size >= f64::MIN_POSITIVE) {
+            return Err(Error::Range(format!(
+                "the coordinates span {ext:e} (from {:e} to {:e}): the FMM needs the extent of the particles, times 1 + 1e-9, between the smallest normal double (≈ 2.2e-308) and the largest (≈ 1.8e308)",
+                lo.iter().fold(f64::INFINITY, |a, &b| a.min(b)),
+                hi.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b))
+            )));
+        }
         let mut l = [0.0; 3];
         for d in 0..3 {
-            l[d] = 0.5 * (lo[d] + hi[d]) - 0.5 * size;
+            l[d] = 0.5 * lo[d] + 0.5 * hi[d] - 0.5 * size;
         }
-        (l, size)
+        Ok((l, size))
     }
 
     /// Keys of the particles at [`KEY_DEPTH`] (coordinates folded into the box when periodic),
@@ -280,13 +306,13 @@ impl Tree {
             for (k, p) in ks.iter_mut().zip(c.chunks_exact(3)) {
                 let mut ic = [0u64; 3];
                 for d in 0..3 {
-                    let v = if periodic { fold(p[d] - lo[d], size) } else { p[d] - lo[d] };
-                    let t = (v / size * nk).floor();
+                    let t = (unit_coord(p[d], lo[d], size, periodic) * nk).floor();
                     ic[d] = if t <= 0.0 { 0 } else { (t as u64).min(maxc) };
                 }
                 *k = encode(ic);
             }
         });
+        ws.perm.clear();
         ws.perm.extend(0..n as u32);
         ws.keys2.resize(n, 0);
         ws.perm2.resize(n, 0);
@@ -294,13 +320,16 @@ impl Tree {
         Ok(())
     }
 
-    /// Builds the tree of depth `depth` from sorted keys.
+    /// Builds the tree of depth `depth` from sorted keys. The tree is in units of the root
+    /// cube: its particles are stored as [`unit_coord`]s, its root cube is `[0, 1)³` (the
+    /// caller rescales the results by the side `size`). Error: [`Error::Alloc`].
     pub fn build(threads: &Threads, xyz: &[f64], q: &[f64], lo: [f64; 3], size: f64, periodic: bool, ws: &mut Workspace, depth: usize) -> Result<Tree> {
         let n = q.len();
         let shift = 3 * (KEY_DEPTH - depth);
-        // leaves
-        let mut leaf_keys: Vec<u64> = Vec::new();
-        let mut leaf_start: Vec<u32> = Vec::new();
+        // leaves (counted first, so that the lists are reserved exactly and fallibly)
+        let nleaves = ws.keys.windows(2).filter(|w| w[0] >> shift != w[1] >> shift).count() + usize::from(n > 0);
+        let mut leaf_keys: Vec<u64> = try_vec(nleaves, "the FMM leaf list")?;
+        let mut leaf_start: Vec<u32> = try_vec(nleaves + 1, "the FMM leaf list")?;
         for (i, &k) in ws.keys.iter().enumerate() {
             let lk = k >> shift;
             if leaf_keys.last() != Some(&lk) {
@@ -309,13 +338,16 @@ impl Tree {
             }
         }
         leaf_start.push(n as u32);
-        // levels, bottom-up
+        // levels, bottom-up (a level has at most as many boxes as the one below)
         let mut levels: Vec<Level> = (0..=depth).map(|_| Level::default()).collect();
         levels[depth].keys = leaf_keys;
         for l in (0..depth).rev() {
             let (up, down) = levels.split_at_mut(l + 1);
             let (cur, child) = (&mut up[l], &mut down[0]);
-            child.parent = Vec::with_capacity(child.keys.len());
+            let nc = child.keys.len();
+            child.parent = try_vec(nc, "the FMM tree levels")?;
+            try_grow(&mut cur.keys, nc, "the FMM tree levels")?;
+            try_grow(&mut cur.child_start, nc + 1, "the FMM tree levels")?;
             for (c, &ck) in child.keys.iter().enumerate() {
                 let pk = ck >> 3;
                 if cur.keys.last() != Some(&pk) {
@@ -328,20 +360,20 @@ impl Tree {
         }
         for (l, lev) in levels.iter_mut().enumerate() {
             if l <= DENSE_MAX_LEVEL {
-                let mut map = vec![u32::MAX; 1usize << (3 * l)];
+                let mut map = try_filled_vec(1usize << (3 * l), u32::MAX, "the FMM box map")?;
                 for (i, &k) in lev.keys.iter().enumerate() {
                     map[k as usize] = i as u32;
                 }
                 lev.map = map;
             }
         }
-        // sorted particle arrays
+        // sorted particle arrays, in units of the root cube
         let mut xs = std::mem::take(&mut ws.x);
         let mut ys = std::mem::take(&mut ws.y);
         let mut zs = std::mem::take(&mut ws.z);
         let mut qs = std::mem::take(&mut ws.q);
         for v in [&mut xs, &mut ys, &mut zs, &mut qs] {
-            v.resize(n, 0.0); // capacity reserved by sort_keys
+            v.resize(n, 0.0); // capacity reserved by Workspace::reserve
         }
         {
             let perm = &ws.perm;
@@ -352,12 +384,7 @@ impl Tree {
                 for (o, xv) in xc.iter_mut().enumerate() {
                     let i = ci * B + o;
                     let j = perm[i] as usize;
-                    let mut c = [xyz[3 * j], xyz[3 * j + 1], xyz[3 * j + 2]];
-                    if periodic {
-                        for d in 0..3 {
-                            c[d] = lo[d] + fold(c[d] - lo[d], size);
-                        }
-                    }
+                    let c: [f64; 3] = std::array::from_fn(|d| unit_coord(xyz[3 * j + d], lo[d], size, periodic));
                     *xv = c[0];
                     // SAFETY: index i is written by this chunk only.
                     unsafe {
@@ -369,7 +396,47 @@ impl Tree {
             });
         }
         let perm = std::mem::take(&mut ws.perm);
-        Ok(Tree { depth, lo, size, periodic, x: xs, y: ys, z: zs, q: qs, perm, levels, leaf_start })
+        Ok(Tree { depth, lo: [0.0; 3], size: 1.0, periodic, x: xs, y: ys, z: zs, q: qs, perm, levels, leaf_start })
+    }
+
+    /// The first pair of distinct particles (caller's indices, smaller first) that coincide —
+    /// in units of the root cube, folded into the box when periodic, i.e. as the method sees
+    /// them — or `None`. Needs the keys sorted by [`Tree::sort_keys`]: coincident particles
+    /// have equal keys, so only runs of equal keys are examined, each sorted by its
+    /// coordinates and compared with its neighbours: `O(n log n)` at worst (all particles in
+    /// one key cell), `O(n)` for distinct keys.
+    pub fn find_coincident(xyz: &[f64], lo: [f64; 3], size: f64, periodic: bool, ws: &Workspace) -> Result<Option<(usize, usize)>> {
+        let keys = &ws.keys;
+        let n = keys.len();
+        let mut run: Vec<([u64; 3], u32)> = Vec::new();
+        let mut best: Option<(usize, usize)> = None;
+        let mut a = 0;
+        while a < n {
+            let mut b = a + 1;
+            while b < n && keys[b] == keys[a] {
+                b += 1;
+            }
+            if b - a > 1 {
+                run.clear();
+                try_grow(&mut run, b - a, "the FMM coincidence check")?;
+                for i in a..b {
+                    let j = ws.perm[i];
+                    let c: [u64; 3] = std::array::from_fn(|d| (unit_coord(xyz[3 * j as usize + d], lo[d], size, periodic) + 0.0).to_bits()); // −0 → +0
+                    run.push((c, j));
+                }
+                run.sort_unstable();
+                for w in run.windows(2) {
+                    if w[0].0 == w[1].0 {
+                        let pair = (w[0].1.min(w[1].1) as usize, w[0].1.max(w[1].1) as usize);
+                        if best.map_or(true, |p| pair < p) {
+                            best = Some(pair);
+                        }
+                    }
+                }
+            }
+            a = b;
+        }
+        Ok(best)
     }
 
     /// Looks up the box at `level` with integer coordinates `c + off`: `Some((index, image))`
@@ -394,6 +461,143 @@ impl Tree {
             }
         }
         self.levels[level].find(encode(cc)).map(|i| (i, img))
+    }
+}
+
+/// The origin (lower corner) of the periodic tree for particles `xyz` in the box of side `side`,
+/// for a tree of depth `depth` and expansions of order `p` (M2L from level 1).
+///
+/// Any origin gives the same periodic sum, but not the same truncation error: the error of a
+/// one-layer FMM (M2L between boxes two box sides apart) falls like `((ρ_s + ρ_t)/2)^{2p}`
+/// with `ρ_{s,t}` the distances of source and target from their box centres in box units, so
+/// the order rule ([`super::params::order_for_tol`], calibrated on particles spread through
+/// their boxes) fails where many particles sit at the same worst position, near box corners
+/// (`ρ = √3/2`) — as every atom of a crystal whose lattice is commensurate with the box
+/// grid does when the tree's origin is a lattice site (e.g. NaCl at the origin: 1767× the
+/// tolerance at 10⁻⁹). This chooses, per axis, the origin `o` that minimises
+/// `Σ_i Σ_{l=1..depth} u_{i,l}^{2p}`, `u = |2 frac((x_i − o) 2^l/L) − 1|` (0 at a box centre,
+/// 1 on a face), over a sample of ≤ 4096 particles, among `o = 0` and `x_r + cL` for two
+/// reference particles `x_r` and `c ∈ {1/3, 1/6, 1/10, 1/14, 0.2882}` (`c = 1/3` keeps a
+/// lattice commensurate with the grid at `1/3` or `2/3` of every box at every level; the others
+/// serve lattices with 3, 5 or 7 sites per period). `o = 0` is kept unless a candidate halves the
+/// measure, so particles spread through their boxes (whose measure hardly depends on `o`)
+/// keep the plain grid. Cost `O(min(n, 4096) · depth)`.
+pub fn periodic_origin(xyz: &[f64], side: f64, depth: usize, p: usize) -> [f64; 3] {
+    let n = xyz.len() / 3;
+    if n == 0 || depth == 0 {
+        return [0.0; 3];
+    }
+    let s = n.min(4096);
+    let stride = n / s;
+    let refs = [0, (s / 2) * stride];
+    let e = 2 * p.max(1) as i32;
+    let mut origin = [0.0; 3];
+    for d in 0..3 {
+        let measure = |o: f64| -> f64 {
+            let mut m = 0.0;
+            for k in 0..s {
+                let t = unit_coord(xyz[3 * k * stride + d], o, side, true);
+                for l in 1..=depth {
+                    let f = t * (1u64 << l) as f64;
+                    let u = (2.0 * (f - f.floor()) - 1.0).abs();
+                    m += u.powi(e);
+                }
+            }
+            m
+        };
+        let m0 = measure(0.0);
+        let mut best = (m0, 0.0);
+        for &r in &refs {
+            for c in [1.0 / 3.0, 1.0 / 6.0, 0.1, 1.0 / 14.0, 0.2882] {
+                let o = fold(xyz[3 * r + d] + c * side, side);
+                let m = measure(o);
+                if m < best.0 {
+                    best = (m, o);
+                }
+            }
+        }
+        if best.0 < 0.5 * m0 {
+            origin[d] = best.1;
+        }
+    }
+    origin
+}
+
+/// The root cube of an open tree of depth `depth` (M2L from level 2) for particles `xyz` whose
+/// bounding cube is `(lo, size)`: as [`periodic_origin`], but the cube must contain the
+/// particles, so it is enlarged by a factor `f ∈ {1, 1.0625, 1.125, 1.25}` and shifted per axis
+/// within the slack (`o = min_d − k·slack/8`, `k = 0..8`), choosing the cube that minimises the
+/// corner measure of [`periodic_origin`] over the levels `2..=depth`; the bounding cube is kept
+/// unless another halves the measure (so particles spread through the volume keep it). A
+/// lattice with `2^k + 1` sites per side spanning the bounding cube has every site on a box
+/// corner at every level up to `k` (e.g. 17³ ions at tol 10⁻⁶: potential error 1.9×, field 110×
+/// the tolerance, before this choice). Cost `O(n + min(n, 4096) · depth)`.
+pub fn open_cube(xyz: &[f64], lo: [f64; 3], size: f64, depth: usize, p: usize) -> ([f64; 3], f64) {
+    let n = xyz.len() / 3;
+    if n == 0 || depth < 2 {
+        return (lo, size);
+    }
+    let mut mn = [f64::INFINITY; 3];
+    let mut mx = [f64::NEG_INFINITY; 3];
+    for c in xyz.chunks_exact(3) {
+        for d in 0..3 {
+            mn[d] = mn[d].min(c[d]);
+            mx[d] = mx[d].max(c[d]);
+        }
+    }
+    let s = n.min(4096);
+    let stride = n / s;
+    let e = 2 * p.max(1) as i32;
+    let measure = |d: usize, o: f64, side: f64| -> f64 {
+        let mut m = 0.0;
+        for k in 0..s {
+            let t = (xyz[3 * k * stride + d] - o) / side;
+            for l in 2..=depth {
+                let f = t * (1u64 << l) as f64;
+                let u = (2.0 * (f - f.floor()) - 1.0).abs();
+                m += u.powi(e);
+            }
+        }
+        m
+    };
+    let m0: f64 = (0..3).map(|d| measure(d, lo[d], size)).sum();
+    let mut best = (m0, lo, size);
+    for f in [1.0, 1.0625, 1.125, 1.25] {
+        let side = size * f;
+        if !side.is_finite() {
+            continue;
+        }
+        let mut o = [0.0; 3];
+        let mut total = 0.0;
+        for d in 0..3 {
+            let slack = side - (mx[d] - mn[d]);
+            let mut b = (f64::INFINITY, mn[d]);
+            for k in 0..8 {
+                let od = mn[d] - slack * k as f64 / 8.0;
+                // the cube must hold the largest coordinate strictly inside
+                if !((mx[d] - od) / side < 1.0 - 1e-12) {
+                    continue;
+                }
+                let m = measure(d, od, side);
+                if m < b.0 {
+                    b = (m, od);
+                }
+            }
+            if !b.0.is_finite() {
+                total = f64::INFINITY;
+                break;
+            }
+            o[d] = b.1;
+            total += b.0;
+        }
+        if total < best.0 {
+            best = (total, o, side);
+        }
+    }
+    if best.0 < 0.5 * m0 {
+        (best.1, best.2)
+    } else {
+        (lo, size)
     }
 }
 
