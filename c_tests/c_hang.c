@@ -15,13 +15,13 @@ typedef struct {
     int dim;
     int64_t n[3];
     int single; /* 1: single precision */
-    int type;   /* 0 or 1: type 1, 2: type 2 */
+    int type;   /* 1 or 2 */
 } nufft_hang_arg;
 
 /* makeplan with mode counts beyond the limits: FARFIELD_ERR_MODES, at once, naming the limit. */
 static int nufft_hang_makeplan(void *p) {
     nufft_hang_arg *a = (nufft_hang_arg *)p;
-    int type = a->type ? a->type : 1;
+    int type = a->type;
     farfield_nufft_opts o;
     farfield_nufft_default_opts(&o);
     o.nthreads = 1;
@@ -44,17 +44,17 @@ static void nufft_cases(void) {
     static const int64_t one_d[] = {123456789012345678LL, 1000000000000LL, 10000000000000LL, INT64_MAX,
                                     2147483647LL, 1LL << 31};
     for (unsigned i = 0; i < sizeof one_d / sizeof one_d[0]; i++) {
-        nufft_hang_arg a = {1, {one_d[i], 1, 1}, 0};
+        nufft_hang_arg a = {1, {one_d[i], 1, 1}, 0, 1};
         FF_ISOLATED(nufft_hang_makeplan, &a, 0, 30);
         a.type = 2;
         a.single = 1;
         FF_ISOLATED(nufft_hang_makeplan, &a, 0, 30);
     }
-    nufft_hang_arg b2 = {2, {1LL << 26, 1LL << 26, 1}, 0};
+    nufft_hang_arg b2 = {2, {1LL << 26, 1LL << 26, 1}, 0, 1};
     FF_ISOLATED(nufft_hang_makeplan, &b2, 0, 30);
-    nufft_hang_arg b3 = {3, {1000000, 1000000, 1000000}, 0};
+    nufft_hang_arg b3 = {3, {1000000, 1000000, 1000000}, 0, 2};
     FF_ISOLATED(nufft_hang_makeplan, &b3, 0, 30);
-    nufft_hang_arg b3f = {3, {INT64_MAX, INT64_MAX, INT64_MAX}, 1};
+    nufft_hang_arg b3f = {3, {INT64_MAX, INT64_MAX, INT64_MAX}, 1, 1};
     FF_ISOLATED(nufft_hang_makeplan, &b3f, 0, 30);
 }
 

@@ -77,6 +77,11 @@ typedef float _Complex farfield_complexf;
 // Patch version.
 #define FARFIELD_VERSION_PATCH 0
 
+// Largest `opts.nthreads` any plan accepts; larger values return `FARFIELD_ERR_INVALID_ARG`.
+// (0 = all cores, capped at this value.) A pool the operating system refuses to start returns
+// `FARFIELD_ERR_ALLOC`.
+#define FARFIELD_MAX_THREADS 1024
+
 // Status code of success.
 #define FARFIELD_OK 0
 
@@ -122,6 +127,13 @@ typedef float _Complex farfield_complexf;
 // FFTW could not create a plan.
 #define FARFIELD_ERR_FFT 113
 
+// An input's size or scale is outside the range the method serves (the message states the
+// limit and the value), or a result would not be representable in floating point (overflow or
+// underflow at this scale): no output is written.
+#define FARFIELD_ERR_RANGE 114
+
+
+
 // Backend value `AUTO`.
 #define FARFIELD_BACKEND_AUTO 0
 
@@ -155,15 +167,31 @@ typedef float _Complex farfield_complexf;
 // Kernel value: Gaussian with fast Gaussian gridding.
 #define FARFIELD_KERNEL_GAUSSIAN 1
 
-// Warning bit: the requested tolerance was below what the precision (or the largest kernel
-// width) can give and was clamped; `tol_used` holds the value used.
+// Warning bit: the requested tolerance was below what the precision (1e-15 in double, 1e-7
+// in single precision) or the widest kernel at the plan's upsampling factor σ can give, and
+// was clamped; `tol_used` holds the value used.
 #define FARFIELD_WARN_TOL_CLAMPED 1
+
+// FFTW planner flags accepted in `opts.fftw`: FFTW_ESTIMATE (64), FFTW_MEASURE (0),
+// FFTW_PATIENT (32), FFTW_EXHAUSTIVE (8), and FFTW_DESTROY_INPUT (1).
+#define FFTW_FLAGS_ACCEPTED (((FFTW_ESTIMATE | FFTW_PATIENT) | 8) | FFTW_DESTROY_INPUT)
+
+// Largest fine (upsampled) grid size along one axis: FFTW's `int` range, 2³¹ − 1. With
+// σ = 2 an axis therefore holds at most about 1.07·10⁹ modes (1.7·10⁹ at σ = 1.25).
+#define MAX_FINE_AXIS (size_t)INT32_MAX
+
+// Largest number of non-uniform points M: 2³² − 1 (point indices are stored as `u32`).
+#define MAX_POINTS (size_t)UINT32_MAX
 
 // Width of the Gaussian test problem ([`gaussian`]).
 #define GAUSSIAN_SIGMA 0.05
 
 // Side of the cube holding the uniform ball of radius 1 ([`uniform_ball`]).
 #define BALL_BOX 2.4
+
+// Largest |x| (radians) for which [`reduce_2pi`] is exact to ~1e-15 rad: 10¹⁶. Beyond it the
+// reduction (and so the transform) loses accuracy, though it stays finite.
+#define MAX_EXACT_COORD 1e16
 
 // Opaque Ewald plan (C: `farfield_ewald_plan`, a pointer to this).
 typedef struct farfield_ewald_plan_s farfield_ewald_plan_s;
@@ -302,10 +330,15 @@ typedef struct farfield_nufft_opts {
   int32_t kernel;
   // Upsampling factor σ: 0 = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large grids,
   // else 2.0; always 2.0 for the Gaussian kernel), or any value in (1, 4]; 2.0 and 1.25 are
-  // the tuned ones.
+  // the tuned ones. Below 2 the widest kernel may not reach tol: the tolerance is then
+  // clamped to what it reaches (ES: `exp(−16π√(1 − 1/σ))`, 1.7e-10 at σ = 1.25; Gaussian:
+  // `exp(−16π(1 − 1/(2σ − 1)))`, 5e-8 at σ = 1.25), reported as `tol_used` with
+  // `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values → `FARFIELD_ERR_INVALID_ARG`.
   double upsampfac;
   // FFTW planner flags (as FINUFFT's `opts.fftw`): 64 = `FFTW_ESTIMATE` (default),
-  // 0 = `FFTW_MEASURE`.
+  // 0 = `FFTW_MEASURE`, 32 = `FFTW_PATIENT`, 8 = `FFTW_EXHAUSTIVE`, each optionally OR-ed with
+  // 1 = `FFTW_DESTROY_INPUT`; any other value (negative, other bits) →
+  // `FARFIELD_ERR_INVALID_ARG` naming `opts.fftw`.
   int32_t fftw;
   // Largest number of points in one spreading subproblem: 0 = automatic (10 000).
   int32_t spread_max_subprob_size;
@@ -318,7 +351,7 @@ typedef struct farfield_nufft_opts {
   // free or change its arrays afterwards. 1: `setpts` keeps only the sort permutation and a
   // reference to the caller's arrays, which must then stay valid and unchanged until the next
   // `setpts` or `destroy` (FINUFFT's semantics; saves 8·dim bytes per point in double
-  // precision).
+  // precision). Other values → `FARFIELD_ERR_INVALID_ARG`.
   int32_t points_by_reference;
   // CUDA backend only: the spreading/interpolation method, `FARFIELD_GPU_METHOD_AUTO` (0,
   // default: chosen at `setpts` from ASM = M·w^d/N_fine and `gpu_spread_reuse_hint`, see
@@ -347,7 +380,7 @@ typedef struct farfield_nufft_info {
   double upsampfac;
   // Kernel shape parameter: β for ES, τ (grid units²) for the Gaussian.
   double kernel_param;
-  // Tolerance used after clamping.
+  // Tolerance used after clamping (the requested one unless `FARFIELD_WARN_TOL_CLAMPED`).
   double tol_used;
   // Bit set of `FARFIELD_WARN_*`.
   int32_t warnings;
@@ -559,9 +592,24 @@ void farfield_nufft_default_opts(struct farfield_nufft_opts *opts);
 // * `type`: 1 (non-uniform → modes) or 2 (modes → non-uniform); 3 → `FARFIELD_ERR_NOT_SUPPORTED`.
 // * `dim`: 1, 2 or 3; `n_modes`: `dim` positive mode counts (N1, N2, N3).
 // * `iflag`: sign of the exponent, `+i` if ≥ 0; `ntrans ≥ 1`: vectors per execute.
-// * `tol`: relative l2 accuracy, finite and > 0 (below 1e-15 it is clamped and a warning is
-//   readable through `farfield_nufft_get_info`).
-// * `plan`: receives the handle (set to NULL first); `opts`: NULL for defaults.
+// * `tol`: relative l2 accuracy, finite and > 0. It is clamped, with
+//   `FARFIELD_WARN_TOL_CLAMPED` set and the value used in `tol_used` of
+//   `farfield_nufft_get_info` (and in the `opts.debug` print), when it is below 1e-15 or below
+//   what the widest kernel reaches at the upsampling factor σ: for the ES kernel
+//   `exp(−16π√(1 − 1/σ))` (1.7e-5 at σ = 1.05, 1.7e-10 at 1.25, 2.5e-13 at 1.5, 1e-15 at
+//   2), for the Gaussian `exp(−16π(1 − 1/(2σ − 1)))` (1e-2 at 1.05, 5e-8 at 1.25, 1.2e-11 at
+//   1.5, 2.8e-15 at 2). The measured error stays within 10·`tol_used`.
+// * `plan`: receives the handle (set to NULL first); `opts`: NULL for defaults; every field is
+//   validated (`FARFIELD_ERR_INVALID_ARG` naming it: `opts.fftw` must combine only 64, 0, 32,
+//   8 and 1; `opts.points_by_reference` must be 0 or 1; `opts.upsampfac` 0 or in (1, 4]).
+//
+// Limits: the fine grid `nf_d` = next 2,3,5-smooth even size ≥ max(⌈σN_d⌉, 2w) must be at most
+// 2³¹ − 1 per axis (so N_d ≲ 1.07e9 at σ = 2) and 2⁴⁰ points in all; N1·N2·N3 and
+// ntrans·N1·N2·N3 at most 2⁴⁰ (`FARFIELD_ERR_MODES`, the message gives the size and the
+// limit); checked before anything is allocated, in O(log² N) time. Memory: the fine grid,
+// 16·Πnf_d bytes, is allocated here, and as much again must be free for FFTW's planner (a
+// probe allocation; FFTW aborts when its own allocation fails) → `FARFIELD_ERR_ALLOC` with the
+// byte count otherwise.
 //
 // Returns 0 or `FARFIELD_ERR_{NULL_POINTER, TYPE, NOT_SUPPORTED, DIM, MODES, TOL, INVALID_ARG,
 // ALLOC, FFT, NO_DEVICE}`. Method: Barnett–Magland–af Klinteberg 2019, §2.
@@ -578,9 +626,19 @@ int farfield_nufft_makeplan(int type,
 // `z` for dim 3), each of length M, in radians (any finite value; 2π-periodic). Unused
 // coordinate arrays may be NULL. `N, s, t, u` are for type 3 and ignored (pass 0/NULL). The
 // coordinates are copied, unless the plan was made with `opts.points_by_reference = 1`: then
-// the arrays must stay valid and unchanged until the next setpts or destroy. Returns 0 or
-// `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE, ALLOC}`; after NULL_POINTER, NPOINTS or
-// NONFINITE the previous points remain set, after ALLOC the plan has no points.
+// the arrays must stay valid and unchanged until the next setpts or destroy.
+//
+// Limits: M ≤ 2³² − 1 = 4294967295 and ntrans·M ≤ 2⁴⁰ (`FARFIELD_ERR_NPOINTS`). Coordinates:
+// any finite value is accepted; each is reduced mod 2π in double precision (exact to ~4e-16
+// rad for |x| ≤ 1e16, beyond that the accuracy degrades), so the accuracy contract (relative
+// l2 error ≈ tol against the exact sums at the given coordinate values) holds for
+// |x| ≤ 1e16. A coordinate that is itself a rounded value carries its own phase error: a
+// relative rounding error eps (1.1e-16) of x moves `k·x` by up to `(N/2)·|x|·eps`, so the
+// result is within tol of the sums at the *intended* coordinates only while
+// `|x| ≲ tol/(N·eps)` (e.g. |x| ≤ 1e3 for N = 1e3 at tol 1e-10).
+//
+// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE, ALLOC}`; after NULL_POINTER,
+// NPOINTS or NONFINITE the previous points remain set, after ALLOC the plan has no points.
 int farfield_nufft_setpts(farfield_nufft_plan plan,
                           int64_t m,
                           const double *x,
@@ -592,8 +650,11 @@ int farfield_nufft_setpts(farfield_nufft_plan plan,
                           const double *u);
 
 // Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
-// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`. Returns 0 or
-// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS}`.
+// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`. Sizes are those of makeplan and setpts
+// (limits there). Memory: per spreading subproblem (at most `opts.spread_max_subprob_size`
+// points, default 10 000) a private box up to the fine grid's size; failure →
+// `FARFIELD_ERR_ALLOC` (the output is then partly written). Returns 0 or
+// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC}`.
 int farfield_nufft_execute(farfield_nufft_plan plan, farfield_complex *c, farfield_complex *f);
 
 // Like `farfield_nufft_execute` but `c` and `f` are **device** pointers (CUDA memory of
@@ -605,14 +666,18 @@ int farfield_nufft_execute_device(farfield_nufft_plan plan,
                                   farfield_complex *f);
 
 // Writes what the plan chose (fine grid, kernel width and parameter, σ, tolerance used,
-// warnings) into `*info`. Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+// warnings) into `*info`. `tol_used` is the tolerance the kernel was chosen for: the requested
+// one, or the clamp (1e-15, 1e-7 in single precision, or what the widest kernel reaches at
+// σ, see makeplan) with `FARFIELD_WARN_TOL_CLAMPED` set in `warnings`. Returns 0 or
+// `FARFIELD_ERR_NULL_POINTER`.
 int farfield_nufft_get_info(farfield_nufft_plan plan, struct farfield_nufft_info *info);
 
 // Destroys a double-precision plan and frees its memory. NULL is fine. Returns 0.
 int farfield_nufft_destroy(farfield_nufft_plan plan);
 
-// Single-precision [`farfield_nufft_makeplan`] (tolerances below 1e-7 are clamped with a
-// warning). Same options struct.
+// Single-precision [`farfield_nufft_makeplan`] (tolerances below 1e-7, or below what the
+// kernel reaches at σ, are clamped with a warning). Same options struct, same limits
+// (memory: 8·Πnf_d bytes for the fine grid, and as much headroom for FFTW).
 int farfield_nufftf_makeplan(int type,
                              int dim,
                              const int64_t *n_modes,
@@ -622,7 +687,11 @@ int farfield_nufftf_makeplan(int type,
                              farfield_nufftf_plan *plan,
                              const struct farfield_nufft_opts *opts);
 
-// Single-precision [`farfield_nufft_setpts`].
+// Single-precision [`farfield_nufft_setpts`]. Same limits; the reduction mod 2π is done in
+// double precision on the exact (widened) float coordinates, and only the resulting grid
+// coordinate is rounded to single precision, so large |x| cost no more accuracy than in
+// double precision beyond the float representation of x itself (relative 6e-8: the result is
+// within tol of the sums at intended coordinates while `|x| ≲ tol/(N·6e-8)`).
 int farfield_nufftf_setpts(farfield_nufftf_plan plan,
                            int64_t m,
                            const float *x,
@@ -633,7 +702,7 @@ int farfield_nufftf_setpts(farfield_nufftf_plan plan,
                            const float *t,
                            const float *u);
 
-// Single-precision [`farfield_nufft_execute`].
+// Single-precision [`farfield_nufft_execute`] (same memory rule and errors).
 int farfield_nufftf_execute(farfield_nufftf_plan plan, farfield_complexf *c, farfield_complexf *f);
 
 // Single-precision [`farfield_nufft_execute_device`].
