@@ -100,13 +100,16 @@ fn grid_dims(dim: usize, nf: &[usize], w: usize) -> Result<[usize; 3]> {
         }
         out[d] = nf[d];
     }
-    out.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).ok_or_else(|| Error::Modes("grid size overflows".into()))?;
-    Ok(out)
+    match out.iter().try_fold(1usize, |a, &b| a.checked_mul(b)) {
+        Some(t) if t <= crate::error::MAX_ELEMENTS => Ok(out),
+        _ => Err(Error::Modes(format!("spreading grid {:?} exceeds the limit of 2^40 points", &nf[..dim]))),
+    }
 }
 
 impl<T: Real> Spreader<T> {
-    /// A spreader for a `dim`-dimensional grid of sizes `nf` (x first, each ≥ 2w) and kernel `k`.
-    /// Errors: [`Error::Dim`], [`Error::Modes`].
+    /// A spreader for a `dim`-dimensional grid of sizes `nf` (x first, each ≥ 2w, at most 2⁴⁰
+    /// points in all) and kernel `k`.
+    /// Errors: [`Error::Dim`], [`Error::Modes`], [`Error::Alloc`].
     pub fn new(dim: usize, nf: &[usize], k: &Kernel, opts: SpreadOpts) -> Result<Self> {
         let width = k.width();
         let nf = grid_dims(dim, nf, width)?;
@@ -121,8 +124,7 @@ impl<T: Real> Spreader<T> {
         };
         let total = nf[0] * nf[1] * nf[2];
         let nlocks = total.div_ceil(stripe);
-        let mut locks = Vec::new();
-        locks.try_reserve_exact(nlocks).map_err(|_| Error::Alloc("spreader locks".into()))?;
+        let mut locks = crate::error::try_vec(nlocks, "spreader locks")?;
         locks.extend((0..nlocks).map(|_| Mutex::new(())));
         Ok(Spreader {
             dim,
