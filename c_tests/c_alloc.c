@@ -55,6 +55,19 @@ static int nufft_alloc_beyond_limit(void *p) {
     return ff_failures;
 }
 
+static int nufft_alloc_fftw_headroom(void *unused) {
+    (void)unused;
+    farfield_nufft_opts o;
+    farfield_nufft_default_opts(&o);
+    o.nthreads = 1;
+    o.upsampfac = 2.0;
+    int64_t n[2] = {1536, 1536};
+    farfield_nufft_plan q = NULL;
+    EXPECT_STATUS(farfield_nufft_makeplan(1, 2, n, 1, 1, 1e-6, &q, &o), FARFIELD_ERR_ALLOC);
+    EXPECT(q == NULL && strstr(farfield_last_error_message(), "FFTW") != NULL);
+    return ff_failures;
+}
+
 typedef struct {
     int64_t m;
     double *x;
@@ -116,6 +129,9 @@ static void nufft_cases(void) {
      * allocation */
     static const nufft_alloc_plan_arg beyond = {2, {1LL << 26, 1LL << 26, 1}, 0};
     FF_ISOLATED(nufft_alloc_beyond_limit, (void *)&beyond, NUFFT_ALLOC_BUDGET, 60);
+    /* a 3072^2 fine grid (144 MiB) fits the budget, but not again as FFTW's planning headroom:
+     * the probe allocation refuses the plan (FFTW itself would abort on a failed malloc) */
+    FF_ISOLATED(nufft_alloc_fftw_headroom, NULL, NUFFT_ALLOC_BUDGET, 60);
 
     /* setpts: 2^25 points need 384 MiB of sort permutation and sorted coordinates. The
      * coordinates (all 0: calloc'ed zero pages, no memory touched) exist before the limit. */

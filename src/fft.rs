@@ -279,8 +279,9 @@ pub fn half_len(dims: &[usize]) -> usize {
 /// (another thread may take the memory in between), but it turns the common case of an
 /// address-space or memory limit reached by a large grid into a status.
 fn fftw_headroom(bytes: usize, what: &str) -> Result<()> {
-    // SAFETY: malloc/free of a plain block; the block is never touched.
-    let p = unsafe { libc::malloc(bytes.max(1)) };
+    // SAFETY: malloc/free of a plain block; the block is never touched. black_box keeps the
+    // compiler from eliding the unused malloc/free pair (LLVM removes such pairs).
+    let p = std::hint::black_box(unsafe { libc::malloc(bytes.max(1)) });
     if p.is_null() {
         return Err(Error::Alloc(format!(
             "could not reserve {bytes} bytes of headroom for FFTW's planner ({what}); FFTW would abort on failure")));

@@ -177,8 +177,10 @@ pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64
 /// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`. Sizes are those of makeplan and setpts
 /// (limits there). Memory: per spreading subproblem (at most `opts.spread_max_subprob_size`
 /// points, default 10 000) a private box up to the fine grid's size; failure →
-/// `FARFIELD_ERR_ALLOC` (the output is then partly written). Returns 0 or
-/// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC}`.
+/// `FARFIELD_ERR_ALLOC` (the output is then partly written). The output is checked: a value
+/// that is not finite (NaN/Inf in the input, or inputs so large that the sums overflow) gives
+/// `FARFIELD_ERR_RANGE` naming the first such output index, never status 0. Returns 0 or
+/// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE}`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_execute(plan: farfield_nufft_plan, c: *mut Complex64, f: *mut Complex64) -> c_int {
     guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))

@@ -331,7 +331,9 @@ impl<T: Real> NufftPlan<T> {
     /// * type 1: input `c` (`ntrans·M` strengths), output `f` (`ntrans·N1·N2·N3` modes);
     /// * type 2: input `f`, output `c`.
     ///
-    /// Errors: [`Error::NoPoints`] before `setpts`, [`Error::InvalidArg`] for wrong lengths.
+    /// Errors: [`Error::NoPoints`] before `setpts`, [`Error::InvalidArg`] for wrong lengths,
+    /// [`Error::Alloc`] (spreading scratch), [`Error::Range`] when an output value is not
+    /// finite (non-finite or overflowing inputs; the output is then already overwritten).
     pub fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
         if let Some((g, ready)) = &self.gpu {
             if !*ready {
@@ -390,6 +392,15 @@ impl<T: Real> NufftPlan<T> {
         if self.opts.debug > 0 {
             eprintln!("[farfield nufft] execute: {} {:.3} s, fft {:.3} s, deconvolve {:.3} s",
                       if self.ty == 1 { "spread" } else { "interp" }, tm.spread_s, tm.fft_s, tm.deconv_s);
+        }
+        // a result that is not finite is never returned with status 0 (finite coordinates are
+        // checked at setpts; huge or non-finite strengths/coefficients end up here)
+        let (out, name): (&[Complex<T>], &str) = if self.ty == 1 { (&f[..], "f") } else { (&c[..], "c") };
+        if let Some(i) = out.iter().position(|v| !(v.re.is_finite() && v.im.is_finite())) {
+            return Err(Error::Range(format!(
+                "output {name}[{i}] = ({:e}, {:e}) is not finite: the input {} holds non-finite values or values too \
+                 large for {} (their sum overflows)",
+                out[i].re.to_f64v(), out[i].im.to_f64v(), if self.ty == 1 { "c" } else { "f" }, T::NAME)));
         }
         Ok(())
     }

@@ -392,3 +392,22 @@ fn upsampfac_below_two_reaches_or_reports_tol() {
     let (_, used, warn) = upsampfac_case(0, 2.0, 1e-12, 1);
     assert!(used == 1e-12 && warn == 0);
 }
+
+#[test]
+fn non_finite_outputs_are_errors() {
+    // finite but huge strengths overflow the sums; NaN strengths propagate: never status 0
+    let x = [0.1, 0.2, -1.0];
+    for ty in 1..=2 {
+        let mut p = NufftPlan::<f64>::new(ty, 1, &[8], 1, 1, 1e-6, &NufftOpts { nthreads: 1, ..Default::default() }).unwrap();
+        p.setpts(&x, &[], &[]).unwrap();
+        for bad in [f64::MAX, f64::NAN] {
+            let mut c = vec![Complex::new(bad, bad); 3];
+            let mut f = vec![Complex::new(bad, -bad); 8];
+            let e = msg(p.execute(&mut c, &mut f));
+            assert!(matches!(&e, Error::Range(m) if m.contains("not finite")), "type {ty}: {e:?}");
+        }
+        let mut c = vec![Complex::new(1.0, 0.0); 3];
+        let mut f = vec![Complex::new(1.0, 0.0); 8];
+        p.execute(&mut c, &mut f).unwrap();
+    }
+}
