@@ -188,10 +188,15 @@ static void test_makeplan_errors(void) {
         EXPECT(pf == NULL);
     }
 
-    /* a grid that cannot be allocated: an error, not an abort */
+    /* a grid beyond the 2^40 limit: refused before any allocation */
     const int64_t giant[3] = {(int64_t)1 << 20, (int64_t)1 << 20, (int64_t)1 << 10};
-    makeplan_fails(__LINE__, 1, 3, giant, 1, 1e-6, NULL, FARFIELD_ERR_ALLOC);
-    makeplanf_fails(__LINE__, 2, 3, giant, 1e-4f, FARFIELD_ERR_ALLOC);
+    makeplan_fails(__LINE__, 1, 3, giant, 1, 1e-6, NULL, FARFIELD_ERR_MODES);
+    makeplanf_fails(__LINE__, 2, 3, giant, 1e-4f, FARFIELD_ERR_MODES);
+    /* a grid inside the limits (10240^3 fine points, 17 TB) that cannot be allocated: an
+     * error, not an abort */
+    const int64_t vast[3] = {(int64_t)1 << 13, (int64_t)1 << 13, (int64_t)1 << 13};
+    makeplan_fails(__LINE__, 1, 3, vast, 1, 1e-6, NULL, FARFIELD_ERR_ALLOC);
+    makeplanf_fails(__LINE__, 2, 3, vast, 1e-4f, FARFIELD_ERR_ALLOC);
 }
 
 static void test_tol_clamped(void) {

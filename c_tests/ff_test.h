@@ -144,7 +144,8 @@ static inline double ff_rel_err_f(const float *a, const double *b, int64_t len) 
  *  - extra_as_bytes > 0: the child's address space (RLIMIT_AS) is limited to its current size
  *    plus that many bytes, so every allocation larger than that fails; the library must then
  *    return FARFIELD_ERR_ALLOC, never abort.
- * fn returns the number of failed checks (0 = pass). The parent reports a signal (SIGABRT: an
+ * fn returns the number of failed checks (0 = pass); EXPECTs inside the child count too
+ * (the child starts from zero, not from the parent's count). The parent reports a signal (SIGABRT: an
  * abort, e.g. "memory allocation failed"; SIGALRM: a hang; SIGSEGV: a crash) as a failure and
  * returns the child's failures. POSIX only (Linux: the address-space size is read from
  * /proc/self/statm). Under valgrind, run without the limit (valgrind reserves its own space). */
@@ -180,7 +181,9 @@ static inline int ff_isolated(const char *name, int (*fn)(void *), void *arg, si
             if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(120);
         }
         if (timeout_s > 0) alarm(timeout_s);
+        ff_failures = 0; /* count only this child's failed checks, not the parent's so far */
         int fails = fn(arg);
+        if (ff_failures > fails) fails = ff_failures;
         fflush(stdout);
         fflush(stderr);
         _exit(fails > 100 ? 100 : fails);

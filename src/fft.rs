@@ -270,6 +270,36 @@ pub fn half_len(dims: &[usize]) -> usize {
     (dims[0] / 2 + 1) * dims[1..].iter().product::<usize>()
 }
 
+/// FFTW aborts the process when its own `malloc` fails (its twiddle tables and scratch
+/// buffers are allocated while planning, and with a rank-2/3 or non-power-of-two size the
+/// scratch can be as large as the transform). Before every plan we therefore reserve and
+/// release, with `malloc`, as many bytes as the transform's data (`bytes`, the size of the
+/// buffers the plan is made for): when even that fails the plan is refused with
+/// [`Error::Alloc`] instead of letting FFTW abort. It is a headroom check, not a guarantee
+/// (another thread may take the memory in between), but it turns the common case of an
+/// address-space or memory limit reached by a large grid into a status.
+fn fftw_headroom(bytes: usize, what: &str) -> Result<()> {
+    // SAFETY: malloc/free of a plain block; the block is never touched. black_box keeps the
+    // compiler from eliding the unused malloc/free pair (LLVM removes such pairs).
+    let p = std::hint::black_box(unsafe { libc::malloc(bytes.max(1)) });
+    if p.is_null() {
+        return Err(Error::Alloc(format!(
+            "could not reserve {bytes} bytes of headroom for FFTW's planner ({what}); FFTW would abort on failure")));
+    }
+    // SAFETY: p came from malloc above.
+    unsafe { libc::free(p) };
+    Ok(())
+}
+
+/// FFTW's `int` distance between transforms (irrelevant, and passed as 0, for one transform).
+fn c_dist(len: usize, howmany: usize) -> Result<c_int> {
+    if howmany == 1 {
+        return Ok(0);
+    }
+    c_int::try_from(len).ok().filter(|_| c_int::try_from(howmany).is_ok())
+        .ok_or_else(|| Error::Modes(format!("{howmany} transforms of {len} points exceed FFTW's int range")))
+}
+
 impl<T: FftwPrecision> FftPlan<T> {
     fn finish(raw: *mut c_void, kind: FftKind, dims: &[usize], howmany: usize, in_place: bool) -> Result<Self> {
         if raw.is_null() {
@@ -288,12 +318,14 @@ impl<T: FftwPrecision> FftPlan<T> {
         if buf.len() != len * howmany {
             return Err(Error::InvalidArg(format!("FFT buffer has {} entries, expected {}", buf.len(), len * howmany)));
         }
+        let dist = c_dist(len, howmany)?;
+        fftw_headroom(std::mem::size_of_val::<[num_complex::Complex<T>]>(buf), "complex FFT")?;
         let _g = planner_lock();
         // SAFETY: buffer is valid for the planned extent; lock held.
         let raw = unsafe {
             T::set_nthreads(nthreads.max(1) as c_int);
-            T::plan_many_dft(n.len() as c_int, n.as_ptr(), howmany as c_int, buf.as_mut_ptr(), len as c_int,
-                             buf.as_mut_ptr(), len as c_int, sign.fftw(), flags)
+            T::plan_many_dft(n.len() as c_int, n.as_ptr(), howmany as c_int, buf.as_mut_ptr(), dist,
+                             buf.as_mut_ptr(), dist, sign.fftw(), flags)
         };
         Self::finish(raw, FftKind::C2c(sign), dims, howmany, true)
     }
@@ -307,12 +339,13 @@ impl<T: FftwPrecision> FftPlan<T> {
         if input.len() != len || output.len() != half_len(dims) {
             return Err(Error::InvalidArg("r2c buffer sizes do not match the grid".into()));
         }
+        fftw_headroom(std::mem::size_of_val::<[num_complex::Complex<T>]>(output), "real-to-complex FFT")?;
         let _g = planner_lock();
         // SAFETY: buffers sized for the plan; lock held.
         let raw = unsafe {
             T::set_nthreads(nthreads.max(1) as c_int);
-            T::plan_many_r2c(n.len() as c_int, n.as_ptr(), 1, input.as_mut_ptr(), len as c_int,
-                             output.as_mut_ptr(), half_len(dims) as c_int, flags)
+            T::plan_many_r2c(n.len() as c_int, n.as_ptr(), 1, input.as_mut_ptr(), 0,
+                             output.as_mut_ptr(), 0, flags)
         };
         Self::finish(raw, FftKind::R2c, dims, 1, false)
     }
@@ -326,12 +359,13 @@ impl<T: FftwPrecision> FftPlan<T> {
         if output.len() != len || input.len() != half_len(dims) {
             return Err(Error::InvalidArg("c2r buffer sizes do not match the grid".into()));
         }
+        fftw_headroom(std::mem::size_of_val::<[num_complex::Complex<T>]>(input), "complex-to-real FFT")?;
         let _g = planner_lock();
         // SAFETY: as r2c.
         let raw = unsafe {
             T::set_nthreads(nthreads.max(1) as c_int);
-            T::plan_many_c2r(n.len() as c_int, n.as_ptr(), 1, input.as_mut_ptr(), half_len(dims) as c_int,
-                             output.as_mut_ptr(), len as c_int, flags)
+            T::plan_many_c2r(n.len() as c_int, n.as_ptr(), 1, input.as_mut_ptr(), 0,
+                             output.as_mut_ptr(), 0, flags)
         };
         Self::finish(raw, FftKind::C2r, dims, 1, false)
     }
@@ -345,6 +379,7 @@ impl<T: FftwPrecision> FftPlan<T> {
         if buf.len() != checked_len(dims)? {
             return Err(Error::InvalidArg("DCT buffer size does not match the grid".into()));
         }
+        fftw_headroom(std::mem::size_of_val::<[T]>(buf), "DCT-I")?;
         let _g = planner_lock();
         // SAFETY: as above.
         let raw = unsafe {
@@ -405,24 +440,51 @@ impl<T: FftwPrecision> Drop for FftPlan<T> {
     }
 }
 
+/// Largest `n` for which [`next_smooth_even`] is defined: 2^62 on 64-bit targets (2^30 on
+/// 32-bit), so that its result (at most `2n`) is representable. Callers bound their sizes
+/// (by a documented limit of their own) before calling it; use [`next_smooth_even_checked`]
+/// for sizes that are not bounded yet.
+pub const MAX_SMOOTH_INPUT: usize = 1 << (usize::BITS - 2);
+
 /// Smallest integer `≥ n` whose prime factors are only 2, 3 and 5 (fast FFTW sizes), and even.
+///
+/// Cost O(log² n): for every `3^b 5^c ≤ 2n` the smallest power of two `2^a ≥ 1` with
+/// `2^a 3^b 5^c ≥ n` is taken (no search over candidates). Defined for `n ≤`
+/// [`MAX_SMOOTH_INPUT`] (the result is then at most `2n`, e.g. a power of two); larger `n`
+/// is a caller bug and panics (caught at the C boundary as `FARFIELD_ERR_INTERNAL`).
 pub fn next_smooth_even(n: usize) -> usize {
-    let mut m = n.max(2);
-    if m % 2 == 1 {
-        m += 1;
-    }
+    assert!(n <= MAX_SMOOTH_INPUT, "next_smooth_even({n}) beyond its limit {MAX_SMOOTH_INPUT}");
+    next_smooth_even_checked(n).expect("a power of two ≥ n exists below 2^63")
+}
+
+/// [`next_smooth_even`] for any `n`: `None` when the result would not fit in `usize`.
+/// Cost O(log² n) in every case.
+pub fn next_smooth_even_checked(n: usize) -> Option<usize> {
+    let n = n.max(2);
+    let mut best: Option<usize> = None;
+    // odd part q = 3^b 5^c; the result is 2^a q with a ≥ 1
+    let mut p3: usize = 1;
     loop {
-        let mut r = m;
-        for p in [2, 3, 5] {
-            while r % p == 0 {
-                r /= p;
+        let mut q = p3;
+        loop {
+            // smallest a ≥ 1 with 2^a q ≥ n: 2^a ≥ ceil(n / q)
+            let need = n.div_ceil(q).max(2);
+            if let Some(m) = need.checked_next_power_of_two().and_then(|p| p.checked_mul(q)) {
+                if best.map_or(true, |b| m < b) {
+                    best = Some(m);
+                }
+            }
+            match q.checked_mul(5) {
+                Some(v) if v / 5 < n => q = v, // q ≥ n already makes 2q the best of this row
+                _ => break,
             }
         }
-        if r == 1 {
-            return m;
+        match p3.checked_mul(3) {
+            Some(v) if v / 3 < n => p3 = v,
+            _ => break,
         }
-        m += 2;
     }
+    best
 }
 
 #[cfg(test)]
@@ -525,5 +587,58 @@ mod tests {
         assert_eq!(next_smooth_even(250), 250);
         assert_eq!(next_smooth_even(251), 256);
         assert_eq!(next_smooth_even(1250), 1250);
+        // the enumeration agrees with a scan of every even candidate
+        let scan = |n: usize| -> usize {
+            let mut m = n.max(2) + n.max(2) % 2;
+            loop {
+                let mut r = m;
+                for p in [2, 3, 5] {
+                    while r % p == 0 {
+                        r /= p;
+                    }
+                }
+                if r == 1 {
+                    return m;
+                }
+                m += 2;
+            }
+        };
+        for n in 0..5000 {
+            assert_eq!(next_smooth_even(n), scan(n), "n = {n}");
+        }
+        for n in [123_456_789usize, 1_000_000_007, 2_147_483_647] {
+            assert_eq!(next_smooth_even(n), scan(n), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn smooth_sizes_are_bounded_in_time_and_range() {
+        // the sizes of issue 10 (the old scan never returned or took seconds)
+        for n in [123_456_789_012_345_678usize, 1_000_000_000_000, 10_000_000_000_000, MAX_SMOOTH_INPUT] {
+            let t = std::time::Instant::now();
+            let m = next_smooth_even(n);
+            // O(log² n): microseconds (the old scan took seconds at 1e12 and never ended at 1.2e17)
+            assert!(t.elapsed().as_secs_f64() < 0.05, "n = {n}: {:?}", t.elapsed());
+            assert!(m >= n && m % 2 == 0 && m <= 2 * n, "n = {n}: {m}");
+            let mut r = m;
+            for p in [2, 3, 5] {
+                while r % p == 0 {
+                    r /= p;
+                }
+            }
+            assert_eq!(r, 1, "{m} is not 5-smooth");
+        }
+        assert_eq!(next_smooth_even(1 << 62), 1 << 62);
+        assert_eq!(next_smooth_even_checked(usize::MAX), None);
+        // above 2^63 a result exists when a 5-smooth even number lies below usize::MAX
+        let m = next_smooth_even_checked((1usize << 63) + 1).unwrap();
+        let mut r = m / 2;
+        for p in [2, 3, 5] {
+            while r % p == 0 {
+                r /= p;
+            }
+        }
+        assert!(m % 2 == 0 && r == 1 && m > 1 << 63 && m < 3 << 62, "{m}");
+        assert!(std::panic::catch_unwind(|| next_smooth_even(usize::MAX)).is_err());
     }
 }

@@ -145,14 +145,22 @@ struct Inputs<T: Real> {
     data: Vec<Complex<T>>,
 }
 
-fn make_inputs<T: Real>(dim: usize, m: usize, nin: usize, seed: u64) -> Inputs<T> {
+/// An empty vector with room for `n` elements, or the library's allocation error as text
+/// (never an abort).
+fn try_vec<E>(n: usize, what: &str) -> CliResult<Vec<E>> {
+    farfield::error::try_vec(n, what).map_err(|e| format!("{e}"))
+}
+
+fn make_inputs<T: Real>(dim: usize, m: usize, nin: usize, seed: u64) -> CliResult<Inputs<T>> {
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
     let mut coords: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for c in coords.iter_mut().take(dim) {
-        *c = (0..m).map(|_| T::of(rng.gen_range(-PI..PI))).collect();
+        *c = try_vec(m, "benchmark coordinates")?;
+        c.extend((0..m).map(|_| T::of(rng.gen_range(-PI..PI))));
     }
-    let data = (0..nin).map(|_| Complex::new(T::of(rng.gen_range(-1.0..1.0)), T::of(rng.gen_range(-1.0..1.0)))).collect();
-    Inputs { coords, data }
+    let mut data = try_vec(nin, "benchmark input")?;
+    data.extend((0..nin).map(|_| Complex::new(T::of(rng.gen_range(-1.0..1.0)), T::of(rng.gen_range(-1.0..1.0)))));
+    Ok(Inputs { coords, data })
 }
 
 fn c64<T: Real>(z: Complex<T>) -> Complex64 {
@@ -180,17 +188,16 @@ struct CaseResult<T: Real> {
     output: Vec<Complex<T>>,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_case<T: Real>(ty: i32, dim: usize, n: &[usize; 3], m: usize, iflag: i32, tol: f64, opts: &NufftOpts,
+/// Runs one case on a plan made (and timed, `plan_s`) by the caller: the plan is made before
+/// any user-sized buffer, so sizes beyond the library's limits are reported with the library's
+/// message, and the inputs are allocated fallibly.
+fn run_case<T: Real>(ty: i32, m: usize, mut plan: NufftPlan<T>, plan_s: f64,
                      inp: &mut Inputs<T>) -> CliResult<CaseResult<T>> {
     let e = |e: farfield::Error| format!("NUFFT: {e}");
-    let nm: usize = n.iter().product();
-    let mut out = vec![Complex::<T>::new(T::zero(), T::zero()); if ty == 1 { nm } else { m }];
-    let modes: Vec<i64> = n[..dim].iter().map(|&v| v as i64).collect();
-
-    let t0 = Instant::now();
-    let mut plan = NufftPlan::<T>::new(ty, dim, &modes, iflag, 1, tol, opts).map_err(e)?;
-    let plan_s = t0.elapsed().as_secs_f64();
+    let nm = plan.num_modes();
+    let nout = if ty == 1 { nm } else { m };
+    let mut out = try_vec(nout, "benchmark output")?;
+    out.resize(nout, Complex::<T>::new(T::zero(), T::zero()));
     let t0 = Instant::now();
     plan.setpts(&inp.coords[0], &inp.coords[1], &inp.coords[2]).map_err(e)?;
     let setpts_s = t0.elapsed().as_secs_f64();
@@ -227,6 +234,10 @@ pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
     let mut n = [1usize; 3];
     n[..dim].copy_from_slice(&nv);
     let m = parse_count(&a.points).map_err(|e| format!("--points: {e}"))?;
+    if m > farfield::nufft::plan::MAX_POINTS {
+        return Err(format!("--points: M = {m} exceeds the library's limit of {} points (2^32 − 1)",
+                           farfield::nufft::plan::MAX_POINTS));
+    }
     if !(a.tol.is_finite() && a.tol > 0.0) {
         return Err(format!("--tol {} must be positive", a.tol));
     }
@@ -261,10 +272,15 @@ where
     Complex<T>: npyz::Serialize + npyz::AutoSerialize,
 {
     let Spec { dim, n, m, iflag, opts } = *spec;
-    let nm: usize = n.iter().product();
+    // the plan first: it checks the sizes against the library's limits before allocating
+    let modes: Vec<i64> = n[..dim].iter().map(|&v| i64::try_from(v).unwrap_or(i64::MAX)).collect();
+    let t0 = Instant::now();
+    let plan = NufftPlan::<T>::new(a.ty, dim, &modes, iflag, 1, a.tol, &opts).map_err(|e| format!("NUFFT: {e}"))?;
+    let plan_s = t0.elapsed().as_secs_f64();
+    let nm = plan.num_modes();
     let nin = if a.ty == 1 { m } else { nm };
-    let mut inp = make_inputs::<T>(dim, m, nin, a.seed);
-    let r = run_case::<T>(a.ty, dim, &n, m, iflag, a.tol, &opts, &mut inp)?;
+    let mut inp = make_inputs::<T>(dim, m, nin, a.seed)?;
+    let r = run_case::<T>(a.ty, m, plan, plan_s, &mut inp)?;
     let total_s = r.plan_s + r.setpts_s + r.exec_s;
     let pps = m as f64 / r.exec_s;
 

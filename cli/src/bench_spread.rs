@@ -97,36 +97,54 @@ pub fn run(a: &SpreadBenchArgs) -> CliResult<()> {
     if !(1..=3).contains(&a.dim) {
         return Err("--dim must be 1, 2 or 3".into());
     }
+    let e = |e: farfield::Error| e.to_string();
+    if !(a.tol.is_finite() && a.tol > 0.0) {
+        return Err(format!("--tol {:e} must be finite and positive", a.tol));
+    }
+    if a.m > farfield::spread::MAX_POINTS {
+        return Err(format!("--m: M = {} exceeds the library's limit of {} points (2^32 − 1)", a.m, farfield::spread::MAX_POINTS));
+    }
     // points: coordinates, strengths, outputs, sorted copies (CPU and device); grid: input,
     // CPU and device outputs — an upper estimate, checked before anything is generated
     let ng_f = (a.grid as f64).powi(a.dim as i32);
     crate::mem::ensure_fits(a.m as f64 * (24.0 * a.dim as f64 + 96.0) + ng_f * 64.0,
                             &format!("--m {} with --grid {} in {}D", a.m, a.grid, a.dim))?;
-    let e = |e: farfield::Error| e.to_string();
     let nf = vec![a.grid; a.dim];
     let kernel = Kernel::for_tolerance(KernelKind::Es, a.tol, 2.0);
     let th = Threads::new(a.threads).map_err(e)?;
-    let mut rng = rand_pcg::Pcg64::seed_from_u64(1);
-    let xs: Vec<Vec<f64>> = (0..a.dim).map(|_| (0..a.m).map(|_| rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI)).collect()).collect();
-    let coords: [&[f64]; 3] = [&xs[0], xs.get(1).map_or(&[][..], |v| v), xs.get(2).map_or(&[][..], |v| v)];
-    let c: Vec<Complex64> = (0..a.m).map(|_| Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
-    let ng: usize = nf.iter().product();
-    let gin: Vec<Complex64> = (0..ng).map(|_| Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
-    // CPU reference (and the CPU timings)
+    // the spreader first: it checks the grid against the library's limits before anything
+    // grid-sized is allocated here (fallibly: an error, never an abort)
     let mut cpu = Spreader::<f64>::new(a.dim, &nf, &kernel, SpreadOpts { max_subprob_size: 0 }).map_err(e)?;
+    let ng: usize = nf.iter().product();
+    let filled = |n: usize, what: &str| -> CliResult<Vec<Complex64>> {
+        farfield::error::try_filled_vec(n, Complex64::new(0.0, 0.0), what).map_err(e)
+    };
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(1);
+    let mut xs: Vec<Vec<f64>> = Vec::new();
+    for _ in 0..a.dim {
+        let mut v = farfield::error::try_vec(a.m, "benchmark coordinates").map_err(e)?;
+        v.extend((0..a.m).map(|_| rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI)));
+        xs.push(v);
+    }
+    let coords: [&[f64]; 3] = [&xs[0], xs.get(1).map_or(&[][..], |v| v), xs.get(2).map_or(&[][..], |v| v)];
+    let mut c = filled(a.m, "benchmark strengths")?;
+    c.iter_mut().for_each(|v| *v = Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)));
+    let mut gin = filled(ng, "benchmark grid")?;
+    gin.iter_mut().for_each(|v| *v = Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)));
+    // CPU reference (and the CPU timings)
     let t0 = Instant::now();
     cpu.setpts(coords, &th).map_err(e)?;
     let cpu_setpts = t0.elapsed().as_secs_f64();
-    let mut grid_cpu = vec![Complex64::new(0.0, 0.0); ng];
-    let mut c_cpu = vec![Complex64::new(0.0, 0.0); a.m];
+    let mut grid_cpu = filled(ng, "benchmark grid")?;
+    let mut c_cpu = filled(a.m, "benchmark values")?;
     let (mut ts, mut ti) = (Vec::new(), Vec::new());
     for _ in 0..a.reps.max(1) {
         grid_cpu.iter_mut().for_each(|v| *v = Complex64::new(0.0, 0.0));
         let t = Instant::now();
-        cpu.spread(&c, &mut grid_cpu, &th);
+        cpu.try_spread(&c, &mut grid_cpu, &th).map_err(e)?;
         ts.push(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        cpu.interp(&gin, &mut c_cpu, &th);
+        cpu.try_interp(&gin, &mut c_cpu, &th).map_err(e)?;
         ti.push(t.elapsed().as_secs_f64());
     }
     let asm = farfield::gpu::spread::asm(a.dim, [nf[0], *nf.get(1).unwrap_or(&1), *nf.get(2).unwrap_or(&1)], kernel.width(), a.m);

@@ -101,3 +101,19 @@ fn bench_nufft_f32_and_bad_arguments() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--modes"));
 }
+
+#[test]
+fn bench_nufft_sizes_beyond_the_limits_are_errors_not_aborts() {
+    // issue 10: `bench nufft --modes 1e15` aborted ("memory allocation of N bytes failed")
+    for (ty, dim, modes, points) in [("1", "1", "1e15", "10"), ("2", "1", "1e15", "10"), ("2", "3", "1e5", "10"),
+                                     ("1", "2", "67108864", "10"), ("1", "1", "16", "1e13")] {
+        let out = farfield()
+            .args(["bench", "nufft", "--type", ty, "--dim", dim, "--modes", modes, "--points", points, "--threads", "1"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "type {ty} dim {dim} modes {modes}: {err}");
+        assert!(err.starts_with("farfield: error:") && !err.contains("panicked"), "{err}");
+        assert!(err.contains("limit") || err.contains("exceeds"), "{err}");
+    }
+}

@@ -4,7 +4,15 @@
 //!
 //! Memory layout: modes `f[k1 + N1*(k2 + N2*k3)]` (x fastest; CMCL order by default), strengths
 //! `c[j]`, stacked per transform (`c[t*M + j]`, `f[t*N1*N2*N3 + …]`). Coordinates in radians,
-//! any finite value; `setpts` copies them, so the caller may reuse or free its arrays.
+//! any finite value, reduced mod 2π in double precision at `setpts` (accuracy contract for
+//! |x| ≤ 1e16, see `farfield_nufft_setpts`); `setpts` copies them, so the caller may reuse or
+//! free its arrays.
+//!
+//! Limits (checked before anything is allocated, so every call's cost is bounded by the
+//! problem size): fine grid ≤ 2³¹ − 1 points per axis (FFTW's int) and ≤ 2⁴⁰ points in all,
+//! N1·N2·N3 ≤ 2⁴⁰ and ntrans·N1·N2·N3 ≤ 2⁴⁰ (`FARFIELD_ERR_MODES`), M ≤ 2³² − 1 and
+//! ntrans·M ≤ 2⁴⁰ (`FARFIELD_ERR_NPOINTS`); memory beyond what the system gives →
+//! `FARFIELD_ERR_ALLOC` (never an abort).
 //! Thread safety: different plans may be used concurrently; concurrent calls on one plan are
 //! serialised by a lock inside the plan.
 
@@ -54,8 +62,16 @@ unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *c
     if m < 0 {
         return Err(Error::NPoints(format!("M = {m} is negative")));
     }
+    // before any slice of M elements is formed
+    if m as u64 > crate::nufft::plan::MAX_POINTS as u64 {
+        return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {} (2^32 − 1)",
+                                          crate::nufft::plan::MAX_POINTS)));
+    }
     let m = m as usize;
     let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
+    if m.checked_mul(p.ntrans()).map_or(true, |t| t > crate::nufft::plan::MAX_GRID_ELEMENTS) {
+        return Err(Error::NPoints(format!("ntrans·M = {}·{m} exceeds the limit 2^40 values per execute", p.ntrans())));
+    }
     let dim = p.dim();
     let xs = slice_in(x, m, "x")?;
     let ys = if dim >= 2 { slice_in(y, m, "y")? } else { &[] };
@@ -98,9 +114,24 @@ pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut NufftOpts) {
 /// * `type`: 1 (non-uniform → modes) or 2 (modes → non-uniform); 3 → `FARFIELD_ERR_NOT_SUPPORTED`.
 /// * `dim`: 1, 2 or 3; `n_modes`: `dim` positive mode counts (N1, N2, N3).
 /// * `iflag`: sign of the exponent, `+i` if ≥ 0; `ntrans ≥ 1`: vectors per execute.
-/// * `tol`: relative l2 accuracy, finite and > 0 (below 1e-15 it is clamped and a warning is
-///   readable through `farfield_nufft_get_info`).
-/// * `plan`: receives the handle (set to NULL first); `opts`: NULL for defaults.
+/// * `tol`: relative l2 accuracy, finite and > 0. It is clamped, with
+///   `FARFIELD_WARN_TOL_CLAMPED` set and the value used in `tol_used` of
+///   `farfield_nufft_get_info` (and in the `opts.debug` print), when it is below 1e-15 or below
+///   what the widest kernel reaches at the upsampling factor σ: for the ES kernel
+///   `exp(−16π√(1 − 1/σ))` (1.7e-5 at σ = 1.05, 1.7e-10 at 1.25, 2.5e-13 at 1.5, 1e-15 at
+///   2), for the Gaussian `exp(−16π(1 − 1/(2σ − 1)))` (1e-2 at 1.05, 5e-8 at 1.25, 1.2e-11 at
+///   1.5, 2.8e-15 at 2). The measured error stays within 10·`tol_used`.
+/// * `plan`: receives the handle (set to NULL first); `opts`: NULL for defaults; every field is
+///   validated (`FARFIELD_ERR_INVALID_ARG` naming it: `opts.fftw` must combine only 64, 0, 32,
+///   8 and 1; `opts.points_by_reference` must be 0 or 1; `opts.upsampfac` 0 or in (1, 4]).
+///
+/// Limits: the fine grid `nf_d` = next 2,3,5-smooth even size ≥ max(⌈σN_d⌉, 2w) must be at most
+/// 2³¹ − 1 per axis (so N_d ≲ 1.07e9 at σ = 2) and 2⁴⁰ points in all; N1·N2·N3 and
+/// ntrans·N1·N2·N3 at most 2⁴⁰ (`FARFIELD_ERR_MODES`, the message gives the size and the
+/// limit); checked before anything is allocated, in O(log² N) time. Memory: the fine grid,
+/// 16·Πnf_d bytes, is allocated here, and as much again must be free for FFTW's planner (a
+/// probe allocation; FFTW aborts when its own allocation fails) → `FARFIELD_ERR_ALLOC` with the
+/// byte count otherwise.
 ///
 /// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, TYPE, NOT_SUPPORTED, DIM, MODES, TOL, INVALID_ARG,
 /// ALLOC, FFT, NO_DEVICE}`. Method: Barnett–Magland–af Klinteberg 2019, §2.
@@ -121,9 +152,19 @@ pub unsafe extern "C" fn farfield_nufft_makeplan(r#type: c_int, dim: c_int, n_mo
 /// `z` for dim 3), each of length M, in radians (any finite value; 2π-periodic). Unused
 /// coordinate arrays may be NULL. `N, s, t, u` are for type 3 and ignored (pass 0/NULL). The
 /// coordinates are copied, unless the plan was made with `opts.points_by_reference = 1`: then
-/// the arrays must stay valid and unchanged until the next setpts or destroy. Returns 0 or
-/// `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE, ALLOC}`; after NULL_POINTER, NPOINTS or
-/// NONFINITE the previous points remain set, after ALLOC the plan has no points.
+/// the arrays must stay valid and unchanged until the next setpts or destroy.
+///
+/// Limits: M ≤ 2³² − 1 = 4294967295 and ntrans·M ≤ 2⁴⁰ (`FARFIELD_ERR_NPOINTS`). Coordinates:
+/// any finite value is accepted; each is reduced mod 2π in double precision (exact to ~4e-16
+/// rad for |x| ≤ 1e16, beyond that the accuracy degrades), so the accuracy contract (relative
+/// l2 error ≈ tol against the exact sums at the given coordinate values) holds for
+/// |x| ≤ 1e16. A coordinate that is itself a rounded value carries its own phase error: a
+/// relative rounding error eps (1.1e-16) of x moves `k·x` by up to `(N/2)·|x|·eps`, so the
+/// result is within tol of the sums at the *intended* coordinates only while
+/// `|x| ≲ tol/(N·eps)` (e.g. |x| ≤ 1e3 for N = 1e3 at tol 1e-10).
+///
+/// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE, ALLOC}`; after NULL_POINTER,
+/// NPOINTS or NONFINITE the previous points remain set, after ALLOC the plan has no points.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64, x: *const f64, y: *const f64,
                                                z: *const f64, n: i64, s: *const f64, t: *const f64,
@@ -133,8 +174,13 @@ pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64
 }
 
 /// Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
-/// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`. Returns 0 or
-/// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS}`.
+/// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`. Sizes are those of makeplan and setpts
+/// (limits there). Memory: per spreading subproblem (at most `opts.spread_max_subprob_size`
+/// points, default 10 000) a private box up to the fine grid's size; failure →
+/// `FARFIELD_ERR_ALLOC` (the output is then partly written). The output is checked: a value
+/// that is not finite (NaN/Inf in the input, or inputs so large that the sums overflow) gives
+/// `FARFIELD_ERR_RANGE` naming the first such output index, never status 0. Returns 0 or
+/// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE}`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_execute(plan: farfield_nufft_plan, c: *mut Complex64, f: *mut Complex64) -> c_int {
     guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
@@ -150,7 +196,10 @@ pub unsafe extern "C" fn farfield_nufft_execute_device(plan: farfield_nufft_plan
 }
 
 /// Writes what the plan chose (fine grid, kernel width and parameter, σ, tolerance used,
-/// warnings) into `*info`. Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+/// warnings) into `*info`. `tol_used` is the tolerance the kernel was chosen for: the requested
+/// one, or the clamp (1e-15, 1e-7 in single precision, or what the widest kernel reaches at
+/// σ, see makeplan) with `FARFIELD_WARN_TOL_CLAMPED` set in `warnings`. Returns 0 or
+/// `FARFIELD_ERR_NULL_POINTER`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_get_info(plan: farfield_nufft_plan, info: *mut NufftInfo) -> c_int {
     guard(|| {
@@ -166,8 +215,9 @@ pub unsafe extern "C" fn farfield_nufft_destroy(plan: farfield_nufft_plan) -> c_
     destroy_boxed(plan)
 }
 
-/// Single-precision [`farfield_nufft_makeplan`] (tolerances below 1e-7 are clamped with a
-/// warning). Same options struct.
+/// Single-precision [`farfield_nufft_makeplan`] (tolerances below 1e-7, or below what the
+/// kernel reaches at σ, are clamped with a warning). Same options struct, same limits
+/// (memory: 8·Πnf_d bytes for the fine grid, and as much headroom for FFTW).
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_makeplan(r#type: c_int, dim: c_int, n_modes: *const i64, iflag: c_int,
                                                   ntrans: c_int, tol: f32, plan: *mut farfield_nufftf_plan,
@@ -181,7 +231,11 @@ pub unsafe extern "C" fn farfield_nufftf_makeplan(r#type: c_int, dim: c_int, n_m
     })
 }
 
-/// Single-precision [`farfield_nufft_setpts`].
+/// Single-precision [`farfield_nufft_setpts`]. Same limits; the reduction mod 2π is done in
+/// double precision on the exact (widened) float coordinates, and only the resulting grid
+/// coordinate is rounded to single precision, so large |x| cost no more accuracy than in
+/// double precision beyond the float representation of x itself (relative 6e-8: the result is
+/// within tol of the sums at intended coordinates while `|x| ≲ tol/(N·6e-8)`).
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_setpts(plan: farfield_nufftf_plan, m: i64, x: *const f32, y: *const f32,
                                                 z: *const f32, n: i64, s: *const f32, t: *const f32,
@@ -190,7 +244,7 @@ pub unsafe extern "C" fn farfield_nufftf_setpts(plan: farfield_nufftf_plan, m: i
     guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z))
 }
 
-/// Single-precision [`farfield_nufft_execute`].
+/// Single-precision [`farfield_nufft_execute`] (same memory rule and errors).
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_execute(plan: farfield_nufftf_plan, c: *mut Complex32, f: *mut Complex32) -> c_int {
     guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))

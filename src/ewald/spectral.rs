@@ -108,7 +108,7 @@ impl Spectral {
         try_grow(&mut self.c, n, "spectral Ewald strengths")?;
         self.c.extend(q.iter().map(|&v| Complex64::new(v, 0.0)));
         self.g1.zero();
-        self.spreader.spread(&self.c, &mut self.g1, threads);
+        self.spreader.try_spread(&self.c, &mut self.g1, threads)?;
         self.fwd.execute_c2c(&mut self.g1);
         let nf = self.nf;
         let want_field = field.is_some();
@@ -156,7 +156,7 @@ impl Spectral {
             try_grow(&mut self.o1, extra, "spectral Ewald interpolation output")?;
         }
         self.o1.resize(n, Complex64::new(0.0, 0.0));
-        self.spreader.interp(&self.g1, &mut self.o1, threads);
+        self.spreader.try_interp(&self.g1, &mut self.o1, threads)?;
         match field {
             Some(fl) => {
                 self.bwd.execute_c2c(&mut self.g2);
@@ -165,7 +165,7 @@ impl Spectral {
             try_grow(&mut self.o2, extra, "spectral Ewald interpolation output")?;
                 }
                 self.o2.resize(n, Complex64::new(0.0, 0.0));
-                self.spreader.interp(&self.g2, &mut self.o2, threads);
+                self.spreader.try_interp(&self.g2, &mut self.o2, threads)?;
                 for i in 0..n {
                     phi[i] = self.o1[i].re;
                     fl[3 * i] = self.o1[i].im;

@@ -93,7 +93,7 @@ impl Spme {
         self.spreader.setpts([&self.xs[0], &self.xs[1], &self.xs[2]], threads)?;
         let plane = nf[0] * nf[1];
         threads.chunks(&mut self.rgrid, plane, |_, r| r.iter_mut().for_each(|v| *v = 0.0));
-        self.spreader.spread_real(q, &mut self.rgrid, threads);
+        self.spreader.try_spread_real(q, &mut self.rgrid, threads)?;
         self.r2c.execute_r2c(&mut self.rgrid, &mut self.spec);
         let nx = nf[0] / 2 + 1;
         let sp = SyncPtr(self.spec.as_mut_ptr());

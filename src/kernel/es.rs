@@ -57,6 +57,15 @@ impl EsParams {
         EsParams { w, beta: beta_over_w * w as f64, tol }
     }
 
+    /// The error estimate behind the width rule for σ ≠ 2: `ε ≈ exp(−π w √(1 − 1/σ))`
+    /// (at σ = 2 the rule `w = ⌈log10(10/ε)⌉` is slightly more generous: 1e-15 at w = 16).
+    pub fn error_estimate(w: usize, sigma: f64) -> f64 {
+        if (sigma - 2.0).abs() < 1e-12 {
+            return 10f64.powi(1 - w as i32);
+        }
+        (-std::f64::consts::PI * w as f64 * (1.0 - 1.0 / sigma).sqrt()).exp()
+    }
+
     /// `φ(z) = exp(β(√(1 − z²) − 1))` for the normalised argument `z ∈ [−1, 1]`, else 0.
     pub fn phi(&self, z: f64) -> f64 {
         if z.abs() >= 1.0 {
@@ -73,7 +82,8 @@ impl EsParams {
 
     /// `ψ̂(k) = (w/2) ∫_{−1}^{1} φ(z) cos(π k w z / nf) dz` for `k = 0 … kmax`, by
     /// Gauss–Legendre quadrature with `q = 2w + 16` nodes on `[0, 1]` (the integrand is even).
-    pub fn fourier_series(&self, nf: usize, kmax: usize) -> Vec<f64> {
+    /// Errors: [`crate::Error::Alloc`] (the `kmax + 1` outputs).
+    pub fn fourier_series(&self, nf: usize, kmax: usize) -> crate::Result<Vec<f64>> {
         let q = 2 * self.w + 16;
         let gl = GaussLegendre::new(NonZeroUsize::new(q).expect("q > 0"));
         // nodes on [-1,1] -> z = (s+1)/2 on [0,1], weight/2
@@ -90,7 +100,7 @@ impl EsParams {
             .map(|&zz| Complex64::from_polar(1.0, std::f64::consts::PI * self.w as f64 * zz / nf as f64))
             .collect();
         let mut ph = vec![Complex64::new(1.0, 0.0); q];
-        let mut out = Vec::with_capacity(kmax + 1);
+        let mut out = crate::error::try_vec(kmax.saturating_add(1), "kernel Fourier series")?;
         for k in 0..=kmax {
             let mut s = 0.0;
             for i in 0..q {
@@ -108,7 +118,7 @@ impl EsParams {
                 }
             }
         }
-        out
+        Ok(out)
     }
 }
 
@@ -286,7 +296,7 @@ mod tests {
     fn fourier_series_matches_fine_quadrature() {
         let p = EsParams::for_tolerance(1e-10, 2.0);
         let nf = 64;
-        let fs = p.fourier_series(nf, 32);
+        let fs = p.fourier_series(nf, 32).unwrap();
         for &k in &[0usize, 1, 7, 20, 32] {
             // composite midpoint rule with many points on the support
             let n = 200_000;

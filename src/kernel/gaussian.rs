@@ -33,6 +33,11 @@ impl GaussParams {
         GaussParams { w: 2 * msp, tau: msp as f64 * sigma / (4.0 * std::f64::consts::PI * (sigma - 0.5)) }
     }
 
+    /// The error estimate behind the width rule: `ε ≈ exp(−π M_sp (1 − 1/(2σ − 1)))`.
+    pub fn error_estimate(msp: usize, sigma: f64) -> f64 {
+        (-std::f64::consts::PI * msp as f64 * (1.0 - 1.0 / (2.0 * sigma - 1.0))).exp()
+    }
+
     /// `ψ(x)`, zero outside the truncation window `|x| < w/2`.
     pub fn value(&self, x: f64) -> f64 {
         if x.abs() >= 0.5 * self.w as f64 {
@@ -44,14 +49,15 @@ impl GaussParams {
 
     /// `ψ̂(k) = √(4πτ) exp(−τ (2πk/nf)²)` for `k = 0 … kmax` (the transform of the untruncated
     /// Gaussian; the truncation error is part of the kernel's error budget).
-    pub fn fourier_series(&self, nf: usize, kmax: usize) -> Vec<f64> {
+    /// Errors: [`crate::Error::Alloc`] (the `kmax + 1` outputs).
+    pub fn fourier_series(&self, nf: usize, kmax: usize) -> crate::Result<Vec<f64>> {
         let a = (4.0 * std::f64::consts::PI * self.tau).sqrt();
-        (0..=kmax)
-            .map(|k| {
-                let om = 2.0 * std::f64::consts::PI * k as f64 / nf as f64;
-                a * (-self.tau * om * om).exp()
-            })
-            .collect()
+        let mut out = crate::error::try_vec(kmax.saturating_add(1), "kernel Fourier series")?;
+        out.extend((0..=kmax).map(|k| {
+            let om = 2.0 * std::f64::consts::PI * k as f64 / nf as f64;
+            a * (-self.tau * om * om).exp()
+        }));
+        Ok(out)
     }
 }
 

@@ -79,10 +79,33 @@ impl Kernel {
     /// Fourier transform `ψ̂(k) = ∫ ψ(x) e^{2πikx/nf} dx` (x in grid units) for the integer
     /// frequencies `k = 0 … kmax` of a periodic grid of `nf` points. ψ is even, so
     /// `ψ̂(−k) = ψ̂(k)`. Used for deconvolution (NUFFT step 3 / type-2 pre-correction).
+    /// Panics if the `kmax + 1` values cannot be allocated (use
+    /// [`Kernel::try_fourier_series`] for user-sized `kmax`).
     pub fn fourier_series(&self, nf: usize, kmax: usize) -> Vec<f64> {
+        self.try_fourier_series(nf, kmax).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Kernel::fourier_series`] with the output allocated fallibly ([`crate::Error::Alloc`]).
+    /// Cost O(kmax·w).
+    pub fn try_fourier_series(&self, nf: usize, kmax: usize) -> crate::Result<Vec<f64>> {
         match self {
             Kernel::Es(p) => p.fourier_series(nf, kmax),
             Kernel::Gaussian(p) => p.fourier_series(nf, kmax),
+        }
+    }
+
+    /// The smallest relative error the kernel `kind` can reach at upsampling factor `sigma`
+    /// with its widest kernel, from the error estimate the width rule inverts:
+    /// ES (Barnett et al. 2019, §4): `ε ≈ exp(−π w √(1 − 1/σ))` at `w =`
+    /// [`es::MAX_ES_WIDTH`] (16): 1.7e-10 at σ = 1.25, 2.5e-13 at σ = 1.5, 4e-16 at σ = 2;
+    /// Gaussian (Greengard–Lee 2004): `ε ≈ exp(−π M_sp (1 − 1/(2σ − 1)))` at `M_sp = 16`
+    /// (w = 32): 5e-8 at σ = 1.25, 1.2e-11 at σ = 1.5, 3e-15 at σ = 2. A requested tolerance
+    /// below this is clamped to it (NUFFT: `FARFIELD_WARN_TOL_CLAMPED`, `tol_used`).
+    /// Measured errors against direct sums stay below this value (`nufft::tests`).
+    pub fn achievable_tol(kind: KernelKind, sigma: f64) -> f64 {
+        match kind {
+            KernelKind::Es => es::EsParams::error_estimate(es::MAX_ES_WIDTH, sigma),
+            KernelKind::Gaussian => gaussian::GaussParams::error_estimate(MAX_WIDTH / 2, sigma),
         }
     }
 }

@@ -33,18 +33,21 @@ pub fn mode_of(i: usize, n: usize, modeord: i32) -> i64 {
 }
 
 impl<T: Real> ModeMap<T> {
-    /// `phihat[d][|k|]` is ψ̂ along axis d for `|k| ≤ n[d]/2`.
-    pub fn new(n: [usize; 3], nf: [usize; 3], phihat: &[Vec<f64>; 3], modeord: i32) -> Self {
+    /// `phihat[d][|k|]` is ψ̂ along axis d for `|k| ≤ n[d]/2`. Memory `(8 + sizeof T)·ΣN_d`
+    /// bytes. Errors: [`crate::Error::Alloc`].
+    pub fn new(n: [usize; 3], nf: [usize; 3], phihat: &[Vec<f64>; 3], modeord: i32) -> crate::Result<Self> {
         let mut fine: [Vec<usize>; 3] = Default::default();
         let mut inv: [Vec<T>; 3] = Default::default();
         for d in 0..3 {
+            fine[d] = crate::error::try_vec(n[d], "NUFFT mode map (fine-grid indices)")?;
+            inv[d] = crate::error::try_vec(n[d], "NUFFT mode map (deconvolution factors)")?;
             for i in 0..n[d] {
                 let k = mode_of(i, n[d], modeord);
                 fine[d].push(k.rem_euclid(nf[d] as i64) as usize);
                 inv[d].push(T::of(1.0 / phihat[d][k.unsigned_abs() as usize]));
             }
         }
-        ModeMap { n, nf, fine, inv }
+        Ok(ModeMap { n, nf, fine, inv })
     }
 
     /// Type 1: `f[i] = fw[fine(i)] / ψ̂` for every mode (overwrites `f`, length Πn).

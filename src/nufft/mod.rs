@@ -6,8 +6,15 @@
 //!
 //! The sign is `+` for `iflag ≥ 0`. Modes: `N1×N2×N3` array, x fastest, each axis ordered
 //! `−N/2 … (N−1)/2` (CMCL, default) or in FFT order (`modeord = 1`). Points: separate
-//! coordinate arrays in radians, any finite value (2π-periodic). With `ntrans > 1` the vectors
-//! are stacked: `c[t*M + j]`, `f[t*N + k]`.
+//! coordinate arrays in radians, any finite value (2π-periodic), reduced mod 2π in double
+//! precision at `setpts` ([`crate::spread::reduce_2pi`], exact to ~4e-16 rad for
+//! |x| ≤ 1e16: the accuracy contract holds in that range, for the coordinate values as given).
+//! With `ntrans > 1` the vectors are stacked: `c[t*M + j]`, `f[t*N + k]`.
+//!
+//! Limits ([`plan`]): fine grid ≤ 2³¹ − 1 points per axis and 2⁴⁰ in all, modes and
+//! `ntrans·N` ≤ 2⁴⁰ ([`crate::Error::Modes`]), M ≤ 2³² − 1 and `ntrans·M` ≤ 2⁴⁰
+//! ([`crate::Error::NPoints`]); every user-sized buffer is allocated fallibly
+//! ([`crate::Error::Alloc`]).
 //!
 //! Steps: spread with kernel ψ onto the upsampled grid `nf = σN` ([`crate::spread`]), FFT
 //! ([`crate::fft`]), deconvolve by `1/ψ̂(k)` ([`deconv`]) — and the reverse for type 2.

@@ -19,10 +19,15 @@ pub struct NufftOpts {
     pub kernel: i32,
     /// Upsampling factor σ: 0 = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large grids,
     /// else 2.0; always 2.0 for the Gaussian kernel), or any value in (1, 4]; 2.0 and 1.25 are
-    /// the tuned ones.
+    /// the tuned ones. Below 2 the widest kernel may not reach tol: the tolerance is then
+    /// clamped to what it reaches (ES: `exp(−16π√(1 − 1/σ))`, 1.7e-10 at σ = 1.25; Gaussian:
+    /// `exp(−16π(1 − 1/(2σ − 1)))`, 5e-8 at σ = 1.25), reported as `tol_used` with
+    /// `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values → `FARFIELD_ERR_INVALID_ARG`.
     pub upsampfac: f64,
     /// FFTW planner flags (as FINUFFT's `opts.fftw`): 64 = `FFTW_ESTIMATE` (default),
-    /// 0 = `FFTW_MEASURE`.
+    /// 0 = `FFTW_MEASURE`, 32 = `FFTW_PATIENT`, 8 = `FFTW_EXHAUSTIVE`, each optionally OR-ed with
+    /// 1 = `FFTW_DESTROY_INPUT`; any other value (negative, other bits) →
+    /// `FARFIELD_ERR_INVALID_ARG` naming `opts.fftw`.
     pub fftw: i32,
     /// Largest number of points in one spreading subproblem: 0 = automatic (10 000).
     pub spread_max_subprob_size: i32,
@@ -35,7 +40,7 @@ pub struct NufftOpts {
     /// free or change its arrays afterwards. 1: `setpts` keeps only the sort permutation and a
     /// reference to the caller's arrays, which must then stay valid and unchanged until the next
     /// `setpts` or `destroy` (FINUFFT's semantics; saves 8·dim bytes per point in double
-    /// precision).
+    /// precision). Other values → `FARFIELD_ERR_INVALID_ARG`.
     pub points_by_reference: i32,
     /// CUDA backend only: the spreading/interpolation method, `FARFIELD_GPU_METHOD_AUTO` (0,
     /// default: chosen at `setpts` from ASM = M·w^d/N_fine and `gpu_spread_reuse_hint`, see
@@ -71,8 +76,9 @@ pub const FARFIELD_GPU_METHOD_GROUP: i32 = 5;
 pub const FARFIELD_KERNEL_ES: i32 = 0;
 /// Kernel value: Gaussian with fast Gaussian gridding.
 pub const FARFIELD_KERNEL_GAUSSIAN: i32 = 1;
-/// Warning bit: the requested tolerance was below what the precision (or the largest kernel
-/// width) can give and was clamped; `tol_used` holds the value used.
+/// Warning bit: the requested tolerance was below what the precision (1e-15 in double, 1e-7
+/// in single precision) or the widest kernel at the plan's upsampling factor σ can give, and
+/// was clamped; `tol_used` holds the value used.
 pub const FARFIELD_WARN_TOL_CLAMPED: i32 = 1;
 
 impl Default for NufftOpts {
@@ -107,7 +113,7 @@ pub struct NufftInfo {
     pub upsampfac: f64,
     /// Kernel shape parameter: β for ES, τ (grid units²) for the Gaussian.
     pub kernel_param: f64,
-    /// Tolerance used after clamping.
+    /// Tolerance used after clamping (the requested one unless `FARFIELD_WARN_TOL_CLAMPED`).
     pub tol_used: f64,
     /// Bit set of `FARFIELD_WARN_*`.
     pub warnings: i32,

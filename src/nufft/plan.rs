@@ -3,7 +3,7 @@
 use super::deconv::ModeMap;
 use super::options::{NufftInfo, NufftOpts, FARFIELD_BACKEND_CPU, FARFIELD_KERNEL_GAUSSIAN, FARFIELD_WARN_TOL_CLAMPED};
 use crate::error::{Error, Result};
-use crate::fft::{next_smooth_even, AlignedVec, FftPlan, Sign};
+use crate::fft::{next_smooth_even, AlignedVec, FftPlan, Sign, FFTW_DESTROY_INPUT, FFTW_ESTIMATE, FFTW_PATIENT};
 use crate::kernel::{Kernel, KernelKind};
 use crate::real::Real;
 use crate::spread::{SpreadOpts, Spreader};
@@ -42,8 +42,24 @@ pub struct NufftPlan<T: Real> {
     gpu: Option<(Box<dyn crate::gpu::nufft::GpuExec<T>>, bool)>,
 }
 
+/// FFTW planner flags accepted in `opts.fftw`: FFTW_ESTIMATE (64), FFTW_MEASURE (0),
+/// FFTW_PATIENT (32), FFTW_EXHAUSTIVE (8), and FFTW_DESTROY_INPUT (1).
+pub const FFTW_FLAGS_ACCEPTED: u32 = FFTW_ESTIMATE | FFTW_PATIENT | 8 | FFTW_DESTROY_INPUT;
+
+/// Largest fine (upsampled) grid size along one axis: FFTW's `int` range, 2³¹ − 1. With
+/// σ = 2 an axis therefore holds at most about 1.07·10⁹ modes (1.7·10⁹ at σ = 1.25).
+pub const MAX_FINE_AXIS: usize = i32::MAX as usize;
+
+/// Largest fine grid (points, all axes together), largest number of modes `N1·N2·N3` and
+/// largest `ntrans·N1·N2·N3`: [`crate::error::MAX_ELEMENTS`] (2⁴⁰). Checked in makeplan before
+/// anything is allocated or computed, so that makeplan's cost is bounded by the problem size.
+pub const MAX_GRID_ELEMENTS: usize = crate::error::MAX_ELEMENTS;
+
+/// Largest number of non-uniform points M: 2³² − 1 (point indices are stored as `u32`).
+pub const MAX_POINTS: usize = u32::MAX as usize;
+
 /// Checks and converts the mode counts; returns `[N1, N2, N3]` (1 for unused axes).
-fn check_modes(dim: usize, n_modes: &[i64]) -> Result<[usize; 3]> {
+fn check_modes(dim: usize, n_modes: &[i64], ntrans: usize) -> Result<[usize; 3]> {
     if n_modes.len() < dim {
         return Err(Error::Modes(format!("{} mode counts given for dimension {dim}", n_modes.len())));
     }
@@ -52,13 +68,50 @@ fn check_modes(dim: usize, n_modes: &[i64]) -> Result<[usize; 3]> {
         if n_modes[d] <= 0 {
             return Err(Error::Modes(format!("n_modes[{d}] = {} must be positive", n_modes[d])));
         }
-        n[d] = usize::try_from(n_modes[d]).map_err(|_| Error::Modes(format!("n_modes[{d}] too large")))?;
+        // i64 > 0 always fits in usize on the 64-bit targets; the limits below do the rest
+        n[d] = usize::try_from(n_modes[d]).map_err(|_| Error::Modes(format!("n_modes[{d}] = {} is too large", n_modes[d])))?;
+        if n[d] > MAX_FINE_AXIS / 2 * 2 {
+            return Err(Error::Modes(format!(
+                "n_modes[{d}] = {} exceeds the limit of {} modes per axis (the fine grid of σ·N points must fit FFTW's int range)",
+                n[d], MAX_FINE_AXIS / 2 * 2)));
+        }
     }
-    n.iter()
-        .try_fold(1usize, |a, &b| a.checked_mul(b))
-        .filter(|&t| t <= i64::MAX as usize / 16)
-        .ok_or_else(|| Error::Modes(format!("number of modes {:?} overflows", &n_modes[..dim])))?;
+    let total = n.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).filter(|&t| t <= MAX_GRID_ELEMENTS);
+    let Some(total) = total else {
+        return Err(Error::Modes(format!(
+            "number of modes {} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS}",
+            n_modes[..dim].iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))));
+    };
+    if total.checked_mul(ntrans).map_or(true, |t| t > MAX_GRID_ELEMENTS) {
+        return Err(Error::Modes(format!(
+            "ntrans·N = {ntrans}·{total} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} values per execute")));
+    }
     Ok(n)
+}
+
+/// The fine grid sizes for modes `n`, factor `sigma` and kernel width `w`: per axis the
+/// smallest even 2,3,5-smooth size ≥ max(⌈σN⌉, 2w); each at most [`MAX_FINE_AXIS`], the
+/// product at most [`MAX_GRID_ELEMENTS`] ([`Error::Modes`] naming the axis, the size and the
+/// limit). O(log² N) per axis.
+pub fn fine_grid(dim: usize, n: [usize; 3], sigma: f64, w: usize) -> Result<[usize; 3]> {
+    let mut nf = [1usize; 3];
+    for d in 0..dim {
+        let want = (sigma * n[d] as f64).ceil().max((2 * w) as f64);
+        let size = if want <= MAX_FINE_AXIS as f64 { next_smooth_even(want as usize) } else { usize::MAX };
+        if size > MAX_FINE_AXIS {
+            return Err(Error::Modes(format!(
+                "n_modes[{d}] = {} needs a fine grid of {want:e} points at upsampfac {sigma:e} (next FFT size {}), above FFTW's limit {MAX_FINE_AXIS} per axis",
+                n[d], if size == usize::MAX { "-".to_string() } else { size.to_string() })));
+        }
+        nf[d] = size;
+    }
+    match nf.iter().try_fold(1usize, |a, &b| a.checked_mul(b)) {
+        Some(t) if t <= MAX_GRID_ELEMENTS => Ok(nf),
+        t => Err(Error::Modes(format!(
+            "fine grid {} = {} points exceeds the limit 2^40 = {MAX_GRID_ELEMENTS}",
+            nf[..dim].iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"),
+            t.map_or_else(|| format!("{:e}", nf.iter().map(|&v| v as f64).product::<f64>()), |t| t.to_string())))),
+    }
 }
 
 /// Automatic upsampling factor for types 1 and 2: σ = 2 (narrower kernel, faster spreading)
@@ -90,12 +143,18 @@ impl<T: Real> NufftPlan<T> {
     /// * `ty`: 1 or 2 (3 → [`Error::NotSupported`]); `dim`: 1–3;
     /// * `n_modes`: at least `dim` positive mode counts, x first;
     /// * `iflag`: sign of the exponent (`≥ 0` → `+i`); `ntrans ≥ 1` vectors per execute;
-    /// * `tol`: requested relative l2 accuracy, finite and > 0; below what `T` can give it is
-    ///   clamped and [`FARFIELD_WARN_TOL_CLAMPED`] is set in [`NufftPlan::info`].
+    /// * `tol`: requested relative l2 accuracy, finite and > 0; below what `T` can give, or
+    ///   below what the widest kernel reaches at the upsampling factor σ
+    ///   ([`Kernel::achievable_tol`]), it is clamped and [`FARFIELD_WARN_TOL_CLAMPED`] is set
+    ///   in [`NufftPlan::info`] (whose `tol_used` holds the value used).
+    ///
+    /// Limits, checked before anything is allocated or computed: per axis a fine grid of at
+    /// most [`MAX_FINE_AXIS`] points, in all at most [`MAX_GRID_ELEMENTS`], and N1·N2·N3 and
+    /// ntrans·N1·N2·N3 at most [`MAX_GRID_ELEMENTS`] ([`Error::Modes`]).
     ///
     /// Errors: [`Error::Type`], [`Error::NotSupported`], [`Error::Dim`], [`Error::Modes`],
-    /// [`Error::Tol`], [`Error::InvalidArg`] (bad option), [`Error::Alloc`] (fine grid),
-    /// [`Error::Fft`].
+    /// [`Error::Tol`], [`Error::InvalidArg`] (bad option, named), [`Error::Alloc`] (fine grid,
+    /// mode tables, spreader, or no headroom for FFTW's planner), [`Error::Fft`].
     pub fn new(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
         match ty {
             1 | 2 => {}
@@ -105,12 +164,12 @@ impl<T: Real> NufftPlan<T> {
         if !(1..=3).contains(&dim) {
             return Err(Error::Dim(format!("dim = {dim} is not 1, 2 or 3")));
         }
-        let n = check_modes(dim, n_modes)?;
         if ntrans == 0 {
             return Err(Error::InvalidArg("ntrans must be at least 1".into()));
         }
+        let n = check_modes(dim, n_modes, ntrans)?;
         if !tol.is_finite() || tol <= 0.0 {
-            return Err(Error::Tol(format!("tol = {tol} must be finite and positive")));
+            return Err(Error::Tol(format!("tol = {tol:e} must be finite and positive")));
         }
         let kind = match opts.kernel {
             0 => KernelKind::Es,
@@ -124,7 +183,7 @@ impl<T: Real> NufftPlan<T> {
             return Err(Error::InvalidArg(format!("opts.nthreads = {} is negative", opts.nthreads)));
         }
         if opts.spread_max_subprob_size < 0 {
-            return Err(Error::InvalidArg("opts.spread_max_subprob_size is negative".into()));
+            return Err(Error::InvalidArg(format!("opts.spread_max_subprob_size = {} is negative", opts.spread_max_subprob_size)));
         }
         if !(0..=5).contains(&opts.gpu_method) {
             return Err(Error::InvalidArg(format!("opts.gpu_method = {} is not 0 (auto) … 5", opts.gpu_method)));
@@ -133,7 +192,16 @@ impl<T: Real> NufftPlan<T> {
             return Err(Error::InvalidArg(format!("opts.gpu_spread_reuse_hint = {} is negative", opts.gpu_spread_reuse_hint)));
         }
         if !(opts.upsampfac == 0.0 || (opts.upsampfac > 1.0 && opts.upsampfac <= 4.0)) {
-            return Err(Error::InvalidArg(format!("opts.upsampfac = {} is not 0 (auto) or in (1, 4]", opts.upsampfac)));
+            return Err(Error::InvalidArg(format!("opts.upsampfac = {:e} is not 0 (auto) or in (1, 4]", opts.upsampfac)));
+        }
+        if opts.fftw < 0 || opts.fftw as u32 & !FFTW_FLAGS_ACCEPTED != 0 {
+            return Err(Error::InvalidArg(format!(
+                "opts.fftw = {} is not a combination of FFTW_ESTIMATE (64), FFTW_MEASURE (0), FFTW_PATIENT (32), \
+                 FFTW_EXHAUSTIVE (8) and FFTW_DESTROY_INPUT (1)", opts.fftw)));
+        }
+        if opts.points_by_reference != 0 && opts.points_by_reference != 1 {
+            return Err(Error::InvalidArg(format!("opts.points_by_reference = {} is not 0 (copy) or 1 (by reference)",
+                                                 opts.points_by_reference)));
         }
         // CUDA without a device is NO_DEVICE; AUTO stays on the CPU until the CUDA NUFFT has
         // been validated on hardware (it is tested on the CUDA-on-CPU emulator only)
@@ -145,27 +213,28 @@ impl<T: Real> NufftPlan<T> {
             warnings |= FARFIELD_WARN_TOL_CLAMPED;
         }
         let sigma = if opts.upsampfac == 0.0 { auto_upsampfac(tol_used, dim, n, kind) } else { opts.upsampfac };
+        // below σ = 2 the widest kernel may not reach tol: clamp to what it reaches
+        let reachable = Kernel::achievable_tol(kind, sigma);
+        if tol_used < reachable {
+            tol_used = reachable;
+            warnings |= FARFIELD_WARN_TOL_CLAMPED;
+        }
         let kernel = Kernel::for_tolerance(kind, tol_used, sigma);
         let w = kernel.width();
-        let mut nf = [1usize; 3];
-        for d in 0..dim {
-            let want = (sigma * n[d] as f64).ceil() as usize;
-            nf[d] = next_smooth_even(want.max(2 * w));
-        }
-        let total = nf.iter().try_fold(1usize, |a, &b| a.checked_mul(b))
-            .ok_or_else(|| Error::Alloc(format!("fine grid {nf:?} overflows")))?;
-        if nf.iter().any(|&v| v > i32::MAX as usize) {
-            return Err(Error::Modes(format!("fine grid {nf:?} exceeds FFTW's size range")));
-        }
+        // every size is bounded before anything O(N) is allocated or computed
+        let nf = fine_grid(dim, n, sigma, w)?;
+        let total = nf[0] * nf[1] * nf[2];
         let threads = Threads::new(opts.nthreads as usize)?;
+        // the largest buffer first, so that a request beyond the memory fails before any work
+        let mut fw = AlignedVec::<Complex<T>>::zeroed(total, "NUFFT fine grid")?;
         let spreader = Spreader::new(dim, &nf[..dim], &kernel,
             SpreadOpts { max_subprob_size: opts.spread_max_subprob_size as usize })?;
         let mut phihat: [Vec<f64>; 3] = [vec![1.0], vec![1.0], vec![1.0]];
         for d in 0..dim {
-            phihat[d] = kernel.fourier_series(nf[d], n[d] / 2);
+            phihat[d] = kernel.try_fourier_series(nf[d], n[d] / 2)?;
         }
-        let modes = ModeMap::new(n, nf, &phihat, opts.modeord);
-        let mut fw = AlignedVec::<Complex<T>>::zeroed(total, "NUFFT fine grid")?;
+        let modes = ModeMap::new(n, nf, &phihat, opts.modeord)?;
+        drop(phihat);
         let fft = FftPlan::c2c_inplace(&nf[..dim], 1, Sign::from_iflag(iflag), &mut fw, opts.fftw as u32, threads.count())?;
         let info = NufftInfo {
             nf: [nf[0] as i64, nf[1] as i64, nf[2] as i64],
@@ -186,23 +255,31 @@ impl<T: Real> NufftPlan<T> {
             crate::gpu::runtime::Backend::Cuda(_) => {
                 let cpu_opts = NufftOpts { backend: FARFIELD_BACKEND_CPU, ..*opts };
                 info.backend = super::options::FARFIELD_BACKEND_CUDA;
-                Some((crate::gpu::nufft::cuda_exec::<T>(ty, dim, n_modes, iflag, tol, &cpu_opts)?, false))
+                Some((crate::gpu::nufft::cuda_exec::<T>(ty, dim, n_modes, iflag, tol_used, &cpu_opts)?, false))
             }
         };
         if opts.debug > 0 {
+            let clamp = if warnings & FARFIELD_WARN_TOL_CLAMPED == 0 {
+                String::new()
+            } else {
+                format!(" [warning: tol {tol:e} clamped to {tol_used:e}, the smallest error reachable in {} at upsampfac {sigma:e} \
+                          with the widest {kind:?} kernel ({reachable:e})]", T::NAME)
+            };
             eprintln!("[farfield nufft{}] type {ty} dim {dim} modes {:?} ntrans {ntrans} tol {tol:e} (used {tol_used:e}) \
-                       sigma {sigma} kernel {kind:?} w {w} nf {:?} threads {}{}",
-                      if T::NAME == "f32" { "f" } else { "" }, &n[..dim], &nf[..dim], threads.count(),
-                      if warnings & FARFIELD_WARN_TOL_CLAMPED != 0 { " [warning: tol clamped]" } else { "" });
+                       sigma {sigma:e} kernel {kind:?} w {w} nf {:?} threads {}{clamp}",
+                      if T::NAME == "f32" { "f" } else { "" }, &n[..dim], &nf[..dim], threads.count());
         }
         Ok(NufftPlan { ty, dim, ntrans, opts: *opts, kernel, info, modes, spreader, fw, fft, threads,
                        timings: Timings::default(), gpu })
     }
 
     /// Sets (or replaces) the non-uniform points: `x` (and `y` for dim ≥ 2, `z` for dim 3),
-    /// each of length M, radians, any finite value. The coordinates are copied.
-    /// Errors: [`Error::NPoints`] (length mismatch, M ≥ 2³²) and [`Error::NonFinite`] (first bad
-    /// index) keep the previous points; [`Error::Alloc`] leaves the plan without points.
+    /// each of length M, radians, any finite value (reduced mod 2π in double precision; the
+    /// accuracy contract holds for |x| ≤ 1e16, see [`crate::spread::reduce_2pi`]). The
+    /// coordinates are copied.
+    /// Errors: [`Error::NPoints`] (length mismatch, M > [`MAX_POINTS`], ntrans·M >
+    /// [`MAX_GRID_ELEMENTS`]) and [`Error::NonFinite`] (first bad index) keep the previous
+    /// points; [`Error::Alloc`] leaves the plan without points.
     pub fn setpts(&mut self, x: &[T], y: &[T], z: &[T]) -> Result<()> {
         self.set_points(x, y, z, true)
     }
@@ -220,6 +297,14 @@ impl<T: Real> NufftPlan<T> {
 
     fn set_points(&mut self, x: &[T], y: &[T], z: &[T], copy: bool) -> Result<()> {
         let t0 = Instant::now();
+        let m = x.len();
+        if m > MAX_POINTS {
+            return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {MAX_POINTS} (2^32 − 1)")));
+        }
+        if m.checked_mul(self.ntrans).map_or(true, |t| t > MAX_GRID_ELEMENTS) {
+            return Err(Error::NPoints(format!(
+                "ntrans·M = {}·{m} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} values per execute", self.ntrans)));
+        }
         let coords: [&[T]; 3] = [x, if self.dim > 1 { y } else { &[] }, if self.dim > 2 { z } else { &[] }];
         if let Some((g, ready)) = &mut self.gpu {
             // the GPU path copies the points to the device in either mode
@@ -246,7 +331,9 @@ impl<T: Real> NufftPlan<T> {
     /// * type 1: input `c` (`ntrans·M` strengths), output `f` (`ntrans·N1·N2·N3` modes);
     /// * type 2: input `f`, output `c`.
     ///
-    /// Errors: [`Error::NoPoints`] before `setpts`, [`Error::InvalidArg`] for wrong lengths.
+    /// Errors: [`Error::NoPoints`] before `setpts`, [`Error::InvalidArg`] for wrong lengths,
+    /// [`Error::Alloc`] (spreading scratch), [`Error::Range`] when an output value is not
+    /// finite (non-finite or overflowing inputs; the output is then already overwritten).
     pub fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
         if let Some((g, ready)) = &self.gpu {
             if !*ready {
@@ -282,7 +369,7 @@ impl<T: Real> NufftPlan<T> {
             self.fw.zero();
             if self.ty == 1 {
                 let t1 = Instant::now();
-                self.spreader.spread(ct, &mut self.fw, &self.threads);
+                self.spreader.try_spread(ct, &mut self.fw, &self.threads)?;
                 let t2 = Instant::now();
                 self.fft.execute_c2c(&mut self.fw);
                 let t3 = Instant::now();
@@ -295,7 +382,7 @@ impl<T: Real> NufftPlan<T> {
                 let t1 = Instant::now();
                 self.fft.execute_c2c(&mut self.fw);
                 let t2 = Instant::now();
-                self.spreader.interp(&self.fw, ct, &self.threads);
+                self.spreader.try_interp(&self.fw, ct, &self.threads)?;
                 tm.deconv_s += (t1 - t0).as_secs_f64();
                 tm.fft_s += (t2 - t1).as_secs_f64();
                 tm.spread_s += t2.elapsed().as_secs_f64();
@@ -305,6 +392,15 @@ impl<T: Real> NufftPlan<T> {
         if self.opts.debug > 0 {
             eprintln!("[farfield nufft] execute: {} {:.3} s, fft {:.3} s, deconvolve {:.3} s",
                       if self.ty == 1 { "spread" } else { "interp" }, tm.spread_s, tm.fft_s, tm.deconv_s);
+        }
+        // a result that is not finite is never returned with status 0 (finite coordinates are
+        // checked at setpts; huge or non-finite strengths/coefficients end up here)
+        let (out, name): (&[Complex<T>], &str) = if self.ty == 1 { (&f[..], "f") } else { (&c[..], "c") };
+        if let Some(i) = out.iter().position(|v| !(v.re.is_finite() && v.im.is_finite())) {
+            return Err(Error::Range(format!(
+                "output {name}[{i}] = ({:e}, {:e}) is not finite: the input {} holds non-finite values or values too \
+                 large for {} (their sum overflows)",
+                out[i].re.to_f64v(), out[i].im.to_f64v(), if self.ty == 1 { "c" } else { "f" }, T::NAME)));
         }
         Ok(())
     }

@@ -192,7 +192,10 @@ fn errors_and_warnings() {
     assert!(matches!(NufftPlan::<f64>::new(1, 3, &[1 << 40, 1 << 40, 1 << 40], 1, 1, 1e-6, &o), Err(Error::Modes(_))));
     assert!(matches!(NufftPlan::<f64>::new(1, 1, &[10], 1, 1, f64::NAN, &o), Err(Error::Tol(_))));
     assert!(matches!(NufftPlan::<f64>::new(1, 1, &[10], 1, 1, 0.0, &o), Err(Error::Tol(_))));
-    assert!(matches!(NufftPlan::<f64>::new(1, 3, &[1 << 20, 1 << 20, 1 << 10], 1, 1, 1e-6, &o), Err(Error::Alloc(_))));
+    // beyond the 2^40 limit of the fine grid: refused before any allocation
+    assert!(matches!(NufftPlan::<f64>::new(1, 3, &[1 << 20, 1 << 20, 1 << 10], 1, 1, 1e-6, &o), Err(Error::Modes(_))));
+    // inside the limits (10240³ fine points at σ = 1.25) but 17 TB: the allocation fails
+    assert!(matches!(NufftPlan::<f64>::new(1, 3, &[1 << 13, 1 << 13, 1 << 13], 1, 1, 1e-6, &o), Err(Error::Alloc(_))));
     let p = NufftPlan::<f32>::new(1, 1, &[10], 1, 1, 1e-10, &o).unwrap();
     assert_eq!(p.info().warnings & options::FARFIELD_WARN_TOL_CLAMPED, options::FARFIELD_WARN_TOL_CLAMPED);
     let mut p = NufftPlan::<f64>::new(2, 1, &[10], 1, 1, 1e-6, &o).unwrap();
@@ -222,5 +225,189 @@ fn points_by_reference_matches_copy() {
         a.execute(&mut c, &mut f).unwrap();
         b.execute(&mut c2, &mut f2).unwrap();
         assert_eq!((c, f), (c2, f2), "type {ty}");
+    }
+}
+
+/// The message of an error (panics on success).
+fn msg<T>(r: crate::Result<T>) -> Error {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn huge_mode_counts_fail_fast_with_the_limit() {
+    // issue 10 class 1: these never returned (1.2e17) or took 5.7 s (1e12) and 36 s (1e13)
+    let o = NufftOpts { nthreads: 1, ..Default::default() };
+    let t = std::time::Instant::now();
+    for n in [123_456_789_012_345_678i64, 1_000_000_000_000, 10_000_000_000_000, i64::MAX, 1 << 31, 2_000_000_000] {
+        for ty in 1..=2 {
+            let e = msg(NufftPlan::<f64>::new(ty, 1, &[n], 1, 1, 1e-6, &o));
+            assert!(matches!(e, Error::Modes(_)), "{n}: {e:?}");
+            assert!(e.message().contains("2147483647") || e.message().contains("2147483646"), "{}", e.message());
+        }
+        let e = msg(NufftPlan::<f32>::new(1, 3, &[n, 4, 4], 1, 1, 1e-3, &o));
+        assert!(matches!(e, Error::Modes(_)), "{e:?}");
+    }
+    // 2D 2^26 × 2^26 (aborted in ModeMap::new): fine grid beyond 2^40
+    let e = msg(NufftPlan::<f64>::new(1, 2, &[1 << 26, 1 << 26], 1, 1, 1e-6, &o));
+    assert!(matches!(e, Error::Modes(_)) && e.message().contains("2^40"), "{e:?}");
+    // ntrans·N beyond 2^40
+    let e = msg(NufftPlan::<f64>::new(1, 2, &[1 << 20, 1 << 20], 1, 2, 1e-6, &o));
+    assert!(matches!(e, Error::Modes(_)) && e.message().contains("ntrans"), "{e:?}");
+    assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
+}
+
+#[test]
+fn options_are_validated_by_name() {
+    let ok = |o: NufftOpts| NufftPlan::<f64>::new(1, 1, &[16], 1, 1, 1e-6, &o).map(|_| ());
+    for fftw in [-1, 2, 4, 16, 128, 1 << 21, i32::MIN] {
+        let e = msg(ok(NufftOpts { fftw, ..Default::default() }));
+        assert!(matches!(&e, Error::InvalidArg(m) if m.contains("opts.fftw")), "fftw {fftw}: {e:?}");
+    }
+    for fftw in [64, 0, 32, 8, 65, 1] {
+        ok(NufftOpts { fftw, ..Default::default() }).unwrap();
+    }
+    for pbr in [-3, 2, i32::MAX] {
+        let e = msg(ok(NufftOpts { points_by_reference: pbr, ..Default::default() }));
+        assert!(matches!(&e, Error::InvalidArg(m) if m.contains("opts.points_by_reference")), "{e:?}");
+    }
+    // floats in messages in exponent notation, never hundreds of digits
+    let e = msg(ok(NufftOpts { upsampfac: 1e300, ..Default::default() }));
+    assert!(e.message().contains("1e300") && e.message().len() < 200, "{}", e.message());
+    let e = msg(NufftPlan::<f64>::new(1, 1, &[16], 1, 1, -1e300, &NufftOpts::default()));
+    assert!(e.message().contains("-1e300"), "{}", e.message());
+}
+
+#[test]
+fn points_limits() {
+    let mut p = NufftPlan::<f64>::new(1, 1, &[16], 1, 1, 1e-6, &NufftOpts::default()).unwrap();
+    let x = [0.5, 1.0];
+    // length mismatch names the axis; the previous points stay
+    p.setpts(&x, &[], &[]).unwrap();
+    assert!(matches!(p.setpts(&x, &[1.0], &[]), Ok(())));
+    let mut p2 = NufftPlan::<f64>::new(1, 2, &[16, 16], 1, 1, 1e-6, &NufftOpts::default()).unwrap();
+    assert!(matches!(p2.setpts(&x, &[1.0], &[]), Err(Error::NPoints(_))));
+}
+
+/// `e^{i k x}` for an integer `k` and any double `x`, exact to ~1e-16: `k·x = p + e` exactly
+/// (two-product by fma), and the C library reduces `p` exactly. Independent of the library.
+fn cis_kx(k: f64, x: f64) -> Complex<f64> {
+    let p = k * x;
+    let e = k.mul_add(x, -p);
+    Complex::from_polar(1.0, p) * Complex::from_polar(1.0, e)
+}
+
+/// Type 1 and 2 in 1D at coordinates `x0 + u`, `u ∈ [−π, π)`, against exact direct sums.
+fn large_coordinate_error<T: Real>(x0: f64, tol: f64, ty: i32) -> f64 {
+    let (n, m) = (33usize, 60usize);
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(77);
+    let xt: Vec<T> = (0..m).map(|_| T::of(x0 + rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI))).collect();
+    let x: Vec<f64> = xt.iter().map(|v| v.to_f64v()).collect(); // the values the plan sees
+    let mut plan = NufftPlan::<T>::new(ty, 1, &[n as i64], 1, 1, tol, &NufftOpts { nthreads: 1, ..Default::default() }).unwrap();
+    plan.setpts(&xt, &[], &[]).unwrap();
+    let k = |i: usize| (i as i64 - (n / 2) as i64) as f64;
+    let to_t = |v: &[Complex<f64>]| v.iter().map(|z| Complex::new(T::of(z.re), T::of(z.im))).collect::<Vec<_>>();
+    let to_f = |v: &[Complex<T>]| v.iter().map(|z| Complex::new(z.re.to_f64v(), z.im.to_f64v())).collect::<Vec<_>>();
+    if ty == 1 {
+        let c = rand_c(m, 3);
+        let exact: Vec<Complex<f64>> = (0..n).map(|i| (0..m).map(|j| c[j] * cis_kx(k(i), x[j])).sum()).collect();
+        let mut ct = to_t(&c);
+        let mut f = vec![Complex::new(T::zero(), T::zero()); n];
+        plan.execute(&mut ct, &mut f).unwrap();
+        rel_l2(&to_f(&f), &exact)
+    } else {
+        let f = rand_c(n, 4);
+        let exact: Vec<Complex<f64>> = (0..m).map(|j| (0..n).map(|i| f[i] * cis_kx(k(i), x[j])).sum()).collect();
+        let mut ft = to_t(&f);
+        let mut c = vec![Complex::new(T::zero(), T::zero()); m];
+        plan.execute(&mut c, &mut ft).unwrap();
+        rel_l2(&to_f(&c), &exact)
+    }
+}
+
+#[test]
+fn accuracy_holds_for_large_coordinates() {
+    // issue 10: at tol 1e-12 the error was 4e-10 at |x| ~ 1e6, 4e-6 at 1e10, O(1) at 1e16;
+    // f32 at |x| ~ 1e4: 2.5e-3 at tol 1e-6. The contract: ≤ 10·tol for |x| ≤ 1e16.
+    for x0 in [0.0, 1e3, 1e6, 1e10, -1e13, 1e16] {
+        for ty in 1..=2 {
+            let e = large_coordinate_error::<f64>(x0, 1e-12, ty);
+            eprintln!("f64 x0 {x0:e} type {ty}: {e:e}");
+            assert!(e <= 1e-11, "f64 x0 {x0:e} type {ty}: error {e:e}");
+        }
+    }
+    for x0 in [0.0, 1e4, -3e5, 1e7] {
+        for ty in 1..=2 {
+            let e = large_coordinate_error::<f32>(x0, 1e-5, ty);
+            eprintln!("f32 x0 {x0:e} type {ty}: {e:e}");
+            assert!(e <= 1e-4, "f32 x0 {x0:e} type {ty}: error {e:e}");
+        }
+    }
+}
+
+/// Modes for which the fine grid is ⌈σN⌉ itself (5-smooth, even, ≥ 2w = 64), so the effective
+/// upsampling factor nf/N is the requested σ (a small N would get a larger one).
+fn modes_for_sigma(sigma: f64) -> usize {
+    match sigma {
+        s if s < 1.1 => 1142, // 1199.1 -> 1200
+        s if s < 1.3 => 96,   // 120
+        s if s < 1.6 => 64,   // 96
+        _ => 48,              // 96
+    }
+}
+
+/// 1D type 1 and 2 error against direct sums at upsampling factor `sigma`, with the plan's
+/// `tol_used` and warnings.
+fn upsampfac_case(kernel: i32, sigma: f64, tol: f64, ty: i32) -> (f64, f64, i32) {
+    let n = modes_for_sigma(sigma);
+    let case = Case { dim: 1, n: [n, 1, 1], m: 100 };
+    let opts = NufftOpts { kernel, upsampfac: sigma, nthreads: 1, ..Default::default() };
+    let info = NufftPlan::<f64>::new(ty, 1, &[n as i64], 1, 1, tol, &opts).unwrap().info();
+    assert_eq!(info.nf[0] as f64, (sigma * n as f64).ceil(), "sigma {sigma}");
+    (run::<f64>(&case, ty, tol, &opts, 1), info.tol_used, info.warnings)
+}
+
+#[test]
+fn upsampfac_below_two_reaches_or_reports_tol() {
+    // issue 10 class 4: σ = 1.25 at tol 1e-12 gave 3e-10 (ES) / 6e-9 (Gaussian) with
+    // tol_used = 1e-12 and no warning
+    for kernel in [0, 1] {
+        for sigma in [1.05, 1.25, 1.5, 2.0] {
+            for tol in [1e-6, 1e-9, 1e-12] {
+                for ty in 1..=2 {
+                    let (e, used, warn) = upsampfac_case(kernel, sigma, tol, ty);
+                    eprintln!("kernel {kernel} sigma {sigma} tol {tol:e} type {ty}: error {e:e} tol_used {used:e} warn {warn}");
+                    assert!(used >= tol);
+                    assert_eq!(used > tol, warn & options::FARFIELD_WARN_TOL_CLAMPED != 0);
+                    assert!(e <= 10.0 * used, "kernel {kernel} sigma {sigma} tol {tol:e} type {ty}: error {e:e} > 10·{used:e}");
+                }
+            }
+        }
+    }
+    // the clamp follows the estimate and is not vacuous: σ = 1.25 cannot reach 1e-12
+    let (_, used, warn) = upsampfac_case(0, 1.25, 1e-12, 1);
+    assert!(used > 1e-11 && used < 1e-9 && warn != 0, "{used:e}");
+    let (_, used, warn) = upsampfac_case(0, 2.0, 1e-12, 1);
+    assert!(used == 1e-12 && warn == 0);
+}
+
+#[test]
+fn non_finite_outputs_are_errors() {
+    // finite but huge strengths overflow the sums; NaN strengths propagate: never status 0
+    let x = [0.1, 0.2, -1.0];
+    for ty in 1..=2 {
+        let mut p = NufftPlan::<f64>::new(ty, 1, &[8], 1, 1, 1e-6, &NufftOpts { nthreads: 1, ..Default::default() }).unwrap();
+        p.setpts(&x, &[], &[]).unwrap();
+        for bad in [f64::MAX, f64::NAN] {
+            let mut c = vec![Complex::new(bad, bad); 3];
+            let mut f = vec![Complex::new(bad, -bad); 8];
+            let e = msg(p.execute(&mut c, &mut f));
+            assert!(matches!(&e, Error::Range(m) if m.contains("not finite")), "type {ty}: {e:?}");
+        }
+        let mut c = vec![Complex::new(1.0, 0.0); 3];
+        let mut f = vec![Complex::new(1.0, 0.0); 8];
+        p.execute(&mut c, &mut f).unwrap();
     }
 }

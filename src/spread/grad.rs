@@ -49,8 +49,16 @@ impl<T: Real> Spreader<T> {
 
     /// Spreads the real strengths `c` (length M, caller's point order) onto the real `grid`
     /// (length nf1·nf2·nf3, x fastest), **adding** to what `grid` holds. Needs points set by
-    /// `setpts` (sorted copy), not `setpts_by_reference`.
+    /// `setpts` (sorted copy), not `setpts_by_reference`. Panics if a subproblem's box cannot
+    /// be allocated (see [`Spreader::try_spread_real`]).
     pub fn spread_real(&self, c: &[T], grid: &mut [T], threads: &Threads) {
+        self.try_spread_real(c, grid, threads).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Spreader::spread_real`] with the per-subproblem strengths and box (up to the grid's
+    /// size) allocated fallibly. Errors: [`Error::Alloc`], after which `grid` holds a partial
+    /// sum.
+    pub fn try_spread_real(&self, c: &[T], grid: &mut [T], threads: &Threads) -> Result<()> {
         assert_eq!(c.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
         assert!(self.g[0].len() == self.m, "spread_real needs points set by setpts (sorted copy)");
@@ -61,11 +69,10 @@ impl<T: Real> Spreader<T> {
                     // SAFETY: T is f64 (the downcast succeeded): same layout.
                     let c64 = unsafe { std::slice::from_raw_parts(c.as_ptr() as *const f64, c.len()) };
                     let g64 = unsafe { std::slice::from_raw_parts_mut(grid.as_mut_ptr() as *mut f64, grid.len()) };
-                    s64.spread_real_boxes(c64, g64, threads, |a, cs, lo, bsz, bx| {
+                    return s64.spread_real_boxes(c64, g64, threads, |a, cs, lo, bsz, bx| {
                         // SAFETY: the CPU has AVX2 and FMA (checked above).
                         unsafe { s64.spread_real_points_f64_avx2(k64, a, cs, lo, bsz, bx) }
                     });
-                    return;
                 }
             }
         }
@@ -76,7 +83,7 @@ impl<T: Real> Spreader<T> {
         }
     }
 
-    fn spread_real_with<K: KernelEval<T>>(&self, k: &K, c: &[T], grid: &mut [T], threads: &Threads) {
+    fn spread_real_with<K: KernelEval<T>>(&self, k: &K, c: &[T], grid: &mut [T], threads: &Threads) -> Result<()> {
         self.spread_real_boxes(c, grid, threads, |a, cs, lo, bsz, bx| {
             #[cfg(target_arch = "x86_64")]
             if simd::has_avx2_fma() {
@@ -85,21 +92,27 @@ impl<T: Real> Spreader<T> {
                 return;
             }
             self.spread_real_points::<K, false>(k, a, cs, lo, bsz, bx);
-        });
+        })
     }
 
     /// The subproblem scheme of real spreading: per subproblem, gather the strengths, spread
     /// them with `points(a, strengths, corner, box sizes, box)` into a private box (4 spare
     /// entries at its end), wrap-add the box into the grid.
-    fn spread_real_boxes<F>(&self, c: &[T], grid: &mut [T], threads: &Threads, points: F)
+    fn spread_real_boxes<F>(&self, c: &[T], grid: &mut [T], threads: &Threads, points: F) -> Result<()>
     where
         F: Fn(usize, &[T], [isize; 3], [usize; 3], &mut [T]) + Sync + Send,
     {
         let gp = SyncPtr(grid.as_mut_ptr());
+        let failed: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
         threads.for_each(self.subprobs.len(), |s| {
             let gp = gp;
             let (a, b) = self.subprobs[s];
-            let cs: Vec<T> = self.perm[a..b].iter().map(|&j| c[j as usize]).collect();
+            let fail = |e: Error| *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            let mut cs = match crate::error::try_vec::<T>(b - a, "subproblem strengths") {
+                Ok(v) => v,
+                Err(e) => return fail(e),
+            };
+            cs.extend(self.perm[a..b].iter().map(|&j| c[j as usize]));
             let w = self.w;
             let mut lo = [0isize; 3];
             let mut hi = [0isize; 3];
@@ -110,10 +123,14 @@ impl<T: Real> Spreader<T> {
                 hi[d] = (mx - half).ceil().to_isize().unwrap_or(0);
             }
             let bsz = [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]];
-            let mut bx: Vec<T> = vec![T::zero(); bsz[0] * bsz[1] * bsz[2] + 4];
+            let mut bx = match crate::error::try_filled_vec(bsz[0] * bsz[1] * bsz[2] + 4, T::zero(), "subproblem box") {
+                Ok(v) => v,
+                Err(e) => return fail(e),
+            };
             points(a, &cs, lo, bsz, &mut bx);
             self.wrap_add_real(&bx, lo, bsz, gp);
         });
+        failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -199,9 +216,16 @@ impl<T: Real> Spreader<T> {
             }
         }
         let op = SyncPtr(out.as_mut_ptr());
+        let failed: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
         threads.for_each(self.subprobs.len(), |s| {
             let (a, b) = self.subprobs[s];
-            let mut loc = vec![[T::zero(); 4]; b - a];
+            let mut loc = match crate::error::try_filled_vec(b - a, [T::zero(); 4], "subproblem gradients") {
+                Ok(v) => v,
+                Err(e) => {
+                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    return;
+                }
+            };
             #[cfg(target_arch = "x86_64")]
             let done = if simd::has_avx2_fma() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
@@ -221,7 +245,7 @@ impl<T: Real> Spreader<T> {
                 unsafe { *op.0.add(self.perm[a + q] as usize) = v };
             }
         });
-        Ok(())
+        failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -58,6 +58,9 @@ pub struct SpreadOpts {
     pub max_subprob_size: usize,
 }
 
+/// Largest number of points a spreader takes: 2³² − 1 (indices are `u32`).
+pub const MAX_POINTS: usize = u32::MAX as usize;
+
 /// Default largest subproblem size (points).
 pub const DEFAULT_MAX_SUBPROB: usize = 10_000;
 
@@ -97,13 +100,16 @@ fn grid_dims(dim: usize, nf: &[usize], w: usize) -> Result<[usize; 3]> {
         }
         out[d] = nf[d];
     }
-    out.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).ok_or_else(|| Error::Modes("grid size overflows".into()))?;
-    Ok(out)
+    match out.iter().try_fold(1usize, |a, &b| a.checked_mul(b)) {
+        Some(t) if t <= crate::error::MAX_ELEMENTS => Ok(out),
+        _ => Err(Error::Modes(format!("spreading grid {:?} exceeds the limit of 2^40 points", &nf[..dim]))),
+    }
 }
 
 impl<T: Real> Spreader<T> {
-    /// A spreader for a `dim`-dimensional grid of sizes `nf` (x first, each ≥ 2w) and kernel `k`.
-    /// Errors: [`Error::Dim`], [`Error::Modes`].
+    /// A spreader for a `dim`-dimensional grid of sizes `nf` (x first, each ≥ 2w, at most 2⁴⁰
+    /// points in all) and kernel `k`.
+    /// Errors: [`Error::Dim`], [`Error::Modes`], [`Error::Alloc`].
     pub fn new(dim: usize, nf: &[usize], k: &Kernel, opts: SpreadOpts) -> Result<Self> {
         let width = k.width();
         let nf = grid_dims(dim, nf, width)?;
@@ -118,8 +124,7 @@ impl<T: Real> Spreader<T> {
         };
         let total = nf[0] * nf[1] * nf[2];
         let nlocks = total.div_ceil(stripe);
-        let mut locks = Vec::new();
-        locks.try_reserve_exact(nlocks).map_err(|_| Error::Alloc("spreader locks".into()))?;
+        let mut locks = crate::error::try_vec(nlocks, "spreader locks")?;
         locks.extend((0..nlocks).map(|_| Mutex::new(())));
         Ok(Spreader {
             dim,
@@ -177,8 +182,8 @@ impl<T: Real> Spreader<T> {
 
     fn set_points(&mut self, coords: [&[T]; 3], threads: &Threads, copy: bool) -> Result<()> {
         let m = coords[0].len();
-        if m >= u32::MAX as usize {
-            return Err(Error::NPoints(format!("{m} points exceed the supported 2^32 - 1")));
+        if m > MAX_POINTS {
+            return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {MAX_POINTS} (2^32 − 1)")));
         }
         for d in 0..self.dim {
             if coords[d].len() != m {
@@ -249,7 +254,7 @@ impl<T: Real> Spreader<T> {
         self.src = [ConstPtr(std::ptr::null()); 3];
         self.m = 0;
         // exclusive prefix over (bucket, chunk): each chunk's next slot per bucket
-        let mut bucket_start = vec![0usize; nbuck + 1];
+        let mut bucket_start = crate::error::try_zeroed_vec::<usize>(nbuck + 1, "bucket offsets")?;
         let mut total = 0u32;
         for b in 0..nbuck {
             bucket_start[b] = total as usize;
@@ -293,9 +298,12 @@ impl<T: Real> Spreader<T> {
         }
         drop(hist);
         // pass 3: by bin within each bucket, in place through a bucket-sized scratch (a bucket
-        // holds about M/1024 points, so the extra memory is small)
+        // holds about M/1024 points for spread-out points, all of them when they cluster; the
+        // scratch is allocated fallibly and a failure is reported after the loop)
+        let alloc_failed: Mutex<Option<Error>> = Mutex::new(None);
         {
             let bucket_start = &bucket_start;
+            let alloc_failed = &alloc_failed;
             threads.for_each(nbuck, |b| {
                 let (pp, gp) = (pp, gp);
                 let (s0, s1) = (bucket_start[b], bucket_start[b + 1]);
@@ -310,9 +318,24 @@ impl<T: Real> Spreader<T> {
                         std::array::from_fn(|d| if d < dim { std::slice::from_raw_parts_mut(gp[d].0.add(s0), s1 - s0) } else { &mut [][..] }),
                     )
                 };
-                let tp: Vec<u32> = bp.to_vec();
-                let tg: [Vec<T>; 3] = std::array::from_fn(|d| bg[d].to_vec());
-                let mut off = vec![0usize; (1usize << shift) + 1];
+                let scratch = || -> Result<(Vec<u32>, [Vec<T>; 3], Vec<usize>)> {
+                    let mut tp = crate::error::try_vec::<u32>(bp.len(), "bin-sort scratch")?;
+                    tp.extend_from_slice(&bp[..]);
+                    let mut tg: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+                    for d in 0..dim {
+                        tg[d] = crate::error::try_vec::<T>(bg[d].len(), "bin-sort scratch")?;
+                        tg[d].extend_from_slice(&bg[d][..]);
+                    }
+                    let off = crate::error::try_zeroed_vec::<usize>((1usize << shift) + 1, "bin-sort offsets")?;
+                    Ok((tp, tg, off))
+                };
+                let (tp, tg, mut off) = match scratch() {
+                    Ok(v) => v,
+                    Err(e) => {
+                        *alloc_failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        return;
+                    }
+                };
                 let local = |j: usize| -> usize {
                     let mut gv = [T::zero(); 3];
                     for d in 0..dim {
@@ -337,11 +360,14 @@ impl<T: Real> Spreader<T> {
                 }
             });
         }
+        if let Some(e) = alloc_failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
         if !copy {
             g = [Vec::new(), Vec::new(), Vec::new()];
         }
         let nsub = m.div_ceil(self.max_sp).max(threads.count().min(m.max(1)));
-        let mut subprobs = Vec::with_capacity(nsub);
+        let mut subprobs = crate::error::try_vec(nsub, "spreading subproblems")?;
         for s in 0..nsub {
             let a = s * m / nsub;
             let b = (s + 1) * m / nsub;
@@ -364,24 +390,35 @@ impl<T: Real> Spreader<T> {
 
     /// Folded coordinates of sorted points `a..b`, per axis: borrowed from the sorted copy, or
     /// gathered from the caller's arrays when the points are held by reference.
-    fn local_coords(&self, a: usize, b: usize) -> [std::borrow::Cow<'_, [T]>; 3] {
+    /// Errors: [`Error::Alloc`] (the gathered copy, by-reference mode only).
+    fn local_coords(&self, a: usize, b: usize) -> Result<[std::borrow::Cow<'_, [T]>; 3]> {
         use std::borrow::Cow;
-        std::array::from_fn(|d| {
-            if d >= self.dim {
-                Cow::Borrowed(&[][..])
-            } else if self.src[d].0.is_null() {
-                Cow::Borrowed(&self.g[d][a..b])
+        let mut out: [Cow<'_, [T]>; 3] = [Cow::Borrowed(&[][..]), Cow::Borrowed(&[][..]), Cow::Borrowed(&[][..])];
+        for (d, o) in out.iter_mut().enumerate().take(self.dim) {
+            if self.src[d].0.is_null() {
+                *o = Cow::Borrowed(&self.g[d][a..b]);
             } else {
                 // SAFETY: setpts_by_reference's contract keeps the M-element array alive.
                 let x = unsafe { std::slice::from_raw_parts(self.src[d].0, self.m) };
-                Cow::Owned(self.perm[a..b].iter().map(|&i| fold(x[i as usize], self.nf[d])).collect())
+                let mut v = crate::error::try_vec::<T>(b - a, "subproblem coordinates")?;
+                v.extend(self.perm[a..b].iter().map(|&i| fold(x[i as usize], self.nf[d])));
+                *o = Cow::Owned(v);
             }
-        })
+        }
+        Ok(out)
     }
 
     /// Spreads the strengths `c` (length M, caller's point order) onto `grid` (length
-    /// nf1·nf2·nf3, x fastest), **adding** to what `grid` holds.
+    /// nf1·nf2·nf3, x fastest), **adding** to what `grid` holds. Panics if a subproblem's
+    /// scratch cannot be allocated (see [`Spreader::try_spread`]).
     pub fn spread(&self, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) {
+        self.try_spread(c, grid, threads).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Spreader::spread`] with every scratch buffer (per subproblem: its strengths and its
+    /// padded box, up to the grid's size) allocated fallibly. Errors: [`Error::Alloc`], after
+    /// which `grid` holds a partial sum.
+    pub fn try_spread(&self, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) -> Result<()> {
         assert_eq!(c.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
         match &self.kernel {
@@ -392,8 +429,15 @@ impl<T: Real> Spreader<T> {
     }
 
     /// Interpolates `grid` (length nf1·nf2·nf3) at the points into `c` (length M, caller's
-    /// point order), overwriting `c`.
+    /// point order), overwriting `c`. Panics if a subproblem's scratch cannot be allocated
+    /// (see [`Spreader::try_interp`]).
     pub fn interp(&self, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) {
+        self.try_interp(grid, c, threads).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Spreader::interp`] with the scratch buffers allocated fallibly. Errors:
+    /// [`Error::Alloc`], after which `c` is partly written.
+    pub fn try_interp(&self, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) -> Result<()> {
         assert_eq!(c.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
         match &self.kernel {
@@ -420,21 +464,26 @@ impl<T: Real> Spreader<T> {
         }
     }
 
-    fn spread_with<K: KernelEval<T>>(&self, k: &K, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) {
+    fn spread_with<K: KernelEval<T>>(&self, k: &K, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) -> Result<()> {
         let gp = SyncPtr(grid.as_mut_ptr());
+        let failed: Mutex<Option<Error>> = Mutex::new(None);
         threads.for_each(self.subprobs.len(), |s| {
             let gp = gp;
             let (a, b) = self.subprobs[s];
-            self.spread_subproblem(k, a, b, c, gp);
+            if let Err(e) = self.spread_subproblem(k, a, b, c, gp) {
+                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            }
         });
+        failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
     }
 
     /// Spreads sorted points `a..b` into a private box, then wrap-adds the box into the grid.
-    fn spread_subproblem<K: KernelEval<T>>(&self, k: &K, a: usize, b: usize, c: &[Complex<T>], grid: SyncPtr<Complex<T>>) {
+    fn spread_subproblem<K: KernelEval<T>>(&self, k: &K, a: usize, b: usize, c: &[Complex<T>], grid: SyncPtr<Complex<T>>) -> Result<()> {
         // Gather the strengths first: the loads are independent, so their cache misses overlap
         // instead of stalling the spreading loop one by one.
-        let cs: Vec<Complex<T>> = self.perm[a..b].iter().map(|&j| c[j as usize]).collect();
-        let loc = self.local_coords(a, b);
+        let mut cs = crate::error::try_vec::<Complex<T>>(b - a, "subproblem strengths")?;
+        cs.extend(self.perm[a..b].iter().map(|&j| c[j as usize]));
+        let loc = self.local_coords(a, b)?;
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let w = self.w;
         let mut lo = [0isize; 3];
@@ -446,16 +495,17 @@ impl<T: Real> Spreader<T> {
             hi[d] = (mx - half).ceil().to_isize().unwrap_or(0);
         }
         let bsz = [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]];
-        let mut bx: Vec<[T; 2]> = vec![[T::zero(); 2]; bsz[0] * bsz[1] * bsz[2]];
+        let mut bx = crate::error::try_filled_vec::<[T; 2]>(bsz[0] * bsz[1] * bsz[2], [T::zero(); 2], "subproblem box")?;
         #[cfg(target_arch = "x86_64")]
         if simd::has_avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
             unsafe { self.spread_points_avx2(k, &g, &cs, lo, bsz, &mut bx) };
             self.wrap_add(&bx, lo, bsz, grid);
-            return;
+            return Ok(());
         }
         self.spread_points(k, &g, &cs, lo, bsz, &mut bx);
         self.wrap_add(&bx, lo, bsz, grid);
+        Ok(())
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -537,12 +587,22 @@ impl<T: Real> Spreader<T> {
         }
     }
 
-    fn interp_with<K: KernelEval<T>>(&self, k: &K, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) {
+    fn interp_with<K: KernelEval<T>>(&self, k: &K, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) -> Result<()> {
         let cp = SyncPtr(c.as_mut_ptr());
+        let failed: Mutex<Option<Error>> = Mutex::new(None);
         threads.for_each(self.subprobs.len(), |s| {
             let (a, b) = self.subprobs[s];
-            let mut out = vec![Complex::new(T::zero(), T::zero()); b - a];
-            let loc = self.local_coords(a, b);
+            let scratch = || -> Result<_> {
+                Ok((crate::error::try_filled_vec(b - a, Complex::new(T::zero(), T::zero()), "subproblem values")?,
+                    self.local_coords(a, b)?))
+            };
+            let (mut out, loc) = match scratch() {
+                Ok(v) => v,
+                Err(e) => {
+                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    return;
+                }
+            };
             let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
             #[cfg(target_arch = "x86_64")]
             let done = if simd::has_avx2_fma() {
@@ -564,6 +624,7 @@ impl<T: Real> Spreader<T> {
                 unsafe { *cp.0.add(self.perm[a + q] as usize) = v };
             }
         });
+        failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -638,25 +699,50 @@ impl<T: Real> Spreader<T> {
     }
 }
 
-/// Folds a coordinate (radians, finite) into grid units `[0, nf)`.
+/// 2π as a double-double: `TWO_PI_HI + TWO_PI_LO` equals 2π to about 1e-32.
+const TWO_PI_HI: f64 = 6.283_185_307_179_586;
+const TWO_PI_LO: f64 = 2.449_293_598_294_706_4e-16;
+
+/// Largest |x| (radians) for which [`reduce_2pi`] is exact to ~1e-15 rad: 10¹⁶. Beyond it the
+/// reduction (and so the transform) loses accuracy, though it stays finite.
+pub const MAX_EXACT_COORD: f64 = 1e16;
+
+/// The fraction `u ∈ [0, 1)` of the period of `x` (radians, finite): `x/(2π) mod 1`, in
+/// double precision. For |x| ≤ 64 `x·(1/2π)` is accurate to ~1e-15 already; larger |x| are
+/// first reduced by a two-term (Cody–Waite) 2π with fused multiply-adds,
+/// `r = (x − q·C₁) − q·C₂`, `q = round(x/2π)`, which is exact to ~4e-16 rad for
+/// |x| ≤ [`MAX_EXACT_COORD`] (instead of the relative error |x|·eps of `x/(2π)`, 1e-6 rad
+/// at |x| = 1e10).
 #[inline(always)]
-fn fold<T: Real>(x: T, nf: usize) -> T {
-    let u = x * T::of(1.0 / (2.0 * std::f64::consts::PI));
-    let nfd = T::of(nf as f64);
-    // floor by integer conversion (baseline x86-64 has no inlined floor instruction); values
-    // beyond 2^31 periods take the library floor
-    let fl = if u.abs() < T::of(2147483648.0) {
-        let t = T::of(u.to_i32().unwrap_or(0) as f64);
-        if t > u { t - T::one() } else { t }
+pub fn reduce_2pi(x: f64) -> f64 {
+    const INV: f64 = 1.0 / (2.0 * std::f64::consts::PI);
+    let u = if x.abs() <= 64.0 {
+        x * INV
+    } else {
+        let q = (x * INV).round();
+        let r = (-q).mul_add(TWO_PI_HI, x);
+        let r = (-q).mul_add(TWO_PI_LO, r);
+        r * INV
+    };
+    // floor by integer conversion (|u| ≤ 2^31 here except for huge x, where `floor` is used)
+    let fl = if u.abs() < 2147483648.0 {
+        let t = u as i64 as f64;
+        if t > u { t - 1.0 } else { t }
     } else {
         u.floor()
     };
-    let g = (u - fl) * nfd;
-    if g >= nfd {
-        g - nfd
-    } else {
-        g
-    }
+    let f = u - fl;
+    if f >= 1.0 { 0.0 } else { f }
+}
+
+/// Folds a coordinate (radians, finite) into grid units `[0, nf)`. The reduction mod 2π is
+/// done in double precision ([`reduce_2pi`]) whatever `T` is; only the grid coordinate is
+/// rounded to `T`.
+#[inline(always)]
+fn fold<T: Real>(x: T, nf: usize) -> T {
+    let g = T::of(reduce_2pi(x.to_f64v()) * nf as f64);
+    // rounding to T may give nf itself
+    if g >= T::of(nf as f64) { T::zero() } else { g }
 }
 
 #[cfg(test)]
