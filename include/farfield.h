@@ -35,6 +35,13 @@ typedef float _Complex farfield_complexf;
 // Classic Ewald sum with an explicit k-space sum, `O(N^{3/2})` (reference). `method` value.
 #define FARFIELD_EWALD_DIRECT 2
 
+// Warning bit of `farfield_ewald_params.warnings`: the caller's overrides (`opts.order_or_support`,
+// `opts.grid`, `opts.xi`, `opts.rc`) keep the estimated error `est_rel_err` above `tol_used`.
+#define FARFIELD_EWALD_WARN_TOL_NOT_MET 2
+
+// Largest `npairs` of `farfield_ewald_set_exclusions`: 2^40.
+#define FARFIELD_EWALD_MAX_EXCLUSIONS 1099511627776
+
 // Open (free-space) boundaries: value of `boundary` in `farfield_fmm_makeplan`.
 #define FARFIELD_FMM_OPEN 0
 
@@ -60,12 +67,15 @@ typedef float _Complex farfield_complexf;
 // `farfield_poisson_makeplan`.
 #define FARFIELD_POISSON_HOCKNEY 0
 
-// Vico–Greengard method, kernel precomputed on the `4n` grid (spectral accuracy for smooth
-// sources; planning needs `≈ 16·Π 4n_d` bytes temporarily).
+// Vico–Greengard method, kernel precomputed on the grid `P_d = max(4n_d, ≈1.5 n_d + L/h_d)`
+// (spectral accuracy for smooth sources; planning needs `8·Π P_d + 16·(P_x/2+1)·Π_{d>0} P_d`
+// bytes temporarily, `≈ 16·Π 4n_d` only for near-cubic cells and boxes: use
+// `farfield_poisson_estimate`).
 #define FARFIELD_POISSON_VICO 1
 
-// Vico–Greengard method, kernel precomputed by a DCT-I on `2n + 1` points per axis (same
-// result as `FARFIELD_POISSON_VICO` to rounding, memory like Hockney–Eastwood).
+// Vico–Greengard method, kernel precomputed by a DCT-I on `P_d/2 + 1` points per axis
+// (`2n_d + 1` for near-cubic grids; same result as `FARFIELD_POISSON_VICO` to rounding,
+// temporary memory `8·Π (P_d/2+1)` bytes).
 #define FARFIELD_POISSON_VICO_DCT 2
 
 // Major version (semantic versioning; the shared library's soname carries it).
@@ -183,6 +193,32 @@ typedef float _Complex farfield_complexf;
 // Largest number of non-uniform points M: 2³² − 1 (point indices are stored as `u32`).
 #define MAX_POINTS (size_t)UINT32_MAX
 
+// Largest spacing ratio `h_max / h_min` a plan accepts (every method): 1e150. Within it, the
+// kernel is evaluated in scaled units (spacings divided by a power of two near their geometric
+// mean) where every intermediate (`|x|²`, the cell average of `G`, the spectrum) is a normal
+// double; beyond it → [`Error::Range`]. The Vico methods are further limited by
+// [`MAX_PRECOMPUTE_RATIO`] (in practice to ratios of order 10–100).
+#define MAX_ANISOTROPY 1e150
+
+// Largest `vico_factor` (the Vico truncation radius `L` in units of the box diagonal): 4.
+// The precomputation grid grows like `vico_factor^dim`; the default 1.1 (seed 001) suffices.
+#define MAX_VICO_FACTOR 4.0
+
+// Largest Vico precomputation grid relative to the doubled grid: `Π P_d ≤ 512 · Π 2n_d`
+// (a cube at the default `vico_factor` uses `4^dim/2^dim`, i.e. 8 in 3D; a 64×64×2 slab 108).
+#define MAX_PRECOMPUTE_RATIO 512
+
+// Largest doubled grid `Π 2n_d` (= [`crate::error::MAX_ELEMENTS`], 2⁴⁰ points: 8 TiB per
+// real buffer); each `2n_d` must also fit FFTW's `int` (`≤ 2³¹ − 1`).
+#define MAX_GRID_POINTS MAX_ELEMENTS
+
+// Address space probed (allocated and freed, [`crate::fft::fftw_headroom`]) at the start of
+// every execute: 32 MiB. FFTW aborts the process when its own `malloc` fails, and its buffered
+// solvers allocate while they run (a few 1D lines and scratch, far less than this for the
+// grid sizes allowed here), so the probe turns an imminent FFTW abort into [`Error::Alloc`].
+// (Plans are probed by [`crate::fft::FftPlan`] itself.)
+#define FFTW_HEADROOM_BYTES (32 << 20)
+
 // Width of the Gaussian test problem ([`gaussian`]).
 #define GAUSSIAN_SIGMA 0.05
 
@@ -226,8 +262,8 @@ typedef struct farfield_ewald_opts {
   double xi;
   // Real-space cutoff (≤ half the smallest box height); 0 = automatic.
   double rc;
-  // Grid size per axis (even, ≥ 2·order; all three or none); 0 = automatic. For the direct
-  // sum: wave vectors per axis `2 m_max + 1`.
+  // Grid size per axis (even, ≥ 2·order, ≤ 65536, product ≤ 2^33; all three or none);
+  // 0 = automatic. For the direct sum: wave vectors per axis `2 m_max + 1`.
   int64_t grid[3];
 } farfield_ewald_opts;
 
@@ -256,6 +292,13 @@ typedef struct farfield_ewald_params {
   double real_s;
   // Seconds in the k-space part during the last execute.
   double kspace_s;
+  // Tolerance in use: the request, raised to the method's limit (1e-12 for spectral Ewald
+  // and SPME, 1e-14 for the direct sum) when below it. Appended in 0.x (issue 10).
+  double tol_used;
+  // Bit set of warnings: `FARFIELD_WARN_TOL_CLAMPED` (the tolerance was raised to
+  // `tol_used`), `FARFIELD_EWALD_WARN_TOL_NOT_MET` (the overrides in `opts` keep the
+  // estimated error `est_rel_err` above `tol_used`). Appended in 0.x (issue 10).
+  int32_t warnings;
 } farfield_ewald_params;
 
 // Options of an FMM plan (plain old data; fields are only ever appended). Fill with
@@ -395,7 +438,7 @@ typedef struct farfield_nufftf_plan_s *farfield_nufftf_plan;
 // `farfield_poisson_default_opts` and then change fields.
 typedef struct farfield_poisson_opts {
   // Threads for FFTW and the pointwise loops: 0 = all cores (default), 1 = the caller's
-  // thread only (no thread pool is created); must be ≥ 0.
+  // thread only (no thread pool is created); must be in `[0, 1024]` (`FARFIELD_MAX_THREADS`).
   int32_t nthreads;
   // `> 0`: print plan sizes and timings to stderr (default 0).
   int32_t debug;
@@ -404,8 +447,8 @@ typedef struct farfield_poisson_opts {
   int32_t fftw;
   // Non-zero (default 1): `execute` rejects NaN/Inf in `rho` with `FARFIELD_ERR_NONFINITE`.
   int32_t check_input;
-  // Vico truncation radius factor: `L = vico_factor · √(Σ (n_d h_d)²)`, finite and > 1
-  // (default 1.1). Ignored by Hockney–Eastwood.
+  // Vico truncation radius factor: `L = vico_factor · √(Σ (n_d h_d)²)`, in `(1, 4]`
+  // (default 1.1; outside → `FARFIELD_ERR_INVALID_ARG`). Ignored by Hockney–Eastwood.
   double vico_factor;
 } farfield_poisson_opts;
 
@@ -429,17 +472,27 @@ int farfield_ewald_default_opts(struct farfield_ewald_opts *opts);
 //
 // * `method`: `FARFIELD_EWALD_SPECTRAL`, `FARFIELD_EWALD_SPME` or `FARFIELD_EWALD_DIRECT`.
 // * `box`: the nine numbers of the cell (rows a, b, c; lower-triangular, positive diagonal).
-// * `n_max`: largest number of charges per execute (≥ 1); the accuracy target assumes about
-//   this many charges.
+//   Any scale (the plan works in scaled units); the smallest height must be at least 2^-20 of
+//   the largest entry.
+// * `n_max`: largest number of charges per execute (1 … 2^32 − 2); the accuracy target
+//   assumes about this many charges.
 // * `tol`: requested relative RMS force accuracy, `0 < tol < 1` (measured errors on molecular
-//   systems come out 5–20× smaller; see `crate::ewald::params`).
+//   systems come out 5–20× smaller; see `crate::ewald::params`). Below what the method reaches
+//   in double precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
+//   and `FARFIELD_WARN_TOL_CLAMPED` is set in `farfield_ewald_params.warnings` (`tol_used`).
 // * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-// * `opts`: options, or NULL for the defaults.
+// * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units.
+//
+// The cost is bounded by the problem size (a fixed number of candidate parameter sets).
 //
 // Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` or `box` NULL), `FARFIELD_ERR_INVALID_ARG`
 // (unknown method, box not lower-triangular / non-positive volume / not finite, cutoff above
-// half the smallest box height, bad override), `FARFIELD_ERR_TOL`, `FARFIELD_ERR_NPOINTS`
-// (`n_max` < 1), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_FFT`.
+// half the smallest box height, bad override), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)),
+// `FARFIELD_ERR_NPOINTS` (`n_max` outside 1 … 2^32 − 2), `FARFIELD_ERR_RANGE` (a cell flatter
+// than 2^-20; a grid above 65536 per axis or 2^33 points, or more than 2^26 direct-sum wave
+// vectors, needed for `tol` or given in `opts.grid`; an `opts.xi`/`opts.rc` not representable
+// at the box's scale; the message states the size and the limit), `FARFIELD_ERR_ALLOC` (with
+// the byte count), `FARFIELD_ERR_FFT`.
 //
 // # Safety
 // `box` must point to 9 readable doubles; `plan` to a writable handle; `opts` NULL or valid.
@@ -453,10 +506,12 @@ int farfield_ewald_makeplan(int method,
 // Changes the cell of a plan (e.g. every step of a constant-pressure run). Keeps the
 // parameters while the estimated error stays within 1.5× the target, otherwise chooses new
 // ones (re-planning the grid); a fixed `opts.rc` above half the new smallest height is an
-// error. On error the plan is unchanged.
+// error. The same limits as `farfield_ewald_makeplan` apply to the new cell (any scale; the
+// plan re-plans when the cell's size changes by more than a factor 2^8). On error the plan is
+// unchanged.
 //
-// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG`, `FARFIELD_ERR_ALLOC`,
-// `FARFIELD_ERR_FFT`.
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG`, `FARFIELD_ERR_RANGE`
+// (as for `farfield_ewald_makeplan`), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_FFT`.
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; `box` valid for 9 reads.
@@ -465,10 +520,15 @@ int farfield_ewald_set_box(farfield_ewald_plan plan, const double *box);
 // Sets the excluded pairs (replacing earlier ones): `pairs[2k], pairs[2k+1]` for
 // `k < npairs`, 0-based indices below `n_max`. Their full `1/r` interaction (nearest image) is
 // removed from potentials, fields, energy and virial, as MD codes need for bonded pairs.
-// `npairs = 0` clears the list (`pairs` may then be NULL).
+// Pairs are unordered and deduplicated: `(i, j)` and `(j, i)` are the same pair, and a pair
+// listed several times is excluded once. An excluded pair may coincide (its k-space part is
+// then removed by the r → 0 limit `2ξ/√π q_i q_j`). `npairs = 0` clears the list (`pairs` may
+// then be NULL). The list is copied (sorted, 8 bytes per distinct pair).
 //
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
-// index out of range or a pair (i, i), named in the message), `FARFIELD_ERR_ALLOC`.
+// index out of range or a pair (i, i), named in the message with the index),
+// `FARFIELD_ERR_RANGE` (`npairs` above `FARFIELD_EWALD_MAX_EXCLUSIONS` = 2^40),
+// `FARFIELD_ERR_ALLOC` (with the byte count). On error the earlier list is kept.
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads.
@@ -482,10 +542,19 @@ int farfield_ewald_set_exclusions(farfield_ewald_plan plan, int64_t npairs, cons
 // * `energy`: NULL, or `U = ½ Σ q_i φ_i`.
 // * `virial`: NULL, or 9 values `W[3a + b] = −∂U/∂ε_ab` (symmetric; costs a little extra).
 //
+// Positions may lie anywhere (they are wrapped into the cell; far outside it they lose
+// accuracy like any wrapped coordinate: about `|s| · 1e-16` cell lengths for a fractional
+// coordinate `s`). Two distinct charges closer than 2^-40 of the largest cell length
+// (coincident) must be an excluded pair. Each requested output is checked: a result that is
+// not representable at this cell and charge scale is an error, never returned with status 0.
+//
 // Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER`,
 // `FARFIELD_ERR_NPOINTS` (`n` < 0 or `n > n_max`), `FARFIELD_ERR_NONFINITE` (a position or
 // charge NaN/Inf; the message names the first index), `FARFIELD_ERR_INVALID_ARG` (an
-// exclusion index ≥ n), `FARFIELD_ERR_ALLOC`.
+// exclusion index ≥ n; two coincident charges that are not an excluded pair, both named),
+// `FARFIELD_ERR_RANGE` (a requested output overflows, or its largest value underflows below
+// the smallest normal double, at this scale; a position whose fractional coordinate is not
+// representable), `FARFIELD_ERR_ALLOC` (with the byte count).
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; arrays of the sizes above, outputs not overlapping
@@ -499,7 +568,8 @@ int farfield_ewald_execute(farfield_ewald_plan plan,
                            double *energy,
                            double *virial);
 
-// Writes the plan's parameters and the timings of its last execute into `*out`.
+// Writes the plan's parameters (in the box's units) and the timings of its last execute into
+// `*out`, with the tolerance in use and the warnings (`FARFIELD_WARN_TOL_CLAMPED`).
 //
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
 //
@@ -526,15 +596,30 @@ int farfield_fmm_default_opts(struct farfield_fmm_opts *opts);
 //   `FARFIELD_FMM_PERIODIC` (then `box` is required).
 // * `box`: 9 doubles, row `i` = lattice vector `i` (`box[3*i + d]`); only cubic boxes (a
 //   diagonal with equal positive entries) are supported for now. The periodic cell is
-//   `[0, L)³`.
+//   `[0, L)³`. Side range: `2.2250738585072014e-308 ≤ L ≤ 1.7976931348623157e308` (the
+//   normal doubles; a subnormal side → `FARFIELD_ERR_RANGE`). The method works in units of
+//   `L` (the results are scale-covariant: `φ ∝ 1/L`, `E ∝ 1/L²`, `U ∝ 1/L`); at sides where
+//   an output is not representable (fields overflow below `L ≈ 1e-154`, potentials below
+//   ≈ 1e-307; or everything underflows at very large `L`) `farfield_fmm_execute` returns
+//   `FARFIELD_ERR_RANGE`.
 // * `tol`: requested relative accuracy of the potentials and fields (relative l2 norm over
 //   the particles), `0 < tol < 1`; it sets the expansion order unless `opts.order` does.
+//   Orders above `FARFIELD_FMM_MAX_ORDER` (40) are clamped (tol below ≈ 5e-12; flagged in
+//   `farfield_fmm_params.tol_clamped`), so tighter tolerances may not be reached. The order
+//   rule is calibrated on particles spread through the tree boxes; crystal lattices (ions on
+//   box corners, the worst position for the expansions) are served by choosing the tree's
+//   origin (periodic) or root cube (open) off the lattice sites at every execute; periodic
+//   lattices are tested at tol 1e-3 … 1e-12, open ones at 1e-3 … 1e-9 with the automatic
+//   depth (a forced depth with about one ion per leaf can miss the field tolerance there).
 // * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
 // * `opts`: options, or NULL for the defaults.
+//
+// Limits: `opts.order` ≤ 40, `opts.depth` ≤ 20, `opts.nthreads` ≤ `FARFIELD_MAX_THREADS`.
 //
 // Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` NULL, or `box` NULL with periodic
 // boundaries), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)), `FARFIELD_ERR_INVALID_ARG` (unknown
 // boundary, a box entry not finite or a non-positive diagonal, a bad option),
+// `FARFIELD_ERR_RANGE` (a subnormal box side),
 // `FARFIELD_ERR_NOT_SUPPORTED` (a non-cubic box; `backend = CUDA`: "CUDA FMM not available
 // yet").
 //
@@ -551,13 +636,31 @@ int farfield_fmm_makeplan(int boundary,
 // `field[3*i + d]` (`E = −∇φ`) and the energy `*energy = ½ Σ q_i φ_i`; each output may be
 // NULL (not computed/written, except that the potentials are always computed internally).
 //
-// * `n = 0` is a valid no-op (`*energy = 0`; the arrays may be NULL).
-// * Periodic plans fold particles outside `[0, L)³` into the box.
+// * `n = 0` is a valid no-op (`*energy = 0`; the arrays may be NULL); at most `2³² − 1`
+//   particles. Memory: about `64 + 24 (with field)` bytes per particle of work arrays kept
+//   in the plan, plus the tree, lists and expansions (≈ `16 (p+1)(p+2)` bytes per occupied
+//   box); all reserved fallibly. Cost `O(n)` for particles spread through the volume.
+// * Periodic plans fold particles outside `[0, L)³` into the box: any finite coordinate is
+//   accepted; the accuracy contract holds for coordinates within a few `L` of the box (far
+//   outside, folding loses `|x|/L` ulps of the position).
+// * Open plans: the particles' extent (largest coordinate spread) must lie between the
+//   smallest normal double and ≈ 1.8e308 (else `FARFIELD_ERR_RANGE`); the method works in
+//   units of it, so the results are scale-covariant as for periodic plans.
+// * Coincident particles: two distinct particles at the same position (after folding into
+//   the box, for periodic plans: `x` and `x + L` coincide) have an infinite interaction:
+//   `FARFIELD_ERR_INVALID_ARG`, the message naming both indices (the first such pair). The
+//   check costs `O(n log n)` at worst, also when all particles coincide. Distinct particles
+//   closer than `L·2⁻²⁰` share a leaf of the deepest tree: many of them cost `O(m²)`.
+// * A result that is not representable (an overflow to Inf/NaN, or every potential or field
+//   underflowing, because of the scale of the box, the coordinates or the charges) →
+//   `FARFIELD_ERR_RANGE`; nothing is written.
 //
 // Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`,
 // or `xyz`/`q` NULL with `n > 0`), `FARFIELD_ERR_NPOINTS` (`n < 0` or `n ≥ 2³²`),
 // `FARFIELD_ERR_NONFINITE` (a coordinate or charge NaN/Inf; the message names the first
-// index), `FARFIELD_ERR_ALLOC` (the work arrays for `n` particles cannot be allocated).
+// index), `FARFIELD_ERR_INVALID_ARG` (coincident particles, see above),
+// `FARFIELD_ERR_RANGE` (see above), `FARFIELD_ERR_ALLOC` (the work arrays, tree, lists or
+// expansions for `n` particles cannot be allocated; the message gives the byte count).
 //
 // # Safety
 // `plan` from `farfield_fmm_makeplan`; `xyz` with `3n`, `q` with `n`, `phi` with `n`, `field`
@@ -732,15 +835,26 @@ int farfield_poisson_default_opts(struct farfield_poisson_opts *opts);
 //
 // * `method`: `FARFIELD_POISSON_HOCKNEY`, `FARFIELD_POISSON_VICO` or `FARFIELD_POISSON_VICO_DCT`.
 // * `dim`: 2 or 3; only the first `dim` entries of `n` and `h` are read.
-// * `n`: nodes per axis, each ≥ 1 (any size, not only powers of two).
-// * `h`: spacing per axis, finite and > 0 (the caller's length unit).
+// * `n`: nodes per axis, each ≥ 1 and ≤ 1073741823 (`2n_d` fits FFTW's `int`), with
+//   `Π 2n_d ≤ 2⁴⁰` (any sizes, not only powers of two).
+// * `h`: spacing per axis, finite and > 0, any magnitude (subnormal included), with
+//   `h_max/h_min ≤ 1e150` (the caller's length unit).
 // * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-// * `opts`: options, or NULL for the defaults.
+// * `opts`: options, or NULL for the defaults (Vico: `1 < vico_factor ≤ 4`).
+//
+// Vico methods: the kernel precomputation grid `P_d = max(4n_d, ≈1.5 n_d + L/h_d)` (with
+// `L = vico_factor·√(Σ(n_d h_d)²)`) must satisfy `Π P_d ≤ 512 · Π 2n_d`; very flat or
+// anisotropic grids (e.g. `h_y/h_x = 1e-5`) exceed it → `FARFIELD_ERR_RANGE` (use
+// Hockney–Eastwood there). Memory: `farfield_poisson_estimate`. Every limit is checked before
+// anything is allocated; planning time is `O(M log M)` in the grids above.
 //
 // Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`, `n` or `h` NULL), `FARFIELD_ERR_INVALID_ARG`
-// (unknown method, a spacing ≤ 0 or not finite, bad option), `FARFIELD_ERR_DIM` (dim not 2
-// or 3), `FARFIELD_ERR_MODES` (a size ≤ 0 or the grid too large), `FARFIELD_ERR_ALLOC` (the
-// doubled or precomputation grid cannot be allocated), `FARFIELD_ERR_FFT`.
+// (unknown method, a spacing ≤ 0 or not finite, `vico_factor` outside `(1, 4]`, bad option),
+// `FARFIELD_ERR_DIM` (dim not 2 or 3), `FARFIELD_ERR_MODES` (a size ≤ 0), `FARFIELD_ERR_RANGE`
+// (a size, the doubled grid, the anisotropy or the Vico precomputation grid beyond the limits
+// above; the message states the value and the limit), `FARFIELD_ERR_ALLOC` (a grid, or 32 MiB
+// of headroom probed before each FFTW planner call, cannot be allocated; the message gives
+// the bytes), `FARFIELD_ERR_FFT`.
 //
 // # Safety
 // `n` and `h` must point to `dim` readable values; `plan` to a writable handle; `opts` NULL
@@ -752,6 +866,35 @@ int farfield_poisson_makeplan(int method,
                               farfield_poisson_plan *plan,
                               const struct farfield_poisson_opts *opts);
 
+// Memory a plan for these arguments would use, without allocating anything: derived from
+// the same grids `farfield_poisson_makeplan` builds, and failing with the same status where
+// makeplan fails on a limit (same arguments and rules as makeplan).
+//
+// Outputs (each may be NULL; written only on success):
+// * `precompute`: 3 values, the Vico precomputation FFT grid `P_d` per axis (1 for an unused
+//   axis; zeros for Hockney–Eastwood). `FARFIELD_POISSON_VICO_DCT` uses `P_d/2 + 1` points.
+// * `plan_bytes`: bytes the plan holds (`8·Π 2n_d + 24·(n_x+1)·Π_{d>0} 2n_d`).
+// * `field_bytes`: bytes added on the first execute with `efield` (`16·(n_x+1)·Π_{d>0} 2n_d
+//   + 8·dim·Π n_d`).
+// * `peak_bytes`: peak during makeplan, `plan_bytes` plus the precomputation grids (Vico:
+//   `8·Π P_d + 16·(P_x/2+1)·Π_{d>0} P_d`; Vico-DCT: `8·Π (P_d/2+1)`), not counting FFTW's
+//   small tables or the transient 32 MiB headroom probe.
+//
+// Returns 0 or the makeplan statuses except `FARFIELD_ERR_ALLOC` and `FARFIELD_ERR_FFT`.
+//
+// # Safety
+// `n` and `h` must point to `dim` readable values; `opts` NULL or valid; each output NULL or
+// writable (`precompute`: 3 values).
+int farfield_poisson_estimate(int method,
+                              int dim,
+                              const int64_t *n,
+                              const double *h,
+                              const struct farfield_poisson_opts *opts,
+                              int64_t *precompute,
+                              int64_t *plan_bytes,
+                              int64_t *field_bytes,
+                              int64_t *peak_bytes);
+
 // Solves `∇²φ = −ρ` for one right-hand side with a plan (any number of times).
 //
 // * `rho`: source at the nodes, `npts = Π n_d` values, x fastest.
@@ -761,9 +904,19 @@ int farfield_poisson_makeplan(int method,
 //   `e(nx, ny, nz, 3)`). Spectral differentiation on the doubled grid.
 // * `energy`: NULL, or output `U = ½ Σ ρ_i φ_i · Π h_d` (≈ ½∫ρφ).
 //
+// Scale: any finite `rho` and spacings work when the requested outputs are representable (the
+// solve is normalised and rescaled exactly by powers of two). Each requested output (`phi`,
+// `efield`, `energy`) whose largest magnitude would overflow, or underflow below `2.2e-308`
+// while not zero, gives `FARFIELD_ERR_RANGE` (pass `energy = NULL` when only φ is needed:
+// `U ∝ ρ²h^{dim+2}` leaves double range first). No output is ever NaN/Inf with status 0.
+//
 // Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`,
 // `rho` or `phi` NULL), `FARFIELD_ERR_NONFINITE` (with `opts.check_input`: a NaN/Inf in
-// `rho`, the message names the first index), `FARFIELD_ERR_ALLOC` (field buffer on first use).
+// `rho`, the message names the first index), `FARFIELD_ERR_RANGE` (an output out of double
+// range as above, or not finite because `rho` holds NaN/Inf with `check_input` off),
+// `FARFIELD_ERR_ALLOC` (on the first execute with `efield`: the field buffers,
+// `16·(n_x+1)·Π_{d>0} 2n_d + 8·dim·Π n_d` bytes; on any execute: the 32 MiB FFTW headroom
+// probe). The plan stays usable after any error.
 //
 // # Safety
 // `plan` from `farfield_poisson_makeplan`; arrays of the sizes above; `phi`/`efield` must

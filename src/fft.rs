@@ -278,7 +278,7 @@ pub fn half_len(dims: &[usize]) -> usize {
 /// [`Error::Alloc`] instead of letting FFTW abort. It is a headroom check, not a guarantee
 /// (another thread may take the memory in between), but it turns the common case of an
 /// address-space or memory limit reached by a large grid into a status.
-fn fftw_headroom(bytes: usize, what: &str) -> Result<()> {
+pub(crate) fn fftw_headroom(bytes: usize, what: &str) -> Result<()> {
     // SAFETY: malloc/free of a plain block; the block is never touched. black_box keeps the
     // compiler from eliding the unused malloc/free pair (LLVM removes such pairs).
     let p = std::hint::black_box(unsafe { libc::malloc(bytes.max(1)) });

@@ -2,6 +2,7 @@
 //! status 1, never with an abort ("memory allocation of N bytes failed"), a crash or a hang
 //! (issue 10, class 2: the CLI included).
 
+#[allow(dead_code)] // last_json is for the other test files
 mod common;
 use common::farfield;
 use std::time::{Duration, Instant};

@@ -17,7 +17,7 @@
 
 use super::box_::PeriodicBox;
 use super::influence::{add_virial, influence, mode_of};
-use crate::error::{try_grow, try_vec, Result};
+use crate::error::{try_grow, Result};
 use crate::fft::{AlignedVec, FftPlan, Sign};
 use crate::kernel::gaussian::GaussParams;
 use crate::kernel::Kernel;
@@ -47,9 +47,6 @@ impl Spectral {
     pub fn new(bx: &PeriodicBox, xi: f64, nf: [usize; 3], p: usize, tau: f64, fftw: u32, nthreads: usize) -> Result<Self> {
         let kernel = Kernel::Gaussian(GaussParams { w: p, tau });
         let n = nf[0] * nf[1] * nf[2];
-        // headroom probe: FFTW aborts when its own allocations fail, so reserve (and release)
-        // as much again as the grids before planning
-        drop(try_vec::<Complex64>(2 * n + n / 2, "spectral Ewald grids (allocation probe)")?);
         let spreader = Spreader::<f64>::new(3, &nf, &kernel, SpreadOpts { max_subprob_size: 0 })?;
         let mut g1 = AlignedVec::<Complex64>::zeroed(n, "spectral Ewald grid")?;
         let g2 = AlignedVec::<Complex64>::zeroed(n, "spectral Ewald grid")?;

@@ -13,7 +13,7 @@
 
 use super::box_::PeriodicBox;
 use super::influence::{add_virial, influence, mode_of};
-use crate::error::{try_grow, try_vec, Result};
+use crate::error::{try_grow, Result};
 use crate::fft::{half_len, AlignedVec, FftPlan};
 use crate::kernel::bspline::BSplineParams;
 use crate::spread::{SpreadOpts, Spreader};
@@ -39,9 +39,6 @@ impl Spme {
     /// Plans grids `nf` (each even, ≥ 2·order) and B-splines of order `order`.
     pub fn new(bx: &PeriodicBox, xi: f64, nf: [usize; 3], order: usize, fftw: u32, nthreads: usize) -> Result<Self> {
         let n = nf[0] * nf[1] * nf[2];
-        // headroom probe: FFTW aborts when its own allocations fail, so reserve (and release)
-        // as much again as the grids before planning
-        drop(try_vec::<f64>(2 * n + 2 * half_len(&nf), "SPME grids (allocation probe)")?);
         let spreader = Spreader::<f64>::new_bspline(3, &nf, &BSplineParams { order }, SpreadOpts { max_subprob_size: 0 })?;
         let mut rgrid = AlignedVec::<f64>::zeroed(n, "SPME real grid")?;
         let mut spec = AlignedVec::<Complex64>::zeroed(half_len(&nf), "SPME spectrum")?;

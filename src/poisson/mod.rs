@@ -221,28 +221,12 @@ pub const MAX_PRECOMPUTE_RATIO: usize = 512;
 /// Largest doubled grid `Π 2n_d` (= [`crate::error::MAX_ELEMENTS`], 2⁴⁰ points: 8 TiB per
 /// real buffer); each `2n_d` must also fit FFTW's `int` (`≤ 2³¹ − 1`).
 pub const MAX_GRID_POINTS: usize = MAX_ELEMENTS;
-/// Address space probed (allocated and freed) right before every FFTW planner call and at the
-/// start of every execute: 32 MiB. FFTW aborts the process when its own `malloc` fails; its
-/// planner and buffered solvers allocate far less than this for the grid sizes allowed here
-/// (twiddle tables and a few 1D lines), so the probe turns an imminent FFTW abort into
-/// [`Error::Alloc`].
+/// Address space probed (allocated and freed, [`crate::fft::fftw_headroom`]) at the start of
+/// every execute: 32 MiB. FFTW aborts the process when its own `malloc` fails, and its buffered
+/// solvers allocate while they run (a few 1D lines and scratch, far less than this for the
+/// grid sizes allowed here), so the probe turns an imminent FFTW abort into [`Error::Alloc`].
+/// (Plans are probed by [`crate::fft::FftPlan`] itself.)
 pub const FFTW_HEADROOM_BYTES: usize = 32 << 20;
-
-/// Checks that [`FFTW_HEADROOM_BYTES`] of address space can still be allocated (and frees it).
-pub(crate) fn fftw_headroom(what: &str) -> Result<()> {
-    // SAFETY: plain malloc/free of a block we do not touch. black_box: the optimiser may
-    // otherwise remove an unused malloc/free pair (it did: the probe never failed).
-    let p = std::hint::black_box(unsafe { libc::malloc(FFTW_HEADROOM_BYTES) });
-    if p.is_null() {
-        return Err(Error::Alloc(format!(
-            "could not reserve {FFTW_HEADROOM_BYTES} bytes of headroom for FFTW before {what} \
-             (FFTW aborts when its own allocation fails)"
-        )));
-    }
-    // SAFETY: allocated just above.
-    unsafe { libc::free(p) };
-    Ok(())
-}
 
 /// Memory of a Poisson plan, derived from the grids the plan builds (no allocation).
 /// See [`PoissonPlan::estimate`].
@@ -393,9 +377,7 @@ impl PoissonPlan {
         let mut work_r = AlignedVec::<f64>::zeroed(m2, "Poisson doubled grid")?;
         let mut work_c = AlignedVec::<Complex64>::zeroed(half_len(geom.dims2()), "Poisson doubled-grid spectrum")?;
         let mut green_hat = AlignedVec::<f64>::zeroed(work_c.len(), "Poisson kernel spectrum")?;
-        fftw_headroom("planning the Poisson transforms")?;
         let fwd = FftPlan::r2c(geom.dims2(), &mut work_r, &mut work_c, opts.fftw_flags, nthreads)?;
-        fftw_headroom("planning the Poisson transforms")?;
         let bwd = FftPlan::c2r(geom.dims2(), &mut work_c, &mut work_r, opts.fftw_flags, nthreads)?;
         let t_fft = t0.elapsed();
 
@@ -548,7 +530,7 @@ impl PoissonPlan {
         if efield.is_some() && self.field_scratch.is_none() {
             self.field_scratch = Some(try_zeroed_vec(g.dim * npts, "Poisson field scratch")?);
         }
-        fftw_headroom("the Poisson transforms")?;
+        crate::fft::fftw_headroom(FFTW_HEADROOM_BYTES, "the Poisson transforms")?;
 
         // ρ̃ = ρ·2^{-j} with max|ρ̃| in [1, 2) (exact; j = 0 for ρ = 0 or non-finite ρ).
         let rmax = rho.iter().fold(0f64, |a, &v| a.max(v.abs()));

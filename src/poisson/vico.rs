@@ -113,7 +113,6 @@ pub(crate) fn kernel_table(g: &Geom, l: f64, p: [usize; 3], nthreads: usize, exe
     let mut spec = AlignedVec::<Complex64>::zeroed(half_len(dims), "Vico 4n-grid spectrum")?;
     let mut real = AlignedVec::<f64>::zeroed(total, "Vico 4n grid")?;
     let bytes = 8 * real.len() + 16 * spec.len();
-    super::fftw_headroom("the Vico precomputation transform")?;
     let plan = FftPlan::c2r(dims, &mut spec, &mut real, FFTW_ESTIMATE, nthreads)?;
     let hx = p[0] / 2 + 1;
     let dk = [0, 1, 2].map(|d| 2.0 * PI / (p[d] as f64 * g.h[d]));

@@ -29,7 +29,6 @@ pub(crate) fn kernel_table(g: &Geom, l: f64, p: [usize; 3], nthreads: usize, exe
     })?;
     let mut buf = AlignedVec::<f64>::zeroed(total, "Vico DCT grid")?;
     let bytes = 8 * buf.len();
-    super::fftw_headroom("the Vico-DCT precomputation transform")?;
     let plan = FftPlan::dct1_inplace(dims, &mut buf, FFTW_ESTIMATE, nthreads)?;
     let dk = [0, 1, 2].map(|d| 2.0 * PI / (p[d] as f64 * g.h[d]));
     let dim = g.dim;
