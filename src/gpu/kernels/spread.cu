@@ -68,8 +68,6 @@ __device__ __forceinline__ float ff_exp(float x) { return expf(x); }
 __device__ __forceinline__ double ff_exp(double x) { return exp(x); }
 __device__ __forceinline__ float ff_ceil(float x) { return ceilf(x); }
 __device__ __forceinline__ double ff_ceil(double x) { return ceil(x); }
-__device__ __forceinline__ float ff_floor(float x) { return floorf(x); }
-__device__ __forceinline__ double ff_floor(double x) { return floor(x); }
 __device__ __forceinline__ int ff_imin(int a, int b) { return a < b ? a : b; }
 __device__ __forceinline__ unsigned ff_global_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
@@ -141,7 +139,26 @@ template <int DIM> __device__ __forceinline__ int ff_wy(int w) { return DIM > 1 
 template <int DIM> __device__ __forceinline__ int ff_wz(int w) { return DIM > 2 ? w : 1; }
 
 // ---------------------------------------------------------------------------------------------
-// Folding: g = frac(x/2π)·nf (as src/spread/mod.rs `fold`).
+// Folding: g = frac(x/2π)·nf, as src/spread/mod.rs `fold`: the reduction mod 2π is done in
+// double precision whatever T is (`reduce_2pi`: x·(1/2π) for |x| ≤ 64, else a two-term
+// Cody–Waite 2π with fused multiply-adds), and only the grid coordinate is rounded to T, so
+// the CPU and the GPU fold every coordinate of either precision to the same value.
+__device__ __forceinline__ double ff_reduce_2pi(double x) {
+    const double two_pi_hi = 6.283185307179586, two_pi_lo = 2.4492935982947064e-16;
+    const double inv = 1.0 / two_pi_hi;
+    double u;
+    if (fabs(x) <= 64.0) {
+        u = x * inv;
+    } else {
+        const double q = round(x * inv);
+        double r = fma(-q, two_pi_hi, x);
+        r = fma(-q, two_pi_lo, r);
+        u = r * inv;
+    }
+    const double f = u - floor(u);
+    return f >= 1.0 ? 0.0 : f;
+}
+
 template <typename T>
 __device__ void ff_fold(FfGeom geo, const T* x, const T* y, const T* z, T* gx, T* gy, T* gz, int M) {
     const int j = ff_global_id();
@@ -149,10 +166,9 @@ __device__ void ff_fold(FfGeom geo, const T* x, const T* y, const T* z, T* gx, T
     const T* in[3] = {x, y, z};
     T* out[3] = {gx, gy, gz};
     for (int d = 0; d < geo.dim; ++d) {
-        const T u = in[d][j] * (T)0.15915494309189535;
         const T nfd = (T)geo.nf[d];
-        T g = (u - ff_floor(u)) * nfd;
-        if (g >= nfd) g = g - nfd;
+        T g = (T)(ff_reduce_2pi((double)in[d][j]) * (double)geo.nf[d]);
+        if (g >= nfd) g = (T)0;  // rounding to T may give nf itself
         out[d][j] = g;
     }
 }
