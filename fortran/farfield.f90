@@ -76,7 +76,7 @@ module farfield
   integer(c_int), parameter, public :: FARFIELD_EWALD_DIRECT = 2
   !> Largest npairs of farfield_ewald_set_exclusions (2^40).
   integer(c_int64_t), parameter, public :: FARFIELD_EWALD_MAX_EXCLUSIONS = 1099511627776_c_int64_t
-  !> Warning bit of farfield_ewald_params%warnings: overrides keep est_rel_err above tol_used.
+  !> Warning bit of farfield_ewald_get_warnings: overrides keep est_rel_err above tol_used.
   integer(c_int32_t), parameter, public :: FARFIELD_EWALD_WARN_TOL_NOT_MET = 2
 
   ! ---- FMM boundaries (argument `boundary` of farfield_fmm_makeplan) and backends ------------
@@ -152,8 +152,6 @@ module farfield
      real(c_double)     :: est_rel_err       !< estimated relative RMS force error
      real(c_double)     :: real_s            !< seconds in real space (last execute)
      real(c_double)     :: kspace_s          !< seconds in k space (last execute)
-     real(c_double)     :: tol_used          !< tolerance in use (raised to the method's limit)
-     integer(c_int32_t) :: warnings          !< bit set: FARFIELD_WARN_TOL_CLAMPED
   end type farfield_ewald_params
 
   !> Options of an FMM plan (C: farfield_fmm_opts). Get defaults with farfield_fmm_default_opts.
@@ -197,6 +195,7 @@ module farfield
   public :: farfield_poisson_destroy
   public :: farfield_ewald_default_opts, farfield_ewald_makeplan, farfield_ewald_set_box
   public :: farfield_ewald_set_exclusions, farfield_ewald_execute, farfield_ewald_get_params
+  public :: farfield_ewald_get_warnings
   public :: farfield_ewald_destroy
   public :: farfield_fmm_default_opts, farfield_fmm_makeplan, farfield_fmm_execute
   public :: farfield_fmm_get_params, farfield_fmm_destroy
@@ -450,6 +449,17 @@ module farfield
        type(farfield_ewald_params), intent(out) :: out
        integer(c_int) :: ier
      end function farfield_ewald_get_params
+
+     !> int farfield_ewald_get_warnings(plan, double *tol_used, int *warnings): the tolerance in
+     !> use and the warning bits (FARFIELD_WARN_TOL_CLAMPED, FARFIELD_EWALD_WARN_TOL_NOT_MET).
+     function farfield_ewald_get_warnings(plan, tol_used, warnings) result(ier) &
+          bind(c, name="farfield_ewald_get_warnings")
+       import :: c_int, c_ptr, c_double
+       type(c_ptr), value :: plan
+       real(c_double), intent(out) :: tol_used
+       integer(c_int), intent(out) :: warnings
+       integer(c_int) :: ier
+     end function farfield_ewald_get_warnings
 
      !> int farfield_ewald_destroy(plan); c_null_ptr is fine.
      function farfield_ewald_destroy(plan) result(ier) bind(c, name="farfield_ewald_destroy")

@@ -35,7 +35,7 @@ typedef float _Complex farfield_complexf;
 // Classic Ewald sum with an explicit k-space sum, `O(N^{3/2})` (reference). `method` value.
 #define FARFIELD_EWALD_DIRECT 2
 
-// Warning bit of `farfield_ewald_params.warnings`: the caller's overrides (`opts.order_or_support`,
+// Warning bit of `farfield_ewald_get_warnings`: the caller's overrides (`opts.order_or_support`,
 // `opts.grid`, `opts.xi`, `opts.rc`) keep the estimated error `est_rel_err` above `tol_used`.
 #define FARFIELD_EWALD_WARN_TOL_NOT_MET 2
 
@@ -292,13 +292,6 @@ typedef struct farfield_ewald_params {
   double real_s;
   // Seconds in the k-space part during the last execute.
   double kspace_s;
-  // Tolerance in use: the request, raised to the method's limit (1e-12 for spectral Ewald
-  // and SPME, 1e-14 for the direct sum) when below it. Appended in 0.x (issue 10).
-  double tol_used;
-  // Bit set of warnings: `FARFIELD_WARN_TOL_CLAMPED` (the tolerance was raised to
-  // `tol_used`), `FARFIELD_EWALD_WARN_TOL_NOT_MET` (the overrides in `opts` keep the
-  // estimated error `est_rel_err` above `tol_used`). Appended in 0.x (issue 10).
-  int32_t warnings;
 } farfield_ewald_params;
 
 // Options of an FMM plan (plain old data; fields are only ever appended). Fill with
@@ -479,7 +472,7 @@ int farfield_ewald_default_opts(struct farfield_ewald_opts *opts);
 // * `tol`: requested relative RMS force accuracy, `0 < tol < 1` (measured errors on molecular
 //   systems come out 5–20× smaller; see `crate::ewald::params`). Below what the method reaches
 //   in double precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
-//   and `FARFIELD_WARN_TOL_CLAMPED` is set in `farfield_ewald_params.warnings` (`tol_used`).
+//   and `FARFIELD_WARN_TOL_CLAMPED` is reported by `farfield_ewald_get_warnings` (with `tol_used`).
 // * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
 // * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units.
 //
@@ -569,13 +562,27 @@ int farfield_ewald_execute(farfield_ewald_plan plan,
                            double *virial);
 
 // Writes the plan's parameters (in the box's units) and the timings of its last execute into
-// `*out`, with the tolerance in use and the warnings (`FARFIELD_WARN_TOL_CLAMPED`).
+// `*out` (the tolerance in use and the warnings: `farfield_ewald_get_warnings`).
 //
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; `out` writable.
 int farfield_ewald_get_params(farfield_ewald_plan plan, struct farfield_ewald_params *out);
+
+// Writes the tolerance a plan works to and its warnings: `*tol_used` is the request, raised
+// to the method's limit (1e-12 for spectral Ewald and SPME, 1e-14 for the classic sum) when
+// below it; `*warnings` is a bit set of `FARFIELD_WARN_TOL_CLAMPED` (the tolerance was raised
+// to `tol_used`) and `FARFIELD_EWALD_WARN_TOL_NOT_MET` (the overrides in `opts` keep the
+// estimated error `est_rel_err` of `farfield_ewald_get_params` above `tol_used`). Either
+// pointer may be NULL. (A call of its own, not fields appended to `farfield_ewald_params`,
+// whose size binaries built against an older header have fixed.)
+//
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`).
+//
+// # Safety
+// `plan` from `farfield_ewald_makeplan`; `tol_used` and `warnings` NULL or writable.
+int farfield_ewald_get_warnings(farfield_ewald_plan plan, double *tol_used, int *warnings);
 
 // Destroys a plan and frees its memory. NULL is fine (returns 0).
 //

@@ -55,7 +55,7 @@ void farfield_test_ewald_opts_layout(int64_t out[8]) {
 }
 
 /* out[0] = sizeof, out[1..10] = offsets. */
-void farfield_test_ewald_params_layout(int64_t out[13]) {
+void farfield_test_ewald_params_layout(int64_t out[11]) {
     out[0] = (int64_t)sizeof(farfield_ewald_params);
     out[1] = (int64_t)offsetof(farfield_ewald_params, xi);
     out[2] = (int64_t)offsetof(farfield_ewald_params, rc);
@@ -67,8 +67,6 @@ void farfield_test_ewald_params_layout(int64_t out[13]) {
     out[8] = (int64_t)offsetof(farfield_ewald_params, est_rel_err);
     out[9] = (int64_t)offsetof(farfield_ewald_params, real_s);
     out[10] = (int64_t)offsetof(farfield_ewald_params, kspace_s);
-    out[11] = (int64_t)offsetof(farfield_ewald_params, tol_used);
-    out[12] = (int64_t)offsetof(farfield_ewald_params, warnings);
 }
 
 /* out[0] = sizeof, out[1..5] = offsets. */

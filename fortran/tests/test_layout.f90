@@ -28,7 +28,7 @@ program test_layout
      end subroutine farfield_test_ewald_opts_layout
      subroutine farfield_test_ewald_params_layout(out) bind(c, name="farfield_test_ewald_params_layout")
        import :: c_int64_t
-       integer(c_int64_t), intent(out) :: out(13)
+       integer(c_int64_t), intent(out) :: out(11)
      end subroutine farfield_test_ewald_params_layout
      subroutine farfield_test_fmm_opts_layout(out) bind(c, name="farfield_test_fmm_opts_layout")
        import :: c_int64_t
@@ -45,7 +45,7 @@ program test_layout
   integer(c_int64_t), parameter :: info_abi(9) = [64, 0, 24, 28, 32, 40, 48, 56, 60]
   integer(c_int64_t), parameter :: poisson_abi(6) = [24, 0, 4, 8, 12, 16]
   integer(c_int64_t), parameter :: ewo_abi(8) = [56, 0, 4, 8, 12, 16, 24, 32]
-  integer(c_int64_t), parameter :: ewp_abi(13) = [104, 0, 8, 16, 40, 44, 48, 56, 64, 72, 80, 88, 96]
+  integer(c_int64_t), parameter :: ewp_abi(11) = [88, 0, 8, 16, 40, 44, 48, 56, 64, 72, 80]
   integer(c_int64_t), parameter :: fmo_abi(6) = [20, 0, 4, 8, 12, 16]
   integer(c_int64_t), parameter :: fmp_abi(17) = [112, 0, 4, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 108]
 
@@ -57,7 +57,7 @@ program test_layout
   type(farfield_ewald_params), target :: ewp
   type(farfield_fmm_opts), target :: fmo
   type(farfield_fmm_params), target :: fmp
-  integer(c_int64_t) :: fewo(8), cewo(8), fewp(13), cewp(13), ffmo(6), cfmo(6), ffmp(17), cfmp(17)
+  integer(c_int64_t) :: fewo(8), cewo(8), fewp(11), cewp(11), ffmo(6), cfmo(6), ffmp(17), cfmp(17)
   integer :: failures = 0, i
 
   fo(1) = c_sizeof(o)
@@ -110,8 +110,6 @@ program test_layout
   fewp(9) = off(c_loc(ewp%est_rel_err), c_loc(ewp))
   fewp(10) = off(c_loc(ewp%real_s), c_loc(ewp))
   fewp(11) = off(c_loc(ewp%kspace_s), c_loc(ewp))
-  fewp(12) = off(c_loc(ewp%tol_used), c_loc(ewp))
-  fewp(13) = off(c_loc(ewp%warnings), c_loc(ewp))
 
   ffmo(1) = c_sizeof(fmo)
   ffmo(2) = off(c_loc(fmo%nthreads), c_loc(fmo))
@@ -167,8 +165,8 @@ program test_layout
   call expect(c_sizeof(inf%nf) == 24, 'sizeof(info%nf)', 0)
   write (*, '(a, 8i4)') 'ewald opts Fortran: ', fewo
   write (*, '(a, 8i4)') 'ewald opts C:       ', cewo
-  write (*, '(a, 13i4)') 'ewald params Fortran: ', fewp
-  write (*, '(a, 13i4)') 'ewald params C:       ', cewp
+  write (*, '(a, 11i4)') 'ewald params Fortran: ', fewp
+  write (*, '(a, 11i4)') 'ewald params C:       ', cewp
   write (*, '(a, 6i4)') 'fmm opts Fortran: ', ffmo
   write (*, '(a, 6i4)') 'fmm opts C:       ', cfmo
   write (*, '(a, 17i4)') 'fmm params Fortran: ', ffmp
@@ -177,7 +175,7 @@ program test_layout
      call expect(fewo(i) == ewo_abi(i), 'ewald opts layout (Fortran) vs frozen ABI', i)
      call expect(cewo(i) == ewo_abi(i), 'ewald opts layout (C) vs frozen ABI', i)
   end do
-  do i = 1, 13
+  do i = 1, 11
      call expect(fewp(i) == ewp_abi(i), 'ewald params layout (Fortran) vs frozen ABI', i)
      call expect(cewp(i) == ewp_abi(i), 'ewald params layout (C) vs frozen ABI', i)
   end do

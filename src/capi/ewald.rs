@@ -27,7 +27,7 @@
 //! * grids (spectral Ewald, SPME): at most 65536 per axis and 2^33 points; the direct sum: at
 //!   most 2^26 wave vectors and |m_d| ≤ 2^20 (`FARFIELD_ERR_RANGE`, with the size needed);
 //! * `n_max` ≤ 2^32 − 2; `tol` below 1e-12 (spectral Ewald, SPME) or 1e-14 (direct) is raised
-//!   to that with `FARFIELD_WARN_TOL_CLAMPED` in `farfield_ewald_params.warnings`;
+//!   to that with `FARFIELD_WARN_TOL_CLAMPED` from `farfield_ewald_get_warnings`;
 //! * coincident charges: two distinct charges closer than 2^-40 (≈ 9.1e-13) of the largest
 //!   cell length have an infinite interaction energy: `farfield_ewald_execute` fails with
 //!   `FARFIELD_ERR_INVALID_ARG` naming both, unless the pair is excluded (then its whole
@@ -99,16 +99,9 @@ pub struct farfield_ewald_params {
     pub real_s: f64,
     /// Seconds in the k-space part during the last execute.
     pub kspace_s: f64,
-    /// Tolerance in use: the request, raised to the method's limit (1e-12 for spectral Ewald
-    /// and SPME, 1e-14 for the direct sum) when below it. Appended in 0.x (issue 10).
-    pub tol_used: f64,
-    /// Bit set of warnings: `FARFIELD_WARN_TOL_CLAMPED` (the tolerance was raised to
-    /// `tol_used`), `FARFIELD_EWALD_WARN_TOL_NOT_MET` (the overrides in `opts` keep the
-    /// estimated error `est_rel_err` above `tol_used`). Appended in 0.x (issue 10).
-    pub warnings: i32,
 }
 
-/// Warning bit of `farfield_ewald_params.warnings`: the caller's overrides (`opts.order_or_support`,
+/// Warning bit of `farfield_ewald_get_warnings`: the caller's overrides (`opts.order_or_support`,
 /// `opts.grid`, `opts.xi`, `opts.rc`) keep the estimated error `est_rel_err` above `tol_used`.
 pub const FARFIELD_EWALD_WARN_TOL_NOT_MET: i32 = 2;
 
@@ -208,7 +201,7 @@ unsafe fn read_box(b: *const f64) -> Result<[f64; 9]> {
 /// * `tol`: requested relative RMS force accuracy, `0 < tol < 1` (measured errors on molecular
 ///   systems come out 5–20× smaller; see `crate::ewald::params`). Below what the method reaches
 ///   in double precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
-///   and `FARFIELD_WARN_TOL_CLAMPED` is set in `farfield_ewald_params.warnings` (`tol_used`).
+///   and `FARFIELD_WARN_TOL_CLAMPED` is reported by `farfield_ewald_get_warnings` (with `tol_used`).
 /// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
 /// * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units.
 ///
@@ -374,7 +367,7 @@ pub unsafe extern "C" fn farfield_ewald_execute(
 }
 
 /// Writes the plan's parameters (in the box's units) and the timings of its last execute into
-/// `*out`, with the tolerance in use and the warnings (`FARFIELD_WARN_TOL_CLAMPED`).
+/// `*out` (the tolerance in use and the warnings: `farfield_ewald_get_warnings`).
 ///
 /// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
 ///
@@ -402,9 +395,35 @@ pub unsafe extern "C" fn farfield_ewald_get_params(plan: farfield_ewald_plan, ou
             est_rel_err: e.est_rel_err,
             real_s: e.real_s,
             kspace_s: e.kspace_s,
-            tol_used: e.tol_used,
-            warnings: e.warnings,
         });
+        Ok(())
+    })
+}
+
+/// Writes the tolerance a plan works to and its warnings: `*tol_used` is the request, raised
+/// to the method's limit (1e-12 for spectral Ewald and SPME, 1e-14 for the classic sum) when
+/// below it; `*warnings` is a bit set of `FARFIELD_WARN_TOL_CLAMPED` (the tolerance was raised
+/// to `tol_used`) and `FARFIELD_EWALD_WARN_TOL_NOT_MET` (the overrides in `opts` keep the
+/// estimated error `est_rel_err` of `farfield_ewald_get_params` above `tol_used`). Either
+/// pointer may be NULL. (A call of its own, not fields appended to `farfield_ewald_params`,
+/// whose size binaries built against an older header have fixed.)
+///
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`).
+///
+/// # Safety
+/// `plan` from `farfield_ewald_makeplan`; `tol_used` and `warnings` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_get_warnings(plan: farfield_ewald_plan, tol_used: *mut f64, warnings: *mut c_int) -> c_int {
+    guard(|| {
+        let p = plan_ref(plan)?;
+        let p = p.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let e = p.params();
+        if !tol_used.is_null() {
+            tol_used.write(e.tol_used);
+        }
+        if !warnings.is_null() {
+            warnings.write(e.warnings);
+        }
         Ok(())
     })
 }
@@ -440,11 +459,9 @@ mod tests {
         assert_eq!(std::mem::size_of::<farfield_ewald_opts>(), 56);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, xi), 16);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, grid), 32);
-        assert_eq!(std::mem::size_of::<farfield_ewald_params>(), 104);
+        assert_eq!(std::mem::size_of::<farfield_ewald_params>(), 88);
         assert_eq!(std::mem::offset_of!(farfield_ewald_params, eta), 48);
         assert_eq!(std::mem::offset_of!(farfield_ewald_params, kspace_s), 80);
-        assert_eq!(std::mem::offset_of!(farfield_ewald_params, tol_used), 88);
-        assert_eq!(std::mem::offset_of!(farfield_ewald_params, warnings), 96);
         let mut o = farfield_ewald_opts { nthreads: 9, debug: 9, fftw: 9, order_or_support: 9, xi: 9.0, rc: 9.0, grid: [9; 3] };
         assert_eq!(unsafe { farfield_ewald_default_opts(&mut o) }, 0);
         assert_eq!(o, default_opts());
@@ -701,6 +718,13 @@ mod tests {
         }
     }
 
+    fn warnings_of(p: farfield_ewald_plan) -> (f64, i32) {
+        let (mut t, mut w) = (0.0, -1);
+        assert_eq!(unsafe { farfield_ewald_get_warnings(p, &mut t, &mut w) }, 0);
+        assert_eq!(unsafe { farfield_ewald_get_warnings(p, std::ptr::null_mut(), std::ptr::null_mut()) }, 0);
+        (t, w)
+    }
+
     #[test]
     fn former_hangs_return_promptly() {
         let t = std::time::Instant::now();
@@ -714,8 +738,9 @@ mod tests {
                 assert_eq!(s, 0, "{}", msg());
                 let mut prm = farfield_ewald_params::default();
                 unsafe { farfield_ewald_get_params(p, &mut prm) };
-                assert_eq!(prm.warnings, crate::nufft::options::FARFIELD_WARN_TOL_CLAMPED);
-                assert_eq!(prm.tol_used, 1e-12);
+                let (tol_used, warnings) = warnings_of(p);
+                assert_eq!(warnings, crate::nufft::options::FARFIELD_WARN_TOL_CLAMPED);
+                assert_eq!(tol_used, 1e-12);
                 assert!(prm.grid.iter().all(|&g| g <= 256), "{prm:?}");
                 assert!(prm.est_rel_err <= 1.01e-12, "{prm:?}");
                 unsafe { farfield_ewald_destroy(p) };
@@ -728,7 +753,7 @@ mod tests {
         assert_eq!(s, 0);
         let mut prm = farfield_ewald_params::default();
         unsafe { farfield_ewald_get_params(p, &mut prm) };
-        assert_eq!(prm.warnings, FARFIELD_EWALD_WARN_TOL_NOT_MET, "{prm:?}");
+        assert_eq!(warnings_of(p).1, FARFIELD_EWALD_WARN_TOL_NOT_MET, "{prm:?}");
         assert!(prm.est_rel_err > 1e-10);
         unsafe { farfield_ewald_destroy(p) };
         let mut ox = o;
