@@ -28,19 +28,8 @@ static int nufft_alloc_message_has_bytes(void) {
 
 static int nufft_alloc_makeplan(void *p) {
     const nufft_alloc_plan_arg *a = (const nufft_alloc_plan_arg *)p;
-    farfield_nufft_opts o;
-    farfield_nufft_default_opts(&o);
-    o.nthreads = 1;
     for (int type = 1; type <= 2; type++) {
-        if (a->single) {
-            farfield_nufftf_plan q = NULL;
-            EXPECT_STATUS(farfield_nufftf_makeplan(type, a->dim, a->n, 1, 1, 1e-4f, &q, &o), FARFIELD_ERR_ALLOC);
-            EXPECT(q == NULL);
-        } else {
-            farfield_nufft_plan q = NULL;
-            EXPECT_STATUS(farfield_nufft_makeplan(type, a->dim, a->n, 1, 1, 1e-6, &q, &o), FARFIELD_ERR_ALLOC);
-            EXPECT(q == NULL);
-        }
+        ff_expect_nufft_makeplan(a->single, type, a->dim, a->n, 1e-6, 1e-4f, FARFIELD_ERR_ALLOC);
         EXPECT(nufft_alloc_message_has_bytes());
     }
     return ff_failures;

@@ -21,19 +21,7 @@ typedef struct {
 /* makeplan with mode counts beyond the limits: FARFIELD_ERR_MODES, at once, naming the limit. */
 static int nufft_hang_makeplan(void *p) {
     nufft_hang_arg *a = (nufft_hang_arg *)p;
-    int type = a->type;
-    farfield_nufft_opts o;
-    farfield_nufft_default_opts(&o);
-    o.nthreads = 1;
-    if (a->single) {
-        farfield_nufftf_plan q = NULL;
-        EXPECT_STATUS(farfield_nufftf_makeplan(type, a->dim, a->n, 1, 1, 1e-3f, &q, &o), FARFIELD_ERR_MODES);
-        EXPECT(q == NULL);
-    } else {
-        farfield_nufft_plan q = NULL;
-        EXPECT_STATUS(farfield_nufft_makeplan(type, a->dim, a->n, 1, 1, 1e-6, &q, &o), FARFIELD_ERR_MODES);
-        EXPECT(q == NULL);
-    }
+    ff_expect_nufft_makeplan(a->single, a->type, a->dim, a->n, 1e-6, 1e-3f, FARFIELD_ERR_MODES);
     EXPECT(strstr(farfield_last_error_message(), "limit") != NULL);
     return ff_failures;
 }

@@ -48,6 +48,27 @@ static inline int ff_finish(const char *name) {
     return EXIT_SUCCESS;
 }
 
+/* Makes a NUFFT plan (type, dim, modes n; nthreads = 1) in double precision at `tol` or, with
+ * `single`, in single precision at `tolf`, and expects status `want` with the handle left NULL
+ * (a plan made anyway is destroyed). */
+static inline void ff_expect_nufft_makeplan(int single, int type, int dim, const int64_t *n, double tol, float tolf,
+                                            int want) {
+    farfield_nufft_opts o;
+    farfield_nufft_default_opts(&o);
+    o.nthreads = 1;
+    if (single) {
+        farfield_nufftf_plan q = NULL;
+        EXPECT_STATUS(farfield_nufftf_makeplan(type, dim, n, 1, 1, tolf, &q, &o), want);
+        EXPECT(q == NULL);
+        farfield_nufftf_destroy(q);
+    } else {
+        farfield_nufft_plan q = NULL;
+        EXPECT_STATUS(farfield_nufft_makeplan(type, dim, n, 1, 1, tol, &q, &o), want);
+        EXPECT(q == NULL);
+        farfield_nufft_destroy(q);
+    }
+}
+
 /* ---- deterministic random numbers (64-bit LCG + xorshift output) ---------------------- */
 typedef struct { uint64_t s; } ff_rng;
 static inline double ff_uniform(ff_rng *r) { /* in [0, 1) */

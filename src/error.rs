@@ -180,6 +180,15 @@ pub fn try_grow<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Result<()> 
     v.try_reserve(additional).map_err(|_| alloc_error::<T>(v.len().saturating_add(additional), what))
 }
 
+/// `v.resize(n, value)` with the growth reserved fallibly (see [`try_grow`]).
+pub fn try_resize<T: Clone>(v: &mut Vec<T>, n: usize, value: T, what: &str) -> Result<()> {
+    if n > v.len() {
+        try_grow(v, n - v.len(), what)?;
+    }
+    v.resize(n, value);
+    Ok(())
+}
+
 /// The [`Error::Alloc`] for `n` elements of `T`.
 pub fn alloc_error<T>(n: usize, what: &str) -> Error {
     let size = std::mem::size_of::<T>();

@@ -32,6 +32,7 @@ pub mod kernel;
 pub mod nufft;
 pub mod poisson;
 pub mod real;
+pub(crate) mod scale;
 pub mod spread;
 pub mod threads;
 

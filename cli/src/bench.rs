@@ -14,6 +14,7 @@
 
 use crate::direct;
 use crate::json;
+use crate::mem::try_vec;
 use crate::npy;
 use crate::CliResult;
 use clap::{Args, ValueEnum};
@@ -145,21 +146,13 @@ struct Inputs<T: Real> {
     data: Vec<Complex<T>>,
 }
 
-/// An empty vector with room for `n` elements, or the library's allocation error as text
-/// (never an abort).
-fn try_vec<E>(n: usize, what: &str) -> CliResult<Vec<E>> {
-    farfield::error::try_vec(n, what).map_err(|e| format!("{e}"))
-}
-
 fn make_inputs<T: Real>(dim: usize, m: usize, nin: usize, seed: u64) -> CliResult<Inputs<T>> {
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
     let mut coords: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for c in coords.iter_mut().take(dim) {
-        *c = try_vec(m, "benchmark coordinates")?;
-        c.extend((0..m).map(|_| T::of(rng.gen_range(-PI..PI))));
+        *c = try_vec(m, "benchmark coordinates", || T::of(rng.gen_range(-PI..PI)))?;
     }
-    let mut data = try_vec(nin, "benchmark input")?;
-    data.extend((0..nin).map(|_| Complex::new(T::of(rng.gen_range(-1.0..1.0)), T::of(rng.gen_range(-1.0..1.0)))));
+    let data = try_vec(nin, "benchmark input", || Complex::new(T::of(rng.gen_range(-1.0..1.0)), T::of(rng.gen_range(-1.0..1.0))))?;
     Ok(Inputs { coords, data })
 }
 
@@ -196,8 +189,7 @@ fn run_case<T: Real>(ty: i32, m: usize, mut plan: NufftPlan<T>, plan_s: f64,
     let e = |e: farfield::Error| format!("NUFFT: {e}");
     let nm = plan.num_modes();
     let nout = if ty == 1 { nm } else { m };
-    let mut out = try_vec(nout, "benchmark output")?;
-    out.resize(nout, Complex::<T>::new(T::zero(), T::zero()));
+    let mut out = try_vec(nout, "benchmark output", || Complex::<T>::new(T::zero(), T::zero()))?;
     let t0 = Instant::now();
     plan.setpts(&inp.coords[0], &inp.coords[1], &inp.coords[2]).map_err(e)?;
     let setpts_s = t0.elapsed().as_secs_f64();

@@ -5,6 +5,7 @@
 
 use crate::bench::parse_count;
 use crate::json;
+use crate::mem::try_vec;
 use crate::CliResult;
 use clap::{Args, ValueEnum};
 use farfield::gpu::spread::{GpuKernelSpec, GpuMethod, GpuSpreadOpts, GpuSpreader};
@@ -116,27 +117,21 @@ pub fn run(a: &SpreadBenchArgs) -> CliResult<()> {
     // grid-sized is allocated here (fallibly: an error, never an abort)
     let mut cpu = Spreader::<f64>::new(a.dim, &nf, &kernel, SpreadOpts { max_subprob_size: 0 }).map_err(e)?;
     let ng: usize = nf.iter().product();
-    let filled = |n: usize, what: &str| -> CliResult<Vec<Complex64>> {
-        farfield::error::try_filled_vec(n, Complex64::new(0.0, 0.0), what).map_err(e)
-    };
+    let zero = || Complex64::new(0.0, 0.0);
     let mut rng = rand_pcg::Pcg64::seed_from_u64(1);
     let mut xs: Vec<Vec<f64>> = Vec::new();
     for _ in 0..a.dim {
-        let mut v = farfield::error::try_vec(a.m, "benchmark coordinates").map_err(e)?;
-        v.extend((0..a.m).map(|_| rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI)));
-        xs.push(v);
+        xs.push(try_vec(a.m, "benchmark coordinates", || rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI))?);
     }
     let coords: [&[f64]; 3] = [&xs[0], xs.get(1).map_or(&[][..], |v| v), xs.get(2).map_or(&[][..], |v| v)];
-    let mut c = filled(a.m, "benchmark strengths")?;
-    c.iter_mut().for_each(|v| *v = Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)));
-    let mut gin = filled(ng, "benchmark grid")?;
-    gin.iter_mut().for_each(|v| *v = Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)));
+    let c = try_vec(a.m, "benchmark strengths", || Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)))?;
+    let gin = try_vec(ng, "benchmark grid", || Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)))?;
     // CPU reference (and the CPU timings)
     let t0 = Instant::now();
     cpu.setpts(coords, &th).map_err(e)?;
     let cpu_setpts = t0.elapsed().as_secs_f64();
-    let mut grid_cpu = filled(ng, "benchmark grid")?;
-    let mut c_cpu = filled(a.m, "benchmark values")?;
+    let mut grid_cpu = try_vec(ng, "benchmark grid", zero)?;
+    let mut c_cpu = try_vec(a.m, "benchmark values", zero)?;
     let (mut ts, mut ti) = (Vec::new(), Vec::new());
     for _ in 0..a.reps.max(1) {
         grid_cpu.iter_mut().for_each(|v| *v = Complex64::new(0.0, 0.0));

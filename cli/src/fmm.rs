@@ -218,8 +218,8 @@ pub fn solve(xyz: &[f64], q: &[f64], boundary: Boundary, tol: f64, opts: &FmmOpt
     let t = Instant::now();
     let mut plan = FmmPlan::new(boundary, tol, opts).map_err(|e| format!("fmm plan: {e}"))?;
     let plan_s = t.elapsed().as_secs_f64();
-    let mut phi = crate::mem::try_vec(n, 0.0, "potentials")?;
-    let mut field = crate::mem::try_vec(3 * n, 0.0, "fields")?;
+    let mut phi = crate::mem::try_vec(n, "potentials", || 0.0)?;
+    let mut field = crate::mem::try_vec(3 * n, "fields", || 0.0)?;
     let mut best: Option<(f64, FmmStats, f64)> = None;
     for _ in 0..reps.max(1) {
         let t = Instant::now();

@@ -121,10 +121,12 @@ pub fn ensure_fits(bytes: f64, what: &str) -> crate::CliResult<()> {
     Ok(())
 }
 
-/// `n` copies of `value`, allocated fallibly: an allocation failure is an error message
+/// `n` values `f()` (in order), allocated fallibly: an allocation failure is an error message
 /// (with the byte count), not an abort of the tool.
-pub fn try_vec<T: Clone>(n: usize, value: T, what: &str) -> crate::CliResult<Vec<T>> {
-    farfield::error::try_filled_vec(n, value, what).map_err(|e| e.to_string())
+pub fn try_vec<T>(n: usize, what: &str, f: impl FnMut() -> T) -> crate::CliResult<Vec<T>> {
+    let mut v = farfield::error::try_vec(n, what).map_err(|e| e.to_string())?;
+    v.extend(std::iter::repeat_with(f).take(n));
+    Ok(v)
 }
 
 #[cfg(test)]

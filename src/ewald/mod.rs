@@ -79,7 +79,8 @@ mod tests;
 pub use box_::PeriodicBox;
 pub use params::{Method, Overrides};
 
-use crate::error::{ensure_finite, try_grow, try_vec, Error, Result};
+use crate::error::{try_resize, try_vec, Error, Result};
+use crate::scale::{exponent_of, pow2, rescale};
 use crate::fft::FFTW_ESTIMATE;
 use crate::threads::{SyncPtr, Threads};
 use direct::DirectKspace;
@@ -138,38 +139,12 @@ fn warn_bits(c: &Chosen, tol_used: f64, clamped: i32) -> i32 {
 /// Smallest cell height relative to the cell's largest entry: 2⁻²⁰.
 pub(crate) const MIN_ASPECT: f64 = 1.0 / (1u64 << 20) as f64;
 
-/// Multiplication by `2^e` for any `e` in `−2200 … 2200` as two exact factors (exact unless
-/// the result overflows or falls into the subnormal range).
-#[derive(Debug, Clone, Copy)]
-struct Pow2(f64, f64);
-
-impl Pow2 {
-    fn new(e: i32) -> Self {
-        let a = e / 2;
-        Pow2(libm::scalbn(1.0, a), libm::scalbn(1.0, e - a))
-    }
-    #[inline(always)]
-    fn apply(self, v: f64) -> f64 {
-        v * self.0 * self.1
-    }
-}
-
-/// Binary exponent `e` with `2^(e−1) ≤ max|b| < 2^e` (0 for all zeros).
-fn exponent_of(m: f64) -> i32 {
-    if m == 0.0 {
-        0
-    } else {
-        libm::frexp(m).1
-    }
-}
-
 /// The cell in internal units (entries divided by `2^e`), checked: [`Error::InvalidArg`] as
 /// [`PeriodicBox::new`]; [`Error::Range`] for a cell flatter than [`MIN_ASPECT`].
 fn internal_box(cell: &[f64; 9], e: i32) -> Result<PeriodicBox> {
     PeriodicBox::new(cell)?; // validation with the caller's numbers
     let m = cell.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-    let f = Pow2::new(-e);
-    let b = cell.map(|v| f.apply(v));
+    let b = cell.map(|v| pow2(v, -e));
     let mi = b.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     let flat = |h: f64| Error::Range(format!(
         "the cell is too flat: its smallest height is {h:.3e} times its largest entry ({m:e}); the limit is 2^-20 = {MIN_ASPECT:.3e}"
@@ -192,13 +167,13 @@ fn internal_box(cell: &[f64; 9], e: i32) -> Result<PeriodicBox> {
 fn internal_overrides(ov: &Overrides, e: i32) -> Result<Overrides> {
     let mut o = *ov;
     if ov.xi > 0.0 {
-        o.xi = Pow2::new(e).apply(ov.xi);
+        o.xi = pow2(ov.xi, e);
         if !(o.xi.is_finite() && o.xi >= f64::MIN_POSITIVE) {
             return Err(Error::Range(format!("opts.xi = {:e} is outside the range this cell (scale 2^{e}) can serve", ov.xi)));
         }
     }
     if ov.rc > 0.0 {
-        o.rc = Pow2::new(-e).apply(ov.rc);
+        o.rc = pow2(ov.rc, -e);
         if !(o.rc.is_finite() && o.rc >= f64::MIN_POSITIVE) {
             return Err(Error::Range(format!("opts.rc = {:e} is outside the range this cell (scale 2^{e}) can serve", ov.rc)));
         }
@@ -206,31 +181,6 @@ fn internal_overrides(ov: &Overrides, e: i32) -> Result<Overrides> {
     Ok(o)
 }
 
-/// Checks a requested result in internal units `v` scaled by `f`: overflow ([`ensure_finite`]) or
-/// the largest magnitude underflowing below the smallest normal double → [`Error::Range`].
-fn scale_out(v: &mut [f64], f: Pow2, what: &str) -> Result<()> {
-    let mx = v.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-    for x in v.iter_mut() {
-        *x = f.apply(*x);
-    }
-    ensure_finite(v, what)?;
-    let my = v.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-    if mx > 0.0 && my < f64::MIN_POSITIVE {
-        return Err(Error::Range(format!(
-            "{what} underflows: its largest magnitude is {my:.3e}, below the smallest normal double, at this cell and charge scale"
-        )));
-    }
-    Ok(())
-}
-
-/// Fallible `resize`.
-fn resize_try<T: Clone>(v: &mut Vec<T>, n: usize, val: T, what: &str) -> Result<()> {
-    if n > v.len() {
-        try_grow(v, n - v.len(), what)?;
-    }
-    v.resize(n, val);
-    Ok(())
-}
 
 /// Options of an Ewald plan.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -349,15 +299,14 @@ fn make_params(method: Method, bx: &PeriodicBox, c: &Chosen, e: i32, tol_used: f
     } else {
         0.0
     };
-    let (down, up) = (Pow2::new(-e), Pow2::new(e));
     EwaldParams {
-        xi: down.apply(c.xi),
-        rc: up.apply(c.rc),
+        xi: pow2(c.xi, -e),
+        rc: pow2(c.rc, e),
         grid: c.grid,
         order: c.order,
         eta,
         tau: c.tau,
-        kc: down.apply(c.kc),
+        kc: pow2(c.kc, -e),
         est_rel_err: c.est_rel_err,
         real_s: 0.0,
         kspace_s: 0.0,
@@ -430,7 +379,7 @@ impl EwaldPlan {
     /// A fixed cutoff above half the smallest height of the (internal) cell `bx`: error in the
     /// caller's units.
     fn check_rc(ov: &Overrides, bx: &PeriodicBox, e: i32) -> Result<()> {
-        let half = Pow2::new(e).apply(0.5 * bx.min_height());
+        let half = pow2(0.5 * bx.min_height(), e);
         if ov.rc > 0.0 && ov.rc > half * (1.0 + 1e-12) {
             return Err(Error::InvalidArg(format!(
                 "cutoff rc = {:e} exceeds half the smallest height ({half:.6e}) of the box; use a smaller cutoff or a larger box",
@@ -593,14 +542,13 @@ impl EwaldPlan {
         // internal units: lengths / 2^scale_e, charges / 2^eq (module docs)
         let eq = exponent_of(q.iter().fold(0.0f64, |a, v| a.max(v.abs())));
         let e = self.scale_e;
-        let (fx, fq) = (Pow2::new(-e), Pow2::new(-eq));
-        resize_try(&mut self.qs, n, 0.0, "scaled charges")?;
+        try_resize(&mut self.qs, n, 0.0, "scaled charges")?;
         for (d, &v) in self.qs.iter_mut().zip(q) {
-            *d = fq.apply(v);
+            *d = pow2(v, -eq);
         }
         // wrap into the cell
-        resize_try(&mut self.s, n, [0.0; 3], "fractional positions")?;
-        resize_try(&mut self.r, n, [0.0; 3], "wrapped positions")?;
+        try_resize(&mut self.s, n, [0.0; 3], "fractional positions")?;
+        try_resize(&mut self.r, n, [0.0; 3], "wrapped positions")?;
         {
             let bx = &self.bx;
             let sp = SyncPtr(self.s.as_mut_ptr());
@@ -609,7 +557,7 @@ impl EwaldPlan {
             th.for_each(n.div_ceil(chunk), |c| {
                 let (sp, rp) = (sp, rp);
                 for i in c * chunk..((c + 1) * chunk).min(n) {
-                    let f = bx.frac([fx.apply(xyz[3 * i]), fx.apply(xyz[3 * i + 1]), fx.apply(xyz[3 * i + 2])]);
+                    let f = bx.frac([pow2(xyz[3 * i], -e), pow2(xyz[3 * i + 1], -e), pow2(xyz[3 * i + 2], -e)]);
                     let s = [box_::wrap01(f[0]), box_::wrap01(f[1]), box_::wrap01(f[2])];
                     // SAFETY: index i belongs to chunk c only.
                     unsafe {
@@ -627,11 +575,11 @@ impl EwaldPlan {
                 xyz[3 * i + 2]
             )));
         }
-        resize_try(&mut self.phi_r, n, 0.0, "real-space potentials")?;
-        resize_try(&mut self.phi_k, n, 0.0, "k-space potentials")?;
+        try_resize(&mut self.phi_r, n, 0.0, "real-space potentials")?;
+        try_resize(&mut self.phi_k, n, 0.0, "k-space potentials")?;
         let fl = if want_field { 3 * n } else { 0 };
-        resize_try(&mut self.f_r, fl, 0.0, "real-space fields")?;
-        resize_try(&mut self.f_k, fl, 0.0, "k-space fields")?;
+        try_resize(&mut self.f_r, fl, 0.0, "real-space fields")?;
+        try_resize(&mut self.f_k, fl, 0.0, "k-space fields")?;
         let q = &self.qs[..];
         let t0 = Instant::now();
         let mut vir_r = self.real.compute(
@@ -690,23 +638,23 @@ impl EwaldPlan {
             }
         }
         // back to the caller's units, checked before anything is written
-        let (fp, ff, fu) = (Pow2::new(eq - e), Pow2::new(eq - 2 * e), Pow2::new(2 * eq - e));
+        let (ep, ef, eu) = (eq - e, eq - 2 * e, 2 * eq - e);
         if phi.is_some() {
-            scale_out(&mut self.phi_r, fp, "phi")?;
+            rescale(&mut self.phi_r, ep, "phi")?;
         }
         if want_field {
             for (a, b) in self.f_r.iter_mut().zip(&self.f_k) {
                 *a += b;
             }
-            scale_out(&mut self.f_r, ff, "field")?;
+            rescale(&mut self.f_r, ef, "field")?;
         }
         if energy {
-            scale_out(&mut u, fu, "energy")?;
+            rescale(&mut u, eu, "energy")?;
         } else {
             u[0] = 0.0;
         }
         if virial {
-            scale_out(&mut w, fu, "virial")?;
+            rescale(&mut w, eu, "virial")?;
         }
         if let Some(p) = phi {
             p.copy_from_slice(&self.phi_r);

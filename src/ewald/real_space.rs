@@ -23,7 +23,8 @@
 
 use super::box_::PeriodicBox;
 use super::pair_kernel::{block, Acc, Coinc, Nbr, PairConsts, Soa};
-use crate::error::{try_grow, try_zeroed_vec, Error, Result};
+use crate::error::{try_resize, try_zeroed_vec, Error, Result};
+use crate::threads::{SyncPtr, Threads};
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
@@ -31,16 +32,6 @@ use std::sync::Mutex;
 /// `2⁻⁴⁰ ≈ 9.1e-13` times it count as coincident (below the resolution of positions wrapped
 /// into the cell, a few ulps of the cell length, the `1/r` interaction is not resolved).
 pub(crate) const COINC_REL: f64 = 1.0 / (1u64 << 40) as f64;
-
-/// Resizes `v` to `n` elements, reserving fallibly.
-fn resize_try<T: Clone>(v: &mut Vec<T>, n: usize, val: T, what: &str) -> Result<()> {
-    if n > v.len() {
-        try_grow(v, n - v.len(), what)?;
-    }
-    v.resize(n, val);
-    Ok(())
-}
-use crate::threads::{SyncPtr, Threads};
 
 /// Sub-bins along z within a cell (for spatially coherent blocks of 4).
 const ZSUB: usize = 8;
@@ -158,7 +149,7 @@ impl RealSpace {
         self.nc = nc;
         let ncell = nc[0] * nc[1] * nc[2];
         let nkey = ncell * ZSUB;
-        resize_try(&mut self.keys, n, 0, "real-space cell keys")?;
+        try_resize(&mut self.keys, n, 0, "real-space cell keys")?;
         threads.chunks(&mut self.keys, 8192, |c, ks| {
             for (t, k) in ks.iter_mut().enumerate() {
                 let si = s[c * 8192 + t];
@@ -172,14 +163,14 @@ impl RealSpace {
             }
         });
         self.hist.clear();
-        resize_try(&mut self.hist, nkey + 1, 0, "real-space cell histogram")?;
+        try_resize(&mut self.hist, nkey + 1, 0, "real-space cell histogram")?;
         for &k in &self.keys {
             self.hist[k as usize + 1] += 1;
         }
         for k in 0..nkey {
             self.hist[k + 1] += self.hist[k];
         }
-        resize_try(&mut self.order, n, 0, "real-space cell order")?;
+        try_resize(&mut self.order, n, 0, "real-space cell order")?;
         for i in 0..n {
             let k = self.keys[i] as usize;
             self.order[self.hist[k] as usize] = i as u32;
@@ -187,9 +178,9 @@ impl RealSpace {
         }
         // hist[k] is now the end of key k; cell c ends at hist[(c+1)·ZSUB − 1]
         self.cnt.clear();
-        resize_try(&mut self.cnt, ncell, 0, "real-space cell counts")?;
+        try_resize(&mut self.cnt, ncell, 0, "real-space cell counts")?;
         self.start.clear();
-        resize_try(&mut self.start, ncell + 1, 0, "real-space cell starts")?;
+        try_resize(&mut self.start, ncell + 1, 0, "real-space cell starts")?;
         let mut prev_end = 0usize;
         for c in 0..ncell {
             let end = self.hist[(c + 1) * ZSUB - 1] as usize;
@@ -201,15 +192,15 @@ impl RealSpace {
         self.npad = npad;
         for v in [&mut self.x, &mut self.y, &mut self.z] {
             v.clear();
-            resize_try(v, npad, 1e30, "real-space cell arrays")?;
+            try_resize(v, npad, 1e30, "real-space cell arrays")?;
         }
         self.q.clear();
-        resize_try(&mut self.q, npad, 0.0, "real-space cell charges")?;
+        try_resize(&mut self.q, npad, 0.0, "real-space cell charges")?;
         self.orig.clear();
-        resize_try(&mut self.orig, npad, u32::MAX, "real-space cell indices")?;
+        try_resize(&mut self.orig, npad, u32::MAX, "real-space cell indices")?;
         self.bbox.clear();
         let empty = [f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY];
-        resize_try(&mut self.bbox, ncell, empty, "real-space cell bounds")?;
+        try_resize(&mut self.bbox, ncell, empty, "real-space cell bounds")?;
         let mut p = 0usize;
         for c in 0..ncell {
             let st = self.start[c];

@@ -17,7 +17,7 @@
 
 use super::box_::PeriodicBox;
 use super::influence::{add_virial, influence, mode_of};
-use crate::error::{try_grow, Result};
+use crate::error::{try_grow, try_resize, Result};
 use crate::fft::{AlignedVec, FftPlan, Sign};
 use crate::kernel::gaussian::GaussParams;
 use crate::kernel::Kernel;
@@ -148,20 +148,12 @@ impl Spectral {
             unsafe { *vp.0.add(i2) = v };
         });
         self.bwd.execute_c2c(&mut self.g1);
-        if n > self.o1.len() {
-            let extra = n - self.o1.len();
-            try_grow(&mut self.o1, extra, "spectral Ewald interpolation output")?;
-        }
-        self.o1.resize(n, Complex64::new(0.0, 0.0));
+        try_resize(&mut self.o1, n, Complex64::new(0.0, 0.0), "spectral Ewald interpolation output")?;
         self.spreader.try_interp(&self.g1, &mut self.o1, threads)?;
         match field {
             Some(fl) => {
                 self.bwd.execute_c2c(&mut self.g2);
-                if n > self.o2.len() {
-                    let extra = n - self.o2.len();
-            try_grow(&mut self.o2, extra, "spectral Ewald interpolation output")?;
-                }
-                self.o2.resize(n, Complex64::new(0.0, 0.0));
+                try_resize(&mut self.o2, n, Complex64::new(0.0, 0.0), "spectral Ewald interpolation output")?;
                 self.spreader.try_interp(&self.g2, &mut self.o2, threads)?;
                 for i in 0..n {
                     phi[i] = self.o1[i].re;

@@ -13,7 +13,7 @@
 
 use super::box_::PeriodicBox;
 use super::influence::{add_virial, influence, mode_of};
-use crate::error::{try_grow, Result};
+use crate::error::{try_grow, try_resize, Result};
 use crate::fft::{half_len, AlignedVec, FftPlan};
 use crate::kernel::bspline::BSplineParams;
 use crate::spread::{SpreadOpts, Spreader};
@@ -120,11 +120,7 @@ impl Spme {
             unsafe { *vp.0.add(i2) = v };
         });
         self.c2r.execute_c2r(&mut self.spec, &mut self.rgrid);
-        if n > self.out.len() {
-            let extra = n - self.out.len();
-            try_grow(&mut self.out, extra, "SPME interpolation output")?;
-        }
-        self.out.resize(n, [0.0; 4]);
+        try_resize(&mut self.out, n, [0.0; 4], "SPME interpolation output")?;
         self.spreader.interp_grad_real(&self.rgrid, &mut self.out, threads)?;
         // E_α = −Σ_d ∂φ/∂u_d · K_d a*_dα
         let g: [[f64; 3]; 3] = [0, 1, 2].map(|d| [0, 1, 2].map(|a| nf[d] as f64 * bx.recip[d][a]));

@@ -588,81 +588,36 @@ impl FmmPlan {
             let g = if want_field { Some((&mut ex_s[..], &mut ey_s[..], &mut ez_s[..])) } else { None };
             periodic::background_correction(&tree, 1.0, &mut phi_s, g);
         }
-        // back from units of the root cube (side `size`): φ = φ'/s, E = E'/s², U = U'/s; an
-        // output whose every value would underflow (zero or subnormal: nothing representable
-        // left) is an error as well
-        let amax = |v: &[f64]| v.iter().fold(0.0f64, |a, &b| a.max(b.abs()));
-        let (mp_, mf_) = (amax(&phi_s), amax(&ex_s).max(amax(&ey_s)).max(amax(&ez_s)));
-        let under = |m: f64, scaled: f64| m > 0.0 && m.is_finite() && scaled < f64::MIN_POSITIVE;
-        let underflow = if under(mp_, mp_ / size) {
-            Some(("potentials", mp_ / size))
-        } else if under(mf_, mf_ / size / size) {
-            Some(("fields", mf_ / size / size))
-        } else {
-            None
-        };
-        if let Some((what, v)) = underflow {
-            ws.phi = phi_s;
-            ws.ex = ex_s;
-            ws.ey = ey_s;
-            ws.ez = ez_s;
-            ws.restore(tree);
-            return Err(Error::Range(format!(
-                "the {what} underflow (largest magnitude {v:e}, below the smallest normal double) at box side {size:e}: potentials scale like 1/side, fields like 1/side²"
-            )));
-        }
-        th.chunks(&mut phi_s, 4096, |_, c| c.iter_mut().for_each(|v| *v /= size));
-        for v in [&mut ex_s, &mut ey_s, &mut ez_s] {
-            th.chunks(v, 4096, |_, c| c.iter_mut().for_each(|v| *v = *v / size / size));
-        }
-        let energy = {
-            let (ps, qs) = (&phi_s, &tree.q);
-            0.5 * th.sum(n, |i| qs[i] * ps[i])
-        };
-        // a result that is not finite is never returned with success
-        let finite = ensure_finite(&phi_s, "the potential (sorted order)")
-            .and_then(|_| ensure_finite(&ex_s, "the field x component (sorted order)"))
-            .and_then(|_| ensure_finite(&ey_s, "the field y component (sorted order)"))
-            .and_then(|_| ensure_finite(&ez_s, "the field z component (sorted order)"))
-            .and_then(|_| ensure_finite(&[energy], "the energy"));
-        if let Err(e) = finite {
-            ws.phi = phi_s;
-            ws.ex = ex_s;
-            ws.ey = ey_s;
-            ws.ez = ez_s;
-            ws.restore(tree);
-            let msg = format!(
-                "{} (box side {size:e}: potentials scale like 1/side, fields like 1/side²; or charges too large)",
-                e.message()
-            );
-            return Err(Error::Range(msg));
-        }
-        if let Some(out) = phi {
-            let o = SyncPtr(out.as_mut_ptr());
-            let (perm, ps) = (&tree.perm, &phi_s);
-            th.for_each(n.div_ceil(4096), |ci| {
-                let o = o;
-                for i in ci * 4096..((ci + 1) * 4096).min(n) {
-                    // SAFETY: perm is a permutation, so the writes are disjoint.
-                    unsafe { *o.0.add(perm[i] as usize) = ps[i] };
-                }
-            });
-        }
-        if let Some(out) = field {
-            let o = SyncPtr(out.as_mut_ptr());
-            let (perm, a, b, c) = (&tree.perm, &ex_s, &ey_s, &ez_s);
-            th.for_each(n.div_ceil(4096), |ci| {
-                let o = o;
-                for i in ci * 4096..((ci + 1) * 4096).min(n) {
-                    let j = 3 * perm[i] as usize;
-                    // SAFETY: perm is a permutation, so the writes are disjoint.
-                    unsafe {
-                        *o.0.add(j) = a[i];
-                        *o.0.add(j + 1) = b[i];
-                        *o.0.add(j + 2) = c[i];
+        // back from units of the root cube, checked before anything is written
+        let result = to_caller_units(th, size, n, &tree.q, &mut phi_s, [&mut ex_s, &mut ey_s, &mut ez_s]);
+        if result.is_ok() {
+            if let Some(out) = phi {
+                let o = SyncPtr(out.as_mut_ptr());
+                let (perm, ps) = (&tree.perm, &phi_s);
+                th.for_each(n.div_ceil(4096), |ci| {
+                    let o = o;
+                    for i in ci * 4096..((ci + 1) * 4096).min(n) {
+                        // SAFETY: perm is a permutation, so the writes are disjoint.
+                        unsafe { *o.0.add(perm[i] as usize) = ps[i] };
                     }
-                }
-            });
+                });
+            }
+            if let Some(out) = field {
+                let o = SyncPtr(out.as_mut_ptr());
+                let (perm, a, b, c) = (&tree.perm, &ex_s, &ey_s, &ez_s);
+                th.for_each(n.div_ceil(4096), |ci| {
+                    let o = o;
+                    for i in ci * 4096..((ci + 1) * 4096).min(n) {
+                        let j = 3 * perm[i] as usize;
+                        // SAFETY: perm is a permutation, so the writes are disjoint.
+                        unsafe {
+                            *o.0.add(j) = a[i];
+                            *o.0.add(j + 1) = b[i];
+                            *o.0.add(j + 2) = c[i];
+                        }
+                    }
+                });
+            }
         }
         let nleaves = tree.nleaves();
         ws.phi = phi_s;
@@ -670,6 +625,7 @@ impl FmmPlan {
         ws.ey = ey_s;
         ws.ez = ez_s;
         ws.restore(tree);
+        let energy = result?;
         times.post = t.elapsed().as_secs_f64();
         times.total = t_start.elapsed().as_secs_f64();
         self.stats = FmmStats { depth: Some(depth), nleaves, npoints: n, times, ..self.stats };
@@ -691,4 +647,48 @@ impl FmmPlan {
         }
         Ok(energy)
     }
+}
+
+/// Takes the sorted outputs of an execute from units of the root cube (side `size`) to the
+/// caller's: `φ = φ'/s`, `E = E'/s²`, and returns the energy `½ Σ_{i<n} q_i φ_i`. A
+/// requested output whose every value underflows (zero or subnormal: nothing representable left) or any value
+/// that is not finite is an [`Error::Range`] (the caller then writes nothing).
+fn to_caller_units(th: &Threads, size: f64, n: usize, q: &[f64], phi: &mut [f64], mut field: [&mut Vec<f64>; 3]) -> Result<f64> {
+    let amax = |v: &[f64]| crate::scale::max_abs(0.0, v);
+    let (mp, mf) = (amax(phi), field.iter().map(|v| amax(v)).fold(0.0, f64::max));
+    let under = |m: f64, scaled: f64| m > 0.0 && m.is_finite() && scaled < f64::MIN_POSITIVE;
+    let underflow = if under(mp, mp / size) {
+        Some(("potentials", mp / size))
+    } else if under(mf, mf / size / size) {
+        Some(("fields", mf / size / size))
+    } else {
+        None
+    };
+    if let Some((what, v)) = underflow {
+        return Err(Error::Range(format!(
+            "the {what} underflow (largest magnitude {v:e}, below the smallest normal double) at box side {size:e}: potentials scale like 1/side, fields like 1/side²"
+        )));
+    }
+    th.chunks(phi, 4096, |_, c| c.iter_mut().for_each(|v| *v /= size));
+    for v in field.iter_mut() {
+        th.chunks(v, 4096, |_, c| c.iter_mut().for_each(|v| *v = *v / size / size));
+    }
+    let energy = {
+        let phi = &*phi;
+        0.5 * th.sum(n, |i| q[i] * phi[i])
+    };
+    // a result that is not finite is never returned with success
+    let [ex, ey, ez] = &field;
+    ensure_finite(phi, "the potential (sorted order)")
+        .and_then(|_| ensure_finite(ex, "the field x component (sorted order)"))
+        .and_then(|_| ensure_finite(ey, "the field y component (sorted order)"))
+        .and_then(|_| ensure_finite(ez, "the field z component (sorted order)"))
+        .and_then(|_| ensure_finite(&[energy], "the energy"))
+        .map_err(|e| {
+            Error::Range(format!(
+                "{} (box side {size:e}: potentials scale like 1/side, fields like 1/side²; or charges too large)",
+                e.message()
+            ))
+        })?;
+    Ok(energy)
 }

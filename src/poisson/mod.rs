@@ -80,6 +80,7 @@ mod tests;
 
 use crate::error::{try_zeroed_vec, Error, Result, MAX_ELEMENTS};
 use crate::fft::{half_len, AlignedVec, FftPlan, FFTW_ESTIMATE};
+use crate::scale::{check_scaled, max_abs, pow2};
 use num_complex::Complex64;
 use crate::threads::Threads;
 
@@ -620,54 +621,6 @@ impl PoissonPlan {
         }
         Ok(())
     }
-}
-
-/// `v·2^e`, exactly rounded (as `scalbn`): one multiplication when `2^e` is a normal double.
-#[inline(always)]
-fn pow2(v: f64, e: i32) -> f64 {
-    if (-1022..=1023).contains(&e) {
-        v * f64::from_bits(((e + 1023) as u64) << 52)
-    } else {
-        libm::scalbn(v, e)
-    }
-}
-
-/// `max(m, max_i |v_i|)`, NaN if any is NaN.
-fn max_abs(m: f64, v: &[f64]) -> f64 {
-    let mut r = m;
-    let mut nan = m.is_nan();
-    for &x in v {
-        r = r.max(x.abs());
-        nan |= x.is_nan();
-    }
-    if nan { f64::NAN } else { r }
-}
-
-/// Checks that values of largest magnitude `max` (unscaled, ≥ 0 or NaN) stay finite and do not
-/// all underflow when multiplied by `2^exp`.
-fn check_scaled(what: &str, max: f64, exp: i32) -> Result<()> {
-    if !max.is_finite() {
-        return Err(Error::Range(format!(
-            "{what} is not finite (largest magnitude {max:e} in plan units): the source contains NaN/Inf \
-             (check_input off) or the solve overflowed"
-        )));
-    }
-    let big = libm::scalbn(max, exp);
-    if !big.is_finite() {
-        return Err(Error::Range(format!(
-            "{what} overflows: its largest magnitude {max:e}·2^{exp} exceeds the largest double {:e}; \
-             rescale the source or the length unit",
-            f64::MAX
-        )));
-    }
-    if max > 0.0 && big < f64::MIN_POSITIVE {
-        return Err(Error::Range(format!(
-            "{what} underflows: its largest magnitude {max:e}·2^{exp} = {big:e} is below the smallest normal \
-             double {:e}; rescale the source or the length unit",
-            f64::MIN_POSITIVE
-        )));
-    }
-    Ok(())
 }
 
 /// Copies the physical part of the doubled grid `src` into `dst` (`npts` values).
