@@ -8,6 +8,7 @@
 //! 2. pointers are checked for NULL and sizes for range before use;
 //! 3. outputs are written only on success; a failed call leaves a plan usable.
 
+pub(crate) mod abi;
 pub mod ewald;
 pub mod fmm;
 pub mod nufft;
