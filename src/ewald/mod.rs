@@ -90,25 +90,6 @@ use spectral::Spectral;
 use spme::Spme;
 use std::time::Instant;
 
-/// Whether the AVX2+FMA real-space kernel may be used (detected once; `FARFIELD_NO_AVX2=1` in
-/// the environment forces the portable path).
-pub(crate) fn simd_ok() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::sync::OnceLock;
-        static HAS: OnceLock<bool> = OnceLock::new();
-        *HAS.get_or_init(|| {
-            std::env::var_os("FARFIELD_NO_AVX2").is_none()
-                && std::is_x86_feature_detected!("avx2")
-                && std::is_x86_feature_detected!("fma")
-        })
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 /// A raw pointer shared between the plan's threads for disjoint writes (each use documents
 /// why they are disjoint); unlike `SyncPtr` it is `Copy` for any pointee.
 pub(crate) struct Shared<E>(pub *mut E);

@@ -350,7 +350,7 @@ mod tests {
     fn avx2_cell_matches_scalar() {
         #[cfg(target_arch = "x86_64")]
         {
-            if !crate::ewald::simd_ok() {
+            if !crate::simd::has_avx2_fma() {
                 return;
             }
             let k = PairConsts::new(3.1, 1.2, 1e-13, false);

@@ -334,7 +334,7 @@ impl RealSpace {
             let acc = unsafe { Acc { phi: base, ex: base.add(npad), ey: base.add(2 * npad), ez: base.add(3 * npad) } };
             let mut nbr: Vec<Nbr> = Vec::with_capacity(stencil.len());
             #[cfg(target_arch = "x86_64")]
-            let avx = !consts.exact && super::simd_ok();
+            let avx = !consts.exact && crate::simd::has_avx2_fma();
             for a in task * chunk..((task + 1) * chunk).min(ncell) {
                 let na = cnt[a] as usize;
                 if na == 0 || co.stopped() {

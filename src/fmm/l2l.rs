@@ -51,7 +51,7 @@ pub fn l2l_lanes_body<S: Simd>(v: S, t: &ChildTables, o: usize, s: &mut ShiftScr
 /// [`l2l_lanes_body`] with run-time CPU dispatch.
 pub fn l2l_lanes(t: &ChildTables, o: usize, s: &mut ShiftScratch) {
     #[cfg(target_arch = "x86_64")]
-    if super::simd::has_avx2_fma() {
+    if crate::simd::has_avx2_fma() {
         // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
         return unsafe { l2l_lanes_avx2(t, o, s) };
     }

@@ -124,7 +124,7 @@ pub fn l2p_body<S: Simd>(v: S, tab: &RegTables, co: &EvalCoefs, x: &[f64], y: &[
 /// [`l2p_body`] with run-time CPU dispatch.
 pub fn l2p(tab: &RegTables, co: &EvalCoefs, x: &[f64], y: &[f64], z: &[f64], center: [f64; 3], h: f64, phi: &mut [f64], grad: Option<(&mut [f64], &mut [f64], &mut [f64])>, s: &mut LaneScratch) {
     #[cfg(target_arch = "x86_64")]
-    if super::simd::has_avx2_fma() {
+    if crate::simd::has_avx2_fma() {
         // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
         return unsafe { l2p_avx2(tab, co, x, y, z, center, h, phi, grad, s) };
     }

@@ -263,7 +263,7 @@ pub fn m2l_tile_body<S: Simd>(v: S, tab: &M2lTables, entries: &[M2lEntry], mpole
 /// [`m2l_tile_body`] with run-time CPU dispatch.
 pub fn m2l_tile(tab: &M2lTables, entries: &[M2lEntry], mpole: &[f64], s: &mut M2lScratch) {
     #[cfg(target_arch = "x86_64")]
-    if super::simd::has_avx2_fma() {
+    if crate::simd::has_avx2_fma() {
         // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
         return unsafe { m2l_tile_avx2(tab, entries, mpole, s) };
     }

@@ -80,7 +80,7 @@ pub fn m2m_lanes_body<S: Simd>(v: S, t: &ChildTables, children: &[[u32; W]; 8], 
 /// [`m2m_lanes_body`] with run-time CPU dispatch.
 pub fn m2m_lanes(t: &ChildTables, children: &[[u32; W]; 8], child_level: &[f64], s: &mut ShiftScratch) {
     #[cfg(target_arch = "x86_64")]
-    if super::simd::has_avx2_fma() {
+    if crate::simd::has_avx2_fma() {
         // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
         return unsafe { m2m_lanes_avx2(t, children, child_level, s) };
     }

@@ -60,7 +60,7 @@ pub fn p2m_body<S: Simd>(v: S, tab: &RegTables, x: &[f64], y: &[f64], z: &[f64],
 /// [`p2m_body`] with run-time CPU dispatch.
 pub fn p2m(tab: &RegTables, x: &[f64], y: &[f64], z: &[f64], q: &[f64], center: [f64; 3], inv_h: f64, out: &mut [f64], s: &mut LaneScratch) {
     #[cfg(target_arch = "x86_64")]
-    if super::simd::has_avx2_fma() {
+    if crate::simd::has_avx2_fma() {
         // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
         return unsafe { p2m_avx2(tab, x, y, z, q, center, inv_h, out, s) };
     }

@@ -94,7 +94,7 @@ pub fn p2p(pt: Particles, t0: usize, t1: usize, srcs: &[SourceRange], phi: &mut 
     match field {
         Some((ex, ey, ez)) => {
             #[cfg(target_arch = "x86_64")]
-            if super::simd::has_avx2_fma() {
+            if crate::simd::has_avx2_fma() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
                 return unsafe { p2p_avx2::<true>(pt, t0, t1, srcs, phi, ex, ey, ez) };
             }
@@ -103,7 +103,7 @@ pub fn p2p(pt: Particles, t0: usize, t1: usize, srcs: &[SourceRange], phi: &mut 
         None => {
             let (mut a, mut b, mut c) = ([0.0; 0], [0.0; 0], [0.0; 0]);
             #[cfg(target_arch = "x86_64")]
-            if super::simd::has_avx2_fma() {
+            if crate::simd::has_avx2_fma() {
                 // SAFETY: as above.
                 return unsafe { p2p_avx2::<false>(pt, t0, t1, srcs, phi, &mut a, &mut b, &mut c) };
             }

@@ -3,22 +3,12 @@
 //! operations they need; they are instantiated with [`Scalar`] (baseline x86-64, any CPU) and
 //! with [`Avx2`] inside `#[target_feature(enable = "avx2,fma")]` wrappers chosen at run time
 //! (the auto-vectoriser does not reliably vectorise the lane loops, and Rust never contracts
-//! `a*b + c` into an FMA on its own). `FARFIELD_NO_AVX2=1` in the environment forces the
-//! baseline path (for testing).
+//! `a*b + c` into an FMA on its own) by `crate::simd::has_avx2_fma`, which also documents
+//! `FARFIELD_NO_AVX2`.
 
 /// Lane count of the vectorised kernels (particles per P2M/L2P/P2P step, target boxes per M2L
 /// tile): 8 doubles = one AVX-512 or two AVX2 registers.
 pub(crate) const W: usize = 8;
-
-/// Whether the AVX2+FMA clones may be used (detected once per process).
-#[cfg(target_arch = "x86_64")]
-pub fn has_avx2_fma() -> bool {
-    use std::sync::OnceLock;
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
-        std::env::var_os("FARFIELD_NO_AVX2").is_none() && std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
-    })
-}
 
 /// A vector of `W` doubles and its operations (a zero-sized token type selects the
 /// implementation).

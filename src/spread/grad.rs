@@ -9,7 +9,7 @@
 //! Kept apart from the spreader's core loops (`mod.rs`, `inner.rs`): it only reads the sorted
 //! points and subproblems that [`Spreader::setpts`] made.
 
-use super::{simd, KernelImpl, SpreadOpts, Spreader};
+use super::{KernelImpl, SpreadOpts, Spreader};
 use crate::error::{Error, Result};
 use crate::kernel::bspline::{BSplineEval, BSplineParams};
 use crate::kernel::gaussian::GaussParams;
@@ -63,7 +63,7 @@ impl<T: Real> Spreader<T> {
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
         assert!(self.g[0].len() == self.m, "spread_real needs points set by setpts (sorted copy)");
         #[cfg(target_arch = "x86_64")]
-        if simd::has_avx2_fma() && self.w[0] <= 16 {
+        if crate::simd::has_avx2_fma() && self.w[0] <= 16 {
             if let Some(s64) = (self as &dyn std::any::Any).downcast_ref::<Spreader<f64>>() {
                 if let KernelImpl::BSpline(k64) = &s64.kernel {
                     // SAFETY: T is f64 (the downcast succeeded): same layout.
@@ -86,7 +86,7 @@ impl<T: Real> Spreader<T> {
     fn spread_real_with<K: KernelEval<T>>(&self, k: &K, c: &[T], grid: &mut [T], threads: &Threads) -> Result<()> {
         self.spread_real_boxes(c, grid, threads, |a, cs, lo, bsz, bx| {
             #[cfg(target_arch = "x86_64")]
-            if simd::has_avx2_fma() {
+            if crate::simd::has_avx2_fma() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
                 unsafe { self.spread_real_points_avx2(k, a, cs, lo, bsz, bx) };
                 return;
@@ -204,7 +204,7 @@ impl<T: Real> Spreader<T> {
         assert_eq!(out.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
         #[cfg(target_arch = "x86_64")]
-        if simd::has_avx2_fma() && self.w[0] <= 16 {
+        if crate::simd::has_avx2_fma() && self.w[0] <= 16 {
             if let Some(s64) = (self as &dyn std::any::Any).downcast_ref::<Spreader<f64>>() {
                 if let KernelImpl::BSpline(k64) = &s64.kernel {
                     // SAFETY: T is f64 (the downcast succeeded): same layouts.
@@ -227,7 +227,7 @@ impl<T: Real> Spreader<T> {
                 }
             };
             #[cfg(target_arch = "x86_64")]
-            let done = if simd::has_avx2_fma() {
+            let done = if crate::simd::has_avx2_fma() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
                 unsafe { self.grad_points_avx2(k, a, grid, &mut loc) };
                 true

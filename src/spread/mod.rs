@@ -17,7 +17,6 @@
 
 mod grad;
 mod inner;
-mod simd;
 pub mod sort;
 
 use crate::error::{Error, Result};
@@ -497,7 +496,7 @@ impl<T: Real> Spreader<T> {
         let bsz = [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]];
         let mut bx = crate::error::try_filled_vec::<[T; 2]>(bsz[0] * bsz[1] * bsz[2], [T::zero(); 2], "subproblem box")?;
         #[cfg(target_arch = "x86_64")]
-        if simd::has_avx2_fma() {
+        if crate::simd::has_avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
             unsafe { self.spread_points_avx2(k, &g, &cs, lo, bsz, &mut bx) };
             self.wrap_add(&bx, lo, bsz, grid);
@@ -605,7 +604,7 @@ impl<T: Real> Spreader<T> {
             };
             let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
             #[cfg(target_arch = "x86_64")]
-            let done = if simd::has_avx2_fma() {
+            let done = if crate::simd::has_avx2_fma() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
                 unsafe { self.interp_points_avx2(k, &g, grid, &mut out) };
                 true
