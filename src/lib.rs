@@ -33,6 +33,7 @@ pub mod nufft;
 pub mod poisson;
 pub mod real;
 pub(crate) mod scale;
+pub(crate) mod quad;
 pub(crate) mod simd;
 pub mod spread;
 pub mod threads;

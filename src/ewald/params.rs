@@ -164,33 +164,6 @@ struct Table {
     li: Vec<f64>,
 }
 
-/// Gauss–Legendre nodes and weights on `[a, b]`.
-fn gauss_legendre(n: usize, a: f64, b: f64) -> (Vec<f64>, Vec<f64>) {
-    let mut x = vec![0.0; n];
-    let mut w = vec![0.0; n];
-    for i in 0..n {
-        let mut z = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
-        let mut dp = 0.0;
-        for _ in 0..100 {
-            let (mut p0, mut p1) = (1.0, z);
-            for k in 2..=n {
-                let p2 = ((2 * k - 1) as f64 * z * p1 - (k - 1) as f64 * p0) / k as f64;
-                p0 = p1;
-                p1 = p2;
-            }
-            dp = n as f64 * (z * p1 - p0) / (z * z - 1.0);
-            let dz = p1 / dp;
-            z -= dz;
-            if dz.abs() < 1e-15 {
-                break;
-            }
-        }
-        x[i] = 0.5 * (a + b) + 0.5 * (b - a) * (-z);
-        w[i] = (b - a) / ((1.0 - z * z) * dp * dp);
-    }
-    (x, w)
-}
-
 /// Per-axis window factors at wave number `kt = 2πν` (grid units, `ν ∈ [0, 1/2]`), split into
 /// the main term and the alias sums so that the error is computed without cancellation:
 /// `a = c_0²` (main term, `c_p = t_p / D`), `α = Σ_{p≠0} c_p²`, `1 − a`, `β = Σ_{p≠0} κ_p² c_p²`.
@@ -315,7 +288,7 @@ fn table(w: Window) -> Arc<Table> {
     if let Some(t) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&w) {
         return t.clone();
     }
-    let (nodes, wts) = gauss_legendre(32, 0.0, std::f64::consts::PI);
+    let (nodes, wts) = crate::quad::gauss_legendre(32, 0.0, std::f64::consts::PI);
     let fac: Vec<AxisFactors> = nodes.iter().map(|&k| axis_factors(w, k)).collect();
     let npts = 72;
     let (x0, x1) = (0.02f64.ln(), 4.0f64.ln());
@@ -650,13 +623,6 @@ pub fn still_accurate(method: Method, bx: &PeriodicBox, n: usize, tol: f64, c: &
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gauss_legendre_integrates_polynomials() {
-        let (x, w) = gauss_legendre(12, 0.0, 2.0);
-        let s: f64 = x.iter().zip(&w).map(|(x, w)| w * x.powi(7)).sum();
-        assert!((s - 2f64.powi(8) / 8.0).abs() < 1e-12);
-    }
 
     #[test]
     fn tables_are_monotone_and_grids_shrink_with_tol() {

@@ -83,33 +83,6 @@ pub struct M2lTables {
     pub porder: Vec<usize>,
 }
 
-/// Gauss–Legendre nodes and weights on [−1, 1] (Newton on the Legendre recurrence).
-pub fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
-    let mut x = vec![0.0; n];
-    let mut w = vec![0.0; n];
-    for i in 0..n {
-        let mut z = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
-        let mut pp = 1.0;
-        for _ in 0..100 {
-            let (mut p1, mut p2) = (1.0, 0.0);
-            for j in 1..=n {
-                let p3 = p2;
-                p2 = p1;
-                p1 = ((2 * j - 1) as f64 * z * p2 - (j - 1) as f64 * p3) / j as f64;
-            }
-            pp = n as f64 * (z * p1 - p2) / (z * z - 1.0);
-            let dz = p1 / pp;
-            z -= dz;
-            if dz.abs() < 1e-15 {
-                break;
-            }
-        }
-        x[i] = z;
-        w[i] = 2.0 / ((1.0 - z * z) * pp * pp);
-    }
-    (x, w)
-}
-
 /// Coefficients of a general rotation `G` (3×3 matrix): `O_lm(G r) = Σ_{m'} A_{lmm'} O_{lm'}(r)`,
 /// complex, for all `|m|, |m'| ≤ l ≤ p`, flattened as `a[l][(m+l)(2l+1) + m'+l] = [re, im]`.
 /// Rows `m ≥ 0` by projection with a quadrature exact for the degree-`2p` products
@@ -117,7 +90,7 @@ pub fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
 pub fn rotation_coefficients(p: usize, g: [[f64; 3]; 3]) -> Vec<Vec<[f64; 2]>> {
     let nq = p + 1;
     let nphi = 2 * p + 2;
-    let (xq, wq) = gauss_legendre(nq);
+    let (xq, wq) = crate::quad::gauss_legendre(nq, -1.0, 1.0);
     let nc = ncoef(p);
     let tab = RegTables::new(p);
     let mut a: Vec<Vec<[f64; 2]>> = (0..=p).map(|l| vec![[0.0; 2]; (2 * l + 1) * (2 * l + 1)]).collect();

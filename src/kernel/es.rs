@@ -17,9 +17,7 @@
 
 use super::{KernelEval, MAX_WIDTH};
 use crate::real::Real;
-use gauss_quad::GaussLegendre;
 use num_complex::Complex64;
-use std::num::NonZeroUsize;
 
 /// Largest ES width (the width for ε ≈ 1e-15 at σ = 2).
 pub const MAX_ES_WIDTH: usize = 16;
@@ -85,15 +83,8 @@ impl EsParams {
     /// Errors: [`crate::Error::Alloc`] (the `kmax + 1` outputs).
     pub fn fourier_series(&self, nf: usize, kmax: usize) -> crate::Result<Vec<f64>> {
         let q = 2 * self.w + 16;
-        let gl = GaussLegendre::new(NonZeroUsize::new(q).expect("q > 0"));
-        // nodes on [-1,1] -> z = (s+1)/2 on [0,1], weight/2
-        let mut z = Vec::with_capacity(q);
-        let mut f = Vec::with_capacity(q);
-        for (s, wq) in gl.iter() {
-            let zz = 0.5 * (s + 1.0);
-            z.push(zz);
-            f.push(0.5 * wq * self.phi(zz));
-        }
+        let (z, wz) = crate::quad::gauss_legendre(q, 0.0, 1.0);
+        let f: Vec<f64> = z.iter().zip(&wz).map(|(&zz, &wq)| wq * self.phi(zz)).collect();
         let half = 0.5 * self.w as f64;
         // e^{i π w z k / nf}, advanced by multiplication in k
         let step: Vec<Complex64> = z.iter()
