@@ -1,7 +1,6 @@
 //! NUFFT accuracy against direct sums (the acceptance contract of DESIGN.md §6: relative l2
 //! error ≤ 10·tol), adjointness of types 1 and 2, plan reuse and option handling.
 
-use super::deconv::mode_of;
 use super::*;
 use crate::error::Error;
 use crate::real::Real;
@@ -25,22 +24,52 @@ fn rand_c(n: usize, seed: u64) -> Vec<Complex<f64>> {
     (0..n).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect()
 }
 
+/// The modes of an axis with `n` modes in output order, written out from their definitions
+/// (module docs of `nufft`; FINUFFT's `modeord`) independently of the library's index map:
+/// CMCL order (`modeord = 0`) lists `−⌊n/2⌋, …, ⌈n/2⌉ − 1` increasing; FFT order
+/// (`modeord = 1`) lists the non-negative modes `0, …, ⌈n/2⌉ − 1` first, then `−⌊n/2⌋, …, −1`.
+fn axis_modes(n: usize, modeord: i32) -> Vec<i64> {
+    let (negative, nonnegative) = (-((n / 2) as i64)..0, 0..(n as i64 + 1) / 2);
+    match modeord {
+        1 => nonnegative.chain(negative).collect(),
+        _ => negative.chain(nonnegative).collect(),
+    }
+}
+
+/// [`axis_modes`] of the three axes of a case (unused axes have one mode, 0).
+fn case_modes(case: &Case, modeord: i32) -> [Vec<i64>; 3] {
+    std::array::from_fn(|d| axis_modes(case.n[d], modeord))
+}
+
 /// Phase k·x_j for output mode index `i` (x fastest) of a plan.
-fn kdotx(case: &Case, i: usize, x: &[Vec<f64>; 3], j: usize, modeord: i32) -> f64 {
+fn kdotx(case: &Case, modes: &[Vec<i64>; 3], i: usize, x: &[Vec<f64>; 3], j: usize) -> f64 {
     let idx = [i % case.n[0], (i / case.n[0]) % case.n[1], i / (case.n[0] * case.n[1])];
-    (0..case.dim).map(|d| mode_of(idx[d], case.n[d], modeord) as f64 * x[d][j]).sum()
+    (0..case.dim).map(|d| modes[d][idx[d]] as f64 * x[d][j]).sum()
 }
 
 fn direct1(case: &Case, x: &[Vec<f64>; 3], c: &[Complex<f64>], iflag: i32, modeord: i32) -> Vec<Complex<f64>> {
     let s = if iflag >= 0 { 1.0 } else { -1.0 };
     let nm: usize = case.n.iter().product();
-    (0..nm).map(|i| (0..case.m).map(|j| c[j] * Complex::from_polar(1.0, s * kdotx(case, i, x, j, modeord))).sum()).collect()
+    let modes = case_modes(case, modeord);
+    (0..nm).map(|i| (0..case.m).map(|j| c[j] * Complex::from_polar(1.0, s * kdotx(case, &modes, i, x, j))).sum()).collect()
 }
 
 fn direct2(case: &Case, x: &[Vec<f64>; 3], f: &[Complex<f64>], iflag: i32, modeord: i32) -> Vec<Complex<f64>> {
     let s = if iflag >= 0 { 1.0 } else { -1.0 };
     let nm: usize = case.n.iter().product();
-    (0..case.m).map(|j| (0..nm).map(|i| f[i] * Complex::from_polar(1.0, s * kdotx(case, i, x, j, modeord))).sum()).collect()
+    let modes = case_modes(case, modeord);
+    (0..case.m).map(|j| (0..nm).map(|i| f[i] * Complex::from_polar(1.0, s * kdotx(case, &modes, i, x, j))).sum()).collect()
+}
+
+/// The oracle's mode lists, spelled out for even and odd `n`.
+#[test]
+fn oracle_mode_orders() {
+    assert_eq!(axis_modes(5, 0), vec![-2, -1, 0, 1, 2]);
+    assert_eq!(axis_modes(4, 0), vec![-2, -1, 0, 1]);
+    assert_eq!(axis_modes(5, 1), vec![0, 1, 2, -2, -1]);
+    assert_eq!(axis_modes(4, 1), vec![0, 1, -2, -1]);
+    assert_eq!(axis_modes(1, 0), vec![0]);
+    assert_eq!(axis_modes(1, 1), vec![0]);
 }
 
 fn rel_l2(a: &[Complex<f64>], b: &[Complex<f64>]) -> f64 {
