@@ -3,6 +3,7 @@
 //! (periodic), the NaCl Madelung constant.
 
 use super::harmonics::*;
+use super::tree::Tree;
 use super::*;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
