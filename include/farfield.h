@@ -201,7 +201,8 @@ typedef float _Complex farfield_complexf;
 #define MAX_ANISOTROPY 1e150
 
 // Largest `vico_factor` (the Vico truncation radius `L` in units of the box diagonal): 4.
-// The precomputation grid grows like `vico_factor^dim`; the default 1.1 (seed 001) suffices.
+// The precomputation grid grows like `vico_factor^dim`; the default 1.1 (Mayani et al. 2025)
+// suffices.
 #define MAX_VICO_FACTOR 4.0
 
 // Largest Vico precomputation grid relative to the doubled grid: `Π P_d ≤ 512 · Π 2n_d`
@@ -397,7 +398,7 @@ typedef struct farfield_nufft_opts {
   int32_t gpu_method;
   // CUDA backend only: how many executes the caller expects per `setpts` (0 = unknown,
   // treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are preferred,
-  // as seed 002 concludes. Ignored on the CPU.
+  // as Guo et al., Procedia Comput. Sci. 51 (2015) 120, §4.5, conclude. Ignored on the CPU.
   int32_t gpu_spread_reuse_hint;
 } farfield_nufft_opts;
 
