@@ -148,7 +148,8 @@ pub fn asm(dim: usize, nf: [usize; 3], w: usize, m: usize) -> f64 {
     m as f64 * (w as f64).powi(dim as i32) / rows as f64
 }
 
-/// Seed 002's compute-unit size: the power of two ≥ ASM, between 1 and 16.
+/// Guo et al.'s compute-unit size (Procedia Comput. Sci. 51 (2015) 120, §3.2): the power of two
+/// ≥ ASM, between 1 and 16.
 pub fn cu_for_asm(asm: f64) -> u32 {
     let mut cu = 1u32;
     while (cu as f64) < asm && cu < 16 {
