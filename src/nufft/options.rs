@@ -50,7 +50,7 @@ pub struct NufftOpts {
     pub gpu_method: i32,
     /// CUDA backend only: how many executes the caller expects per `setpts` (0 = unknown,
     /// treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are preferred,
-    /// as Guo et al., Procedia Comput. Sci. 51 (2015) 120, §4.5, conclude. Ignored on the CPU.
+    /// as seed 002 concludes. Ignored on the CPU.
     pub gpu_spread_reuse_hint: i32,
 }
 
