@@ -201,7 +201,8 @@ typedef float _Complex farfield_complexf;
 #define MAX_ANISOTROPY 1e150
 
 // Largest `vico_factor` (the Vico truncation radius `L` in units of the box diagonal): 4.
-// The precomputation grid grows like `vico_factor^dim`; the default 1.1 (seed 001) suffices.
+// The precomputation grid grows like `vico_factor^dim`; the default 1.1 (Mayani et al. 2025)
+// suffices.
 #define MAX_VICO_FACTOR 4.0
 
 // Largest Vico precomputation grid relative to the doubled grid: `Π P_d ≤ 512 · Π 2n_d`

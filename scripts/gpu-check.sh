@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU kernel check without a GPU (DESIGN.md §5, CI check 1), called by scripts/test.sh:
+# GPU kernel check without a GPU (docs/design.md §5.3, check 1), called by scripts/test.sh:
 #   every CUDA kernel compiles with NVRTC for sm_80 and sm_90 and the PTX assembles with ptxas.
 #
 # NVRTC and ptxas come from the PyPI wheels nvidia-cuda-nvrtc-cu12 and nvidia-cuda-nvcc-cu12

@@ -27,6 +27,8 @@
 #   FARFIELD_VALGRIND    ON/OFF: C tests under valgrind (default ON)
 #   CARGO_TARGET_DIR     cargo's target directory (default <repo>/target)
 #   FARFIELD_SKIP_DEPS=1 skip the system package step
+#   FARFIELD_DATA_DIR    folder of real input data (docs/design.md §11.1); the tests that use it
+#                        skip without it
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

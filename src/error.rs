@@ -1,7 +1,7 @@
 //! The library's error model: one [`Error`] enum whose variants map one-to-one onto the
 //! stable C status codes (`FARFIELD_ERR_*`, all ≥ 100 so they are never mistaken for a
 //! FINUFFT `ier`), each carrying a human-readable detail message (which argument, which
-//! point index, which limit). See DESIGN.md §3.
+//! point index, which limit). See docs/design.md §3.1.
 
 use std::fmt;
 

@@ -4,8 +4,8 @@
 //! * [`FftPlan`]: complex-to-complex (one or many transforms, in place or out of place),
 //!   real-to-complex / complex-to-real and DCT-I (`REDFT00`) plans of rank 1–3.
 //!
-//! Conventions: shapes are given **x fastest** (`f[i + n1*(j + n2*k)]`, DESIGN.md §2); FFTW is
-//! row-major, so the dimension list is reversed internally. Transforms are unnormalised:
+//! Conventions: shapes are given **x fastest** (`f[i + n1*(j + n2*k)]`, docs/design.md §2);
+//! FFTW is row-major, so the dimension list is reversed internally. Transforms are unnormalised:
 //! `Y_k = Σ_j X_j e^{sign·2πi jk/n}` per axis. For r2c/c2r the halved axis is the **first (x)**
 //! axis, of length `n1/2 + 1`.
 //!
@@ -127,7 +127,7 @@ macro_rules! impl_fftw {
                     std::ptr::null(), 1, odist, flags) as *mut c_void
             }
             unsafe fn plan_dct1(rank: c_int, n: *const c_int, input: *mut $t, output: *mut $t, flags: c_uint) -> *mut c_void {
-                // fftw 0.8's R2RPlan passes a single kind for rank > 1 (DESIGN.md §7): call
+                // fftw 0.8's R2RPlan passes a single kind for rank > 1 (docs/design.md §7.2): call
                 // the planner directly with one kind per dimension.
                 let kinds = [$kind; 3];
                 fftw_sys::$r2r(rank, n, input, output, kinds.as_ptr(), flags) as *mut c_void

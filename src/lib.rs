@@ -17,7 +17,7 @@
 //! * [`fft`]: the one FFTW wrapper;
 //! * [`capi`]: every `extern "C"` function (plan → setpts → execute → destroy).
 //!
-//! Conventions (DESIGN.md §2): grids and Fourier modes are stored x fastest,
+//! Conventions (docs/design.md §2): grids and Fourier modes are stored x fastest,
 //! `f[i + n1*(j + n2*k)]`; modes are ordered `−N/2 … (N−1)/2` (CMCL) unless `modeord = 1`
 //! (FFT order); NUFFT coordinates are separate arrays x, y, z, interpreted 2π-periodically.
 #![warn(missing_docs)]

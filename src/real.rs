@@ -30,7 +30,7 @@ pub trait Real:
     /// Machine epsilon as an `f64`.
     const EPS: f64;
     /// Smallest relative tolerance the NUFFT honours in this precision; smaller requests are
-    /// clamped to it and a warning is recorded on the plan (DESIGN.md §3, §6).
+    /// clamped to it and a warning is recorded on the plan (docs/design.md §3.1, §6).
     const MIN_TOL: f64;
     /// Conversion from `f64` (rounding to nearest for `f32`).
     fn of(x: f64) -> Self;

@@ -3,7 +3,7 @@
 //! power of two near the cell size or grid spacing (and of the charges or source), so every
 //! scale whose results are representable in double precision gives the unit-scale answer, and
 //! a result that would overflow or underflow is an [`Error::Range`] instead of a wrong number
-//! with success (DESIGN.md §2).
+//! with success (docs/design.md §2).
 
 use crate::error::{Error, Result};
 

@@ -1,4 +1,4 @@
-//! Per-plan CPU parallelism (DESIGN.md §4): each plan owns a rayon pool sized by its
+//! Per-plan CPU parallelism (docs/design.md §4): each plan owns a rayon pool sized by its
 //! `nthreads` option (0 = all cores). With one thread no pool is created and all work runs on
 //! the caller's thread, so calling a plan from inside the caller's own OpenMP/rayon region is
 //! safe.

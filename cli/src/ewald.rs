@@ -61,7 +61,7 @@ impl MethodArg {
 #[derive(Args, Debug, Clone)]
 pub struct EwaldArgs {
     /// Folder with positions.npy (N×3, nm), charges.npy (N, e) and box.npy (3 lengths or 3×3
-    /// lattice vectors as rows, nm), e.g. ../shared/data/jac_dhfr. Default: an NaCl crystal.
+    /// lattice vectors as rows, nm), e.g. $FARFIELD_DATA_DIR/jac_dhfr. Default: an NaCl crystal.
     #[arg(long, value_name = "DIR")]
     pub input: Option<PathBuf>,
     /// Without --input: conventional cells per axis of the built-in NaCl crystal (8k³ ions).

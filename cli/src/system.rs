@@ -116,14 +116,13 @@ mod tests {
 
     #[test]
     fn reads_the_shared_jac_dhfr_if_present() {
-        let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/jac_dhfr");
-        if !d.exists() {
-            eprintln!("skipping: {} not found", d.display());
+        let Some(d) = crate::demo::data_path("jac_dhfr").filter(|d| d.exists()) else {
+            eprintln!("skipping: FARFIELD_DATA_DIR/jac_dhfr not found");
             return;
-        }
+        };
         let s = read_dir(&d, true).unwrap();
         assert_eq!(s.n(), 23558);
-        assert!((s.net_charge() + 11.0).abs() < 1e-6, "PROVENANCE.md: net charge -11 e");
+        assert!((s.net_charge() + 11.0).abs() < 1e-6, "docs/design.md §11.1: net charge -11 e");
         let c = s.cell.unwrap();
         assert!((c[0] - 6.1644723).abs() < 1e-6 && c[1] == 0.0 && c[3] == 0.0);
     }

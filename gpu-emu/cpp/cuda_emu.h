@@ -1,4 +1,4 @@
-// CUDA-on-CPU emulation header (test code, DESIGN.md §5).
+// CUDA-on-CPU emulation header (test code, docs/design.md §5.3).
 //
 // Gives CUDA's built-ins a CPU meaning so that the library's .cu sources compile unchanged as
 // C++20 and run on the CPU, one block at a time, one OS thread per CUDA thread:

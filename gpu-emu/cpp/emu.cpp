@@ -1,4 +1,4 @@
-// The emulator's launcher and runtime (test code, DESIGN.md §5), and the library's kernels
+// The emulator's launcher and runtime (test code, docs/design.md §5.3), and the library's kernels
 // compiled as C++: see cuda_emu.h for the model.
 //
 // ff_emu_launch(name, grid, block, smem, args) runs the kernel `name` over the grid one block

@@ -1,4 +1,4 @@
-//! Test-only CUDA-on-CPU emulator (DESIGN.md §5).
+//! Test-only CUDA-on-CPU emulator (docs/design.md §5.3).
 //!
 //! `cpp/cuda_emu.h` gives CUDA's built-ins a CPU meaning; `cpp/emu.cpp` is the launcher and
 //! includes the library's `src/gpu/kernels/*.cu` **unchanged**, plus the harness self-test

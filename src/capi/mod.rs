@@ -1,6 +1,6 @@
 //! The C ABI: every `extern "C"` function of the library, one file per module. Nothing
 //! numerical lives here: functions convert arguments, validate them, catch panics and map
-//! errors to status codes (DESIGN.md §3).
+//! errors to status codes (docs/design.md §3).
 //!
 //! Rules every exported function follows:
 //! 1. the body runs inside [`guard`], which catches panics (→ `FARFIELD_ERR_INTERNAL`) and

@@ -18,7 +18,7 @@
 //!   `Σ_k ½θ|S|² [δ − 2(1/(4ξ²) + 1/k²) k ⊗ k]` (Essmann et al. 1995 eq. 2.9). For Coulomb
 //!   `tr W = U`.
 //!
-//! Units are the caller's (DESIGN.md §2): no Coulomb constant is applied; multiply `φ`, `E`,
+//! Units are the caller's (docs/design.md §2): no Coulomb constant is applied; multiply `φ`, `E`,
 //! `U`, `W` by yours (GROMACS 138.935458 kJ mol⁻¹ nm e⁻², LAMMPS `qqr2e`, 1/(4πε₀)).
 //!
 //! ## Splitting

@@ -1,6 +1,7 @@
-//! Spectral Ewald k-space part (Lindbo & Tornberg, J. Comput. Phys. 230 (2011) 8744; seed 000
-//! §2, Lemma 3): spread the charges with a truncated Gaussian, FFT, scale, inverse FFT, gather
-//! with the same Gaussian; fields by ik-differentiation in Fourier space.
+//! Spectral Ewald k-space part (Lindbo & Tornberg, J. Comput. Phys. 230 (2011) 8744;
+//! Boström's gridding report, docs/design.md §12, §2, Lemma 3): spread the charges with a truncated
+//! Gaussian, FFT, scale, inverse FFT, gather with the same Gaussian; fields by ik-differentiation
+//! in Fourier space.
 //!
 //! The window is `ψ(u) = e^{−u²/(4τ)}` per axis in grid units (fractional coordinate times
 //! `K_d`), truncated to `P` points, spread through [`crate::spread`] (fast Gaussian gridding).

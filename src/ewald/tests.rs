@@ -404,9 +404,10 @@ fn read_npy(path: &std::path::Path) -> Option<(Vec<usize>, Vec<f64>)> {
     Some((shape, data))
 }
 
-/// `../shared/data/<name>` relative to the crate root, if present.
+/// `$FARFIELD_DATA_DIR/<name>` (the data folder, docs/design.md §11.1), if present.
 fn data_dir(name: &str) -> Option<std::path::PathBuf> {
-    let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("data").join(name);
+    let dir = std::env::var_os("FARFIELD_DATA_DIR").filter(|d| !d.is_empty())?;
+    let d = std::path::Path::new(&dir).join(name);
     if d.join("positions.npy").exists() {
         Some(d)
     } else {
@@ -429,7 +430,7 @@ fn load_dir(d: &std::path::Path) -> Option<(Vec<f64>, Vec<f64>, [f64; 9])> {
 #[test]
 fn water_box_if_present() {
     let Some((xyz, q, cell)) = load_system("water_tip3p_900") else {
-        eprintln!("skipping water_box_if_present: ../shared/data/water_tip3p_900 not found");
+        eprintln!("skipping water_box_if_present: FARFIELD_DATA_DIR/water_tip3p_900 not found");
         return;
     };
     let n = q.len();
@@ -458,7 +459,7 @@ fn process_cpu_s() -> f64 {
 }
 
 /// Timing and accuracy on a real system (ignored). Environment: `FARFIELD_EWALD_SYSTEM` =
-/// folder under `../shared/data` (default `jac_dhfr`), `FARFIELD_EWALD_TOL` (default 1e-5),
+/// folder under `$FARFIELD_DATA_DIR` (default `jac_dhfr`), `FARFIELD_EWALD_TOL` (default 1e-5),
 /// `FARFIELD_EWALD_THREADS` (default 2), `FARFIELD_EWALD_METHODS` = `spme` | `se` (default both),
 /// `FARFIELD_EWALD_DATA` = a folder with the three `.npy` files instead, `FARFIELD_EWALD_FFTW` =
 /// FFTW planner flags (e.g. 0 = `FFTW_MEASURE`),

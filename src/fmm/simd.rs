@@ -1,4 +1,4 @@
-//! Explicit SIMD for the FMM's hot loops (DESIGN.md §8). The kernels are written once,
+//! Explicit SIMD for the FMM's hot loops (docs/design.md §8). The kernels are written once,
 //! `#[inline(always)]` and generic over [`Simd`], a vector of `W = 8` doubles with the few
 //! operations they need; they are instantiated with [`Scalar`] (baseline x86-64, any CPU) and
 //! with [`Avx2`] inside `#[target_feature(enable = "avx2,fma")]` wrappers chosen at run time

@@ -1,4 +1,4 @@
-//! Compile-only check of the CUDA kernels without a GPU (`farfield gpu check`, DESIGN.md §5):
+//! Compile-only check of the CUDA kernels without a GPU (`farfield gpu check`; docs/design.md §5.3):
 //! every source of [`super::KERNEL_SOURCES`] is compiled by NVRTC for each requested
 //! architecture (`--gpu-architecture=sm_XX`, always given: NVRTC's default compute_52 has no
 //! double `atomicAdd`), and, when a `ptxas` executable is given, the PTX is assembled for the

@@ -1,4 +1,4 @@
-//! The small device trait the GPU host code is written against (DESIGN.md §5): buffers,
+//! The small device trait the GPU host code is written against (docs/design.md §5.2): buffers,
 //! copies, launches. Two implementations: CUDA through cudarc ([`super::cuda`]) and the
 //! CUDA-on-CPU emulator (the `farfield-gpu-emu` test crate), so the whole host path —
 //! allocation, uploads, launch configurations, downloads — runs in CI without a GPU.

@@ -2,7 +2,7 @@
 //!
 //! * `kernels/*.cu`: CUDA C++ sources, embedded with `include_str!` ([`KERNEL_SOURCES`]),
 //!   compiled at run time by NVRTC for the device's compute capability. They also compile
-//!   unchanged as C++ under the CUDA-on-CPU emulator (`gpu-emu/`, DESIGN.md §5), where every
+//!   unchanged as C++ under the CUDA-on-CPU emulator (`gpu-emu/`, docs/design.md §5.3), where every
 //!   kernel is checked against the CPU implementation;
 //! * [`device`]: the device trait the host code is written against (CUDA or the emulator);
 //! * [`spread`]: GPU spreading/interpolation (GM, GM-sort, SM, CSR single mesh, group mesh)

@@ -2,7 +2,7 @@
 //! runs without CUDA installed), and the backend choice of the plans.
 //!
 //! cudarc panics when a library it needs cannot be loaded (`CudaContext::new` without a
-//! driver, DEPS.md §2), so every path here first asks `is_culib_present()` and runs the
+//! driver; docs/design.md §5.1), so every path here first asks `is_culib_present()` and runs the
 //! remaining driver calls under `catch_unwind`: discovery never panics and never aborts.
 
 use crate::error::{Error, Result};

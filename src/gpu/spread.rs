@@ -3,27 +3,27 @@
 //! against [`Device`] so that it runs on CUDA and on the CPU emulator alike.
 //!
 //! Methods ([`GpuMethod`]; all have spreading and interpolation):
-//! * **GM** — one thread per point, `atomicAdd` into the global grid (seed 002's particle-based
-//!   method);
+//! * **GM** — one thread per point, `atomicAdd` into the global grid (the particle-based method
+//!   of Guo, Liu, Xu, Du & Chow, Procedia Comput. Sci. 51 (2015) 120, §2);
 //! * **GM-sort** — GM with the points visited in bin-sorted order after a device bin sort
 //!   (count with atomics, exclusive scan, permute), for memory locality;
 //! * **SM** — cuFINUFFT's subproblem method: the sorted points of a bin, in chunks of at most
 //!   `max_subprob` points, are spread by one block into a shared-memory tile (the bin padded by
 //!   ⌈w/2⌉), which is then added to the grid; interpolation loads the tile and gathers from it.
 //!   Available when the tile fits in the device's shared memory (bins shrink to fit);
-//! * **CSR** — seed 002's "single mesh": a sparse matrix with one row per grid point built in
+//! * **CSR** — Guo et al.'s "single mesh": a sparse matrix with one row per grid point built in
 //!   `setpts` (count entries per row, exclusive scan, fill, rows sorted by entry so the sums are
 //!   deterministic) and applied with compute units of `cu` ∈ {1, 2, 4, 8, 16} threads per row and
-//!   warp-shuffle reductions; `cu` = the power of two ≥ ASM, at most 16 (seed 002's heuristic,
+//!   warp-shuffle reductions; `cu` = the power of two ≥ ASM, at most 16 (Guo et al.'s heuristic,
 //!   ASM = M·w^d / Π nf the average entries per row). Interpolation uses the point-major weights
 //!   (one compute unit per point);
-//! * **GROUP** — seed 002's "group mesh" (gsize 64): rows grouped by 64 consecutive grid points,
+//! * **GROUP** — Guo et al.'s "group mesh" (gsize 64): rows grouped by 64 consecutive grid points,
 //!   one block per group accumulating its entries in shared memory; interpolation loads the
 //!   group's 64 grid values into shared memory and adds to the points atomically.
 //!
 //! Selection rule ([`select_method`]; every method can also be chosen explicitly): with a
 //! reuse hint (the number of spreads/interpolations the caller announces for one point
-//! configuration) of at least 20, seed 002 found the mesh-based structures amortised: GROUP
+//! configuration) of at least 20, Guo et al. found the mesh-based structures amortised: GROUP
 //! when rows are dense (ASM ≥ 8: coalesced build and shared-memory accumulation), else CSR.
 //! Otherwise a particle method: SM when its tile fits and the points are dense (ASM ≥ 1, so a
 //! tile is reused), GM-sort for more than 1024 points, GM for fewer.
@@ -142,13 +142,14 @@ impl GpuKernelSpec {
     }
 }
 
-/// Average spreading contributions per grid point, `ASM = M·w^dim / Π nf` (seed 002).
+/// Average spreading contributions per grid point, `ASM = M·w^dim / Π nf` (Guo et al. 2015, §3.2).
 pub fn asm(dim: usize, nf: [usize; 3], w: usize, m: usize) -> f64 {
     let rows: usize = nf.iter().product();
     m as f64 * (w as f64).powi(dim as i32) / rows as f64
 }
 
-/// Seed 002's compute-unit size: the power of two ≥ ASM, between 1 and 16.
+/// Guo et al.'s compute-unit size (Procedia Comput. Sci. 51 (2015) 120, §3.2): the power of two
+/// ≥ ASM, between 1 and 16.
 pub fn cu_for_asm(asm: f64) -> u32 {
     let mut cu = 1u32;
     while (cu as f64) < asm && cu < 16 {

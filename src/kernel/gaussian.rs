@@ -1,14 +1,14 @@
 //! Truncated Gaussian kernel with fast Gaussian gridding (FGG): Greengard & Lee, "Accelerating
-//! the nonuniform fast Fourier transform", SIAM Rev. 46 (2004) 443, §2–3, and seed 000 §3.2,
-//! Algorithm 3.
+//! the nonuniform fast Fourier transform", SIAM Rev. 46 (2004) 443, §2–3, and Boström's report
+//! on shared-memory parallel gridding (docs/design.md §12), §3.2, Algorithm 3.
 //!
 //! `ψ(x) = exp(−x²/(4τ))` with `x` in grid units, truncated to `w = 2·M_sp` grid points. With
 //! upsampling factor σ (the paper's R) the paper's `τ = π M_sp / (M² R (R − 0.5))` in radians²
 //! becomes `τ = M_sp σ / (4π(σ − 0.5))` in grid units², and the error decays like
 //! `exp(−π M_sp (1 − 1/(2σ − 1)))`, so `M_sp = ⌈ln(1/ε) / (π(1 − 1/(2σ − 1)))⌉`.
 //!
-//! FGG (seed 000 eq. 18): with `d = x − m ∈ (0, 1]` the distance to the grid point `m` at or
-//! below the point and `l = −M_sp+1 … M_sp`,
+//! FGG (Boström's report, eq. (18)): with `d = x − m ∈ (0, 1]` the distance to the grid
+//! point `m` at or below the point and `l = −M_sp+1 … M_sp`,
 //! `ψ(d − l) = E1 · E2^l · E3(l)`, `E1 = e^{−d²/4τ}`, `E2 = e^{d/2τ}`, `E3(l) = e^{−l²/4τ}`:
 //! two exponentials per point and axis instead of `w`, E3 precomputed per plan.
 

@@ -9,7 +9,7 @@
 //! * [`es`]: exponential of semicircle (Barnett, Magland, af Klinteberg, SIAM J. Sci. Comput.
 //!   41 (2019) C479, eq. 1.8), evaluated by piecewise Horner polynomials fitted at plan time;
 //! * [`gaussian`]: truncated Gaussian with fast Gaussian gridding (Greengard–Lee, SIAM Rev. 46
-//!   (2004) 443, §2; seed 000 Algorithm 3);
+//!   (2004) 443, §2; Boström's gridding report, Algorithm 3);
 //! * [`bspline`]: cardinal B-splines with derivatives (smooth particle-mesh Ewald); used
 //!   through [`crate::spread::Spreader::new_bspline`].
 

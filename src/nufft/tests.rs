@@ -1,4 +1,4 @@
-//! NUFFT accuracy against direct sums (the acceptance contract of DESIGN.md §6: relative l2
+//! NUFFT accuracy against direct sums (the acceptance contract of docs/design.md §6: relative l2
 //! error ≤ 10·tol), adjointness of types 1 and 2, plan reuse and option handling.
 
 use super::*;

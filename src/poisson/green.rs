@@ -5,7 +5,7 @@
 //! * Regularised value at the origin for Hockney–Eastwood ([`g0_cell_average`]).
 //! * Fourier transforms of the kernel truncated at radius `L` (Vico, Greengard, Ferrando,
 //!   "Fast convolution with free-space Green's functions", J. Comput. Phys. 323 (2016) 191;
-//!   seed 001 eq. 3) ([`vico_hat`]).
+//!   Mayani et al. 2025 eq. 3) ([`vico_hat`]).
 
 use std::f64::consts::PI;
 
@@ -43,9 +43,9 @@ fn log_r2_quadrant(a: f64, b: f64) -> f64 {
 /// * 3D: `G(0) = (1/(4π h_x h_y h_z)) ∫_cell dV/|x|` (= 0.18940…/h for a cubic cell),
 /// * 2D: `G(0) = −(1/(4π h_x h_y)) ∫_cell ln|x|² dA`,
 ///
-/// both evaluated in closed form. The IPPL paper (seed 001, §2.2 step 3) sets the customary
-/// `G(0) = 1/(4π)` (their `−1/(4π)` with the opposite sign convention), a value that does not
-/// scale with the grid spacing; the cell average does (the result transforms correctly under
+/// both evaluated in closed form. The IPPL paper (Mayani et al. 2025, §2.2 step 3) sets the
+/// customary `G(0) = 1/(4π)` (their `−1/(4π)` with the opposite sign convention), a value that does
+/// not scale with the grid spacing; the cell average does (the result transforms correctly under
 /// a change of length unit) and is the natural second-order choice: the discrete sum then
 /// integrates the singular cell exactly for a locally constant source. Both give the method's
 /// second order; the cell average has the smaller error constant (measured on the paper's
@@ -80,7 +80,7 @@ pub fn g0_cell_average(dim: usize, h: &[f64]) -> f64 {
 
 /// Fourier transform `Ĝ_L(k) = ∫_{|x|<L} G(x) e^{−ik·x} dx` of the Green's function truncated
 /// at radius `L`, as a function of `k = |k|` (Vico–Greengard–Ferrando 2016, eqs. for the
-/// Laplace kernel; seed 001 eq. 3 for 3D):
+/// Laplace kernel; Mayani et al. 2025 eq. 3 for 3D):
 ///
 /// * 3D: `Ĝ_L(k) = 2 (sin(Lk/2)/k)² = (1 − cos(Lk))/k²`, `Ĝ_L(0) = L²/2`;
 /// * 2D: `Ĝ_L(k) = (1 − J₀(Lk))/k² − L ln(L) J₁(Lk)/k`, `Ĝ_L(0) = L²/4 − (L²/2) ln L`.

@@ -1,4 +1,4 @@
-//! Hockney–Eastwood kernel (seed 001 §2.2; Hockney & Eastwood, *Computer Simulation Using
+//! Hockney–Eastwood kernel (Mayani et al. 2025 §2.2; Hockney & Eastwood, *Computer Simulation Using
 //! Particles*, 1988, §6-5-4): the Green's function sampled at the node offsets and mirrored onto
 //! the doubled grid,
 //!

@@ -1,5 +1,8 @@
-//! Free-space Poisson solvers on uniform grids (seed 001: Mayani et al., IPPL; Hockney &
-//! Eastwood 1988; Vico, Greengard & Ferrando, J. Comput. Phys. 323 (2016) 191).
+//! Free-space Poisson solvers on uniform grids (Mayani, Montanaro, Cerfon, Frey,
+//! Muralikrishnan & Adelmann, "A massively parallel performance portable free-space spectral
+//! Poisson solver", ACM Trans. Math. Softw. 51(3) (2025), the IPPL solvers — cited below as
+//! "Mayani et al. 2025"; Hockney & Eastwood 1988; Vico, Greengard & Ferrando, J. Comput. Phys.
+//! 323 (2016) 191).
 //!
 //! Solves `∇²φ = −ρ` in 2D or 3D with free-space boundary conditions (φ → 0 at infinity in 3D,
 //! φ ~ −Q ln|x|/(2π) in 2D), i.e. `φ = G ∗ ρ` with `G(x) = 1/(4π|x|)` (3D) or
@@ -16,17 +19,17 @@
 //!   the doubled grid, with a regularised `G(0)` ([`green::g0_cell_average`]); second order.
 //! * [`Method::Vico`] — Vico–Greengard: the band-limited kernel of the Green's function
 //!   truncated at `L = vico_factor · √(Σ (n_d h_d)²)` ([`green::vico_hat`]), obtained by an
-//!   inverse FFT on a grid of `4n_d` points per axis (seed 001 §2.3); spectrally accurate for
-//!   smooth sources.
+//!   inverse FFT on a grid of `4n_d` points per axis (Mayani et al. 2025 §2.3); spectrally accurate
+//!   for smooth sources.
 //! * [`Method::VicoDct`] — the same kernel from a DCT-I on `(2n_d + 1)` points per axis
-//!   (seed 001 §2.4), never allocating the `4n` grid; agrees with [`Method::Vico`] to
+//!   (Mayani et al. 2025 §2.4), never allocating the `4n` grid; agrees with [`Method::Vico`] to
 //!   rounding (≈1e-15 relative).
 //!
 //! All three share one execute path: the plan holds the real-to-complex transform (half
 //! spectrum, real because the mirrored kernel is even) of the kernel on the doubled grid
 //! `2n_x × 2n_y (× 2n_z)`, scaled by the cell volume and FFT normalisation. `execute` zero-pads
 //! ρ, transforms (r2c), multiplies, transforms back (c2r) and restricts to the physical grid
-//! (seed 001 §2.2 steps 1–5).
+//! (Mayani et al. 2025 §2.2 steps 1–5).
 //!
 //! # Cost and limits
 //! Plan: `O(M log M)` with `M = Π 2n_d` (Hockney), `Π P_d` (Vico), `Π (P_d/2 + 1)` (Vico-DCT),
@@ -53,7 +56,7 @@
 //! wherever the requested outputs are representable; otherwise [`Error::Range`].
 //!
 //! # Accuracy (measured, relative L2 error on the nodes; `cargo test --lib poisson_sweep -- --ignored`)
-//! Gaussian σ = 0.05 centred in the unit cube (seed 001 eq. 4), n³ cell-centred nodes:
+//! Gaussian σ = 0.05 centred in the unit cube (Mayani et al. 2025 eq. 4), n³ cell-centred nodes:
 //!
 //! | n | Hockney | Vico = Vico-DCT | field (Vico) |
 //! |---|---------|-----------------|--------------|
@@ -88,11 +91,12 @@ use crate::threads::Threads;
 /// `FARFIELD_POISSON_VICO = 1`, `FARFIELD_POISSON_VICO_DCT = 2`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// Hockney–Eastwood (seed 001 §2.2): second order.
+    /// Hockney–Eastwood (Mayani et al. 2025 §2.2): second order.
     Hockney,
-    /// Vico–Greengard with the kernel precomputed on the `4n` grid (seed 001 §2.3).
+    /// Vico–Greengard with the kernel precomputed on the `4n` grid (Mayani et al. 2025 §2.3).
     Vico,
-    /// Vico–Greengard with the kernel precomputed by a DCT-I on `2n + 1` points (seed 001 §2.4).
+    /// Vico–Greengard with the kernel precomputed by a DCT-I on `2n + 1` points (Mayani et al. 2025
+    /// §2.4).
     VicoDct,
 }
 
@@ -105,7 +109,8 @@ pub struct PoissonOpts {
     /// FFTW planner flags for the execute transforms (default `FFTW_ESTIMATE`). The one-shot
     /// transforms of the kernel precomputation always use `FFTW_ESTIMATE`.
     pub fftw_flags: u32,
-    /// `L / √(Σ (n_d h_d)²)` for the Vico methods, `> 1` and finite (default 1.1, seed 001 §2.3).
+    /// `L / √(Σ (n_d h_d)²)` for the Vico methods, `> 1` and finite (default 1.1, Mayani et al.
+    /// 2025 §2.3).
     pub vico_factor: f64,
     /// Check ρ for NaN/Inf on every execute (default on; error names the first bad index).
     pub check_input: bool,
@@ -153,7 +158,8 @@ impl Geom {
 }
 
 /// Writes the even kernel `f(|offset|)` onto the doubled grid `buf` (length `Π n2`): entry
-/// `m` per axis holds the offset `min(m, 2n − m)` (the mirrored layout of seed 001 §2.2 step 3).
+/// `m` per axis holds the offset `min(m, 2n − m)` (the mirrored layout of Mayani et al. 2025 §2.2
+/// step 3).
 pub(crate) fn fill_mirrored<F>(g: &Geom, exec: &Threads, buf: &mut [f64], f: F)
 where
     F: Fn([usize; 3]) -> f64 + Sync + Send,
@@ -214,7 +220,8 @@ impl std::fmt::Debug for PoissonPlan {
 /// [`MAX_PRECOMPUTE_RATIO`] (in practice to ratios of order 10–100).
 pub const MAX_ANISOTROPY: f64 = 1e150;
 /// Largest `vico_factor` (the Vico truncation radius `L` in units of the box diagonal): 4.
-/// The precomputation grid grows like `vico_factor^dim`; the default 1.1 (seed 001) suffices.
+/// The precomputation grid grows like `vico_factor^dim`; the default 1.1 (Mayani et al. 2025)
+/// suffices.
 pub const MAX_VICO_FACTOR: f64 = 4.0;
 /// Largest Vico precomputation grid relative to the doubled grid: `Π P_d ≤ 512 · Π 2n_d`
 /// (a cube at the default `vico_factor` uses `4^dim/2^dim`, i.e. 8 in 3D; a 64×64×2 slab 108).

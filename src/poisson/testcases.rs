@@ -1,15 +1,15 @@
-//! Exact test problems for the free-space solvers (seed 001 §3.1), shared by the library's
-//! tests, the `farfield poisson` command and the Poisson benchmark.
+//! Exact test problems for the free-space solvers (Mayani et al. 2025 §3.1), shared by the
+//! library's tests, the `farfield poisson` command and the Poisson benchmark.
 //!
 //! Both problems solve `∇²φ = −ρ` in 3D free space (the convention of [`super`]) on `n³`
 //! **cell-centred** nodes `x_i = (i + ½) h`, `0 ≤ i < n`, of a cube `[0, n h]³`, stored x fastest:
 //!
 //! * [`gaussian`]: the normalised Gaussian `ρ = e^{−r²/(2σ²)} / ((2π)^{3/2} σ³)` with
 //!   `σ = 0.05` centred in the unit cube (`h = 1/n`); exact `φ = erf(r/(√2σ))/(4πr)`
-//!   (seed 001 eq. 4), energy `½∫ρφ = 1/(8π^{3/2}σ)`. Smooth to rounding on the box faces, so
-//!   the Vico–Greengard methods converge spectrally (≈1e-9 at `n = 32`).
+//!   (Mayani et al. 2025 eq. 4), energy `½∫ρφ = 1/(8π^{3/2}σ)`. Smooth to rounding on the box
+//!   faces, so the Vico–Greengard methods converge spectrally (≈1e-9 at `n = 32`).
 //! * [`uniform_ball`]: density 1 in the ball of radius 1 centred in the cube of side 2.4
-//!   (`h = 2.4/n`); exact `φ = (3 − r²)/6` inside, `1/(3r)` outside (seed 001 eq. 5 with
+//!   (`h = 2.4/n`); exact `φ = (3 − r²)/6` inside, `1/(3r)` outside (Mayani et al. 2025 eq. 5 with
 //!   `ρ₀ = R = 1`), energy `4π/15`. The source is **cell-averaged**: cells cut by the sphere get
 //!   the fraction of `8³` sub-points inside it (node sampling alone makes the enclosed charge
 //!   fluctuate by ~2e-3 at `n = 64`, which would mask the solvers' convergence). The jump of ρ

@@ -1,5 +1,5 @@
-//! Accuracy tests of the Poisson solvers against exact solutions (seed 001 §3.1) and a direct
-//! sum. Tolerances follow the acceptance criteria of issue 3.
+//! Accuracy tests of the Poisson solvers against exact solutions (Mayani et al. 2025 §3.1) and a
+//! direct sum. Tolerances follow the acceptance criteria of issue 3.
 
 use super::*;
 use super::testcases::{self, gaussian_fns as gauss3, rel_l2, sample};
@@ -26,7 +26,7 @@ fn solve(method: Method, n: &[usize], h: &[f64], rho: &[f64], opts: &PoissonOpts
     (phi, e)
 }
 
-/// Gaussian test of seed 001 §3.1 (σ = 0.05 centred in the unit cube, n³ nodes).
+/// Gaussian test of Mayani et al. 2025 §3.1 (σ = 0.05 centred in the unit cube, n³ nodes).
 fn gaussian_error(method: Method, n: usize) -> f64 {
     let tc = testcases::gaussian(n);
     let (phi, _) = solve(method, &tc.dims(), &tc.spacing(), &tc.rho, &opts1());
@@ -138,7 +138,7 @@ fn elongated_box_vico_precompute_grid() {
     }
 }
 
-/// Uniform ball of radius 1 and density 1 centred in the cube of side 2.4 (seed 001 eq. 5
+/// Uniform ball of radius 1 and density 1 centred in the cube of side 2.4 (Mayani et al. 2025 eq. 5
 /// with ρ₀ = 1): φ = (3R² − r²)/6 inside, R³/(3r) outside; cell-averaged source.
 fn sphere_error(method: Method, n: usize) -> f64 {
     let tc = testcases::uniform_ball(n);

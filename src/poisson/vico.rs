@@ -1,4 +1,4 @@
-//! Vico–Greengard kernel from the `4n` grid (seed 001 §2.3; Vico, Greengard & Ferrando,
+//! Vico–Greengard kernel from the `4n` grid (Mayani et al. 2025 §2.3; Vico, Greengard & Ferrando,
 //! J. Comput. Phys. 323 (2016) 191).
 //!
 //! The truncated Green's function `G_L = G·1{|x| < L}` (with `L` larger than the box diagonal)

@@ -1,5 +1,5 @@
 //! Vico–Greengard kernel by a DCT-I on `(P_d/2 + 1)` points per axis — `2n_d + 1` for the
-//! default `P_d = 4n_d` (seed 001 §2.4, the "modified Vico–Greengard method").
+//! default `P_d = 4n_d` (Mayani et al. 2025 §2.4, the "modified Vico–Greengard method").
 //!
 //! `Ĝ_L` is real and even in every `k_d`, so the `P`-point inverse DFT of [`super::vico`]
 //! reduces per axis to

@@ -1,5 +1,5 @@
 //! The spreader's innermost loops, specialised on the kernel width `W` (a const generic) so
-//! that they unroll and vectorise (DESIGN.md §8). Widths above 16 (wide Gaussians) use the
+//! that they unroll and vectorise (docs/design.md §8). Widths above 16 (wide Gaussians) use the
 //! runtime-width versions. All are `#[inline(always)]` so that they are compiled inside the
 //! callers' AVX2/FMA clones (see [`super::simd`]).
 //!

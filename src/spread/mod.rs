@@ -1,7 +1,8 @@
 //! CPU spreading (non-uniform points → uniform grid, the type-1 direction) and interpolation
 //! (grid → points, the type-2 direction, the adjoint) in 1D, 2D and 3D.
 //!
-//! Method (seed 000 §4, Algorithm 5, done FINUFFT-style; Barnett et al. 2019 §3.2):
+//! Method (Boström's report on shared-memory parallel gridding, §4, Algorithm 5, done
+//! FINUFFT-style; Barnett et al. 2019 §3.2):
 //! 1. [`Spreader::setpts`] folds the points 2π-periodically into grid units, bin-sorts them
 //!    ([`sort`]) and keeps the coordinates in sorted order (a copy: the caller may free its
 //!    arrays), then cuts the sorted list into subproblems;
@@ -193,8 +194,8 @@ impl<T: Real> Spreader<T> {
         let dim = self.dim;
         let (bs, nb) = sort::bin_grid(dim, nf);
         let nbins = nb[0] * nb[1] * nb[2];
-        // Bin sort (seed 000 §4 / FINUFFT's bin sort) as a stable two-level parallel counting
-        // sort, so that every scatter stays cache-local:
+        // Bin sort (Boström's report §4 / FINUFFT's bin sort) as a stable two-level parallel
+        // counting sort, so that every scatter stays cache-local:
         //  pass 1: check the points, histogram of coarse buckets (≤ 1024 runs of bins) per chunk;
         //  pass 2: scatter indices and folded coordinates into bucket order (≤ 1024 write
         //          streams, sequential reads of the caller's arrays);

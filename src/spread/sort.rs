@@ -1,7 +1,8 @@
-//! Bins for sorting non-uniform points (seed 000 §4, "unfinished bin-sort"; FINUFFT's
-//! `bin_sort`): points, in grid units `g ∈ [0, nf)` per axis, are assigned to cache-sized bins
-//! (16×4×4 grid points in 3D, 32×8 in 2D, 256 in 1D; x fastest). The parallel counting sort
-//! itself is in [`super::Spreader::setpts`]; [`counting_sort`] is its serial reference.
+//! Bins for sorting non-uniform points (Boström's gridding report §4, "unfinished bin-sort";
+//! FINUFFT's `bin_sort`): points, in grid units `g ∈ [0, nf)` per axis, are assigned to
+//! cache-sized bins (16×4×4 grid points in 3D, 32×8 in 2D, 256 in 1D; x fastest). The parallel
+//! counting sort itself is in [`super::Spreader::setpts`]; [`counting_sort`] is its serial
+//! reference.
 
 /// Bin sizes per axis for a dimension.
 pub fn bin_sizes(dim: usize) -> [usize; 3] {

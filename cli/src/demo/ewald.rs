@@ -10,11 +10,10 @@ use crate::system;
 use crate::CliResult;
 use farfield::ewald::{EwaldOpts, Method};
 use serde_json::{json, Map, Value};
-use std::path::Path;
 use std::time::Instant;
 
-/// The shared JAC DHFR system, relative to the repository root.
-pub const JAC_DHFR: &str = "../shared/data/jac_dhfr";
+/// The JAC DHFR system's folder in the data folder (docs/design.md §11.1).
+pub const JAC_DHFR: &str = "jac_dhfr";
 
 /// Requested relative RMS force accuracy of the section.
 pub const TOL: f64 = 1e-5;
@@ -25,8 +24,9 @@ pub fn section(args: &DemoArgs, summary: &mut Map<String, Value>) -> CliResult<(
     let opts = EwaldOpts { nthreads: args.threads, ..EwaldOpts::default() };
     let mut obj = Map::new();
     println!();
-    if Path::new(JAC_DHFR).join("positions.npy").exists() {
-        let sys = system::read_dir(Path::new(JAC_DHFR), true)?;
+    let jac = super::data_path(JAC_DHFR).filter(|d| d.join("positions.npy").exists());
+    if let Some(dir) = &jac {
+        let sys = system::read_dir(dir, true)?;
         println!("farfield demo — periodic electrostatics: JAC DHFR ({} atoms, net charge {:+.0} e, cubic box {:.4} nm), tol {TOL:e}",
                  sys.n(), sys.net_charge(), sys.cell.expect("box")[0]);
         let mut runs = Vec::new();
@@ -56,7 +56,7 @@ pub fn section(args: &DemoArgs, summary: &mut Map<String, Value>) -> CliResult<(
         obj.insert("methods_force_rel_diff".into(), json!(df));
         obj.insert("methods_energy_rel_diff".into(), json!(du));
     } else {
-        println!("farfield demo — periodic electrostatics ({JAC_DHFR} not found: crystal only)");
+        println!("farfield demo — periodic electrostatics ({JAC_DHFR} not found in ${}: crystal only)", super::DATA_DIR_ENV);
     }
     let k = 4;
     let sys = system::nacl(k, NACL_A);

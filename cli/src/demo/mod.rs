@@ -25,19 +25,28 @@ use crate::CliResult;
 use clap::Args;
 use serde_json::{json, Map, Value};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// The MRI slice shipped with the project's shared data (PROVENANCE.md §2), relative to the
-/// repository root.
-pub const DEFAULT_IMAGE: &str = "../shared/data/images/mri_s1045_256.npy";
+/// Environment variable naming the folder of real input data, which is not part of the
+/// repository (layout: docs/design.md §11.1).
+pub const DATA_DIR_ENV: &str = "FARFIELD_DATA_DIR";
+
+/// The MRI slice in the data folder (256×256, docs/design.md §11.1).
+pub const MRI_IMAGE: &str = "images/mri_s1045_256.npy";
+
+/// `$FARFIELD_DATA_DIR/<rel>` when the variable is set and not empty.
+pub fn data_path(rel: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty())?;
+    Some(PathBuf::from(dir).join(rel))
+}
 
 /// Arguments of `farfield demo`.
 #[derive(Args, Debug, Clone)]
 pub struct DemoArgs {
     /// Image to reconstruct: a 2D real .npy array (float64, or any real dtype), C or Fortran
-    /// order, first index = image row. Default: the shared MRI slice
-    /// (../shared/data/images/mri_s1045_256.npy, when run from the repository root), else a
-    /// 256×256 Shepp–Logan phantom.
+    /// order, first index = image row. Default: the MRI slice
+    /// $FARFIELD_DATA_DIR/images/mri_s1045_256.npy when that exists, else a 256×256 Shepp–Logan
+    /// phantom.
     #[arg(long, value_name = "FILE.npy")]
     pub image: Option<PathBuf>,
     /// Output directory for the PNG and the reconstructions (created if missing).
@@ -74,15 +83,17 @@ pub struct Source {
     pub image: Image,
 }
 
-/// Picks the image: `--image`, else (`--phantom`/`--size`) the phantom, else the shared MRI
-/// slice when it exists relative to the current directory, else the phantom.
+/// Picks the image: `--image`, else (`--phantom`/`--size`) the phantom, else the MRI slice of
+/// the data folder ([`data_path`]) when it exists, else the phantom.
 pub fn resolve_source(args: &DemoArgs) -> CliResult<Source> {
     if let Some(p) = &args.image {
         return Ok(Source { name: p.display().to_string(), image: npy::read_image(p)? });
     }
     let want_phantom = args.phantom || args.size.is_some();
-    if !want_phantom && Path::new(DEFAULT_IMAGE).exists() {
-        return Ok(Source { name: DEFAULT_IMAGE.to_string(), image: npy::read_image(Path::new(DEFAULT_IMAGE))? });
+    if !want_phantom {
+        if let Some(p) = data_path(MRI_IMAGE).filter(|p| p.exists()) {
+            return Ok(Source { name: p.display().to_string(), image: npy::read_image(&p)? });
+        }
     }
     let n = args.size.unwrap_or(256);
     if n < 4 {

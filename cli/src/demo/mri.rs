@@ -1,6 +1,6 @@
 //! MRI-style reconstruction from golden-angle radial k-space samples.
 //!
-//! Forward model (PROVENANCE.md §2): the image `f[row, col]` sits on a uniform grid with
+//! Forward model (docs/design.md §11.1): the image `f[row, col]` sits on a uniform grid with
 //! centred pixel coordinates `x = col − Nx/2`, `y = row − Ny/2`; its k-space signal at a
 //! non-uniform point `k = (kx, ky)` (radians per pixel, `k ∈ [−π, π)²`) is
 //! `F(k) = Σ_pixels f · e^{−i k·(x, y)}`, a 2-D **type-2** NUFFT with `iflag = −1`.

@@ -1,7 +1,7 @@
 //! `farfield poisson --convergence`: relative L2 error of every method against N on the exact
-//! test problems (seed 001 Fig. 1), written as `poisson_convergence.md` (Markdown tables of
-//! errors, fitted orders and times) and `poisson_convergence.png` (log-log, one panel per
-//! test problem) in `--out`.
+//! test problems (as Mayani et al., ACM Trans. Math. Softw. 51(3) (2025), Fig. 1), written as
+//! `poisson_convergence.md` (Markdown tables of errors, fitted orders and times) and
+//! `poisson_convergence.png` (log-log, one panel per test problem) in `--out`.
 //!
 //! N runs over 16, 24, 32, 48, 64, 96, 128, 192, 256 up to `--max-n`. Vico–Greengard with the
 //! 4N precomputation grid is run up to N = [`VICO_MAX_N`] (and only while its `(4N)³` grid fits

@@ -1,12 +1,12 @@
-//! `farfield poisson`: the free-space Poisson solvers on the exact test problems of seed 001
-//! §3.1 ([`farfield::poisson::testcases`]).
+//! `farfield poisson`: the free-space Poisson solvers on the exact test problems of Mayani et al.,
+//! ACM Trans. Math. Softw. 51(3) (2025), §3.1 ([`farfield::poisson::testcases`]).
 //!
 //! * One case (`--method M --n N [--source gaussian|sphere]`): plan creation and solve times,
 //!   relative L2 error of φ on the nodes, energy error, the time of one forward + inverse
 //!   r2c/c2r FFTW transform of the doubled `(2N)³` grid made in the same process (the lower
 //!   bound of a solve), peak memory of the process and of plan creation alone.
 //! * `--convergence`: errors of all methods for N = 16…256 ([`convergence`]): Markdown table
-//!   and log-log PNG (seed 001 Fig. 1).
+//!   and log-log PNG (as Mayani et al. 2025 Fig. 1).
 
 pub mod convergence;
 

@@ -1,7 +1,8 @@
 // farfield GPU spreading and interpolation kernels (CUDA C++).
 //
-// Compiled at run time by NVRTC (src/gpu/nvrtc.rs) for the device's compute capability, and
-// compiled unchanged as plain C++ by the CUDA-on-CPU emulation harness (gpu-emu/, DESIGN.md §5),
+// Compiled at run time by NVRTC (src/gpu/check.rs, called from src/gpu/cuda.rs) for the device's
+// compute capability, and compiled unchanged as plain C++ by the CUDA-on-CPU emulation harness
+// (gpu-emu/, docs/design.md §5.3),
 // which defines FF_EMULATION and CUDA's built-ins before including this file. Therefore:
 //  * no #include (NVRTC has no system headers here); math goes through the ff_* overloads below;
 //  * every __syncthreads() and __shfl_*_sync() is reached by all non-exited threads of the block
@@ -14,16 +15,18 @@
 // Grids and strengths are interleaved complex (re, im) arrays, grid index i + nf0·(j + nf1·k).
 //
 // Methods (see src/gpu/spread.rs for the host side and the selection rule):
-//  GM       particle-based: one thread per point, atomicAdd into the global grid (seed 002 §2);
+//  GM       particle-based: one thread per point, atomicAdd into the global grid (Guo et al. §2);
 //  GM-sort  the same, points visited in bin-sorted order (device bin sort: count, scan, permute);
 //  SM       subproblems of one bin spread into a shared-memory tile, then added to the grid
 //           (cuFINUFFT's method);
-//  CSR      "single mesh" (seed 002 §3.1): a sparse matrix with one row per grid point built in
+//  CSR      "single mesh" (Guo et al. §3.1): a sparse matrix with one row per grid point built in
 //           setpts (count, prefix sum, fill), applied with compute units of 1–16 threads and
-//           warp-shuffle reductions (seed 002 §3.2);
-//  GROUP    "group mesh" (seed 002 §3.1): rows grouped by 64 grid points, each group's entries
+//           warp-shuffle reductions (Guo et al. §3.2);
+//  GROUP    "group mesh" (Guo et al. §3.1): rows grouped by 64 grid points, each group's entries
 //           contiguous; one block per group accumulates in shared memory.
 // Interpolation (the transpose) exists for each.
+// Guo et al. = X. Guo, X. Liu, P. Xu, Z. Du, E. Chow, "Efficient particle-mesh spreading on GPUs",
+// Procedia Comput. Sci. 51 (2015) 120–129.
 
 #ifndef FF_EMULATION
 #define FF_EXTERN_C extern "C"
@@ -485,7 +488,7 @@ __device__ void ff_pt_weights(FfGeom geo, FfKernel ker, const T* gx, const T* gy
 }
 
 // Count entries per row (shift 0: CSR rows = grid points) or per group (shift 6: 64 grid
-// points), one thread per entry (p^dim threads per point, as seed 002).
+// points), one thread per entry (p^dim threads per point, as Guo et al. §3.1).
 FF_EXTERN_C __global__ void ff_entry_count(const int* pt_g, unsigned nent, int shift, unsigned* cnt) {
     const unsigned e = ff_global_id();
     if (e >= nent) return;
@@ -519,7 +522,7 @@ FF_EXTERN_C __global__ void ff_rows_sort(const unsigned* ptr, int nrows, unsigne
 FF_REGISTER(ff_rows_sort)
 
 // Sum over the cu lanes of a compute unit (cu a power of two ≤ 32, aligned in the warp) by warp
-// shuffles, binomial tree (seed 002 Fig. 2); lane 0 of the unit gets the total. All 32 lanes of
+// shuffles, binomial tree (Guo et al. Fig. 2); lane 0 of the unit gets the total. All 32 lanes of
 // the warp must call it.
 template <typename T>
 __device__ __forceinline__ T ff_cu_reduce(T v, int cu) {
