@@ -11,7 +11,7 @@ What it does:
 1. Creates `.venv-peers/` at the repository root (git-ignored) with `openmm` and `numpy` from
    the package index (pip) and re-runs itself inside it; builds `target/release/farfield` if
    it is missing (or with `--build`).
-2. Systems: JAC DHFR (`$FARFIELD_DATA_DIR/jac_dhfr`, docs/design.md §11.1; 23,558 atoms, net charge -11 e) and a
+2. Systems: JAC DHFR (`data/jac_dhfr` or `$FARFIELD_DATA_DIR/jac_dhfr`, docs/design.md §11.1; 23,558 atoms, net charge -11 e) and a
    random neutral system of 1e5 charges (+-1 on random sites of a jittered cubic lattice at
    100 charges/nm^3, minimum distance 0.11 nm, seed 7) written as .npy files to a temporary
    folder.
@@ -49,8 +49,8 @@ from peer_env import ensure_venv as _ensure_venv
 VENV = ROOT / ".venv-peers"
 PACKAGES = ["openmm", "numpy"]
 KJ = 138.935458  # kJ mol^-1 nm e^-2
-_DATA = os.environ.get("FARFIELD_DATA_DIR")
-JAC = Path(_DATA) / "jac_dhfr" if _DATA else None
+_DATA = os.environ.get("FARFIELD_DATA_DIR") or str(Path(__file__).resolve().parents[2] / "data")
+JAC = Path(_DATA) / "jac_dhfr"
 
 
 def ensure_venv():

@@ -115,11 +115,8 @@ mod tests {
     }
 
     #[test]
-    fn reads_the_shared_jac_dhfr_if_present() {
-        let Some(d) = crate::demo::data_path("jac_dhfr").filter(|d| d.exists()) else {
-            eprintln!("skipping: FARFIELD_DATA_DIR/jac_dhfr not found");
-            return;
-        };
+    fn reads_the_jac_dhfr_data() {
+        let d = crate::demo::data_path("jac_dhfr").unwrap();
         let s = read_dir(&d, true).unwrap();
         assert_eq!(s.n(), 23558);
         assert!((s.net_charge() + 11.0).abs() < 1e-6, "docs/design.md §11.1: net charge -11 e");

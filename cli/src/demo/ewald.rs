@@ -56,7 +56,7 @@ pub fn section(args: &DemoArgs, summary: &mut Map<String, Value>) -> CliResult<(
         obj.insert("methods_force_rel_diff".into(), json!(df));
         obj.insert("methods_energy_rel_diff".into(), json!(du));
     } else {
-        println!("farfield demo — periodic electrostatics ({JAC_DHFR} not found in ${}: crystal only)", super::DATA_DIR_ENV);
+        println!("farfield demo — periodic electrostatics ({JAC_DHFR} not found in {}: crystal only)", super::data_dir().display());
     }
     let k = 4;
     let sys = system::nacl(k, NACL_A);

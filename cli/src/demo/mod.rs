@@ -27,17 +27,30 @@ use serde_json::{json, Map, Value};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-/// Environment variable naming the folder of real input data, which is not part of the
-/// repository (layout: docs/design.md §11.1).
+/// Environment variable naming a folder of real input data to use instead of the repository's
+/// `data/` (layout: docs/design.md §11.1).
 pub const DATA_DIR_ENV: &str = "FARFIELD_DATA_DIR";
 
 /// The MRI slice in the data folder (256×256, docs/design.md §11.1).
 pub const MRI_IMAGE: &str = "images/mri_s1045_256.npy";
 
-/// `$FARFIELD_DATA_DIR/<rel>` when the variable is set and not empty.
+/// The data folder: `$FARFIELD_DATA_DIR` when set and not empty, else `data/` of the current
+/// directory when it exists (the README's commands run from the repository root), else the
+/// repository's `data/` this binary was built from.
+pub fn data_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let cwd = PathBuf::from("data");
+    if cwd.join(MRI_IMAGE).exists() {
+        return cwd;
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../data"))
+}
+
+/// `<data folder>/<rel>` ([`data_dir`]).
 pub fn data_path(rel: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty())?;
-    Some(PathBuf::from(dir).join(rel))
+    Some(data_dir().join(rel))
 }
 
 /// Arguments of `farfield demo`.
@@ -45,7 +58,7 @@ pub fn data_path(rel: &str) -> Option<PathBuf> {
 pub struct DemoArgs {
     /// Image to reconstruct: a 2D real .npy array (float64, or any real dtype), C or Fortran
     /// order, first index = image row. Default: the MRI slice
-    /// $FARFIELD_DATA_DIR/images/mri_s1045_256.npy when that exists, else a 256×256 Shepp–Logan
+    /// data/images/mri_s1045_256.npy (or under $FARFIELD_DATA_DIR) when that exists, else a 256×256 Shepp–Logan
     /// phantom.
     #[arg(long, value_name = "FILE.npy")]
     pub image: Option<PathBuf>,
