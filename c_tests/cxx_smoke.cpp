@@ -61,7 +61,7 @@ int main() {
 
     farfield_nufft_plan raw = nullptr;
     farfield_nufft_opts opts;
-    farfield_nufft_default_opts(&opts);
+    farfield_nufft_default_opts(&opts, sizeof opts);
     opts.nthreads = 1;
     expect(farfield_nufft_makeplan(2, 2, n, -1, 1, 1e-10, &raw, &opts) == FARFIELD_OK, "makeplan");
     Plan plan(raw);
