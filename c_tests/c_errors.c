@@ -173,7 +173,7 @@ static void test_makeplan_errors(void) {
         oa.backend = FARFIELD_BACKEND_AUTO;
         farfield_nufft_plan pa = NULL;
         EXPECT_STATUS(farfield_nufft_makeplan(1, 2, n3, +1, 1, 1e-6, &pa, &oa), FARFIELD_OK);
-        farfield_nufft_info ia = {sizeof(farfield_nufft_info)};
+        farfield_nufft_info ia = {.struct_size = sizeof(farfield_nufft_info)};
         EXPECT_STATUS(farfield_nufft_get_info(pa, &ia), FARFIELD_OK);
         EXPECT(ia.backend == FARFIELD_BACKEND_CPU);
         /* device-pointer execute needs a CUDA plan: an error, not a crash */
@@ -201,7 +201,7 @@ static void test_makeplan_errors(void) {
 
 static void test_tol_clamped(void) {
     const int64_t n[1] = {32};
-    farfield_nufft_info info = {sizeof(farfield_nufft_info)};
+    farfield_nufft_info info = {.struct_size = sizeof(farfield_nufft_info)};
     farfield_nufft_plan p = NULL;
     EXPECT_STATUS(farfield_nufft_makeplan(1, 1, n, +1, 1, 1e-20, &p, NULL), FARFIELD_OK);
     EXPECT_STATUS(farfield_nufft_get_info(p, &info), FARFIELD_OK);
@@ -233,7 +233,7 @@ static void test_plan_errors(void) {
     for (int k = 0; k < 2 * 120; k++) f[k] = ff_range(&r, -1, 1);
 
     farfield_nufft_plan p = NULL;
-    farfield_nufft_info info = {sizeof(farfield_nufft_info)};
+    farfield_nufft_info info = {.struct_size = sizeof(farfield_nufft_info)};
     EXPECT_STATUS(farfield_nufft_makeplan(2, 2, n, +1, 1, 1e-9, &p, NULL), FARFIELD_OK);
 
     /* execute before setpts */

@@ -49,8 +49,7 @@ static void test_ewald_nacl(void) {
     EXPECT_STATUS(farfield_ewald_execute(plan, 8, xyz, q, NULL, NULL, &e2, NULL), FARFIELD_OK);
     EXPECT(fabs(e2 - energy) <= 1e-12 * fabs(energy));
 
-    farfield_ewald_params prm = {sizeof(farfield_ewald_params)};
-    memset(&prm, 0, sizeof prm);
+    farfield_ewald_params prm = {.struct_size = sizeof(farfield_ewald_params)}; /* the rest zero */
     EXPECT_STATUS(farfield_ewald_get_params(plan, &prm), FARFIELD_OK);
     EXPECT(prm.method == FARFIELD_EWALD_SPME);
     EXPECT(prm.xi > 0 && prm.rc > 0 && prm.rc <= 1.0 + 1e-12);
@@ -151,8 +150,7 @@ static void test_fmm_open(void) {
     EXPECT(err <= 1e-6);
     EXPECT(fabs(energy - uref) <= 1e-6 * fabs(uref));
 
-    farfield_fmm_params prm = {sizeof(farfield_fmm_params)};
-    memset(&prm, 0, sizeof prm);
+    farfield_fmm_params prm = {.struct_size = sizeof(farfield_fmm_params)}; /* the rest zero */
     EXPECT_STATUS(farfield_fmm_get_params(plan, &prm), FARFIELD_OK);
     EXPECT(prm.order > 0 && prm.depth == 2 && prm.npoints == N && prm.nleaves > 0);
 

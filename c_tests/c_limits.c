@@ -220,7 +220,7 @@ static void ewald_cases(void) {
     o.nthreads = 1;
     o.order_or_support = 10; /* the order the automatic choice takes at the floor (one table) */
     farfield_ewald_plan p = NULL;
-    farfield_ewald_params prm = {sizeof(farfield_ewald_params)};
+    farfield_ewald_params prm = {.struct_size = sizeof(farfield_ewald_params)};
     double tol_used = 0;
     int warnings = -1;
     /* SPME at tol 1e-20 picked a 720^3 grid (3 GB) with an estimated error of 5.4e-7 */

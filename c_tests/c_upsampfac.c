@@ -49,7 +49,7 @@ static double nufft_upsampfac_error(int dim, int type, int kernel, double sigma,
     *warnings = 0;
     EXPECT_STATUS(farfield_nufft_makeplan(type, dim, n, 1, 1, tol, &p, &o), FARFIELD_OK);
     if (!p) return INFINITY;
-    farfield_nufft_info info = {sizeof(farfield_nufft_info)};
+    farfield_nufft_info info = {.struct_size = sizeof(farfield_nufft_info)};
     EXPECT_STATUS(farfield_nufft_get_info(p, &info), FARFIELD_OK);
     *tol_used = info.tol_used;
     *warnings = info.warnings;

@@ -79,10 +79,10 @@ typedef float _Complex farfield_complexf;
 #define FARFIELD_POISSON_VICO_DCT 2
 
 // Major version (semantic versioning; the shared library's soname carries it).
-#define FARFIELD_VERSION_MAJOR 0
+#define FARFIELD_VERSION_MAJOR 1
 
 // Minor version.
-#define FARFIELD_VERSION_MINOR 1
+#define FARFIELD_VERSION_MINOR 0
 
 // Patch version.
 #define FARFIELD_VERSION_PATCH 0

@@ -212,19 +212,22 @@ program test_layout
   call expect(o%backend == FARFIELD_BACKEND_AUTO .and. o%points_by_reference == 0, 'default opts (4)', 0)
   call expect(o%gpu_method == FARFIELD_GPU_METHOD_AUTO .and. o%gpu_spread_reuse_hint == 0, 'default opts (5)', 0)
   po%vico_factor = -7
-  call expect(farfield_poisson_default_opts(po, c_sizeof(po)) == FARFIELD_OK .and. po%struct_size == 32, 'poisson default opts status', 0)
+  call expect(farfield_poisson_default_opts(po, c_sizeof(po)) == FARFIELD_OK .and. &
+       po%struct_size == 32, 'poisson default opts status', 0)
   call expect(po%nthreads == 0 .and. po%debug == 0 .and. po%fftw == 64 .and. po%check_input == 1, &
        'poisson default opts (1)', 0)
   call expect(abs(po%vico_factor - 1.1_c_double) < 1e-15_c_double, 'poisson default opts (2)', 0)
   ewo%grid = -7
   ewo%xi = -7
-  call expect(farfield_ewald_default_opts_f(ewo) == FARFIELD_OK .and. ewo%struct_size == 64, 'ewald default opts status', 0)
+  call expect(farfield_ewald_default_opts_f(ewo) == FARFIELD_OK .and. &
+       ewo%struct_size == 64, 'ewald default opts status', 0)
   call expect(ewo%nthreads == 0 .and. ewo%debug == 0 .and. ewo%fftw == 64 .and. ewo%order_or_support == 0, &
        'ewald default opts (1)', 0)
   call expect(abs(ewo%xi) <= 0 .and. abs(ewo%rc) <= 0 .and. all(ewo%grid == 0), 'ewald default opts (2)', 0)
   fmo%depth = -7
   fmo%backend = -7
-  call expect(farfield_fmm_default_opts_f(fmo) == FARFIELD_OK .and. fmo%struct_size == 32, 'fmm default opts status', 0)
+  call expect(farfield_fmm_default_opts_f(fmo) == FARFIELD_OK .and. &
+       fmo%struct_size == 32, 'fmm default opts status', 0)
   call expect(fmo%nthreads == 0 .and. fmo%debug == 0 .and. fmo%order == 0 .and. fmo%depth == -1 .and. &
        fmo%backend == FARFIELD_FMM_BACKEND_AUTO .and. fmo%reserved == 0, 'fmm default opts', 0)
   ! NULL-free error path: a size that is too small is refused, nothing written
