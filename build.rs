@@ -4,8 +4,9 @@
 //! (`tests/header.rs`), which fails when it is stale.
 use std::path::PathBuf;
 
-/// The soname; its major version is the ABI version (FARFIELD_VERSION_MAJOR).
-const SONAME: &str = "libfarfield.so.0";
+/// The soname; its major version is the ABI version (FARFIELD_VERSION_MAJOR; the policy of what
+/// bumps it is in CHANGELOG.md).
+const SONAME: &str = "libfarfield.so.1";
 
 fn main() {
     println!("cargo:rustc-link-lib=fftw3_threads");
@@ -16,8 +17,8 @@ fn main() {
 }
 
 /// A program linked against `target/<profile>/libfarfield.so` records `NEEDED
-/// libfarfield.so.0`; without that name beside the library it builds but cannot load. So the
-/// build leaves `libfarfield.so.0 -> libfarfield.so` (relative) in the profile directory
+/// libfarfield.so.1`; without that name beside the library it builds but cannot load. So the
+/// build leaves `libfarfield.so.1 -> libfarfield.so` (relative) in the profile directory
 /// (`OUT_DIR` is `<profile>/build/farfield-<hash>/out`), as cargo-c and CMake's install tree
 /// do. It dangles until the first build of the library completes. Best effort: a failure only
 /// prints a warning (the CMake build tree has its own links).

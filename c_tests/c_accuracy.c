@@ -34,7 +34,7 @@ static void check_f64_opts(int type, int dim, int iflag, int modeord, int ntrans
     values(&r, type == 1 ? m * ntrans : nmodes * ntrans, type == 1 ? c : f);
 
     farfield_nufft_opts opts;
-    farfield_nufft_default_opts(&opts);
+    farfield_nufft_default_opts(&opts, sizeof opts);
     opts.modeord = modeord;
     opts.points_by_reference = byref;
     farfield_nufft_plan plan = NULL;
@@ -43,7 +43,7 @@ static void check_f64_opts(int type, int dim, int iflag, int modeord, int ntrans
     EXPECT_STATUS(farfield_nufft_setpts(plan, m, x, dim > 1 ? y : NULL, dim > 2 ? z : NULL, 0, NULL, NULL, NULL),
                   FARFIELD_OK);
     EXPECT_STATUS(farfield_nufft_execute(plan, (farfield_complex *)c, (farfield_complex *)f), FARFIELD_OK);
-    farfield_nufft_info info;
+    farfield_nufft_info info = {.struct_size = sizeof(farfield_nufft_info)};
     EXPECT_STATUS(farfield_nufft_get_info(plan, &info), FARFIELD_OK);
     EXPECT(info.warnings == 0);
     EXPECT(info.tol_used == tol);
@@ -101,7 +101,7 @@ static void check_f32(int type, int dim, int iflag, float tol, uint64_t seed) {
     EXPECT_STATUS(farfield_nufftf_setpts(plan, m, xf, dim > 1 ? yf : NULL, dim > 2 ? zf : NULL, 0, NULL, NULL, NULL),
                   FARFIELD_OK);
     EXPECT_STATUS(farfield_nufftf_execute(plan, (farfield_complexf *)c, (farfield_complexf *)f), FARFIELD_OK);
-    farfield_nufft_info info;
+    farfield_nufft_info info = {.struct_size = sizeof(farfield_nufft_info)};
     EXPECT_STATUS(farfield_nufftf_get_info(plan, &info), FARFIELD_OK);
     EXPECT(info.warnings == 0);
     EXPECT_STATUS(farfield_nufftf_destroy(plan), FARFIELD_OK);

@@ -47,7 +47,7 @@ static int nufft_alloc_beyond_limit(void *p) {
 static int nufft_alloc_fftw_headroom(void *unused) {
     (void)unused;
     farfield_nufft_opts o;
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.nthreads = 1;
     o.upsampfac = 2.0;
     int64_t n[2] = {1536, 1536};
@@ -65,7 +65,7 @@ typedef struct {
 static int nufft_alloc_setpts(void *p) {
     nufft_alloc_setpts_arg *a = (nufft_alloc_setpts_arg *)p;
     farfield_nufft_opts o;
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.nthreads = 1;
     int64_t n = 64;
     farfield_nufft_plan q = NULL;
@@ -134,7 +134,7 @@ static void nufft_cases(void) {
     /* execute: one spreading subproblem whose box spans the whole 4096^2 fine grid (256 MiB)
      * while the budget is 128 MiB; the plan is made before the limit. */
     farfield_nufft_opts o;
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.nthreads = 1;
     o.upsampfac = 2.0;
     int64_t n2[2] = {2048, 2048};
@@ -159,7 +159,7 @@ static int ew_alloc_exclusions(void *arg) {
     int f0 = ff_failures;
     const int64_t *pairs = (const int64_t *)arg; /* 2^26 pairs of zeros, never touched */
     farfield_ewald_opts o;
-    farfield_ewald_default_opts(&o);
+    farfield_ewald_default_opts(&o, sizeof o);
     o.nthreads = 1;
     farfield_ewald_plan p = NULL;
     EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_DIRECT, (double[9]){10, 0, 0, 0, 10, 0, 0, 0, 10}, 2, 1e-6, &p, &o), FARFIELD_OK);
@@ -194,7 +194,7 @@ static int ew_alloc_grid(void *arg) {
     (void)arg;
     int f0 = ff_failures;
     farfield_ewald_opts o;
-    farfield_ewald_default_opts(&o);
+    farfield_ewald_default_opts(&o, sizeof o);
     o.nthreads = 1;
     o.grid[0] = o.grid[1] = o.grid[2] = 512;
     farfield_ewald_plan p = NULL;
@@ -218,7 +218,7 @@ static void ewald_cases(void) {
     double *xyz = (double *)calloc((size_t)(3 * n), sizeof(double));
     double *q = (double *)calloc((size_t)n, sizeof(double));
     farfield_ewald_opts o;
-    farfield_ewald_default_opts(&o);
+    farfield_ewald_default_opts(&o, sizeof o);
     o.nthreads = 1;
     ew_exec_arg a = {NULL, n, xyz, q};
     if (xyz && q) {
@@ -243,7 +243,7 @@ static int poisson_alloc_plans(void *arg) {
     (void)arg;
     const int before = ff_failures;
     farfield_poisson_opts o;
-    farfield_poisson_default_opts(&o);
+    farfield_poisson_default_opts(&o, sizeof o);
     o.nthreads = 1;
     farfield_poisson_plan p = NULL;
     const double h[3] = {0.01, 0.01, 0.01};
@@ -271,7 +271,7 @@ static int poisson_alloc_execute(void *arg) {
     (void)arg;
     const int before = ff_failures;
     farfield_poisson_opts o;
-    farfield_poisson_default_opts(&o);
+    farfield_poisson_default_opts(&o, sizeof o);
     o.nthreads = 1;
     farfield_poisson_plan p = NULL;
     const int64_t n[3] = {48, 48, 48};
@@ -348,7 +348,7 @@ static int fmm_alloc_execute(void *arg) {
 
 static void fmm_cases(void) {
     farfield_fmm_opts o;
-    farfield_fmm_default_opts(&o);
+    farfield_fmm_default_opts(&o, sizeof o);
     o.nthreads = 1;
     /* n = 2^25: the work arrays (~2 GiB) exceed a 256 MiB budget (inputs mapped, untouched) */
     {

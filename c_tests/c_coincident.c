@@ -17,7 +17,7 @@
 static int ew_coinc(int method, const double *xyz, const double *q, int64_t n, const int64_t *pairs, int64_t np, double *u) {
     double box[9] = {2, 0, 0, 0, 2, 0, 0, 0, 2};
     farfield_ewald_opts o;
-    farfield_ewald_default_opts(&o);
+    farfield_ewald_default_opts(&o, sizeof o);
     o.nthreads = 1;
     o.order_or_support = method == FARFIELD_EWALD_SPECTRAL ? 16 : method == FARFIELD_EWALD_SPME ? 8 : 0;
     farfield_ewald_plan p = NULL;
@@ -95,7 +95,7 @@ static int fmm_all_coincident(void *arg) {
     }
     double b[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, u = 0;
     farfield_fmm_opts o;
-    farfield_fmm_default_opts(&o);
+    farfield_fmm_default_opts(&o, sizeof o);
     o.nthreads = 1;
     farfield_fmm_plan p = NULL;
     int st0 = farfield_fmm_makeplan(boundary, b, 1e-6, &p, &o);
@@ -121,7 +121,7 @@ static void fmm_cases(void) {
     double q[4] = {1, -1, 2, -2}, phi[4] = {7, 7, 7, 7}, u = 7.0;
     farfield_fmm_plan po = NULL, pp = NULL;
     farfield_fmm_opts o; /* no thread pool: the isolated cases below fork */
-    farfield_fmm_default_opts(&o);
+    farfield_fmm_default_opts(&o, sizeof o);
     o.nthreads = 1;
     EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_OPEN, NULL, 1e-6, &po, &o), FARFIELD_OK);
     EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_PERIODIC, b, 1e-6, &pp, &o), FARFIELD_OK);

@@ -137,30 +137,30 @@ static void test_makeplan_errors(void) {
     /* ntrans < 1 and out-of-range options */
     makeplan_fails(__LINE__, 1, 1, n3, 0, 1e-6, NULL, FARFIELD_ERR_INVALID_ARG);
     makeplan_fails(__LINE__, 1, 1, n3, -3, 1e-6, NULL, FARFIELD_ERR_INVALID_ARG);
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.kernel = 7;
     makeplan_fails(__LINE__, 1, 1, n3, 1, 1e-6, &o, FARFIELD_ERR_INVALID_ARG);
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.modeord = 2;
     makeplan_fails(__LINE__, 1, 1, n3, 1, 1e-6, &o, FARFIELD_ERR_INVALID_ARG);
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.upsampfac = 0.5;
     makeplan_fails(__LINE__, 1, 1, n3, 1, 1e-6, &o, FARFIELD_ERR_INVALID_ARG);
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.nthreads = -1;
     makeplan_fails(__LINE__, 1, 1, n3, 1, 1e-6, &o, FARFIELD_ERR_INVALID_ARG);
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.backend = 9;
     makeplan_fails(__LINE__, 1, 1, n3, 1, 1e-6, &o, FARFIELD_ERR_INVALID_ARG);
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.gpu_method = 6;
     makeplan_fails(__LINE__, 1, 1, n3, 1, 1e-6, &o, FARFIELD_ERR_INVALID_ARG);
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.gpu_spread_reuse_hint = -1;
     makeplan_fails(__LINE__, 1, 1, n3, 1, 1e-6, &o, FARFIELD_ERR_INVALID_ARG);
 
     /* CUDA demanded, not available here */
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.backend = FARFIELD_BACKEND_CUDA;
     makeplan_fails(__LINE__, 1, 2, n3, 1, 1e-6, &o, FARFIELD_ERR_NO_DEVICE);
     /* the message says what was looked for (the driver library) */
@@ -169,11 +169,11 @@ static void test_makeplan_errors(void) {
     /* AUTO falls back to the CPU: the plan works */
     {
         farfield_nufft_opts oa;
-        farfield_nufft_default_opts(&oa);
+        farfield_nufft_default_opts(&oa, sizeof oa);
         oa.backend = FARFIELD_BACKEND_AUTO;
         farfield_nufft_plan pa = NULL;
         EXPECT_STATUS(farfield_nufft_makeplan(1, 2, n3, +1, 1, 1e-6, &pa, &oa), FARFIELD_OK);
-        farfield_nufft_info ia;
+        farfield_nufft_info ia = {.struct_size = sizeof(farfield_nufft_info)};
         EXPECT_STATUS(farfield_nufft_get_info(pa, &ia), FARFIELD_OK);
         EXPECT(ia.backend == FARFIELD_BACKEND_CPU);
         /* device-pointer execute needs a CUDA plan: an error, not a crash */
@@ -201,7 +201,7 @@ static void test_makeplan_errors(void) {
 
 static void test_tol_clamped(void) {
     const int64_t n[1] = {32};
-    farfield_nufft_info info;
+    farfield_nufft_info info = {.struct_size = sizeof(farfield_nufft_info)};
     farfield_nufft_plan p = NULL;
     EXPECT_STATUS(farfield_nufft_makeplan(1, 1, n, +1, 1, 1e-20, &p, NULL), FARFIELD_OK);
     EXPECT_STATUS(farfield_nufft_get_info(p, &info), FARFIELD_OK);
@@ -233,7 +233,7 @@ static void test_plan_errors(void) {
     for (int k = 0; k < 2 * 120; k++) f[k] = ff_range(&r, -1, 1);
 
     farfield_nufft_plan p = NULL;
-    farfield_nufft_info info;
+    farfield_nufft_info info = {.struct_size = sizeof(farfield_nufft_info)};
     EXPECT_STATUS(farfield_nufft_makeplan(2, 2, n, +1, 1, 1e-9, &p, NULL), FARFIELD_OK);
 
     /* execute before setpts */
@@ -270,6 +270,25 @@ static void test_plan_errors(void) {
     EXPECT_STATUS(farfield_nufft_execute(p, NULL, (farfield_complex *)f), FARFIELD_ERR_NULL_POINTER);
     EXPECT_STATUS(farfield_nufft_execute(p, (farfield_complex *)c, NULL), FARFIELD_ERR_NULL_POINTER);
 
+    /* c and f overlapping (c = M values, f = 120): refused naming both, nothing written */
+    {
+        double buf[2 * (M + 120)];
+        for (int k = 0; k < 2 * (M + 120); k++) buf[k] = 0.5;
+        farfield_complex *b = (farfield_complex *)buf;
+        EXPECT_STATUS(farfield_nufft_execute(p, b, b), FARFIELD_ERR_INVALID_ARG);
+        EXPECT(contains(farfield_last_error_message(), "`c`") && contains(farfield_last_error_message(), "`f`"));
+        EXPECT_STATUS(farfield_nufft_execute(p, b + 10, b), FARFIELD_ERR_INVALID_ARG);      /* c starts inside f */
+        EXPECT_STATUS(farfield_nufft_execute(p, b, b + M - 1), FARFIELD_ERR_INVALID_ARG);  /* last c = first f */
+        EXPECT_STATUS(farfield_nufft_execute_device(p, b, b + 3), FARFIELD_ERR_INVALID_ARG);
+        int untouched = 1;
+        for (int k = 0; k < 2 * (M + 120); k++) untouched &= buf[k] == 0.5;
+        EXPECT(untouched);
+        /* adjacent is fine: c = buf[0..M), f = buf[M..M+120) */
+        memcpy(buf + 2 * M, f, sizeof(double) * 2 * 120);
+        EXPECT_STATUS(farfield_nufft_execute(p, b, b + M), FARFIELD_OK);
+        EXPECT(memcmp(buf, c_good, sizeof c_good) == 0);
+    }
+
     /* non-finite coordinates: the message names the index */
     double xb[M], yb[M];
     memcpy(xb, x, sizeof xb);
@@ -304,7 +323,7 @@ static void test_plan_errors(void) {
 
     /* the same with opts.points_by_reference = 1 (the plan reads x, y until the next setpts) */
     farfield_nufft_opts o;
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.points_by_reference = 1;
     EXPECT_STATUS(farfield_nufft_makeplan(2, 2, n, +1, 1, 1e-9, &p, &o), FARFIELD_OK);
     EXPECT_STATUS(farfield_nufft_execute(p, (farfield_complex *)c, (farfield_complex *)f), FARFIELD_ERR_NO_POINTS);

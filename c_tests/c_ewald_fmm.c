@@ -29,7 +29,7 @@ static void test_ewald_nacl(void) {
     nacl(xyz, q);
 
     farfield_ewald_opts o;
-    EXPECT_STATUS(farfield_ewald_default_opts(&o), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_default_opts(&o, sizeof o), FARFIELD_OK);
     o.nthreads = 1;
     farfield_ewald_plan plan = NULL;
     EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 8, 1e-10, &plan, &o), FARFIELD_OK);
@@ -49,8 +49,7 @@ static void test_ewald_nacl(void) {
     EXPECT_STATUS(farfield_ewald_execute(plan, 8, xyz, q, NULL, NULL, &e2, NULL), FARFIELD_OK);
     EXPECT(fabs(e2 - energy) <= 1e-12 * fabs(energy));
 
-    farfield_ewald_params prm;
-    memset(&prm, 0, sizeof prm);
+    farfield_ewald_params prm = {.struct_size = sizeof(farfield_ewald_params)}; /* the rest zero */
     EXPECT_STATUS(farfield_ewald_get_params(plan, &prm), FARFIELD_OK);
     EXPECT(prm.method == FARFIELD_EWALD_SPME);
     EXPECT(prm.xi > 0 && prm.rc > 0 && prm.rc <= 1.0 + 1e-12);
@@ -98,7 +97,7 @@ static void test_ewald_nacl(void) {
     EXPECT(p2 == NULL);
     /* a cutoff above half the shortest height (1.0 here) */
     farfield_ewald_opts big;
-    EXPECT_STATUS(farfield_ewald_default_opts(&big), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_default_opts(&big, sizeof big), FARFIELD_OK);
     big.rc = 1.01;
     EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 8, 1e-5, &p2, &big), FARFIELD_ERR_INVALID_ARG);
     EXPECT(p2 == NULL);
@@ -133,7 +132,7 @@ static void test_fmm_open(void) {
     }
 
     farfield_fmm_opts o;
-    EXPECT_STATUS(farfield_fmm_default_opts(&o), FARFIELD_OK);
+    EXPECT_STATUS(farfield_fmm_default_opts(&o, sizeof o), FARFIELD_OK);
     o.nthreads = 1;
     o.depth = 2; /* force a real tree (the automatic choice may be one leaf for n = 200) */
     farfield_fmm_plan plan = NULL;
@@ -151,8 +150,7 @@ static void test_fmm_open(void) {
     EXPECT(err <= 1e-6);
     EXPECT(fabs(energy - uref) <= 1e-6 * fabs(uref));
 
-    farfield_fmm_params prm;
-    memset(&prm, 0, sizeof prm);
+    farfield_fmm_params prm = {.struct_size = sizeof(farfield_fmm_params)}; /* the rest zero */
     EXPECT_STATUS(farfield_fmm_get_params(plan, &prm), FARFIELD_OK);
     EXPECT(prm.order > 0 && prm.depth == 2 && prm.npoints == N && prm.nleaves > 0);
 

@@ -16,7 +16,7 @@ static double ew_excl_energy(const int64_t *pairs, int64_t np, int *status) {
     double xyz[12] = {0.3, 0.4, 0.5, 1.1, 0.9, 0.7, 2.0, 2.1, 1.5, 1.4, 2.6, 0.2};
     double q[4] = {1.0, -0.7, 0.4, -0.7}, u = NAN;
     farfield_ewald_opts o;
-    farfield_ewald_default_opts(&o);
+    farfield_ewald_default_opts(&o, sizeof o);
     o.nthreads = 1;
     farfield_ewald_plan p = NULL;
     *status = farfield_ewald_makeplan(FARFIELD_EWALD_DIRECT, box, 4, 1e-10, &p, &o);

@@ -64,7 +64,7 @@ static int ew_hang_run(void *arg) {
     const ew_hang_case *c = (const ew_hang_case *)arg;
     int f0 = ff_failures;
     farfield_ewald_opts o;
-    EXPECT_STATUS(farfield_ewald_default_opts(&o), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_default_opts(&o, sizeof o), FARFIELD_OK);
     o.nthreads = 1;
     o.xi = c->xi;
     o.rc = c->rc;
@@ -123,7 +123,7 @@ static int poisson_hang_child(void *arg) {
     (void)arg;
     const int before = ff_failures;
     farfield_poisson_opts o;
-    farfield_poisson_default_opts(&o);
+    farfield_poisson_default_opts(&o, sizeof o);
     o.nthreads = 1;
     farfield_poisson_plan p = NULL;
     const int64_t n8[3] = {8, 8, 8}, n32[3] = {32, 32, 32};
@@ -187,7 +187,7 @@ static int fmm_hang_case(void *arg) {
     }
     double b[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, u = 0.0;
     farfield_fmm_opts o;
-    farfield_fmm_default_opts(&o);
+    farfield_fmm_default_opts(&o, sizeof o);
     o.nthreads = 1;
     farfield_fmm_plan p = NULL;
     if (farfield_fmm_makeplan(a->boundary, b, 1e-6, &p, &o) != FARFIELD_OK) fails++;

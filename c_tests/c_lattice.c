@@ -32,7 +32,7 @@ static void fmm_nacl_case(int k, const double s[3], double tol) {
     double b[9] = {2.0 * k, 0, 0, 0, 2.0 * k, 0, 0, 0, 2.0 * k}, u = 0.0;
     farfield_fmm_plan p = NULL;
     farfield_fmm_opts o;
-    farfield_fmm_default_opts(&o);
+    farfield_fmm_default_opts(&o, sizeof o);
     o.nthreads = 1;
     EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_PERIODIC, b, tol, &p, &o), FARFIELD_OK);
     EXPECT_STATUS(farfield_fmm_execute(p, n, xyz, q, phi, field, &u), FARFIELD_OK);

@@ -16,7 +16,7 @@ static void common_cases(void) {
     double box[9] = {10, 0, 0, 0, 10, 0, 0, 0, 10};
     for (int t = 0; t < 2; t++) {
         farfield_nufft_opts no;
-        farfield_nufft_default_opts(&no);
+        farfield_nufft_default_opts(&no, sizeof no);
         no.nthreads = too_many[t];
         int64_t nm[1] = {16};
         farfield_nufft_plan np = (farfield_nufft_plan)1;
@@ -28,7 +28,7 @@ static void common_cases(void) {
         EXPECT(nfp == NULL);
 
         farfield_ewald_opts eo;
-        farfield_ewald_default_opts(&eo);
+        farfield_ewald_default_opts(&eo, sizeof eo);
         eo.nthreads = too_many[t];
         farfield_ewald_plan ep = (farfield_ewald_plan)1;
         EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, 100, 1e-5, &ep, &eo),
@@ -36,14 +36,14 @@ static void common_cases(void) {
         EXPECT(ep == NULL);
 
         farfield_fmm_opts fo;
-        farfield_fmm_default_opts(&fo);
+        farfield_fmm_default_opts(&fo, sizeof fo);
         fo.nthreads = too_many[t];
         farfield_fmm_plan fp = (farfield_fmm_plan)1;
         EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_OPEN, NULL, 1e-6, &fp, &fo), FARFIELD_ERR_INVALID_ARG);
         EXPECT(fp == NULL);
 
         farfield_poisson_opts po;
-        farfield_poisson_default_opts(&po);
+        farfield_poisson_default_opts(&po, sizeof po);
         po.nthreads = too_many[t];
         int64_t n[3] = {8, 8, 8};
         double h[3] = {0.1, 0.1, 0.1};
@@ -54,7 +54,7 @@ static void common_cases(void) {
     }
     /* a count within the limit is accepted */
     farfield_nufft_opts no;
-    farfield_nufft_default_opts(&no);
+    farfield_nufft_default_opts(&no, sizeof no);
     no.nthreads = 4;
     int64_t nm[1] = {16};
     farfield_nufft_plan np = NULL;
@@ -107,7 +107,7 @@ static double nufft_limits_large_x_error(int type, double x0, double tol, int si
             }
         }
     farfield_nufft_opts o;
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.nthreads = 1;
     if (single) {
         for (int k = 0; k < 2 * M; k++) cf[k] = (float)cd[k];
@@ -140,14 +140,14 @@ static void nufft_cases(void) {
     /* opts.fftw: validated in makeplan, INVALID_ARG naming the option (was ERR_FFT) */
     static const int bad_fftw[] = {-1, 2, 4, 16, 128, 1 << 21};
     for (unsigned i = 0; i < sizeof bad_fftw / sizeof bad_fftw[0]; i++) {
-        farfield_nufft_default_opts(&o);
+        farfield_nufft_default_opts(&o, sizeof o);
         o.fftw = bad_fftw[i];
         EXPECT_STATUS(farfield_nufft_makeplan(1, 1, &n1, 1, 1, 1e-6, &p, &o), FARFIELD_ERR_INVALID_ARG);
         EXPECT(p == NULL && strstr(farfield_last_error_message(), "opts.fftw") != NULL);
     }
     static const int good_fftw[] = {64, 0, 32, 65};
     for (unsigned i = 0; i < sizeof good_fftw / sizeof good_fftw[0]; i++) {
-        farfield_nufft_default_opts(&o);
+        farfield_nufft_default_opts(&o, sizeof o);
         o.fftw = good_fftw[i];
         o.nthreads = 1;
         EXPECT_STATUS(farfield_nufft_makeplan(1, 1, &n1, 1, 1, 1e-6, &p, &o), FARFIELD_OK);
@@ -157,7 +157,7 @@ static void nufft_cases(void) {
     /* opts.points_by_reference: only 0 and 1 (-3 was taken as by-reference) */
     static const int bad_pbr[] = {-3, 2, -1};
     for (unsigned i = 0; i < 3; i++) {
-        farfield_nufft_default_opts(&o);
+        farfield_nufft_default_opts(&o, sizeof o);
         o.points_by_reference = bad_pbr[i];
         EXPECT_STATUS(farfield_nufft_makeplan(1, 1, &n1, 1, 1, 1e-6, &p, &o), FARFIELD_ERR_INVALID_ARG);
         EXPECT(strstr(farfield_last_error_message(), "opts.points_by_reference") != NULL);
@@ -165,7 +165,7 @@ static void nufft_cases(void) {
         EXPECT_STATUS(farfield_nufftf_makeplan(1, 1, &n1, 1, 1, 1e-4f, &pf, &o), FARFIELD_ERR_INVALID_ARG);
     }
     /* floats in messages in exponent notation, not 300 digits */
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.upsampfac = 1e300;
     EXPECT_STATUS(farfield_nufft_makeplan(1, 1, &n1, 1, 1, 1e-6, &p, &o), FARFIELD_ERR_INVALID_ARG);
     EXPECT(strstr(farfield_last_error_message(), "1e300") && strlen(farfield_last_error_message()) < 200);
@@ -174,7 +174,7 @@ static void nufft_cases(void) {
 
     /* setpts M = 2^32: the limit is 2^32 - 1 and the message says so ("4294967295 points
      * exceed the supported 2^32 - 1" was off by one); checked before the arrays are read */
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.nthreads = 1;
     EXPECT_STATUS(farfield_nufft_makeplan(2, 1, &n1, 1, 1, 1e-6, &p, &o), FARFIELD_OK);
     if (p) {
@@ -216,11 +216,11 @@ static void nufft_cases(void) {
 static void ewald_cases(void) {
     double box[9] = {10, 0, 0, 0, 10, 0, 0, 0, 10};
     farfield_ewald_opts o;
-    farfield_ewald_default_opts(&o);
+    farfield_ewald_default_opts(&o, sizeof o);
     o.nthreads = 1;
     o.order_or_support = 10; /* the order the automatic choice takes at the floor (one table) */
     farfield_ewald_plan p = NULL;
-    farfield_ewald_params prm;
+    farfield_ewald_params prm = {.struct_size = sizeof(farfield_ewald_params)};
     double tol_used = 0;
     int warnings = -1;
     /* SPME at tol 1e-20 picked a 720^3 grid (3 GB) with an estimated error of 5.4e-7 */
@@ -318,7 +318,7 @@ static void poisson_cases(void) {
     EXPECT(strstr(msg, "512") != NULL && pl_short_numbers(msg));
     /* vico_factor bounds, named with the value */
     farfield_poisson_opts o;
-    farfield_poisson_default_opts(&o);
+    farfield_poisson_default_opts(&o, sizeof o);
     o.vico_factor = 1e15;
     EXPECT_STATUS(farfield_poisson_makeplan(FARFIELD_POISSON_VICO, 3, n32, h1, &p, &o), FARFIELD_ERR_INVALID_ARG);
     msg = farfield_last_error_message();

@@ -49,9 +49,9 @@ int main(void) {
 
     farfield_poisson_opts o;
     memset(&o, 0x5a, sizeof o);
-    EXPECT_STATUS(farfield_poisson_default_opts(&o), FARFIELD_OK);
+    EXPECT_STATUS(farfield_poisson_default_opts(&o, sizeof o), FARFIELD_OK);
     EXPECT(o.nthreads == 0 && o.debug == 0 && o.fftw == 64 && o.check_input == 1 && o.vico_factor == 1.1);
-    EXPECT_STATUS(farfield_poisson_default_opts(NULL), FARFIELD_ERR_NULL_POINTER);
+    EXPECT_STATUS(farfield_poisson_default_opts(NULL, sizeof(farfield_poisson_opts)), FARFIELD_ERR_NULL_POINTER);
 
     const int methods[3] = {FARFIELD_POISSON_HOCKNEY, FARFIELD_POISSON_VICO, FARFIELD_POISSON_VICO_DCT};
     /* Hockney-Eastwood is second order (measured 2.1e-3 / 1.2e-2 / 6.7e-3), Vico spectral (1.2e-9 / 5.8e-7 / 2.5e-13) */
@@ -103,7 +103,7 @@ int main(void) {
             }
         for (int m = 0; m < 3; m++) {
             farfield_poisson_plan p = NULL;
-            farfield_poisson_default_opts(&o);
+            farfield_poisson_default_opts(&o, sizeof o);
             o.nthreads = 1;
             EXPECT_STATUS(farfield_poisson_makeplan(methods[m], 2, n2, h2, &p, &o), FARFIELD_OK);
             EXPECT_STATUS(farfield_poisson_execute(p, r2, out[m], NULL, NULL), FARFIELD_OK);
@@ -133,7 +133,7 @@ int main(void) {
         const int64_t giant[3] = {(int64_t)1 << 20, (int64_t)1 << 20, (int64_t)1 << 20};
         /* doubled grid 2^63 points > the documented 2^40: RANGE before any allocation */
         EXPECT_STATUS(farfield_poisson_makeplan(0, 3, giant, h, &p, NULL), FARFIELD_ERR_RANGE);
-        farfield_poisson_default_opts(&o);
+        farfield_poisson_default_opts(&o, sizeof o);
         o.nthreads = -2;
         EXPECT_STATUS(farfield_poisson_makeplan(0, 3, ok_n, h, &p, &o), FARFIELD_ERR_INVALID_ARG);
         EXPECT(p == NULL);

@@ -30,7 +30,7 @@ static int ew_energy(int method, double l, double tol, double *u, double *f) {
     ew_nacl(l, xyz, q);
     if (f) xyz[0] += 0.05 * l; /* off the lattice: non-zero fields */
     farfield_ewald_opts o;
-    farfield_ewald_default_opts(&o);
+    farfield_ewald_default_opts(&o, sizeof o);
     o.nthreads = 1;
     /* the windows the automatic choice takes at this tol (one error-model table each) */
     o.order_or_support = method == FARFIELD_EWALD_SPECTRAL ? 16 : method == FARFIELD_EWALD_SPME ? 8 : 0;
@@ -116,7 +116,7 @@ static void poisson_scaled_gaussian(void) {
                 exact[idx] = erf(r / (sqrt(2.0) * sigma)) / (4 * FF_PI * r);
             }
     farfield_poisson_opts o;
-    farfield_poisson_default_opts(&o);
+    farfield_poisson_default_opts(&o, sizeof o);
     o.nthreads = 1;
     const int64_t n[3] = {PS_N, PS_N, PS_N};
     const double tol[3] = {1e-2, 5e-4, 5e-4};
@@ -252,7 +252,7 @@ static void fmm_scale_run(int boundary, double s, const double *x1, const double
     double b[9] = {s, 0, 0, 0, s, 0, 0, 0, s};
     farfield_fmm_plan p = NULL;
     farfield_fmm_opts o;
-    farfield_fmm_default_opts(&o);
+    farfield_fmm_default_opts(&o, sizeof o);
     o.nthreads = 1;
     int st = farfield_fmm_makeplan(boundary, b, tol, &p, &o);
     if (st == FARFIELD_ERR_RANGE) {

@@ -34,7 +34,7 @@ static void *worker(void *arg) {
     int st = 0;
     if (!plan) {
         farfield_nufft_opts o;
-        farfield_nufft_default_opts(&o);
+        farfield_nufft_default_opts(&o, sizeof o);
         o.nthreads = jb->nthreads;
         st = farfield_nufft_makeplan(jb->type, jb->dim, n, +1, 1, tol, &plan, &o);
         if (!st) st = farfield_nufft_setpts(plan, m, x, y, z, 0, NULL, NULL, NULL);

@@ -40,7 +40,7 @@ static double nufft_upsampfac_error(int dim, int type, int kernel, double sigma,
     }
     for (int64_t k = 0; k < 2 * nm; k++) fd[k] = ff_range(&r, -1, 1);
     farfield_nufft_opts o;
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.nthreads = 1;
     o.kernel = kernel;
     o.upsampfac = sigma;
@@ -49,7 +49,7 @@ static double nufft_upsampfac_error(int dim, int type, int kernel, double sigma,
     *warnings = 0;
     EXPECT_STATUS(farfield_nufft_makeplan(type, dim, n, 1, 1, tol, &p, &o), FARFIELD_OK);
     if (!p) return INFINITY;
-    farfield_nufft_info info;
+    farfield_nufft_info info = {.struct_size = sizeof(farfield_nufft_info)};
     EXPECT_STATUS(farfield_nufft_get_info(p, &info), FARFIELD_OK);
     *tol_used = info.tol_used;
     *warnings = info.warnings;

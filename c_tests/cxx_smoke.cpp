@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -15,8 +16,8 @@
 
 static_assert(std::is_same_v<farfield_complex, std::complex<double>>);
 static_assert(std::is_same_v<farfield_complexf, std::complex<float>>);
-static_assert(sizeof(farfield_nufft_opts) == 48);
-static_assert(sizeof(farfield_nufft_info) == 64);
+static_assert(sizeof(farfield_nufft_opts) == 56 && offsetof(farfield_nufft_opts, struct_size) == 0);
+static_assert(sizeof(farfield_nufft_info) == 72 && offsetof(farfield_nufft_info, struct_size) == 0);
 static_assert(std::is_trivially_copyable_v<farfield_nufft_opts>);
 
 namespace {
@@ -61,7 +62,8 @@ int main() {
 
     farfield_nufft_plan raw = nullptr;
     farfield_nufft_opts opts;
-    farfield_nufft_default_opts(&opts);
+    expect(farfield_nufft_default_opts(&opts, sizeof opts) == FARFIELD_OK && opts.struct_size == sizeof opts,
+           "default_opts");
     opts.nthreads = 1;
     expect(farfield_nufft_makeplan(2, 2, n, -1, 1, 1e-10, &raw, &opts) == FARFIELD_OK, "makeplan");
     Plan plan(raw);

@@ -54,7 +54,7 @@ static inline int ff_finish(const char *name) {
 static inline void ff_expect_nufft_makeplan(int single, int type, int dim, const int64_t *n, double tol, float tolf,
                                             int want) {
     farfield_nufft_opts o;
-    farfield_nufft_default_opts(&o);
+    farfield_nufft_default_opts(&o, sizeof o);
     o.nthreads = 1;
     if (single) {
         farfield_nufftf_plan q = NULL;

@@ -4,8 +4,12 @@
 !>
 !> * Derived types `farfield_nufft_opts`, `farfield_nufft_info`, `farfield_poisson_opts`,
 !>   `farfield_ewald_opts`, `farfield_ewald_params`, `farfield_fmm_opts` and
-!>   `farfield_fmm_params` are `bind(c)` copies of the C structs (fields are only ever
-!>   appended; fortran/tests/test_layout.f90 asserts the layout).
+!>   `farfield_fmm_params` are `bind(c)` copies of the versioned C structs: the first field,
+!>   `struct_size`, is the size the program was compiled with (fields are only ever appended;
+!>   fortran/tests/test_layout.f90 asserts the layout). Fill options with the `_default_opts_f`
+!>   wrappers (they pass `c_sizeof(opts)`), read plan information with `_get_info_f` /
+!>   `_get_params_f` (they set `struct_size = c_sizeof(...)` first); calling the `bind(c)`
+!>   functions directly, pass `c_sizeof(opts)` / set `struct_size` yourself.
 !> * Named constants mirror every `FARFIELD_*` macro of the header.
 !> * `bind(c)` interfaces carry the C names and mirror the C prototypes exactly: pointers that
 !>   may be NULL (`opts`, `y`, `z`, `s`, `t`, `u`, the optional outputs of the Poisson, Ewald
@@ -24,13 +28,13 @@
 module farfield
   use, intrinsic :: iso_c_binding, only: c_int, c_int32_t, c_int64_t, c_double, c_float, &
        c_double_complex, c_float_complex, c_ptr, c_null_ptr, c_char, c_size_t, &
-       c_loc, c_f_pointer, c_associated
+       c_loc, c_f_pointer, c_associated, c_sizeof
   implicit none
   private
 
   ! ---- version --------------------------------------------------------------------------
-  integer(c_int), parameter, public :: FARFIELD_VERSION_MAJOR = 0
-  integer(c_int), parameter, public :: FARFIELD_VERSION_MINOR = 1
+  integer(c_int), parameter, public :: FARFIELD_VERSION_MAJOR = 1
+  integer(c_int), parameter, public :: FARFIELD_VERSION_MINOR = 0
   integer(c_int), parameter, public :: FARFIELD_VERSION_PATCH = 0
 
   ! ---- status codes -----------------------------------------------------------------------
@@ -92,6 +96,7 @@ module farfield
   !> Options of a NUFFT plan (C: farfield_nufft_opts). Get defaults with
   !> farfield_nufft_default_opts, change fields, pass to makeplan.
   type, bind(c), public :: farfield_nufft_opts
+     integer(c_size_t)  :: struct_size  !< sizeof as compiled (set by _default_opts / by the caller before _get_*)
      integer(c_int32_t) :: modeord                 !< 0 = CMCL order (default), 1 = FFT order
      integer(c_int32_t) :: debug                   !< 0 = silent, 1 = print to stderr
      integer(c_int32_t) :: nthreads                !< 0 = all cores, 1 = caller's thread only
@@ -107,6 +112,7 @@ module farfield
 
   !> What a plan chose (C: farfield_nufft_info, filled by farfield_nufft_get_info).
   type, bind(c), public :: farfield_nufft_info
+     integer(c_size_t)  :: struct_size  !< sizeof as compiled (set by _default_opts / by the caller before _get_*)
      integer(c_int64_t) :: nf(3)          !< fine grid sizes, x first; 1 for unused axes
      integer(c_int32_t) :: kernel_width   !< kernel width w in grid points
      integer(c_int32_t) :: nthreads       !< threads used
@@ -120,6 +126,7 @@ module farfield
   !> Options of a Poisson plan (C: farfield_poisson_opts). Get defaults with
   !> farfield_poisson_default_opts.
   type, bind(c), public :: farfield_poisson_opts
+     integer(c_size_t)  :: struct_size  !< sizeof as compiled (set by _default_opts / by the caller before _get_*)
      integer(c_int32_t) :: nthreads     !< 0 = all cores, 1 = caller's thread only
      integer(c_int32_t) :: debug        !< > 0: print sizes and timings to stderr
      integer(c_int32_t) :: fftw         !< FFTW flags: 64 = ESTIMATE, 0 = MEASURE
@@ -130,6 +137,7 @@ module farfield
   !> Options of an Ewald plan (C: farfield_ewald_opts). Get defaults with
   !> farfield_ewald_default_opts; every override left at 0 is chosen from tol.
   type, bind(c), public :: farfield_ewald_opts
+     integer(c_size_t)  :: struct_size  !< sizeof as compiled (set by _default_opts / by the caller before _get_*)
      integer(c_int32_t) :: nthreads          !< 0 = all cores, 1 = caller's thread only
      integer(c_int32_t) :: debug             !< > 0: print parameters and timings to stderr
      integer(c_int32_t) :: fftw              !< FFTW flags: 64 = ESTIMATE, 0 = MEASURE
@@ -142,6 +150,7 @@ module farfield
   !> Parameters and last timings of an Ewald plan (C: farfield_ewald_params, filled by
   !> farfield_ewald_get_params).
   type, bind(c), public :: farfield_ewald_params
+     integer(c_size_t)  :: struct_size  !< sizeof as compiled (set by _default_opts / by the caller before _get_*)
      real(c_double)     :: xi                !< splitting parameter
      real(c_double)     :: rc                !< real-space cutoff
      integer(c_int64_t) :: grid(3)           !< grid per axis (direct sum: 2 m_max + 1)
@@ -156,16 +165,19 @@ module farfield
 
   !> Options of an FMM plan (C: farfield_fmm_opts). Get defaults with farfield_fmm_default_opts.
   type, bind(c), public :: farfield_fmm_opts
+     integer(c_size_t)  :: struct_size  !< sizeof as compiled (set by _default_opts / by the caller before _get_*)
      integer(c_int32_t) :: nthreads  !< 0 = all cores, 1 = caller's thread only
      integer(c_int32_t) :: debug     !< > 0: print parameters and stage timings to stderr
      integer(c_int32_t) :: order     !< expansion order: 0 = from tol, else 1..40
      integer(c_int32_t) :: depth     !< tree depth: -1 or 0 = automatic, else 1..20
      integer(c_int32_t) :: backend   !< FARFIELD_FMM_BACKEND_*
+     integer(c_int32_t) :: reserved  !< must be 0 (set by the default options)
   end type farfield_fmm_opts
 
   !> Parameters and statistics of the last execute of an FMM plan (C: farfield_fmm_params,
   !> filled by farfield_fmm_get_params). Times in seconds.
   type, bind(c), public :: farfield_fmm_params
+     integer(c_size_t)  :: struct_size  !< sizeof as compiled (set by _default_opts / by the caller before _get_*)
      integer(c_int32_t) :: order     !< expansion order p
      integer(c_int32_t) :: depth     !< depth of the last execute (-1 before the first)
      integer(c_int64_t) :: nleaves   !< occupied leaves of the last execute
@@ -209,13 +221,20 @@ module farfield
   public :: farfield_poisson_makeplan_f, farfield_poisson_execute_f, farfield_poisson_destroy_f
   public :: farfield_ewald_makeplan_f, farfield_ewald_execute_f, farfield_ewald_destroy_f
   public :: farfield_fmm_makeplan_f, farfield_fmm_execute_f, farfield_fmm_destroy_f
+  public :: farfield_nufft_default_opts_f, farfield_poisson_default_opts_f
+  public :: farfield_ewald_default_opts_f, farfield_fmm_default_opts_f
+  public :: farfield_nufft_get_info_f, farfield_nufftf_get_info_f
+  public :: farfield_ewald_get_params_f, farfield_fmm_get_params_f
 
   interface
-     !> void farfield_nufft_default_opts(farfield_nufft_opts *opts)
-     subroutine farfield_nufft_default_opts(opts) bind(c, name="farfield_nufft_default_opts")
-       import :: farfield_nufft_opts
-       type(farfield_nufft_opts), intent(out) :: opts
-     end subroutine farfield_nufft_default_opts
+     !> int farfield_nufft_default_opts(farfield_nufft_opts *opts, size_t struct_size);
+     !> pass struct_size = c_sizeof(opts) (or use farfield_nufft_default_opts_f).
+     function farfield_nufft_default_opts(opts, struct_size) result(ier) bind(c, name="farfield_nufft_default_opts")
+       import :: c_int, c_size_t, farfield_nufft_opts
+       type(farfield_nufft_opts), intent(inout) :: opts
+       integer(c_size_t), value :: struct_size
+       integer(c_int) :: ier
+     end function farfield_nufft_default_opts
 
      !> int farfield_nufft_makeplan(int type, int dim, const int64_t *n_modes, int iflag,
      !>     int ntrans, double tol, farfield_nufft_plan *plan, const farfield_nufft_opts *opts)
@@ -267,7 +286,7 @@ module farfield
      function farfield_nufft_get_info(plan, info) result(ier) bind(c, name="farfield_nufft_get_info")
        import :: c_int, c_ptr, farfield_nufft_info
        type(c_ptr), value :: plan
-       type(farfield_nufft_info), intent(out) :: info
+       type(farfield_nufft_info), intent(inout) :: info  ! the caller sets info%struct_size
        integer(c_int) :: ier
      end function farfield_nufft_get_info
 
@@ -322,7 +341,7 @@ module farfield
      function farfield_nufftf_get_info(plan, info) result(ier) bind(c, name="farfield_nufftf_get_info")
        import :: c_int, c_ptr, farfield_nufft_info
        type(c_ptr), value :: plan
-       type(farfield_nufft_info), intent(out) :: info
+       type(farfield_nufft_info), intent(inout) :: info  ! the caller sets info%struct_size
        integer(c_int) :: ier
      end function farfield_nufftf_get_info
 
@@ -333,10 +352,12 @@ module farfield
        integer(c_int) :: ier
      end function farfield_nufftf_destroy
 
-     !> int farfield_poisson_default_opts(farfield_poisson_opts *opts)
-     function farfield_poisson_default_opts(opts) result(ier) bind(c, name="farfield_poisson_default_opts")
-       import :: c_int, farfield_poisson_opts
-       type(farfield_poisson_opts), intent(out) :: opts
+     !> int farfield_poisson_default_opts(farfield_poisson_opts *opts, size_t struct_size);
+     !> pass struct_size = c_sizeof(opts) (or use farfield_poisson_default_opts_f).
+     function farfield_poisson_default_opts(opts, struct_size) result(ier) bind(c, name="farfield_poisson_default_opts")
+       import :: c_int, c_size_t, farfield_poisson_opts
+       type(farfield_poisson_opts), intent(inout) :: opts
+       integer(c_size_t), value :: struct_size
        integer(c_int) :: ier
      end function farfield_poisson_default_opts
 
@@ -387,10 +408,12 @@ module farfield
        integer(c_int) :: ier
      end function farfield_poisson_destroy
 
-     !> int farfield_ewald_default_opts(farfield_ewald_opts *opts)
-     function farfield_ewald_default_opts(opts) result(ier) bind(c, name="farfield_ewald_default_opts")
-       import :: c_int, farfield_ewald_opts
-       type(farfield_ewald_opts), intent(out) :: opts
+     !> int farfield_ewald_default_opts(farfield_ewald_opts *opts, size_t struct_size);
+     !> pass struct_size = c_sizeof(opts) (or use farfield_ewald_default_opts_f).
+     function farfield_ewald_default_opts(opts, struct_size) result(ier) bind(c, name="farfield_ewald_default_opts")
+       import :: c_int, c_size_t, farfield_ewald_opts
+       type(farfield_ewald_opts), intent(inout) :: opts
+       integer(c_size_t), value :: struct_size
        integer(c_int) :: ier
      end function farfield_ewald_default_opts
 
@@ -446,7 +469,7 @@ module farfield
      function farfield_ewald_get_params(plan, out) result(ier) bind(c, name="farfield_ewald_get_params")
        import :: c_int, c_ptr, farfield_ewald_params
        type(c_ptr), value :: plan
-       type(farfield_ewald_params), intent(out) :: out
+       type(farfield_ewald_params), intent(inout) :: out  ! the caller sets out%struct_size
        integer(c_int) :: ier
      end function farfield_ewald_get_params
 
@@ -468,10 +491,12 @@ module farfield
        integer(c_int) :: ier
      end function farfield_ewald_destroy
 
-     !> int farfield_fmm_default_opts(farfield_fmm_opts *opts)
-     function farfield_fmm_default_opts(opts) result(ier) bind(c, name="farfield_fmm_default_opts")
-       import :: c_int, farfield_fmm_opts
-       type(farfield_fmm_opts), intent(out) :: opts
+     !> int farfield_fmm_default_opts(farfield_fmm_opts *opts, size_t struct_size);
+     !> pass struct_size = c_sizeof(opts) (or use farfield_fmm_default_opts_f).
+     function farfield_fmm_default_opts(opts, struct_size) result(ier) bind(c, name="farfield_fmm_default_opts")
+       import :: c_int, c_size_t, farfield_fmm_opts
+       type(farfield_fmm_opts), intent(inout) :: opts
+       integer(c_size_t), value :: struct_size
        integer(c_int) :: ier
      end function farfield_fmm_default_opts
 
@@ -506,7 +531,7 @@ module farfield
      function farfield_fmm_get_params(plan, params) result(ier) bind(c, name="farfield_fmm_get_params")
        import :: c_int, c_ptr, farfield_fmm_params
        type(c_ptr), value :: plan
-       type(farfield_fmm_params), intent(out) :: params
+       type(farfield_fmm_params), intent(inout) :: params  ! the caller sets params%struct_size
        integer(c_int) :: ier
      end function farfield_fmm_get_params
 
@@ -872,5 +897,71 @@ contains
     ier = farfield_fmm_destroy(plan)
     plan = c_null_ptr
   end function farfield_fmm_destroy_f
+
+  ! ---- versioned structs: the size argument filled in -------------------------------------
+
+  !> Default NUFFT options (both precisions) into opts, struct_size = c_sizeof(opts).
+  function farfield_nufft_default_opts_f(opts) result(ier)
+    type(farfield_nufft_opts), intent(inout) :: opts
+    integer(c_int) :: ier
+    ier = farfield_nufft_default_opts(opts, c_sizeof(opts))
+  end function farfield_nufft_default_opts_f
+
+  !> Default Poisson options into opts, struct_size = c_sizeof(opts).
+  function farfield_poisson_default_opts_f(opts) result(ier)
+    type(farfield_poisson_opts), intent(inout) :: opts
+    integer(c_int) :: ier
+    ier = farfield_poisson_default_opts(opts, c_sizeof(opts))
+  end function farfield_poisson_default_opts_f
+
+  !> Default Ewald options into opts, struct_size = c_sizeof(opts).
+  function farfield_ewald_default_opts_f(opts) result(ier)
+    type(farfield_ewald_opts), intent(inout) :: opts
+    integer(c_int) :: ier
+    ier = farfield_ewald_default_opts(opts, c_sizeof(opts))
+  end function farfield_ewald_default_opts_f
+
+  !> Default FMM options into opts, struct_size = c_sizeof(opts).
+  function farfield_fmm_default_opts_f(opts) result(ier)
+    type(farfield_fmm_opts), intent(inout) :: opts
+    integer(c_int) :: ier
+    ier = farfield_fmm_default_opts(opts, c_sizeof(opts))
+  end function farfield_fmm_default_opts_f
+
+  !> What a double-precision NUFFT plan chose (sets info%struct_size = c_sizeof(info) first).
+  function farfield_nufft_get_info_f(plan, info) result(ier)
+    type(c_ptr), intent(in) :: plan
+    type(farfield_nufft_info), intent(inout) :: info
+    integer(c_int) :: ier
+    info%struct_size = c_sizeof(info)
+    ier = farfield_nufft_get_info(plan, info)
+  end function farfield_nufft_get_info_f
+
+  !> What a single-precision NUFFT plan chose (sets info%struct_size = c_sizeof(info) first).
+  function farfield_nufftf_get_info_f(plan, info) result(ier)
+    type(c_ptr), intent(in) :: plan
+    type(farfield_nufft_info), intent(inout) :: info
+    integer(c_int) :: ier
+    info%struct_size = c_sizeof(info)
+    ier = farfield_nufftf_get_info(plan, info)
+  end function farfield_nufftf_get_info_f
+
+  !> Parameters and last timings of an Ewald plan (sets out%struct_size = c_sizeof(out) first).
+  function farfield_ewald_get_params_f(plan, out) result(ier)
+    type(c_ptr), intent(in) :: plan
+    type(farfield_ewald_params), intent(inout) :: out
+    integer(c_int) :: ier
+    out%struct_size = c_sizeof(out)
+    ier = farfield_ewald_get_params(plan, out)
+  end function farfield_ewald_get_params_f
+
+  !> Parameters and last statistics of an FMM plan (sets params%struct_size first).
+  function farfield_fmm_get_params_f(plan, params) result(ier)
+    type(c_ptr), intent(in) :: plan
+    type(farfield_fmm_params), intent(inout) :: params
+    integer(c_int) :: ier
+    params%struct_size = c_sizeof(params)
+    ier = farfield_fmm_get_params(plan, params)
+  end function farfield_fmm_get_params_f
 
 end module farfield

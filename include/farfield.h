@@ -79,10 +79,10 @@ typedef float _Complex farfield_complexf;
 #define FARFIELD_POISSON_VICO_DCT 2
 
 // Major version (semantic versioning; the shared library's soname carries it).
-#define FARFIELD_VERSION_MAJOR 0
+#define FARFIELD_VERSION_MAJOR 1
 
 // Minor version.
-#define FARFIELD_VERSION_MINOR 1
+#define FARFIELD_VERSION_MINOR 0
 
 // Patch version.
 #define FARFIELD_VERSION_PATCH 0
@@ -247,10 +247,13 @@ typedef struct farfield_nufftf_plan_s farfield_nufftf_plan_s;
 // calls on one plan are serialised by its lock.
 typedef struct farfield_poisson_plan_s farfield_poisson_plan_s;
 
-// Options of an Ewald plan (plain old data; fields are only ever appended). Fill with
-// `farfield_ewald_default_opts` and then change fields. Every override left at 0 is chosen
-// automatically from `tol`.
+// Options of an Ewald plan (versioned: `struct_size` first, fields only ever appended,
+// docs/design.md §3). Fill with `farfield_ewald_default_opts(&o, sizeof o)` and then change
+// fields. Every override left at 0 is chosen automatically from `tol`.
 typedef struct farfield_ewald_opts {
+  // Size of the struct as the caller compiled it (`sizeof(farfield_ewald_opts)`), set by
+  // `farfield_ewald_default_opts`; the library reads only this many bytes.
+  size_t struct_size;
   // Threads: 0 = all cores (default), 1 = the caller's thread only (no pool); ≥ 0.
   int32_t nthreads;
   // `> 0`: print the chosen parameters and per-call timings to stderr (default 0).
@@ -271,8 +274,12 @@ typedef struct farfield_ewald_opts {
 // Handle to an Ewald plan (`NULL` when none).
 typedef struct farfield_ewald_plan_s *farfield_ewald_plan;
 
-// Parameters of a plan and timings of its last execute (`farfield_ewald_get_params`).
+// Parameters of a plan and timings of its last execute (`farfield_ewald_get_params`;
+// versioned: the caller sets `struct_size = sizeof(farfield_ewald_params)` first).
 typedef struct farfield_ewald_params {
+  // Size of the struct as the caller compiled it, set by the caller before
+  // `farfield_ewald_get_params`; on return, the number of bytes the library wrote.
+  size_t struct_size;
   // Splitting parameter `ξ`.
   double xi;
   // Real-space cutoff.
@@ -295,9 +302,13 @@ typedef struct farfield_ewald_params {
   double kspace_s;
 } farfield_ewald_params;
 
-// Options of an FMM plan (plain old data; fields are only ever appended). Fill with
-// `farfield_fmm_default_opts` and then change fields.
+// Options of an FMM plan (versioned: `struct_size` first, fields only ever appended,
+// docs/design.md §3). Fill with `farfield_fmm_default_opts(&o, sizeof o)` and then change
+// fields.
 typedef struct farfield_fmm_opts {
+  // Size of the struct as the caller compiled it (`sizeof(farfield_fmm_opts)`), set by
+  // `farfield_fmm_default_opts`; the library reads only this many bytes.
+  size_t struct_size;
   // Threads: 0 = all cores (default), 1 = the caller's thread only (no pool); ≥ 0.
   int32_t nthreads;
   // `> 0`: print the parameters and stage timings of every execute to stderr (default 0).
@@ -310,13 +321,22 @@ typedef struct farfield_fmm_opts {
   int32_t depth;
   // `FARFIELD_FMM_BACKEND_AUTO` (default), `_CPU` or `_CUDA`.
   int32_t backend;
+  // Must be 0 (set by `farfield_fmm_default_opts`; other values →
+  // `FARFIELD_ERR_INVALID_ARG`): it fills the struct to a multiple of 8 bytes, so that a
+  // versioned struct has no padding, and is the place of a future 4-byte option whose
+  // default is 0.
+  int32_t reserved;
 } farfield_fmm_opts;
 
 // Handle to an FMM plan (`NULL` when none).
 typedef struct farfield_fmm_plan_s *farfield_fmm_plan;
 
-// Parameters of a plan and statistics of its last execute (`farfield_fmm_get_params`).
+// Parameters of a plan and statistics of its last execute (`farfield_fmm_get_params`;
+// versioned: the caller sets `struct_size = sizeof(farfield_fmm_params)` first).
 typedef struct farfield_fmm_params {
+  // Size of the struct as the caller compiled it, set by the caller before
+  // `farfield_fmm_get_params`; on return, the number of bytes the library wrote.
+  size_t struct_size;
   // Expansion order `p`.
   int32_t order;
   // Depth `D` of the last execute (−1 before the first one).
@@ -346,16 +366,21 @@ typedef struct farfield_fmm_params {
   // … in total.
   double t_total;
   // 1 if `tol` asked for an order above the maximum (40), which was used instead (the
-  // tolerance may then not be reached; printed with `opts.debug > 0`), else 0. (Appended
-  // after the timings: fields are only ever appended.)
+  // tolerance may then not be reached; printed with `opts.debug > 0`), else 0.
   int32_t tol_clamped;
   // Threads used.
   int32_t nthreads;
 } farfield_fmm_params;
 
-// Options of a NUFFT plan (C: `farfield_nufft_opts`). Obtain the defaults with
-// `farfield_nufft_default_opts` (Rust: `NufftOpts::default()`), change fields, pass to makeplan.
+// Options of a NUFFT plan (versioned: `struct_size` first, docs/design.md §3). Fill with
+// `farfield_nufft_default_opts(&opts, sizeof opts)`, change fields, pass to makeplan (both
+// precisions). Every value is validated at makeplan (`FARFIELD_ERR_INVALID_ARG` naming the
+// field).
 typedef struct farfield_nufft_opts {
+  // Size of the struct as the caller compiled it (`sizeof(farfield_nufft_opts)`), set by
+  // `farfield_nufft_default_opts`; the library reads only this many bytes (fields past it
+  // take their defaults).
+  size_t struct_size;
   // Mode ordering: 0 = CMCL (`k = −N/2 … (N−1)/2`, default), 1 = FFT order
   // (`k = 0 … ⌈N/2⌉−1, −⌊N/2⌋ … −1`).
   int32_t modeord;
@@ -363,7 +388,8 @@ typedef struct farfield_nufft_opts {
   int32_t debug;
   // Threads for spreading and FFTW: 0 = all cores (default), 1 = caller's thread only.
   int32_t nthreads;
-  // Spreading kernel: 0 = exponential of semicircle (default), 1 = Gaussian (FGG).
+  // Spreading kernel: `FARFIELD_KERNEL_ES` (0, exponential of semicircle, default) or
+  // `FARFIELD_KERNEL_GAUSSIAN` (1, fast Gaussian gridding).
   int32_t kernel;
   // Upsampling factor σ: 0 = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large grids,
   // else 2.0; always 2.0 for the Gaussian kernel), or any value in (1, 4]; 2.0 and 1.25 are
@@ -379,8 +405,8 @@ typedef struct farfield_nufft_opts {
   int32_t fftw;
   // Largest number of points in one spreading subproblem: 0 = automatic (10 000).
   int32_t spread_max_subprob_size;
-  // Compute backend: 0 = AUTO (default; the CPU for now: AUTO will pick a CUDA device once
-  // the GPU NUFFT has been validated on hardware), 1 = CPU, 2 = CUDA (device 0; returns
+  // Compute backend: `FARFIELD_BACKEND_AUTO` (0, default; the CPU for now),
+  // `FARFIELD_BACKEND_CPU` (1), `FARFIELD_BACKEND_CUDA` (2: device 0; returns
   // `FARFIELD_ERR_NO_DEVICE`, with what was looked for in the message, when no CUDA
   // driver/device is found).
   int32_t backend;
@@ -392,21 +418,25 @@ typedef struct farfield_nufft_opts {
   int32_t points_by_reference;
   // CUDA backend only: the spreading/interpolation method, `FARFIELD_GPU_METHOD_AUTO` (0,
   // default: chosen at `setpts` from ASM = M·w^d/N_fine and `gpu_spread_reuse_hint`, see
-  // the README's selection rule and `gpu::spread::select_method`), `_GM` (1, atomics),
-  // `_GM_SORT` (2), `_SM` (3, shared-memory subproblems), `_CSR` (4, single-mesh sparse
-  // matrix), `_GROUP` (5, group mesh). Ignored on the CPU.
+  // the README's selection rule), `_GM` (1, atomics), `_GM_SORT` (2), `_SM` (3,
+  // shared-memory subproblems), `_CSR` (4, single-mesh sparse matrix), `_GROUP` (5, group
+  // mesh). Ignored on the CPU.
   int32_t gpu_method;
   // CUDA backend only: how many executes the caller expects per `setpts` (0 = unknown,
-  // treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are preferred,
-  // as seed 002 concludes. Ignored on the CPU.
+  // treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are
+  // preferred. Ignored on the CPU.
   int32_t gpu_spread_reuse_hint;
 } farfield_nufft_opts;
 
 // Handle of a double-precision NUFFT plan.
 typedef struct farfield_nufft_plan_s *farfield_nufft_plan;
 
-// What a plan chose (C: `farfield_nufft_info`, filled by `farfield_nufft_get_info`).
+// What a plan chose (versioned: the caller sets `struct_size = sizeof(farfield_nufft_info)`
+// before `farfield_nufft_get_info`, which writes only that many bytes).
 typedef struct farfield_nufft_info {
+  // Size of the struct as the caller compiled it, set by the caller before get_info; on
+  // return, the number of bytes the library wrote (less when the caller's struct is newer).
+  size_t struct_size;
   // Fine (upsampled) grid sizes, x first; 1 for unused axes.
   int64_t nf[3];
   // Kernel width w in grid points.
@@ -428,9 +458,13 @@ typedef struct farfield_nufft_info {
 // Handle of a single-precision NUFFT plan.
 typedef struct farfield_nufftf_plan_s *farfield_nufftf_plan;
 
-// Options of a Poisson plan (plain old data; fields are only ever appended). Fill with
-// `farfield_poisson_default_opts` and then change fields.
+// Options of a Poisson plan (versioned: `struct_size` first, fields only ever appended,
+// docs/design.md §3). Fill with `farfield_poisson_default_opts(&o, sizeof o)` and then change
+// fields.
 typedef struct farfield_poisson_opts {
+  // Size of the struct as the caller compiled it (`sizeof(farfield_poisson_opts)`), set by
+  // `farfield_poisson_default_opts`; the library reads only this many bytes.
+  size_t struct_size;
   // Threads for FFTW and the pointwise loops: 0 = all cores (default), 1 = the caller's
   // thread only (no thread pool is created); must be in `[0, 1024]` (`FARFIELD_MAX_THREADS`).
   int32_t nthreads;
@@ -453,14 +487,17 @@ typedef struct farfield_poisson_plan_s *farfield_poisson_plan;
 extern "C" {
 #endif // __cplusplus
 
-// Writes the default options into `*opts` (all cores, no debug output, `FFTW_ESTIMATE`, every
-// parameter automatic).
+// Writes the default options (all cores, no debug output, `FFTW_ESTIMATE`, every parameter
+// automatic) into the first `struct_size` bytes of `*opts` and sets `opts->struct_size`; call
+// it as `farfield_ewald_default_opts(&o, sizeof o)`.
 //
-// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL, `FARFIELD_ERR_INVALID_ARG`
+// (`struct_size` smaller than the `struct_size` field or ending inside a field; nothing
+// written).
 //
 // # Safety
-// `opts` must be NULL or point to writable memory for one `farfield_ewald_opts`.
-int farfield_ewald_default_opts(struct farfield_ewald_opts *opts);
+// `opts` must be NULL or point to `struct_size` writable bytes.
+int farfield_ewald_default_opts(struct farfield_ewald_opts *opts, size_t struct_size);
 
 // Makes an Ewald plan.
 //
@@ -475,7 +512,9 @@ int farfield_ewald_default_opts(struct farfield_ewald_opts *opts);
 //   in double precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
 //   and `FARFIELD_WARN_TOL_CLAMPED` is reported by `farfield_ewald_get_warnings` (with `tol_used`).
 // * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-// * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units.
+// * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units;
+//   `opts->struct_size` bytes are read (0 or a size ending inside a field →
+//   `FARFIELD_ERR_INVALID_ARG`).
 //
 // The cost is bounded by the problem size (a fixed number of candidate parameter sets).
 //
@@ -551,8 +590,7 @@ int farfield_ewald_set_exclusions(farfield_ewald_plan plan, int64_t npairs, cons
 // representable), `FARFIELD_ERR_ALLOC` (with the byte count).
 //
 // # Safety
-// `plan` from `farfield_ewald_makeplan`; arrays of the sizes above, outputs not overlapping
-// the inputs.
+// `plan` from `farfield_ewald_makeplan`; arrays of the sizes above.
 int farfield_ewald_execute(farfield_ewald_plan plan,
                            int64_t n,
                            const double *xyz,
@@ -563,12 +601,15 @@ int farfield_ewald_execute(farfield_ewald_plan plan,
                            double *virial);
 
 // Writes the plan's parameters (in the box's units) and the timings of its last execute into
-// `*out` (the tolerance in use and the warnings: `farfield_ewald_get_warnings`).
+// `*out` (the tolerance in use and the warnings: `farfield_ewald_get_warnings`). The caller
+// sets `out->struct_size = sizeof(farfield_ewald_params)` first; only that many bytes are
+// written, and `out->struct_size` is left at the number of bytes written.
 //
-// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`out->struct_size` 0
+// or ending inside a field; nothing written).
 //
 // # Safety
-// `plan` from `farfield_ewald_makeplan`; `out` writable.
+// `plan` from `farfield_ewald_makeplan`; `out` NULL or `out->struct_size` writable bytes.
 int farfield_ewald_get_params(farfield_ewald_plan plan, struct farfield_ewald_params *out);
 
 // Writes the tolerance a plan works to and its warnings: `*tol_used` is the request, raised
@@ -576,8 +617,7 @@ int farfield_ewald_get_params(farfield_ewald_plan plan, struct farfield_ewald_pa
 // below it; `*warnings` is a bit set of `FARFIELD_WARN_TOL_CLAMPED` (the tolerance was raised
 // to `tol_used`) and `FARFIELD_EWALD_WARN_TOL_NOT_MET` (the overrides in `opts` keep the
 // estimated error `est_rel_err` of `farfield_ewald_get_params` above `tol_used`). Either
-// pointer may be NULL. (A call of its own, not fields appended to `farfield_ewald_params`,
-// whose size binaries built against an older header have fixed.)
+// pointer may be NULL.
 //
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`).
 //
@@ -591,12 +631,15 @@ int farfield_ewald_get_warnings(farfield_ewald_plan plan, double *tol_used, int 
 // `plan` must be NULL or a live plan from `farfield_ewald_makeplan`, not used afterwards.
 int farfield_ewald_destroy(farfield_ewald_plan plan);
 
-// Writes the default options into `*opts` (nthreads 0, debug 0, order 0, depth −1, backend
-// AUTO). Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+// Writes the default options (nthreads 0, debug 0, order 0, depth −1, backend AUTO) into the
+// first `struct_size` bytes of `*opts` and sets `opts->struct_size`; call it as
+// `farfield_fmm_default_opts(&o, sizeof o)`. Returns 0, or `FARFIELD_ERR_NULL_POINTER` if
+// `opts` is NULL, `FARFIELD_ERR_INVALID_ARG` (`struct_size` smaller than the `struct_size`
+// field or ending inside a field; nothing written).
 //
 // # Safety
-// `opts` must be NULL or point to writable memory for one `farfield_fmm_opts`.
-int farfield_fmm_default_opts(struct farfield_fmm_opts *opts);
+// `opts` must be NULL or point to `struct_size` writable bytes.
+int farfield_fmm_default_opts(struct farfield_fmm_opts *opts, size_t struct_size);
 
 // Makes an FMM plan.
 //
@@ -620,7 +663,8 @@ int farfield_fmm_default_opts(struct farfield_fmm_opts *opts);
 //   lattices are tested at tol 1e-3 … 1e-12, open ones at 1e-3 … 1e-9 with the automatic
 //   depth (a forced depth with about one ion per leaf can miss the field tolerance there).
 // * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-// * `opts`: options, or NULL for the defaults.
+// * `opts`: options, or NULL for the defaults; `opts->struct_size` bytes are read (0 or a
+//   size ending inside a field → `FARFIELD_ERR_INVALID_ARG`).
 //
 // Limits: `opts.order` ≤ 40, `opts.depth` ≤ 20, `opts.nthreads` ≤ `FARFIELD_MAX_THREADS`.
 //
@@ -666,13 +710,14 @@ int farfield_fmm_makeplan(int boundary,
 // Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`,
 // or `xyz`/`q` NULL with `n > 0`), `FARFIELD_ERR_NPOINTS` (`n < 0` or `n ≥ 2³²`),
 // `FARFIELD_ERR_NONFINITE` (a coordinate or charge NaN/Inf; the message names the first
-// index), `FARFIELD_ERR_INVALID_ARG` (coincident particles, see above),
+// index), `FARFIELD_ERR_INVALID_ARG` (coincident particles, see above; an output overlapping
+// an input or another output, both named: no in-place execute),
 // `FARFIELD_ERR_RANGE` (see above), `FARFIELD_ERR_ALLOC` (the work arrays, tree, lists or
 // expansions for `n` particles cannot be allocated; the message gives the byte count).
 //
 // # Safety
 // `plan` from `farfield_fmm_makeplan`; `xyz` with `3n`, `q` with `n`, `phi` with `n`, `field`
-// with `3n` valid doubles (or NULL where allowed); outputs must not overlap the inputs.
+// with `3n` valid doubles (or NULL where allowed).
 int farfield_fmm_execute(farfield_fmm_plan plan,
                          int64_t n,
                          const double *xyz,
@@ -681,11 +726,14 @@ int farfield_fmm_execute(farfield_fmm_plan plan,
                          double *field,
                          double *energy);
 
-// Writes the plan's parameters and the statistics of its last execute into `*params`.
-// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+// Writes the plan's parameters and the statistics of its last execute into `*params`, whose
+// `struct_size` the caller sets to `sizeof(farfield_fmm_params)` first: only that many bytes
+// are written, and `params->struct_size` is left at the number of bytes written. Returns 0 or
+// `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`struct_size` 0 or ending inside a
+// field; nothing written).
 //
 // # Safety
-// `plan` from `farfield_fmm_makeplan`; `params` writable.
+// `plan` from `farfield_fmm_makeplan`; `params` NULL or `params->struct_size` writable bytes.
 int farfield_fmm_get_params(farfield_fmm_plan plan, struct farfield_fmm_params *params);
 
 // Destroys a plan and frees its memory. NULL is fine (returns 0).
@@ -695,8 +743,20 @@ int farfield_fmm_get_params(farfield_fmm_plan plan, struct farfield_fmm_params *
 int farfield_fmm_destroy(farfield_fmm_plan plan);
 
 // Writes the default options (ES kernel, automatic σ, all cores, CMCL mode order,
-// FFTW_ESTIMATE) into `*opts`. NULL is ignored.
-void farfield_nufft_default_opts(struct farfield_nufft_opts *opts);
+// FFTW_ESTIMATE, AUTO backend) into the first `struct_size` bytes of `*opts` and sets
+// `opts->struct_size` (for both precisions). Call it as
+// `farfield_nufft_default_opts(&opts, sizeof opts)`: a program compiled against an older,
+// smaller `farfield_nufft_opts` gets only its own bytes written; a newer, larger one gets
+// this library's fields and `struct_size` = this library's size (its later fields are left
+// alone and ignored by makeplan).
+//
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`opts`), `FARFIELD_ERR_INVALID_ARG`
+// (`struct_size` smaller than the `struct_size` field or ending inside a field; nothing is
+// written).
+//
+// # Safety
+// `opts` must be NULL or point to `struct_size` writable bytes.
+int farfield_nufft_default_opts(struct farfield_nufft_opts *opts, size_t struct_size);
 
 // Makes a double-precision NUFFT plan.
 //
@@ -710,7 +770,9 @@ void farfield_nufft_default_opts(struct farfield_nufft_opts *opts);
 //   `exp(−16π√(1 − 1/σ))` (1.7e-5 at σ = 1.05, 1.7e-10 at 1.25, 2.5e-13 at 1.5, 1e-15 at
 //   2), for the Gaussian `exp(−16π(1 − 1/(2σ − 1)))` (1e-2 at 1.05, 5e-8 at 1.25, 1.2e-11 at
 //   1.5, 2.8e-15 at 2). The measured error stays within 10·`tol_used`.
-// * `plan`: receives the handle (set to NULL first); `opts`: NULL for defaults; every field is
+// * `plan`: receives the handle (set to NULL first); `opts`: NULL for defaults, or options from
+//   `farfield_nufft_default_opts`: `opts->struct_size` bytes are read (a size of 0 or one
+//   ending inside a field → `FARFIELD_ERR_INVALID_ARG`, set it to `sizeof`); every field is
 //   validated (`FARFIELD_ERR_INVALID_ARG` naming it: `opts.fftw` must combine only 64, 0, 32,
 //   8 and 1; `opts.points_by_reference` must be 0 or 1; `opts.upsampfac` 0 or in (1, 4]).
 //
@@ -766,24 +828,31 @@ int farfield_nufft_setpts(farfield_nufft_plan plan,
 // points, default 10 000) a private box up to the fine grid's size; failure →
 // `FARFIELD_ERR_ALLOC` (the output is then partly written). The output is checked: a value
 // that is not finite (NaN/Inf in the input, or inputs so large that the sums overflow) gives
-// `FARFIELD_ERR_RANGE` naming the first such output index, never status 0. Returns 0 or
-// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE}`.
+// `FARFIELD_ERR_RANGE` naming the first such output index, never status 0. `c` and `f` must
+// be separate arrays: overlapping address ranges (`c` of `ntrans·M`, `f` of
+// `ntrans·N1·N2·N3` complex values) → `FARFIELD_ERR_INVALID_ARG` naming both, nothing
+// written. Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE, INVALID_ARG}`.
 int farfield_nufft_execute(farfield_nufft_plan plan, farfield_complex *c, farfield_complex *f);
 
 // Like `farfield_nufft_execute` but `c` and `f` are **device** pointers (CUDA memory of
 // device 0, as cuFINUFFT takes them) of the same sizes; the plan must have been made with
-// `opts.backend = FARFIELD_BACKEND_CUDA`. Returns 0 or `FARFIELD_ERR_{NULL_POINTER,
-// INVALID_ARG (a CPU plan), NO_POINTS}`.
+// `opts.backend = FARFIELD_BACKEND_CUDA`; their address ranges must not overlap. Returns 0
+// or `FARFIELD_ERR_{NULL_POINTER, INVALID_ARG (a CPU plan, or c and f overlapping),
+// NO_POINTS}`.
 int farfield_nufft_execute_device(farfield_nufft_plan plan,
                                   farfield_complex *c,
                                   farfield_complex *f);
 
 // Writes what the plan chose (fine grid, kernel width and parameter, σ, tolerance used,
-// warnings) into `*info`. `tol_used` is the tolerance the kernel was chosen for: the requested
+// warnings) into `*info`, whose `struct_size` the caller sets to `sizeof(farfield_nufft_info)`
+// first: only that many bytes are written, and `info->struct_size` is left at the number of
+// bytes written (this library's size when the caller's struct is larger). `tol_used` is the tolerance the kernel was chosen for: the requested
 // one, or the clamp (1e-15, 1e-7 in single precision, or what the widest kernel reaches at
 // σ, see makeplan) with `FARFIELD_WARN_TOL_CLAMPED` set in `warnings`. Returns 0 or
-// `FARFIELD_ERR_NULL_POINTER`.
-int farfield_nufft_get_info(farfield_nufft_plan plan, struct farfield_nufft_info *info);
+// `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`info->struct_size` 0 or ending
+// inside a field; set it to `sizeof(farfield_nufft_info)`; nothing written).
+int farfield_nufft_get_info(farfield_nufft_plan plan,
+                            struct farfield_nufft_info *info);
 
 // Destroys a double-precision plan and frees its memory. NULL is fine. Returns 0.
 int farfield_nufft_destroy(farfield_nufft_plan plan);
@@ -829,14 +898,17 @@ int farfield_nufftf_get_info(farfield_nufftf_plan plan, struct farfield_nufft_in
 // Single-precision [`farfield_nufft_destroy`].
 int farfield_nufftf_destroy(farfield_nufftf_plan plan);
 
-// Writes the default options into `*opts` (nthreads 0, debug 0, fftw `FFTW_ESTIMATE`,
-// check_input 1, vico_factor 1.1).
+// Writes the default options (nthreads 0, debug 0, fftw `FFTW_ESTIMATE`, check_input 1,
+// vico_factor 1.1) into the first `struct_size` bytes of `*opts` and sets
+// `opts->struct_size`; call it as `farfield_poisson_default_opts(&o, sizeof o)`.
 //
-// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL, `FARFIELD_ERR_INVALID_ARG`
+// (`struct_size` smaller than the `struct_size` field or ending inside a field; nothing
+// written).
 //
 // # Safety
-// `opts` must be NULL or point to writable memory for one `farfield_poisson_opts`.
-int farfield_poisson_default_opts(struct farfield_poisson_opts *opts);
+// `opts` must be NULL or point to `struct_size` writable bytes.
+int farfield_poisson_default_opts(struct farfield_poisson_opts *opts, size_t struct_size);
 
 // Makes a free-space Poisson plan for grids of `n[0] × n[1] (× n[2])` nodes with spacings
 // `h[0], h[1] (, h[2])`.
@@ -848,7 +920,8 @@ int farfield_poisson_default_opts(struct farfield_poisson_opts *opts);
 // * `h`: spacing per axis, finite and > 0, any magnitude (subnormal included), with
 //   `h_max/h_min ≤ 1e150` (the caller's length unit).
 // * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-// * `opts`: options, or NULL for the defaults (Vico: `1 < vico_factor ≤ 4`).
+// * `opts`: options, or NULL for the defaults (Vico: `1 < vico_factor ≤ 4`); `opts->struct_size`
+//   bytes are read (0 or a size ending inside a field → `FARFIELD_ERR_INVALID_ARG`).
 //
 // Vico methods: the kernel precomputation grid `P_d = max(4n_d, ≈1.5 n_d + L/h_d)` (with
 // `L = vico_factor·√(Σ(n_d h_d)²)`) must satisfy `Π P_d ≤ 512 · Π 2n_d`; very flat or
@@ -924,11 +997,11 @@ int farfield_poisson_estimate(int method,
 // range as above, or not finite because `rho` holds NaN/Inf with `check_input` off),
 // `FARFIELD_ERR_ALLOC` (on the first execute with `efield`: the field buffers,
 // `16·(n_x+1)·Π_{d>0} 2n_d + 8·dim·Π n_d` bytes; on any execute: the 32 MiB FFTW headroom
-// probe). The plan stays usable after any error.
+// probe), `FARFIELD_ERR_INVALID_ARG` (an output overlapping `rho` or another output, both
+// named: no in-place solve). The plan stays usable after any error.
 //
 // # Safety
-// `plan` from `farfield_poisson_makeplan`; arrays of the sizes above; `phi`/`efield` must
-// not overlap `rho`.
+// `plan` from `farfield_poisson_makeplan`; arrays of the sizes above.
 int farfield_poisson_execute(farfield_poisson_plan plan,
                              const double *rho,
                              double *phi,

@@ -56,8 +56,8 @@ def wheel_libs():
 
 
 class Opts(ctypes.Structure):
-    # farfield_nufft_opts (asserted by c_tests/c_layout.c: 48 bytes)
-    _fields_ = [("modeord", ctypes.c_int32), ("debug", ctypes.c_int32), ("nthreads", ctypes.c_int32),
+    # farfield_nufft_opts (asserted by c_tests/c_layout.c: 56 bytes, struct_size first)
+    _fields_ = [("struct_size", ctypes.c_size_t), ("modeord", ctypes.c_int32), ("debug", ctypes.c_int32), ("nthreads", ctypes.c_int32),
                 ("kernel", ctypes.c_int32), ("upsampfac", ctypes.c_double), ("fftw", ctypes.c_int32),
                 ("spread_max_subprob_size", ctypes.c_int32), ("backend", ctypes.c_int32),
                 ("points_by_reference", ctypes.c_int32), ("gpu_method", ctypes.c_int32),
@@ -85,7 +85,7 @@ def run_ours(lib, np, ty, dims, x, c_or_f, tol, single, iflag=1):
     cplx = np.complex64 if single else np.complex128
     pre = "farfield_nufftf_" if single else "farfield_nufft_"
     o = Opts()
-    getattr(lib, pre.replace("nufftf_", "nufft_") + "default_opts")(ctypes.byref(o))
+    check(lib, lib.farfield_nufft_default_opts(ctypes.byref(o), ctypes.c_size_t(ctypes.sizeof(o))), "default_opts")
     o.backend = BACKEND_CUDA
     n = (ctypes.c_int64 * 3)(*dims, *([1] * (3 - len(dims))))
     plan = ctypes.c_void_p()

@@ -70,13 +70,13 @@ if(NOT _rc EQUAL 0)
 endif()
 
 # 4. an incompatible major version must be rejected
-execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${WORK_DIR}/cmake-v1" ${_cfg}
-                        -DFARFIELD_REQUIRED_VERSION=1.0
+execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${WORK_DIR}/cmake-v2" ${_cfg}
+                        -DFARFIELD_REQUIRED_VERSION=2.0
                 RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
 if(_rc EQUAL 0 OR NOT _out MATCHES "version: ${VERSION}")
-  message(FATAL_ERROR "find_package(farfield 1.0) was not rejected as expected:\n${_out}")
+  message(FATAL_ERROR "find_package(farfield 2.0) was not rejected as expected:\n${_out}")
 endif()
-message(STATUS "ok: find_package(farfield 1.0) rejected")
+message(STATUS "ok: find_package(farfield 2.0) rejected")
 
 # 5. pkg-config
 find_program(PKG_CONFIG pkg-config)

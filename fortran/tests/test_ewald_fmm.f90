@@ -25,7 +25,7 @@ program test_ewald_fmm
   integer(c_int) :: ier
 
   failures = 0
-  if (farfield_ewald_default_opts(eopts) /= FARFIELD_OK) failures = failures + 1
+  if (farfield_ewald_default_opts_f(eopts) /= FARFIELD_OK) failures = failures + 1
   eopts%nthreads = 2
 
   ! ---- NaCl: lattice constant 1, nearest-neighbour distance 1/2 --------------------------
@@ -79,7 +79,7 @@ program test_ewald_fmm
   if (farfield_ewald_makeplan_f(FARFIELD_EWALD_SPME, box, int(nr, c_int64_t), 1e-6_c_double, plan, eopts) &
        /= FARFIELD_OK) failures = failures + 1
   if (farfield_ewald_execute_f(plan, xr, qr, field=fr, energy=ur, virial=vir) /= FARFIELD_OK) failures = failures + 1
-  if (farfield_ewald_get_params(plan, par) /= FARFIELD_OK) failures = failures + 1
+  if (farfield_ewald_get_params_f(plan, par) /= FARFIELD_OK) failures = failures + 1
   err = sqrt(sum((spread(qr, 1, 3) * (fr - fref))**2) / sum((spread(qr, 1, 3) * fref)**2))
   write (*, '(a, es9.2, a, es9.2, a, es9.2, a, i0, a, f7.4)') 'triclinic SPME tol 1e-6: force err ', err, &
        ', energy err ', abs(ur - uref) / abs(uref), ', |tr W - U| / |U| ', abs(vir(1, 1) + vir(2, 2) + vir(3, 3) - ur) / abs(ur), &
@@ -120,7 +120,7 @@ program test_ewald_fmm
      error stop 1
   end if
   if (farfield_fmm_execute_f(plan, xf, qf, pf, ef, energy) /= FARFIELD_OK) failures = failures + 1
-  if (farfield_fmm_get_params(plan, fpar) /= FARFIELD_OK) failures = failures + 1
+  if (farfield_fmm_get_params_f(plan, fpar) /= FARFIELD_OK) failures = failures + 1
   write (*, '(a, i0, a, i0)') 'FMM order ', fpar%order, ', depth ', fpar%depth
   if (fpar%depth < 2) failures = failures + 1
   write (*, '(a, es9.2, a, es9.2, a, es9.2)') 'FMM open tol 1e-6: phi err ', sqrt(sum((pf - pd)**2) / sum(pd**2)), &

@@ -85,13 +85,13 @@ contains
     call random_number(im)
     c = cmplx(re - 0.5_c_double, im - 0.5_c_double, kind=c_double_complex)
 
-    call farfield_nufft_default_opts(opts)
+    call expect(farfield_nufft_default_opts_f(opts) == FARFIELD_OK, 'default opts')
     opts%nthreads = 1
     call expect(farfield_nufft_makeplan_f(1, [int(n1, c_int64_t), int(n2, c_int64_t)], +1, 1, tol, plan, opts) &
          == FARFIELD_OK, '2d makeplan')
     call expect(farfield_nufft_setpts_f(plan, x, y) == FARFIELD_OK, '2d setpts')
     call expect(farfield_nufft_execute(plan, c, f) == FARFIELD_OK, '2d execute')
-    call expect(farfield_nufft_get_info(plan, info) == FARFIELD_OK, '2d get_info')
+    call expect(farfield_nufft_get_info_f(plan, info) == FARFIELD_OK, '2d get_info')
     call expect(info%nthreads == 1 .and. info%nf(3) == 1 .and. info%nf(1) >= n1, '2d info')
     call expect(info%warnings == 0 .and. abs(info%tol_used - tol) <= 0, '2d info tol')
     call expect(farfield_nufft_destroy_f(plan) == FARFIELD_OK, '2d destroy')
@@ -217,14 +217,14 @@ contains
     call expect(farfield_nufft_makeplan_f(1, n8, 1, 1, -1.0_c_double, plan) == FARFIELD_ERR_TOL, 'tol < 0')
     call expect(farfield_nufft_makeplan_f(1, [1_c_int64_t, 1_c_int64_t, 1_c_int64_t, 1_c_int64_t], 1, 1, &
          1e-6_c_double, plan) == FARFIELD_ERR_DIM, 'dim 4')
-    call farfield_nufft_default_opts(opts)
+    call expect(farfield_nufft_default_opts_f(opts) == FARFIELD_OK, 'default opts')
     opts%backend = FARFIELD_BACKEND_CUDA
     call expect(farfield_nufft_makeplan_f(1, n8, 1, 1, 1e-6_c_double, plan, opts) == FARFIELD_ERR_NO_DEVICE, &
          'CUDA without device')
     call expect(len(farfield_last_error_message_f()) > 0, 'last error message')
 
     call expect(farfield_nufft_makeplan_f(2, n8, 1, 1, 1e-20_c_double, plan) == FARFIELD_OK, 'tiny tol accepted')
-    call expect(farfield_nufft_get_info(plan, info) == FARFIELD_OK, 'get_info')
+    call expect(farfield_nufft_get_info_f(plan, info) == FARFIELD_OK, 'get_info')
     call expect(iand(info%warnings, FARFIELD_WARN_TOL_CLAMPED) /= 0, 'tol clamped warning')
     call expect(farfield_nufft_execute(plan, c, f) == FARFIELD_ERR_NO_POINTS, 'execute before setpts')
     x = 0

@@ -33,7 +33,7 @@ program test_poisson
      end do
   end do
 
-  if (farfield_poisson_default_opts(opts) /= FARFIELD_OK) failures = failures + 1
+  if (farfield_poisson_default_opts_f(opts) /= FARFIELD_OK) failures = failures + 1
   opts%nthreads = 1
   if (farfield_poisson_makeplan_f(FARFIELD_POISSON_VICO, [int(n, c_int64_t), int(n, c_int64_t), int(n, c_int64_t)], &
        [h, h, h], plan, opts) /= FARFIELD_OK) then

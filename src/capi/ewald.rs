@@ -2,7 +2,7 @@
 //! Ewald and the classic Ewald sum for point charges in orthorhombic or triclinic cells (see
 //! [`crate::ewald`] for the methods, the error model and the conventions).
 //!
-//! Lifecycle: `farfield_ewald_default_opts(&o)` → `farfield_ewald_makeplan(method, box, n_max,
+//! Lifecycle: `farfield_ewald_default_opts(&o, sizeof o)` → `farfield_ewald_makeplan(method, box, n_max,
 //! tol, &plan, &o)` → optionally `farfield_ewald_set_exclusions(plan, npairs, pairs)` →
 //! `farfield_ewald_execute(plan, n, xyz, q, phi, field, &energy, virial)` any number of times
 //! (`farfield_ewald_set_box(plan, box)` between calls for a changing cell) →
@@ -35,7 +35,8 @@
 //!   part of the real-space pass and stops at the first such pair (O(n) even when all coincide);
 //! * exclusions: unordered pairs, duplicates removed, at most 2^40 pairs.
 
-use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
+use super::abi::{self, versioned};
+use super::{check_outputs_disjoint, destroy_boxed, guard, non_null, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::ewald::params::MAX_GRID_AXIS;
 use crate::ewald::{EwaldOpts, EwaldPlan, Method, Overrides};
@@ -50,13 +51,16 @@ pub const FARFIELD_EWALD_SPME: c_int = 1;
 /// Classic Ewald sum with an explicit k-space sum, `O(N^{3/2})` (reference). `method` value.
 pub const FARFIELD_EWALD_DIRECT: c_int = 2;
 
-/// Options of an Ewald plan (plain old data; fields are only ever appended). Fill with
-/// `farfield_ewald_default_opts` and then change fields. Every override left at 0 is chosen
-/// automatically from `tol`.
+/// Options of an Ewald plan (versioned: `struct_size` first, fields only ever appended,
+/// docs/design.md §3). Fill with `farfield_ewald_default_opts(&o, sizeof o)` and then change
+/// fields. Every override left at 0 is chosen automatically from `tol`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[allow(non_camel_case_types)]
 pub struct farfield_ewald_opts {
+    /// Size of the struct as the caller compiled it (`sizeof(farfield_ewald_opts)`), set by
+    /// `farfield_ewald_default_opts`; the library reads only this many bytes.
+    pub struct_size: usize,
     /// Threads: 0 = all cores (default), 1 = the caller's thread only (no pool); ≥ 0.
     pub nthreads: i32,
     /// `> 0`: print the chosen parameters and per-call timings to stderr (default 0).
@@ -74,11 +78,15 @@ pub struct farfield_ewald_opts {
     pub grid: [i64; 3],
 }
 
-/// Parameters of a plan and timings of its last execute (`farfield_ewald_get_params`).
+/// Parameters of a plan and timings of its last execute (`farfield_ewald_get_params`;
+/// versioned: the caller sets `struct_size = sizeof(farfield_ewald_params)` first).
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 #[allow(non_camel_case_types)]
 pub struct farfield_ewald_params {
+    /// Size of the struct as the caller compiled it, set by the caller before
+    /// `farfield_ewald_get_params`; on return, the number of bytes the library wrote.
+    pub struct_size: usize,
     /// Splitting parameter `ξ`.
     pub xi: f64,
     /// Real-space cutoff.
@@ -120,23 +128,56 @@ pub struct farfield_ewald_plan_s {
 pub type farfield_ewald_plan = *mut farfield_ewald_plan_s;
 
 fn default_opts() -> farfield_ewald_opts {
-    farfield_ewald_opts { nthreads: 0, debug: 0, fftw: FFTW_ESTIMATE as i32, order_or_support: 0, xi: 0.0, rc: 0.0, grid: [0; 3] }
+    farfield_ewald_opts {
+        struct_size: std::mem::size_of::<farfield_ewald_opts>(),
+        nthreads: 0,
+        debug: 0,
+        fftw: FFTW_ESTIMATE as i32,
+        order_or_support: 0,
+        xi: 0.0,
+        rc: 0.0,
+        grid: [0; 3],
+    }
 }
 
-/// Writes the default options into `*opts` (all cores, no debug output, `FFTW_ESTIMATE`, every
-/// parameter automatic).
+versioned!(farfield_ewald_opts, "farfield_ewald_opts", [struct_size, nthreads, debug, fftw, order_or_support, xi, rc, grid],
+           default_opts());
+versioned!(farfield_ewald_params, "farfield_ewald_params",
+           [struct_size, xi, rc, grid, order_or_support, method, eta, kc, est_rel_err, real_s, kspace_s],
+           farfield_ewald_params::default());
+
+impl Default for farfield_ewald_params {
+    /// All zero, with `struct_size = sizeof` (ready for `farfield_ewald_get_params`).
+    fn default() -> Self {
+        farfield_ewald_params {
+            struct_size: std::mem::size_of::<farfield_ewald_params>(),
+            xi: 0.0,
+            rc: 0.0,
+            grid: [0; 3],
+            order_or_support: 0,
+            method: 0,
+            eta: 0.0,
+            kc: 0.0,
+            est_rel_err: 0.0,
+            real_s: 0.0,
+            kspace_s: 0.0,
+        }
+    }
+}
+
+/// Writes the default options (all cores, no debug output, `FFTW_ESTIMATE`, every parameter
+/// automatic) into the first `struct_size` bytes of `*opts` and sets `opts->struct_size`; call
+/// it as `farfield_ewald_default_opts(&o, sizeof o)`.
 ///
-/// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+/// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL, `FARFIELD_ERR_INVALID_ARG`
+/// (`struct_size` smaller than the `struct_size` field or ending inside a field; nothing
+/// written).
 ///
 /// # Safety
-/// `opts` must be NULL or point to writable memory for one `farfield_ewald_opts`.
+/// `opts` must be NULL or point to `struct_size` writable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn farfield_ewald_default_opts(opts: *mut farfield_ewald_opts) -> c_int {
-    guard(|| {
-        non_null(opts, "opts")?;
-        opts.write(default_opts());
-        Ok(())
-    })
+pub unsafe extern "C" fn farfield_ewald_default_opts(opts: *mut farfield_ewald_opts, struct_size: usize) -> c_int {
+    guard(|| abi::write_defaults(opts, struct_size))
 }
 
 fn convert_opts(o: &farfield_ewald_opts) -> Result<EwaldOpts> {
@@ -203,7 +244,9 @@ unsafe fn read_box(b: *const f64) -> Result<[f64; 9]> {
 ///   in double precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
 ///   and `FARFIELD_WARN_TOL_CLAMPED` is reported by `farfield_ewald_get_warnings` (with `tol_used`).
 /// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-/// * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units.
+/// * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units;
+///   `opts->struct_size` bytes are read (0 or a size ending inside a field →
+///   `FARFIELD_ERR_INVALID_ARG`).
 ///
 /// The cost is bounded by the problem size (a fixed number of candidate parameter sets).
 ///
@@ -244,7 +287,7 @@ pub unsafe extern "C" fn farfield_ewald_makeplan(
         if n_max < 1 || n_max >= u32::MAX as i64 {
             return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
         }
-        let o = if opts.is_null() { default_opts() } else { *opts };
+        let o = abi::read_in(opts)?;
         let p = EwaldPlan::new(m, &b, n_max as usize, tol, &convert_opts(&o)?)?;
         plan.write(Box::into_raw(Box::new(farfield_ewald_plan_s { inner: Mutex::new(p) })));
         Ok(())
@@ -328,8 +371,7 @@ pub unsafe extern "C" fn farfield_ewald_set_exclusions(plan: farfield_ewald_plan
 /// representable), `FARFIELD_ERR_ALLOC` (with the byte count).
 ///
 /// # Safety
-/// `plan` from `farfield_ewald_makeplan`; arrays of the sizes above, outputs not overlapping
-/// the inputs.
+/// `plan` from `farfield_ewald_makeplan`; arrays of the sizes above.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_ewald_execute(
     plan: farfield_ewald_plan,
@@ -351,6 +393,10 @@ pub unsafe extern "C" fn farfield_ewald_execute(
             return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", p.n_max())));
         }
         let n = n as usize;
+        check_outputs_disjoint(
+            &[region(xyz, 3 * n, "xyz"), region(q, n, "q")],
+            &[region(phi, n, "phi"), region(field, 3 * n, "field"), region(energy, 1, "energy"), region(virial, 9, "virial")],
+        )?;
         let xyz = slice_in(xyz, 3 * n, "xyz")?;
         let q = slice_in(q, n, "q")?;
         let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
@@ -367,12 +413,15 @@ pub unsafe extern "C" fn farfield_ewald_execute(
 }
 
 /// Writes the plan's parameters (in the box's units) and the timings of its last execute into
-/// `*out` (the tolerance in use and the warnings: `farfield_ewald_get_warnings`).
+/// `*out` (the tolerance in use and the warnings: `farfield_ewald_get_warnings`). The caller
+/// sets `out->struct_size = sizeof(farfield_ewald_params)` first; only that many bytes are
+/// written, and `out->struct_size` is left at the number of bytes written.
 ///
-/// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`out->struct_size` 0
+/// or ending inside a field; nothing written).
 ///
 /// # Safety
-/// `plan` from `farfield_ewald_makeplan`; `out` writable.
+/// `plan` from `farfield_ewald_makeplan`; `out` NULL or `out->struct_size` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_ewald_get_params(plan: farfield_ewald_plan, out: *mut farfield_ewald_params) -> c_int {
     guard(|| {
@@ -380,7 +429,8 @@ pub unsafe extern "C" fn farfield_ewald_get_params(plan: farfield_ewald_plan, ou
         non_null(out, "out")?;
         let p = p.inner.lock().unwrap_or_else(|e| e.into_inner());
         let e = p.params();
-        out.write(farfield_ewald_params {
+        let v = farfield_ewald_params {
+            struct_size: std::mem::size_of::<farfield_ewald_params>(),
             xi: e.xi,
             rc: e.rc,
             grid: e.grid.map(|g| g as i64),
@@ -395,8 +445,8 @@ pub unsafe extern "C" fn farfield_ewald_get_params(plan: farfield_ewald_plan, ou
             est_rel_err: e.est_rel_err,
             real_s: e.real_s,
             kspace_s: e.kspace_s,
-        });
-        Ok(())
+        };
+        abi::write_out(out, &v, "out")
     })
 }
 
@@ -405,8 +455,7 @@ pub unsafe extern "C" fn farfield_ewald_get_params(plan: farfield_ewald_plan, ou
 /// below it; `*warnings` is a bit set of `FARFIELD_WARN_TOL_CLAMPED` (the tolerance was raised
 /// to `tol_used`) and `FARFIELD_EWALD_WARN_TOL_NOT_MET` (the overrides in `opts` keep the
 /// estimated error `est_rel_err` of `farfield_ewald_get_params` above `tol_used`). Either
-/// pointer may be NULL. (A call of its own, not fields appended to `farfield_ewald_params`,
-/// whose size binaries built against an older header have fixed.)
+/// pointer may be NULL.
 ///
 /// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`).
 ///
@@ -456,17 +505,43 @@ mod tests {
     #[test]
     fn opts_layout_and_defaults() {
         assert_eq!(FARFIELD_EWALD_WARN_TOL_NOT_MET, crate::ewald::WARN_TOL_NOT_MET);
-        assert_eq!(std::mem::size_of::<farfield_ewald_opts>(), 56);
-        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, xi), 16);
-        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, grid), 32);
-        assert_eq!(std::mem::size_of::<farfield_ewald_params>(), 88);
-        assert_eq!(std::mem::offset_of!(farfield_ewald_params, eta), 48);
-        assert_eq!(std::mem::offset_of!(farfield_ewald_params, kspace_s), 80);
-        let mut o = farfield_ewald_opts { nthreads: 9, debug: 9, fftw: 9, order_or_support: 9, xi: 9.0, rc: 9.0, grid: [9; 3] };
-        assert_eq!(unsafe { farfield_ewald_default_opts(&mut o) }, 0);
+        abi::check_fields::<farfield_ewald_opts>();
+        abi::check_fields::<farfield_ewald_params>();
+        assert_eq!(std::mem::size_of::<farfield_ewald_opts>(), 64);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, nthreads), 8);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, xi), 24);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, grid), 40);
+        assert_eq!(std::mem::size_of::<farfield_ewald_params>(), 96);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_params, xi), 8);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_params, eta), 56);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_params, kspace_s), 88);
+        let sz = std::mem::size_of::<farfield_ewald_opts>();
+        let mut o = farfield_ewald_opts { struct_size: 9, nthreads: 9, debug: 9, fftw: 9, order_or_support: 9, xi: 9.0, rc: 9.0, grid: [9; 3] };
+        assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, sz) }, 0);
         assert_eq!(o, default_opts());
-        assert_eq!(o.fftw, 64);
-        assert_eq!(unsafe { farfield_ewald_default_opts(null_mut()) }, FARFIELD_ERR_NULL_POINTER);
+        assert_eq!((o.fftw, o.struct_size), (64, 64));
+        assert_eq!(unsafe { farfield_ewald_default_opts(null_mut(), sz) }, FARFIELD_ERR_NULL_POINTER);
+        assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, 0) }, FARFIELD_ERR_INVALID_ARG);
+        assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, 44) }, FARFIELD_ERR_INVALID_ARG);
+        // an older caller without `grid`: makeplan takes the automatic grid, not the bytes after
+        let mut old = farfield_ewald_opts { grid: [-5; 3], ..o };
+        assert_eq!(unsafe { farfield_ewald_default_opts(&mut old, 40) }, 0);
+        assert_eq!((old.struct_size, old.grid), (40, [-5; 3]));
+        let (s, p) = make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &old);
+        assert_eq!(s, 0, "{}", msg());
+        old.struct_size = 64;
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &old).0, FARFIELD_ERR_INVALID_ARG);
+        // get_params into an older, smaller struct (up to `method`) leaves the rest alone
+        let mut prm = farfield_ewald_params { struct_size: 56, eta: -7.0, ..Default::default() };
+        unsafe {
+            assert_eq!(farfield_ewald_get_params(p, &mut prm), 0);
+            assert_eq!((prm.struct_size, prm.method, prm.eta), (56, FARFIELD_EWALD_SPME, -7.0));
+            assert!(prm.xi > 0.0);
+            prm.struct_size = 0;
+            assert_eq!(farfield_ewald_get_params(p, &mut prm), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("sizeof"), "{}", msg());
+            farfield_ewald_destroy(p);
+        }
     }
 
     #[test]
@@ -564,6 +639,15 @@ mod tests {
             assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u, w.as_mut_ptr()), FARFIELD_ERR_NONFINITE);
             assert!(msg().contains("q[23]"), "{}", msg());
             q[23] = -0.5;
+            // outputs overlapping an input or each other: refused, naming both
+            let mut xyz2 = xyz.clone();
+            let x2 = xyz2.as_mut_ptr();
+            assert_eq!(farfield_ewald_execute(p, n as i64, x2, q.as_ptr(), null_mut(), x2, null_mut(), null_mut()), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("`xyz`") && msg().contains("`field`"), "{}", msg());
+            assert_eq!(xyz2, xyz);
+            assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), f.as_mut_ptr(), f.as_mut_ptr(), &mut u, null_mut()), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("`phi`") && msg().contains("`field`"), "{}", msg());
+            assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), phi.as_mut_ptr().add(2), null_mut()), FARFIELD_ERR_INVALID_ARG);
         }
         // failed calls leave the outputs untouched
         assert_eq!((phi.clone(), f.clone(), u, w), before);

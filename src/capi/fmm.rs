@@ -2,7 +2,7 @@
 //! charges with the Coulomb kernel `1/r`, open or periodic (cubic) boundaries; see
 //! [`crate::fmm`] for the method and the accuracy.
 //!
-//! Lifecycle: `farfield_fmm_default_opts(&o)` → `farfield_fmm_makeplan(boundary, box, tol,
+//! Lifecycle: `farfield_fmm_default_opts(&o, sizeof o)` → `farfield_fmm_makeplan(boundary, box, tol,
 //! &plan, &o)` → `farfield_fmm_execute(plan, n, xyz, q, phi, field, &energy)` any number of
 //! times (any particles, any `n`) → `farfield_fmm_get_params(plan, &params)` →
 //! `farfield_fmm_destroy(plan)`.
@@ -21,7 +21,8 @@
 //! serialised by its lock. The plan keeps work arrays between calls (reused when `n` does not
 //! grow).
 
-use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
+use super::abi::{self, versioned};
+use super::{check_outputs_disjoint, destroy_boxed, guard, non_null, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::fmm::{params, Backend, Boundary, FmmOpts, FmmPlan};
 use std::ffi::c_int;
@@ -42,12 +43,16 @@ pub const FARFIELD_FMM_BACKEND_CPU: c_int = 1;
 /// `opts.backend`: CUDA (not available yet: makeplan returns `FARFIELD_ERR_NOT_SUPPORTED`).
 pub const FARFIELD_FMM_BACKEND_CUDA: c_int = 2;
 
-/// Options of an FMM plan (plain old data; fields are only ever appended). Fill with
-/// `farfield_fmm_default_opts` and then change fields.
+/// Options of an FMM plan (versioned: `struct_size` first, fields only ever appended,
+/// docs/design.md §3). Fill with `farfield_fmm_default_opts(&o, sizeof o)` and then change
+/// fields.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(non_camel_case_types)]
 pub struct farfield_fmm_opts {
+    /// Size of the struct as the caller compiled it (`sizeof(farfield_fmm_opts)`), set by
+    /// `farfield_fmm_default_opts`; the library reads only this many bytes.
+    pub struct_size: usize,
     /// Threads: 0 = all cores (default), 1 = the caller's thread only (no pool); ≥ 0.
     pub nthreads: i32,
     /// `> 0`: print the parameters and stage timings of every execute to stderr (default 0).
@@ -60,13 +65,22 @@ pub struct farfield_fmm_opts {
     pub depth: i32,
     /// `FARFIELD_FMM_BACKEND_AUTO` (default), `_CPU` or `_CUDA`.
     pub backend: i32,
+    /// Must be 0 (set by `farfield_fmm_default_opts`; other values →
+    /// `FARFIELD_ERR_INVALID_ARG`): it fills the struct to a multiple of 8 bytes, so that a
+    /// versioned struct has no padding, and is the place of a future 4-byte option whose
+    /// default is 0.
+    pub reserved: i32,
 }
 
-/// Parameters of a plan and statistics of its last execute (`farfield_fmm_get_params`).
+/// Parameters of a plan and statistics of its last execute (`farfield_fmm_get_params`;
+/// versioned: the caller sets `struct_size = sizeof(farfield_fmm_params)` first).
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 #[allow(non_camel_case_types)]
 pub struct farfield_fmm_params {
+    /// Size of the struct as the caller compiled it, set by the caller before
+    /// `farfield_fmm_get_params`; on return, the number of bytes the library wrote.
+    pub struct_size: usize,
     /// Expansion order `p`.
     pub order: i32,
     /// Depth `D` of the last execute (−1 before the first one).
@@ -96,8 +110,7 @@ pub struct farfield_fmm_params {
     /// … in total.
     pub t_total: f64,
     /// 1 if `tol` asked for an order above the maximum (40), which was used instead (the
-    /// tolerance may then not be reached; printed with `opts.debug > 0`), else 0. (Appended
-    /// after the timings: fields are only ever appended.)
+    /// tolerance may then not be reached; printed with `opts.debug > 0`), else 0.
     pub tol_clamped: i32,
     /// Threads used.
     pub nthreads: i32,
@@ -115,21 +128,60 @@ pub struct farfield_fmm_plan_s {
 pub type farfield_fmm_plan = *mut farfield_fmm_plan_s;
 
 fn default_opts() -> farfield_fmm_opts {
-    farfield_fmm_opts { nthreads: 0, debug: 0, order: 0, depth: -1, backend: FARFIELD_FMM_BACKEND_AUTO }
+    farfield_fmm_opts {
+        struct_size: std::mem::size_of::<farfield_fmm_opts>(),
+        nthreads: 0,
+        debug: 0,
+        order: 0,
+        depth: -1,
+        backend: FARFIELD_FMM_BACKEND_AUTO,
+        reserved: 0,
+    }
 }
 
-/// Writes the default options into `*opts` (nthreads 0, debug 0, order 0, depth −1, backend
-/// AUTO). Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+versioned!(farfield_fmm_opts, "farfield_fmm_opts", [struct_size, nthreads, debug, order, depth, backend, reserved],
+           default_opts());
+versioned!(farfield_fmm_params, "farfield_fmm_params",
+           [struct_size, order, depth, nleaves, npoints, t_tree, t_lists, t_p2m, t_m2m, t_m2l, t_l2l, t_l2p, t_p2p, t_post,
+            t_total, tol_clamped, nthreads],
+           farfield_fmm_params::default());
+
+impl Default for farfield_fmm_params {
+    /// All zero (depth −1), with `struct_size = sizeof` (ready for `farfield_fmm_get_params`).
+    fn default() -> Self {
+        farfield_fmm_params {
+            struct_size: std::mem::size_of::<farfield_fmm_params>(),
+            order: 0,
+            depth: -1,
+            nleaves: 0,
+            npoints: 0,
+            t_tree: 0.0,
+            t_lists: 0.0,
+            t_p2m: 0.0,
+            t_m2m: 0.0,
+            t_m2l: 0.0,
+            t_l2l: 0.0,
+            t_l2p: 0.0,
+            t_p2p: 0.0,
+            t_post: 0.0,
+            t_total: 0.0,
+            tol_clamped: 0,
+            nthreads: 0,
+        }
+    }
+}
+
+/// Writes the default options (nthreads 0, debug 0, order 0, depth −1, backend AUTO) into the
+/// first `struct_size` bytes of `*opts` and sets `opts->struct_size`; call it as
+/// `farfield_fmm_default_opts(&o, sizeof o)`. Returns 0, or `FARFIELD_ERR_NULL_POINTER` if
+/// `opts` is NULL, `FARFIELD_ERR_INVALID_ARG` (`struct_size` smaller than the `struct_size`
+/// field or ending inside a field; nothing written).
 ///
 /// # Safety
-/// `opts` must be NULL or point to writable memory for one `farfield_fmm_opts`.
+/// `opts` must be NULL or point to `struct_size` writable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn farfield_fmm_default_opts(opts: *mut farfield_fmm_opts) -> c_int {
-    guard(|| {
-        non_null(opts, "opts")?;
-        opts.write(default_opts());
-        Ok(())
-    })
+pub unsafe extern "C" fn farfield_fmm_default_opts(opts: *mut farfield_fmm_opts, struct_size: usize) -> c_int {
+    guard(|| abi::write_defaults(opts, struct_size))
 }
 
 fn convert_opts(o: &farfield_fmm_opts) -> Result<FmmOpts> {
@@ -150,6 +202,9 @@ fn convert_opts(o: &farfield_fmm_opts) -> Result<FmmOpts> {
         FARFIELD_FMM_BACKEND_CUDA => Backend::Cuda,
         b => return Err(Error::InvalidArg(format!("opts.backend = {b}; must be 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
     };
+    if o.reserved != 0 {
+        return Err(Error::InvalidArg(format!("opts.reserved = {}; must be 0 (use farfield_fmm_default_opts)", o.reserved)));
+    }
     Ok(FmmOpts { nthreads: o.nthreads as usize, debug: o.debug, order: o.order as usize, depth, backend })
 }
 
@@ -195,7 +250,8 @@ fn cubic_side(b: &[f64]) -> Result<f64> {
 ///   lattices are tested at tol 1e-3 … 1e-12, open ones at 1e-3 … 1e-9 with the automatic
 ///   depth (a forced depth with about one ion per leaf can miss the field tolerance there).
 /// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-/// * `opts`: options, or NULL for the defaults.
+/// * `opts`: options, or NULL for the defaults; `opts->struct_size` bytes are read (0 or a
+///   size ending inside a field → `FARFIELD_ERR_INVALID_ARG`).
 ///
 /// Limits: `opts.order` ≤ 40, `opts.depth` ≤ 20, `opts.nthreads` ≤ `FARFIELD_MAX_THREADS`.
 ///
@@ -220,8 +276,7 @@ pub unsafe extern "C" fn farfield_fmm_makeplan(
     guard(|| {
         non_null(plan, "plan")?;
         plan.write(std::ptr::null_mut());
-        let o = if opts.is_null() { default_opts() } else { *opts };
-        let fo = convert_opts(&o)?;
+        let fo = convert_opts(&abi::read_in(opts)?)?;
         let b = match boundary {
             FARFIELD_FMM_OPEN => Boundary::Open,
             FARFIELD_FMM_PERIODIC => Boundary::Periodic { side: cubic_side(slice_in(r#box, 9, "box")?)? },
@@ -263,13 +318,14 @@ pub unsafe extern "C" fn farfield_fmm_makeplan(
 /// Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`,
 /// or `xyz`/`q` NULL with `n > 0`), `FARFIELD_ERR_NPOINTS` (`n < 0` or `n ≥ 2³²`),
 /// `FARFIELD_ERR_NONFINITE` (a coordinate or charge NaN/Inf; the message names the first
-/// index), `FARFIELD_ERR_INVALID_ARG` (coincident particles, see above),
+/// index), `FARFIELD_ERR_INVALID_ARG` (coincident particles, see above; an output overlapping
+/// an input or another output, both named: no in-place execute),
 /// `FARFIELD_ERR_RANGE` (see above), `FARFIELD_ERR_ALLOC` (the work arrays, tree, lists or
 /// expansions for `n` particles cannot be allocated; the message gives the byte count).
 ///
 /// # Safety
 /// `plan` from `farfield_fmm_makeplan`; `xyz` with `3n`, `q` with `n`, `phi` with `n`, `field`
-/// with `3n` valid doubles (or NULL where allowed); outputs must not overlap the inputs.
+/// with `3n` valid doubles (or NULL where allowed).
 #[no_mangle]
 pub unsafe extern "C" fn farfield_fmm_execute(
     plan: farfield_fmm_plan,
@@ -301,6 +357,10 @@ pub unsafe extern "C" fn farfield_fmm_execute(
         non_null(q, "q")?;
         // work arrays first, so that a too large n fails before the arrays are touched
         p.reserve(n, !field.is_null())?;
+        check_outputs_disjoint(
+            &[region(xyz, 3 * n, "xyz"), region(q, n, "q")],
+            &[region(phi, n, "phi"), region(field, 3 * n, "field"), region(energy, 1, "energy")],
+        )?;
         let xyz = slice_in(xyz, 3 * n, "xyz")?;
         let q = slice_in(q, n, "q")?;
         let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
@@ -313,11 +373,14 @@ pub unsafe extern "C" fn farfield_fmm_execute(
     })
 }
 
-/// Writes the plan's parameters and the statistics of its last execute into `*params`.
-/// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+/// Writes the plan's parameters and the statistics of its last execute into `*params`, whose
+/// `struct_size` the caller sets to `sizeof(farfield_fmm_params)` first: only that many bytes
+/// are written, and `params->struct_size` is left at the number of bytes written. Returns 0 or
+/// `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`struct_size` 0 or ending inside a
+/// field; nothing written).
 ///
 /// # Safety
-/// `plan` from `farfield_fmm_makeplan`; `params` writable.
+/// `plan` from `farfield_fmm_makeplan`; `params` NULL or `params->struct_size` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_fmm_get_params(plan: farfield_fmm_plan, params: *mut farfield_fmm_params) -> c_int {
     guard(|| {
@@ -325,7 +388,8 @@ pub unsafe extern "C" fn farfield_fmm_get_params(plan: farfield_fmm_plan, params
         non_null(params, "params")?;
         let s = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner()).stats();
         let t = s.times;
-        params.write(farfield_fmm_params {
+        let v = farfield_fmm_params {
+            struct_size: std::mem::size_of::<farfield_fmm_params>(),
             order: s.order as i32,
             depth: s.depth.map(|d| d as i32).unwrap_or(-1),
             tol_clamped: s.tol_clamped as i32,
@@ -342,8 +406,8 @@ pub unsafe extern "C" fn farfield_fmm_get_params(plan: farfield_fmm_plan, params
             t_p2p: t.p2p,
             t_post: t.post,
             t_total: t.total,
-        });
-        Ok(())
+        };
+        abi::write_out(params, &v, "params")
     })
 }
 
@@ -382,20 +446,46 @@ mod tests {
 
     #[test]
     fn opts_layout_and_defaults() {
-        assert_eq!(std::mem::size_of::<farfield_fmm_opts>(), 20);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_opts, depth), 12);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_opts, backend), 16);
-        // the layout of the first release (order … t_total, 104 bytes) with the appended fields
-        assert_eq!(std::mem::size_of::<farfield_fmm_params>(), 112);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nleaves), 8);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_tree), 24);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_total), 96);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, tol_clamped), 104);
-        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nthreads), 108);
-        let mut o = farfield_fmm_opts { nthreads: 9, debug: 9, order: 9, depth: 9, backend: 9 };
-        assert_eq!(unsafe { farfield_fmm_default_opts(&mut o) }, 0);
-        assert_eq!(o, farfield_fmm_opts { nthreads: 0, debug: 0, order: 0, depth: -1, backend: 0 });
-        assert_eq!(unsafe { farfield_fmm_default_opts(null_mut()) }, FARFIELD_ERR_NULL_POINTER);
+        abi::check_fields::<farfield_fmm_opts>();
+        abi::check_fields::<farfield_fmm_params>();
+        assert_eq!(std::mem::size_of::<farfield_fmm_opts>(), 32);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_opts, nthreads), 8);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_opts, depth), 20);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_opts, backend), 24);
+        assert_eq!(std::mem::size_of::<farfield_fmm_params>(), 120);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, order), 8);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nleaves), 16);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_tree), 32);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, t_total), 104);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, tol_clamped), 112);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_params, nthreads), 116);
+        let sz = std::mem::size_of::<farfield_fmm_opts>();
+        let mut o = farfield_fmm_opts { struct_size: 9, nthreads: 9, debug: 9, order: 9, depth: 9, backend: 9, reserved: 9 };
+        assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, sz) }, 0);
+        assert_eq!(o, farfield_fmm_opts { struct_size: 32, nthreads: 0, debug: 0, order: 0, depth: -1, backend: 0, reserved: 0 });
+        assert_eq!(unsafe { farfield_fmm_default_opts(null_mut(), sz) }, FARFIELD_ERR_NULL_POINTER);
+        assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, 4) }, FARFIELD_ERR_INVALID_ARG);
+        assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, 26) }, FARFIELD_ERR_INVALID_ARG);
+        // an older caller without `backend` and `reserved` (24 bytes): their defaults are used
+        let mut old = farfield_fmm_opts { backend: 77, reserved: 77, ..o };
+        assert_eq!(unsafe { farfield_fmm_default_opts(&mut old, 24) }, 0);
+        assert_eq!((old.struct_size, old.backend, old.reserved), (24, 77, 77));
+        let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-6, &old);
+        assert_eq!(s, 0, "{}", last_msg());
+        let mut prm = farfield_fmm_params { struct_size: 16, nleaves: -3, ..Default::default() };
+        unsafe {
+            assert_eq!(farfield_fmm_get_params(p, &mut prm), 0);
+            assert_eq!((prm.struct_size, prm.nleaves), (16, -3));
+            assert!(prm.order > 0);
+            prm.struct_size = 14;
+            assert_eq!(farfield_fmm_get_params(p, &mut prm), FARFIELD_ERR_INVALID_ARG);
+            farfield_fmm_destroy(p);
+        }
+        old.struct_size = 32;
+        assert_eq!(make(FARFIELD_FMM_OPEN, None, 1e-6, &old).0, FARFIELD_ERR_INVALID_ARG);
+        old.backend = 0;
+        assert_eq!(make(FARFIELD_FMM_OPEN, None, 1e-6, &old).0, FARFIELD_ERR_INVALID_ARG);
+        assert!(last_msg().contains("opts.reserved"), "{}", last_msg());
     }
 
     #[test]
@@ -524,6 +614,17 @@ mod tests {
             assert_eq!(farfield_fmm_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u), FARFIELD_ERR_NONFINITE);
         }
         assert!(last_msg().contains("q[123]"));
+        q[123] = 1.0;
+        // outputs overlapping an input or each other: refused, naming both, nothing written
+        let xyz_before = xyz.clone();
+        unsafe {
+            let x = xyz.as_mut_ptr();
+            assert_eq!(farfield_fmm_execute(p, n as i64, x, q.as_ptr(), x.add(3), null_mut(), null_mut()), FARFIELD_ERR_INVALID_ARG);
+            assert!(last_msg().contains("`xyz`") && last_msg().contains("`phi`"), "{}", last_msg());
+            assert_eq!(farfield_fmm_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), f.as_mut_ptr().add(7)), FARFIELD_ERR_INVALID_ARG);
+            assert!(last_msg().contains("`field`") && last_msg().contains("`energy`"), "{}", last_msg());
+        }
+        assert_eq!(xyz, xyz_before);
         assert_eq!((phi.clone(), f.clone(), u), before);
         q[123] = 1.0;
         unsafe {

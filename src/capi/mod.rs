@@ -111,3 +111,74 @@ pub(crate) unsafe fn slice_out<'a, E>(p: *mut E, n: usize, name: &str) -> Result
     non_null(p, name)?;
     Ok(std::slice::from_raw_parts_mut(p, n))
 }
+
+/// The memory of one array argument, for the overlap checks: `(address, bytes, name)`.
+pub(crate) type Region<'a> = (usize, usize, &'a str);
+
+/// The region of `n` elements of `E` at `p` (empty for NULL).
+pub(crate) fn region<E>(p: *const E, n: usize, name: &str) -> Region<'_> {
+    let bytes = if p.is_null() { 0 } else { n.saturating_mul(std::mem::size_of::<E>()) };
+    (p as usize, bytes, name)
+}
+
+/// Refuses overlapping memory where a call would otherwise read an input after writing an
+/// output in the same bytes, or write two outputs into the same bytes (and where Rust would
+/// hold a shared and a mutable slice of the same memory): every output must be disjoint from
+/// every input and every other output (`FARFIELD_ERR_INVALID_ARG` naming both and the byte
+/// ranges). Inputs may overlap each other. Empty regions never overlap. Only the addresses are
+/// compared; nothing is dereferenced.
+pub(crate) fn check_outputs_disjoint(inputs: &[Region], outputs: &[Region]) -> Result<()> {
+    for (k, &(b0, lb, bn)) in outputs.iter().enumerate() {
+        for &(a0, la, an) in inputs.iter().chain(&outputs[k + 1..]) {
+            if la == 0 || lb == 0 {
+                continue;
+            }
+            let (a1, b1) = (a0.saturating_add(la), b0.saturating_add(lb));
+            if a0 < b1 && b0 < a1 {
+                return Err(Error::InvalidArg(format!(
+                    "`{an}` (bytes {a0:#x}..{a1:#x}) and `{bn}` (bytes {b0:#x}..{b1:#x}) overlap; \
+                     they must be separate arrays (in-place operation is not supported)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Two arrays that must not overlap (one read or written while the other is written): `a` of
+/// `na` and `b` of `nb` elements ([`check_outputs_disjoint`] with one input and one output).
+pub(crate) fn check_disjoint<E, F>(a: *const E, na: usize, an: &str, b: *const F, nb: usize, bn: &str) -> Result<()> {
+    check_outputs_disjoint(&[region(a, na, an)], &[region(b, nb, bn)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_disjoint_detects_any_overlap() {
+        let v = [0u64; 16];
+        let p = v.as_ptr();
+        let ok = |a: *const u64, na, b: *const u64, nb| check_disjoint(a, na, "c", b, nb, "f").is_ok();
+        unsafe {
+            assert!(!ok(p, 4, p, 4)); // same array
+            assert!(!ok(p, 4, p.add(3), 4)); // last element of a = first of b
+            assert!(!ok(p.add(3), 4, p, 4));
+            assert!(!ok(p, 16, p.add(5), 1)); // b inside a
+            assert!(ok(p, 4, p.add(4), 4)); // adjacent
+            assert!(ok(p.add(4), 4, p, 4));
+            assert!(ok(p, 0, p, 4)); // empty
+            assert!(ok(std::ptr::null(), 4, p, 4));
+        }
+        let e = check_disjoint(p, 2, "c", p, 2, "f").unwrap_err();
+        assert_eq!(e.code(), crate::error::FARFIELD_ERR_INVALID_ARG);
+        assert!(e.message().contains("`c`") && e.message().contains("`f`"), "{}", e.message());
+        // outputs against inputs and against each other; inputs may overlap
+        let r = |off: usize, n: usize, name| region(unsafe { p.add(off) }, n, name);
+        assert!(check_outputs_disjoint(&[r(0, 4, "xyz"), r(2, 4, "q")], &[r(8, 4, "phi"), r(12, 4, "field")]).is_ok());
+        let e = check_outputs_disjoint(&[r(0, 4, "xyz")], &[r(8, 4, "phi"), r(11, 4, "field")]).unwrap_err();
+        assert!(e.message().contains("`phi`") && e.message().contains("`field`"), "{}", e.message());
+        let e = check_outputs_disjoint(&[r(0, 4, "xyz"), r(6, 4, "q")], &[r(9, 1, "energy")]).unwrap_err();
+        assert!(e.message().contains("`q`") && e.message().contains("`energy`"), "{}", e.message());
+    }
+}

@@ -16,8 +16,10 @@
 //! Thread safety: different plans may be used concurrently; concurrent calls on one plan are
 //! serialised by a lock inside the plan.
 
-use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
+use super::abi::{self, versioned};
+use super::{check_disjoint, destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
+use crate::nufft::options::{FARFIELD_BACKEND_AUTO, FARFIELD_GPU_METHOD_AUTO, FARFIELD_KERNEL_ES};
 use crate::nufft::{NufftInfo, NufftOpts, NufftPlan};
 use crate::real::Real;
 use num_complex::{Complex, Complex32, Complex64};
@@ -41,9 +43,162 @@ pub type farfield_nufft_plan = *mut farfield_nufft_plan_s;
 #[allow(non_camel_case_types)]
 pub type farfield_nufftf_plan = *mut farfield_nufftf_plan_s;
 
+/// Options of a NUFFT plan (versioned: `struct_size` first, docs/design.md §3). Fill with
+/// `farfield_nufft_default_opts(&opts, sizeof opts)`, change fields, pass to makeplan (both
+/// precisions). Every value is validated at makeplan (`FARFIELD_ERR_INVALID_ARG` naming the
+/// field).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[allow(non_camel_case_types)]
+pub struct farfield_nufft_opts {
+    /// Size of the struct as the caller compiled it (`sizeof(farfield_nufft_opts)`), set by
+    /// `farfield_nufft_default_opts`; the library reads only this many bytes (fields past it
+    /// take their defaults).
+    pub struct_size: usize,
+    /// Mode ordering: 0 = CMCL (`k = −N/2 … (N−1)/2`, default), 1 = FFT order
+    /// (`k = 0 … ⌈N/2⌉−1, −⌊N/2⌋ … −1`).
+    pub modeord: i32,
+    /// 0 = silent (default); 1 = print parameters and timings to stderr.
+    pub debug: i32,
+    /// Threads for spreading and FFTW: 0 = all cores (default), 1 = caller's thread only.
+    pub nthreads: i32,
+    /// Spreading kernel: `FARFIELD_KERNEL_ES` (0, exponential of semicircle, default) or
+    /// `FARFIELD_KERNEL_GAUSSIAN` (1, fast Gaussian gridding).
+    pub kernel: i32,
+    /// Upsampling factor σ: 0 = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large grids,
+    /// else 2.0; always 2.0 for the Gaussian kernel), or any value in (1, 4]; 2.0 and 1.25 are
+    /// the tuned ones. Below 2 the widest kernel may not reach tol: the tolerance is then
+    /// clamped to what it reaches (ES: `exp(−16π√(1 − 1/σ))`, 1.7e-10 at σ = 1.25; Gaussian:
+    /// `exp(−16π(1 − 1/(2σ − 1)))`, 5e-8 at σ = 1.25), reported as `tol_used` with
+    /// `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values → `FARFIELD_ERR_INVALID_ARG`.
+    pub upsampfac: f64,
+    /// FFTW planner flags (as FINUFFT's `opts.fftw`): 64 = `FFTW_ESTIMATE` (default),
+    /// 0 = `FFTW_MEASURE`, 32 = `FFTW_PATIENT`, 8 = `FFTW_EXHAUSTIVE`, each optionally OR-ed with
+    /// 1 = `FFTW_DESTROY_INPUT`; any other value (negative, other bits) →
+    /// `FARFIELD_ERR_INVALID_ARG` naming `opts.fftw`.
+    pub fftw: i32,
+    /// Largest number of points in one spreading subproblem: 0 = automatic (10 000).
+    pub spread_max_subprob_size: i32,
+    /// Compute backend: `FARFIELD_BACKEND_AUTO` (0, default; the CPU for now),
+    /// `FARFIELD_BACKEND_CPU` (1), `FARFIELD_BACKEND_CUDA` (2: device 0; returns
+    /// `FARFIELD_ERR_NO_DEVICE`, with what was looked for in the message, when no CUDA
+    /// driver/device is found).
+    pub backend: i32,
+    /// 0 (default): `setpts` copies the coordinates (in bin-sorted order), so the caller may
+    /// free or change its arrays afterwards. 1: `setpts` keeps only the sort permutation and a
+    /// reference to the caller's arrays, which must then stay valid and unchanged until the next
+    /// `setpts` or `destroy` (FINUFFT's semantics; saves 8·dim bytes per point in double
+    /// precision). Other values → `FARFIELD_ERR_INVALID_ARG`.
+    pub points_by_reference: i32,
+    /// CUDA backend only: the spreading/interpolation method, `FARFIELD_GPU_METHOD_AUTO` (0,
+    /// default: chosen at `setpts` from ASM = M·w^d/N_fine and `gpu_spread_reuse_hint`, see
+    /// the README's selection rule), `_GM` (1, atomics), `_GM_SORT` (2), `_SM` (3,
+    /// shared-memory subproblems), `_CSR` (4, single-mesh sparse matrix), `_GROUP` (5, group
+    /// mesh). Ignored on the CPU.
+    pub gpu_method: i32,
+    /// CUDA backend only: how many executes the caller expects per `setpts` (0 = unknown,
+    /// treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are
+    /// preferred. Ignored on the CPU.
+    pub gpu_spread_reuse_hint: i32,
+}
+
+/// What a plan chose (versioned: the caller sets `struct_size = sizeof(farfield_nufft_info)`
+/// before `farfield_nufft_get_info`, which writes only that many bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[allow(non_camel_case_types)]
+pub struct farfield_nufft_info {
+    /// Size of the struct as the caller compiled it, set by the caller before get_info; on
+    /// return, the number of bytes the library wrote (less when the caller's struct is newer).
+    pub struct_size: usize,
+    /// Fine (upsampled) grid sizes, x first; 1 for unused axes.
+    pub nf: [i64; 3],
+    /// Kernel width w in grid points.
+    pub kernel_width: i32,
+    /// Threads used.
+    pub nthreads: i32,
+    /// Upsampling factor σ used.
+    pub upsampfac: f64,
+    /// Kernel shape parameter: β for ES, τ (grid units²) for the Gaussian.
+    pub kernel_param: f64,
+    /// Tolerance used after clamping (the requested one unless `FARFIELD_WARN_TOL_CLAMPED`).
+    pub tol_used: f64,
+    /// Bit set of `FARFIELD_WARN_*`.
+    pub warnings: i32,
+    /// Backend used (`FARFIELD_BACKEND_CPU` or `FARFIELD_BACKEND_CUDA`).
+    pub backend: i32,
+}
+
+/// The defaults of `farfield_nufft_opts` (ES kernel, automatic σ, all cores, CMCL mode order,
+/// `FFTW_ESTIMATE`, AUTO backend, coordinates copied).
+fn default_opts() -> farfield_nufft_opts {
+    farfield_nufft_opts {
+        struct_size: std::mem::size_of::<farfield_nufft_opts>(),
+        modeord: 0,
+        debug: 0,
+        nthreads: 0,
+        kernel: FARFIELD_KERNEL_ES,
+        upsampfac: 0.0,
+        fftw: crate::fft::FFTW_ESTIMATE as i32,
+        spread_max_subprob_size: 0,
+        backend: FARFIELD_BACKEND_AUTO,
+        points_by_reference: 0,
+        gpu_method: FARFIELD_GPU_METHOD_AUTO,
+        gpu_spread_reuse_hint: 0,
+    }
+}
+
+versioned!(farfield_nufft_opts, "farfield_nufft_opts",
+           [struct_size, modeord, debug, nthreads, kernel, upsampfac, fftw, spread_max_subprob_size, backend,
+            points_by_reference, gpu_method, gpu_spread_reuse_hint],
+           default_opts());
+
+fn empty_info() -> farfield_nufft_info {
+    farfield_nufft_info { struct_size: std::mem::size_of::<farfield_nufft_info>(), nf: [0; 3], kernel_width: 0, nthreads: 0,
+                          upsampfac: 0.0, kernel_param: 0.0, tol_used: 0.0, warnings: 0, backend: 0 }
+}
+
+versioned!(farfield_nufft_info, "farfield_nufft_info",
+           [struct_size, nf, kernel_width, nthreads, upsampfac, kernel_param, tol_used, warnings, backend],
+           empty_info());
+
+/// The C options → the Rust NUFFT options, field by field (the values are validated by the
+/// NUFFT layer, `NufftPlan::new`, with messages naming `opts.<field>`).
+fn convert_opts(o: &farfield_nufft_opts) -> Result<NufftOpts> {
+    Ok(NufftOpts {
+        modeord: o.modeord,
+        debug: o.debug,
+        nthreads: o.nthreads,
+        kernel: o.kernel,
+        upsampfac: o.upsampfac,
+        fftw: o.fftw,
+        spread_max_subprob_size: o.spread_max_subprob_size,
+        backend: o.backend,
+        points_by_reference: o.points_by_reference,
+        gpu_method: o.gpu_method,
+        gpu_spread_reuse_hint: o.gpu_spread_reuse_hint,
+    })
+}
+
+/// The Rust plan information → the C struct (`struct_size` = this library's size; `write_out`
+/// cuts it to the caller's).
+fn info_to_c(i: &NufftInfo) -> farfield_nufft_info {
+    farfield_nufft_info {
+        struct_size: std::mem::size_of::<farfield_nufft_info>(),
+        nf: i.nf,
+        kernel_width: i.kernel_width,
+        nthreads: i.nthreads,
+        upsampfac: i.upsampfac,
+        kernel_param: i.kernel_param,
+        tol_used: i.tol_used,
+        warnings: i.warnings,
+        backend: i.backend,
+    }
+}
+
 /// Shared body of both makeplans.
 unsafe fn makeplan<T: Real>(ty: c_int, dim: c_int, n_modes: *const i64, iflag: c_int, ntrans: c_int, tol: f64,
-                            opts: *const NufftOpts) -> Result<NufftPlan<T>> {
+                            opts: *const farfield_nufft_opts) -> Result<NufftPlan<T>> {
     non_null(n_modes, "n_modes")?;
     if !(1..=3).contains(&dim) {
         // checked here too so that n_modes is never read past a valid dim
@@ -53,7 +208,7 @@ unsafe fn makeplan<T: Real>(ty: c_int, dim: c_int, n_modes: *const i64, iflag: c
         return Err(Error::InvalidArg(format!("ntrans = {ntrans} must be at least 1")));
     }
     let n = std::slice::from_raw_parts(n_modes, dim as usize);
-    let o = if opts.is_null() { NufftOpts::default() } else { *opts };
+    let o = convert_opts(&abi::read_in(opts)?)?;
     NufftPlan::<T>::new(ty, dim as usize, n, iflag, ntrans as usize, tol, &o)
 }
 
@@ -89,9 +244,30 @@ unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *c
 unsafe fn execute<T: Real>(plan: &Mutex<NufftPlan<T>>, c: *mut Complex<T>, f: *mut Complex<T>) -> Result<()> {
     let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
     let nt = p.ntrans();
-    let cs = slice_out(c, nt * p.num_points(), "c")?;
-    let fs = slice_out(f, nt * p.num_modes(), "f")?;
+    let (nc, nf) = (nt * p.num_points(), nt * p.num_modes());
+    check_disjoint(c, nc, "c", f, nf, "f")?;
+    let cs = slice_out(c, nc, "c")?;
+    let fs = slice_out(f, nf, "f")?;
     p.execute(cs, fs)
+}
+
+/// Shared body of both device executes: the address ranges of `c` and `f` (device pointers)
+/// must not overlap either.
+///
+/// # Safety
+/// `c` and `f` must be device pointers of the plan's sizes (see `farfield_nufft_execute_device`).
+unsafe fn execute_device<T: Real>(plan: &Mutex<NufftPlan<T>>, c: *mut Complex<T>, f: *mut Complex<T>) -> Result<()> {
+    let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
+    let nt = p.ntrans();
+    check_disjoint(c, nt * p.num_points(), "c", f, nt * p.num_modes(), "f")?;
+    p.execute_device(c as u64, f as u64)
+}
+
+/// Shared body of both get_info.
+unsafe fn get_info<T: Real>(plan: &Mutex<NufftPlan<T>>, info: *mut farfield_nufft_info) -> Result<()> {
+    non_null(info, "info")?;
+    let i = info_to_c(&plan.lock().unwrap_or_else(|e| e.into_inner()).info());
+    abi::write_out(info, &i, "info")
 }
 
 fn plan_ref<'a, P>(plan: *mut P, name: &str) -> Result<&'a P> {
@@ -101,12 +277,22 @@ fn plan_ref<'a, P>(plan: *mut P, name: &str) -> Result<&'a P> {
 }
 
 /// Writes the default options (ES kernel, automatic σ, all cores, CMCL mode order,
-/// FFTW_ESTIMATE) into `*opts`. NULL is ignored.
+/// FFTW_ESTIMATE, AUTO backend) into the first `struct_size` bytes of `*opts` and sets
+/// `opts->struct_size` (for both precisions). Call it as
+/// `farfield_nufft_default_opts(&opts, sizeof opts)`: a program compiled against an older,
+/// smaller `farfield_nufft_opts` gets only its own bytes written; a newer, larger one gets
+/// this library's fields and `struct_size` = this library's size (its later fields are left
+/// alone and ignored by makeplan).
+///
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`opts`), `FARFIELD_ERR_INVALID_ARG`
+/// (`struct_size` smaller than the `struct_size` field or ending inside a field; nothing is
+/// written).
+///
+/// # Safety
+/// `opts` must be NULL or point to `struct_size` writable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut NufftOpts) {
-    if !opts.is_null() {
-        *opts = NufftOpts::default();
-    }
+pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut farfield_nufft_opts, struct_size: usize) -> c_int {
+    guard(|| abi::write_defaults(opts, struct_size))
 }
 
 /// Makes a double-precision NUFFT plan.
@@ -121,7 +307,9 @@ pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut NufftOpts) {
 ///   `exp(−16π√(1 − 1/σ))` (1.7e-5 at σ = 1.05, 1.7e-10 at 1.25, 2.5e-13 at 1.5, 1e-15 at
 ///   2), for the Gaussian `exp(−16π(1 − 1/(2σ − 1)))` (1e-2 at 1.05, 5e-8 at 1.25, 1.2e-11 at
 ///   1.5, 2.8e-15 at 2). The measured error stays within 10·`tol_used`.
-/// * `plan`: receives the handle (set to NULL first); `opts`: NULL for defaults; every field is
+/// * `plan`: receives the handle (set to NULL first); `opts`: NULL for defaults, or options from
+///   `farfield_nufft_default_opts`: `opts->struct_size` bytes are read (a size of 0 or one
+///   ending inside a field → `FARFIELD_ERR_INVALID_ARG`, set it to `sizeof`); every field is
 ///   validated (`FARFIELD_ERR_INVALID_ARG` naming it: `opts.fftw` must combine only 64, 0, 32,
 ///   8 and 1; `opts.points_by_reference` must be 0 or 1; `opts.upsampfac` 0 or in (1, 4]).
 ///
@@ -138,7 +326,7 @@ pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut NufftOpts) {
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_makeplan(r#type: c_int, dim: c_int, n_modes: *const i64, iflag: c_int,
                                                  ntrans: c_int, tol: f64, plan: *mut farfield_nufft_plan,
-                                                 opts: *const NufftOpts) -> c_int {
+                                                 opts: *const farfield_nufft_opts) -> c_int {
     guard(|| {
         non_null(plan, "plan")?;
         *plan = std::ptr::null_mut();
@@ -179,8 +367,10 @@ pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64
 /// points, default 10 000) a private box up to the fine grid's size; failure →
 /// `FARFIELD_ERR_ALLOC` (the output is then partly written). The output is checked: a value
 /// that is not finite (NaN/Inf in the input, or inputs so large that the sums overflow) gives
-/// `FARFIELD_ERR_RANGE` naming the first such output index, never status 0. Returns 0 or
-/// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE}`.
+/// `FARFIELD_ERR_RANGE` naming the first such output index, never status 0. `c` and `f` must
+/// be separate arrays: overlapping address ranges (`c` of `ntrans·M`, `f` of
+/// `ntrans·N1·N2·N3` complex values) → `FARFIELD_ERR_INVALID_ARG` naming both, nothing
+/// written. Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE, INVALID_ARG}`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_execute(plan: farfield_nufft_plan, c: *mut Complex64, f: *mut Complex64) -> c_int {
     guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
@@ -188,25 +378,25 @@ pub unsafe extern "C" fn farfield_nufft_execute(plan: farfield_nufft_plan, c: *m
 
 /// Like `farfield_nufft_execute` but `c` and `f` are **device** pointers (CUDA memory of
 /// device 0, as cuFINUFFT takes them) of the same sizes; the plan must have been made with
-/// `opts.backend = FARFIELD_BACKEND_CUDA`. Returns 0 or `FARFIELD_ERR_{NULL_POINTER,
-/// INVALID_ARG (a CPU plan), NO_POINTS}`.
+/// `opts.backend = FARFIELD_BACKEND_CUDA`; their address ranges must not overlap. Returns 0
+/// or `FARFIELD_ERR_{NULL_POINTER, INVALID_ARG (a CPU plan, or c and f overlapping),
+/// NO_POINTS}`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_execute_device(plan: farfield_nufft_plan, c: *mut Complex64, f: *mut Complex64) -> c_int {
-    guard(|| plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).execute_device(c as u64, f as u64))
+    guard(|| execute_device(&plan_ref(plan, "plan")?.inner, c, f))
 }
 
 /// Writes what the plan chose (fine grid, kernel width and parameter, σ, tolerance used,
-/// warnings) into `*info`. `tol_used` is the tolerance the kernel was chosen for: the requested
+/// warnings) into `*info`, whose `struct_size` the caller sets to `sizeof(farfield_nufft_info)`
+/// first: only that many bytes are written, and `info->struct_size` is left at the number of
+/// bytes written (this library's size when the caller's struct is larger). `tol_used` is the tolerance the kernel was chosen for: the requested
 /// one, or the clamp (1e-15, 1e-7 in single precision, or what the widest kernel reaches at
 /// σ, see makeplan) with `FARFIELD_WARN_TOL_CLAMPED` set in `warnings`. Returns 0 or
-/// `FARFIELD_ERR_NULL_POINTER`.
+/// `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`info->struct_size` 0 or ending
+/// inside a field; set it to `sizeof(farfield_nufft_info)`; nothing written).
 #[no_mangle]
-pub unsafe extern "C" fn farfield_nufft_get_info(plan: farfield_nufft_plan, info: *mut NufftInfo) -> c_int {
-    guard(|| {
-        non_null(info, "info")?;
-        *info = plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).info();
-        Ok(())
-    })
+pub unsafe extern "C" fn farfield_nufft_get_info(plan: farfield_nufft_plan, info: *mut farfield_nufft_info) -> c_int {
+    guard(|| get_info(&plan_ref(plan, "plan")?.inner, info))
 }
 
 /// Destroys a double-precision plan and frees its memory. NULL is fine. Returns 0.
@@ -221,7 +411,7 @@ pub unsafe extern "C" fn farfield_nufft_destroy(plan: farfield_nufft_plan) -> c_
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_makeplan(r#type: c_int, dim: c_int, n_modes: *const i64, iflag: c_int,
                                                   ntrans: c_int, tol: f32, plan: *mut farfield_nufftf_plan,
-                                                  opts: *const NufftOpts) -> c_int {
+                                                  opts: *const farfield_nufft_opts) -> c_int {
     guard(|| {
         non_null(plan, "plan")?;
         *plan = std::ptr::null_mut();
@@ -253,17 +443,13 @@ pub unsafe extern "C" fn farfield_nufftf_execute(plan: farfield_nufftf_plan, c: 
 /// Single-precision [`farfield_nufft_execute_device`].
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_execute_device(plan: farfield_nufftf_plan, c: *mut Complex32, f: *mut Complex32) -> c_int {
-    guard(|| plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).execute_device(c as u64, f as u64))
+    guard(|| execute_device(&plan_ref(plan, "plan")?.inner, c, f))
 }
 
 /// Single-precision [`farfield_nufft_get_info`].
 #[no_mangle]
-pub unsafe extern "C" fn farfield_nufftf_get_info(plan: farfield_nufftf_plan, info: *mut NufftInfo) -> c_int {
-    guard(|| {
-        non_null(info, "info")?;
-        *info = plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).info();
-        Ok(())
-    })
+pub unsafe extern "C" fn farfield_nufftf_get_info(plan: farfield_nufftf_plan, info: *mut farfield_nufft_info) -> c_int {
+    guard(|| get_info(&plan_ref(plan, "plan")?.inner, info))
 }
 
 /// Single-precision [`farfield_nufft_destroy`].
@@ -315,6 +501,102 @@ mod tests {
             assert!(p2.is_null());
             assert_eq!(farfield_nufft_makeplan(1, 2, std::ptr::null(), 1, 1, 1e-6, &mut p2, std::ptr::null()), FARFIELD_ERR_NULL_POINTER);
             assert_eq!(farfield_nufft_makeplan(1, 2, n.as_ptr(), 1, 1, 1e-6, std::ptr::null_mut(), std::ptr::null()), FARFIELD_ERR_NULL_POINTER);
+        }
+    }
+
+    #[test]
+    fn versioned_layout_and_default_opts() {
+        super::abi::check_fields::<farfield_nufft_opts>();
+        super::abi::check_fields::<farfield_nufft_info>();
+        assert_eq!(std::mem::size_of::<farfield_nufft_opts>(), 56);
+        assert_eq!(std::mem::offset_of!(farfield_nufft_opts, modeord), 8);
+        assert_eq!(std::mem::offset_of!(farfield_nufft_opts, upsampfac), 24);
+        assert_eq!(std::mem::offset_of!(farfield_nufft_opts, gpu_spread_reuse_hint), 52);
+        assert_eq!(std::mem::size_of::<farfield_nufft_info>(), 72);
+        assert_eq!(std::mem::offset_of!(farfield_nufft_info, nf), 8);
+        assert_eq!(std::mem::offset_of!(farfield_nufft_info, tol_used), 56);
+        assert_eq!(std::mem::offset_of!(farfield_nufft_info, backend), 68);
+        // the C defaults are the Rust defaults
+        assert_eq!(convert_opts(&default_opts()).unwrap(), NufftOpts::default());
+        let mut o = farfield_nufft_opts { struct_size: 1, modeord: 9, upsampfac: 9.0, ..default_opts() };
+        unsafe {
+            assert_eq!(farfield_nufft_default_opts(&mut o, 56), 0);
+            assert_eq!(o, default_opts());
+            assert_eq!(farfield_nufft_default_opts(std::ptr::null_mut(), 56), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_nufft_default_opts(&mut o, 0), FARFIELD_ERR_INVALID_ARG);
+            assert!(super::super::last_error_message().contains("sizeof"));
+            assert_eq!(farfield_nufft_default_opts(&mut o, 28), FARFIELD_ERR_INVALID_ARG);
+        }
+    }
+
+    #[test]
+    fn older_smaller_structs() {
+        unsafe {
+            // an "older" caller: opts up to `fftw` (36 bytes), garbage after it that must not
+            // be read (points_by_reference = 7 would be refused by makeplan)
+            let mut o = farfield_nufft_opts { points_by_reference: 7, backend: 99, ..default_opts() };
+            assert_eq!(farfield_nufft_default_opts(&mut o, 36), 0);
+            assert_eq!((o.struct_size, o.points_by_reference, o.backend), (36, 7, 99));
+            o.fftw = 0; // FFTW_MEASURE, inside the old struct: used
+            o.nthreads = 1;
+            let n = [12i64];
+            let mut plan: farfield_nufft_plan = std::ptr::null_mut();
+            assert_eq!(farfield_nufft_makeplan(1, 1, n.as_ptr(), 1, 1, 1e-6, &mut plan, &o), 0,
+                       "{}", super::super::last_error_message());
+            assert_eq!((*plan).inner.lock().unwrap().options(), &NufftOpts { fftw: 0, nthreads: 1, ..NufftOpts::default() });
+            // info into an older struct without `warnings` and `backend` (64 bytes)
+            let mut info = farfield_nufft_info { struct_size: 64, warnings: -5, backend: -5, ..empty_info() };
+            assert_eq!(farfield_nufft_get_info(plan, &mut info), 0);
+            assert_eq!((info.struct_size, info.warnings, info.backend), (64, -5, -5));
+            assert!(info.nf[0] >= 24 && info.kernel_width >= 2 && info.tol_used == 1e-6);
+            // a newer, larger caller: only this library's bytes, struct_size says how many
+            let mut big = [0xA5u8; 100];
+            big[..8].copy_from_slice(&100usize.to_ne_bytes());
+            assert_eq!(farfield_nufft_get_info(plan, big.as_mut_ptr() as *mut farfield_nufft_info), 0);
+            assert_eq!(usize::from_ne_bytes(big[..8].try_into().unwrap()), 72);
+            assert!(big[72..].iter().all(|&b| b == 0xA5));
+            // struct_size not set / cutting a field
+            for size in [0usize, 60] {
+                info.struct_size = size;
+                assert_eq!(farfield_nufft_get_info(plan, &mut info), FARFIELD_ERR_INVALID_ARG);
+                assert!(super::super::last_error_message().contains("struct_size"));
+            }
+            o.struct_size = 30;
+            let mut p2: farfield_nufft_plan = std::ptr::null_mut();
+            assert_eq!(farfield_nufft_makeplan(1, 1, n.as_ptr(), 1, 1, 1e-6, &mut p2, &o), FARFIELD_ERR_INVALID_ARG);
+            assert!(p2.is_null());
+            // the full size reads points_by_reference = 7: refused by the NUFFT layer
+            o.struct_size = 56;
+            assert_eq!(farfield_nufft_makeplan(1, 1, n.as_ptr(), 1, 1, 1e-6, &mut p2, &o), FARFIELD_ERR_INVALID_ARG);
+            assert!(super::super::last_error_message().contains("points_by_reference"));
+            farfield_nufft_destroy(plan);
+        }
+    }
+
+    #[test]
+    fn c_and_f_overlapping_are_refused() {
+        unsafe {
+            let n = [8i64];
+            let mut plan: farfield_nufftf_plan = std::ptr::null_mut();
+            assert_eq!(farfield_nufftf_makeplan(1, 1, n.as_ptr(), 1, 2, 1e-4, &mut plan, std::ptr::null()), 0);
+            let x = [0.1f32, 1.0, -2.0];
+            assert_eq!(farfield_nufftf_setpts(plan, 3, x.as_ptr(), std::ptr::null(), std::ptr::null(), 0,
+                                              std::ptr::null(), std::ptr::null(), std::ptr::null()), 0);
+            // ntrans = 2: c has 6 values, f has 16
+            let mut buf = vec![Complex32::new(1.0, 0.0); 40];
+            let b = buf.as_mut_ptr();
+            for (off_c, off_f) in [(0usize, 0usize), (0, 5), (10, 0), (20, 25)] {
+                assert_eq!(farfield_nufftf_execute(plan, b.add(off_c), b.add(off_f)), FARFIELD_ERR_INVALID_ARG, "{off_c} {off_f}");
+                let m = super::super::last_error_message();
+                assert!(m.contains("`c`") && m.contains("`f`"), "{m}");
+            }
+            assert!(buf.iter().all(|v| *v == Complex32::new(1.0, 0.0)), "written on error");
+            // adjacent ranges are fine
+            assert_eq!(farfield_nufftf_execute(plan, b, b.add(6)), 0);
+            assert_eq!(farfield_nufftf_execute(plan, b.add(16), b), 0);
+            // the device execute checks the ranges before anything else
+            assert_eq!(farfield_nufftf_execute_device(plan, b, b.add(2)), FARFIELD_ERR_INVALID_ARG);
+            farfield_nufftf_destroy(plan);
         }
     }
 }

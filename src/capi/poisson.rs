@@ -1,7 +1,7 @@
 //! Free-space Poisson C API (`farfield_poisson_*`): solves `∇²φ = −ρ` on a uniform 2D/3D grid
 //! with free-space boundary conditions (see [`crate::poisson`] for the methods and accuracy).
 //!
-//! Lifecycle: `farfield_poisson_default_opts(&o)` → `farfield_poisson_makeplan(method, dim, n,
+//! Lifecycle: `farfield_poisson_default_opts(&o, sizeof o)` → `farfield_poisson_makeplan(method, dim, n,
 //! h, &plan, &o)` → `farfield_poisson_execute(plan, rho, phi, efield, energy)` any number of
 //! times → `farfield_poisson_destroy(plan)`.
 //!
@@ -18,7 +18,8 @@
 //! exactly, so results are right at any scale where they are representable; an output that
 //! would overflow, or underflow below `2.2e-308` while not zero, is `FARFIELD_ERR_RANGE`.
 
-use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
+use super::abi::{self, versioned};
+use super::{check_outputs_disjoint, destroy_boxed, guard, non_null, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::fft::FFTW_ESTIMATE;
 use crate::poisson::{Method, PoissonOpts, PoissonPlan};
@@ -38,12 +39,16 @@ pub const FARFIELD_POISSON_VICO: c_int = 1;
 /// temporary memory `8·Π (P_d/2+1)` bytes).
 pub const FARFIELD_POISSON_VICO_DCT: c_int = 2;
 
-/// Options of a Poisson plan (plain old data; fields are only ever appended). Fill with
-/// `farfield_poisson_default_opts` and then change fields.
+/// Options of a Poisson plan (versioned: `struct_size` first, fields only ever appended,
+/// docs/design.md §3). Fill with `farfield_poisson_default_opts(&o, sizeof o)` and then change
+/// fields.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[allow(non_camel_case_types)]
 pub struct farfield_poisson_opts {
+    /// Size of the struct as the caller compiled it (`sizeof(farfield_poisson_opts)`), set by
+    /// `farfield_poisson_default_opts`; the library reads only this many bytes.
+    pub struct_size: usize,
     /// Threads for FFTW and the pointwise loops: 0 = all cores (default), 1 = the caller's
     /// thread only (no thread pool is created); must be in `[0, 1024]` (`FARFIELD_MAX_THREADS`).
     pub nthreads: i32,
@@ -71,23 +76,32 @@ pub struct farfield_poisson_plan_s {
 pub type farfield_poisson_plan = *mut farfield_poisson_plan_s;
 
 fn default_opts() -> farfield_poisson_opts {
-    farfield_poisson_opts { nthreads: 0, debug: 0, fftw: FFTW_ESTIMATE as i32, check_input: 1, vico_factor: 1.1 }
+    farfield_poisson_opts {
+        struct_size: std::mem::size_of::<farfield_poisson_opts>(),
+        nthreads: 0,
+        debug: 0,
+        fftw: FFTW_ESTIMATE as i32,
+        check_input: 1,
+        vico_factor: 1.1,
+    }
 }
 
-/// Writes the default options into `*opts` (nthreads 0, debug 0, fftw `FFTW_ESTIMATE`,
-/// check_input 1, vico_factor 1.1).
+versioned!(farfield_poisson_opts, "farfield_poisson_opts", [struct_size, nthreads, debug, fftw, check_input, vico_factor],
+           default_opts());
+
+/// Writes the default options (nthreads 0, debug 0, fftw `FFTW_ESTIMATE`, check_input 1,
+/// vico_factor 1.1) into the first `struct_size` bytes of `*opts` and sets
+/// `opts->struct_size`; call it as `farfield_poisson_default_opts(&o, sizeof o)`.
 ///
-/// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL.
+/// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL, `FARFIELD_ERR_INVALID_ARG`
+/// (`struct_size` smaller than the `struct_size` field or ending inside a field; nothing
+/// written).
 ///
 /// # Safety
-/// `opts` must be NULL or point to writable memory for one `farfield_poisson_opts`.
+/// `opts` must be NULL or point to `struct_size` writable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn farfield_poisson_default_opts(opts: *mut farfield_poisson_opts) -> c_int {
-    guard(|| {
-        non_null(opts, "opts")?;
-        opts.write(default_opts());
-        Ok(())
-    })
+pub unsafe extern "C" fn farfield_poisson_default_opts(opts: *mut farfield_poisson_opts, struct_size: usize) -> c_int {
+    guard(|| abi::write_defaults(opts, struct_size))
 }
 
 fn convert_opts(o: &farfield_poisson_opts) -> Result<PoissonOpts> {
@@ -141,8 +155,7 @@ unsafe fn plan_args<'a>(
             }
         })
         .collect::<Result<Vec<usize>>>()?;
-    let o = if opts.is_null() { default_opts() } else { *opts };
-    Ok((method, nu, h, convert_opts(&o)?))
+    Ok((method, nu, h, convert_opts(&abi::read_in(opts)?)?))
 }
 
 /// Makes a free-space Poisson plan for grids of `n[0] × n[1] (× n[2])` nodes with spacings
@@ -155,7 +168,8 @@ unsafe fn plan_args<'a>(
 /// * `h`: spacing per axis, finite and > 0, any magnitude (subnormal included), with
 ///   `h_max/h_min ≤ 1e150` (the caller's length unit).
 /// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
-/// * `opts`: options, or NULL for the defaults (Vico: `1 < vico_factor ≤ 4`).
+/// * `opts`: options, or NULL for the defaults (Vico: `1 < vico_factor ≤ 4`); `opts->struct_size`
+///   bytes are read (0 or a size ending inside a field → `FARFIELD_ERR_INVALID_ARG`).
 ///
 /// Vico methods: the kernel precomputation grid `P_d = max(4n_d, ≈1.5 n_d + L/h_d)` (with
 /// `L = vico_factor·√(Σ(n_d h_d)²)`) must satisfy `Π P_d ≤ 512 · Π 2n_d`; very flat or
@@ -263,11 +277,11 @@ pub unsafe extern "C" fn farfield_poisson_estimate(
 /// range as above, or not finite because `rho` holds NaN/Inf with `check_input` off),
 /// `FARFIELD_ERR_ALLOC` (on the first execute with `efield`: the field buffers,
 /// `16·(n_x+1)·Π_{d>0} 2n_d + 8·dim·Π n_d` bytes; on any execute: the 32 MiB FFTW headroom
-/// probe). The plan stays usable after any error.
+/// probe), `FARFIELD_ERR_INVALID_ARG` (an output overlapping `rho` or another output, both
+/// named: no in-place solve). The plan stays usable after any error.
 ///
 /// # Safety
-/// `plan` from `farfield_poisson_makeplan`; arrays of the sizes above; `phi`/`efield` must
-/// not overlap `rho`.
+/// `plan` from `farfield_poisson_makeplan`; arrays of the sizes above.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_poisson_execute(
     plan: farfield_poisson_plan,
@@ -280,6 +294,10 @@ pub unsafe extern "C" fn farfield_poisson_execute(
         non_null(plan, "plan")?;
         let mut p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
         let npts = p.npts();
+        check_outputs_disjoint(
+            &[region(rho, npts, "rho")],
+            &[region(phi, npts, "phi"), region(efield, p.dim() * npts, "efield"), region(energy, 1, "energy")],
+        )?;
         let rho = slice_in(rho, npts, "rho")?;
         non_null(phi, "phi")?;
         let phi = slice_out(phi, npts, "phi")?;
@@ -316,12 +334,24 @@ mod tests {
 
     #[test]
     fn opts_layout_and_defaults() {
-        assert_eq!(std::mem::size_of::<farfield_poisson_opts>(), 24);
-        assert_eq!(std::mem::offset_of!(farfield_poisson_opts, vico_factor), 16);
-        let mut o = farfield_poisson_opts { nthreads: 9, debug: 9, fftw: 9, check_input: 9, vico_factor: 9.0 };
-        assert_eq!(unsafe { farfield_poisson_default_opts(&mut o) }, 0);
-        assert_eq!(o, farfield_poisson_opts { nthreads: 0, debug: 0, fftw: 64, check_input: 1, vico_factor: 1.1 });
-        assert_eq!(unsafe { farfield_poisson_default_opts(null_mut()) }, FARFIELD_ERR_NULL_POINTER);
+        abi::check_fields::<farfield_poisson_opts>();
+        assert_eq!(std::mem::size_of::<farfield_poisson_opts>(), 32);
+        assert_eq!(std::mem::offset_of!(farfield_poisson_opts, nthreads), 8);
+        assert_eq!(std::mem::offset_of!(farfield_poisson_opts, vico_factor), 24);
+        let sz = std::mem::size_of::<farfield_poisson_opts>();
+        let mut o = farfield_poisson_opts { struct_size: 9, nthreads: 9, debug: 9, fftw: 9, check_input: 9, vico_factor: 9.0 };
+        assert_eq!(unsafe { farfield_poisson_default_opts(&mut o, sz) }, 0);
+        assert_eq!(o, farfield_poisson_opts { struct_size: 32, nthreads: 0, debug: 0, fftw: 64, check_input: 1, vico_factor: 1.1 });
+        assert_eq!(unsafe { farfield_poisson_default_opts(null_mut(), sz) }, FARFIELD_ERR_NULL_POINTER);
+        assert_eq!(unsafe { farfield_poisson_default_opts(&mut o, 0) }, FARFIELD_ERR_INVALID_ARG);
+        assert_eq!(unsafe { farfield_poisson_default_opts(&mut o, 28) }, FARFIELD_ERR_INVALID_ARG);
+        // an older caller without vico_factor: makeplan uses the default 1.1 for it
+        let mut old = farfield_poisson_opts { vico_factor: 9.0, ..o };
+        assert_eq!(unsafe { farfield_poisson_default_opts(&mut old, 24) }, 0);
+        assert_eq!((old.struct_size, old.vico_factor), (24, 9.0));
+        let (s, p) = make(FARFIELD_POISSON_VICO, 2, [8, 8, 1], [0.1; 3], &old);
+        assert_eq!(s, 0);
+        unsafe { farfield_poisson_destroy(p) };
     }
 
     #[test]
@@ -418,6 +448,18 @@ mod tests {
         }
         assert_eq!((phi.clone(), e.clone(), u), before);
         rho[17] = 0.0;
+        // in-place (phi = rho), phi inside efield, energy inside phi: refused, nothing written
+        let snapshot = rho.clone();
+        unsafe {
+            let r = rho.as_mut_ptr();
+            assert_eq!(farfield_poisson_execute(p, r, r, null_mut(), null_mut()), FARFIELD_ERR_INVALID_ARG);
+            assert!(crate::capi::last_error_message().contains("`rho`"));
+            assert_eq!(farfield_poisson_execute(p, rho.as_ptr(), e.as_mut_ptr().add(5), e.as_mut_ptr(), null_mut()), FARFIELD_ERR_INVALID_ARG);
+            assert!(crate::capi::last_error_message().contains("`efield`"));
+            assert_eq!(farfield_poisson_execute(p, rho.as_ptr(), phi.as_mut_ptr(), null_mut(), phi.as_mut_ptr().add(3)), FARFIELD_ERR_INVALID_ARG);
+        }
+        assert_eq!(rho, snapshot);
+        assert_eq!((phi.clone(), e.clone(), u), before);
         unsafe {
             assert_eq!(farfield_poisson_execute(p, rho.as_ptr(), phi.as_mut_ptr(), null_mut(), null_mut()), 0);
             assert_eq!(farfield_poisson_destroy(p), 0);
