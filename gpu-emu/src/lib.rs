@@ -135,6 +135,15 @@ impl Device for EmuDevice {
         Ok(())
     }
 
+    fn copy(&self, dst: &mut EmuBuf, dst_off: usize, src: &EmuBuf, src_off: usize, bytes: usize) -> Result<()> {
+        if dst_off + bytes > dst.bytes || src_off + bytes > src.bytes {
+            return Err(Error::InvalidArg(format!("device copy of {bytes} bytes from {src_off} (of {}) to {dst_off} (of {})", src.bytes, dst.bytes)));
+        }
+        // SAFETY: bounds checked; `copy` allows overlap (same buffer).
+        unsafe { std::ptr::copy(src.ptr.add(src_off), dst.ptr.add(dst_off), bytes) };
+        Ok(())
+    }
+
     fn zero(&self, buf: &mut EmuBuf) -> Result<()> {
         // SAFETY: the allocation has buf.bytes bytes.
         unsafe { std::ptr::write_bytes(buf.ptr, 0, buf.bytes) };

@@ -5,7 +5,7 @@
 use farfield::gpu::nufft::GpuNufft;
 use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts};
 use farfield::gpu::types::GpuReal;
-use farfield::nufft::{NufftOpts, NufftPlan};
+use farfield::nufft::{Backend, ModeOrder, NufftOpts, NufftParams, NufftPlan, Precision};
 use farfield_gpu_emu::EmuDevice;
 use num_complex::Complex;
 use rand::{Rng, SeedableRng};
@@ -16,8 +16,22 @@ fn rel_l2<T: GpuReal>(a: &[Complex<T>], b: &[Complex<T>]) -> f64 {
     (num / den).sqrt()
 }
 
+/// The mode of output index `i` (from the definition, independent of the library).
 fn mode(i: usize, n: usize, modeord: i32) -> i64 {
-    farfield::nufft::deconv::mode_of(i, n, modeord)
+    let (i, n) = (i as i64, n as i64);
+    if modeord == 1 {
+        if i < (n + 1) / 2 { i } else { i - n }
+    } else {
+        i - n / 2
+    }
+}
+
+/// A GPU plan on the emulator with the parameters the shared layer chooses for CUDA.
+#[allow(clippy::too_many_arguments)]
+fn gpu_plan<T: GpuReal>(ty: i32, dim: usize, nm: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts,
+                        sopts: GpuSpreadOpts) -> farfield::Result<GpuNufft<T, EmuDevice>> {
+    let params = NufftParams::new(ty, dim, nm, iflag, ntrans, tol, Precision::of::<T>(), opts, Backend::Cuda)?;
+    GpuNufft::new(EmuDevice::default(), params, sopts)
 }
 
 /// Direct type-1 sums f_k = Σ c_j e^{i s k·x_j} (s = sign of iflag).
@@ -51,7 +65,7 @@ fn check(dim: usize, modeord: i32, iflag: i32, method: Option<GpuMethod>, tol: f
     let c: Vec<Complex<f64>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
     let total: usize = n.iter().product();
     let fin: Vec<Complex<f64>> = (0..total).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
-    let opts = NufftOpts { modeord, ..Default::default() };
+    let opts = NufftOpts { modeord: if modeord == 1 { ModeOrder::Fft } else { ModeOrder::Cmcl }, ..Default::default() };
     let sopts = GpuSpreadOpts { method, block: 64, ..Default::default() };
     let (y, z): (&[f64], &[f64]) = (if dim > 1 { &x[1] } else { &[] }, if dim > 2 { &x[2] } else { &[] });
     // type 1
@@ -59,7 +73,7 @@ fn check(dim: usize, modeord: i32, iflag: i32, method: Option<GpuMethod>, tol: f
     cpu.setpts(&x[0], y, z).unwrap();
     let mut want = vec![Complex::new(0.0, 0.0); total];
     cpu.execute(&mut c.clone(), &mut want).unwrap();
-    let mut gpu = GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 1, dim, &nm, iflag, tol, &opts, sopts).unwrap();
+    let mut gpu = gpu_plan::<f64>(1, dim, &nm, iflag, 1, tol, &opts, sopts).unwrap();
     assert_eq!(gpu.info().nf, cpu.info().nf);
     gpu.setpts(&x[0], y, z).unwrap();
     let mut got = vec![Complex::new(9.0, 9.0); total];
@@ -75,7 +89,7 @@ fn check(dim: usize, modeord: i32, iflag: i32, method: Option<GpuMethod>, tol: f
     cpu2.setpts(&x[0], y, z).unwrap();
     let mut want2 = vec![Complex::new(0.0, 0.0); m];
     cpu2.execute(&mut want2, &mut fin.clone()).unwrap();
-    let mut gpu2 = GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 2, dim, &nm, iflag, tol, &opts, sopts).unwrap();
+    let mut gpu2 = gpu_plan::<f64>(2, dim, &nm, iflag, 1, tol, &opts, sopts).unwrap();
     gpu2.setpts(&x[0], y, z).unwrap();
     let mut got2 = vec![Complex::new(9.0, 9.0); m];
     gpu2.execute(&mut got2, &mut fin.clone()).unwrap();
@@ -130,7 +144,7 @@ fn gpu_nufft_f32_and_errors() {
     cpu.setpts(&x, &y, &[]).unwrap();
     let mut want = vec![Complex::new(0.0f32, 0.0); 160];
     cpu.execute(&mut c.clone(), &mut want).unwrap();
-    let mut gpu = GpuNufft::<f32, EmuDevice>::new(EmuDevice::default(), 1, 2, &nm, 1, 1e-4, &opts, GpuSpreadOpts { block: 64, ..Default::default() }).unwrap();
+    let mut gpu = gpu_plan::<f32>(1, 2, &nm, 1, 1, 1e-4, &opts, GpuSpreadOpts { block: 64, ..Default::default() }).unwrap();
     let mut got = vec![Complex::new(0.0f32, 0.0); 160];
     assert!(matches!(gpu.execute(&mut c.clone(), &mut got), Err(farfield::Error::NoPoints(_))));
     gpu.setpts(&x, &y, &[]).unwrap();
@@ -139,6 +153,6 @@ fn gpu_nufft_f32_and_errors() {
     let e = rel_l2(&got, &want);
     assert!(e < 1e-5, "f32 type 1 vs CPU: {e}");
     // invalid plans are rejected as on the CPU
-    assert!(matches!(GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 3, 1, &[8], 1, 1e-6, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::NotSupported(_))));
-    assert!(matches!(GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 1, 1, &[8], 1, -1.0, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::Tol(_))));
+    assert!(matches!(gpu_plan::<f64>(3, 1, &[8], 1, 1, 1e-6, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::NotSupported(_))));
+    assert!(matches!(gpu_plan::<f64>(1, 1, &[8], 1, 1, -1.0, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::Tol(_))));
 }

@@ -18,11 +18,153 @@
 
 use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
-use crate::nufft::{NufftInfo, NufftOpts, NufftPlan};
+use crate::nufft::options::*;
+use crate::nufft::{Backend, NufftInfo, NufftOpts, NufftPlan};
 use crate::real::Real;
 use num_complex::{Complex, Complex32, Complex64};
 use std::ffi::c_int;
 use std::sync::Mutex;
+
+/// Options of a NUFFT plan (C struct; converted to the typed [`NufftOpts`] by
+/// [`farfield_nufft_opts::to_rust`]). Obtain the defaults with `farfield_nufft_default_opts`.
+/// Field meanings and defaults: see [`NufftOpts`]; the C values of the choices are the
+/// `FARFIELD_BACKEND_*`, `FARFIELD_KERNEL_*`, `FARFIELD_GPU_METHOD_*` constants; `upsampfac`
+/// 0 = automatic; `points_by_reference` 0 or 1. Every field is validated at makeplan
+/// (`FARFIELD_ERR_INVALID_ARG` naming it).
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct farfield_nufft_opts {
+    /// Mode ordering: 0 = CMCL (default), 1 = FFT order.
+    pub modeord: i32,
+    /// 0 = silent (default); 1 = print parameters and timings to stderr.
+    pub debug: i32,
+    /// Threads: 0 = all cores (default), 1 = caller's thread only.
+    pub nthreads: i32,
+    /// Kernel: 0 = exponential of semicircle (default), 1 = Gaussian (FGG).
+    pub kernel: i32,
+    /// Upsampling factor σ: 0 = automatic, or a value in (1, 4].
+    pub upsampfac: f64,
+    /// FFTW planner flags (64 = FFTW_ESTIMATE default, 0, 32, 8, each optionally | 1).
+    pub fftw: i32,
+    /// Largest number of points in one spreading subproblem: 0 = automatic (10 000).
+    pub spread_max_subprob_size: i32,
+    /// Backend: 0 = AUTO (default; the CPU for now), 1 = CPU, 2 = CUDA.
+    pub backend: i32,
+    /// 0 (default): setpts copies the coordinates; 1: by reference (see [`NufftOpts`]).
+    pub points_by_reference: i32,
+    /// CUDA only: `FARFIELD_GPU_METHOD_*` (0 = automatic).
+    pub gpu_method: i32,
+    /// CUDA only: executes expected per setpts (0 = unknown).
+    pub gpu_spread_reuse_hint: i32,
+}
+
+impl Default for farfield_nufft_opts {
+    fn default() -> Self {
+        let o = NufftOpts::default();
+        farfield_nufft_opts {
+            modeord: 0, debug: 0, nthreads: 0, kernel: FARFIELD_KERNEL_ES, upsampfac: 0.0, fftw: o.fftw as i32,
+            spread_max_subprob_size: 0, backend: FARFIELD_BACKEND_AUTO, points_by_reference: 0,
+            gpu_method: FARFIELD_GPU_METHOD_AUTO, gpu_spread_reuse_hint: 0,
+        }
+    }
+}
+
+impl farfield_nufft_opts {
+    /// The typed options. Errors: [`Error::InvalidArg`] naming the first invalid field.
+    pub fn to_rust(&self) -> Result<NufftOpts> {
+        let bad = |name: &str, v: String, want: &str| Err(Error::InvalidArg(format!("opts.{name} = {v} is not {want}")));
+        let modeord = match self.modeord {
+            0 => ModeOrder::Cmcl,
+            1 => ModeOrder::Fft,
+            v => return bad("modeord", v.to_string(), "0 or 1"),
+        };
+        let kernel = match self.kernel {
+            FARFIELD_KERNEL_ES => crate::kernel::KernelKind::Es,
+            FARFIELD_KERNEL_GAUSSIAN => crate::kernel::KernelKind::Gaussian,
+            v => return bad("kernel", v.to_string(), "0 (ES) or 1 (Gaussian)"),
+        };
+        let backend = match self.backend {
+            FARFIELD_BACKEND_AUTO => BackendChoice::Auto,
+            FARFIELD_BACKEND_CPU => BackendChoice::Cpu,
+            FARFIELD_BACKEND_CUDA => BackendChoice::Cuda,
+            v => return bad("backend", v.to_string(), "0 (AUTO), 1 (CPU) or 2 (CUDA)"),
+        };
+        let gpu_method = match self.gpu_method {
+            FARFIELD_GPU_METHOD_AUTO => None,
+            v @ 1..=5 => Some(GpuMethod::all()[(v - 1) as usize]),
+            v => return bad("gpu_method", v.to_string(), "0 (auto) … 5"),
+        };
+        let nonneg = |name: &str, v: i32| if v < 0 { Err(Error::InvalidArg(format!("opts.{name} = {v} is negative"))) } else { Ok(v as usize) };
+        if self.fftw < 0 {
+            return Err(Error::InvalidArg(format!(
+                "opts.fftw = {} is not a combination of FFTW_ESTIMATE (64), FFTW_MEASURE (0), FFTW_PATIENT (32), \
+                 FFTW_EXHAUSTIVE (8) and FFTW_DESTROY_INPUT (1)", self.fftw)));
+        }
+        let points_by_reference = match self.points_by_reference {
+            0 => false,
+            1 => true,
+            v => return bad("points_by_reference", v.to_string(), "0 (copy) or 1 (by reference)"),
+        };
+        if !(self.upsampfac == 0.0 || (self.upsampfac > 1.0 && self.upsampfac <= 4.0)) {
+            return bad("upsampfac", format!("{:e}", self.upsampfac), "0 (auto) or in (1, 4]");
+        }
+        Ok(NufftOpts {
+            modeord,
+            debug: self.debug.max(0) as u32,
+            nthreads: nonneg("nthreads", self.nthreads)?,
+            kernel,
+            upsampfac: if self.upsampfac == 0.0 { None } else { Some(self.upsampfac) },
+            fftw: self.fftw as u32,
+            spread_max_subprob_size: nonneg("spread_max_subprob_size", self.spread_max_subprob_size)?,
+            backend,
+            points_by_reference,
+            gpu_method,
+            gpu_spread_reuse_hint: nonneg("gpu_spread_reuse_hint", self.gpu_spread_reuse_hint)?,
+        })
+    }
+}
+
+/// What a plan chose (C struct, filled by `farfield_nufft_get_info`; see [`NufftInfo`]).
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct farfield_nufft_info {
+    /// Fine (upsampled) grid sizes, x first; 1 for unused axes.
+    pub nf: [i64; 3],
+    /// Kernel width w in grid points.
+    pub kernel_width: i32,
+    /// Threads used.
+    pub nthreads: i32,
+    /// Upsampling factor σ used.
+    pub upsampfac: f64,
+    /// Kernel shape parameter: β for ES, τ (grid units²) for the Gaussian.
+    pub kernel_param: f64,
+    /// Tolerance used after clamping (the requested one unless `FARFIELD_WARN_TOL_CLAMPED`).
+    pub tol_used: f64,
+    /// Bit set of `FARFIELD_WARN_*`.
+    pub warnings: i32,
+    /// Backend used (`FARFIELD_BACKEND_CPU` or `FARFIELD_BACKEND_CUDA`).
+    pub backend: i32,
+}
+
+impl From<NufftInfo> for farfield_nufft_info {
+    fn from(i: NufftInfo) -> Self {
+        farfield_nufft_info {
+            nf: [i.nf[0] as i64, i.nf[1] as i64, i.nf[2] as i64],
+            kernel_width: i.kernel_width as i32,
+            nthreads: i.nthreads as i32,
+            upsampfac: i.upsampfac,
+            kernel_param: i.kernel_param,
+            tol_used: i.tol_used,
+            warnings: i.warnings,
+            backend: match i.backend {
+                Backend::Cpu => FARFIELD_BACKEND_CPU,
+                Backend::Cuda => FARFIELD_BACKEND_CUDA,
+            },
+        }
+    }
+}
 
 /// Opaque double-precision NUFFT plan (C: `struct farfield_nufft_plan_s`).
 #[allow(non_camel_case_types)]
@@ -43,7 +185,7 @@ pub type farfield_nufftf_plan = *mut farfield_nufftf_plan_s;
 
 /// Shared body of both makeplans.
 unsafe fn makeplan<T: Real>(ty: c_int, dim: c_int, n_modes: *const i64, iflag: c_int, ntrans: c_int, tol: f64,
-                            opts: *const NufftOpts) -> Result<NufftPlan<T>> {
+                            opts: *const farfield_nufft_opts) -> Result<NufftPlan<T>> {
     non_null(n_modes, "n_modes")?;
     if !(1..=3).contains(&dim) {
         // checked here too so that n_modes is never read past a valid dim
@@ -53,7 +195,7 @@ unsafe fn makeplan<T: Real>(ty: c_int, dim: c_int, n_modes: *const i64, iflag: c
         return Err(Error::InvalidArg(format!("ntrans = {ntrans} must be at least 1")));
     }
     let n = std::slice::from_raw_parts(n_modes, dim as usize);
-    let o = if opts.is_null() { NufftOpts::default() } else { *opts };
+    let o = if opts.is_null() { NufftOpts::default() } else { (*opts).to_rust()? };
     NufftPlan::<T>::new(ty, dim as usize, n, iflag, ntrans as usize, tol, &o)
 }
 
@@ -63,20 +205,20 @@ unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *c
         return Err(Error::NPoints(format!("M = {m} is negative")));
     }
     // before any slice of M elements is formed
-    if m as u64 > crate::nufft::plan::MAX_POINTS as u64 {
+    if m as u64 > crate::nufft::params::MAX_POINTS as u64 {
         return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {} (2^32 − 1)",
-                                          crate::nufft::plan::MAX_POINTS)));
+                                          crate::nufft::params::MAX_POINTS)));
     }
     let m = m as usize;
     let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
-    if m.checked_mul(p.ntrans()).map_or(true, |t| t > crate::nufft::plan::MAX_GRID_ELEMENTS) {
+    if m.checked_mul(p.ntrans()).map_or(true, |t| t > crate::nufft::params::MAX_GRID_ELEMENTS) {
         return Err(Error::NPoints(format!("ntrans·M = {}·{m} exceeds the limit 2^40 values per execute", p.ntrans())));
     }
     let dim = p.dim();
     let xs = slice_in(x, m, "x")?;
     let ys = if dim >= 2 { slice_in(y, m, "y")? } else { &[] };
     let zs = if dim >= 3 { slice_in(z, m, "z")? } else { &[] };
-    if p.options().points_by_reference != 0 {
+    if p.options().points_by_reference {
         // SAFETY: with points_by_reference the caller keeps the arrays valid and unchanged
         // until the next setpts or destroy (documented on the option and on setpts).
         p.setpts_by_reference(xs, ys, zs)
@@ -103,9 +245,9 @@ fn plan_ref<'a, P>(plan: *mut P, name: &str) -> Result<&'a P> {
 /// Writes the default options (ES kernel, automatic σ, all cores, CMCL mode order,
 /// FFTW_ESTIMATE) into `*opts`. NULL is ignored.
 #[no_mangle]
-pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut NufftOpts) {
+pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut farfield_nufft_opts) {
     if !opts.is_null() {
-        *opts = NufftOpts::default();
+        *opts = farfield_nufft_opts::default();
     }
 }
 
@@ -138,7 +280,7 @@ pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut NufftOpts) {
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_makeplan(r#type: c_int, dim: c_int, n_modes: *const i64, iflag: c_int,
                                                  ntrans: c_int, tol: f64, plan: *mut farfield_nufft_plan,
-                                                 opts: *const NufftOpts) -> c_int {
+                                                 opts: *const farfield_nufft_opts) -> c_int {
     guard(|| {
         non_null(plan, "plan")?;
         *plan = std::ptr::null_mut();
@@ -201,10 +343,10 @@ pub unsafe extern "C" fn farfield_nufft_execute_device(plan: farfield_nufft_plan
 /// σ, see makeplan) with `FARFIELD_WARN_TOL_CLAMPED` set in `warnings`. Returns 0 or
 /// `FARFIELD_ERR_NULL_POINTER`.
 #[no_mangle]
-pub unsafe extern "C" fn farfield_nufft_get_info(plan: farfield_nufft_plan, info: *mut NufftInfo) -> c_int {
+pub unsafe extern "C" fn farfield_nufft_get_info(plan: farfield_nufft_plan, info: *mut farfield_nufft_info) -> c_int {
     guard(|| {
         non_null(info, "info")?;
-        *info = plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).info();
+        *info = plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).info().into();
         Ok(())
     })
 }
@@ -221,7 +363,7 @@ pub unsafe extern "C" fn farfield_nufft_destroy(plan: farfield_nufft_plan) -> c_
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_makeplan(r#type: c_int, dim: c_int, n_modes: *const i64, iflag: c_int,
                                                   ntrans: c_int, tol: f32, plan: *mut farfield_nufftf_plan,
-                                                  opts: *const NufftOpts) -> c_int {
+                                                  opts: *const farfield_nufft_opts) -> c_int {
     guard(|| {
         non_null(plan, "plan")?;
         *plan = std::ptr::null_mut();
@@ -258,10 +400,10 @@ pub unsafe extern "C" fn farfield_nufftf_execute_device(plan: farfield_nufftf_pl
 
 /// Single-precision [`farfield_nufft_get_info`].
 #[no_mangle]
-pub unsafe extern "C" fn farfield_nufftf_get_info(plan: farfield_nufftf_plan, info: *mut NufftInfo) -> c_int {
+pub unsafe extern "C" fn farfield_nufftf_get_info(plan: farfield_nufftf_plan, info: *mut farfield_nufft_info) -> c_int {
     guard(|| {
         non_null(info, "info")?;
-        *info = plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).info();
+        *info = plan_ref(plan, "plan")?.inner.lock().unwrap_or_else(|e| e.into_inner()).info().into();
         Ok(())
     })
 }

@@ -29,13 +29,12 @@
 //! tile is reused), GM-sort for more than 1024 points, GM for fewer.
 //!
 //! Conventions as [`crate::spread`]: grid `grid[i + nf1*(j + nf2*k)]`, coordinates in radians
-//! interpreted 2π-periodically; spreading **overwrites** the grid here (the CPU spreader adds).
+//! interpreted 2π-periodically; spreading **overwrites** the grid and interpolation the values,
+//! as on the CPU ([`crate::spread`]) and in cuFINUFFT.
 
 use super::device::{download_vec, upload_new, Arg, Device};
-use super::types::{FfGeom, FfKernel, GpuReal, FF_KER_BSPLINE, FF_KER_ES, FF_KER_GAUSS};
+use super::types::{ff_kernel, FfGeom, FfKernel, GpuReal};
 use crate::error::{Error, Result};
-use crate::kernel::bspline::BSplineParams;
-use crate::kernel::es::EsHorner;
 use crate::kernel::{Kernel, MAX_WIDTH};
 use num_complex::Complex;
 use std::marker::PhantomData;
@@ -106,39 +105,15 @@ pub struct GpuSpreadOpts {
 
 impl GpuSpreadOpts {
     /// The defaults with the method and reuse hint of a NUFFT plan's options
-    /// (`opts.gpu_method`: 0 = automatic, 1–5 = [`GpuMethod::all`] in order;
-    /// `opts.gpu_spread_reuse_hint`), both checked by `NufftPlan::new`.
+    /// (`opts.gpu_method`, `opts.gpu_spread_reuse_hint`).
     pub fn from_nufft_opts(opts: &crate::nufft::NufftOpts) -> Self {
-        let method = match opts.gpu_method {
-            m @ 1..=5 => Some(GpuMethod::all()[(m - 1) as usize]),
-            _ => None,
-        };
-        GpuSpreadOpts { method, reuse_hint: opts.gpu_spread_reuse_hint.max(0) as usize, ..Self::default() }
+        GpuSpreadOpts { method: opts.gpu_method, reuse_hint: opts.gpu_spread_reuse_hint, ..Self::default() }
     }
 }
 
 impl Default for GpuSpreadOpts {
     fn default() -> Self {
         GpuSpreadOpts { method: None, reuse_hint: 0, block: 128, max_subprob: 1024, bin_size: None, cu: None }
-    }
-}
-
-/// The kernel a GPU spreader evaluates.
-#[derive(Debug, Clone)]
-pub enum GpuKernelSpec {
-    /// An ES or Gaussian kernel (as [`crate::spread::Spreader::new`]).
-    Kernel(Kernel),
-    /// A centred cardinal B-spline (as [`crate::spread::Spreader::new_bspline`]).
-    BSpline(BSplineParams),
-}
-
-impl GpuKernelSpec {
-    /// Width in grid points.
-    pub fn width(&self) -> usize {
-        match self {
-            GpuKernelSpec::Kernel(k) => k.width(),
-            GpuKernelSpec::BSpline(p) => p.order,
-        }
     }
 }
 
@@ -242,7 +217,7 @@ fn tile_bytes<T>(dim: usize, w: usize, bs: [usize; 3]) -> usize {
 impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
     /// A spreader for a `dim`-dimensional grid of sizes `nf` (each ≥ 2w, product < 2³¹).
     /// Errors: [`Error::Dim`], [`Error::Modes`], [`Error::InvalidArg`] (options), device errors.
-    pub fn new(dev: D, dim: usize, nf: &[usize], kernel: &GpuKernelSpec, opts: GpuSpreadOpts) -> Result<Self> {
+    pub fn new(dev: D, dim: usize, nf: &[usize], kernel: &Kernel, opts: GpuSpreadOpts) -> Result<Self> {
         if !(1..=3).contains(&dim) || nf.len() != dim {
             return Err(Error::Dim(format!("GPU spreader dimension {dim} with {} grid sizes", nf.len())));
         }
@@ -290,25 +265,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
             }
             sb[d] = b / 2;
         };
-        let (ker, tab): (FfKernel, Vec<T>) = match kernel {
-            GpuKernelSpec::Kernel(Kernel::Es(p)) => {
-                let h = EsHorner::<T>::new(p);
-                (FfKernel { ty: FF_KER_ES, w: w as i32, deg: h.degree() as i32, ..Default::default() }, h.coeffs().to_vec())
-            }
-            GpuKernelSpec::Kernel(Kernel::Gaussian(p)) => {
-                // as crate::kernel::gaussian::Fgg::new
-                let msp = p.w / 2;
-                let e3: Vec<T> = (0..p.w)
-                    .map(|j| {
-                        let l = j as f64 - (msp as f64 - 1.0);
-                        T::of((-l * l / (4.0 * p.tau)).exp())
-                    })
-                    .collect();
-                let k = FfKernel { ty: FF_KER_GAUSS, w: w as i32, msp: msp as i32, inv4tau: 0.25 / p.tau, inv2tau: 0.5 / p.tau, ..Default::default() };
-                (k, e3)
-            }
-            GpuKernelSpec::BSpline(_) => (FfKernel { ty: FF_KER_BSPLINE, w: w as i32, ..Default::default() }, vec![T::zero()]),
-        };
+        let (ker, tab) = ff_kernel::<T>(kernel);
         let ktab = upload_new(&dev, &tab)?;
         let ker = FfKernel { tab: dev.addr(&ktab), ..ker };
         Ok(GpuSpreader { dev, dim, nf: nf3, w, geo, sm_geo, ker, _ktab: ktab, opts, pts: None, _t: PhantomData })
@@ -680,14 +637,9 @@ mod tests {
     #[test]
     fn options_from_the_nufft_opts() {
         use crate::nufft::options::*;
-        let o = NufftOpts { gpu_method: FARFIELD_GPU_METHOD_CSR, gpu_spread_reuse_hint: 50, ..NufftOpts::default() };
+        let o = NufftOpts { gpu_method: Some(GpuMethod::Csr), gpu_spread_reuse_hint: 50, ..NufftOpts::default() };
         let s = GpuSpreadOpts::from_nufft_opts(&o);
         assert_eq!((s.method, s.reuse_hint), (Some(GpuMethod::Csr), 50));
-        let codes = [FARFIELD_GPU_METHOD_GM, FARFIELD_GPU_METHOD_GM_SORT, FARFIELD_GPU_METHOD_SM, FARFIELD_GPU_METHOD_CSR, FARFIELD_GPU_METHOD_GROUP];
-        for (code, m) in codes.into_iter().zip(GpuMethod::all()) {
-            let o = NufftOpts { gpu_method: code, ..NufftOpts::default() };
-            assert_eq!(GpuSpreadOpts::from_nufft_opts(&o).method, Some(m));
-        }
         assert_eq!(GpuSpreadOpts::from_nufft_opts(&NufftOpts::default()), GpuSpreadOpts::default());
     }
 
