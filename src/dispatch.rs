@@ -40,9 +40,10 @@ impl<T: Real> NufftPlan<T> {
     pub fn new(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
         // validation first (so that a bad argument is reported as such on a machine without a
         // device), then the backend, then the executor
-        NufftParams::new(ty, dim, n_modes, iflag, ntrans, tol, Precision::of::<T>(), opts, Backend::Cpu)?;
+        let prec = Precision::of::<T>();
+        NufftParams::new(ty, dim, n_modes, iflag, ntrans, tol, prec, opts, Backend::Cpu)?;
         let backend = Backend::resolve(opts.backend, "NUFFT plans")?;
-        let params = NufftParams::new(ty, dim, n_modes, iflag, ntrans, tol, Precision::of::<T>(), opts, backend)?;
+        let params = NufftParams::new(ty, dim, n_modes, iflag, ntrans, tol, prec, opts, backend)?;
         let exec: Box<dyn NufftExec<T>> = match backend {
             Backend::Cpu => Box::new(CpuNufft::<T>::new(params, opts)?),
             Backend::Cuda => crate::gpu::nufft::CudaNufft::<T>::boxed(params, opts)?,

@@ -156,3 +156,69 @@ fn gpu_nufft_f32_and_errors() {
     assert!(matches!(gpu_plan::<f64>(3, 1, &[8], 1, 1, 1e-6, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::NotSupported(_))));
     assert!(matches!(gpu_plan::<f64>(1, 1, &[8], 1, 1, -1.0, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::Tol(_))));
 }
+
+/// `ntrans > 1`: all vectors agree with the CPU plan, and a device failure in any launch of
+/// any vector leaves the output untouched (host arrays and device buffers).
+#[test]
+fn gpu_ntrans_is_all_or_nothing() {
+    use farfield::gpu::device::{download_vec, upload_new, Device};
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    let (nm, m, nt) = ([10i64, 8], 40usize, 3usize);
+    let n: usize = 80;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+    let x: Vec<f64> = (0..m).map(|_| rng.gen_range(-3.0..3.0)).collect();
+    let y: Vec<f64> = (0..m).map(|_| rng.gen_range(-3.0..3.0)).collect();
+    let c: Vec<Complex<f64>> = (0..nt * m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
+    let f: Vec<Complex<f64>> = (0..nt * n).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
+    let opts = NufftOpts::default();
+    let sopts = GpuSpreadOpts { method: Some(GpuMethod::GmSort), block: 64, ..Default::default() };
+    for ty in [1, 2] {
+        let mut cpu = NufftPlan::<f64>::new(ty, 2, &nm, 1, nt, 1e-8, &opts).unwrap();
+        cpu.setpts(&x, &y, &[]).unwrap();
+        let (mut wc, mut wf) = (c.clone(), f.clone());
+        cpu.execute(&mut wc, &mut wf).unwrap();
+        let want = if ty == 1 { wf } else { wc };
+        let counter = Arc::new(AtomicUsize::new(usize::MAX));
+        let dev = EmuDevice { fail_after_launches: Some(counter.clone()), ..EmuDevice::default() };
+        let params = NufftParams::new(ty, 2, &nm, 1, nt, 1e-8, Precision::F64, &opts, Backend::Cuda).unwrap();
+        let mut gpu = GpuNufft::<f64, EmuDevice>::new(dev.clone(), params, sopts).unwrap();
+        gpu.setpts(&x, &y, &[]).unwrap();
+        // launches of one full execute
+        let before = counter.load(std::sync::atomic::Ordering::SeqCst);
+        let (mut gc, mut gf) = (c.clone(), f.clone());
+        gpu.execute(&mut gc, &mut gf).unwrap();
+        let per_execute = before - counter.load(std::sync::atomic::Ordering::SeqCst);
+        let got = if ty == 1 { &gf } else { &gc };
+        let e = rel_l2(got, &want);
+        assert!(e < 1e-12, "type {ty} ntrans {nt} vs CPU: {e:e}");
+        assert!(per_execute >= 2 * nt, "{per_execute} launches for {nt} vectors");
+        // a failure at every launch position: host output untouched
+        for k in 0..per_execute {
+            counter.store(k, std::sync::atomic::Ordering::SeqCst);
+            let sentinel = Complex::new(7.0, -7.0);
+            let (mut hc, mut hf) = if ty == 1 { (c.clone(), vec![sentinel; nt * n]) } else { (vec![sentinel; nt * m], f.clone()) };
+            let r = gpu.execute(&mut hc, &mut hf);
+            assert!(matches!(r, Err(farfield::Error::Internal(_))), "type {ty} failure at launch {k}: {r:?}");
+            let out = if ty == 1 { &hf } else { &hc };
+            assert!(out.iter().all(|&v| v == sentinel), "type {ty}: host output written before failure at launch {k}");
+        }
+        // device buffers: the output buffer keeps its bytes after a failure in the last vector
+        for k in [per_execute / 2, per_execute - 1] {
+            counter.store(usize::MAX, std::sync::atomic::Ordering::SeqCst);
+            let sentinel = vec![Complex::new(3.0, 4.0); nt * if ty == 1 { n } else { m }];
+            let (mut cb, mut fb) = if ty == 1 { (upload_new(&dev, &c).unwrap(), upload_new(&dev, &sentinel).unwrap()) }
+                                   else { (upload_new(&dev, &sentinel).unwrap(), upload_new(&dev, &f).unwrap()) };
+            counter.store(k, std::sync::atomic::Ordering::SeqCst);
+            assert!(gpu.execute_dev_all(&mut cb, &mut fb).is_err());
+            counter.store(usize::MAX, std::sync::atomic::Ordering::SeqCst);
+            let out: Vec<Complex<f64>> = download_vec(&dev, if ty == 1 { &fb } else { &cb }, sentinel.len()).unwrap();
+            assert_eq!(out, sentinel, "type {ty}: device output written before failure at launch {k}");
+            // and the same buffers give the right answer without a failure
+            gpu.execute_dev_all(&mut cb, &mut fb).unwrap();
+            let out: Vec<Complex<f64>> = download_vec(&dev, if ty == 1 { &fb } else { &cb }, sentinel.len()).unwrap();
+            assert!(rel_l2(&out, &want) < 1e-12);
+            let _ = dev.len(&cb);
+        }
+    }
+}

@@ -174,7 +174,7 @@ fn auto_selection_and_errors() {
     b.setpts([&xs[0], &xs[1], &xs[2]]).unwrap();
     assert!(matches!(b.method(), Some(GpuMethod::Gm | GpuMethod::GmSort | GpuMethod::Sm)));
     // SM demanded where no tile fits in 1 KiB of shared memory
-    let tiny = EmuDevice { shared_bytes: 1024 };
+    let tiny = EmuDevice { shared_bytes: 1024, ..EmuDevice::default() };
     let mut s = GpuSpreader::<f64, EmuDevice>::new(tiny, 3, &c.nf, &sp, GpuSpreadOpts { method: Some(GpuMethod::Sm), ..Default::default() }).unwrap();
     assert!(!s.sm_available());
     assert!(matches!(s.setpts([&xs[0], &xs[1], &xs[2]]), Err(farfield::Error::NotSupported(_))));
