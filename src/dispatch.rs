@@ -52,3 +52,39 @@ impl<T: Real> NufftPlan<T> {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    /// Non-comment lines of the `.rs` files under `src/<dir>`.
+    fn code_lines(dir: &str) -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir);
+        let mut out = Vec::new();
+        let mut stack = vec![root];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    for l in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                        out.push((p.display().to_string(), l.to_string()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn no_plan_import_cycle_between_nufft_and_gpu() {
+        // nufft never reaches the GPU plan; gpu never reaches the NUFFT plan front (both use
+        // nufft::params): the choice of backend is made here only
+        for (file, line) in code_lines("nufft") {
+            assert!(!line.contains("gpu::nufft"), "{file}: {line}");
+        }
+        for (file, line) in code_lines("gpu") {
+            assert!(!line.contains("NufftPlan") && !line.contains("nufft::plan"), "{file}: {line}");
+        }
+    }
+}

@@ -121,7 +121,7 @@ impl Kernel {
             Kernel::Gaussian(p) => p.fourier_series(nf, kmax),
             Kernel::BSpline(p) => {
                 let mut v = crate::error::try_vec(kmax + 1, "kernel Fourier series")?;
-                v.extend(p.fourier_series(nf, kmax));
+                v.extend((0..=kmax).map(|k| p.fourier_coeff(nf, k)));
                 Ok(v)
             }
         }

@@ -897,11 +897,11 @@ mod tests {
         let y: Vec<f64> = pts.iter().map(|p| p[1]).collect();
         let c: Vec<Complex<f64>> = (0..40).map(|i| Complex::new((i as f64).sin(), (i as f64).cos())).collect();
         for k in [Kernel::for_tolerance(KernelKind::Es, 1e-6, 2.0), Kernel::for_tolerance(KernelKind::Gaussian, 1e-6, 2.0)] {
-            let mut sp = Spreader::<f64>::new(2, &[24, 20], &k, SpreadOpts { max_subprob_size: 7 }).unwrap();
+            let mut sp = Spreader::<f64>::new(2, &[32, 30], &k, SpreadOpts { max_subprob_size: 7 }).unwrap();
             sp.setpts([&x, &y, &[]], &th).unwrap();
-            let mut grid = vec![Complex::new(1e3, -7.0); 480];
+            let mut grid = vec![Complex::new(1e3, -7.0); 960];
             sp.try_spread(&c, &mut grid, &th).unwrap();
-            let want = direct_spread(2, [24, 20, 1], &k, &pts, &c);
+            let want = direct_spread(2, [32, 30, 1], &k, &pts, &c);
             let err = grid.iter().zip(&want).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
             let scale = want.iter().map(|v| v.norm()).fold(0.0, f64::max);
             assert!(err <= 1e-5 * scale, "{k:?}: {err:e} vs {scale:e}");
