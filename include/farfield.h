@@ -352,41 +352,60 @@ typedef struct farfield_fmm_params {
   int32_t nthreads;
 } farfield_fmm_params;
 
-// Options of a NUFFT plan (C struct; converted to the typed [`NufftOpts`] by
-// [`farfield_nufft_opts::to_rust`]). Obtain the defaults with `farfield_nufft_default_opts`.
-// Field meanings and defaults: see [`NufftOpts`]; the C values of the choices are the
-// `FARFIELD_BACKEND_*`, `FARFIELD_KERNEL_*`, `FARFIELD_GPU_METHOD_*` constants; `upsampfac`
-// 0 = automatic; `points_by_reference` 0 or 1. Every field is validated at makeplan
-// (`FARFIELD_ERR_INVALID_ARG` naming it).
+// Options of a NUFFT plan. Obtain the defaults with `farfield_nufft_default_opts`, change
+// fields, pass to makeplan; every field is validated there (`FARFIELD_ERR_INVALID_ARG` naming
+// it). (Rust: converted to the typed `NufftOpts` by `farfield_nufft_opts::to_rust`.)
 typedef struct farfield_nufft_opts {
-  // Mode ordering: 0 = CMCL (default), 1 = FFT order.
+  // Mode ordering: 0 = CMCL (`k = −N/2 … (N−1)/2`, default), 1 = FFT order
+  // (`k = 0 … ⌈N/2⌉−1, −⌊N/2⌋ … −1`).
   int32_t modeord;
   // 0 = silent (default); 1 = print parameters and timings to stderr.
   int32_t debug;
-  // Threads: 0 = all cores (default), 1 = caller's thread only.
+  // Threads for spreading and FFTW: 0 = all cores (default), 1 = caller's thread only.
   int32_t nthreads;
-  // Kernel: 0 = exponential of semicircle (default), 1 = Gaussian (FGG).
+  // Spreading kernel: 0 = exponential of semicircle (default), 1 = Gaussian (FGG).
   int32_t kernel;
-  // Upsampling factor σ: 0 = automatic, or a value in (1, 4].
+  // Upsampling factor σ: 0 = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large grids,
+  // else 2.0; always 2.0 for the Gaussian kernel), or any value in (1, 4]; 2.0 and 1.25 are
+  // the tuned ones. Below 2 the widest kernel may not reach tol: the tolerance is then
+  // clamped to what it reaches (ES: `exp(−16π√(1 − 1/σ))`, 1.7e-10 at σ = 1.25; Gaussian:
+  // `exp(−16π(1 − 1/(2σ − 1)))`, 5e-8 at σ = 1.25), reported as `tol_used` with
+  // `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values → `FARFIELD_ERR_INVALID_ARG`.
   double upsampfac;
-  // FFTW planner flags (64 = FFTW_ESTIMATE default, 0, 32, 8, each optionally | 1).
+  // FFTW planner flags (as FINUFFT's `opts.fftw`): 64 = `FFTW_ESTIMATE` (default),
+  // 0 = `FFTW_MEASURE`, 32 = `FFTW_PATIENT`, 8 = `FFTW_EXHAUSTIVE`, each optionally OR-ed with
+  // 1 = `FFTW_DESTROY_INPUT`; any other value (negative, other bits) →
+  // `FARFIELD_ERR_INVALID_ARG` naming `opts.fftw`.
   int32_t fftw;
   // Largest number of points in one spreading subproblem: 0 = automatic (10 000).
   int32_t spread_max_subprob_size;
-  // Backend: 0 = AUTO (default; the CPU for now), 1 = CPU, 2 = CUDA.
+  // Compute backend: 0 = AUTO (default; the CPU for now: AUTO will pick a CUDA device once
+  // the GPU NUFFT has been validated on hardware), 1 = CPU, 2 = CUDA (device 0; returns
+  // `FARFIELD_ERR_NO_DEVICE`, with what was looked for in the message, when no CUDA
+  // driver/device is found).
   int32_t backend;
-  // 0 (default): setpts copies the coordinates; 1: by reference (see [`NufftOpts`]).
+  // 0 (default): `setpts` copies the coordinates (in bin-sorted order), so the caller may
+  // free or change its arrays afterwards. 1: `setpts` keeps only the sort permutation and a
+  // reference to the caller's arrays, which must then stay valid and unchanged until the next
+  // `setpts` or `destroy` (FINUFFT's semantics; saves 8·dim bytes per point in double
+  // precision). Other values → `FARFIELD_ERR_INVALID_ARG`.
   int32_t points_by_reference;
-  // CUDA only: `FARFIELD_GPU_METHOD_*` (0 = automatic).
+  // CUDA backend only: the spreading/interpolation method, `FARFIELD_GPU_METHOD_AUTO` (0,
+  // default: chosen at `setpts` from ASM = M·w^d/N_fine and `gpu_spread_reuse_hint`, see
+  // the README's selection rule and `gpu::spread::select_method`), `_GM` (1, atomics),
+  // `_GM_SORT` (2), `_SM` (3, shared-memory subproblems), `_CSR` (4, single-mesh sparse
+  // matrix), `_GROUP` (5, group mesh). Ignored on the CPU.
   int32_t gpu_method;
-  // CUDA only: executes expected per setpts (0 = unknown).
+  // CUDA backend only: how many executes the caller expects per `setpts` (0 = unknown,
+  // treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are preferred,
+  // as seed 002 concludes. Ignored on the CPU.
   int32_t gpu_spread_reuse_hint;
 } farfield_nufft_opts;
 
 // Handle of a double-precision NUFFT plan.
 typedef struct farfield_nufft_plan_s *farfield_nufft_plan;
 
-// What a plan chose (C struct, filled by `farfield_nufft_get_info`; see [`NufftInfo`]).
+// What a plan chose, filled by `farfield_nufft_get_info`.
 typedef struct farfield_nufft_info {
   // Fine (upsampled) grid sizes, x first; 1 for unused axes.
   int64_t nf[3];
