@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod capi;
+pub mod dispatch;
 pub mod error;
 pub mod ewald;
 pub mod fft;

@@ -226,19 +226,19 @@ pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
     let mut n = [1usize; 3];
     n[..dim].copy_from_slice(&nv);
     let m = parse_count(&a.points).map_err(|e| format!("--points: {e}"))?;
-    if m > farfield::nufft::plan::MAX_POINTS {
+    if m > farfield::nufft::params::MAX_POINTS {
         return Err(format!("--points: M = {m} exceeds the library's limit of {} points (2^32 − 1)",
-                           farfield::nufft::plan::MAX_POINTS));
+                           farfield::nufft::params::MAX_POINTS));
     }
     if !(a.tol.is_finite() && a.tol > 0.0) {
         return Err(format!("--tol {} must be positive", a.tol));
     }
     let iflag = a.iflag.unwrap_or(if a.ty == 1 { 1 } else { -1 });
-    let fftw = a.fftw.flags() as i32;
+    let fftw = a.fftw.flags();
     let opts = NufftOpts {
-        nthreads: a.threads as i32,
-        kernel: if a.kernel == KernelArg::Gauss { 1 } else { 0 },
-        upsampfac: a.upsampfac,
+        nthreads: a.threads,
+        kernel: if a.kernel == KernelArg::Gauss { farfield::kernel::KernelKind::Gaussian } else { farfield::kernel::KernelKind::Es },
+        upsampfac: (a.upsampfac != 0.0).then_some(a.upsampfac),
         fftw,
         ..NufftOpts::default()
     };
@@ -263,7 +263,7 @@ fn run_typed<T: Real + npyz::Serialize + npyz::AutoSerialize>(a: &NufftBenchArgs
 where
     Complex<T>: npyz::Serialize + npyz::AutoSerialize,
 {
-    let Spec { dim, n, m, iflag, opts } = *spec;
+    let Spec { dim, n, m, iflag, ref opts } = *spec;
     // the plan first: it checks the sizes against the library's limits before allocating
     let modes: Vec<i64> = n[..dim].iter().map(|&v| i64::try_from(v).unwrap_or(i64::MAX)).collect();
     let t0 = Instant::now();

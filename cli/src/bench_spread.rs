@@ -8,7 +8,7 @@ use crate::json;
 use crate::mem::try_vec;
 use crate::CliResult;
 use clap::{Args, ValueEnum};
-use farfield::gpu::spread::{GpuKernelSpec, GpuMethod, GpuSpreadOpts, GpuSpreader};
+use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts, GpuSpreader};
 use farfield::kernel::{Kernel, KernelKind};
 use farfield::spread::{SpreadOpts, Spreader};
 use farfield::threads::Threads;
@@ -152,7 +152,7 @@ pub fn run(a: &SpreadBenchArgs) -> CliResult<()> {
     if a.backend == BackendArg::Cuda {
         let dev = farfield::gpu::cuda::CudaDevice::new(0).map_err(e)?;
         let opts = GpuSpreadOpts { method: method_of(a.method), reuse_hint: a.reuse, ..Default::default() };
-        let mut g = GpuSpreader::<f64, _>::new(dev.clone(), a.dim, &nf, &GpuKernelSpec::Kernel(kernel.clone()), opts).map_err(e)?;
+        let mut g = GpuSpreader::<f64, _>::new(dev.clone(), a.dim, &nf, &kernel, opts).map_err(e)?;
         let t = Instant::now();
         g.setpts(coords).map_err(e)?;
         dev.synchronize().map_err(e)?;

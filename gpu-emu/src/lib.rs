@@ -80,11 +80,15 @@ pub struct EmuDevice {
     /// Dynamic shared memory per block reported to the host code (default 48 KiB, the CUDA
     /// default without opt-in).
     pub shared_bytes: usize,
+    /// Fault injection for tests: when set, the launch that finds the counter at 0 fails with
+    /// [`Error::Internal`] (and every later one), as a device error midway would; each launch
+    /// decrements it. Shared by the clones of the device.
+    pub fail_after_launches: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
 }
 
 impl Default for EmuDevice {
     fn default() -> Self {
-        EmuDevice { shared_bytes: 48 * 1024 }
+        EmuDevice { shared_bytes: 48 * 1024, fail_after_launches: None }
     }
 }
 
@@ -135,6 +139,15 @@ impl Device for EmuDevice {
         Ok(())
     }
 
+    fn copy(&self, dst: &mut EmuBuf, dst_off: usize, src: &EmuBuf, src_off: usize, bytes: usize) -> Result<()> {
+        if dst_off + bytes > dst.bytes || src_off + bytes > src.bytes {
+            return Err(Error::InvalidArg(format!("device copy of {bytes} bytes from {src_off} (of {}) to {dst_off} (of {})", src.bytes, dst.bytes)));
+        }
+        // SAFETY: bounds checked; `copy` allows overlap (same buffer).
+        unsafe { std::ptr::copy(src.ptr.add(src_off), dst.ptr.add(dst_off), bytes) };
+        Ok(())
+    }
+
     fn zero(&self, buf: &mut EmuBuf) -> Result<()> {
         // SAFETY: the allocation has buf.bytes bytes.
         unsafe { std::ptr::write_bytes(buf.ptr, 0, buf.bytes) };
@@ -146,6 +159,12 @@ impl Device for EmuDevice {
     }
 
     fn launch(&self, name: &str, grid: u32, block: u32, smem: u32, args: &[Arg<'_, EmuBuf>]) -> Result<()> {
+        if let Some(n) = &self.fail_after_launches {
+            use std::sync::atomic::Ordering;
+            if n.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| v.checked_sub(1)).is_err() {
+                return Err(Error::Internal(format!("{name}: injected device failure")));
+            }
+        }
         if smem as usize > self.shared_bytes {
             return Err(Error::InvalidArg(format!("{name}: {smem} bytes of shared memory exceed {}", self.shared_bytes)));
         }

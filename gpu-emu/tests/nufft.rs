@@ -5,7 +5,7 @@
 use farfield::gpu::nufft::GpuNufft;
 use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts};
 use farfield::gpu::types::GpuReal;
-use farfield::nufft::{NufftOpts, NufftPlan};
+use farfield::nufft::{Backend, ModeOrder, NufftOpts, NufftParams, NufftPlan, Precision};
 use farfield_gpu_emu::EmuDevice;
 use num_complex::Complex;
 use rand::{Rng, SeedableRng};
@@ -16,8 +16,22 @@ fn rel_l2<T: GpuReal>(a: &[Complex<T>], b: &[Complex<T>]) -> f64 {
     (num / den).sqrt()
 }
 
+/// The mode of output index `i` (from the definition, independent of the library).
 fn mode(i: usize, n: usize, modeord: i32) -> i64 {
-    farfield::nufft::deconv::mode_of(i, n, modeord)
+    let (i, n) = (i as i64, n as i64);
+    if modeord == 1 {
+        if i < (n + 1) / 2 { i } else { i - n }
+    } else {
+        i - n / 2
+    }
+}
+
+/// A GPU plan on the emulator with the parameters the shared layer chooses for CUDA.
+#[allow(clippy::too_many_arguments)]
+fn gpu_plan<T: GpuReal>(ty: i32, dim: usize, nm: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts,
+                        sopts: GpuSpreadOpts) -> farfield::Result<GpuNufft<T, EmuDevice>> {
+    let params = NufftParams::new(ty, dim, nm, iflag, ntrans, tol, Precision::of::<T>(), opts, Backend::Cuda)?;
+    GpuNufft::new(EmuDevice::default(), params, sopts)
 }
 
 /// Direct type-1 sums f_k = Σ c_j e^{i s k·x_j} (s = sign of iflag).
@@ -51,7 +65,7 @@ fn check(dim: usize, modeord: i32, iflag: i32, method: Option<GpuMethod>, tol: f
     let c: Vec<Complex<f64>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
     let total: usize = n.iter().product();
     let fin: Vec<Complex<f64>> = (0..total).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
-    let opts = NufftOpts { modeord, ..Default::default() };
+    let opts = NufftOpts { modeord: if modeord == 1 { ModeOrder::Fft } else { ModeOrder::Cmcl }, ..Default::default() };
     let sopts = GpuSpreadOpts { method, block: 64, ..Default::default() };
     let (y, z): (&[f64], &[f64]) = (if dim > 1 { &x[1] } else { &[] }, if dim > 2 { &x[2] } else { &[] });
     // type 1
@@ -59,7 +73,7 @@ fn check(dim: usize, modeord: i32, iflag: i32, method: Option<GpuMethod>, tol: f
     cpu.setpts(&x[0], y, z).unwrap();
     let mut want = vec![Complex::new(0.0, 0.0); total];
     cpu.execute(&mut c.clone(), &mut want).unwrap();
-    let mut gpu = GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 1, dim, &nm, iflag, tol, &opts, sopts).unwrap();
+    let mut gpu = gpu_plan::<f64>(1, dim, &nm, iflag, 1, tol, &opts, sopts).unwrap();
     assert_eq!(gpu.info().nf, cpu.info().nf);
     gpu.setpts(&x[0], y, z).unwrap();
     let mut got = vec![Complex::new(9.0, 9.0); total];
@@ -75,7 +89,7 @@ fn check(dim: usize, modeord: i32, iflag: i32, method: Option<GpuMethod>, tol: f
     cpu2.setpts(&x[0], y, z).unwrap();
     let mut want2 = vec![Complex::new(0.0, 0.0); m];
     cpu2.execute(&mut want2, &mut fin.clone()).unwrap();
-    let mut gpu2 = GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 2, dim, &nm, iflag, tol, &opts, sopts).unwrap();
+    let mut gpu2 = gpu_plan::<f64>(2, dim, &nm, iflag, 1, tol, &opts, sopts).unwrap();
     gpu2.setpts(&x[0], y, z).unwrap();
     let mut got2 = vec![Complex::new(9.0, 9.0); m];
     gpu2.execute(&mut got2, &mut fin.clone()).unwrap();
@@ -130,7 +144,7 @@ fn gpu_nufft_f32_and_errors() {
     cpu.setpts(&x, &y, &[]).unwrap();
     let mut want = vec![Complex::new(0.0f32, 0.0); 160];
     cpu.execute(&mut c.clone(), &mut want).unwrap();
-    let mut gpu = GpuNufft::<f32, EmuDevice>::new(EmuDevice::default(), 1, 2, &nm, 1, 1e-4, &opts, GpuSpreadOpts { block: 64, ..Default::default() }).unwrap();
+    let mut gpu = gpu_plan::<f32>(1, 2, &nm, 1, 1, 1e-4, &opts, GpuSpreadOpts { block: 64, ..Default::default() }).unwrap();
     let mut got = vec![Complex::new(0.0f32, 0.0); 160];
     assert!(matches!(gpu.execute(&mut c.clone(), &mut got), Err(farfield::Error::NoPoints(_))));
     gpu.setpts(&x, &y, &[]).unwrap();
@@ -139,6 +153,72 @@ fn gpu_nufft_f32_and_errors() {
     let e = rel_l2(&got, &want);
     assert!(e < 1e-5, "f32 type 1 vs CPU: {e}");
     // invalid plans are rejected as on the CPU
-    assert!(matches!(GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 3, 1, &[8], 1, 1e-6, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::NotSupported(_))));
-    assert!(matches!(GpuNufft::<f64, EmuDevice>::new(EmuDevice::default(), 1, 1, &[8], 1, -1.0, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::Tol(_))));
+    assert!(matches!(gpu_plan::<f64>(3, 1, &[8], 1, 1, 1e-6, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::NotSupported(_))));
+    assert!(matches!(gpu_plan::<f64>(1, 1, &[8], 1, 1, -1.0, &NufftOpts::default(), GpuSpreadOpts::default()), Err(farfield::Error::Tol(_))));
+}
+
+/// `ntrans > 1`: all vectors agree with the CPU plan, and a device failure in any launch of
+/// any vector leaves the output untouched (host arrays and device buffers).
+#[test]
+fn gpu_ntrans_is_all_or_nothing() {
+    use farfield::gpu::device::{download_vec, upload_new, Device};
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    let (nm, m, nt) = ([10i64, 8], 40usize, 3usize);
+    let n: usize = 80;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+    let x: Vec<f64> = (0..m).map(|_| rng.gen_range(-3.0..3.0)).collect();
+    let y: Vec<f64> = (0..m).map(|_| rng.gen_range(-3.0..3.0)).collect();
+    let c: Vec<Complex<f64>> = (0..nt * m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
+    let f: Vec<Complex<f64>> = (0..nt * n).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
+    let opts = NufftOpts::default();
+    let sopts = GpuSpreadOpts { method: Some(GpuMethod::GmSort), block: 64, ..Default::default() };
+    for ty in [1, 2] {
+        let mut cpu = NufftPlan::<f64>::new(ty, 2, &nm, 1, nt, 1e-8, &opts).unwrap();
+        cpu.setpts(&x, &y, &[]).unwrap();
+        let (mut wc, mut wf) = (c.clone(), f.clone());
+        cpu.execute(&mut wc, &mut wf).unwrap();
+        let want = if ty == 1 { wf } else { wc };
+        let counter = Arc::new(AtomicUsize::new(usize::MAX));
+        let dev = EmuDevice { fail_after_launches: Some(counter.clone()), ..EmuDevice::default() };
+        let params = NufftParams::new(ty, 2, &nm, 1, nt, 1e-8, Precision::F64, &opts, Backend::Cuda).unwrap();
+        let mut gpu = GpuNufft::<f64, EmuDevice>::new(dev.clone(), params, sopts).unwrap();
+        gpu.setpts(&x, &y, &[]).unwrap();
+        // launches of one full execute
+        let before = counter.load(std::sync::atomic::Ordering::SeqCst);
+        let (mut gc, mut gf) = (c.clone(), f.clone());
+        gpu.execute(&mut gc, &mut gf).unwrap();
+        let per_execute = before - counter.load(std::sync::atomic::Ordering::SeqCst);
+        let got = if ty == 1 { &gf } else { &gc };
+        let e = rel_l2(got, &want);
+        assert!(e < 1e-12, "type {ty} ntrans {nt} vs CPU: {e:e}");
+        assert!(per_execute >= 2 * nt, "{per_execute} launches for {nt} vectors");
+        // a failure at every launch position: host output untouched
+        for k in 0..per_execute {
+            counter.store(k, std::sync::atomic::Ordering::SeqCst);
+            let sentinel = Complex::new(7.0, -7.0);
+            let (mut hc, mut hf) = if ty == 1 { (c.clone(), vec![sentinel; nt * n]) } else { (vec![sentinel; nt * m], f.clone()) };
+            let r = gpu.execute(&mut hc, &mut hf);
+            assert!(matches!(r, Err(farfield::Error::Internal(_))), "type {ty} failure at launch {k}: {r:?}");
+            let out = if ty == 1 { &hf } else { &hc };
+            assert!(out.iter().all(|&v| v == sentinel), "type {ty}: host output written before failure at launch {k}");
+        }
+        // device buffers: the output buffer keeps its bytes after a failure in the last vector
+        for k in [per_execute / 2, per_execute - 1] {
+            counter.store(usize::MAX, std::sync::atomic::Ordering::SeqCst);
+            let sentinel = vec![Complex::new(3.0, 4.0); nt * if ty == 1 { n } else { m }];
+            let (mut cb, mut fb) = if ty == 1 { (upload_new(&dev, &c).unwrap(), upload_new(&dev, &sentinel).unwrap()) }
+                                   else { (upload_new(&dev, &sentinel).unwrap(), upload_new(&dev, &f).unwrap()) };
+            counter.store(k, std::sync::atomic::Ordering::SeqCst);
+            assert!(gpu.execute_dev_all(&mut cb, &mut fb).is_err());
+            counter.store(usize::MAX, std::sync::atomic::Ordering::SeqCst);
+            let out: Vec<Complex<f64>> = download_vec(&dev, if ty == 1 { &fb } else { &cb }, sentinel.len()).unwrap();
+            assert_eq!(out, sentinel, "type {ty}: device output written before failure at launch {k}");
+            // and the same buffers give the right answer without a failure
+            gpu.execute_dev_all(&mut cb, &mut fb).unwrap();
+            let out: Vec<Complex<f64>> = download_vec(&dev, if ty == 1 { &fb } else { &cb }, sentinel.len()).unwrap();
+            assert!(rel_l2(&out, &want) < 1e-12);
+            let _ = dev.len(&cb);
+        }
+    }
 }

@@ -4,7 +4,7 @@
 //! subproblems per bin). Tolerance: 1e-12 relative (f64), 1e-5 (f32), relative to the largest
 //! CPU value.
 
-use farfield::gpu::spread::{GpuKernelSpec, GpuMethod, GpuSpreadOpts, GpuSpreader};
+use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts, GpuSpreader};
 use farfield::gpu::types::GpuReal;
 use farfield::kernel::bspline::BSplineParams;
 use farfield::kernel::{Kernel, KernelKind};
@@ -58,11 +58,11 @@ fn case(dim: usize, m: usize, seed: u64) -> Case {
     Case { dim, nf, pts, bins }
 }
 
-fn spec(k: Ker, tol: f64) -> GpuKernelSpec {
+fn spec(k: Ker, tol: f64) -> Kernel {
     match k {
-        Ker::Es => GpuKernelSpec::Kernel(Kernel::for_tolerance(KernelKind::Es, tol, 2.0)),
-        Ker::Gauss => GpuKernelSpec::Kernel(Kernel::for_tolerance(KernelKind::Gaussian, tol, 2.0)),
-        Ker::BSpline(n) => GpuKernelSpec::BSpline(BSplineParams { order: n }),
+        Ker::Es => Kernel::for_tolerance(KernelKind::Es, tol, 2.0),
+        Ker::Gauss => Kernel::for_tolerance(KernelKind::Gaussian, tol, 2.0),
+        Ker::BSpline(n) => Kernel::BSpline(BSplineParams { order: n }),
     }
 }
 
@@ -81,10 +81,7 @@ fn max_rel<T: GpuReal>(a: &[Complex<T>], b: &[Complex<T>]) -> f64 {
 fn check<T: GpuReal>(c: &Case, k: Ker, tol: f64, methods: &[GpuMethod], cu: Option<u32>, reltol: f64) {
     let th = Threads::new(1).unwrap();
     let sp = spec(k, tol);
-    let mut cpu = match &sp {
-        GpuKernelSpec::Kernel(kk) => Spreader::<T>::new(c.dim, &c.nf, kk, SpreadOpts { max_subprob_size: 0 }).unwrap(),
-        GpuKernelSpec::BSpline(p) => Spreader::<T>::new_bspline(c.dim, &c.nf, p, SpreadOpts { max_subprob_size: 0 }).unwrap(),
-    };
+    let mut cpu = Spreader::<T>::new(c.dim, &c.nf, &sp, SpreadOpts { max_subprob_size: 0 }).unwrap();
     let m = c.pts.len();
     let xs: Vec<Vec<T>> = (0..3).map(|d| c.pts.iter().map(|p| T::of(p[d])).collect()).collect();
     let empty: &[T] = &[];
@@ -177,7 +174,7 @@ fn auto_selection_and_errors() {
     b.setpts([&xs[0], &xs[1], &xs[2]]).unwrap();
     assert!(matches!(b.method(), Some(GpuMethod::Gm | GpuMethod::GmSort | GpuMethod::Sm)));
     // SM demanded where no tile fits in 1 KiB of shared memory
-    let tiny = EmuDevice { shared_bytes: 1024 };
+    let tiny = EmuDevice { shared_bytes: 1024, ..EmuDevice::default() };
     let mut s = GpuSpreader::<f64, EmuDevice>::new(tiny, 3, &c.nf, &sp, GpuSpreadOpts { method: Some(GpuMethod::Sm), ..Default::default() }).unwrap();
     assert!(!s.sm_available());
     assert!(matches!(s.setpts([&xs[0], &xs[1], &xs[2]]), Err(farfield::Error::NotSupported(_))));

@@ -19,8 +19,8 @@
 use super::abi::{self, versioned};
 use super::{check_disjoint, destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
-use crate::nufft::options::{FARFIELD_BACKEND_AUTO, FARFIELD_GPU_METHOD_AUTO, FARFIELD_KERNEL_ES};
-use crate::nufft::{NufftInfo, NufftOpts, NufftPlan};
+use crate::nufft::options::*;
+use crate::nufft::{Backend, NufftInfo, NufftOpts, NufftPlan};
 use crate::real::Real;
 use num_complex::{Complex, Complex32, Complex64};
 use std::ffi::c_int;
@@ -162,21 +162,58 @@ versioned!(farfield_nufft_info, "farfield_nufft_info",
            [struct_size, nf, kernel_width, nthreads, upsampfac, kernel_param, tol_used, warnings, backend],
            empty_info());
 
-/// The C options → the Rust NUFFT options, field by field (the values are validated by the
-/// NUFFT layer, `NufftPlan::new`, with messages naming `opts.<field>`).
+/// The C options → the typed Rust NUFFT options. Errors: [`Error::InvalidArg`] naming the
+/// first invalid field (`opts.<field>`); value ranges that depend on the plan (σ against the
+/// tolerance, FFTW flag bits) are checked by the NUFFT parameter layer.
 fn convert_opts(o: &farfield_nufft_opts) -> Result<NufftOpts> {
+    let bad = |name: &str, v: String, want: &str| Err(Error::InvalidArg(format!("opts.{name} = {v} is not {want}")));
+    let modeord = match o.modeord {
+        0 => ModeOrder::Cmcl,
+        1 => ModeOrder::Fft,
+        v => return bad("modeord", v.to_string(), "0 or 1"),
+    };
+    let kernel = match o.kernel {
+        FARFIELD_KERNEL_ES => crate::kernel::KernelKind::Es,
+        FARFIELD_KERNEL_GAUSSIAN => crate::kernel::KernelKind::Gaussian,
+        v => return bad("kernel", v.to_string(), "0 (ES) or 1 (Gaussian)"),
+    };
+    let backend = match o.backend {
+        FARFIELD_BACKEND_AUTO => BackendChoice::Auto,
+        FARFIELD_BACKEND_CPU => BackendChoice::Cpu,
+        FARFIELD_BACKEND_CUDA => BackendChoice::Cuda,
+        v => return bad("backend", v.to_string(), "0 (AUTO), 1 (CPU) or 2 (CUDA)"),
+    };
+    let gpu_method = match o.gpu_method {
+        FARFIELD_GPU_METHOD_AUTO => None,
+        v @ 1..=5 => Some(GpuMethod::all()[(v - 1) as usize]),
+        v => return bad("gpu_method", v.to_string(), "0 (auto) … 5"),
+    };
+    let nonneg = |name: &str, v: i32| if v < 0 { Err(Error::InvalidArg(format!("opts.{name} = {v} is negative"))) } else { Ok(v as usize) };
+    if o.fftw < 0 {
+        return Err(Error::InvalidArg(format!(
+            "opts.fftw = {} is not a combination of FFTW_ESTIMATE (64), FFTW_MEASURE (0), FFTW_PATIENT (32), \
+             FFTW_EXHAUSTIVE (8) and FFTW_DESTROY_INPUT (1)", o.fftw)));
+    }
+    let points_by_reference = match o.points_by_reference {
+        0 => false,
+        1 => true,
+        v => return bad("points_by_reference", v.to_string(), "0 (copy) or 1 (by reference)"),
+    };
+    if !(o.upsampfac == 0.0 || (o.upsampfac > 1.0 && o.upsampfac <= 4.0)) {
+        return bad("upsampfac", format!("{:e}", o.upsampfac), "0 (auto) or in (1, 4]");
+    }
     Ok(NufftOpts {
-        modeord: o.modeord,
-        debug: o.debug,
-        nthreads: o.nthreads,
-        kernel: o.kernel,
-        upsampfac: o.upsampfac,
-        fftw: o.fftw,
-        spread_max_subprob_size: o.spread_max_subprob_size,
-        backend: o.backend,
-        points_by_reference: o.points_by_reference,
-        gpu_method: o.gpu_method,
-        gpu_spread_reuse_hint: o.gpu_spread_reuse_hint,
+        modeord,
+        debug: o.debug.max(0) as u32,
+        nthreads: nonneg("nthreads", o.nthreads)?,
+        kernel,
+        upsampfac: if o.upsampfac == 0.0 { None } else { Some(o.upsampfac) },
+        fftw: o.fftw as u32,
+        spread_max_subprob_size: nonneg("spread_max_subprob_size", o.spread_max_subprob_size)?,
+        backend,
+        points_by_reference,
+        gpu_method,
+        gpu_spread_reuse_hint: nonneg("gpu_spread_reuse_hint", o.gpu_spread_reuse_hint)?,
     })
 }
 
@@ -185,14 +222,17 @@ fn convert_opts(o: &farfield_nufft_opts) -> Result<NufftOpts> {
 fn info_to_c(i: &NufftInfo) -> farfield_nufft_info {
     farfield_nufft_info {
         struct_size: std::mem::size_of::<farfield_nufft_info>(),
-        nf: i.nf,
-        kernel_width: i.kernel_width,
-        nthreads: i.nthreads,
+        nf: [i.nf[0] as i64, i.nf[1] as i64, i.nf[2] as i64],
+        kernel_width: i.kernel_width as i32,
+        nthreads: i.nthreads as i32,
         upsampfac: i.upsampfac,
         kernel_param: i.kernel_param,
         tol_used: i.tol_used,
         warnings: i.warnings,
-        backend: i.backend,
+        backend: match i.backend {
+            Backend::Cpu => FARFIELD_BACKEND_CPU,
+            Backend::Cuda => FARFIELD_BACKEND_CUDA,
+        },
     }
 }
 
@@ -218,20 +258,20 @@ unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *c
         return Err(Error::NPoints(format!("M = {m} is negative")));
     }
     // before any slice of M elements is formed
-    if m as u64 > crate::nufft::plan::MAX_POINTS as u64 {
+    if m as u64 > crate::nufft::params::MAX_POINTS as u64 {
         return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {} (2^32 − 1)",
-                                          crate::nufft::plan::MAX_POINTS)));
+                                          crate::nufft::params::MAX_POINTS)));
     }
     let m = m as usize;
     let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
-    if m.checked_mul(p.ntrans()).map_or(true, |t| t > crate::nufft::plan::MAX_GRID_ELEMENTS) {
+    if m.checked_mul(p.ntrans()).map_or(true, |t| t > crate::nufft::params::MAX_GRID_ELEMENTS) {
         return Err(Error::NPoints(format!("ntrans·M = {}·{m} exceeds the limit 2^40 values per execute", p.ntrans())));
     }
     let dim = p.dim();
     let xs = slice_in(x, m, "x")?;
     let ys = if dim >= 2 { slice_in(y, m, "y")? } else { &[] };
     let zs = if dim >= 3 { slice_in(z, m, "z")? } else { &[] };
-    if p.options().points_by_reference != 0 {
+    if p.options().points_by_reference {
         // SAFETY: with points_by_reference the caller keeps the arrays valid and unchanged
         // until the next setpts or destroy (documented on the option and on setpts).
         p.setpts_by_reference(xs, ys, zs)

@@ -105,7 +105,7 @@ impl Spectral {
         self.c.clear();
         try_grow(&mut self.c, n, "spectral Ewald strengths")?;
         self.c.extend(q.iter().map(|&v| Complex64::new(v, 0.0)));
-        self.g1.zero();
+        // spreading overwrites the grid: no zeroing needed
         self.spreader.try_spread(&self.c, &mut self.g1, threads)?;
         self.fwd.execute_c2c(&mut self.g1);
         let nf = self.nf;

@@ -88,8 +88,7 @@ impl Spme {
             self.xs[d].extend(s.iter().map(|v| tp * (v[d] - sh)));
         }
         self.spreader.setpts([&self.xs[0], &self.xs[1], &self.xs[2]], threads)?;
-        let plane = nf[0] * nf[1];
-        threads.chunks(&mut self.rgrid, plane, |_, r| r.iter_mut().for_each(|v| *v = 0.0));
+        // spreading overwrites the grid: no zeroing needed
         self.spreader.try_spread_real(q, &mut self.rgrid, threads)?;
         self.r2c.execute_r2c(&mut self.rgrid, &mut self.spec);
         let nx = nf[0] / 2 + 1;

@@ -156,6 +156,16 @@ impl Device for CudaDevice {
         self.synchronize()
     }
 
+    fn copy(&self, dst: &mut CudaSlice<u8>, dst_off: usize, src: &CudaSlice<u8>, src_off: usize, bytes: usize) -> Result<()> {
+        if dst_off + bytes > dst.len() || src_off + bytes > src.len() {
+            return Err(Error::InvalidArg(format!(
+                "device copy of {bytes} bytes from {src_off} (of {}) to {dst_off} (of {})", src.len(), dst.len())));
+        }
+        let from = src.slice(src_off..src_off + bytes);
+        let mut to = dst.slice_mut(dst_off..dst_off + bytes);
+        self.stream.memcpy_dtod(&from, &mut to).map_err(drv("device copy"))
+    }
+
     fn zero(&self, buf: &mut CudaSlice<u8>) -> Result<()> {
         self.stream.memset_zeros(buf).map_err(drv("memset"))
     }

@@ -36,6 +36,9 @@ pub trait Device: Clone {
     fn upload(&self, dst: &mut Self::Buf, src: &[u8]) -> Result<()>;
     /// Copies `dst.len()` bytes of `src`, starting at byte `offset`, into `dst`.
     fn download(&self, src: &Self::Buf, offset: usize, dst: &mut [u8]) -> Result<()>;
+    /// Copies `bytes` bytes from `src` at byte `src_off` to `dst` at byte `dst_off`, on the
+    /// device (in stream order). Errors: [`crate::Error::InvalidArg`] out of bounds.
+    fn copy(&self, dst: &mut Self::Buf, dst_off: usize, src: &Self::Buf, src_off: usize, bytes: usize) -> Result<()>;
     /// Sets every byte of `buf` to zero.
     fn zero(&self, buf: &mut Self::Buf) -> Result<()>;
     /// Device address of a buffer (for pointers inside by-value structs).

@@ -9,12 +9,19 @@
 //!   and the method selection rule;
 //! * [`cuda`]: the CUDA device (cudarc context, stream, NVRTC-compiled modules, buffers);
 //! * [`nufft`]: GPU NUFFT types 1 and 2 (spread/interp, device FFT, deconvolution on the
-//!   device), host or device pointers;
-//! * [`types`]: by-value kernel argument structs;
+//!   device), host or device pointers, built from the shared parameter layer
+//!   [`crate::nufft::params`]; its CUDA executor is chosen by `crate::dispatch`;
+//! * [`types`]: by-value kernel argument structs, and [`types::ff_kernel`], the one function
+//!   that turns a [`crate::kernel::Kernel`] into the device kernel descriptor and its table;
 //! * [`runtime`]: driver/device discovery that never panics without a driver, and the
 //!   backend choice (AUTO → CPU when no device, CUDA → `FARFIELD_ERR_NO_DEVICE`);
 //! * [`check`]: compile every kernel with NVRTC (and assemble with ptxas) without a GPU, for
 //!   `farfield gpu check`.
+//!
+//! Semantics shared with the CPU ([`crate::spread`]): spreading **overwrites** the output grid
+//! and interpolation the output values (as cuFINUFFT). A NUFFT execute with `ntrans > 1` that
+//! fails midway leaves its output untouched (host arrays are written after the last vector;
+//! device arrays receive the results from plan scratch by one device copy at the end).
 
 pub mod check;
 pub mod cuda;

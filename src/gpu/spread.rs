@@ -29,13 +29,12 @@
 //! tile is reused), GM-sort for more than 1024 points, GM for fewer.
 //!
 //! Conventions as [`crate::spread`]: grid `grid[i + nf1*(j + nf2*k)]`, coordinates in radians
-//! interpreted 2π-periodically; spreading **overwrites** the grid here (the CPU spreader adds).
+//! interpreted 2π-periodically; spreading **overwrites** the grid and interpolation the values,
+//! as on the CPU ([`crate::spread`]) and in cuFINUFFT.
 
 use super::device::{download_vec, upload_new, Arg, Device};
-use super::types::{FfGeom, FfKernel, GpuReal, FF_KER_BSPLINE, FF_KER_ES, FF_KER_GAUSS};
+use super::types::{ff_kernel, FfGeom, FfKernel, GpuReal};
 use crate::error::{Error, Result};
-use crate::kernel::bspline::BSplineParams;
-use crate::kernel::es::EsHorner;
 use crate::kernel::{Kernel, MAX_WIDTH};
 use num_complex::Complex;
 use std::marker::PhantomData;
@@ -106,39 +105,15 @@ pub struct GpuSpreadOpts {
 
 impl GpuSpreadOpts {
     /// The defaults with the method and reuse hint of a NUFFT plan's options
-    /// (`opts.gpu_method`: 0 = automatic, 1–5 = [`GpuMethod::all`] in order;
-    /// `opts.gpu_spread_reuse_hint`), both checked by `NufftPlan::new`.
+    /// (`opts.gpu_method`, `opts.gpu_spread_reuse_hint`).
     pub fn from_nufft_opts(opts: &crate::nufft::NufftOpts) -> Self {
-        let method = match opts.gpu_method {
-            m @ 1..=5 => Some(GpuMethod::all()[(m - 1) as usize]),
-            _ => None,
-        };
-        GpuSpreadOpts { method, reuse_hint: opts.gpu_spread_reuse_hint.max(0) as usize, ..Self::default() }
+        GpuSpreadOpts { method: opts.gpu_method, reuse_hint: opts.gpu_spread_reuse_hint, ..Self::default() }
     }
 }
 
 impl Default for GpuSpreadOpts {
     fn default() -> Self {
         GpuSpreadOpts { method: None, reuse_hint: 0, block: 128, max_subprob: 1024, bin_size: None, cu: None }
-    }
-}
-
-/// The kernel a GPU spreader evaluates.
-#[derive(Debug, Clone)]
-pub enum GpuKernelSpec {
-    /// An ES or Gaussian kernel (as [`crate::spread::Spreader::new`]).
-    Kernel(Kernel),
-    /// A centred cardinal B-spline (as [`crate::spread::Spreader::new_bspline`]).
-    BSpline(BSplineParams),
-}
-
-impl GpuKernelSpec {
-    /// Width in grid points.
-    pub fn width(&self) -> usize {
-        match self {
-            GpuKernelSpec::Kernel(k) => k.width(),
-            GpuKernelSpec::BSpline(p) => p.order,
-        }
     }
 }
 
@@ -182,19 +157,64 @@ fn nblocks(n: usize, block: u32) -> Result<u32> {
     u32::try_from(b).map_err(|_| Error::NotSupported(format!("{n} threads exceed one launch")))
 }
 
+/// Device buffers of a bin sort (GM-sort, SM): sorted position → point index, and per bin
+/// its first sorted position and its point count.
+struct Sorted<B> {
+    idx: B,
+    binstart: B,
+    count: B,
+}
+
+/// SM subproblems: for each, its bin and its offset within the bin; `n` of them.
+struct Subprobs<B> {
+    bin: B,
+    off: B,
+    n: u32,
+}
+
+/// A sparse mesh (CSR or GROUP): point-major weights and grid indices, row pointers and
+/// entry columns.
+struct Mesh<B> {
+    pt_w: B,
+    pt_g: B,
+    ptr: B,
+    col: B,
+}
+
+/// What a method needs beyond the folded coordinates: each variant holds exactly its buffers,
+/// so a method can never run without them.
+enum MethodData<B> {
+    /// GM: nothing.
+    Gm,
+    /// GM-sort: the bin sort on the default bins.
+    GmSort(Sorted<B>),
+    /// SM: the bin sort on the SM bins `geo` and the subproblems (`None` without points).
+    Sm { geo: FfGeom, sorted: Sorted<B>, sub: Option<Subprobs<B>> },
+    /// CSR single mesh.
+    Csr(Mesh<B>),
+    /// Group mesh.
+    Group(Mesh<B>),
+}
+
+impl<B> MethodData<B> {
+    fn method(&self) -> GpuMethod {
+        match self {
+            MethodData::Gm => GpuMethod::Gm,
+            MethodData::GmSort(_) => GpuMethod::GmSort,
+            MethodData::Sm { .. } => GpuMethod::Sm,
+            MethodData::Csr(_) => GpuMethod::Csr,
+            MethodData::Group(_) => GpuMethod::Group,
+        }
+    }
+}
+
 /// Device buffers of one point configuration.
 struct Points<B> {
     m: usize,
-    method: GpuMethod,
+    /// Folded grid coordinates per axis (a 1-byte placeholder for axes ≥ dim).
     g: Vec<B>,
-    idx: Option<B>,
-    binstart: Option<B>,
-    count: Option<B>,
-    sub: Option<(B, B, u32)>,
-    pt_w: Option<B>,
-    pt_g: Option<B>,
-    ptr: Option<B>,
-    col: Option<B>,
+    data: MethodData<B>,
+    /// CSR compute-unit sizes (spreading, interpolation).
     cu: u32,
     cu_interp: u32,
 }
@@ -243,7 +263,7 @@ fn tile_bytes<T>(dim: usize, w: usize, bs: [usize; 3]) -> usize {
 impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
     /// A spreader for a `dim`-dimensional grid of sizes `nf` (each ≥ 2w, product < 2³¹).
     /// Errors: [`Error::Dim`], [`Error::Modes`], [`Error::InvalidArg`] (options), device errors.
-    pub fn new(dev: D, dim: usize, nf: &[usize], kernel: &GpuKernelSpec, opts: GpuSpreadOpts) -> Result<Self> {
+    pub fn new(dev: D, dim: usize, nf: &[usize], kernel: &Kernel, opts: GpuSpreadOpts) -> Result<Self> {
         if !(1..=3).contains(&dim) || nf.len() != dim {
             return Err(Error::Dim(format!("GPU spreader dimension {dim} with {} grid sizes", nf.len())));
         }
@@ -291,25 +311,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
             }
             sb[d] = b / 2;
         };
-        let (ker, tab): (FfKernel, Vec<T>) = match kernel {
-            GpuKernelSpec::Kernel(Kernel::Es(p)) => {
-                let h = EsHorner::<T>::new(p);
-                (FfKernel { ty: FF_KER_ES, w: w as i32, deg: h.degree() as i32, ..Default::default() }, h.coeffs().to_vec())
-            }
-            GpuKernelSpec::Kernel(Kernel::Gaussian(p)) => {
-                // as crate::kernel::gaussian::Fgg::new
-                let msp = p.w / 2;
-                let e3: Vec<T> = (0..p.w)
-                    .map(|j| {
-                        let l = j as f64 - (msp as f64 - 1.0);
-                        T::of((-l * l / (4.0 * p.tau)).exp())
-                    })
-                    .collect();
-                let k = FfKernel { ty: FF_KER_GAUSS, w: w as i32, msp: msp as i32, inv4tau: 0.25 / p.tau, inv2tau: 0.5 / p.tau, ..Default::default() };
-                (k, e3)
-            }
-            GpuKernelSpec::BSpline(_) => (FfKernel { ty: FF_KER_BSPLINE, w: w as i32, ..Default::default() }, vec![T::zero()]),
-        };
+        let (ker, tab) = ff_kernel::<T>(kernel);
         let ktab = upload_new(&dev, &tab)?;
         let ker = FfKernel { tab: dev.addr(&ktab), ..ker };
         Ok(GpuSpreader { dev, dim, nf: nf3, w, geo, sm_geo, ker, _ktab: ktab, opts, pts: None, _t: PhantomData })
@@ -317,7 +319,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
 
     /// The method used for the current points (`None` before `setpts`).
     pub fn method(&self) -> Option<GpuMethod> {
-        self.pts.as_ref().map(|p| p.method)
+        self.pts.as_ref().map(|p| p.data.method())
     }
 
     /// The CSR compute-unit sizes (spread, interp) of the current points.
@@ -368,8 +370,38 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
     /// ≥ dim ignored). Copies them to the device, folds them, and builds what the method needs
     /// (bin sort, subproblems, CSR or group structure). Errors: [`Error::NPoints`],
     /// [`Error::NonFinite`], [`Error::NotSupported`] (an explicit SM whose tile does not fit,
-    /// or a mesh method whose entries exceed 2³² − 1), device errors.
+    /// or a mesh method whose entries exceed 2³² − 1), device errors; the previous points are
+    /// dropped first.
     pub fn setpts(&mut self, coords: [&[T]; 3]) -> Result<()> {
+        let m = self.check_points(&coords)?;
+        self.pts = None;
+        let method = self.choose_method(m)?;
+        let g = self.upload_and_fold(&coords, m)?;
+        let data = match method {
+            GpuMethod::Gm => MethodData::Gm,
+            GpuMethod::GmSort => MethodData::GmSort(self.bin_sort(self.geo, &g, m)?),
+            GpuMethod::Sm => {
+                let Some(geo) = self.sm_geo else {
+                    return Err(Error::NotSupported(format!(
+                        "SM spreading: a tile for kernel width {} in {}D does not fit in {} bytes of shared memory",
+                        self.w, self.dim, self.dev.max_shared_bytes())));
+                };
+                let sorted = self.bin_sort(geo, &g, m)?;
+                let sub = if m > 0 { Some(self.subproblems(geo, &sorted)?) } else { None };
+                MethodData::Sm { geo, sorted, sub }
+            }
+            GpuMethod::Csr => MethodData::Csr(self.build_mesh(&g, m, 0)?),
+            GpuMethod::Group => MethodData::Group(self.build_mesh(&g, m, 6)?),
+        };
+        let asm = asm(self.dim, self.nf, self.w, m);
+        let cu = self.opts.cu.unwrap_or_else(|| cu_for_asm(asm));
+        let cu_interp = cu_for_asm(self.w.pow(self.dim as u32) as f64);
+        self.pts = Some(Points { m, g, data, cu, cu_interp });
+        Ok(())
+    }
+
+    /// Stage 1 of `setpts`: M within the GPU limit, equal lengths, finite coordinates.
+    fn check_points(&self, coords: &[&[T]; 3]) -> Result<usize> {
         let m = coords[0].len();
         if m > i32::MAX as usize / 2 {
             return Err(Error::NPoints(format!("{m} points exceed the GPU limit 2^30")));
@@ -382,149 +414,140 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
                 return Err(Error::NonFinite(format!("coordinate {} of point {i} is {}", ["x", "y", "z"][d], coords[d][i])));
             }
         }
-        self.pts = None;
-        let dev = self.dev.clone();
-        let dim = self.dim;
-        let block = self.opts.block;
-        let tsz = std::mem::size_of::<T>();
-        let asm = asm(dim, self.nf, self.w, m);
-        let p_ent = self.w.pow(dim as u32);
-        let nent = m * p_ent;
-        let nrows: usize = self.nf.iter().product();
+        Ok(m)
+    }
+
+    /// Stage 2: the method (explicit, or by [`select_method`]); a mesh method needs fewer than
+    /// 2³² − 1 entries.
+    fn choose_method(&self, m: usize) -> Result<GpuMethod> {
+        let nent = m * self.w.pow(self.dim as u32);
         let mesh_fits = nent < u32::MAX as usize;
         let method = match self.opts.method {
             Some(mt) => mt,
-            None => select_method(asm, m, self.opts.reuse_hint, self.sm_geo.is_some(), mesh_fits),
+            None => select_method(asm(self.dim, self.nf, self.w, m), m, self.opts.reuse_hint, self.sm_geo.is_some(), mesh_fits),
         };
-        if method == GpuMethod::Sm && self.sm_geo.is_none() {
-            return Err(Error::NotSupported(format!(
-                "SM spreading: a tile for kernel width {} in {dim}D does not fit in {} bytes of shared memory",
-                self.w,
-                dev.max_shared_bytes()
-            )));
-        }
         if matches!(method, GpuMethod::Csr | GpuMethod::Group) && !mesh_fits {
             return Err(Error::NotSupported(format!("{nent} sparse-matrix entries exceed 2^32 - 1")));
         }
-        // upload and fold
+        Ok(method)
+    }
+
+    /// Stage 3: uploads the coordinates and folds them into grid units on the device.
+    fn upload_and_fold(&self, coords: &[&[T]; 3], m: usize) -> Result<Vec<D::Buf>> {
+        let (dev, dim, block) = (&self.dev, self.dim, self.opts.block);
         let mut raw = Vec::with_capacity(3);
         let mut g = Vec::with_capacity(3);
         for d in 0..3 {
             if d < dim {
-                raw.push(upload_new(&dev, coords[d])?);
-                g.push(dev.alloc((m * tsz).max(1))?);
+                raw.push(upload_new(dev, coords[d])?);
+                g.push(dev.alloc((m * std::mem::size_of::<T>()).max(1))?);
             } else {
                 raw.push(dev.alloc(1)?);
                 g.push(dev.alloc(1)?);
             }
         }
-        fn pn<B>(d: usize, dim: usize, v: &B) -> Arg<'_, B> {
-            if d < dim {
-                Arg::Buf(v)
-            } else {
-                Arg::Null
-            }
-        }
         if m > 0 {
             dev.launch(&self.sfx("fold", false), nblocks(m, block)?, block, 0, &[
                 Arg::Geom(self.geo),
-                pn(0, dim, &raw[0]), pn(1, dim, &raw[1]), pn(2, dim, &raw[2]),
-                pn(0, dim, &g[0]), pn(1, dim, &g[1]), pn(2, dim, &g[2]),
+                self.axis(0, &raw), self.axis(1, &raw), self.axis(2, &raw),
+                self.axis(0, &g), self.axis(1, &g), self.axis(2, &g),
                 Arg::I32(m as i32),
             ])?;
         }
-        drop(raw);
-        let mut pts = Points {
-            m, method, g, idx: None, binstart: None, count: None, sub: None, pt_w: None, pt_g: None, ptr: None, col: None,
-            cu: self.opts.cu.unwrap_or_else(|| cu_for_asm(asm)),
-            cu_interp: cu_for_asm(p_ent as f64),
-        };
-        match method {
-            GpuMethod::Gm => {}
-            GpuMethod::GmSort | GpuMethod::Sm => {
-                let geo = if method == GpuMethod::Sm { self.sm_geo.expect("checked") } else { self.geo };
-                let nbins = (geo.nb[0] * geo.nb[1] * geo.nb[2]) as usize;
-                let bin = dev.alloc((4 * m).max(1))?;
-                let rank = dev.alloc((4 * m).max(1))?;
-                let count = dev.alloc(4 * nbins)?;
-                let start = dev.alloc(4 * (nbins + 1))?;
-                let idx = dev.alloc((4 * m).max(1))?;
-                if m > 0 {
-                    dev.launch(&self.sfx("bin_count", false), nblocks(m, block)?, block, 0, &[
-                        Arg::Geom(geo),
-                        pn(0, dim, &pts.g[0]), pn(1, dim, &pts.g[1]), pn(2, dim, &pts.g[2]),
-                        Arg::I32(m as i32), Arg::Buf(&bin), Arg::Buf(&rank), Arg::Buf(&count),
-                    ])?;
-                    // start = exclusive scan of count (copy, then scan in place)
-                    let mut cnt = download_vec::<D, u32>(&dev, &count, nbins)?;
-                    cnt.push(0);
-                    let mut sb = start;
-                    dev.upload(&mut sb, super::types::as_bytes(&cnt))?;
-                    self.scan(&sb, nbins + 1)?;
-                    dev.launch("ff_bin_permute", nblocks(m, block)?, block, 0, &[
-                        Arg::Buf(&bin), Arg::Buf(&rank), Arg::Buf(&sb), Arg::I32(m as i32), Arg::Buf(&idx),
-                    ])?;
-                    if method == GpuMethod::Sm {
-                        let nsub = dev.alloc(4 * (nbins + 1))?;
-                        let maxsub = self.opts.max_subprob.min(i32::MAX as usize) as i32;
-                        dev.launch("ff_subprob_count", nblocks(nbins, block)?, block, 0, &[
-                            Arg::Buf(&count), Arg::I32(nbins as i32), Arg::I32(maxsub), Arg::Buf(&nsub),
-                        ])?;
-                        let substart = dev.alloc(4 * (nbins + 1))?;
-                        let mut ns = download_vec::<D, u32>(&dev, &nsub, nbins + 1)?;
-                        ns[nbins] = 0;
-                        let mut ss = substart;
-                        dev.upload(&mut ss, super::types::as_bytes(&ns))?;
-                        self.scan(&ss, nbins + 1)?;
-                        let total = self.read_u32(&ss, nbins)?;
-                        let sub_bin = dev.alloc((4 * total as usize).max(1))?;
-                        let sub_off = dev.alloc((4 * total as usize).max(1))?;
-                        dev.launch("ff_subprob_map", nblocks(nbins, block)?, block, 0, &[
-                            Arg::Buf(&nsub), Arg::Buf(&ss), Arg::I32(nbins as i32), Arg::I32(maxsub), Arg::Buf(&sub_bin), Arg::Buf(&sub_off),
-                        ])?;
-                        pts.sub = Some((sub_bin, sub_off, total));
-                    }
-                    pts.binstart = Some(sb);
-                } else {
-                    pts.binstart = Some(start);
-                }
-                pts.idx = Some(idx);
-                pts.count = Some(count);
-            }
-            GpuMethod::Csr | GpuMethod::Group => {
-                let pt_w = dev.alloc((nent * tsz).max(1))?;
-                let pt_g = dev.alloc((nent * 4).max(1))?;
-                let shift = if method == GpuMethod::Csr { 0 } else { 6 };
-                let nr = if method == GpuMethod::Csr { nrows } else { nrows.div_ceil(64) };
-                let ptr = dev.alloc(4 * (nr + 1))?;
-                let col = dev.alloc((4 * nent).max(1))?;
-                if m > 0 {
-                    dev.launch(&self.sfx("pt_weights", true), nblocks(m, block)?, block, 0, &[
-                        Arg::Geom(self.geo), Arg::Kernel(self.ker),
-                        pn(0, dim, &pts.g[0]), pn(1, dim, &pts.g[1]), pn(2, dim, &pts.g[2]),
-                        Arg::I32(m as i32), Arg::Buf(&pt_w), Arg::Buf(&pt_g),
-                    ])?;
-                    // count per row (ptr has nr + 1 zeroed entries; the last stays 0), scan, fill
-                    dev.launch("ff_entry_count", nblocks(nent, block)?, block, 0, &[
-                        Arg::Buf(&pt_g), Arg::U32(nent as u32), Arg::I32(shift), Arg::Buf(&ptr),
-                    ])?;
-                    self.scan(&ptr, nr + 1)?;
-                    let cursor = dev.alloc(4 * nr)?;
-                    dev.launch("ff_entry_fill", nblocks(nent, block)?, block, 0, &[
-                        Arg::Buf(&pt_g), Arg::U32(nent as u32), Arg::I32(shift), Arg::Buf(&ptr), Arg::Buf(&cursor), Arg::Buf(&col),
-                    ])?;
-                    if method == GpuMethod::Csr {
-                        dev.launch("ff_rows_sort", nblocks(nr, block)?, block, 0, &[Arg::Buf(&ptr), Arg::I32(nr as i32), Arg::Buf(&col)])?;
-                    }
-                }
-                pts.pt_w = Some(pt_w);
-                pts.pt_g = Some(pt_g);
-                pts.ptr = Some(ptr);
-                pts.col = Some(col);
+        Ok(g)
+    }
+
+    /// The buffer of axis `d` as a kernel argument (NULL for axes ≥ dim).
+    fn axis<'a>(&self, d: usize, v: &'a [D::Buf]) -> Arg<'a, D::Buf> {
+        if d < self.dim {
+            Arg::Buf(&v[d])
+        } else {
+            Arg::Null
+        }
+    }
+
+    /// Stage 4 (GM-sort, SM): device bin sort of the folded points `g` on the bins of `geo`
+    /// (count with atomics, exclusive scan, permute).
+    fn bin_sort(&self, geo: FfGeom, g: &[D::Buf], m: usize) -> Result<Sorted<D::Buf>> {
+        let (dev, block) = (&self.dev, self.opts.block);
+        let nbins = (geo.nb[0] * geo.nb[1] * geo.nb[2]) as usize;
+        let bin = dev.alloc((4 * m).max(1))?;
+        let rank = dev.alloc((4 * m).max(1))?;
+        let count = dev.alloc(4 * nbins)?;
+        let mut binstart = dev.alloc(4 * (nbins + 1))?;
+        let idx = dev.alloc((4 * m).max(1))?;
+        if m > 0 {
+            dev.launch(&self.sfx("bin_count", false), nblocks(m, block)?, block, 0, &[
+                Arg::Geom(geo), self.axis(0, g), self.axis(1, g), self.axis(2, g),
+                Arg::I32(m as i32), Arg::Buf(&bin), Arg::Buf(&rank), Arg::Buf(&count),
+            ])?;
+            // binstart = exclusive scan of count (copy, then scan in place)
+            let mut cnt = download_vec::<D, u32>(dev, &count, nbins)?;
+            cnt.push(0);
+            dev.upload(&mut binstart, super::types::as_bytes(&cnt))?;
+            self.scan(&binstart, nbins + 1)?;
+            dev.launch("ff_bin_permute", nblocks(m, block)?, block, 0, &[
+                Arg::Buf(&bin), Arg::Buf(&rank), Arg::Buf(&binstart), Arg::I32(m as i32), Arg::Buf(&idx),
+            ])?;
+        }
+        Ok(Sorted { idx, binstart, count })
+    }
+
+    /// Stage 5 (SM): the subproblems — each bin's sorted points in chunks of at most
+    /// `max_subprob`.
+    fn subproblems(&self, geo: FfGeom, sorted: &Sorted<D::Buf>) -> Result<Subprobs<D::Buf>> {
+        let (dev, block) = (&self.dev, self.opts.block);
+        let nbins = (geo.nb[0] * geo.nb[1] * geo.nb[2]) as usize;
+        let nsub = dev.alloc(4 * (nbins + 1))?;
+        let maxsub = self.opts.max_subprob.min(i32::MAX as usize) as i32;
+        dev.launch("ff_subprob_count", nblocks(nbins, block)?, block, 0, &[
+            Arg::Buf(&sorted.count), Arg::I32(nbins as i32), Arg::I32(maxsub), Arg::Buf(&nsub),
+        ])?;
+        let mut substart = dev.alloc(4 * (nbins + 1))?;
+        let mut ns = download_vec::<D, u32>(dev, &nsub, nbins + 1)?;
+        ns[nbins] = 0;
+        dev.upload(&mut substart, super::types::as_bytes(&ns))?;
+        self.scan(&substart, nbins + 1)?;
+        let n = self.read_u32(&substart, nbins)?;
+        let bin = dev.alloc((4 * n as usize).max(1))?;
+        let off = dev.alloc((4 * n as usize).max(1))?;
+        dev.launch("ff_subprob_map", nblocks(nbins, block)?, block, 0, &[
+            Arg::Buf(&nsub), Arg::Buf(&substart), Arg::I32(nbins as i32), Arg::I32(maxsub), Arg::Buf(&bin), Arg::Buf(&off),
+        ])?;
+        Ok(Subprobs { bin, off, n })
+    }
+
+    /// Stage 4 (CSR, GROUP): point-major weights, then rows of single grid points
+    /// (`shift = 0`, CSR; rows sorted by entry so the sums are deterministic) or of 64 grid
+    /// points (`shift = 6`, GROUP): count per row, exclusive scan, fill.
+    fn build_mesh(&self, g: &[D::Buf], m: usize, shift: i32) -> Result<Mesh<D::Buf>> {
+        let (dev, block) = (&self.dev, self.opts.block);
+        let nent = m * self.w.pow(self.dim as u32);
+        let nrows: usize = self.nf.iter().product();
+        let pt_w = dev.alloc((nent * std::mem::size_of::<T>()).max(1))?;
+        let pt_g = dev.alloc((nent * 4).max(1))?;
+        let nr = if shift == 0 { nrows } else { nrows.div_ceil(1 << shift) };
+        let ptr = dev.alloc(4 * (nr + 1))?;
+        let col = dev.alloc((4 * nent).max(1))?;
+        if m > 0 {
+            dev.launch(&self.sfx("pt_weights", true), nblocks(m, block)?, block, 0, &[
+                Arg::Geom(self.geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g),
+                Arg::I32(m as i32), Arg::Buf(&pt_w), Arg::Buf(&pt_g),
+            ])?;
+            // count per row (ptr has nr + 1 zeroed entries; the last stays 0), scan, fill
+            dev.launch("ff_entry_count", nblocks(nent, block)?, block, 0, &[
+                Arg::Buf(&pt_g), Arg::U32(nent as u32), Arg::I32(shift), Arg::Buf(&ptr),
+            ])?;
+            self.scan(&ptr, nr + 1)?;
+            let cursor = dev.alloc(4 * nr)?;
+            dev.launch("ff_entry_fill", nblocks(nent, block)?, block, 0, &[
+                Arg::Buf(&pt_g), Arg::U32(nent as u32), Arg::I32(shift), Arg::Buf(&ptr), Arg::Buf(&cursor), Arg::Buf(&col),
+            ])?;
+            if shift == 0 {
+                dev.launch("ff_rows_sort", nblocks(nr, block)?, block, 0, &[Arg::Buf(&ptr), Arg::I32(nr as i32), Arg::Buf(&col)])?;
             }
         }
-        self.pts = Some(pts);
-        Ok(())
+        Ok(Mesh { pt_w, pt_g, ptr, col })
     }
 
     fn points(&self) -> Result<&Points<D::Buf>> {
@@ -539,46 +562,44 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         let (m, block, dim) = (pts.m, self.opts.block, self.dim);
         let nrows: usize = self.nf.iter().product();
         let g = &pts.g;
-        let gp = |d: usize| if d < dim { Arg::Buf(&g[d]) } else { Arg::Null };
-        match pts.method {
-            GpuMethod::Gm | GpuMethod::GmSort => {
+        let wd = self.w.pow(dim as u32) as i32;
+        match &pts.data {
+            MethodData::Gm | MethodData::GmSort(_) => {
                 dev.zero(grid)?;
                 if m == 0 {
                     return Ok(());
                 }
-                let order = match (&pts.method, &pts.idx) {
-                    (GpuMethod::GmSort, Some(i)) => Arg::Buf(i),
+                let order = match &pts.data {
+                    MethodData::GmSort(s) => Arg::Buf(&s.idx),
                     _ => Arg::Null,
                 };
                 dev.launch(&self.sfx("gm_spread", true), nblocks(m, block)?, block, 0, &[
-                    Arg::Geom(self.geo), Arg::Kernel(self.ker), gp(0), gp(1), gp(2), order, Arg::I32(m as i32), Arg::Buf(c), Arg::Buf(grid),
+                    Arg::Geom(self.geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g), order,
+                    Arg::I32(m as i32), Arg::Buf(c), Arg::Buf(grid),
                 ])
             }
-            GpuMethod::Sm => {
+            MethodData::Sm { geo, sorted, sub } => {
                 dev.zero(grid)?;
-                let Some((sub_bin, sub_off, nsub)) = &pts.sub else { return Ok(()) };
-                let geo = self.sm_geo.expect("SM chosen only when it fits");
+                let Some(sub) = sub else { return Ok(()) };
                 let smem = tile_bytes::<T>(dim, self.w, [geo.bs[0] as usize, geo.bs[1] as usize, geo.bs[2] as usize]) as u32;
-                dev.launch(&self.sfx("sm_spread", true), *nsub, block, smem, &[
-                    Arg::Geom(geo), Arg::Kernel(self.ker), gp(0), gp(1), gp(2),
-                    Arg::Buf(pts.idx.as_ref().expect("sorted")), Arg::Buf(pts.binstart.as_ref().expect("sorted")),
-                    Arg::Buf(pts.count.as_ref().expect("sorted")), Arg::Buf(sub_bin), Arg::Buf(sub_off),
+                dev.launch(&self.sfx("sm_spread", true), sub.n, block, smem, &[
+                    Arg::Geom(*geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g),
+                    Arg::Buf(&sorted.idx), Arg::Buf(&sorted.binstart), Arg::Buf(&sorted.count), Arg::Buf(&sub.bin), Arg::Buf(&sub.off),
                     Arg::I32(self.opts.max_subprob.min(i32::MAX as usize) as i32), Arg::Buf(c), Arg::Buf(grid),
                 ])
             }
-            GpuMethod::Csr => {
+            MethodData::Csr(mesh) => {
                 let cu = pts.cu;
                 dev.launch(&self.sfx("csr_spread", false), nblocks(nrows * cu as usize, block)?, block, 0, &[
-                    Arg::Buf(pts.ptr.as_ref().expect("csr")), Arg::Buf(pts.col.as_ref().expect("csr")), Arg::Buf(pts.pt_w.as_ref().expect("csr")),
-                    Arg::I32(self.w.pow(dim as u32) as i32), Arg::I32(nrows as i32), Arg::I32(cu as i32), Arg::Buf(c), Arg::Buf(grid),
+                    Arg::Buf(&mesh.ptr), Arg::Buf(&mesh.col), Arg::Buf(&mesh.pt_w),
+                    Arg::I32(wd), Arg::I32(nrows as i32), Arg::I32(cu as i32), Arg::Buf(c), Arg::Buf(grid),
                 ])
             }
-            GpuMethod::Group => {
+            MethodData::Group(mesh) => {
                 let ngroups = nrows.div_ceil(64);
                 dev.launch(&self.sfx("group_spread", false), ngroups as u32, block, 0, &[
-                    Arg::Buf(pts.ptr.as_ref().expect("group")), Arg::Buf(pts.col.as_ref().expect("group")),
-                    Arg::Buf(pts.pt_w.as_ref().expect("group")), Arg::Buf(pts.pt_g.as_ref().expect("group")),
-                    Arg::I32(self.w.pow(dim as u32) as i32), Arg::I32(nrows as i32), Arg::Buf(c), Arg::Buf(grid),
+                    Arg::Buf(&mesh.ptr), Arg::Buf(&mesh.col), Arg::Buf(&mesh.pt_w), Arg::Buf(&mesh.pt_g),
+                    Arg::I32(wd), Arg::I32(nrows as i32), Arg::Buf(c), Arg::Buf(grid),
                 ])
             }
         }
@@ -595,42 +616,39 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
             return Ok(());
         }
         let g = &pts.g;
-        let gp = |d: usize| if d < dim { Arg::Buf(&g[d]) } else { Arg::Null };
-        match pts.method {
-            GpuMethod::Gm | GpuMethod::GmSort => {
-                let order = match (&pts.method, &pts.idx) {
-                    (GpuMethod::GmSort, Some(i)) => Arg::Buf(i),
+        let wd = self.w.pow(dim as u32) as i32;
+        match &pts.data {
+            MethodData::Gm | MethodData::GmSort(_) => {
+                let order = match &pts.data {
+                    MethodData::GmSort(s) => Arg::Buf(&s.idx),
                     _ => Arg::Null,
                 };
                 dev.launch(&self.sfx("gm_interp", true), nblocks(m, block)?, block, 0, &[
-                    Arg::Geom(self.geo), Arg::Kernel(self.ker), gp(0), gp(1), gp(2), order, Arg::I32(m as i32), Arg::Buf(grid), Arg::Buf(c),
+                    Arg::Geom(self.geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g), order,
+                    Arg::I32(m as i32), Arg::Buf(grid), Arg::Buf(c),
                 ])
             }
-            GpuMethod::Sm => {
-                let Some((sub_bin, sub_off, nsub)) = &pts.sub else { return Ok(()) };
-                let geo = self.sm_geo.expect("SM chosen only when it fits");
+            MethodData::Sm { geo, sorted, sub } => {
+                let Some(sub) = sub else { return Ok(()) };
                 let smem = tile_bytes::<T>(dim, self.w, [geo.bs[0] as usize, geo.bs[1] as usize, geo.bs[2] as usize]) as u32;
-                dev.launch(&self.sfx("sm_interp", true), *nsub, block, smem, &[
-                    Arg::Geom(geo), Arg::Kernel(self.ker), gp(0), gp(1), gp(2),
-                    Arg::Buf(pts.idx.as_ref().expect("sorted")), Arg::Buf(pts.binstart.as_ref().expect("sorted")),
-                    Arg::Buf(pts.count.as_ref().expect("sorted")), Arg::Buf(sub_bin), Arg::Buf(sub_off),
+                dev.launch(&self.sfx("sm_interp", true), sub.n, block, smem, &[
+                    Arg::Geom(*geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g),
+                    Arg::Buf(&sorted.idx), Arg::Buf(&sorted.binstart), Arg::Buf(&sorted.count), Arg::Buf(&sub.bin), Arg::Buf(&sub.off),
                     Arg::I32(self.opts.max_subprob.min(i32::MAX as usize) as i32), Arg::Buf(grid), Arg::Buf(c),
                 ])
             }
-            GpuMethod::Csr => {
+            MethodData::Csr(mesh) => {
                 let cu = pts.cu_interp;
                 dev.launch(&self.sfx("csr_interp", false), nblocks(m * cu as usize, block)?, block, 0, &[
-                    Arg::Buf(pts.pt_w.as_ref().expect("csr")), Arg::Buf(pts.pt_g.as_ref().expect("csr")),
-                    Arg::I32(self.w.pow(dim as u32) as i32), Arg::I32(m as i32), Arg::I32(cu as i32), Arg::Buf(grid), Arg::Buf(c),
+                    Arg::Buf(&mesh.pt_w), Arg::Buf(&mesh.pt_g), Arg::I32(wd), Arg::I32(m as i32), Arg::I32(cu as i32), Arg::Buf(grid), Arg::Buf(c),
                 ])
             }
-            GpuMethod::Group => {
+            MethodData::Group(mesh) => {
                 dev.zero(c)?;
                 let ngroups = nrows.div_ceil(64);
                 dev.launch(&self.sfx("group_interp", false), ngroups as u32, block, 0, &[
-                    Arg::Buf(pts.ptr.as_ref().expect("group")), Arg::Buf(pts.col.as_ref().expect("group")),
-                    Arg::Buf(pts.pt_w.as_ref().expect("group")), Arg::Buf(pts.pt_g.as_ref().expect("group")),
-                    Arg::I32(self.w.pow(dim as u32) as i32), Arg::I32(nrows as i32), Arg::Buf(grid), Arg::Buf(c),
+                    Arg::Buf(&mesh.ptr), Arg::Buf(&mesh.col), Arg::Buf(&mesh.pt_w), Arg::Buf(&mesh.pt_g),
+                    Arg::I32(wd), Arg::I32(nrows as i32), Arg::Buf(grid), Arg::Buf(c),
                 ])
             }
         }
@@ -681,14 +699,9 @@ mod tests {
     #[test]
     fn options_from_the_nufft_opts() {
         use crate::nufft::options::*;
-        let o = NufftOpts { gpu_method: FARFIELD_GPU_METHOD_CSR, gpu_spread_reuse_hint: 50, ..NufftOpts::default() };
+        let o = NufftOpts { gpu_method: Some(GpuMethod::Csr), gpu_spread_reuse_hint: 50, ..NufftOpts::default() };
         let s = GpuSpreadOpts::from_nufft_opts(&o);
         assert_eq!((s.method, s.reuse_hint), (Some(GpuMethod::Csr), 50));
-        let codes = [FARFIELD_GPU_METHOD_GM, FARFIELD_GPU_METHOD_GM_SORT, FARFIELD_GPU_METHOD_SM, FARFIELD_GPU_METHOD_CSR, FARFIELD_GPU_METHOD_GROUP];
-        for (code, m) in codes.into_iter().zip(GpuMethod::all()) {
-            let o = NufftOpts { gpu_method: code, ..NufftOpts::default() };
-            assert_eq!(GpuSpreadOpts::from_nufft_opts(&o).method, Some(m));
-        }
         assert_eq!(GpuSpreadOpts::from_nufft_opts(&NufftOpts::default()), GpuSpreadOpts::default());
     }
 

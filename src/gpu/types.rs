@@ -1,6 +1,8 @@
 //! Plain-old-data structs passed by value to the CUDA kernels (layouts mirror the structs of
 //! `kernels/spread.cu`), and the precision trait of the GPU code.
 
+use crate::kernel::es::EsHorner;
+use crate::kernel::Kernel;
 use crate::real::Real;
 
 /// Grid and bin geometry (`struct FfGeom` in `spread.cu`).
@@ -37,23 +39,47 @@ pub struct FfKernel {
     pub tab: u64,
 }
 
-/// Kernel type values of [`FfKernel::ty`].
-pub(crate) const FF_KER_ES: i32 = 0;
-/// Gaussian.
-pub(crate) const FF_KER_GAUSS: i32 = 1;
-/// Centred cardinal B-spline.
-pub(crate) const FF_KER_BSPLINE: i32 = 2;
+// Kernel type values of `FfKernel::ty` (the `FF_KER_*` defines of `spread.cu`); used only by
+// `ff_kernel` below.
+const FF_KER_ES: i32 = 0;
+const FF_KER_GAUSS: i32 = 1;
+const FF_KER_BSPLINE: i32 = 2;
 
-/// Precisions the GPU kernels exist in.
+/// The GPU kernel descriptor of `k` and its table in precision `T` (the one place where a
+/// [`Kernel`] becomes what `spread.cu` evaluates): ES → Horner coefficients of
+/// [`crate::kernel::es::EsHorner`]; Gaussian → the `E3` factors `exp(−l²/(4τ))`,
+/// `l = j − (M_sp − 1)`, of fast Gaussian gridding (as [`crate::kernel::gaussian::Fgg`]);
+/// B-spline → no table (evaluated by the recursion on the device). `tab` is left 0: the caller
+/// uploads the table and sets its device address.
+pub fn ff_kernel<T: Real>(k: &Kernel) -> (FfKernel, Vec<T>) {
+    let w = k.width() as i32;
+    match k {
+        Kernel::Es(p) => {
+            let h = EsHorner::<T>::new(p);
+            (FfKernel { ty: FF_KER_ES, w, deg: h.degree() as i32, ..Default::default() }, h.coeffs().to_vec())
+        }
+        Kernel::Gaussian(p) => {
+            let msp = p.w / 2;
+            let e3: Vec<T> = (0..p.w)
+                .map(|j| {
+                    let l = j as f64 - (msp as f64 - 1.0);
+                    T::of((-l * l / (4.0 * p.tau)).exp())
+                })
+                .collect();
+            (FfKernel { ty: FF_KER_GAUSS, w, msp: msp as i32, inv4tau: 0.25 / p.tau, inv2tau: 0.5 / p.tau, ..Default::default() }, e3)
+        }
+        Kernel::BSpline(_) => (FfKernel { ty: FF_KER_BSPLINE, w, ..Default::default() }, vec![T::zero()]),
+    }
+}
+
+/// Precisions the GPU kernels exist in: every [`Real`] (`f32`, `f64`); the kernel-name suffix
+/// is the precision's name.
 pub trait GpuReal: Real + Copy {
     /// Kernel-name suffix (`"f32"` or `"f64"`).
     const SUFFIX: &'static str;
 }
-impl GpuReal for f32 {
-    const SUFFIX: &'static str = "f32";
-}
-impl GpuReal for f64 {
-    const SUFFIX: &'static str = "f64";
+impl<T: Real> GpuReal for T {
+    const SUFFIX: &'static str = T::NAME;
 }
 
 /// The bytes of a slice of plain-old-data values.

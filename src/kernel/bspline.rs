@@ -41,16 +41,17 @@ impl BSplineParams {
     /// Fourier transform of the centred spline in grid units,
     /// `ψ̂(k) = ∫ ψ(x) e^{2πikx/nf} dx = (sin(πk/nf)/(πk/nf))^n` for `k = 0 … kmax`.
     pub fn fourier_series(&self, nf: usize, kmax: usize) -> Vec<f64> {
-        (0..=kmax)
-            .map(|k| {
-                let x = std::f64::consts::PI * k as f64 / nf as f64;
-                if x == 0.0 {
-                    1.0
-                } else {
-                    (x.sin() / x).powi(self.order as i32)
-                }
-            })
-            .collect()
+        (0..=kmax).map(|k| self.fourier_coeff(nf, k)).collect()
+    }
+
+    /// One value of [`BSplineParams::fourier_series`]: `(sin(πk/nf)/(πk/nf))^n`.
+    pub fn fourier_coeff(&self, nf: usize, k: usize) -> f64 {
+        let x = std::f64::consts::PI * k as f64 / nf as f64;
+        if x == 0.0 {
+            1.0
+        } else {
+            (x.sin() / x).powi(self.order as i32)
+        }
     }
 
     /// Essmann's interpolation denominator `|Σ_{k=0}^{n−2} M_n(k+1) e^{2πimk/K}|²` (eq. 4.4:

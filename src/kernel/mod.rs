@@ -10,8 +10,13 @@
 //!   41 (2019) C479, eq. 1.8), evaluated by piecewise Horner polynomials fitted at plan time;
 //! * [`gaussian`]: truncated Gaussian with fast Gaussian gridding (Greengard–Lee, SIAM Rev. 46
 //!   (2004) 443, §2; Boström's gridding report, Algorithm 3);
-//! * [`bspline`]: cardinal B-splines with derivatives (smooth particle-mesh Ewald); used
-//!   through [`crate::spread::Spreader::new_bspline`].
+//! * [`bspline`]: cardinal B-splines with derivatives (smooth particle-mesh Ewald).
+//!
+//! [`Kernel`] is the one description of a kernel: the NUFFT parameter layer chooses it, the
+//! CPU spreader builds its evaluator from it ([`crate::spread::Spreader::new`]), and the GPU
+//! kernel descriptor and its table are made from it in one function
+//! (`crate::gpu::types::ff_kernel`). Adding a kernel touches this module, the CPU
+//! evaluator, that function and `kernels/spread.cu`.
 
 pub mod bspline;
 pub mod es;
@@ -19,7 +24,8 @@ pub mod gaussian;
 
 use crate::real::Real;
 
-/// Which kernel a plan uses (C value in parentheses, `farfield_nufft_opts.kernel`).
+/// The kernel family a NUFFT user chooses (C value in parentheses, `farfield_nufft_opts.kernel`);
+/// the plan turns it into a [`Kernel`] for its tolerance and σ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KernelKind {
     /// Exponential of semicircle (0, the default).
@@ -41,13 +47,15 @@ pub trait KernelEval<T: Real>: Sync + Send {
 /// Largest kernel width supported (ES at tol 1e-15 needs 16; the Gaussian up to 32).
 pub const MAX_WIDTH: usize = 32;
 
-/// A kernel chosen for a tolerance and an upsampling factor, with its Fourier transform.
-#[derive(Debug, Clone)]
+/// A spreading kernel: family and shape parameters (the one kernel description of the crate).
+#[derive(Debug, Clone, PartialEq)]
 pub enum Kernel {
     /// Exponential of semicircle.
     Es(es::EsParams),
     /// Truncated Gaussian.
     Gaussian(gaussian::GaussParams),
+    /// Centred cardinal B-spline of order n = w (smooth PME, particle-in-cell).
+    BSpline(bspline::BSplineParams),
 }
 
 impl Kernel {
@@ -65,6 +73,25 @@ impl Kernel {
         match self {
             Kernel::Es(p) => p.w,
             Kernel::Gaussian(p) => p.w,
+            Kernel::BSpline(p) => p.order,
+        }
+    }
+
+    /// The family (`None` for B-splines, which are not a NUFFT choice).
+    pub fn family(&self) -> Option<KernelKind> {
+        match self {
+            Kernel::Es(_) => Some(KernelKind::Es),
+            Kernel::Gaussian(_) => Some(KernelKind::Gaussian),
+            Kernel::BSpline(_) => None,
+        }
+    }
+
+    /// The shape parameter: β for ES, τ (grid units²) for the Gaussian, the order for B-splines.
+    pub fn shape_param(&self) -> f64 {
+        match self {
+            Kernel::Es(p) => p.beta,
+            Kernel::Gaussian(p) => p.tau,
+            Kernel::BSpline(p) => p.order as f64,
         }
     }
 
@@ -73,6 +100,7 @@ impl Kernel {
         match self {
             Kernel::Es(p) => p.value(z),
             Kernel::Gaussian(p) => p.value(z),
+            Kernel::BSpline(p) => p.value(z),
         }
     }
 
@@ -91,6 +119,11 @@ impl Kernel {
         match self {
             Kernel::Es(p) => p.fourier_series(nf, kmax),
             Kernel::Gaussian(p) => p.fourier_series(nf, kmax),
+            Kernel::BSpline(p) => {
+                let mut v = crate::error::try_vec(kmax + 1, "kernel Fourier series")?;
+                v.extend((0..=kmax).map(|k| p.fourier_coeff(nf, k)));
+                Ok(v)
+            }
         }
     }
 

@@ -2,6 +2,8 @@
 //! the modes `|k| ≤ N/2` between the upsampled FFT grid and the user's mode array, scaling by
 //! the separable factor `1/(ψ̂(k1) ψ̂(k2) ψ̂(k3))`.
 
+use super::options::ModeOrder;
+use super::params::NufftParams;
 use crate::real::Real;
 use crate::threads::{SyncPtr, Threads};
 use num_complex::Complex;
@@ -18,10 +20,10 @@ pub struct ModeMap<T: Real> {
     inv: [Vec<T>; 3],
 }
 
-/// The mode `k` of output index `i` of an axis with `n` modes.
-pub fn mode_of(i: usize, n: usize, modeord: i32) -> i64 {
+/// The mode `k` of output index `i` of an axis with `n` modes in order `modeord`.
+pub fn mode_of(i: usize, n: usize, modeord: ModeOrder) -> i64 {
     let (i, n) = (i as i64, n as i64);
-    if modeord == 1 {
+    if modeord == ModeOrder::Fft {
         if i <= (n - 1) / 2 {
             i
         } else {
@@ -33,18 +35,20 @@ pub fn mode_of(i: usize, n: usize, modeord: i32) -> i64 {
 }
 
 impl<T: Real> ModeMap<T> {
-    /// `phihat[d][|k|]` is ψ̂ along axis d for `|k| ≤ n[d]/2`. Memory `(8 + sizeof T)·ΣN_d`
-    /// bytes. Errors: [`crate::Error::Alloc`].
-    pub fn new(n: [usize; 3], nf: [usize; 3], phihat: &[Vec<f64>; 3], modeord: i32) -> crate::Result<Self> {
+    /// The mode map of a plan with parameters `p` ([`NufftParams::fine_index`],
+    /// [`NufftParams::deconv_factors`]). Memory `(8 + sizeof T)·ΣN_d` bytes.
+    /// Errors: [`crate::Error::Alloc`].
+    pub fn new(p: &NufftParams) -> crate::Result<Self> {
+        let (n, nf) = (p.n, p.nf);
+        let factors = p.deconv_factors()?;
         let mut fine: [Vec<usize>; 3] = Default::default();
         let mut inv: [Vec<T>; 3] = Default::default();
         for d in 0..3 {
             fine[d] = crate::error::try_vec(n[d], "NUFFT mode map (fine-grid indices)")?;
             inv[d] = crate::error::try_vec(n[d], "NUFFT mode map (deconvolution factors)")?;
             for i in 0..n[d] {
-                let k = mode_of(i, n[d], modeord);
-                fine[d].push(k.rem_euclid(nf[d] as i64) as usize);
-                inv[d].push(T::of(1.0 / phihat[d][k.unsigned_abs() as usize]));
+                fine[d].push(if d < p.dim { p.fine_index(d, i) } else { 0 });
+                inv[d].push(T::of(factors[d][i]));
             }
         }
         Ok(ModeMap { n, nf, fine, inv })
@@ -97,13 +101,13 @@ mod tests {
 
     #[test]
     fn mode_orders() {
-        let cmcl: Vec<i64> = (0..5).map(|i| mode_of(i, 5, 0)).collect();
+        let cmcl: Vec<i64> = (0..5).map(|i| mode_of(i, 5, ModeOrder::Cmcl)).collect();
         assert_eq!(cmcl, vec![-2, -1, 0, 1, 2]);
-        let cmcl: Vec<i64> = (0..4).map(|i| mode_of(i, 4, 0)).collect();
+        let cmcl: Vec<i64> = (0..4).map(|i| mode_of(i, 4, ModeOrder::Cmcl)).collect();
         assert_eq!(cmcl, vec![-2, -1, 0, 1]);
-        let fft: Vec<i64> = (0..4).map(|i| mode_of(i, 4, 1)).collect();
+        let fft: Vec<i64> = (0..4).map(|i| mode_of(i, 4, ModeOrder::Fft)).collect();
         assert_eq!(fft, vec![0, 1, -2, -1]);
-        let fft: Vec<i64> = (0..5).map(|i| mode_of(i, 5, 1)).collect();
+        let fft: Vec<i64> = (0..5).map(|i| mode_of(i, 5, ModeOrder::Fft)).collect();
         assert_eq!(fft, vec![0, 1, 2, -2, -1]);
     }
 }

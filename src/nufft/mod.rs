@@ -11,7 +11,7 @@
 //! |x| ≤ 1e16: the accuracy contract holds in that range, for the coordinate values as given).
 //! With `ntrans > 1` the vectors are stacked: `c[t*M + j]`, `f[t*N + k]`.
 //!
-//! Limits ([`plan`]): fine grid ≤ 2³¹ − 1 points per axis and 2⁴⁰ in all, modes and
+//! Limits ([`params`]): fine grid ≤ 2³¹ − 1 points per axis and 2⁴⁰ in all, modes and
 //! `ntrans·N` ≤ 2⁴⁰ ([`crate::Error::Modes`]), M ≤ 2³² − 1 and `ntrans·M` ≤ 2⁴⁰
 //! ([`crate::Error::NPoints`]); every user-sized buffer is allocated fallibly
 //! ([`crate::Error::Alloc`]).
@@ -19,12 +19,24 @@
 //! Steps: spread with kernel ψ onto the upsampled grid `nf = σN` ([`crate::spread`]), FFT
 //! ([`crate::fft`]), deconvolve by `1/ψ̂(k)` ([`deconv`]) — and the reverse for type 2.
 
+//!
+//! Layout: [`params`] chooses σ, kernel, fine grid and deconvolution factors for every backend
+//! (a pure function); [`exec`] is the executor interface; [`cpu`] the CPU executor; [`plan`]
+//! the public front [`NufftPlan`], whose constructor `NufftPlan::new` lives in
+//! `crate::dispatch` (the one module that knows every backend: CPU here, CUDA in
+//! the gpu module).
+
+pub mod cpu;
 pub mod deconv;
+pub mod exec;
 pub mod options;
+pub mod params;
 pub mod plan;
 
-pub use options::{NufftInfo, NufftOpts};
-pub use plan::{NufftPlan, Timings};
+pub use exec::{NufftExec, Points, Timings};
+pub use options::{BackendChoice, ModeOrder, NufftInfo, NufftOpts};
+pub use params::{Backend, NufftParams, Precision};
+pub use plan::NufftPlan;
 
 #[cfg(test)]
 mod tests;

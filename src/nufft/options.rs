@@ -1,57 +1,79 @@
-//! NUFFT options (C: `farfield_nufft_opts`) and plan information (C: `farfield_nufft_info`).
-//!
-//! Both are `#[repr(C)]` plain old data. Fields are only ever appended; the C and Fortran
-//! tests assert their sizes and offsets.
+//! NUFFT options and plan information, typed Rust structs (the C structs `farfield_nufft_opts`
+//! and `farfield_nufft_info` live in `capi/` and are converted there), and the C values of
+//! their choices (`FARFIELD_BACKEND_*`, `FARFIELD_KERNEL_*`, `FARFIELD_GPU_METHOD_*`,
+//! `FARFIELD_WARN_*`).
 
-/// Options of a NUFFT plan (C: `farfield_nufft_opts`). Obtain the defaults with
-/// `farfield_nufft_default_opts` (Rust: `NufftOpts::default()`), change fields, pass to makeplan.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq)]
+use super::params::Backend;
+pub use crate::gpu::spread::GpuMethod;
+pub use crate::kernel::KernelKind;
+
+/// Mode order of the user's mode arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ModeOrder {
+    /// CMCL: `k = −N/2 … (N−1)/2` (default; C value 0).
+    #[default]
+    Cmcl,
+    /// FFT order: `k = 0 … ⌈N/2⌉−1, −⌊N/2⌋ … −1` (C value 1).
+    Fft,
+}
+
+/// The user's backend choice (C values in parentheses); resolved once at makeplan into a
+/// [`super::params::Backend`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// AUTO (0, default): the CPU for now — AUTO will pick a CUDA device once the GPU NUFFT has
+    /// been timed against the CPU on hardware.
+    #[default]
+    Auto,
+    /// CPU (1).
+    Cpu,
+    /// CUDA device 0 (2); [`crate::Error::NoDevice`], naming what was looked for, when no CUDA
+    /// driver/device is found.
+    Cuda,
+}
+
+/// Options of a NUFFT plan (Rust side; the C struct `farfield_nufft_opts` is converted to this
+/// in `capi/`). `NufftOpts::default()` gives the defaults.
+#[derive(Debug, Clone, PartialEq)]
 pub struct NufftOpts {
-    /// Mode ordering: 0 = CMCL (`k = −N/2 … (N−1)/2`, default), 1 = FFT order
-    /// (`k = 0 … ⌈N/2⌉−1, −⌊N/2⌋ … −1`).
-    pub modeord: i32,
-    /// 0 = silent (default); 1 = print parameters and timings to stderr.
-    pub debug: i32,
+    /// Mode ordering (default CMCL).
+    pub modeord: ModeOrder,
+    /// 0 = silent (default); ≥ 1 = print parameters and timings to stderr.
+    pub debug: u32,
     /// Threads for spreading and FFTW: 0 = all cores (default), 1 = caller's thread only.
-    pub nthreads: i32,
-    /// Spreading kernel: 0 = exponential of semicircle (default), 1 = Gaussian (FGG).
-    pub kernel: i32,
-    /// Upsampling factor σ: 0 = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large grids,
-    /// else 2.0; always 2.0 for the Gaussian kernel), or any value in (1, 4]; 2.0 and 1.25 are
-    /// the tuned ones. Below 2 the widest kernel may not reach tol: the tolerance is then
+    pub nthreads: usize,
+    /// Spreading kernel family: exponential of semicircle (default) or Gaussian (FGG).
+    pub kernel: KernelKind,
+    /// Upsampling factor σ: `None` = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large
+    /// grids, else 2.0; always 2.0 for the Gaussian kernel), or a value in (1, 4]; 2.0 and 1.25
+    /// are the tuned ones. Below 2 the widest kernel may not reach tol: the tolerance is then
     /// clamped to what it reaches (ES: `exp(−16π√(1 − 1/σ))`, 1.7e-10 at σ = 1.25; Gaussian:
     /// `exp(−16π(1 − 1/(2σ − 1)))`, 5e-8 at σ = 1.25), reported as `tol_used` with
-    /// `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values → `FARFIELD_ERR_INVALID_ARG`.
-    pub upsampfac: f64,
+    /// `FARFIELD_WARN_TOL_CLAMPED` in [`NufftInfo`]. Other values → [`crate::Error::InvalidArg`].
+    pub upsampfac: Option<f64>,
     /// FFTW planner flags (as FINUFFT's `opts.fftw`): 64 = `FFTW_ESTIMATE` (default),
     /// 0 = `FFTW_MEASURE`, 32 = `FFTW_PATIENT`, 8 = `FFTW_EXHAUSTIVE`, each optionally OR-ed with
-    /// 1 = `FFTW_DESTROY_INPUT`; any other value (negative, other bits) →
-    /// `FARFIELD_ERR_INVALID_ARG` naming `opts.fftw`.
-    pub fftw: i32,
+    /// 1 = `FFTW_DESTROY_INPUT`; other bits → [`crate::Error::InvalidArg`] naming `opts.fftw`.
+    pub fftw: u32,
     /// Largest number of points in one spreading subproblem: 0 = automatic (10 000).
-    pub spread_max_subprob_size: i32,
-    /// Compute backend: 0 = AUTO (default; the CPU for now: AUTO will pick a CUDA device once
-    /// the GPU NUFFT has been validated on hardware), 1 = CPU, 2 = CUDA (device 0; returns
-    /// `FARFIELD_ERR_NO_DEVICE`, with what was looked for in the message, when no CUDA
-    /// driver/device is found).
-    pub backend: i32,
-    /// 0 (default): `setpts` copies the coordinates (in bin-sorted order), so the caller may
-    /// free or change its arrays afterwards. 1: `setpts` keeps only the sort permutation and a
-    /// reference to the caller's arrays, which must then stay valid and unchanged until the next
-    /// `setpts` or `destroy` (FINUFFT's semantics; saves 8·dim bytes per point in double
-    /// precision). Other values → `FARFIELD_ERR_INVALID_ARG`.
-    pub points_by_reference: i32,
-    /// CUDA backend only: the spreading/interpolation method, `FARFIELD_GPU_METHOD_AUTO` (0,
-    /// default: chosen at `setpts` from ASM = M·w^d/N_fine and `gpu_spread_reuse_hint`, see
-    /// the README's selection rule and `gpu::spread::select_method`), `_GM` (1, atomics),
-    /// `_GM_SORT` (2), `_SM` (3, shared-memory subproblems), `_CSR` (4, single-mesh sparse
-    /// matrix), `_GROUP` (5, group mesh). Ignored on the CPU.
-    pub gpu_method: i32,
+    pub spread_max_subprob_size: usize,
+    /// Compute backend (default AUTO = CPU for now).
+    pub backend: BackendChoice,
+    /// false (default): `setpts` copies the coordinates (in bin-sorted order), so the caller may
+    /// free or change its arrays afterwards. true: `setpts` keeps only the sort permutation and
+    /// a reference to the caller's arrays, which must then stay valid and unchanged until the
+    /// next `setpts` or drop (FINUFFT's semantics; saves 8·dim bytes per point in f64; Rust:
+    /// [`super::NufftPlan::setpts_by_reference`]). The CUDA backend copies the points to the
+    /// device either way.
+    pub points_by_reference: bool,
+    /// CUDA backend only: the spreading/interpolation method; `None` (default) = chosen at
+    /// `setpts` from ASM = M·w^d/N_fine and `gpu_spread_reuse_hint` (the README's selection
+    /// rule, [`crate::gpu::spread::select_method`]). Ignored on the CPU.
+    pub gpu_method: Option<GpuMethod>,
     /// CUDA backend only: how many executes the caller expects per `setpts` (0 = unknown,
-    /// treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are preferred,
-    /// as seed 002 concludes. Ignored on the CPU.
-    pub gpu_spread_reuse_hint: i32,
+    /// treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are preferred.
+    /// Ignored on the CPU.
+    pub gpu_spread_reuse_hint: usize,
 }
 
 /// Backend value `AUTO`.
@@ -84,31 +106,30 @@ pub const FARFIELD_WARN_TOL_CLAMPED: i32 = 1;
 impl Default for NufftOpts {
     fn default() -> Self {
         NufftOpts {
-            modeord: 0,
+            modeord: ModeOrder::Cmcl,
             debug: 0,
             nthreads: 0,
-            kernel: FARFIELD_KERNEL_ES,
-            upsampfac: 0.0,
-            fftw: crate::fft::FFTW_ESTIMATE as i32,
+            kernel: KernelKind::Es,
+            upsampfac: None,
+            fftw: crate::fft::FFTW_ESTIMATE,
             spread_max_subprob_size: 0,
-            backend: FARFIELD_BACKEND_AUTO,
-            points_by_reference: 0,
-            gpu_method: FARFIELD_GPU_METHOD_AUTO,
+            backend: BackendChoice::Auto,
+            points_by_reference: false,
+            gpu_method: None,
             gpu_spread_reuse_hint: 0,
         }
     }
 }
 
-/// What a plan chose (C: `farfield_nufft_info`, filled by `farfield_nufft_get_info`).
-#[repr(C)]
+/// What a plan chose (Rust side; C: `farfield_nufft_info`, filled by `farfield_nufft_get_info`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct NufftInfo {
     /// Fine (upsampled) grid sizes, x first; 1 for unused axes.
-    pub nf: [i64; 3],
+    pub nf: [usize; 3],
     /// Kernel width w in grid points.
-    pub kernel_width: i32,
-    /// Threads used.
-    pub nthreads: i32,
+    pub kernel_width: usize,
+    /// Threads used (1 on CUDA: the host side is single-threaded).
+    pub nthreads: usize,
     /// Upsampling factor σ used.
     pub upsampfac: f64,
     /// Kernel shape parameter: β for ES, τ (grid units²) for the Gaussian.
@@ -117,6 +138,22 @@ pub struct NufftInfo {
     pub tol_used: f64,
     /// Bit set of `FARFIELD_WARN_*`.
     pub warnings: i32,
-    /// Backend used (`FARFIELD_BACKEND_CPU` or `FARFIELD_BACKEND_CUDA`).
-    pub backend: i32,
+    /// Backend used.
+    pub backend: Backend,
+}
+
+impl NufftInfo {
+    /// The backend-independent part from the parameter layer; `nthreads` from the executor.
+    pub fn from_params(p: &super::params::NufftParams, nthreads: usize) -> NufftInfo {
+        NufftInfo {
+            nf: p.nf,
+            kernel_width: p.width(),
+            nthreads,
+            upsampfac: p.sigma,
+            kernel_param: p.kernel.shape_param(),
+            tol_used: p.tol_used,
+            warnings: p.warnings,
+            backend: p.backend,
+        }
+    }
 }

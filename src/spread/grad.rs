@@ -1,6 +1,6 @@
 //! Real-valued spreading and gradient interpolation, and B-spline spreaders (for smooth
 //! particle-mesh Ewald, Essmann et al. 1995 eq. 4.9):
-//! * [`Spreader::spread_real`]: real strengths onto a **real** grid (half the arithmetic and
+//! * [`Spreader::spread_real`]: real strengths onto a **real** grid, overwriting it (half the arithmetic and
 //!   memory of spreading them as complex numbers), same subproblem/box/wrap-add scheme as
 //!   [`Spreader::spread`];
 //! * [`Spreader::interp_grad_real`]: for each point, the value of the interpolant of a real 3D
@@ -12,7 +12,6 @@
 use super::{KernelImpl, SpreadOpts, Spreader};
 use crate::error::{Error, Result};
 use crate::kernel::bspline::{BSplineEval, BSplineParams};
-use crate::kernel::gaussian::GaussParams;
 use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
 use crate::real::Real;
 use crate::threads::{SyncPtr, Threads};
@@ -35,20 +34,14 @@ fn fma<T: Real, const F: bool>(a: T, b: T, c: T) -> T {
 impl<T: Real> Spreader<T> {
     /// A spreader whose kernel is the centred cardinal B-spline of order `p.order`
     /// (`2 ≤ order ≤ 32`, width = order; see [`crate::kernel::bspline`]).
+    /// A thin wrapper of [`Spreader::new`] with [`Kernel::BSpline`].
     /// Errors: [`Error::InvalidArg`] (order), and those of [`Spreader::new`].
     pub fn new_bspline(dim: usize, nf: &[usize], p: &BSplineParams, opts: SpreadOpts) -> Result<Self> {
-        if p.order < 2 || p.order > MAX_WIDTH {
-            return Err(Error::InvalidArg(format!("B-spline order {} not in 2..={MAX_WIDTH}", p.order)));
-        }
-        // `Spreader::new` uses its kernel argument for the width and the evaluator only:
-        // build it with a kernel of the same width, then put the B-spline evaluator in.
-        let mut s = Self::new(dim, nf, &Kernel::Gaussian(GaussParams { w: p.order, tau: 1.0 }), opts)?;
-        s.kernel = KernelImpl::BSpline(BSplineEval::new(p));
-        Ok(s)
+        Self::new(dim, nf, &Kernel::BSpline(*p), opts)
     }
 
     /// Spreads the real strengths `c` (length M, caller's point order) onto the real `grid`
-    /// (length nf1·nf2·nf3, x fastest), **adding** to what `grid` holds. Needs points set by
+    /// (length nf1·nf2·nf3, x fastest), **overwriting** it. Needs points set by
     /// `setpts` (sorted copy), not `setpts_by_reference`. Panics if a subproblem's box cannot
     /// be allocated (see [`Spreader::try_spread_real`]).
     pub fn spread_real(&self, c: &[T], grid: &mut [T], threads: &Threads) {
@@ -102,6 +95,8 @@ impl<T: Real> Spreader<T> {
     where
         F: Fn(usize, &[T], [isize; 3], [usize; 3], &mut [T]) + Sync + Send,
     {
+        // spreading overwrites the grid (module docs of `spread`): zero it first
+        threads.chunks(grid, self.stripe, |_, r| r.iter_mut().for_each(|v| *v = T::zero()));
         let gp = SyncPtr(grid.as_mut_ptr());
         let failed: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
         threads.for_each(self.subprobs.len(), |s| {

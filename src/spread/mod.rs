@@ -15,6 +15,11 @@
 //! Grid convention: `grid[i + nf1*(j + nf2*k)]` (x fastest), grid point `i` at `x = 2πi/nf1`.
 //! Spreading computes `b_l = Σ_j c_j ψ(l − g_j)` (periodised) with `g_j = x_j·nf/(2π) mod nf`;
 //! interpolation computes `c_j = Σ_l b_l ψ(l − g_j)`.
+//!
+//! Semantics: spreading **overwrites** the output grid (it is zeroed first, in parallel) and
+//! interpolation overwrites the output values — on the CPU as on the GPU
+//! ([`crate::gpu::spread`]), and as FINUFFT's `spreadinterp` and cuFINUFFT do. To accumulate
+//! several spreads, spread into scratch and add.
 
 mod grad;
 mod inner;
@@ -30,24 +35,31 @@ use crate::threads::{ConstPtr, SyncPtr, Threads};
 use num_complex::Complex;
 use std::sync::Mutex;
 
-/// The kernel evaluator a spreader uses in its inner loops.
+/// The kernel evaluator a spreader uses in its inner loops, built from a [`Kernel`] (private
+/// to the spreader: the kernel is described by [`Kernel`] alone).
 #[derive(Debug, Clone)]
-pub enum KernelImpl<T: Real> {
+pub(crate) enum KernelImpl<T: Real> {
     /// ES kernel by piecewise Horner polynomials.
     Es(EsHorner<T>),
     /// Gaussian by fast Gaussian gridding.
     Gaussian(Fgg<T>),
-    /// Centred cardinal B-spline (built by [`Spreader::new_bspline`]).
+    /// Centred cardinal B-spline.
     BSpline(BSplineEval<T>),
 }
 
 impl<T: Real> KernelImpl<T> {
-    /// Builds the evaluator of a kernel.
-    pub fn new(k: &Kernel) -> Self {
-        match k {
+    /// Builds the evaluator of a kernel. Errors: [`Error::InvalidArg`] for a width outside
+    /// `2..=MAX_WIDTH`.
+    fn new(k: &Kernel) -> Result<Self> {
+        let w = k.width();
+        if !(2..=MAX_WIDTH).contains(&w) {
+            return Err(Error::InvalidArg(format!("kernel width {w} not in 2..={MAX_WIDTH}")));
+        }
+        Ok(match k {
             Kernel::Es(p) => KernelImpl::Es(EsHorner::new(p)),
             Kernel::Gaussian(p) => KernelImpl::Gaussian(Fgg::new(p)),
-        }
+            Kernel::BSpline(p) => KernelImpl::BSpline(BSplineEval::new(p)),
+        })
     }
 }
 
@@ -108,9 +120,11 @@ fn grid_dims(dim: usize, nf: &[usize], w: usize) -> Result<[usize; 3]> {
 
 impl<T: Real> Spreader<T> {
     /// A spreader for a `dim`-dimensional grid of sizes `nf` (x first, each ≥ 2w, at most 2⁴⁰
-    /// points in all) and kernel `k`.
-    /// Errors: [`Error::Dim`], [`Error::Modes`], [`Error::Alloc`].
+    /// points in all) and kernel `k` (ES, Gaussian, or a B-spline of order 2–32).
+    /// Errors: [`Error::Dim`], [`Error::Modes`], [`Error::InvalidArg`] (kernel width),
+    /// [`Error::Alloc`].
     pub fn new(dim: usize, nf: &[usize], k: &Kernel, opts: SpreadOpts) -> Result<Self> {
+        let kernel = KernelImpl::new(k)?;
         let width = k.width();
         let nf = grid_dims(dim, nf, width)?;
         let mut w = [1usize; 3];
@@ -130,7 +144,7 @@ impl<T: Real> Spreader<T> {
             dim,
             nf,
             w,
-            kernel: KernelImpl::new(k),
+            kernel,
             max_sp: if opts.max_subprob_size == 0 { DEFAULT_MAX_SUBPROB } else { opts.max_subprob_size },
             m: 0,
             ready: false,
@@ -409,7 +423,7 @@ impl<T: Real> Spreader<T> {
     }
 
     /// Spreads the strengths `c` (length M, caller's point order) onto `grid` (length
-    /// nf1·nf2·nf3, x fastest), **adding** to what `grid` holds. Panics if a subproblem's
+    /// nf1·nf2·nf3, x fastest), **overwriting** it. Panics if a subproblem's
     /// scratch cannot be allocated (see [`Spreader::try_spread`]).
     pub fn spread(&self, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) {
         self.try_spread(c, grid, threads).unwrap_or_else(|e| panic!("{e}"))
@@ -465,6 +479,8 @@ impl<T: Real> Spreader<T> {
     }
 
     fn spread_with<K: KernelEval<T>>(&self, k: &K, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) -> Result<()> {
+        // spreading overwrites the grid (module docs): zero it, stripe by stripe in parallel
+        threads.chunks(grid, self.stripe, |_, r| r.iter_mut().for_each(|v| *v = Complex::new(T::zero(), T::zero())));
         let gp = SyncPtr(grid.as_mut_ptr());
         let failed: Mutex<Option<Error>> = Mutex::new(None);
         threads.for_each(self.subprobs.len(), |s| {
@@ -869,5 +885,41 @@ mod tests {
             Err(Error::NonFinite(m)) => assert!(m.contains("point 1"), "{m}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn spreading_overwrites_a_nonzero_grid() {
+        // complex (ES, Gaussian) and real (B-spline) spreading write every grid value: a grid
+        // full of garbage gives the same result as a zeroed one, which matches the direct sum
+        let th = Threads::new(2).unwrap();
+        let pts: Vec<[f64; 3]> = (0..40).map(|i| [0.37 * i as f64, -0.21 * i as f64 + 1.0, 0.0]).collect();
+        let x: Vec<f64> = pts.iter().map(|p| p[0]).collect();
+        let y: Vec<f64> = pts.iter().map(|p| p[1]).collect();
+        let c: Vec<Complex<f64>> = (0..40).map(|i| Complex::new((i as f64).sin(), (i as f64).cos())).collect();
+        for k in [Kernel::for_tolerance(KernelKind::Es, 1e-6, 2.0), Kernel::for_tolerance(KernelKind::Gaussian, 1e-6, 2.0)] {
+            let mut sp = Spreader::<f64>::new(2, &[32, 30], &k, SpreadOpts { max_subprob_size: 7 }).unwrap();
+            sp.setpts([&x, &y, &[]], &th).unwrap();
+            let mut grid = vec![Complex::new(1e3, -7.0); 960];
+            sp.try_spread(&c, &mut grid, &th).unwrap();
+            let want = direct_spread(2, [32, 30, 1], &k, &pts, &c);
+            let err = grid.iter().zip(&want).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
+            let scale = want.iter().map(|v| v.norm()).fold(0.0, f64::max);
+            assert!(err <= 1e-5 * scale, "{k:?}: {err:e} vs {scale:e}");
+        }
+        let b = Kernel::BSpline(crate::kernel::bspline::BSplineParams { order: 4 });
+        let z: Vec<f64> = pts.iter().map(|p| 0.5 * p[0] - p[1]).collect();
+        let mut sp = Spreader::<f64>::new(3, &[12, 10, 8], &b, SpreadOpts { max_subprob_size: 5 }).unwrap();
+        sp.setpts([&x, &y, &z], &th).unwrap();
+        let q: Vec<f64> = c.iter().map(|v| v.re).collect();
+        let mut zeroed = vec![0.0; 960];
+        sp.try_spread_real(&q, &mut zeroed, &th).unwrap();
+        let mut dirty = vec![-5.5; 960];
+        sp.try_spread_real(&q, &mut dirty, &th).unwrap();
+        assert_eq!(zeroed, dirty);
+        let pts3: Vec<[f64; 3]> = (0..40).map(|i| [x[i], y[i], z[i]]).collect();
+        let qc: Vec<Complex<f64>> = q.iter().map(|&v| Complex::new(v, 0.0)).collect();
+        let want = direct_spread(3, [12, 10, 8], &b, &pts3, &qc);
+        let err = zeroed.iter().zip(&want).map(|(a, b)| (a - b.re).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-12, "B-spline real spreading vs direct: {err:e}");
     }
 }

@@ -210,7 +210,7 @@ struct Encoding {
 
 impl Encoding {
     fn new(nx: usize, ny: usize, traj: &Trajectory, s: &MriSettings) -> CliResult<Self> {
-        let opts = NufftOpts { nthreads: s.threads as i32, ..NufftOpts::default() };
+        let opts = NufftOpts { nthreads: s.threads, ..NufftOpts::default() };
         let modes = [nx as i64, ny as i64];
         let e = |e: farfield::Error| format!("NUFFT: {e}");
         let t0 = Instant::now();
@@ -349,10 +349,10 @@ pub fn run(img: &[f64], nx: usize, ny: usize, s: &MriSettings) -> CliResult<MriR
         cg_error_history: err_hist,
         cg_residual_history: res_hist,
         clock: enc.clock.clone(),
-        nf: [info.nf[0], info.nf[1]],
-        kernel_width: info.kernel_width,
+        nf: [info.nf[0] as i64, info.nf[1] as i64],
+        kernel_width: info.kernel_width as i32,
         upsampfac: info.upsampfac,
-        threads: info.nthreads,
+        threads: info.nthreads as i32,
         wall_s: wall.elapsed().as_secs_f64(),
     })
 }

@@ -1,0 +1,145 @@
+//! The CPU executor of NUFFT types 1 and 2: spreading/interpolation ([`crate::spread`]) on the
+//! fine grid, FFTW ([`crate::fft`]) and the deconvolution ([`super::deconv`]), built from the
+//! backend-independent [`NufftParams`].
+
+use super::deconv::ModeMap;
+use super::exec::{NufftExec, Points, Timings};
+use super::options::{NufftInfo, NufftOpts};
+use super::params::NufftParams;
+use crate::error::Result;
+use crate::fft::{AlignedVec, FftPlan, Sign};
+use crate::kernel::Kernel;
+use crate::real::Real;
+use crate::spread::{SpreadOpts, Spreader};
+use crate::threads::Threads;
+use num_complex::Complex;
+use std::time::Instant;
+
+/// A CPU NUFFT of type 1 or 2 (all `ntrans` vectors per execute, one after the other).
+pub struct CpuNufft<T: Real> {
+    params: NufftParams,
+    debug: u32,
+    info: NufftInfo,
+    modes: ModeMap<T>,
+    spreader: Spreader<T>,
+    fw: AlignedVec<Complex<T>>,
+    fft: FftPlan<T>,
+    threads: Threads,
+    timings: Timings,
+}
+
+impl<T: Real> CpuNufft<T> {
+    /// Builds the CPU plan for `params` (from [`NufftParams::new`]): the thread pool
+    /// (`opts.nthreads`), the fine grid (16·Πnf bytes in f64, allocated first so that a
+    /// request beyond the memory fails before any work), the spreader
+    /// (`opts.spread_max_subprob_size`), the mode map and the FFTW plan (`opts.fftw`).
+    /// Errors: [`crate::Error::Alloc`] (fine grid, mode tables, spreader, or no headroom for
+    /// FFTW's planner), [`crate::Error::Fft`], [`crate::Error::InvalidArg`] (threads).
+    pub fn new(params: NufftParams, opts: &NufftOpts) -> Result<Self> {
+        let dim = params.dim;
+        let nf = params.nf;
+        let threads = Threads::new(opts.nthreads)?;
+        let mut fw = AlignedVec::<Complex<T>>::zeroed(params.fine_total(), "NUFFT fine grid")?;
+        let spreader = Spreader::new(dim, &nf[..dim], &params.kernel, SpreadOpts { max_subprob_size: opts.spread_max_subprob_size })?;
+        let modes = ModeMap::new(&params)?;
+        let sign = if params.sign > 0 { Sign::from_iflag(1) } else { Sign::from_iflag(-1) };
+        let fft = FftPlan::c2c_inplace(&nf[..dim], 1, sign, &mut fw, opts.fftw, threads.count())?;
+        let info = NufftInfo::from_params(&params, threads.count());
+        if opts.debug > 0 {
+            eprintln!("[farfield nufft{}] {}", if T::NAME == "f32" { "f" } else { "" }, params.describe(threads.count()));
+        }
+        Ok(CpuNufft { params, debug: opts.debug, info, modes, spreader, fw, fft, threads, timings: Timings::default() })
+    }
+
+    fn set_points(&mut self, pts: Points<'_, T>, copy: bool) -> Result<()> {
+        let t0 = Instant::now();
+        let dim = self.params.dim;
+        let coords: [&[T]; 3] = [pts.x[0], if dim > 1 { pts.x[1] } else { &[] }, if dim > 2 { pts.x[2] } else { &[] }];
+        if copy {
+            self.spreader.setpts(coords, &self.threads)?;
+        } else {
+            // SAFETY: forwarded from this function's callers' contract.
+            unsafe { self.spreader.setpts_by_reference(coords, &self.threads)? };
+        }
+        self.timings = Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
+        if self.debug > 0 {
+            eprintln!("[farfield nufft] setpts M = {}: {:.3} s", coords[0].len(), self.timings.setpts_s);
+        }
+        Ok(())
+    }
+}
+
+impl<T: Real> NufftExec<T> for CpuNufft<T> {
+    fn setpts(&mut self, pts: Points<'_, T>) -> Result<()> {
+        self.set_points(pts, true)
+    }
+
+    unsafe fn setpts_by_reference(&mut self, pts: Points<'_, T>) -> Result<()> {
+        self.set_points(pts, false)
+    }
+
+    fn has_points(&self) -> bool {
+        self.spreader.has_points()
+    }
+
+    fn num_points(&self) -> usize {
+        self.spreader.num_points()
+    }
+
+    fn num_modes(&self) -> usize {
+        self.params.num_modes()
+    }
+
+    /// Type 1 overwrites `f`, type 2 overwrites `c`, one vector after the other; an
+    /// [`crate::Error::Alloc`] of the spreading scratch can stop it after some vectors.
+    fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
+        let m = self.spreader.num_points();
+        let nm = self.params.num_modes();
+        let mut tm = Timings { setpts_s: self.timings.setpts_s, ..Default::default() };
+        for t in 0..self.params.ntrans {
+            let ct = &mut c[t * m..(t + 1) * m];
+            let ft = &mut f[t * nm..(t + 1) * nm];
+            if self.params.ty == 1 {
+                // spreading overwrites the fine grid: no zeroing needed
+                let t1 = Instant::now();
+                self.spreader.try_spread(ct, &mut self.fw, &self.threads)?;
+                let t2 = Instant::now();
+                self.fft.execute_c2c(&mut self.fw);
+                let t3 = Instant::now();
+                self.modes.fine_to_modes(&self.fw, ft, &self.threads);
+                tm.deconv_s += t3.elapsed().as_secs_f64();
+                tm.spread_s += (t2 - t1).as_secs_f64();
+                tm.fft_s += (t3 - t2).as_secs_f64();
+            } else {
+                let t0 = Instant::now();
+                self.fw.zero();
+                self.modes.modes_to_fine(ft, &mut self.fw, &self.threads);
+                let t1 = Instant::now();
+                self.fft.execute_c2c(&mut self.fw);
+                let t2 = Instant::now();
+                self.spreader.try_interp(&self.fw, ct, &self.threads)?;
+                tm.deconv_s += (t1 - t0).as_secs_f64();
+                tm.fft_s += (t2 - t1).as_secs_f64();
+                tm.spread_s += t2.elapsed().as_secs_f64();
+            }
+        }
+        self.timings = tm;
+        if self.debug > 0 {
+            eprintln!("[farfield nufft] execute: {} {:.3} s, fft {:.3} s, deconvolve {:.3} s",
+                      if self.params.ty == 1 { "spread" } else { "interp" }, tm.spread_s, tm.fft_s, tm.deconv_s);
+        }
+        Ok(())
+    }
+
+    fn info(&self) -> NufftInfo {
+        self.info
+    }
+
+    fn kernel(&self) -> &Kernel {
+        &self.params.kernel
+    }
+
+    fn timings(&self) -> Timings {
+        self.timings
+    }
+}

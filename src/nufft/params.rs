@@ -1,0 +1,384 @@
+//! The NUFFT parameter layer shared by every backend: from the problem (type, dimension, modes,
+//! `ntrans`, tolerance, precision) and the options to the numerical choices — upsampling factor
+//! σ, kernel (family, width w, ES β or Gaussian τ), fine grid sizes `nf`, the tolerance used and
+//! the deconvolution factors `1/ψ̂(k)` — as FINUFFT's `src/common/kernel.cpp` is for its CPU
+//! and GPU libraries (Barnett, Magland, af Klinteberg, SIAM J. Sci. Comput. 41 (2019) C479,
+//! §2, §4).
+//!
+//! [`NufftParams::new`] is a pure function: it validates, allocates nothing of the problem's
+//! size and knows nothing of plans, spreaders, FFT plans or devices. The CPU plan
+//! ([`super::cpu::CpuNufft`]) and the CUDA plan (`GpuNufft` in the gpu module) are built
+//! from its result, so both backends compute the same approximation for the same arguments.
+
+use super::deconv::mode_of;
+use super::options::{ModeOrder, NufftOpts, FARFIELD_WARN_TOL_CLAMPED};
+use crate::error::{Error, Result};
+use crate::fft::{next_smooth_even, FFTW_DESTROY_INPUT, FFTW_ESTIMATE, FFTW_PATIENT};
+use crate::kernel::{Kernel, KernelKind};
+use crate::real::Real;
+
+/// FFTW planner flags accepted in `opts.fftw`: FFTW_ESTIMATE (64), FFTW_MEASURE (0),
+/// FFTW_PATIENT (32), FFTW_EXHAUSTIVE (8), and FFTW_DESTROY_INPUT (1).
+pub const FFTW_FLAGS_ACCEPTED: u32 = FFTW_ESTIMATE | FFTW_PATIENT | 8 | FFTW_DESTROY_INPUT;
+
+/// Largest fine (upsampled) grid size along one axis: FFTW's `int` range, 2³¹ − 1. With
+/// σ = 2 an axis therefore holds at most about 1.07·10⁹ modes (1.7·10⁹ at σ = 1.25).
+pub const MAX_FINE_AXIS: usize = i32::MAX as usize;
+
+/// Largest fine grid (points, all axes together), largest number of modes `N1·N2·N3` and
+/// largest `ntrans·N1·N2·N3`: [`crate::error::MAX_ELEMENTS`] (2⁴⁰). Checked before anything
+/// is allocated or computed, so that makeplan's cost is bounded by the problem size.
+pub const MAX_GRID_ELEMENTS: usize = crate::error::MAX_ELEMENTS;
+
+/// Largest number of non-uniform points M: 2³² − 1 (point indices are stored as `u32`).
+pub const MAX_POINTS: usize = u32::MAX as usize;
+
+/// The compute backend a plan runs on, chosen once at makeplan
+/// ([`Backend::resolve`] from [`super::options::BackendChoice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// CPU: rayon threads and FFTW.
+    #[default]
+    Cpu,
+    /// CUDA device 0: the kernels of `src/gpu/kernels/` and cuFFT.
+    Cuda,
+}
+
+impl Backend {
+    /// Resolves the user's choice: `Cpu` → CPU; `Auto` → CPU (the CUDA NUFFT has been validated
+    /// on the CUDA-on-CPU emulator but not yet timed against the CPU on hardware); `Cuda` →
+    /// CUDA when a driver and a device are found, else [`Error::NoDevice`] naming what was
+    /// looked for ([`crate::gpu::runtime::resolve_backend`]).
+    pub fn resolve(choice: super::options::BackendChoice, what: &str) -> Result<Backend> {
+        use super::options::BackendChoice as C;
+        match choice {
+            C::Auto | C::Cpu => Ok(Backend::Cpu),
+            C::Cuda => match crate::gpu::runtime::resolve_backend(2, what, true)? {
+                crate::gpu::runtime::Backend::Cpu => Ok(Backend::Cpu),
+                crate::gpu::runtime::Backend::Cuda(_) => Ok(Backend::Cuda),
+            },
+        }
+    }
+}
+
+/// Precision of a plan's data (the kernels are chosen in f64 either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// Single precision (`f32`): tolerances below 1e-7 are clamped.
+    F32,
+    /// Double precision (`f64`): tolerances below 1e-15 are clamped.
+    F64,
+}
+
+impl Precision {
+    /// The precision of `T`.
+    pub fn of<T: Real>() -> Precision {
+        if T::NAME == "f32" {
+            Precision::F32
+        } else {
+            Precision::F64
+        }
+    }
+    /// Smallest tolerance honoured ([`Real::MIN_TOL`]).
+    pub fn min_tol(self) -> f64 {
+        match self {
+            Precision::F32 => f32::MIN_TOL,
+            Precision::F64 => f64::MIN_TOL,
+        }
+    }
+    /// `"f32"` or `"f64"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+}
+
+/// Everything a NUFFT of type 1 or 2 chose, independent of the backend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NufftParams {
+    /// Transform type, 1 or 2.
+    pub ty: i32,
+    /// Dimension 1–3.
+    pub dim: usize,
+    /// Modes per axis `[N1, N2, N3]` (1 for unused axes).
+    pub n: [usize; 3],
+    /// Vectors per execute (≥ 1).
+    pub ntrans: usize,
+    /// Sign of the exponent: +1 for `iflag ≥ 0`, −1 otherwise.
+    pub sign: i32,
+    /// Upsampling factor σ.
+    pub sigma: f64,
+    /// The spreading kernel (family and shape parameters, width w).
+    pub kernel: Kernel,
+    /// Fine grid sizes per axis (1 for unused axes): even, 2,3,5-smooth, ≥ max(⌈σN⌉, 2w).
+    pub nf: [usize; 3],
+    /// Requested tolerance.
+    pub tol: f64,
+    /// Tolerance the kernel was chosen for (the requested one unless clamped).
+    pub tol_used: f64,
+    /// Bit set of `FARFIELD_WARN_*` ([`FARFIELD_WARN_TOL_CLAMPED`]).
+    pub warnings: i32,
+    /// Mode order of the user's arrays.
+    pub modeord: ModeOrder,
+    /// Precision of the data.
+    pub precision: Precision,
+    /// Backend the plan runs on.
+    pub backend: Backend,
+}
+
+/// Checks and converts the mode counts; returns `[N1, N2, N3]` (1 for unused axes).
+/// Errors: [`Error::Modes`] (fewer than `dim` counts, a count ≤ 0, more than
+/// [`MAX_FINE_AXIS`] per axis, N or ntrans·N above [`MAX_GRID_ELEMENTS`]).
+pub fn check_modes(dim: usize, n_modes: &[i64], ntrans: usize) -> Result<[usize; 3]> {
+    if n_modes.len() < dim {
+        return Err(Error::Modes(format!("{} mode counts given for dimension {dim}", n_modes.len())));
+    }
+    let mut n = [1usize; 3];
+    for d in 0..dim {
+        if n_modes[d] <= 0 {
+            return Err(Error::Modes(format!("n_modes[{d}] = {} must be positive", n_modes[d])));
+        }
+        // i64 > 0 always fits in usize on the 64-bit targets; the limits below do the rest
+        n[d] = usize::try_from(n_modes[d]).map_err(|_| Error::Modes(format!("n_modes[{d}] = {} is too large", n_modes[d])))?;
+        if n[d] > MAX_FINE_AXIS / 2 * 2 {
+            return Err(Error::Modes(format!(
+                "n_modes[{d}] = {} exceeds the limit of {} modes per axis (the fine grid of σ·N points must fit FFTW's int range)",
+                n[d], MAX_FINE_AXIS / 2 * 2)));
+        }
+    }
+    let total = n.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).filter(|&t| t <= MAX_GRID_ELEMENTS);
+    let Some(total) = total else {
+        return Err(Error::Modes(format!(
+            "number of modes {} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS}",
+            n_modes[..dim].iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))));
+    };
+    if total.checked_mul(ntrans).map_or(true, |t| t > MAX_GRID_ELEMENTS) {
+        return Err(Error::Modes(format!(
+            "ntrans·N = {ntrans}·{total} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} values per execute")));
+    }
+    Ok(n)
+}
+
+/// The fine grid sizes for modes `n`, factor `sigma` and kernel width `w`: per axis the
+/// smallest even 2,3,5-smooth size ≥ max(⌈σN⌉, 2w); each at most [`MAX_FINE_AXIS`], the
+/// product at most [`MAX_GRID_ELEMENTS`] ([`Error::Modes`] naming the axis, the size and the
+/// limit). O(log² N) per axis.
+pub fn fine_grid(dim: usize, n: [usize; 3], sigma: f64, w: usize) -> Result<[usize; 3]> {
+    let mut nf = [1usize; 3];
+    for d in 0..dim {
+        let want = (sigma * n[d] as f64).ceil().max((2 * w) as f64);
+        let size = if want <= MAX_FINE_AXIS as f64 { next_smooth_even(want as usize) } else { usize::MAX };
+        if size > MAX_FINE_AXIS {
+            return Err(Error::Modes(format!(
+                "n_modes[{d}] = {} needs a fine grid of {want:e} points at upsampfac {sigma:e} (next FFT size {}), above FFTW's limit {MAX_FINE_AXIS} per axis",
+                n[d], if size == usize::MAX { "-".to_string() } else { size.to_string() })));
+        }
+        nf[d] = size;
+    }
+    match nf.iter().try_fold(1usize, |a, &b| a.checked_mul(b)) {
+        Some(t) if t <= MAX_GRID_ELEMENTS => Ok(nf),
+        t => Err(Error::Modes(format!(
+            "fine grid {} = {} points exceeds the limit 2^40 = {MAX_GRID_ELEMENTS}",
+            nf[..dim].iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"),
+            t.map_or_else(|| format!("{:e}", nf.iter().map(|&v| v as f64).product::<f64>()), |t| t.to_string())))),
+    }
+}
+
+/// Automatic upsampling factor for types 1 and 2: σ = 2 (narrower kernel, faster spreading)
+/// unless the modes are many, where σ = 1.25 makes the FFT and the fine grid (and with it the
+/// plan's memory, `16·σ^d·N` bytes in f64) 1.6^d times smaller at a kernel one to three points
+/// wider. In 3D the switch is at N ≥ 2·10⁶ modes (128³: a 256³ grid of 268 MB at σ = 2 against
+/// 160³ = 66 MB; measured at M = 10⁷, tol 10⁻⁶: +10 % CPU time, −220 MB peak RSS). Tolerances
+/// below 10⁻⁹ and the Gaussian kernel always use σ = 2.
+pub fn auto_upsampfac(tol: f64, dim: usize, n: [usize; 3], kernel: KernelKind) -> f64 {
+    if kernel == KernelKind::Gaussian || tol < 1e-9 {
+        return 2.0;
+    }
+    let total = n[0] * n[1] * n[2];
+    let large = match dim {
+        1 => total > 10_000_000,
+        2 => total > 300_000,
+        _ => total >= 2_000_000,
+    };
+    if large {
+        1.25
+    } else {
+        2.0
+    }
+}
+
+/// Validates the options that are not choices by construction (`upsampfac`, `fftw`).
+/// Errors: [`Error::InvalidArg`] naming the field.
+pub fn check_opts(opts: &NufftOpts) -> Result<()> {
+    if let Some(s) = opts.upsampfac {
+        if !(s > 1.0 && s <= 4.0) {
+            return Err(Error::InvalidArg(format!("opts.upsampfac = {s:e} is not in (1, 4] (or automatic)")));
+        }
+    }
+    if opts.fftw & !FFTW_FLAGS_ACCEPTED != 0 {
+        return Err(Error::InvalidArg(format!(
+            "opts.fftw = {} is not a combination of FFTW_ESTIMATE (64), FFTW_MEASURE (0), FFTW_PATIENT (32), \
+             FFTW_EXHAUSTIVE (8) and FFTW_DESTROY_INPUT (1)", opts.fftw)));
+    }
+    Ok(())
+}
+
+impl NufftParams {
+    /// Chooses the parameters of a type-`ty` NUFFT.
+    ///
+    /// * `ty`: 1 or 2 (3 → [`Error::NotSupported`]: type 3 sizes its grid from the points and
+    ///   has its own plan); `dim`: 1–3; `n_modes`: at least `dim` positive counts, x first;
+    /// * `iflag`: sign of the exponent (`≥ 0` → `+i`); `ntrans ≥ 1`;
+    /// * `tol`: requested relative l2 accuracy, finite and > 0; below what `precision` can give,
+    ///   or below what the widest kernel reaches at σ ([`Kernel::achievable_tol`]), it is
+    ///   clamped and [`FARFIELD_WARN_TOL_CLAMPED`] is set;
+    /// * `backend`: recorded only — the choices are the same for every backend.
+    ///
+    /// Errors: [`Error::Type`], [`Error::NotSupported`], [`Error::Dim`], [`Error::Modes`]
+    /// ([`check_modes`], [`fine_grid`]), [`Error::Tol`], [`Error::InvalidArg`] (`ntrans`,
+    /// [`check_opts`]). Cost O(dim·log² N); nothing of the problem's size is allocated.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, precision: Precision,
+               opts: &NufftOpts, backend: Backend) -> Result<NufftParams> {
+        match ty {
+            1 | 2 => {}
+            3 => return Err(Error::NotSupported("NUFFT type 3 has its own parameter choice (nufft::type3)".into())),
+            _ => return Err(Error::Type(format!("type {ty} is not 1, 2 or 3"))),
+        }
+        if !(1..=3).contains(&dim) {
+            return Err(Error::Dim(format!("dim = {dim} is not 1, 2 or 3")));
+        }
+        if ntrans == 0 {
+            return Err(Error::InvalidArg("ntrans must be at least 1".into()));
+        }
+        let n = check_modes(dim, n_modes, ntrans)?;
+        if !tol.is_finite() || tol <= 0.0 {
+            return Err(Error::Tol(format!("tol = {tol:e} must be finite and positive")));
+        }
+        check_opts(opts)?;
+        let (sigma, kernel, tol_used, warnings) = choose_kernel(tol, precision, dim, n, opts);
+        let nf = fine_grid(dim, n, sigma, kernel.width())?;
+        Ok(NufftParams {
+            ty, dim, n, ntrans, sign: if iflag >= 0 { 1 } else { -1 }, sigma, kernel, nf, tol, tol_used, warnings,
+            modeord: opts.modeord, precision, backend,
+        })
+    }
+
+    /// Total number of modes `N1·N2·N3`.
+    pub fn num_modes(&self) -> usize {
+        self.n.iter().product()
+    }
+
+    /// Total number of fine grid points `nf1·nf2·nf3`.
+    pub fn fine_total(&self) -> usize {
+        self.nf.iter().product()
+    }
+
+    /// Kernel width w in grid points.
+    pub fn width(&self) -> usize {
+        self.kernel.width()
+    }
+
+    /// For output index `i` of axis `d` (in the plan's mode order): the index of its mode `k`
+    /// on the fine grid, `k mod nf_d`.
+    pub fn fine_index(&self, d: usize, i: usize) -> usize {
+        mode_of(i, self.n[d], self.modeord).rem_euclid(self.nf[d] as i64) as usize
+    }
+
+    /// The deconvolution factors (Barnett et al. 2019 eq. 2.4): per axis `d < 3` and output
+    /// index `i < N_d` (in the plan's mode order), `1/ψ̂(k_i)` with ψ̂ the kernel's Fourier
+    /// series on the fine grid ([`Kernel::try_fourier_series`]); `[1.0]` for unused axes.
+    /// Cost O(Σ N_d·w); errors: [`Error::Alloc`].
+    pub fn deconv_factors(&self) -> Result<[Vec<f64>; 3]> {
+        let mut out: [Vec<f64>; 3] = Default::default();
+        for d in 0..3 {
+            if d >= self.dim {
+                out[d] = vec![1.0];
+                continue;
+            }
+            let phihat = self.kernel.try_fourier_series(self.nf[d], self.n[d] / 2)?;
+            let mut v = crate::error::try_vec(self.n[d], "NUFFT deconvolution factors")?;
+            for i in 0..self.n[d] {
+                v.push(1.0 / phihat[mode_of(i, self.n[d], self.modeord).unsigned_abs() as usize]);
+            }
+            out[d] = v;
+        }
+        Ok(out)
+    }
+
+    /// A one-line description for `opts.debug` prints.
+    pub fn describe(&self, nthreads: usize) -> String {
+        let clamp = if self.warnings & FARFIELD_WARN_TOL_CLAMPED == 0 {
+            String::new()
+        } else {
+            format!(" [warning: tol {:e} clamped to {:e}, the smallest error reachable in {} at upsampfac {:e} \
+                     with the widest kernel]", self.tol, self.tol_used, self.precision.name(), self.sigma)
+        };
+        format!("type {} dim {} modes {:?} ntrans {} tol {:e} (used {:e}) sigma {:e} kernel {:?} w {} nf {:?} backend {:?} threads {}{clamp}",
+                self.ty, self.dim, &self.n[..self.dim], self.ntrans, self.tol, self.tol_used, self.sigma, self.kernel.family(),
+                self.width(), &self.nf[..self.dim], self.backend, nthreads)
+    }
+}
+
+/// σ, the kernel, the tolerance used and the warnings for a validated tolerance (the part of
+/// [`NufftParams::new`] that type 3 shares: it calls this with the modes of its inner grid).
+pub fn choose_kernel(tol: f64, precision: Precision, dim: usize, n: [usize; 3], opts: &NufftOpts) -> (f64, Kernel, f64, i32) {
+    let mut warnings = 0;
+    let mut tol_used = tol;
+    if tol < precision.min_tol() {
+        tol_used = precision.min_tol();
+        warnings |= FARFIELD_WARN_TOL_CLAMPED;
+    }
+    let sigma = opts.upsampfac.unwrap_or_else(|| auto_upsampfac(tol_used, dim, n, opts.kernel));
+    // below σ = 2 the widest kernel may not reach tol: clamp to what it reaches
+    let reachable = Kernel::achievable_tol(opts.kernel, sigma);
+    if tol_used < reachable {
+        tol_used = reachable;
+        warnings |= FARFIELD_WARN_TOL_CLAMPED;
+    }
+    (sigma, Kernel::for_tolerance(opts.kernel, tol_used, sigma), tol_used, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_choices_for_cpu_and_cuda() {
+        for (ty, dim, modes, tol, prec) in [(1, 1, vec![100i64], 1e-6, Precision::F64), (2, 3, vec![128, 128, 128], 1e-4, Precision::F64),
+                                            (1, 2, vec![1000, 1000], 1e-5, Precision::F32), (2, 2, vec![33, 20], 1e-20, Precision::F32)] {
+            let o = NufftOpts::default();
+            let a = NufftParams::new(ty, dim, &modes, 1, 2, tol, prec, &o, Backend::Cpu).unwrap();
+            let b = NufftParams::new(ty, dim, &modes, 1, 2, tol, prec, &o, Backend::Cuda).unwrap();
+            assert_eq!(a.backend, Backend::Cpu);
+            assert_eq!(NufftParams { backend: Backend::Cpu, ..b.clone() }, a);
+            assert_eq!((a.sigma, a.nf, a.width(), a.tol_used), (b.sigma, b.nf, b.width(), b.tol_used));
+            assert_eq!(a.deconv_factors().unwrap(), b.deconv_factors().unwrap());
+        }
+    }
+
+    #[test]
+    fn choices_follow_the_rules() {
+        let o = NufftOpts::default();
+        let p = NufftParams::new(1, 3, &[128, 128, 128], 1, 1, 1e-6, Precision::F64, &o, Backend::Cpu).unwrap();
+        assert_eq!(p.sigma, 1.25);
+        assert!(p.nf.iter().all(|&v| v >= 160 && v % 2 == 0));
+        let p = NufftParams::new(1, 1, &[100], -1, 1, 1e-20, Precision::F32, &o, Backend::Cpu).unwrap();
+        assert_eq!((p.sigma, p.sign, p.tol_used, p.warnings), (2.0, -1, f32::MIN_TOL, FARFIELD_WARN_TOL_CLAMPED));
+        assert_eq!(p.nf[1..], [1, 1]);
+        // deconvolution factors: 1/ψ̂ at the modes in order, ψ̂ decreasing from k = 0
+        let f = p.deconv_factors().unwrap();
+        assert_eq!((f[0].len(), f[1].as_slice()), (100, &[1.0][..]));
+        let phihat = p.kernel.fourier_series(p.nf[0], 50);
+        assert_eq!(f[0][50], 1.0 / phihat[0]);
+        assert_eq!(f[0][0], 1.0 / phihat[50]);
+        assert_eq!((p.fine_index(0, 0), p.fine_index(0, 50)), (p.nf[0] - 50, 0));
+        assert!(matches!(NufftParams::new(3, 1, &[10], 1, 1, 1e-6, Precision::F64, &o, Backend::Cpu), Err(Error::NotSupported(_))));
+        let bad = NufftOpts { upsampfac: Some(1.0), ..o.clone() };
+        assert!(matches!(NufftParams::new(1, 1, &[10], 1, 1, 1e-6, Precision::F64, &bad, Backend::Cpu), Err(Error::InvalidArg(_))));
+        let bad = NufftOpts { fftw: 2, ..o };
+        assert!(matches!(NufftParams::new(1, 1, &[10], 1, 1, 1e-6, Precision::F64, &bad, Backend::Cpu), Err(Error::InvalidArg(_))));
+    }
+}
