@@ -99,6 +99,48 @@ impl Default for NufftOpts {
     }
 }
 
+impl NufftOpts {
+    /// Validates every field (the checks of makeplan for all transform types) and returns the
+    /// kernel family. Errors: [`crate::Error::InvalidArg`] naming the field and its valid values.
+    pub fn check(&self) -> crate::Result<crate::kernel::KernelKind> {
+        use crate::error::Error;
+        use crate::kernel::KernelKind;
+        let kind = match self.kernel {
+            FARFIELD_KERNEL_ES => KernelKind::Es,
+            FARFIELD_KERNEL_GAUSSIAN => KernelKind::Gaussian,
+            k => return Err(Error::InvalidArg(format!("opts.kernel = {k} is not 0 (ES) or 1 (Gaussian)"))),
+        };
+        if self.modeord != 0 && self.modeord != 1 {
+            return Err(Error::InvalidArg(format!("opts.modeord = {} is not 0 or 1", self.modeord)));
+        }
+        if self.nthreads < 0 {
+            return Err(Error::InvalidArg(format!("opts.nthreads = {} is negative", self.nthreads)));
+        }
+        if self.spread_max_subprob_size < 0 {
+            return Err(Error::InvalidArg(format!("opts.spread_max_subprob_size = {} is negative", self.spread_max_subprob_size)));
+        }
+        if !(0..=5).contains(&self.gpu_method) {
+            return Err(Error::InvalidArg(format!("opts.gpu_method = {} is not 0 (auto) … 5", self.gpu_method)));
+        }
+        if self.gpu_spread_reuse_hint < 0 {
+            return Err(Error::InvalidArg(format!("opts.gpu_spread_reuse_hint = {} is negative", self.gpu_spread_reuse_hint)));
+        }
+        if !(self.upsampfac == 0.0 || (self.upsampfac > 1.0 && self.upsampfac <= 4.0)) {
+            return Err(Error::InvalidArg(format!("opts.upsampfac = {:e} is not 0 (auto) or in (1, 4]", self.upsampfac)));
+        }
+        if self.fftw < 0 || self.fftw as u32 & !super::plan::FFTW_FLAGS_ACCEPTED != 0 {
+            return Err(Error::InvalidArg(format!(
+                "opts.fftw = {} is not a combination of FFTW_ESTIMATE (64), FFTW_MEASURE (0), FFTW_PATIENT (32), \
+                 FFTW_EXHAUSTIVE (8) and FFTW_DESTROY_INPUT (1)", self.fftw)));
+        }
+        if self.points_by_reference != 0 && self.points_by_reference != 1 {
+            return Err(Error::InvalidArg(format!("opts.points_by_reference = {} is not 0 (copy) or 1 (by reference)",
+                                                 self.points_by_reference)));
+        }
+        Ok(kind)
+    }
+}
+
 /// What a plan chose (C: `farfield_nufft_info`, filled by `farfield_nufft_get_info`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

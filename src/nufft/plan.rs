@@ -1,7 +1,7 @@
 //! The NUFFT plan: makeplan → setpts → execute (any number of times) → drop.
 
 use super::deconv::ModeMap;
-use super::options::{NufftInfo, NufftOpts, FARFIELD_BACKEND_CPU, FARFIELD_KERNEL_GAUSSIAN, FARFIELD_WARN_TOL_CLAMPED};
+use super::options::{NufftInfo, NufftOpts, FARFIELD_BACKEND_CPU, FARFIELD_WARN_TOL_CLAMPED};
 use crate::error::{Error, Result};
 use crate::fft::{next_smooth_even, AlignedVec, FftPlan, Sign, FFTW_DESTROY_INPUT, FFTW_ESTIMATE, FFTW_PATIENT};
 use crate::kernel::{Kernel, KernelKind};
@@ -171,38 +171,7 @@ impl<T: Real> NufftPlan<T> {
         if !tol.is_finite() || tol <= 0.0 {
             return Err(Error::Tol(format!("tol = {tol:e} must be finite and positive")));
         }
-        let kind = match opts.kernel {
-            0 => KernelKind::Es,
-            FARFIELD_KERNEL_GAUSSIAN => KernelKind::Gaussian,
-            k => return Err(Error::InvalidArg(format!("opts.kernel = {k} is not 0 (ES) or 1 (Gaussian)"))),
-        };
-        if opts.modeord != 0 && opts.modeord != 1 {
-            return Err(Error::InvalidArg(format!("opts.modeord = {} is not 0 or 1", opts.modeord)));
-        }
-        if opts.nthreads < 0 {
-            return Err(Error::InvalidArg(format!("opts.nthreads = {} is negative", opts.nthreads)));
-        }
-        if opts.spread_max_subprob_size < 0 {
-            return Err(Error::InvalidArg(format!("opts.spread_max_subprob_size = {} is negative", opts.spread_max_subprob_size)));
-        }
-        if !(0..=5).contains(&opts.gpu_method) {
-            return Err(Error::InvalidArg(format!("opts.gpu_method = {} is not 0 (auto) … 5", opts.gpu_method)));
-        }
-        if opts.gpu_spread_reuse_hint < 0 {
-            return Err(Error::InvalidArg(format!("opts.gpu_spread_reuse_hint = {} is negative", opts.gpu_spread_reuse_hint)));
-        }
-        if !(opts.upsampfac == 0.0 || (opts.upsampfac > 1.0 && opts.upsampfac <= 4.0)) {
-            return Err(Error::InvalidArg(format!("opts.upsampfac = {:e} is not 0 (auto) or in (1, 4]", opts.upsampfac)));
-        }
-        if opts.fftw < 0 || opts.fftw as u32 & !FFTW_FLAGS_ACCEPTED != 0 {
-            return Err(Error::InvalidArg(format!(
-                "opts.fftw = {} is not a combination of FFTW_ESTIMATE (64), FFTW_MEASURE (0), FFTW_PATIENT (32), \
-                 FFTW_EXHAUSTIVE (8) and FFTW_DESTROY_INPUT (1)", opts.fftw)));
-        }
-        if opts.points_by_reference != 0 && opts.points_by_reference != 1 {
-            return Err(Error::InvalidArg(format!("opts.points_by_reference = {} is not 0 (copy) or 1 (by reference)",
-                                                 opts.points_by_reference)));
-        }
+        let kind = opts.check()?;
         // CUDA without a device is NO_DEVICE; AUTO stays on the CPU until the CUDA NUFFT has
         // been validated on hardware (it is tested on the CUDA-on-CPU emulator only)
         let backend = crate::gpu::runtime::resolve_backend(opts.backend, "NUFFT plans", opts.backend == super::options::FARFIELD_BACKEND_CUDA)?;
