@@ -212,9 +212,6 @@ pub struct Type3Plan<T: Real> {
     timings: Type3Timings,
 }
 
-/// Largest number of target frequencies N: 2³² − 1 (they are the inner type 2's points).
-pub const MAX_TARGETS: usize = MAX_POINTS;
-
 /// Points per parallel chunk of the phase and deconvolution loops.
 const CHUNK: usize = 4096;
 
@@ -276,7 +273,8 @@ impl<T: Real> Type3Plan<T> {
     /// length N). Any finite reals; the product of their half-widths per axis sets the fine
     /// grid (module docs). Everything is copied (rescaled).
     ///
-    /// Errors: [`Error::NPoints`] (length mismatch, M or N above 2³² − 1, `ntrans·M` or
+    /// Errors: [`Error::NPoints`] (length mismatch, M or N above [`MAX_POINTS`] = 2³² − 1 (the
+    /// targets are the inner type 2's points), `ntrans·M` or
     /// `ntrans·N` above 2⁴⁰), [`Error::NonFinite`] (first bad point or frequency, named),
     /// [`Error::Range`] (`X·S` overflows), [`Error::Modes`] (fine grid too large) keep the
     /// previous points; [`Error::Alloc`] and [`Error::Fft`] leave the plan without points.
@@ -394,7 +392,7 @@ impl<T: Real> Type3Plan<T> {
 
     fn check_sizes(&self, xs: &[&[T]; 3], ss: &[&[T]; 3]) -> Result<()> {
         let (m, n) = (xs[0].len(), ss[0].len());
-        for (len, name, max, what) in [(m, "M", MAX_POINTS, "points"), (n, "N", MAX_TARGETS, "target frequencies")] {
+        for (len, name, max, what) in [(m, "M", MAX_POINTS, "points"), (n, "N", MAX_POINTS, "target frequencies")] {
             if len > max {
                 return Err(Error::NPoints(format!("{name} = {len} {what} exceed the supported maximum of {max} (2^32 − 1)")));
             }
