@@ -193,9 +193,6 @@ typedef float _Complex farfield_complexf;
 // Largest number of non-uniform points M: 2³² − 1 (point indices are stored as `u32`).
 #define MAX_POINTS (size_t)UINT32_MAX
 
-// Largest number of target frequencies N: 2³² − 1 (they are the inner type 2's points).
-#define MAX_TARGETS MAX_POINTS
-
 // Largest spacing ratio `h_max / h_min` a plan accepts (every method): 1e150. Within it, the
 // kernel is evaluated in scaled units (spacings divided by a power of two near their geometric
 // mean) where every intermediate (`|x|²`, the cell average of `G`, the spectrum) is a normal
