@@ -93,7 +93,8 @@ static void test_double_3d(void) {
     EXPECT_STATUS(farfield_nufft_setpts(p, 2, wide_x, zero2, zero2, 2, wide_s, zero2, zero2), FARFIELD_ERR_MODES);
     EXPECT(strstr(farfield_last_error_message(), "space-bandwidth") != NULL);
     EXPECT_STATUS(farfield_nufft_execute(p, cc, f2), FARFIELD_OK);
-    EXPECT(memcmp(f, f2, sizeof f) == 0);
+    /* the same points again (not bitwise: the parallel spreader's sums may be ordered differently) */
+    EXPECT(rel_l2(NT * N, (const double *)f2, (const double *)f) <= 1e-13);
     /* type 3 has no device path */
     EXPECT_STATUS(farfield_nufft_execute_device(p, cc, f), FARFIELD_ERR_INVALID_ARG);
     EXPECT_STATUS(farfield_nufft_destroy(p), FARFIELD_OK);

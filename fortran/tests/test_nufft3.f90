@@ -99,7 +99,8 @@ contains
          c_loc(s), c_loc(t), c_null_ptr) == FARFIELD_ERR_NONFINITE, 'NaN in s')
     call expect(index(farfield_last_error_message_f(), 's[6]') > 0, 'message names s[6]')
     call expect(farfield_nufft_execute(plan, c, f2) == FARFIELD_OK, 'execute after failed setpts')
-    call expect(maxval(abs(f2 - f)) <= 0, 'previous points kept')
+    ! the same points again (not bitwise: the parallel spreader's sums may be ordered differently)
+    call expect(rel_err(f2, f) <= 1e-13_c_double, 'previous points kept')
     call expect(farfield_nufft_destroy(plan) == FARFIELD_OK, '2d type 3 destroy')
   end subroutine test_2d_double
 
