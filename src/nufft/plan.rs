@@ -140,7 +140,7 @@ fn auto_upsampfac(tol: f64, dim: usize, n: [usize; 3], kernel: KernelKind) -> f6
 impl<T: Real> NufftPlan<T> {
     /// Makes a plan.
     ///
-    /// * `ty`: 1 or 2 (3 → [`Error::NotSupported`]); `dim`: 1–3;
+    /// * `ty`: 1 or 2 (3 → [`Error::NotSupported`]: type 3 is [`super::Type3Plan`]); `dim`: 1–3;
     /// * `n_modes`: at least `dim` positive mode counts, x first;
     /// * `iflag`: sign of the exponent (`≥ 0` → `+i`); `ntrans ≥ 1` vectors per execute;
     /// * `tol`: requested relative l2 accuracy, finite and > 0; below what `T` can give, or
@@ -158,7 +158,7 @@ impl<T: Real> NufftPlan<T> {
     pub fn new(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
         match ty {
             1 | 2 => {}
-            3 => return Err(Error::NotSupported("NUFFT type 3 is not supported yet".into())),
+            3 => return Err(Error::NotSupported("NufftPlan holds types 1 and 2: type 3 is planned with nufft::Type3Plan".into())),
             _ => return Err(Error::Type(format!("type {ty} is not 1 or 2"))),
         }
         if !(1..=3).contains(&dim) {
