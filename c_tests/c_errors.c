@@ -106,14 +106,12 @@ static void test_makeplan_errors(void) {
         makeplanf_fails(__LINE__, 2, bad_dims[i], n3, 1e-4f, FARFIELD_ERR_DIM);
     }
 
-    /* type not in {1, 2}; type 3 is valid but not supported yet */
+    /* type not in {1, 2, 3} (type 3 itself: c_nufft3.c) */
     const int bad_types[] = {0, 4, -1, 1000};
     for (int i = 0; i < 4; i++) {
         makeplan_fails(__LINE__, bad_types[i], 2, n3, 1, 1e-6, NULL, FARFIELD_ERR_TYPE);
         makeplanf_fails(__LINE__, bad_types[i], 1, n3, 1e-4f, FARFIELD_ERR_TYPE);
     }
-    makeplan_fails(__LINE__, 3, 3, n3, 1, 1e-6, NULL, FARFIELD_ERR_NOT_SUPPORTED);
-    makeplanf_fails(__LINE__, 3, 1, n3, 1e-4f, FARFIELD_ERR_NOT_SUPPORTED);
 
     /* modes <= 0, or whose product overflows */
     const int64_t zero[3] = {8, 0, 8}, neg[3] = {-4, 8, 8}, minv[3] = {INT64_MIN, 8, 8};

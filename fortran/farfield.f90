@@ -251,8 +251,8 @@ module farfield
      end function farfield_nufft_makeplan
 
      !> int farfield_nufft_setpts(plan, int64_t M, const double *x, *y, *z, int64_t N, *s, *t, *u)
-     !> y, z: c_loc(...) or c_null_ptr when the dimension does not use them; n, s, t, u are for
-     !> type 3 (pass 0 and c_null_ptr).
+     !> y, z: c_loc(...) or c_null_ptr when the dimension does not use them. n, s, t, u: type 3's
+     !> N target frequencies (c_loc(s) ...; c_null_ptr for unused axes); types 1, 2: 0, c_null_ptr.
      function farfield_nufft_setpts(plan, m, x, y, z, n, s, t, u) result(ier) &
           bind(c, name="farfield_nufft_setpts")
        import :: c_int, c_int64_t, c_double, c_ptr

@@ -760,8 +760,11 @@ int farfield_nufft_default_opts(struct farfield_nufft_opts *opts, size_t struct_
 
 // Makes a double-precision NUFFT plan.
 //
-// * `type`: 1 (non-uniform → modes) or 2 (modes → non-uniform); 3 → `FARFIELD_ERR_NOT_SUPPORTED`.
-// * `dim`: 1, 2 or 3; `n_modes`: `dim` positive mode counts (N1, N2, N3).
+// * `type`: 1 (non-uniform → modes), 2 (modes → non-uniform) or 3 (non-uniform points →
+//   non-uniform frequencies, `f_k = Σ_j c_j e^{± i s_k·x_j}`; Barnett–Magland–af Klinteberg
+//   2019 §3: the fine grid is sized from the points and frequencies at setpts).
+// * `dim`: 1, 2 or 3; `n_modes`: `dim` positive mode counts (N1, N2, N3); not read for type
+//   3 (may be NULL).
 // * `iflag`: sign of the exponent, `+i` if ≥ 0; `ntrans ≥ 1`: vectors per execute.
 // * `tol`: relative l2 accuracy, finite and > 0. It is clamped, with
 //   `FARFIELD_WARN_TOL_CLAMPED` set and the value used in `tol_used` of
@@ -797,9 +800,19 @@ int farfield_nufft_makeplan(int type,
 
 // Sets the `M ≥ 0` non-uniform points of a double-precision plan: `x` (and `y` for dim ≥ 2,
 // `z` for dim 3), each of length M, in radians (any finite value; 2π-periodic). Unused
-// coordinate arrays may be NULL. `N, s, t, u` are for type 3 and ignored (pass 0/NULL). The
+// coordinate arrays may be NULL. Types 1 and 2 ignore `N, s, t, u` (pass 0/NULL). The
 // coordinates are copied, unless the plan was made with `opts.points_by_reference = 1`: then
 // the arrays must stay valid and unchanged until the next setpts or destroy.
+//
+// Type 3: `x, y, z` are M points and `s, t, u` (each of length `N ≥ 0`) the target
+// frequencies, any finite reals (not periodic); both are copied (rescaled) whatever
+// `points_by_reference` says. Per axis the half-widths X of the points and S of the
+// frequencies set the fine grid, about `2σXS/π + w + 1` points per axis (σ = 2 unless
+// `opts.upsampfac` says otherwise), allocated here together with the inner type 2's grid (σ
+// times larger per axis); a grid beyond 2³¹ − 1 per axis (after the inner upsampling) or 2⁴⁰
+// in all → `FARFIELD_ERR_MODES`, an `X·S` that overflows → `FARFIELD_ERR_RANGE`. Accuracy:
+// relative l2 error ≈ tol, floored by the conditioning of the sums themselves, ≈
+// `eps·Σ_d X_d S_d` (eps = 1.1e-16, 6e-8 in single precision). N has the limits of M.
 //
 // Limits: M ≤ 2³² − 1 = 4294967295 and ntrans·M ≤ 2⁴⁰ (`FARFIELD_ERR_NPOINTS`). Coordinates:
 // any finite value is accepted; each is reduced mod 2π in double precision (exact to ~4e-16
@@ -810,8 +823,9 @@ int farfield_nufft_makeplan(int type,
 // result is within tol of the sums at the *intended* coordinates only while
 // `|x| ≲ tol/(N·eps)` (e.g. |x| ≤ 1e3 for N = 1e3 at tol 1e-10).
 //
-// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE, ALLOC}`; after NULL_POINTER,
-// NPOINTS or NONFINITE the previous points remain set, after ALLOC the plan has no points.
+// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE, ALLOC}` (type 3 also `MODES`,
+// `RANGE`, `FFT`); after NULL_POINTER, NPOINTS, NONFINITE, MODES or RANGE the previous points
+// remain set, after ALLOC or FFT the plan has no points.
 int farfield_nufft_setpts(farfield_nufft_plan plan,
                           int64_t m,
                           const double *x,
@@ -823,7 +837,8 @@ int farfield_nufft_setpts(farfield_nufft_plan plan,
                           const double *u);
 
 // Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
-// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`. Sizes are those of makeplan and setpts
+// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`; type 3: reads `c` (`ntrans·M`), writes
+// `f` (`ntrans·N`, the N frequencies of setpts). Sizes are those of makeplan and setpts
 // (limits there). Memory: per spreading subproblem (at most `opts.spread_max_subprob_size`
 // points, default 10 000) a private box up to the fine grid's size; failure →
 // `FARFIELD_ERR_ALLOC` (the output is then partly written). The output is checked: a value

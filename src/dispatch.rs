@@ -4,21 +4,22 @@
 //! only).
 //!
 //! NUFFT: (type 1 or 2, [`Backend::Cpu`]) → [`CpuNufft`]; (type 1 or 2, [`Backend::Cuda`]) →
-//! [`crate::gpu::nufft::CudaNufft`]. The backend is resolved once from `opts.backend`
+//! [`crate::gpu::nufft::CudaNufft`]; type 3 → [`Type3Plan`] (CPU). The backend is resolved once from `opts.backend`
 //! ([`Backend::resolve`]: AUTO → CPU, CUDA without a device → [`crate::Error::NoDevice`]).
 
 use crate::error::Result;
 use crate::nufft::cpu::CpuNufft;
 use crate::nufft::exec::NufftExec;
 use crate::nufft::params::{Backend, NufftParams, Precision};
-use crate::nufft::{NufftOpts, NufftPlan};
+use crate::nufft::{NufftOpts, NufftPlan, Type3Plan};
 use crate::real::Real;
 
 impl<T: Real> NufftPlan<T> {
     /// Makes a plan.
     ///
-    /// * `ty`: 1 or 2 (3 → [`crate::Error::NotSupported`] until type 3 is wired here); `dim`: 1–3;
-    /// * `n_modes`: at least `dim` positive mode counts, x first;
+    /// * `ty`: 1, 2 or 3 (type 3: [`Type3Plan`], CPU only; its points and target frequencies
+    ///   are set by [`NufftPlan::setpts_type3`]); `dim`: 1–3;
+    /// * `n_modes`: at least `dim` positive mode counts, x first (not read for type 3);
     /// * `iflag`: sign of the exponent (`≥ 0` → `+i`); `ntrans ≥ 1` vectors per execute;
     /// * `tol`: requested relative l2 accuracy, finite and > 0; below what `T` can give, or
     ///   below what the widest kernel reaches at the upsampling factor σ
@@ -40,6 +41,11 @@ impl<T: Real> NufftPlan<T> {
     pub fn new(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
         // validation first (so that a bad argument is reported as such on a machine without a
         // device), then the backend, then the executor
+        if ty == 3 {
+            // type 3 sizes its grids from the points (at setpts); n_modes is not read
+            let exec = Box::new(Type3Plan::<T>::new(dim, iflag, ntrans, tol, opts)?);
+            return Ok(NufftPlan::from_exec(3, dim, ntrans, Backend::Cpu, opts, exec));
+        }
         let prec = Precision::of::<T>();
         NufftParams::new(ty, dim, n_modes, iflag, ntrans, tol, prec, opts, Backend::Cpu)?;
         let backend = Backend::resolve(opts.backend, "NUFFT plans")?;

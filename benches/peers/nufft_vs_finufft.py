@@ -27,6 +27,10 @@ What it does:
    coordinate array) are prepared before the clocks start.
 5. Prints a Markdown table; optionally (`--memory`) peak RSS of the 3D type-1 case for ours
    vs FINUFFT, each in its own process under `/usr/bin/time -v`.
+6. Type 3 (`--type3`, e.g. `--type3 --no-convention-check --cases 3d3 --quick`): `farfield
+   bench nufft --type 3` (points in [-pi, pi)^d, M target frequencies in [-N/2, N/2)^d) saves
+   its inputs, and FINUFFT's type 3 (finufft.Plan(3, dim), setpts(x, y, z, s, t, u), execute)
+   runs on them in the same run; both errors against the same direct sums. ducc0 has no type 3.
 
 Timings are single cold runs (plan + setpts + execute once, as a user calling it once
 would see) unless `--repeat R` asks for the best of R.
@@ -207,6 +211,66 @@ def fmt_e(x):
     return "-" if x is None else f"{x:.1e}"
 
 
+def type3_cases(args):
+    """Type 3: ours (farfield bench nufft --type 3 --save) against FINUFFT's type 3 on the same inputs."""
+    import numpy as np
+    import finufft
+    m = 10**5 if args.quick else 10**6
+    n = {1: 10**5, 2: 320, 3: 64} if args.quick else {1: 10**6, 2: 1000, 3: 128}
+    dims = [3, 2, 1]
+    if args.cases:
+        want = set(args.cases.split(","))
+        dims = [d for d in dims if f"{d}d3" in want]
+    rows, records = [], []
+    for tol in [float(t) for t in args.tol.split(",")]:
+        for dim in dims:
+            name = f"{dim}D type 3, M=N={m:.0e}, freqs in [-{n[dim] // 2}, {n[dim] // 2})^{dim}"
+            log(f"{name}, tol {tol:g}: ours ...")
+            with tempfile.TemporaryDirectory(prefix="farfield-peers-", dir=args.tmpdir) as tmp:
+                d = Path(tmp) / "case"
+                cmd = [str(BIN), "bench", "nufft", "--type", "3", "--dim", str(dim), "--modes", str(n[dim]),
+                       "--points", str(m), "--tol", repr(tol), "--threads", str(args.threads), "--prec", args.prec,
+                       "--check", str(args.check), "--json", "--save", str(d)]
+                p = subprocess.run(cmd, capture_output=True, text=True)
+                if p.returncode != 0:
+                    raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr}")
+                log(p.stdout)
+                ours = json.loads(p.stdout.strip().splitlines()[-1])
+                x = [np.load(d / f"{a}.npy") for a in "xyz"[:dim]]
+                s = [np.load(d / f"{a}.npy") for a in "stu"[:dim]]
+                c, our_out = np.load(d / "input.npy"), np.load(d / "output.npy")
+                idx, exact = np.load(d / "check_idx.npy").astype(np.int64), np.load(d / "check_exact.npy")
+            log(f"{name}, tol {tol:g}: finufft ...")
+            best, out = None, None
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                plan = finufft.Plan(3, dim, n_trans=1, eps=tol, isign=ours["iflag"], dtype=c.dtype.name,
+                                    nthreads=args.threads)
+                t1 = time.perf_counter()
+                plan.setpts(*x, *s)
+                t2 = time.perf_counter()
+                out = plan.execute(c)
+                t3 = time.perf_counter()
+                t = {"plan_s": t1 - t0, "setpts_s": t2 - t1, "exec_s": t3 - t2, "total_s": t3 - t0}
+                best = t if best is None or t["total_s"] < best["total_s"] else best
+                del plan
+            f = dict(best, rel_error=rel_l2(out[idx], exact) if len(idx) else None, diff_vs_ours=rel_l2(our_out, out))
+            rows.append(f"| {name} | {tol:g} | {fmt_t(ours['total_s'])} ({fmt_t(ours['setpts_s'])}, "
+                        f"{fmt_t(ours['exec_s'])}) | {fmt_t(f['total_s'])} ({fmt_t(f['setpts_s'])}, {fmt_t(f['exec_s'])}) | "
+                        f"{ours['total_s'] / f['total_s']:.2f} | {ours['exec_s'] / f['exec_s']:.2f} | "
+                        f"{fmt_e(ours['rel_error'])} | {fmt_e(f['rel_error'])} | {fmt_e(f['diff_vs_ours'])} |")
+            records.append({"case": name, "type": 3, "dim": dim, "points": m, "tol": tol, "ours": ours, "finufft": f})
+    print(f"\nType 3: {args.threads} threads, {args.prec}, "
+          f"{'best of ' + str(args.repeat) if args.repeat > 1 else 'single cold run'}; total = plan + setpts + "
+          f"execute (setpts, execute in parentheses); ratios > 1 mean ours is slower; errors relative l2 on "
+          f"{args.check} random targets against the same f64 direct sums\n")
+    print("| case | tol | ours total (setpts, exec) (s) | finufft total (setpts, exec) (s) | ours/finufft | "
+          "exec ours/finufft | err ours | err finufft | ours vs finufft |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    return records
+
+
 def timed_cases(args):
     cases = default_cases(args.quick)
     if args.cases:
@@ -323,6 +387,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="best of R runs per library (default 1)")
     ap.add_argument("--check", type=int, default=100, help="outputs checked against direct sums (default 100)")
     ap.add_argument("--memory", action="store_true", help="peak RSS of the 3D type-1 case, ours vs finufft")
+    ap.add_argument("--type3", action="store_true", help="time type 3 against finufft instead of types 1 and 2 "
+                    "(M = N = 1e6, or 1e5 with --quick; --cases 3d3,2d3,1d3)")
     ap.add_argument("--no-convention-check", action="store_true")
     ap.add_argument("--no-timed", action="store_true", help="skip the timed cases (e.g. with --memory)")
     ap.add_argument("--build", action="store_true", help="run cargo build --release -p farfield-cli first")
@@ -339,7 +405,7 @@ def main():
           f"(timings on a busy machine are noisy; OpenMP codes such as finufft suffer most from oversubscription)")
     if not args.no_convention_check:
         convention_check(args.threads)
-    records = [] if args.no_timed else timed_cases(args)
+    records = [] if args.no_timed else (type3_cases(args) if args.type3 else timed_cases(args))
     if args.memory:
         memory(args)
     if args.json_out:

@@ -4,6 +4,7 @@
 //! the complex square `[−1, 1]²`, from a fixed seed (PCG64), generated in f64 and rounded to
 //! the benchmark precision. Timed: makeplan, setpts, execute (one transform), plus the
 //! plan's own stage split (spread or interp, FFT, deconvolve). Throughput = M / exec_s.
+//! Type 3 (`--type 3`) is run by `bench_type3` (arbitrary target frequencies).
 //!
 //! Accuracy: relative l2 error over a random subset of outputs (type 1: `--check` random
 //! modes, each summed directly over all M points; type 2: `--check` random points, each
@@ -67,8 +68,9 @@ impl FftwArg {
 /// Arguments of `farfield bench nufft`.
 #[derive(Args, Debug, Clone)]
 pub struct NufftBenchArgs {
-    /// Transform type: 1 (points → modes) or 2 (modes → points).
-    #[arg(long = "type", value_name = "1|2", value_parser = clap::value_parser!(i32).range(1..=2))]
+    /// Transform type: 1 (points → modes), 2 (modes → points) or 3 (points → arbitrary
+    /// frequencies in `[−N/2, N/2)^d`, N from `--modes`).
+    #[arg(long = "type", value_name = "1|2|3", value_parser = clap::value_parser!(i32).range(1..=3))]
     pub ty: i32,
     /// Dimension.
     #[arg(long, value_name = "1|2|3", value_parser = clap::value_parser!(u8).range(1..=3))]
@@ -79,6 +81,9 @@ pub struct NufftBenchArgs {
     /// Number of non-uniform points M (`1e7` notation accepted).
     #[arg(long, value_name = "M")]
     pub points: String,
+    /// Type 3 only: number of target frequencies (default: M).
+    #[arg(long, value_name = "N")]
+    pub targets: Option<String>,
     /// Requested relative tolerance.
     #[arg(long, value_name = "T", default_value_t = 1e-6)]
     pub tol: f64,
@@ -161,7 +166,7 @@ fn c64<T: Real>(z: Complex<T>) -> Complex64 {
 }
 
 /// Picks `k` distinct indices below `n` (all of them when `k ≥ n`), sorted.
-fn sample_indices(n: usize, k: usize, seed: u64) -> Vec<usize> {
+pub(crate) fn sample_indices(n: usize, k: usize, seed: u64) -> Vec<usize> {
     if k >= n {
         return (0..n).collect();
     }
@@ -242,6 +247,9 @@ pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
         fftw,
         ..NufftOpts::default()
     };
+    if a.ty == 3 {
+        return crate::bench_type3::run(a, opts, iflag);
+    }
     let spec = Spec { dim, n, m, iflag, opts };
     if a.prec == PrecArg::F32 {
         run_typed::<f32>(a, &spec)

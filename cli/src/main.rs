@@ -19,6 +19,7 @@
 
 mod bench;
 mod bench_spread;
+mod bench_type3;
 mod demo;
 mod direct;
 mod ewald;

@@ -209,8 +209,7 @@ contains
     complex(c_double_complex) :: c(10), f(8)
     integer(c_int64_t), parameter :: n8(1) = [8_c_int64_t]
 
-    call expect(farfield_nufft_makeplan_f(3, n8, 1, 1, 1e-6_c_double, plan) == FARFIELD_ERR_NOT_SUPPORTED, &
-         'type 3 not supported')
+    call expect(farfield_nufft_makeplan_f(4, n8, 1, 1, 1e-6_c_double, plan) == FARFIELD_ERR_TYPE, 'type 4')
     call expect(.not. c_associated(plan), 'plan NULL after failure')
     call expect(farfield_nufft_makeplan_f(1, [8_c_int64_t, 0_c_int64_t], 1, 1, 1e-6_c_double, plan) &
          == FARFIELD_ERR_MODES, 'modes 0')

@@ -239,7 +239,6 @@ fn info_to_c(i: &NufftInfo) -> farfield_nufft_info {
 /// Shared body of both makeplans.
 unsafe fn makeplan<T: Real>(ty: c_int, dim: c_int, n_modes: *const i64, iflag: c_int, ntrans: c_int, tol: f64,
                             opts: *const farfield_nufft_opts) -> Result<NufftPlan<T>> {
-    non_null(n_modes, "n_modes")?;
     if !(1..=3).contains(&dim) {
         // checked here too so that n_modes is never read past a valid dim
         return Err(Error::Dim(format!("dim = {dim} is not 1, 2 or 3")));
@@ -247,30 +246,51 @@ unsafe fn makeplan<T: Real>(ty: c_int, dim: c_int, n_modes: *const i64, iflag: c
     if ntrans < 1 {
         return Err(Error::InvalidArg(format!("ntrans = {ntrans} must be at least 1")));
     }
-    let n = std::slice::from_raw_parts(n_modes, dim as usize);
+    // type 3 has no modes: n_modes is not read (it may be NULL)
+    let n: &[i64] = if ty == 3 {
+        &[]
+    } else {
+        non_null(n_modes, "n_modes")?;
+        std::slice::from_raw_parts(n_modes, dim as usize)
+    };
     let o = convert_opts(&abi::read_in(opts)?)?;
     NufftPlan::<T>::new(ty, dim as usize, n, iflag, ntrans as usize, tol, &o)
 }
 
-/// Shared body of both setpts.
-unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *const T, z: *const T) -> Result<()> {
-    if m < 0 {
-        return Err(Error::NPoints(format!("M = {m} is negative")));
+/// Checks a point or target count from C (`M`, `N`) against the limits before any slice of
+/// that many elements is formed.
+fn count(v: i64, name: &str, ntrans: usize) -> Result<usize> {
+    let max = crate::nufft::params::MAX_POINTS;
+    if v < 0 {
+        return Err(Error::NPoints(format!("{name} = {v} is negative")));
     }
-    // before any slice of M elements is formed
-    if m as u64 > crate::nufft::params::MAX_POINTS as u64 {
-        return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {} (2^32 − 1)",
-                                          crate::nufft::params::MAX_POINTS)));
+    if v as u64 > max as u64 {
+        return Err(Error::NPoints(format!("{name} = {v} exceeds the supported maximum of {max} (2^32 − 1)")));
     }
-    let m = m as usize;
+    let v = v as usize;
+    if v.checked_mul(ntrans).map_or(true, |t| t > crate::nufft::params::MAX_GRID_ELEMENTS) {
+        return Err(Error::NPoints(format!("ntrans·{name} = {ntrans}·{v} exceeds the limit 2^40 values per execute")));
+    }
+    Ok(v)
+}
+
+/// Shared body of both setpts (`n, s, t, u` are read for type 3 only).
+#[allow(clippy::too_many_arguments)]
+unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *const T, z: *const T, n: i64,
+                          s: *const T, t: *const T, u: *const T) -> Result<()> {
     let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
-    if m.checked_mul(p.ntrans()).map_or(true, |t| t > crate::nufft::params::MAX_GRID_ELEMENTS) {
-        return Err(Error::NPoints(format!("ntrans·M = {}·{m} exceeds the limit 2^40 values per execute", p.ntrans())));
-    }
-    let dim = p.dim();
+    let (nt, dim) = (p.ntrans(), p.dim());
+    let m = count(m, "M", nt)?;
     let xs = slice_in(x, m, "x")?;
     let ys = if dim >= 2 { slice_in(y, m, "y")? } else { &[] };
     let zs = if dim >= 3 { slice_in(z, m, "z")? } else { &[] };
+    if p.transform_type() == 3 {
+        let n = count(n, "N", nt)?;
+        let ss = slice_in(s, n, "s")?;
+        let ts = if dim >= 2 { slice_in(t, n, "t")? } else { &[] };
+        let us = if dim >= 3 { slice_in(u, n, "u")? } else { &[] };
+        return p.setpts_type3(xs, ys, zs, ss, ts, us);
+    }
     if p.options().points_by_reference {
         // SAFETY: with points_by_reference the caller keeps the arrays valid and unchanged
         // until the next setpts or destroy (documented on the option and on setpts).
@@ -337,8 +357,11 @@ pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut farfield_nufft_o
 
 /// Makes a double-precision NUFFT plan.
 ///
-/// * `type`: 1 (non-uniform → modes) or 2 (modes → non-uniform); 3 → `FARFIELD_ERR_NOT_SUPPORTED`.
-/// * `dim`: 1, 2 or 3; `n_modes`: `dim` positive mode counts (N1, N2, N3).
+/// * `type`: 1 (non-uniform → modes), 2 (modes → non-uniform) or 3 (non-uniform points →
+///   non-uniform frequencies, `f_k = Σ_j c_j e^{± i s_k·x_j}`; Barnett–Magland–af Klinteberg
+///   2019 §3: the fine grid is sized from the points and frequencies at setpts).
+/// * `dim`: 1, 2 or 3; `n_modes`: `dim` positive mode counts (N1, N2, N3); not read for type
+///   3 (may be NULL).
 /// * `iflag`: sign of the exponent, `+i` if ≥ 0; `ntrans ≥ 1`: vectors per execute.
 /// * `tol`: relative l2 accuracy, finite and > 0. It is clamped, with
 ///   `FARFIELD_WARN_TOL_CLAMPED` set and the value used in `tol_used` of
@@ -378,9 +401,19 @@ pub unsafe extern "C" fn farfield_nufft_makeplan(r#type: c_int, dim: c_int, n_mo
 
 /// Sets the `M ≥ 0` non-uniform points of a double-precision plan: `x` (and `y` for dim ≥ 2,
 /// `z` for dim 3), each of length M, in radians (any finite value; 2π-periodic). Unused
-/// coordinate arrays may be NULL. `N, s, t, u` are for type 3 and ignored (pass 0/NULL). The
+/// coordinate arrays may be NULL. Types 1 and 2 ignore `N, s, t, u` (pass 0/NULL). The
 /// coordinates are copied, unless the plan was made with `opts.points_by_reference = 1`: then
 /// the arrays must stay valid and unchanged until the next setpts or destroy.
+///
+/// Type 3: `x, y, z` are M points and `s, t, u` (each of length `N ≥ 0`) the target
+/// frequencies, any finite reals (not periodic); both are copied (rescaled) whatever
+/// `points_by_reference` says. Per axis the half-widths X of the points and S of the
+/// frequencies set the fine grid, about `2σXS/π + w + 1` points per axis (σ = 2 unless
+/// `opts.upsampfac` says otherwise), allocated here together with the inner type 2's grid (σ
+/// times larger per axis); a grid beyond 2³¹ − 1 per axis (after the inner upsampling) or 2⁴⁰
+/// in all → `FARFIELD_ERR_MODES`, an `X·S` that overflows → `FARFIELD_ERR_RANGE`. Accuracy:
+/// relative l2 error ≈ tol, floored by the conditioning of the sums themselves, ≈
+/// `eps·Σ_d X_d S_d` (eps = 1.1e-16, 6e-8 in single precision). N has the limits of M.
 ///
 /// Limits: M ≤ 2³² − 1 = 4294967295 and ntrans·M ≤ 2⁴⁰ (`FARFIELD_ERR_NPOINTS`). Coordinates:
 /// any finite value is accepted; each is reduced mod 2π in double precision (exact to ~4e-16
@@ -391,18 +424,19 @@ pub unsafe extern "C" fn farfield_nufft_makeplan(r#type: c_int, dim: c_int, n_mo
 /// result is within tol of the sums at the *intended* coordinates only while
 /// `|x| ≲ tol/(N·eps)` (e.g. |x| ≤ 1e3 for N = 1e3 at tol 1e-10).
 ///
-/// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE, ALLOC}`; after NULL_POINTER,
-/// NPOINTS or NONFINITE the previous points remain set, after ALLOC the plan has no points.
+/// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS, NONFINITE, ALLOC}` (type 3 also `MODES`,
+/// `RANGE`, `FFT`); after NULL_POINTER, NPOINTS, NONFINITE, MODES or RANGE the previous points
+/// remain set, after ALLOC or FFT the plan has no points.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64, x: *const f64, y: *const f64,
                                                z: *const f64, n: i64, s: *const f64, t: *const f64,
                                                u: *const f64) -> c_int {
-    let _ = (n, s, t, u);
-    guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z))
+    guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z, n, s, t, u))
 }
 
 /// Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
-/// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`. Sizes are those of makeplan and setpts
+/// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`; type 3: reads `c` (`ntrans·M`), writes
+/// `f` (`ntrans·N`, the N frequencies of setpts). Sizes are those of makeplan and setpts
 /// (limits there). Memory: per spreading subproblem (at most `opts.spread_max_subprob_size`
 /// points, default 10 000) a private box up to the fine grid's size; failure →
 /// `FARFIELD_ERR_ALLOC` (the output is then partly written). The output is checked: a value
@@ -470,8 +504,7 @@ pub unsafe extern "C" fn farfield_nufftf_makeplan(r#type: c_int, dim: c_int, n_m
 pub unsafe extern "C" fn farfield_nufftf_setpts(plan: farfield_nufftf_plan, m: i64, x: *const f32, y: *const f32,
                                                 z: *const f32, n: i64, s: *const f32, t: *const f32,
                                                 u: *const f32) -> c_int {
-    let _ = (n, s, t, u);
-    guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z))
+    guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z, n, s, t, u))
 }
 
 /// Single-precision [`farfield_nufft_execute`] (same memory rule and errors).
@@ -605,10 +638,11 @@ mod tests {
             let mut p2: farfield_nufft_plan = std::ptr::null_mut();
             assert_eq!(farfield_nufft_makeplan(1, 1, n.as_ptr(), 1, 1, 1e-6, &mut p2, &o), FARFIELD_ERR_INVALID_ARG);
             assert!(p2.is_null());
-            // the full size reads points_by_reference = 7: refused by the NUFFT layer
+            // the full size reads backend = 99 and points_by_reference = 7: refused, naming one
             o.struct_size = 56;
             assert_eq!(farfield_nufft_makeplan(1, 1, n.as_ptr(), 1, 1, 1e-6, &mut p2, &o), FARFIELD_ERR_INVALID_ARG);
-            assert!(super::super::last_error_message().contains("points_by_reference"));
+            let msg = super::super::last_error_message();
+            assert!(msg.contains("opts.backend") || msg.contains("opts.points_by_reference"), "{msg}");
             farfield_nufft_destroy(plan);
         }
     }

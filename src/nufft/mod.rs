@@ -1,8 +1,12 @@
-//! Non-uniform FFT of types 1 and 2 in 1, 2 and 3 dimensions (Barnett, Magland, af Klinteberg,
-//! SIAM J. Sci. Comput. 41 (2019) C479, §2; Greengard–Lee 2004 for the Gaussian kernel).
+//! Non-uniform FFT of types 1, 2 and 3 in 1, 2 and 3 dimensions (Barnett, Magland, af
+//! Klinteberg, SIAM J. Sci. Comput. 41 (2019) C479, §2–3; Greengard–Lee 2004 for the Gaussian
+//! kernel).
 //!
 //! * Type 1 (non-uniform → uniform): `f_k = Σ_{j<M} c_j e^{± i k·x_j}` for the modes `k`.
 //! * Type 2 (uniform → non-uniform): `c_j = Σ_k f_k e^{± i k·x_j}`.
+//! * Type 3 (non-uniform → non-uniform, [`type3`]): `f_k = Σ_{j<M} c_j e^{± i s_k·x_j}` for
+//!   arbitrary real frequencies `s_k`, `k < N` ([`Type3Plan`]; the rest of this page is about
+//!   types 1 and 2).
 //!
 //! The sign is `+` for `iflag ≥ 0`. Modes: `N1×N2×N3` array, x fastest, each axis ordered
 //! `−N/2 … (N−1)/2` (CMCL, default) or in FFT order (`modeord = 1`). Points: separate
@@ -32,11 +36,15 @@ pub mod exec;
 pub mod options;
 pub mod params;
 pub mod plan;
+pub mod type3;
 
 pub use exec::{NufftExec, Points, Timings};
 pub use options::{BackendChoice, ModeOrder, NufftInfo, NufftOpts};
 pub use params::{Backend, NufftParams, Precision};
 pub use plan::NufftPlan;
+pub use type3::{Type3Plan, Type3Timings};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod type3_tests;

@@ -195,7 +195,7 @@ fn ntrans_and_plan_reuse() {
 #[test]
 fn errors_and_warnings() {
     let o = NufftOpts::default();
-    assert!(matches!(NufftPlan::<f64>::new(3, 1, &[10], 1, 1, 1e-6, &o), Err(Error::NotSupported(_))));
+    assert!(matches!(NufftPlan::<f64>::new(4, 1, &[10], 1, 1, 1e-6, &o), Err(Error::Type(_))));
     assert!(matches!(NufftPlan::<f64>::new(0, 1, &[10], 1, 1, 1e-6, &o), Err(Error::Type(_))));
     assert!(matches!(NufftPlan::<f64>::new(1, 4, &[10; 4], 1, 1, 1e-6, &o), Err(Error::Dim(_))));
     assert!(matches!(NufftPlan::<f64>::new(1, 2, &[10, 0], 1, 1, 1e-6, &o), Err(Error::Modes(_))));
@@ -415,5 +415,31 @@ fn non_finite_outputs_are_errors() {
         let mut c = vec![Complex::new(1.0, 0.0); 3];
         let mut f = vec![Complex::new(1.0, 0.0); 8];
         p.execute(&mut c, &mut f).unwrap();
+    }
+}
+
+/// Type 3 through the plan front (`NufftPlan::new(3, …)` + `setpts_type3`), ntrans = 2,
+/// against a direct sum `f_k = Σ_j c_j e^{−i s_k·x_j}` at tol 1e-8.
+#[test]
+fn type3_through_the_front() {
+    let (m, n, tol) = (300, 200, 1e-8);
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(33);
+    let x: Vec<f64> = (0..m).map(|_| rng.gen_range(-3.0..5.0)).collect();
+    let y: Vec<f64> = (0..m).map(|_| rng.gen_range(-1.0..1.0)).collect();
+    let s: Vec<f64> = (0..n).map(|_| rng.gen_range(-20.0..30.0)).collect();
+    let t: Vec<f64> = (0..n).map(|_| rng.gen_range(-8.0..8.0)).collect();
+    let mut c = rand_c(2 * m, 34);
+    let mut plan = NufftPlan::<f64>::new(3, 2, &[], -1, 2, tol, &NufftOpts { nthreads: 1, ..Default::default() }).unwrap();
+    assert_eq!(plan.transform_type(), 3);
+    plan.setpts_type3(&x, &y, &[], &s, &t, &[]).unwrap();
+    assert_eq!((plan.num_points(), plan.num_modes()), (m, n));
+    let mut f = vec![Complex::new(0.0, 0.0); 2 * n];
+    plan.execute(&mut c, &mut f).unwrap();
+    for tr in 0..2 {
+        let want: Vec<Complex<f64>> = (0..n)
+            .map(|k| (0..m).map(|j| c[tr * m + j] * Complex::from_polar(1.0, -(s[k] * x[j] + t[k] * y[j]))).sum())
+            .collect();
+        let err = rel_l2(&f[tr * n..(tr + 1) * n], &want);
+        assert!(err <= 10.0 * tol, "transform {tr}: error {err:e}");
     }
 }

@@ -1,0 +1,590 @@
+//! NUFFT type 3 (non-uniform → non-uniform): `f_k = Σ_{j<M} c_j e^{± i s_k·x_j}` for `N`
+//! arbitrary real target frequencies `s_k` and `M` arbitrary real points `x_j`, in 1, 2 or 3
+//! dimensions (Barnett, Magland, af Klinteberg, SIAM J. Sci. Comput. 41 (2019) C479, §3, the
+//! "type 3" algorithm of Lee & Greengard 2005 with the ES kernel; set-up as FINUFFT 2.x).
+//!
+//! Per axis `d`, with `x ∈ [C − X, C + X]` and `s ∈ [D − S, D + S]` (centres and half-widths,
+//! [`Extent`]; as FINUFFT a centre smaller than a tenth of the half-width is set to 0):
+//!
+//! 1. fine grid ([`Type3Grid`]): `nf = max(2w, next 2,3,5-smooth even ≥ 2σXS/π + w + 1)`,
+//!    spacing `h = 2π/nf` (radians), scale `γ = nf/(2σS)`; the rescaled points
+//!    `x'_j = (x_j − C)/γ` then lie within `|x'/h| ≤ nf/2 − (w + 1)/2` grid units, and the
+//!    rescaled frequencies `s'_k = hγ(s_k − D)` in `[−π/σ, π/σ]`;
+//! 2. pre-phase: `c'_j = c_j e^{± i D·x_j}` (skipped when `D = 0`);
+//! 3. spread: `b_l = Σ_j c'_j ψ(l − x'_j/h)` on the `nf` grid ([`crate::spread::Spreader`],
+//!    grid index `i` ↔ `l = i` for `i < nf/2`, `l = i − nf` otherwise, no wrap-around by (1));
+//! 4. inner type 2 ([`NufftPlan`], `nf` "modes" per axis in FFT order, the plan's tolerance):
+//!    `g_k = Σ_l b_l e^{± i l·s'_k}`, which is the trapezoidal rule for
+//!    `∫ b(t) e^{± i s'_k t} dt = ψ̂(s'_k) Σ_j c'_j e^{± i s'_k x'_j/h}`, exact up to aliases at
+//!    `|ω| ≥ 2π − π/σ`, where ψ̂ is as small as in types 1 and 2;
+//! 5. deconvolution and post-phase: `f_k = g_k e^{± i (s_k − D)·C} / Π_d ψ̂(s'_{dk})`, with
+//!    `ψ̂(ω) = ∫ ψ(t) e^{iωt} dt` (t in grid units) by Gauss–Legendre quadrature ([`KernelFt`]).
+//!    Since `s'x'/h = (s − D)(x − C)`, this is the sum asked for.
+//!
+//! Layout: `c[t*M + j]`, `f[t*N + k]` for `t < ntrans`; coordinate arrays separate (x, y, z
+//! and s, t, u). Points and frequencies are any finite reals (not periodic); what limits them is
+//! the space-bandwidth product `X_d·S_d` per axis, which sets the fine grid: `nf_d` above
+//! [`MAX_FINE_AXIS`]`/σ` (the inner type 2 upsamples it again) or `Π nf_d` above
+//! [`MAX_GRID_ELEMENTS`] → [`Error::Modes`]; extents that overflow → [`Error::Range`].
+//! Memory: the fine grid (`2·sizeof(T)·Π nf_d` bytes) plus the inner type 2's grid
+//! (`σ^d` times as many), the rescaled copies of the points and frequencies, and
+//! `2·sizeof(T)·(M + N)` bytes of phase factors.
+
+use super::cpu::CpuNufft;
+use super::exec::{NufftExec, Points as ExecPoints, Timings};
+use super::options::{BackendChoice, ModeOrder, NufftInfo, NufftOpts, FARFIELD_WARN_TOL_CLAMPED};
+use super::params::{check_opts, Backend, NufftParams, Precision, MAX_FINE_AXIS, MAX_GRID_ELEMENTS, MAX_POINTS};
+use crate::error::{try_vec, Error, Result};
+use crate::fft::{next_smooth_even, AlignedVec};
+use crate::kernel::Kernel;
+use crate::real::Real;
+use crate::spread::{SpreadOpts, Spreader};
+use crate::threads::Threads;
+use gauss_quad::GaussLegendre;
+use num_complex::Complex;
+use std::num::NonZeroUsize;
+use std::time::Instant;
+
+/// Wall-clock seconds of the stages of the last type-3 `setpts`/`execute` (summed over
+/// `ntrans`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Type3Timings {
+    /// `setpts`: extents, rescaling, bin sort, the inner type 2's plan and points, phase and
+    /// deconvolution factors.
+    pub setpts_s: f64,
+    /// Pre-phase multiply `c_j e^{± i D·x_j}`.
+    pub prephase_s: f64,
+    /// Spreading onto the fine grid (including zeroing it).
+    pub spread_s: f64,
+    /// The inner type 2 (its deconvolution, FFT and interpolation; see [`Type3Plan::inner_timings`]).
+    pub inner_s: f64,
+    /// Deconvolution and post-phase multiply of the outputs.
+    pub deconv_s: f64,
+}
+
+/// Centre and half-width of a set of coordinates along one axis (FINUFFT's `arraywidcen`):
+/// all values lie in `[centre − half, centre + half]`; a centre with
+/// `|centre| < 0.1·half` is replaced by 0 (and `half` grown by `|centre|`), so that nearly
+/// centred data need no phase factors.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extent {
+    /// Centre (C for points, D for frequencies).
+    pub centre: f64,
+    /// Half-width (X for points, S for frequencies), ≥ 0.
+    pub half: f64,
+}
+
+impl Extent {
+    /// The extent of `v` (`{0, 0}` when empty); halves are taken before the difference, so it
+    /// is finite for all finite values. O(len).
+    pub fn of<T: Real>(v: &[T]) -> Extent {
+        if v.is_empty() {
+            return Extent { centre: 0.0, half: 0.0 };
+        }
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for &a in v {
+            let a = a.to_f64v();
+            lo = lo.min(a);
+            hi = hi.max(a);
+        }
+        let half = 0.5 * hi - 0.5 * lo;
+        let centre = 0.5 * hi + 0.5 * lo;
+        if centre.abs() < 0.1 * half {
+            Extent { centre: 0.0, half: half + centre.abs() }
+        } else {
+            Extent { centre, half }
+        }
+    }
+}
+
+/// The fine grid of one axis of a type-3 plan (FINUFFT's `set_nhg_type3`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Type3Grid {
+    /// Fine grid size (even, 2,3,5-smooth, ≥ 2w).
+    pub nf: usize,
+    /// Grid spacing `2π/nf` (radians).
+    pub h: f64,
+    /// Point scale γ: `x' = (x − C)/γ`.
+    pub gamma: f64,
+}
+
+impl Type3Grid {
+    /// The grid for point half-width `x_half`, frequency half-width `s_half`, upsampling
+    /// factor `sigma` and kernel width `w`. A zero half-width is replaced so that `X·S ≥ 1`
+    /// (both 1 if both are 0). `nf = max(2w, next smooth even ≥ 2σXS/π + w + 1)`,
+    /// `h = 2π/nf`, `γ = nf/(2σS)`.
+    ///
+    /// Errors: [`Error::Range`] when `X·S` overflows, [`Error::Modes`] when `nf` exceeds
+    /// `max_axis` (both naming the axis, X, S and the limit). O(log² nf).
+    pub fn new(axis: usize, x_half: f64, s_half: f64, sigma: f64, w: usize, max_axis: usize) -> Result<Type3Grid> {
+        let (mut xs, mut ss) = (x_half, s_half);
+        if xs == 0.0 {
+            if ss == 0.0 {
+                xs = 1.0;
+                ss = 1.0;
+            } else {
+                xs = xs.max(1.0 / ss);
+            }
+        } else {
+            ss = ss.max(1.0 / xs);
+        }
+        let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + (w + 1) as f64;
+        if !want.is_finite() {
+            return Err(Error::Range(format!(
+                "type 3 axis {axis}: the space-bandwidth product X·S = {x_half:e}·{s_half:e} (point half-width times \
+                 frequency half-width) overflows; at most {max_axis} fine grid points per axis are possible")));
+        }
+        let size = if want <= max_axis as f64 { next_smooth_even((want as usize).max(2 * w)) } else { usize::MAX };
+        if size > max_axis {
+            return Err(Error::Modes(format!(
+                "type 3 axis {axis}: the space-bandwidth product X·S = {x_half:e}·{s_half:e} (point half-width times \
+                 frequency half-width) needs a fine grid of 2σXS/π + w + 1 = {want:e} points at σ = {sigma}, above the \
+                 limit of {max_axis} per axis (the inner type 2 upsamples it again within FFTW's int range)")));
+        }
+        Ok(Type3Grid { nf: size, h: 2.0 * std::f64::consts::PI / size as f64, gamma: size as f64 / (2.0 * sigma * ss) })
+    }
+}
+
+/// The kernel's Fourier transform at real frequencies, `ψ̂(ω) = ∫ ψ(t) e^{iωt} dt =
+/// 2∫_0^{w/2} ψ(t) cos(ωt) dt` (t in grid units, ψ even), by Gauss–Legendre quadrature with
+/// `q = 2w + 16` nodes on `[0, w/2]` (the rule [`crate::kernel::es::EsParams::fourier_series`]
+/// uses at integer frequencies). Works for any kernel through [`Kernel::value`]; for the
+/// truncated Gaussian it gives the transform of the truncated kernel that is spread.
+pub struct KernelFt {
+    /// Nodes `t_i ∈ (0, w/2)`.
+    t: Vec<f64>,
+    /// `2·weight_i·ψ(t_i)`.
+    a: Vec<f64>,
+}
+
+impl KernelFt {
+    /// Tabulates the quadrature for `kernel`.
+    pub fn new(kernel: &Kernel) -> KernelFt {
+        let w = kernel.width();
+        let q = 2 * w + 16;
+        let gl = GaussLegendre::new(NonZeroUsize::new(q).expect("q > 0"));
+        let half = 0.5 * w as f64;
+        let (mut t, mut a) = (Vec::with_capacity(q), Vec::with_capacity(q));
+        for (s, wq) in gl.iter() {
+            // [−1, 1] → [0, w/2]
+            let ti = 0.5 * half * (s + 1.0);
+            t.push(ti);
+            a.push(2.0 * 0.5 * half * wq * kernel.value(ti));
+        }
+        KernelFt { t, a }
+    }
+
+    /// `ψ̂(ω)`, ω in radians per grid spacing. O(w).
+    #[inline]
+    pub fn eval(&self, omega: f64) -> f64 {
+        self.t.iter().zip(&self.a).map(|(&t, &a)| a * (omega * t).cos()).sum()
+    }
+}
+
+/// What `setpts` builds: the geometry, the spreader on the fine grid, the inner type 2 and the
+/// phase and deconvolution factors.
+struct Points<T: Real> {
+    m: usize,
+    n: usize,
+    grids: [Type3Grid; 3],
+    spreader: Spreader<T>,
+    fw: AlignedVec<Complex<T>>,
+    inner: CpuNufft<T>,
+    /// `e^{± i D·x_j}` (empty when `D = 0` on every axis).
+    prephase: Vec<Complex<T>>,
+    /// `e^{± i (s_k − D)·C} / Π_d ψ̂(s'_{dk})`.
+    deconv: Vec<Complex<T>>,
+    /// Pre-phased strengths of one transform (empty when there is no pre-phase).
+    cwork: Vec<Complex<T>>,
+}
+
+/// A NUFFT plan of type 3 in precision `T` (see the module docs).
+pub struct Type3Plan<T: Real> {
+    dim: usize,
+    iflag: i32,
+    ntrans: usize,
+    opts: NufftOpts,
+    sigma: f64,
+    tol_used: f64,
+    warnings: i32,
+    kernel: Kernel,
+    kft: KernelFt,
+    threads: Threads,
+    pts: Option<Points<T>>,
+    timings: Type3Timings,
+}
+
+/// Points per parallel chunk of the phase and deconvolution loops.
+const CHUNK: usize = 4096;
+
+impl<T: Real> Type3Plan<T> {
+    /// Makes a type-3 plan.
+    ///
+    /// * `dim`: 1–3; `iflag`: sign of the exponent (`≥ 0` → `+i`); `ntrans ≥ 1` vectors per
+    ///   execute;
+    /// * `tol`: requested relative l2 accuracy, finite and > 0; clamped as for types 1 and 2
+    ///   ([`NufftPlan::new`]) with [`FARFIELD_WARN_TOL_CLAMPED`] in [`Type3Plan::info`];
+    /// * `opts`: as for types 1 and 2 (every field validated by [`NufftOpts::check`]);
+    ///   `upsampfac` 0 means σ = 2 for the type-3 grid (the inner type 2 then chooses its own
+    ///   as an automatic type 2 does); `modeord` and `points_by_reference` do not apply (the
+    ///   rescaled points are always copies); `backend` CUDA → [`Error::NotSupported`] (AUTO
+    ///   and CPU run on the CPU).
+    ///
+    /// The fine grid depends on the points, so it is sized and allocated by
+    /// [`Type3Plan::setpts`]. Errors: [`Error::Dim`], [`Error::InvalidArg`] (ntrans, options),
+    /// [`Error::Tol`], [`Error::NotSupported`], [`Error::NoDevice`], [`Error::Alloc`].
+    pub fn new(dim: usize, iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
+        if !(1..=3).contains(&dim) {
+            return Err(Error::Dim(format!("dim = {dim} is not 1, 2 or 3")));
+        }
+        if ntrans == 0 {
+            return Err(Error::InvalidArg("ntrans must be at least 1".into()));
+        }
+        if !tol.is_finite() || tol <= 0.0 {
+            return Err(Error::Tol(format!("tol = {tol:e} must be finite and positive")));
+        }
+        check_opts(opts)?;
+        let kind = opts.kernel;
+        if Backend::resolve(opts.backend, "NUFFT type 3")? == Backend::Cuda {
+            return Err(Error::NotSupported("NUFFT type 3 runs on the CPU only (opts.backend = CUDA)".into()));
+        }
+        let mut warnings = 0;
+        let mut tol_used = tol;
+        if tol < T::MIN_TOL {
+            tol_used = T::MIN_TOL;
+            warnings |= FARFIELD_WARN_TOL_CLAMPED;
+        }
+        let sigma = opts.upsampfac.unwrap_or(2.0);
+        let reachable = Kernel::achievable_tol(kind, sigma);
+        if tol_used < reachable {
+            tol_used = reachable;
+            warnings |= FARFIELD_WARN_TOL_CLAMPED;
+        }
+        let kernel = Kernel::for_tolerance(kind, tol_used, sigma);
+        let kft = KernelFt::new(&kernel);
+        let threads = Threads::new(opts.nthreads)?;
+        Ok(Type3Plan { dim, iflag, ntrans, opts: opts.clone(), sigma, tol_used, warnings, kernel, kft, threads, pts: None,
+                       timings: Type3Timings::default() })
+    }
+
+    /// Sets (or replaces) the `M` points `x` (and `y` for dim ≥ 2, `z` for dim 3; each of length
+    /// M; unused axes may be empty) and the `N` target frequencies `s` (and `t`, `u`; each of
+    /// length N). Any finite reals; the product of their half-widths per axis sets the fine
+    /// grid (module docs). Everything is copied (rescaled).
+    ///
+    /// Errors: [`Error::NPoints`] (length mismatch, M or N above [`MAX_POINTS`] = 2³² − 1 (the
+    /// targets are the inner type 2's points), `ntrans·M` or
+    /// `ntrans·N` above 2⁴⁰), [`Error::NonFinite`] (first bad point or frequency, named),
+    /// [`Error::Range`] (`X·S` overflows), [`Error::Modes`] (fine grid too large) keep the
+    /// previous points; [`Error::Alloc`] and [`Error::Fft`] leave the plan without points.
+    #[allow(clippy::too_many_arguments)]
+    pub fn setpts(&mut self, x: &[T], y: &[T], z: &[T], s: &[T], t: &[T], u: &[T]) -> Result<()> {
+        let t0 = Instant::now();
+        let dim = self.dim;
+        let xs: [&[T]; 3] = [x, if dim > 1 { y } else { &[] }, if dim > 2 { z } else { &[] }];
+        let ss: [&[T]; 3] = [s, if dim > 1 { t } else { &[] }, if dim > 2 { u } else { &[] }];
+        let (m, n) = (x.len(), s.len());
+        self.check_sizes(&xs, &ss)?;
+        for (arrs, names, what) in [(&xs, ["x", "y", "z"], "point"), (&ss, ["s", "t", "u"], "target frequency")] {
+            for d in 0..dim {
+                if let Some(i) = self.threads.find_first(arrs[d].len(), |i| !arrs[d][i].is_finite()) {
+                    return Err(Error::NonFinite(format!("{}[{i}] (coordinate {d} of {what} {i}) is {}", names[d], arrs[d][i])));
+                }
+            }
+        }
+        let w = self.kernel.width();
+        let mut ext_x = [Extent { centre: 0.0, half: 0.0 }; 3];
+        let mut ext_s = ext_x;
+        let mut grids = [Type3Grid { nf: 1, h: 0.0, gamma: 1.0 }; 3];
+        // the inner type 2 upsamples the grid by its own σ ≤ 4 (2 when automatic)
+        let inner_sigma = self.opts.upsampfac.unwrap_or(2.0);
+        let max_axis = (MAX_FINE_AXIS as f64 / inner_sigma) as usize;
+        for d in 0..dim {
+            ext_x[d] = Extent::of(xs[d]);
+            ext_s[d] = Extent::of(ss[d]);
+            grids[d] = Type3Grid::new(d, ext_x[d].half, ext_s[d].half, self.sigma, w, max_axis)?;
+        }
+        let nf = [grids[0].nf, grids[1].nf, grids[2].nf];
+        let total = nf[..dim].iter().try_fold(1usize, |a, &b| a.checked_mul(b)).filter(|&t| t <= MAX_GRID_ELEMENTS);
+        let Some(total) = total else {
+            return Err(Error::Modes(format!(
+                "type 3: the fine grid {} needed by the space-bandwidth products exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} points",
+                nf[..dim].iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))));
+        };
+        // from here on a failure leaves the plan without points
+        self.pts = None;
+        let fw = AlignedVec::<Complex<T>>::zeroed(total, "NUFFT type 3 fine grid")?;
+        // rescaled points x' = (x − C)/γ (radians on the fine grid's 2π period)
+        let mut spreader = Spreader::new(dim, &nf[..dim], &self.kernel, SpreadOpts {
+            max_subprob_size: self.opts.spread_max_subprob_size,
+        })?;
+        {
+            let mut xr: [Vec<T>; 3] = Default::default();
+            for d in 0..dim {
+                xr[d] = rescale(xs[d], ext_x[d].centre, 1.0 / grids[d].gamma, "NUFFT type 3 rescaled points")?;
+            }
+            spreader.setpts([&xr[0], &xr[1], &xr[2]], &self.threads)?;
+        }
+        // the inner type 2: nf "modes" per axis in FFT order (grid index i ↔ l = i or i − nf)
+        let inner_opts = NufftOpts {
+            modeord: ModeOrder::Fft,
+            backend: BackendChoice::Cpu,
+            points_by_reference: false,
+            debug: self.opts.debug.saturating_sub(1),
+            ..self.opts.clone()
+        };
+        let nmodes: Vec<i64> = nf[..dim].iter().map(|&v| v as i64).collect();
+        let inner_params = NufftParams::new(2, dim, &nmodes, self.iflag, 1, self.tol_used, Precision::of::<T>(), &inner_opts,
+                                            Backend::Cpu).map_err(|e| match e {
+            Error::Modes(msg) => Error::Modes(format!("type 3: the inner type 2 on the {} fine grid: {msg}",
+                                                      nmodes.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))),
+            e => e,
+        })?;
+        let mut inner = CpuNufft::<T>::new(inner_params, &inner_opts)?;
+        {
+            let mut sr: [Vec<T>; 3] = Default::default();
+            for d in 0..dim {
+                sr[d] = rescale(ss[d], ext_s[d].centre, grids[d].h * grids[d].gamma, "NUFFT type 3 rescaled frequencies")?;
+            }
+            inner.setpts(ExecPoints { x: [&sr[0], &sr[1], &sr[2]], s: [&[], &[], &[]] })?;
+        }
+        let sign = if self.iflag >= 0 { 1.0 } else { -1.0 };
+        let any_d = ext_s[..dim].iter().any(|e| e.centre != 0.0);
+        let mut prephase = Vec::new();
+        let mut cwork = Vec::new();
+        if any_d {
+            prephase = zeroed_vec(m, "NUFFT type 3 pre-phase factors")?;
+            cwork = zeroed_vec(m, "NUFFT type 3 pre-phased strengths")?;
+            self.threads.chunks(&mut prephase, CHUNK, |ci, out| {
+                for (i, o) in out.iter_mut().enumerate() {
+                    let j = ci * CHUNK + i;
+                    let ph: f64 = (0..dim).map(|d| ext_s[d].centre * xs[d][j].to_f64v()).sum();
+                    *o = cplx(Complex::from_polar(1.0, sign * ph));
+                }
+            });
+        }
+        let mut deconv = zeroed_vec(n, "NUFFT type 3 deconvolution factors")?;
+        let kft = &self.kft;
+        self.threads.chunks(&mut deconv, CHUNK, |ci, out| {
+            for (i, o) in out.iter_mut().enumerate() {
+                let k = ci * CHUNK + i;
+                let (mut ph, mut amp) = (0.0, 1.0);
+                for d in 0..dim {
+                    let sd = ss[d][k].to_f64v() - ext_s[d].centre;
+                    amp *= kft.eval(grids[d].h * grids[d].gamma * sd);
+                    ph += sd * ext_x[d].centre;
+                }
+                *o = cplx(Complex::from_polar(1.0 / amp, sign * ph));
+            }
+        });
+        self.pts = Some(Points { m, n, grids, spreader, fw, inner, prephase, deconv, cwork });
+        self.timings = Type3Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
+        if self.opts.debug > 0 {
+            eprintln!("[farfield nufft{} type 3] setpts M = {m}, N = {n}: X {:?} C {:?} S {:?} D {:?} nf {:?} gamma {:?}, \
+                       inner type 2 nf {:?}: {:.3} s",
+                      if T::NAME == "f32" { "f" } else { "" },
+                      ext_x[..dim].iter().map(|e| e.half).collect::<Vec<_>>(), ext_x[..dim].iter().map(|e| e.centre).collect::<Vec<_>>(),
+                      ext_s[..dim].iter().map(|e| e.half).collect::<Vec<_>>(), ext_s[..dim].iter().map(|e| e.centre).collect::<Vec<_>>(),
+                      &nf[..dim], grids[..dim].iter().map(|g| g.gamma).collect::<Vec<_>>(),
+                      &self.pts.as_ref().map(|p| p.inner.info().nf).unwrap_or_default()[..dim], self.timings.setpts_s);
+        }
+        Ok(())
+    }
+
+    fn check_sizes(&self, xs: &[&[T]; 3], ss: &[&[T]; 3]) -> Result<()> {
+        let (m, n) = (xs[0].len(), ss[0].len());
+        for (len, name, max, what) in [(m, "M", MAX_POINTS, "points"), (n, "N", MAX_POINTS, "target frequencies")] {
+            if len > max {
+                return Err(Error::NPoints(format!("{name} = {len} {what} exceed the supported maximum of {max} (2^32 − 1)")));
+            }
+            if len.checked_mul(self.ntrans).map_or(true, |t| t > MAX_GRID_ELEMENTS) {
+                return Err(Error::NPoints(format!(
+                    "ntrans·{name} = {}·{len} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} values per execute", self.ntrans)));
+            }
+        }
+        for d in 1..self.dim {
+            if xs[d].len() != m {
+                return Err(Error::NPoints(format!("{} has {} coordinates, x has M = {m}", ["x", "y", "z"][d], xs[d].len())));
+            }
+            if ss[d].len() != n {
+                return Err(Error::NPoints(format!("{} has {} frequencies, s has N = {n}", ["s", "t", "u"][d], ss[d].len())));
+            }
+        }
+        Ok(())
+    }
+
+    /// Executes: reads the strengths `c` (`ntrans·M`, `c[t*M + j]`), writes
+    /// `f[t*N + k] = Σ_j c[t*M + j] e^{± i s_k·x_j}` (`ntrans·N`, overwritten).
+    ///
+    /// Errors: [`Error::NoPoints`] before `setpts`, [`Error::InvalidArg`] for wrong lengths,
+    /// [`Error::Alloc`] (spreading scratch), [`Error::Range`] when an output is not finite
+    /// (non-finite or overflowing strengths; `f` is then already overwritten).
+    pub fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
+        let Some(p) = self.pts.as_mut() else {
+            return Err(Error::NoPoints("call setpts before execute".into()));
+        };
+        let (m, n) = (p.m, p.n);
+        if c.len() != m * self.ntrans || f.len() != n * self.ntrans {
+            return Err(Error::InvalidArg(format!(
+                "array lengths c = {}, f = {} do not match ntrans·M = {}, ntrans·N = {}",
+                c.len(), f.len(), m * self.ntrans, n * self.ntrans)));
+        }
+        let mut tm = Type3Timings { setpts_s: self.timings.setpts_s, ..Default::default() };
+        for tr in 0..self.ntrans {
+            let ct = &c[tr * m..(tr + 1) * m];
+            let ft = &mut f[tr * n..(tr + 1) * n];
+            let t0 = Instant::now();
+            let cin: &[Complex<T>] = if p.prephase.is_empty() {
+                ct
+            } else {
+                self.threads.chunks2(&mut p.cwork, CHUNK, &p.prephase, CHUNK, |ci, out, ph| {
+                    let src = &ct[ci * CHUNK..ci * CHUNK + out.len()];
+                    for ((o, &a), &b) in out.iter_mut().zip(src).zip(ph) {
+                        *o = a * b;
+                    }
+                });
+                &p.cwork
+            };
+            let t1 = Instant::now();
+            p.fw.zero();
+            p.spreader.try_spread(cin, &mut p.fw, &self.threads)?;
+            let t2 = Instant::now();
+            match p.inner.execute(ft, &mut p.fw) {
+                // a non-finite result is reported below with type-3 names
+                Ok(()) | Err(Error::Range(_)) => {}
+                Err(e) => return Err(e),
+            }
+            let t3 = Instant::now();
+            self.threads.chunks2(ft, CHUNK, &p.deconv, CHUNK, |_, out, dc| {
+                for (o, &b) in out.iter_mut().zip(dc) {
+                    *o *= b;
+                }
+            });
+            tm.prephase_s += (t1 - t0).as_secs_f64();
+            tm.spread_s += (t2 - t1).as_secs_f64();
+            tm.inner_s += (t3 - t2).as_secs_f64();
+            tm.deconv_s += t3.elapsed().as_secs_f64();
+        }
+        self.timings = tm;
+        if self.opts.debug > 0 {
+            eprintln!("[farfield nufft type 3] execute: pre-phase {:.3} s, spread {:.3} s, inner type 2 {:.3} s, deconvolve {:.3} s",
+                      tm.prephase_s, tm.spread_s, tm.inner_s, tm.deconv_s);
+        }
+        if let Some(i) = f.iter().position(|v| !(v.re.is_finite() && v.im.is_finite())) {
+            return Err(Error::Range(format!(
+                "output f[{i}] = ({:e}, {:e}) is not finite: the input c holds non-finite values or values too large for {} \
+                 (their sum overflows)", f[i].re.to_f64v(), f[i].im.to_f64v(), T::NAME)));
+        }
+        Ok(())
+    }
+
+    /// What the plan chose: the type-3 fine grid `nf` (zeros before `setpts`), the spreading
+    /// kernel's width and parameter, σ, the tolerance used and warnings.
+    pub fn info(&self) -> NufftInfo {
+        let nf = self.pts.as_ref().map_or([0; 3], |p| {
+            let mut nf = [1usize; 3];
+            for d in 0..self.dim {
+                nf[d] = p.grids[d].nf;
+            }
+            nf
+        });
+        NufftInfo {
+            nf,
+            kernel_width: self.kernel.width(),
+            nthreads: self.threads.count(),
+            upsampfac: self.sigma,
+            kernel_param: self.kernel.shape_param(),
+            tol_used: self.tol_used,
+            warnings: self.warnings,
+            backend: Backend::Cpu,
+        }
+    }
+
+    /// The fine grid of each axis (`None` before `setpts`).
+    pub fn grids(&self) -> Option<[Type3Grid; 3]> {
+        self.pts.as_ref().map(|p| p.grids)
+    }
+    /// What the inner type 2 chose (`None` before `setpts`).
+    pub fn inner_info(&self) -> Option<NufftInfo> {
+        self.pts.as_ref().map(|p| p.inner.info())
+    }
+    /// Stage timings of the inner type 2 in the last execute (its last transform).
+    pub fn inner_timings(&self) -> Option<super::Timings> {
+        self.pts.as_ref().map(|p| p.inner.timings())
+    }
+    /// Number of points M set (0 before `setpts`).
+    pub fn num_points(&self) -> usize {
+        self.pts.as_ref().map_or(0, |p| p.m)
+    }
+    /// Number of target frequencies N set (0 before `setpts`).
+    pub fn num_targets(&self) -> usize {
+        self.pts.as_ref().map_or(0, |p| p.n)
+    }
+    /// Dimension (1–3).
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+    /// Vectors per execute.
+    pub fn ntrans(&self) -> usize {
+        self.ntrans
+    }
+    /// The options the plan was made with.
+    pub fn options(&self) -> &NufftOpts {
+        &self.opts
+    }
+    /// The spreading kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+    /// Stage timings of the last `setpts` + `execute`.
+    pub fn timings(&self) -> Type3Timings {
+        self.timings
+    }
+}
+
+impl<T: Real> NufftExec<T> for Type3Plan<T> {
+    fn setpts(&mut self, pts: ExecPoints<'_, T>) -> Result<()> {
+        Type3Plan::setpts(self, pts.x[0], pts.x[1], pts.x[2], pts.s[0], pts.s[1], pts.s[2])
+    }
+    fn has_points(&self) -> bool {
+        self.pts.is_some()
+    }
+    fn num_points(&self) -> usize {
+        Type3Plan::num_points(self)
+    }
+    fn num_modes(&self) -> usize {
+        self.num_targets()
+    }
+    fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
+        Type3Plan::execute(self, c, f)
+    }
+    fn info(&self) -> NufftInfo {
+        Type3Plan::info(self)
+    }
+    fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+    /// The type-3 stages mapped onto [`Timings`]: spreading → `spread_s`, the inner type 2 →
+    /// `fft_s`, pre-phase, deconvolution and post-phase → `deconv_s`.
+    fn timings(&self) -> Timings {
+        let t = self.timings;
+        Timings { setpts_s: t.setpts_s, spread_s: t.spread_s, fft_s: t.inner_s, deconv_s: t.prephase_s + t.deconv_s }
+    }
+}
+
+/// `(v − centre)·scale` in f64, rounded to `T`, into a fallibly allocated vector.
+fn rescale<T: Real>(v: &[T], centre: f64, scale: f64, what: &str) -> Result<Vec<T>> {
+    let mut out = try_vec(v.len(), what)?;
+    out.extend(v.iter().map(|&a| T::of((a.to_f64v() - centre) * scale)));
+    Ok(out)
+}
+
+fn zeroed_vec<T: Real>(n: usize, what: &str) -> Result<Vec<Complex<T>>> {
+    crate::error::try_filled_vec(n, Complex::new(T::zero(), T::zero()), what)
+}
+
+#[inline(always)]
+fn cplx<T: Real>(z: Complex<f64>) -> Complex<T> {
+    Complex::new(T::of(z.re), T::of(z.im))
+}
+
