@@ -17,6 +17,7 @@
 
 mod grad;
 mod inner;
+pub mod plan;
 mod simd;
 pub mod sort;
 
