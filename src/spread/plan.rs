@@ -504,3 +504,294 @@ impl<T: GpuReal> SpreadPlan<T> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// The kernel's exact value `ψ(z)` (z in grid units), from the kernel's own formula.
+    fn psi(k: &GpuKernelSpec, z: f64) -> f64 {
+        match k {
+            GpuKernelSpec::Kernel(kk) => kk.value(z),
+            GpuKernelSpec::BSpline(p) => p.value(z),
+        }
+    }
+
+    /// Kernel weight of grid index `l` for a point at physical coordinate `x` along axis `d`,
+    /// by a direct evaluation: grid coordinate `g = (x − lo)·n/len`, on a periodic axis reduced
+    /// to `[0, n)` and periodised by summing the images `l − g + k·n`, |k| ≤ 2.
+    fn weight(bx: &SpreadBox, k: &GpuKernelSpec, d: usize, l: usize, x: f64) -> f64 {
+        let n = bx.n[d] as f64;
+        let g = (x - bx.lo[d]) / bx.len[d] * n;
+        if bx.periodic[d] {
+            let g = g.rem_euclid(n);
+            (-2..=2).map(|im| psi(k, l as f64 - g + im as f64 * n)).sum()
+        } else {
+            psi(k, l as f64 - g)
+        }
+    }
+
+    /// Unravels a grid index into `[i, j, k]`.
+    fn idx(bx: &SpreadBox, l: usize) -> [usize; 3] {
+        [l % bx.n[0], (l / bx.n[0]) % bx.n[1], l / (bx.n[0] * bx.n[1])]
+    }
+
+    /// Direct spreading `grid_l = Σ_j c_j Π_d ψ_d` with the exact kernel.
+    fn direct_spread(bx: &SpreadBox, k: &GpuKernelSpec, pts: &[[f64; 3]], c: &[f64]) -> Vec<f64> {
+        let ng: usize = bx.n.iter().product();
+        (0..ng)
+            .map(|l| {
+                let li = idx(bx, l);
+                pts.iter().zip(c).map(|(p, &cv)| cv * (0..bx.dim).map(|d| weight(bx, k, d, li[d], p[d])).product::<f64>()).sum()
+            })
+            .collect()
+    }
+
+    /// Direct interpolation `v_j = Σ_l grid_l Π_d ψ_d` with the exact kernel.
+    fn direct_interp(bx: &SpreadBox, k: &GpuKernelSpec, p: [f64; 3], grid: &[f64]) -> f64 {
+        grid.iter().enumerate().map(|(l, &gv)| {
+            let li = idx(bx, l);
+            gv * (0..bx.dim).map(|d| weight(bx, k, d, li[d], p[d])).product::<f64>()
+        }).sum()
+    }
+
+    fn boxed(dim: usize, periodic: [bool; 3], n: [usize; 3]) -> SpreadBox {
+        let mut n3 = [1usize; 3];
+        n3[..dim].copy_from_slice(&n[..dim]);
+        SpreadBox { dim, n: n3, lo: [-1.3, 0.7, 2.1], len: [2.5, 0.8, 3.3], periodic }
+    }
+
+    /// Random points: anywhere on periodic axes (several periods away), inside the allowed
+    /// range on free axes (the kernel window within the grid).
+    fn points(bx: &SpreadBox, w: usize, m: usize, seed: u64) -> Vec<[f64; 3]> {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        (0..m)
+            .map(|_| {
+                let mut p = [0.0; 3];
+                for d in 0..bx.dim {
+                    let h = bx.len[d] / bx.n[d] as f64;
+                    p[d] = if bx.periodic[d] {
+                        bx.lo[d] + rng.gen_range(-2.0..3.0) * bx.len[d]
+                    } else {
+                        bx.lo[d] + h * rng.gen_range(0.5 * w as f64..bx.n[d] as f64 - 0.5 * w as f64 - 1e-9)
+                    };
+                }
+                p
+            })
+            .collect()
+    }
+
+    fn coords_of(pts: &[[f64; 3]]) -> [Vec<f64>; 3] {
+        std::array::from_fn(|d| pts.iter().map(|p| p[d]).collect())
+    }
+
+    fn max_abs(v: &[f64]) -> f64 {
+        v.iter().fold(0.0, |a, b| a.max(b.abs()))
+    }
+
+    fn kernels() -> Vec<(GpuKernelSpec, f64)> {
+        let mut ks = vec![
+            (kernel_for(SpreadKernelKind::Es, 1e-9, 1e-15).unwrap(), 1e-9),
+            (kernel_for(SpreadKernelKind::Es, 1e-4, 1e-15).unwrap(), 1e-4),
+            (kernel_for(SpreadKernelKind::Gaussian, 1e-8, 1e-15).unwrap(), 1e-11),
+        ];
+        for p in 1..=8 {
+            ks.push((kernel_for(SpreadKernelKind::BSpline, p as f64, 1e-15).unwrap(), 1e-12));
+        }
+        ks
+    }
+
+    /// Spreading and interpolation against direct sums, every kernel, 1D/2D/3D, periodic and
+    /// free axes, a box with non-zero origin and non-unit lengths; gradients (B-splines ≥ 2)
+    /// against central differences of the direct interpolant.
+    #[test]
+    fn matches_direct_sums() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+        let per_sets = [[true, true, true], [false, false, false], [true, false, true]];
+        for dim in 1..=3 {
+            for periodic in per_sets {
+                for (k, tol) in kernels() {
+                    let w = k.width();
+                    let n = [2 * w + 7, 2 * w + 4, 2 * w + 3];
+                    if dim == 3 && w > 8 {
+                        continue; // keep the O(grid·M) direct sums small
+                    }
+                    let bx = boxed(dim, periodic, n);
+                    let m = if dim == 3 { 12 } else { 40 };
+                    let pts = points(&bx, w, m, 17 + w as u64);
+                    let xs = coords_of(&pts);
+                    let opts = SpreadPlanOpts { nthreads: 2, max_subprob_size: 7, ..Default::default() };
+                    let mut plan = SpreadPlan::<f64>::new(bx, k.clone(), &opts).unwrap();
+                    plan.setpts([&xs[0], &xs[1], &xs[2]]).unwrap();
+                    let c: Vec<f64> = (0..m).map(|_| rng.gen_range(-1.0..1.0)).collect();
+                    let mut grid = vec![7.0; plan.grid_len()];
+                    plan.spread_real(&c, &mut grid).unwrap();
+                    let want = direct_spread(&bx, &k, &pts, &c);
+                    let what = format!("{dim}D periodic {:?} {k:?}", &periodic[..dim]);
+                    let err = grid.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                    assert!(err <= tol * max_abs(&want), "spread {what}: err {err:e} scale {:e}", max_abs(&want));
+                    // complex spreading: real and imaginary parts spread independently
+                    let cc: Vec<Complex<f64>> = c.iter().map(|&v| Complex::new(v, -0.5 * v)).collect();
+                    let mut gc = vec![Complex::new(3.0, 3.0); plan.grid_len()];
+                    plan.spread_complex(&cc, &mut gc).unwrap();
+                    for (a, b) in gc.iter().zip(&want) {
+                        assert!((a.re - b).abs() <= tol * max_abs(&want) && (a.im + 0.5 * b).abs() <= tol * max_abs(&want), "complex {what}");
+                    }
+                    // interpolation of a random grid
+                    let gr: Vec<f64> = (0..plan.grid_len()).map(|_| rng.gen_range(-1.0..1.0)).collect();
+                    let mut v = vec![9.0; m];
+                    let bspline = matches!(k, GpuKernelSpec::BSpline(p) if p.order >= 2);
+                    let mut grad = vec![0.0; m * dim];
+                    plan.interp_real(&gr, &mut v, if bspline { Some(&mut grad) } else { None }).unwrap();
+                    let mut v2 = vec![0.0; m];
+                    plan.interp_real(&gr, &mut v2, None).unwrap();
+                    let grc: Vec<Complex<f64>> = gr.iter().map(|&g| Complex::new(g, 2.0 * g)).collect();
+                    let mut vc = vec![Complex::new(0.0, 0.0); m];
+                    plan.interp_complex(&grc, &mut vc).unwrap();
+                    for j in 0..m {
+                        let want = direct_interp(&bx, &k, pts[j], &gr);
+                        assert!((v[j] - want).abs() <= tol * 4.0, "interp {what} point {j}: {} vs {want}", v[j]);
+                        assert!((v2[j] - v[j]).abs() <= 1e-13 * (1.0 + v[j].abs()));
+                        assert!((vc[j].re - want).abs() <= tol * 4.0 && (vc[j].im - 2.0 * want).abs() <= tol * 8.0);
+                        if bspline {
+                            for d in 0..dim {
+                                let h = bx.len[d] / bx.n[d] as f64;
+                                let del = 1e-6 * h;
+                                let (mut pp, mut pm) = (pts[j], pts[j]);
+                                pp[d] += del;
+                                pm[d] -= del;
+                                let fd = (direct_interp(&bx, &k, pp, &gr) - direct_interp(&bx, &k, pm, &gr)) / (2.0 * del);
+                                // in grid units the derivative is O(1); FD rounding ~1e-10/h
+                                assert!((grad[dim * j + d] - fd).abs() <= 1e-6 / h, "grad {what} point {j} axis {d}: {} vs {fd}", grad[dim * j + d]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Single precision against the double-precision direct sums (relative 1e-5).
+    #[test]
+    fn single_precision() {
+        let bx = boxed(2, [true, false, true], [20, 18, 1]);
+        for k in [kernel_for(SpreadKernelKind::Es, 1e-5, 1e-6).unwrap(), kernel_for(SpreadKernelKind::BSpline, 3.0, 1e-6).unwrap()] {
+            let pts = points(&bx, k.width(), 50, 3);
+            let xs = coords_of(&pts);
+            let xf: [Vec<f32>; 3] = std::array::from_fn(|d| xs[d].iter().map(|&v| v as f32).collect());
+            // the oracle uses the coordinates the f32 plan sees
+            let pts32: Vec<[f64; 3]> = (0..pts.len()).map(|j| std::array::from_fn(|d| xf[d].get(j).map_or(0.0, |&v| v as f64))).collect();
+            let mut plan = SpreadPlan::<f32>::new(bx, k.clone(), &SpreadPlanOpts::default()).unwrap();
+            plan.setpts([&xf[0], &xf[1], &xf[2]]).unwrap();
+            let c: Vec<f64> = (0..pts.len()).map(|j| ((j * 7) % 11) as f64 / 11.0 - 0.4).collect();
+            let cf: Vec<f32> = c.iter().map(|&v| v as f32).collect();
+            let mut g = vec![0f32; plan.grid_len()];
+            plan.spread_real(&cf, &mut g).unwrap();
+            let want = direct_spread(&bx, &k, &pts32, &c);
+            let err = g.iter().zip(&want).map(|(a, b)| (*a as f64 - b).abs()).fold(0.0, f64::max);
+            // ES: the kernel's own tolerance (1e-5) plus f32 rounding; B-spline: f32 rounding
+            let tol = if matches!(k, GpuKernelSpec::BSpline(_)) { 1e-5 } else { 1e-4 };
+            assert!(err <= tol * max_abs(&want), "{k:?}: {err:e}");
+        }
+    }
+
+    /// CIC/TSC (and every B-spline) conserve the total charge; B-splines of order ≥ 2 interpolate
+    /// a linear field exactly, with its exact gradient, on free axes.
+    #[test]
+    fn bspline_conservation_and_linear_exactness() {
+        for order in 1..=8usize {
+            let k = kernel_for(SpreadKernelKind::BSpline, order as f64, 1e-15).unwrap();
+            for periodic in [[true; 3], [false; 3]] {
+                let bx = boxed(3, periodic, [2 * order + 4, 2 * order + 5, 2 * order + 6]);
+                let pts = points(&bx, order, 300, order as u64);
+                let xs = coords_of(&pts);
+                let mut plan = SpreadPlan::<f64>::new(bx, k.clone(), &SpreadPlanOpts { nthreads: 2, ..Default::default() }).unwrap();
+                plan.setpts([&xs[0], &xs[1], &xs[2]]).unwrap();
+                let q: Vec<f64> = (0..300).map(|j| (j as f64 * 0.37).sin()).collect();
+                let mut grid = vec![0.0; plan.grid_len()];
+                plan.spread_real(&q, &mut grid).unwrap();
+                let (sg, sq) = (grid.iter().sum::<f64>(), q.iter().sum::<f64>());
+                assert!((sg - sq).abs() <= 1e-12 * q.iter().map(|v| v.abs()).sum::<f64>(), "order {order}: {sg} vs {sq}");
+                if order >= 2 && !periodic[0] {
+                    let (a, b) = ([0.3, -1.7, 2.2], 0.9);
+                    let lin: Vec<f64> = (0..plan.grid_len())
+                        .map(|l| {
+                            let li = idx(&bx, l);
+                            b + (0..3).map(|d| a[d] * (bx.lo[d] + li[d] as f64 * bx.len[d] / bx.n[d] as f64)).sum::<f64>()
+                        })
+                        .collect();
+                    let mut v = vec![0.0; 300];
+                    let mut gr = vec![0.0; 900];
+                    plan.interp_real(&lin, &mut v, Some(&mut gr)).unwrap();
+                    for j in 0..300 {
+                        let exact = b + (0..3).map(|d| a[d] * pts[j][d]).sum::<f64>();
+                        assert!((v[j] - exact).abs() <= 1e-12 * 10.0, "order {order} point {j}: {} vs {exact}", v[j]);
+                        for d in 0..3 {
+                            assert!((gr[3 * j + d] - a[d]).abs() <= 1e-10, "order {order} grad {d}: {}", gr[3 * j + d]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn error_paths() {
+        let k2 = kernel_for(SpreadKernelKind::BSpline, 2.0, 1e-15).unwrap();
+        let o = SpreadPlanOpts::default();
+        // kernel arguments
+        for bad in [0.0, 9.0, 2.5, f64::NAN, -1.0] {
+            assert!(matches!(kernel_for(SpreadKernelKind::BSpline, bad, 1e-15), Err(Error::InvalidArg(_))), "{bad}");
+        }
+        for bad in [0.0, 1.0, 2.0, f64::INFINITY, -1e-3] {
+            assert!(matches!(kernel_for(SpreadKernelKind::Es, bad, 1e-15), Err(Error::Tol(_))), "{bad}");
+        }
+        assert_eq!(SpreadKernelKind::from_code(3), None);
+        // box
+        let good = boxed(2, [false, true, true], [16, 16, 1]);
+        assert!(matches!(SpreadPlan::<f64>::new(SpreadBox { dim: 4, ..good }, k2.clone(), &o), Err(Error::Dim(_))));
+        assert!(matches!(SpreadPlan::<f64>::new(SpreadBox { n: [3, 16, 1], ..good }, k2.clone(), &o), Err(Error::Modes(_))));
+        assert!(matches!(SpreadPlan::<f64>::new(SpreadBox { len: [0.0, 1.0, 1.0], ..good }, k2.clone(), &o), Err(Error::InvalidArg(_))));
+        assert!(matches!(SpreadPlan::<f64>::new(SpreadBox { lo: [f64::NAN, 0.0, 0.0], ..good }, k2.clone(), &o), Err(Error::InvalidArg(_))));
+        let es = kernel_for(SpreadKernelKind::Es, 1e-6, 1e-15).unwrap();
+        let mut pe = SpreadPlan::<f64>::new(good, es, &o).unwrap();
+        let mut p = SpreadPlan::<f64>::new(good, k2.clone(), &o).unwrap();
+        let mut v = [0.0; 3];
+        let grid = vec![0.0; 256];
+        assert!(matches!(p.interp_real(&grid, &mut v, None), Err(Error::NoPoints(_))));
+        // a point whose CIC window leaves the free x axis [lo, lo + 15h]: the message names it
+        let h = good.len[0] / 16.0;
+        let x = [good.lo[0] + 3.0 * h, good.lo[0] + 14.9 * h, good.lo[0] + 15.2 * h];
+        let y = [0.0, 5.0, -3.0];
+        p.setpts([&x[..2], &y[..2], &[]]).unwrap();
+        match p.setpts([&x, &y, &[]]) {
+            Err(Error::InvalidArg(m)) => assert!(m.contains("point 2") && m.contains("free x axis") && m.contains(&format!("{}", x[2])), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(p.num_points(), 2, "a failed setpts keeps the previous points");
+        match p.setpts([&x[..2], &[0.0, f64::NAN], &[]]) {
+            Err(Error::NonFinite(m)) => assert!(m.contains("point 1") && m.contains('y'), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(p.setpts([&x[..2], &y[..1], &[]]), Err(Error::NPoints(_))));
+        // lengths, gradients
+        let mut v2 = [0.0; 2];
+        assert!(matches!(p.interp_real(&grid[..10], &mut v2, None), Err(Error::InvalidArg(_))));
+        let mut g3 = [0.0; 3];
+        assert!(matches!(p.interp_real(&grid, &mut v2, Some(&mut g3)), Err(Error::InvalidArg(_))));
+        let mut g4 = [0.0; 4];
+        p.interp_real(&grid, &mut v2, Some(&mut g4)).unwrap();
+        pe.setpts([&[good.lo[0] + 8.0 * h], &[0.0], &[]]).unwrap();
+        let (mut v1, mut g2) = ([0.0; 1], [0.0; 2]);
+        assert!(matches!(pe.interp_real(&grid, &mut v1, Some(&mut g2)), Err(Error::NotSupported(_))));
+        let mut p1 = SpreadPlan::<f64>::new(good, kernel_for(SpreadKernelKind::BSpline, 1.0, 1e-15).unwrap(), &o).unwrap();
+        p1.setpts([&x[..2], &y[..2], &[]]).unwrap();
+        assert!(matches!(p1.interp_real(&grid, &mut v2, Some(&mut g4)), Err(Error::NotSupported(_))));
+        // CUDA demanded without a device
+        if crate::gpu::runtime::discover().is_err() {
+            let oc = SpreadPlanOpts { backend: crate::nufft::options::FARFIELD_BACKEND_CUDA, ..o };
+            assert!(matches!(SpreadPlan::<f64>::new(good, k2, &oc), Err(Error::NoDevice(_))));
+        }
+    }
+}
