@@ -470,3 +470,47 @@ pub unsafe extern "C" fn farfield_spreadf_get_width(plan: farfield_spreadf_plan,
 pub unsafe extern "C" fn farfield_spreadf_destroy(plan: farfield_spreadf_plan) -> c_int {
     destroy_boxed(plan)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opts_layout_and_versioning() {
+        super::super::abi::check_fields::<farfield_spread_opts>();
+        assert_eq!(std::mem::size_of::<farfield_spread_opts>(), 40);
+        assert_eq!(std::mem::offset_of!(farfield_spread_opts, max_subprob_size), 24);
+        // an older, smaller caller struct: only its bytes are written
+        let mut buf = [0x77u8; 48];
+        let old = std::mem::offset_of!(farfield_spread_opts, max_subprob_size);
+        assert_eq!(unsafe { farfield_spread_default_opts(buf.as_mut_ptr() as *mut farfield_spread_opts, old) }, 0);
+        assert!(buf[old..].iter().all(|&b| b == 0x77));
+        assert_eq!(usize::from_ne_bytes(buf[..8].try_into().unwrap()), old);
+        assert_eq!(unsafe { farfield_spread_default_opts(buf.as_mut_ptr() as *mut farfield_spread_opts, 22) }, crate::error::FARFIELD_ERR_INVALID_ARG);
+    }
+
+    #[test]
+    fn c_api_round_trip_and_errors() {
+        let (n, lo, len, per) = ([8i64, 8, 1], [0.5f64, -1.0, 0.0], [2.0f64, 4.0, 1.0], [1i32, 0, 1]);
+        let mut p: farfield_spread_plan = std::ptr::null_mut();
+        unsafe {
+            assert_eq!(farfield_spread_makeplan(2, n.as_ptr(), lo.as_ptr(), len.as_ptr(), per.as_ptr(), FARFIELD_SPREAD_KERNEL_BSPLINE, 2.0, &mut p, std::ptr::null()), 0);
+            let (x, y) = ([0.7f64, 3.1], [-0.2f64, 1.9]);
+            assert_eq!(farfield_spread_setpts(p, 2, x.as_ptr(), y.as_ptr(), std::ptr::null()), 0);
+            let q = [1.0f64, -0.5];
+            let mut g = [0.0f64; 64];
+            assert_eq!(farfield_spread_spread(p, q.as_ptr(), g.as_mut_ptr()), 0);
+            assert!((g.iter().sum::<f64>() - 0.5).abs() < 1e-14);
+            // y = 3.9 puts the CIC window on grid point 8 of the free y axis
+            let y2 = [-0.2f64, 3.9];
+            assert_eq!(farfield_spread_setpts(p, 2, x.as_ptr(), y2.as_ptr(), std::ptr::null()), crate::error::FARFIELD_ERR_INVALID_ARG);
+            let msg = super::super::last_error_message();
+            assert!(msg.contains("point 1") && msg.contains("free y axis") && msg.contains("3.9"), "{msg}");
+            assert_eq!(farfield_spread_spread(p, q.as_ptr(), std::ptr::null_mut()), crate::error::FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_spread_spread(std::ptr::null_mut(), q.as_ptr(), g.as_mut_ptr()), crate::error::FARFIELD_ERR_NULL_POINTER);
+            // values and grid overlapping
+            assert_eq!(farfield_spread_spread(p, g.as_ptr(), g.as_mut_ptr().add(1)), crate::error::FARFIELD_ERR_INVALID_ARG);
+            assert_eq!(farfield_spread_destroy(p), 0);
+        }
+    }
+}
