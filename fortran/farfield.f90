@@ -997,33 +997,31 @@ contains
          width_or_tol, plan, popts)
   end function farfield_spread_makeplan_f
 
-  !> Sets the points: x(:) and, for dim >= 2 / 3, y(:) and z(:) of the same size.
+  !> Sets the points: x(:) and, for dim >= 2 / 3, y(:) and z(:) of the same size
+  !> (FARFIELD_ERR_NPOINTS otherwise).
   function farfield_spread_setpts_f(plan, x, y, z) result(ier)
     type(c_ptr), intent(in) :: plan
-    real(c_double), intent(in) :: x(:)
-    real(c_double), intent(in), optional, target :: y(:), z(:)
+    real(c_double), intent(in), contiguous, target :: x(:)
+    real(c_double), intent(in), contiguous, target, optional :: y(:), z(:)
     integer(c_int) :: ier
-    real(c_double), allocatable, target :: yy(:), zz(:)
     type(c_ptr) :: py, pz
     py = c_null_ptr
     pz = c_null_ptr
     if (present(y)) then
        if (size(y) /= size(x)) then
-          ier = FARFIELD_ERR_INVALID_ARG
+          ier = FARFIELD_ERR_NPOINTS
           return
        end if
-       yy = y
-       py = c_loc(yy)
+       if (size(y) > 0) py = c_loc(y)
     end if
     if (present(z)) then
        if (size(z) /= size(x)) then
-          ier = FARFIELD_ERR_INVALID_ARG
+          ier = FARFIELD_ERR_NPOINTS
           return
        end if
-       zz = z
-       pz = c_loc(zz)
+       if (size(z) > 0) pz = c_loc(z)
     end if
-    ier = farfield_spread_setpts(plan, int(size(x), c_int64_t), x, py, pz)
+    ier = farfield_spread_setpts(plan, size(x, kind=c_int64_t), x, py, pz)
   end function farfield_spread_setpts_f
 
   !> Destroys a double-precision spreading plan and sets it to c_null_ptr.
