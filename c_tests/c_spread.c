@@ -37,7 +37,7 @@ int main(void) {
     /* an older caller whose struct ends after gpu_method: the library writes only its bytes */
     {
         unsigned char old[sizeof o + 8];
-        size_t old_size = offsetof(farfield_spread_opts, max_subprob_size);
+        size_t old_size = offsetof(farfield_spread_opts, gpu_reuse_hint);
         memset(old, 0x77, sizeof old);
         EXPECT_STATUS(farfield_spread_default_opts((farfield_spread_opts *)old, old_size), FARFIELD_OK);
         for (size_t i = old_size; i < sizeof old; i++) EXPECT(old[i] == 0x77);

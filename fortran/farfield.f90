@@ -143,8 +143,8 @@ module farfield
      integer(c_int32_t) :: debug            !< > 0: print choices and timings to stderr
      integer(c_int32_t) :: backend          !< FARFIELD_BACKEND_AUTO (CPU), _CPU or _CUDA
      integer(c_int32_t) :: gpu_method       !< CUDA: FARFIELD_GPU_METHOD_*
-     integer(c_int64_t) :: max_subprob_size !< points per subproblem, 0 = default
      integer(c_int32_t) :: gpu_reuse_hint   !< CUDA: spreads expected per setpts, 0 = unknown
+     integer(c_int32_t) :: max_subprob_size !< points per subproblem, 0 = default
   end type farfield_spread_opts
 
   !> Options of an Ewald plan (C: farfield_ewald_opts). Get defaults with

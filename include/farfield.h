@@ -485,12 +485,13 @@ typedef struct farfield_spread_opts {
   // CUDA only: `FARFIELD_GPU_METHOD_AUTO` (0, default) or `_GM`, `_GM_SORT`, `_SM`, `_CSR`,
   // `_GROUP` (1–5).
   int32_t gpu_method;
+  // CUDA only: spreads/interpolations the caller expects per `setpts` (0 = unknown, the
+  // default); ≥ 20 lets the automatic method choose the mesh methods (CSR, GROUP). Must be
+  // ≥ 0.
+  int32_t gpu_reuse_hint;
   // CPU: largest number of points per subproblem (default 0 = 10 000); CUDA: largest
   // number of points per SM subproblem (0 = 1024). Must be ≥ 0.
-  int64_t max_subprob_size;
-  // CUDA only: spreads/interpolations the caller expects per `setpts` (0 = unknown, the
-  // default); ≥ 20 lets the automatic method choose the mesh methods (CSR, GROUP).
-  int32_t gpu_reuse_hint;
+  int32_t max_subprob_size;
 } farfield_spread_opts;
 
 // Handle of a double-precision spreading plan (`NULL` when none).

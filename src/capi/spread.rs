@@ -54,12 +54,13 @@ pub struct farfield_spread_opts {
     /// CUDA only: `FARFIELD_GPU_METHOD_AUTO` (0, default) or `_GM`, `_GM_SORT`, `_SM`, `_CSR`,
     /// `_GROUP` (1–5).
     pub gpu_method: i32,
+    /// CUDA only: spreads/interpolations the caller expects per `setpts` (0 = unknown, the
+    /// default); ≥ 20 lets the automatic method choose the mesh methods (CSR, GROUP). Must be
+    /// ≥ 0.
+    pub gpu_reuse_hint: i32,
     /// CPU: largest number of points per subproblem (default 0 = 10 000); CUDA: largest
     /// number of points per SM subproblem (0 = 1024). Must be ≥ 0.
-    pub max_subprob_size: i64,
-    /// CUDA only: spreads/interpolations the caller expects per `setpts` (0 = unknown, the
-    /// default); ≥ 20 lets the automatic method choose the mesh methods (CSR, GROUP).
-    pub gpu_reuse_hint: i32,
+    pub max_subprob_size: i32,
 }
 
 fn default_opts() -> farfield_spread_opts {
@@ -69,13 +70,13 @@ fn default_opts() -> farfield_spread_opts {
         debug: 0,
         backend: 0,
         gpu_method: 0,
-        max_subprob_size: 0,
         gpu_reuse_hint: 0,
+        max_subprob_size: 0,
     }
 }
 
 versioned!(farfield_spread_opts, "farfield_spread_opts",
-           [struct_size, nthreads, debug, backend, gpu_method, max_subprob_size, gpu_reuse_hint], default_opts());
+           [struct_size, nthreads, debug, backend, gpu_method, gpu_reuse_hint, max_subprob_size], default_opts());
 
 fn convert_opts(o: &farfield_spread_opts) -> Result<SpreadPlanOpts> {
     if !(0..=crate::capi::FARFIELD_MAX_THREADS).contains(&o.nthreads) {
@@ -98,7 +99,7 @@ fn convert_opts(o: &farfield_spread_opts) -> Result<SpreadPlanOpts> {
         debug: o.debug,
         backend: o.backend,
         gpu: GpuSpreadOpts { method, reuse_hint: o.gpu_reuse_hint as usize, ..GpuSpreadOpts::default() },
-        max_subprob_size: usize::try_from(o.max_subprob_size).unwrap_or(usize::MAX),
+        max_subprob_size: o.max_subprob_size as usize,
     })
 }
 
@@ -478,15 +479,16 @@ mod tests {
     #[test]
     fn opts_layout_and_versioning() {
         super::super::abi::check_fields::<farfield_spread_opts>();
-        assert_eq!(std::mem::size_of::<farfield_spread_opts>(), 40);
-        assert_eq!(std::mem::offset_of!(farfield_spread_opts, max_subprob_size), 24);
+        // no padding (docs/design.md §3.2): 8 + 6·4 bytes
+        assert_eq!(std::mem::size_of::<farfield_spread_opts>(), 32);
+        assert_eq!(std::mem::offset_of!(farfield_spread_opts, max_subprob_size), 28);
         // an older, smaller caller struct: only its bytes are written
         let mut buf = [0x77u8; 48];
-        let old = std::mem::offset_of!(farfield_spread_opts, max_subprob_size);
+        let old = std::mem::offset_of!(farfield_spread_opts, gpu_reuse_hint);
         assert_eq!(unsafe { farfield_spread_default_opts(buf.as_mut_ptr() as *mut farfield_spread_opts, old) }, 0);
         assert!(buf[old..].iter().all(|&b| b == 0x77));
         assert_eq!(usize::from_ne_bytes(buf[..8].try_into().unwrap()), old);
-        assert_eq!(unsafe { farfield_spread_default_opts(buf.as_mut_ptr() as *mut farfield_spread_opts, 22) }, crate::error::FARFIELD_ERR_INVALID_ARG);
+        assert_eq!(unsafe { farfield_spread_default_opts(buf.as_mut_ptr() as *mut farfield_spread_opts, 18) }, crate::error::FARFIELD_ERR_INVALID_ARG);
     }
 
     #[test]

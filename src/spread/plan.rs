@@ -346,7 +346,7 @@ impl<T: GpuReal> SpreadPlan<T> {
                         let h = len / n;
                         return Err(Error::InvalidArg(format!(
                             "point {i}: {ax} = {x} touches grid points {i0}..{} outside 0..{} of the free {ax} axis \
-                             (box_lo = {lo}, h = {h}, kernel width {w}); keep {ax} in [{a}, {b}] or pad the grid by {p} points per side",
+                             (box_lo = {lo}, h = {h}, kernel width {w}); keep {ax} in ({a}, {b}] or pad the grid by {p} points per side",
                             i0 + self.w as f64 - 1.0, bx.n[d] - 1,
                             ax = ["x", "y", "z"][d], w = self.w,
                             a = lo + (half - 1.0) * h, b = lo + (n - half) * h, p = self.w.div_ceil(2)
