@@ -3,7 +3,7 @@
 !> SPDX-License-Identifier: MIT OR Apache-2.0
 !>
 !> * Derived types `farfield_nufft_opts`, `farfield_nufft_info`, `farfield_poisson_opts`,
-!>   `farfield_ewald_opts`, `farfield_ewald_params`, `farfield_fmm_opts` and
+!>   `farfield_spread_opts`, `farfield_ewald_opts`, `farfield_ewald_params`, `farfield_fmm_opts` and
 !>   `farfield_fmm_params` are `bind(c)` copies of the versioned C structs: the first field,
 !>   `struct_size`, is the size the program was compiled with (fields are only ever appended;
 !>   fortran/tests/test_layout.f90 asserts the layout). Fill options with the `_default_opts_f`
@@ -74,6 +74,14 @@ module farfield
   integer(c_int), parameter, public :: FARFIELD_POISSON_VICO = 1
   integer(c_int), parameter, public :: FARFIELD_POISSON_VICO_DCT = 2
 
+  ! ---- spreading kernels (argument `kernel` of farfield_spread_makeplan) --------------------
+  !> ES kernel; width_or_tol = relative tolerance in (0, 1).
+  integer(c_int), parameter, public :: FARFIELD_SPREAD_KERNEL_ES = 0
+  !> Truncated Gaussian; width_or_tol = relative tolerance in (0, 1).
+  integer(c_int), parameter, public :: FARFIELD_SPREAD_KERNEL_GAUSSIAN = 1
+  !> Cardinal B-spline; width_or_tol = order 1..8 (1 NGP, 2 CIC, 3 TSC).
+  integer(c_int), parameter, public :: FARFIELD_SPREAD_KERNEL_BSPLINE = 2
+
   ! ---- Ewald methods (argument `method` of farfield_ewald_makeplan) -------------------------
   integer(c_int), parameter, public :: FARFIELD_EWALD_SPECTRAL = 0
   integer(c_int), parameter, public :: FARFIELD_EWALD_SPME = 1
@@ -133,6 +141,18 @@ module farfield
      integer(c_int32_t) :: check_input  !< non-zero: reject NaN/Inf in rho
      real(c_double)     :: vico_factor  !< Vico truncation radius factor (> 1, default 1.1)
   end type farfield_poisson_opts
+
+  !> Options of a spreading plan (C: farfield_spread_opts; versioned by struct_size). Get
+  !> defaults with farfield_spread_default_opts(opts, c_sizeof(opts)).
+  type, bind(c), public :: farfield_spread_opts
+     integer(c_size_t)  :: struct_size      !< sizeof the struct as compiled (set by default_opts)
+     integer(c_int32_t) :: nthreads         !< 0 = all cores, 1 = caller's thread only
+     integer(c_int32_t) :: debug            !< > 0: print choices and timings to stderr
+     integer(c_int32_t) :: backend          !< FARFIELD_BACKEND_AUTO (CPU), _CPU or _CUDA
+     integer(c_int32_t) :: gpu_method       !< CUDA: FARFIELD_GPU_METHOD_*
+     integer(c_int32_t) :: gpu_reuse_hint   !< CUDA: spreads expected per setpts, 0 = unknown
+     integer(c_int32_t) :: max_subprob_size !< points per subproblem, 0 = default
+  end type farfield_spread_opts
 
   !> Options of an Ewald plan (C: farfield_ewald_opts). Get defaults with
   !> farfield_ewald_default_opts; every override left at 0 is chosen from tol.
@@ -205,6 +225,12 @@ module farfield
   public :: farfield_poisson_default_opts, farfield_poisson_makeplan, farfield_poisson_execute
   public :: farfield_poisson_estimate
   public :: farfield_poisson_destroy
+  public :: farfield_spread_default_opts, farfield_spread_makeplan, farfield_spread_setpts
+  public :: farfield_spread_spread, farfield_spread_spread_complex, farfield_spread_interp
+  public :: farfield_spread_interp_complex, farfield_spread_get_width, farfield_spread_destroy
+  public :: farfield_spreadf_default_opts, farfield_spreadf_makeplan, farfield_spreadf_setpts
+  public :: farfield_spreadf_spread, farfield_spreadf_spread_complex, farfield_spreadf_interp
+  public :: farfield_spreadf_interp_complex, farfield_spreadf_get_width, farfield_spreadf_destroy
   public :: farfield_ewald_default_opts, farfield_ewald_makeplan, farfield_ewald_set_box
   public :: farfield_ewald_set_exclusions, farfield_ewald_execute, farfield_ewald_get_params
   public :: farfield_ewald_get_warnings
@@ -219,6 +245,7 @@ module farfield
   public :: farfield_nufft_makeplan_f, farfield_nufft_setpts_f, farfield_nufft_destroy_f
   public :: farfield_nufftf_makeplan_f, farfield_nufftf_setpts_f, farfield_nufftf_destroy_f
   public :: farfield_poisson_makeplan_f, farfield_poisson_execute_f, farfield_poisson_destroy_f
+  public :: farfield_spread_makeplan_f, farfield_spread_setpts_f, farfield_spread_destroy_f
   public :: farfield_ewald_makeplan_f, farfield_ewald_execute_f, farfield_ewald_destroy_f
   public :: farfield_fmm_makeplan_f, farfield_fmm_execute_f, farfield_fmm_destroy_f
   public :: farfield_nufft_default_opts_f, farfield_poisson_default_opts_f
@@ -407,6 +434,180 @@ module farfield
        type(c_ptr), value :: plan
        integer(c_int) :: ier
      end function farfield_poisson_destroy
+
+     !> int farfield_spread_default_opts(farfield_spread_opts *opts, size_t struct_size):
+     !> pass c_sizeof(opts).
+     function farfield_spread_default_opts(opts, struct_size) result(ier) bind(c, name="farfield_spread_default_opts")
+       import :: c_int, c_size_t, farfield_spread_opts
+       type(farfield_spread_opts), intent(inout) :: opts
+       integer(c_size_t), value :: struct_size
+       integer(c_int) :: ier
+     end function farfield_spread_default_opts
+
+     !> int farfield_spread_makeplan(int dim, const int64_t n[3], const double box_lo[3],
+     !>     const double box_len[3], const int periodic[3], int kernel, double width_or_tol,
+     !>     plan *plan, const farfield_spread_opts *opts); opts: c_null_ptr or c_loc(opts).
+     function farfield_spread_makeplan(dim, n, box_lo, box_len, periodic, kernel, width_or_tol, plan, opts) &
+          result(ier) bind(c, name="farfield_spread_makeplan")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       integer(c_int), value :: dim, kernel
+       integer(c_int64_t), intent(in) :: n(*)
+       real(c_double), intent(in) :: box_lo(*), box_len(*)
+       integer(c_int), intent(in) :: periodic(*)
+       real(c_double), value :: width_or_tol
+       type(c_ptr), intent(out) :: plan
+       type(c_ptr), value :: opts
+       integer(c_int) :: ier
+     end function farfield_spread_makeplan
+
+     !> int farfield_spread_setpts(plan, int64_t M, x, y, z): y, z may be c_null_ptr below dim 2, 3.
+     function farfield_spread_setpts(plan, m, x, y, z) result(ier) bind(c, name="farfield_spread_setpts")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: m
+       real(c_double), intent(in) :: x(*)
+       type(c_ptr), value :: y, z
+       integer(c_int) :: ier
+     end function farfield_spread_setpts
+
+     !> int farfield_spread_spread(plan, const values[M], grid[n1*n2*n3]): overwrites grid.
+     function farfield_spread_spread(plan, values, grid) result(ier) bind(c, name="farfield_spread_spread")
+       import :: c_int, c_double, c_ptr
+       type(c_ptr), value :: plan
+       real(c_double), intent(in) :: values(*)
+       real(c_double), intent(inout) :: grid(*)
+       integer(c_int) :: ier
+     end function farfield_spread_spread
+
+     !> int farfield_spread_spread_complex(plan, const values[M], grid[n1*n2*n3]) (complex).
+     function farfield_spread_spread_complex(plan, values, grid) result(ier) bind(c, name="farfield_spread_spread_complex")
+       import :: c_int, c_double_complex, c_ptr
+       type(c_ptr), value :: plan
+       complex(c_double_complex), intent(in) :: values(*)
+       complex(c_double_complex), intent(inout) :: grid(*)
+       integer(c_int) :: ier
+     end function farfield_spread_spread_complex
+
+     !> int farfield_spread_interp(plan, const grid[n1*n2*n3], values[M], grad[M*dim] or c_null_ptr).
+     function farfield_spread_interp(plan, grid, values, grad) result(ier) bind(c, name="farfield_spread_interp")
+       import :: c_int, c_double, c_ptr
+       type(c_ptr), value :: plan
+       real(c_double), intent(in) :: grid(*)
+       real(c_double), intent(inout) :: values(*)
+       type(c_ptr), value :: grad
+       integer(c_int) :: ier
+     end function farfield_spread_interp
+
+     !> int farfield_spread_interp_complex(plan, const grid[n1*n2*n3], values[M]) (complex).
+     function farfield_spread_interp_complex(plan, grid, values) result(ier) bind(c, name="farfield_spread_interp_complex")
+       import :: c_int, c_double_complex, c_ptr
+       type(c_ptr), value :: plan
+       complex(c_double_complex), intent(in) :: grid(*)
+       complex(c_double_complex), intent(inout) :: values(*)
+       integer(c_int) :: ier
+     end function farfield_spread_interp_complex
+
+     !> int farfield_spread_get_width(plan, int *width): kernel width in grid points.
+     function farfield_spread_get_width(plan, width) result(ier) bind(c, name="farfield_spread_get_width")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int), intent(out) :: width
+       integer(c_int) :: ier
+     end function farfield_spread_get_width
+
+     !> int farfield_spread_destroy(plan); c_null_ptr is fine.
+     function farfield_spread_destroy(plan) result(ier) bind(c, name="farfield_spread_destroy")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int) :: ier
+     end function farfield_spread_destroy
+
+     !> Single-precision int farfield_spreadf_default_opts(farfield_spread_opts *opts, size_t struct_size):
+     !> pass c_sizeof(opts).
+     function farfield_spreadf_default_opts(opts, struct_size) result(ier) bind(c, name="farfield_spreadf_default_opts")
+       import :: c_int, c_size_t, farfield_spread_opts
+       type(farfield_spread_opts), intent(inout) :: opts
+       integer(c_size_t), value :: struct_size
+       integer(c_int) :: ier
+     end function farfield_spreadf_default_opts
+
+     !> int farfield_spreadf_makeplan(int dim, const int64_t n[3], const double box_lo[3],
+     !>     const double box_len[3], const int periodic[3], int kernel, double width_or_tol,
+     !>     plan *plan, const farfield_spread_opts *opts); opts: c_null_ptr or c_loc(opts).
+     function farfield_spreadf_makeplan(dim, n, box_lo, box_len, periodic, kernel, width_or_tol, plan, opts) &
+          result(ier) bind(c, name="farfield_spreadf_makeplan")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       integer(c_int), value :: dim, kernel
+       integer(c_int64_t), intent(in) :: n(*)
+       real(c_double), intent(in) :: box_lo(*), box_len(*)
+       integer(c_int), intent(in) :: periodic(*)
+       real(c_double), value :: width_or_tol
+       type(c_ptr), intent(out) :: plan
+       type(c_ptr), value :: opts
+       integer(c_int) :: ier
+     end function farfield_spreadf_makeplan
+
+     !> int farfield_spreadf_setpts(plan, int64_t M, x, y, z): y, z may be c_null_ptr below dim 2, 3.
+     function farfield_spreadf_setpts(plan, m, x, y, z) result(ier) bind(c, name="farfield_spreadf_setpts")
+       import :: c_int, c_int64_t, c_float, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: m
+       real(c_float), intent(in) :: x(*)
+       type(c_ptr), value :: y, z
+       integer(c_int) :: ier
+     end function farfield_spreadf_setpts
+
+     !> int farfield_spreadf_spread(plan, const values[M], grid[n1*n2*n3]): overwrites grid.
+     function farfield_spreadf_spread(plan, values, grid) result(ier) bind(c, name="farfield_spreadf_spread")
+       import :: c_int, c_float, c_ptr
+       type(c_ptr), value :: plan
+       real(c_float), intent(in) :: values(*)
+       real(c_float), intent(inout) :: grid(*)
+       integer(c_int) :: ier
+     end function farfield_spreadf_spread
+
+     !> int farfield_spreadf_spread_complex(plan, const values[M], grid[n1*n2*n3]) (complex).
+     function farfield_spreadf_spread_complex(plan, values, grid) result(ier) bind(c, name="farfield_spreadf_spread_complex")
+       import :: c_int, c_float_complex, c_ptr
+       type(c_ptr), value :: plan
+       complex(c_float_complex), intent(in) :: values(*)
+       complex(c_float_complex), intent(inout) :: grid(*)
+       integer(c_int) :: ier
+     end function farfield_spreadf_spread_complex
+
+     !> int farfield_spreadf_interp(plan, const grid[n1*n2*n3], values[M], grad[M*dim] or c_null_ptr).
+     function farfield_spreadf_interp(plan, grid, values, grad) result(ier) bind(c, name="farfield_spreadf_interp")
+       import :: c_int, c_float, c_ptr
+       type(c_ptr), value :: plan
+       real(c_float), intent(in) :: grid(*)
+       real(c_float), intent(inout) :: values(*)
+       type(c_ptr), value :: grad
+       integer(c_int) :: ier
+     end function farfield_spreadf_interp
+
+     !> int farfield_spreadf_interp_complex(plan, const grid[n1*n2*n3], values[M]) (complex).
+     function farfield_spreadf_interp_complex(plan, grid, values) result(ier) bind(c, name="farfield_spreadf_interp_complex")
+       import :: c_int, c_float_complex, c_ptr
+       type(c_ptr), value :: plan
+       complex(c_float_complex), intent(in) :: grid(*)
+       complex(c_float_complex), intent(inout) :: values(*)
+       integer(c_int) :: ier
+     end function farfield_spreadf_interp_complex
+
+     !> int farfield_spreadf_get_width(plan, int *width): kernel width in grid points.
+     function farfield_spreadf_get_width(plan, width) result(ier) bind(c, name="farfield_spreadf_get_width")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int), intent(out) :: width
+       integer(c_int) :: ier
+     end function farfield_spreadf_get_width
+
+     !> int farfield_spreadf_destroy(plan); c_null_ptr is fine.
+     function farfield_spreadf_destroy(plan) result(ier) bind(c, name="farfield_spreadf_destroy")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int) :: ier
+     end function farfield_spreadf_destroy
 
      !> int farfield_ewald_default_opts(farfield_ewald_opts *opts, size_t struct_size);
      !> pass struct_size = c_sizeof(opts) (or use farfield_ewald_default_opts_f).
@@ -781,6 +982,80 @@ contains
     ier = farfield_poisson_destroy(plan)
     plan = c_null_ptr
   end function farfield_poisson_destroy_f
+
+  !> Makes a double-precision spreading plan: dim = size(n) (1..3); box_lo, box_len and
+  !> periodic (logical) of the same size; kernel FARFIELD_SPREAD_KERNEL_*; opts optional.
+  function farfield_spread_makeplan_f(n, box_lo, box_len, periodic, kernel, width_or_tol, plan, opts) &
+       result(ier)
+    integer(c_int64_t), intent(in) :: n(:)
+    real(c_double), intent(in) :: box_lo(:), box_len(:)
+    logical, intent(in) :: periodic(:)
+    integer, intent(in) :: kernel
+    real(c_double), intent(in) :: width_or_tol
+    type(c_ptr), intent(out) :: plan
+    type(farfield_spread_opts), intent(in), optional, target :: opts
+    integer(c_int) :: ier
+    integer(c_int64_t) :: nn(3)
+    real(c_double) :: lo(3), ln(3)
+    integer(c_int) :: per(3)
+    type(c_ptr) :: popts
+    integer :: d
+    plan = c_null_ptr
+    if (size(n) < 1 .or. size(n) > 3 .or. size(box_lo) /= size(n) .or. size(box_len) /= size(n) &
+         .or. size(periodic) /= size(n)) then
+       ier = FARFIELD_ERR_INVALID_ARG
+       return
+    end if
+    nn = 1
+    lo = 0
+    ln = 1
+    per = 1
+    do d = 1, size(n)
+       nn(d) = n(d)
+       lo(d) = box_lo(d)
+       ln(d) = box_len(d)
+       per(d) = merge(1_c_int, 0_c_int, periodic(d))
+    end do
+    popts = c_null_ptr
+    if (present(opts)) popts = c_loc(opts)
+    ier = farfield_spread_makeplan(int(size(n), c_int), nn, lo, ln, per, int(kernel, c_int), &
+         width_or_tol, plan, popts)
+  end function farfield_spread_makeplan_f
+
+  !> Sets the points: x(:) and, for dim >= 2 / 3, y(:) and z(:) of the same size
+  !> (FARFIELD_ERR_NPOINTS otherwise).
+  function farfield_spread_setpts_f(plan, x, y, z) result(ier)
+    type(c_ptr), intent(in) :: plan
+    real(c_double), intent(in), contiguous, target :: x(:)
+    real(c_double), intent(in), contiguous, target, optional :: y(:), z(:)
+    integer(c_int) :: ier
+    type(c_ptr) :: py, pz
+    py = c_null_ptr
+    pz = c_null_ptr
+    if (present(y)) then
+       if (size(y) /= size(x)) then
+          ier = FARFIELD_ERR_NPOINTS
+          return
+       end if
+       if (size(y) > 0) py = c_loc(y)
+    end if
+    if (present(z)) then
+       if (size(z) /= size(x)) then
+          ier = FARFIELD_ERR_NPOINTS
+          return
+       end if
+       if (size(z) > 0) pz = c_loc(z)
+    end if
+    ier = farfield_spread_setpts(plan, size(x, kind=c_int64_t), x, py, pz)
+  end function farfield_spread_setpts_f
+
+  !> Destroys a double-precision spreading plan and sets it to c_null_ptr.
+  function farfield_spread_destroy_f(plan) result(ier)
+    type(c_ptr), intent(inout) :: plan
+    integer(c_int) :: ier
+    ier = farfield_spread_destroy(plan)
+    plan = c_null_ptr
+  end function farfield_spread_destroy_f
 
   !> Makes an Ewald plan: box(3, 3) with the lattice vectors as columns (C rows a, b, c);
   !> opts optional (defaults if absent).

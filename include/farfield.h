@@ -78,6 +78,19 @@ typedef float _Complex farfield_complexf;
 // temporary memory `8·Π (P_d/2+1)` bytes).
 #define FARFIELD_POISSON_VICO_DCT 2
 
+// Kernel `FARFIELD_SPREAD_KERNEL_ES`: exponential of semicircle; `width_or_tol` is the
+// relative tolerance in (0, 1) (width `⌈log10(10/tol)⌉`, 2…16, β as the NUFFT's at σ = 2).
+#define FARFIELD_SPREAD_KERNEL_ES 0
+
+// Kernel `FARFIELD_SPREAD_KERNEL_GAUSSIAN`: truncated Gaussian; `width_or_tol` is the
+// relative tolerance in (0, 1) (the NUFFT's Gaussian parameters at σ = 2).
+#define FARFIELD_SPREAD_KERNEL_GAUSSIAN 1
+
+// Kernel `FARFIELD_SPREAD_KERNEL_BSPLINE`: cardinal B-spline; `width_or_tol` is its order
+// 1…8 (= width): 1 nearest grid point (NGP), 2 cloud-in-cell (CIC), 3 triangular-shaped
+// cloud (TSC).
+#define FARFIELD_SPREAD_KERNEL_BSPLINE 2
+
 // Major version (semantic versioning; the shared library's soname carries it).
 #define FARFIELD_VERSION_MAJOR 1
 
@@ -246,6 +259,12 @@ typedef struct farfield_nufftf_plan_s farfield_nufftf_plan_s;
 // Opaque Poisson plan (C: `farfield_poisson_plan`, a pointer to this). Concurrent `execute`
 // calls on one plan are serialised by its lock.
 typedef struct farfield_poisson_plan_s farfield_poisson_plan_s;
+
+// Opaque double-precision spreading plan (C: `struct farfield_spread_plan_s`).
+typedef struct farfield_spread_plan_s farfield_spread_plan_s;
+
+// Opaque single-precision spreading plan (C: `struct farfield_spreadf_plan_s`).
+typedef struct farfield_spreadf_plan_s farfield_spreadf_plan_s;
 
 // Options of an Ewald plan (versioned: `struct_size` first, fields only ever appended,
 // docs/design.md §3). Fill with `farfield_ewald_default_opts(&o, sizeof o)` and then change
@@ -482,6 +501,39 @@ typedef struct farfield_poisson_opts {
 
 // Handle to a Poisson plan (`NULL` when none).
 typedef struct farfield_poisson_plan_s *farfield_poisson_plan;
+
+// Options of a spreading plan (versioned: `struct_size` first; fill with
+// `farfield_spread_default_opts(&opts, sizeof opts)`, then change fields).
+typedef struct farfield_spread_opts {
+  // Size of the struct as the caller compiled it (`sizeof(farfield_spread_opts)`), set by
+  // `farfield_spread_default_opts`; the library reads only that many bytes.
+  size_t struct_size;
+  // CPU threads: 0 = all cores (default), 1 = the caller's thread only (no pool is
+  // created); at most 1024 (`FARFIELD_MAX_THREADS`).
+  int32_t nthreads;
+  // `> 0`: print the plan's choices and per-stage timings to stderr (default 0).
+  int32_t debug;
+  // `FARFIELD_BACKEND_AUTO` (0, default: the CPU until the CUDA path has been timed against
+  // it), `FARFIELD_BACKEND_CPU` (1) or `FARFIELD_BACKEND_CUDA` (2: device 0;
+  // `FARFIELD_ERR_NO_DEVICE` without one).
+  int32_t backend;
+  // CUDA only: `FARFIELD_GPU_METHOD_AUTO` (0, default) or `_GM`, `_GM_SORT`, `_SM`, `_CSR`,
+  // `_GROUP` (1–5).
+  int32_t gpu_method;
+  // CUDA only: spreads/interpolations the caller expects per `setpts` (0 = unknown, the
+  // default); ≥ 20 lets the automatic method choose the mesh methods (CSR, GROUP). Must be
+  // ≥ 0.
+  int32_t gpu_reuse_hint;
+  // CPU: largest number of points per subproblem (default 0 = 10 000); CUDA: largest
+  // number of points per SM subproblem (0 = 1024). Must be ≥ 0.
+  int32_t max_subprob_size;
+} farfield_spread_opts;
+
+// Handle of a double-precision spreading plan (`NULL` when none).
+typedef struct farfield_spread_plan_s *farfield_spread_plan;
+
+// Handle of a single-precision spreading plan (`NULL` when none).
+typedef struct farfield_spreadf_plan_s *farfield_spreadf_plan;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1028,6 +1080,194 @@ int farfield_poisson_execute(farfield_poisson_plan plan,
 // # Safety
 // `plan` must be NULL or a live plan from `farfield_poisson_makeplan`, not used afterwards.
 int farfield_poisson_destroy(farfield_poisson_plan plan);
+
+// Writes the default spreading options into the first `struct_size` bytes of `*opts` and
+// sets `opts->struct_size = struct_size` (pass `sizeof *opts`): nthreads 0, debug 0, backend
+// AUTO (the CPU), gpu_method AUTO, max_subprob_size 0 (default), gpu_reuse_hint 0.
+// Returns 0, `FARFIELD_ERR_NULL_POINTER` (`opts` NULL) or `FARFIELD_ERR_INVALID_ARG`
+// (`struct_size` smaller than the `struct_size` field or ending inside a field).
+//
+// # Safety
+// `opts` must be NULL or point to `struct_size` writable bytes.
+int farfield_spread_default_opts(struct farfield_spread_opts *opts, size_t struct_size);
+
+// Makes a double-precision spreading/interpolation plan.
+//
+// * `dim`: 1, 2 or 3; only the first `dim` entries of `n`, `box_lo`, `box_len`, `periodic`
+//   are read.
+// * `n`: grid points per axis, each ≥ 2w (w = kernel width) and Π n ≤ 2⁴⁰ (CPU) or < 2³¹
+//   (CUDA) → `FARFIELD_ERR_MODES` otherwise.
+// * `box_lo`: coordinate of grid point 0 per axis (finite); `box_len`: box length per axis
+//   (finite, > 0); grid spacing `h = box_len / n`, grid point `i` at `box_lo + i·h`.
+// * `periodic`: 1 = periodic with period `box_len` (points anywhere), 0 = free (every grid
+//   point a point's kernel touches must be in `0 … n − 1`: pad by `⌈w/2⌉` points per side).
+// * `kernel`, `width_or_tol`: `FARFIELD_SPREAD_KERNEL_ES` or `_GAUSSIAN` with a relative
+//   tolerance in (0, 1) (raised to 1e-15, or 1e-6 in single precision, if smaller; σ = 2
+//   parameter rules of the NUFFT), or `FARFIELD_SPREAD_KERNEL_BSPLINE` with the order 1…8.
+// * `plan`: receives the handle (set to NULL first, NULL on failure); `opts`: NULL for the
+//   defaults, or a struct filled by `farfield_spread_default_opts` (versioned by its size).
+//
+// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, DIM, MODES, TOL, INVALID_ARG (box, periodic flag,
+// kernel code, B-spline order, option), NO_DEVICE (backend CUDA without a device), ALLOC}`.
+//
+// # Safety
+// `n`, `box_lo`, `box_len`, `periodic` must point to `dim` readable values; `plan` to a
+// writable handle; `opts` NULL or valid for its `struct_size`.
+int farfield_spread_makeplan(int dim,
+                             const int64_t *n,
+                             const double *box_lo,
+                             const double *box_len,
+                             const int *periodic,
+                             int kernel,
+                             double width_or_tol,
+                             farfield_spread_plan *plan,
+                             const struct farfield_spread_opts *opts);
+
+// Sets the `M ≥ 0` points: `x` (and `y` for dim ≥ 2, `z` for dim 3; unused arrays may be
+// NULL), each of length M, in the box's units. Coordinates are mapped to grid units in
+// double precision and copied (bin-sorted): the caller may reuse or free its arrays.
+//
+// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS (M < 0 or ≥ 2³²), NONFINITE (the message
+// names the point and axis), INVALID_ARG (a point whose kernel leaves a free axis: the message
+// names the point index, its coordinate, the axis and the allowed range), ALLOC}`; after any
+// error but ALLOC the previous points remain set.
+//
+// # Safety
+// `plan` from `farfield_spread_makeplan`; the used coordinate arrays hold M values.
+int farfield_spread_setpts(farfield_spread_plan plan,
+                           int64_t m,
+                           const double *x,
+                           const double *y,
+                           const double *z);
+
+// Spreads M real `values` (one per point, in setpts order) onto the real `grid`
+// (`n0·n1·n2` values, x fastest), **overwriting** it:
+// `grid_l = Σ_j values_j Π_d ψ(l_d − g_{j,d})` (periodised on periodic axes).
+// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, INVALID_ARG (overlapping arrays),
+// ALLOC}`.
+//
+// # Safety
+// `values` holds M values, `grid` `n0·n1·n2` writable values.
+int farfield_spread_spread(farfield_spread_plan plan, const double *values, double *grid);
+
+// Like `farfield_spread_spread` for complex values and a complex grid.
+//
+// # Safety
+// `values` holds M complex values, `grid` `n0·n1·n2` writable complex values.
+int farfield_spread_spread_complex(farfield_spread_plan plan,
+                                   const farfield_complex *values,
+                                   farfield_complex *grid);
+
+// Interpolates the real `grid` (`n0·n1·n2` values, x fastest) at the points into `values`
+// (M values, setpts order), overwriting them: `values_j = Σ_l grid_l Π_d ψ(l_d − g_{j,d})`.
+// `grad`: NULL, or `M·dim` values receiving the gradient of the interpolant in physical
+// units (per unit length), interleaved `grad[dim·j + d] = ∂values_j/∂x_d`; available for
+// B-spline kernels of order ≥ 2 on the CPU (otherwise `FARFIELD_ERR_NOT_SUPPORTED`).
+// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, NOT_SUPPORTED, INVALID_ARG
+// (overlapping arrays), ALLOC}`.
+//
+// # Safety
+// `grid` holds `n0·n1·n2` values, `values` M writable values, `grad` NULL or `M·dim`.
+int farfield_spread_interp(farfield_spread_plan plan,
+                           const double *grid,
+                           double *values,
+                           double *grad);
+
+// Like `farfield_spread_interp` for a complex grid and complex values (no gradient).
+//
+// # Safety
+// `grid` holds `n0·n1·n2` complex values, `values` M writable complex values.
+int farfield_spread_interp_complex(farfield_spread_plan plan,
+                                   const farfield_complex *grid,
+                                   farfield_complex *values);
+
+// Writes the kernel width `w` (grid points per axis a point touches) into `*width`.
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
+//
+// # Safety
+// `plan` from makeplan; `width` writable.
+int farfield_spread_get_width(farfield_spread_plan plan, int *width);
+
+// Destroys a double-precision spreading plan (NULL is fine). Returns 0.
+//
+// # Safety
+// `plan` NULL or from makeplan, not used afterwards.
+int farfield_spread_destroy(farfield_spread_plan plan);
+
+// Single-precision `farfield_spread_default_opts` (the same struct).
+//
+// # Safety
+// As `farfield_spread_default_opts`.
+int farfield_spreadf_default_opts(struct farfield_spread_opts *opts, size_t struct_size);
+
+// Single-precision `farfield_spread_makeplan` (box in double precision; the tolerance is
+// raised to 1e-6 if smaller).
+//
+// # Safety
+// As `farfield_spread_makeplan`.
+int farfield_spreadf_makeplan(int dim,
+                              const int64_t *n,
+                              const double *box_lo,
+                              const double *box_len,
+                              const int *periodic,
+                              int kernel,
+                              double width_or_tol,
+                              farfield_spreadf_plan *plan,
+                              const struct farfield_spread_opts *opts);
+
+// Single-precision `farfield_spread_setpts` (coordinates `float`, mapped to grid units in
+// double precision).
+//
+// # Safety
+// As `farfield_spread_setpts`.
+int farfield_spreadf_setpts(farfield_spreadf_plan plan,
+                            int64_t m,
+                            const float *x,
+                            const float *y,
+                            const float *z);
+
+// Single-precision `farfield_spread_spread`.
+//
+// # Safety
+// As `farfield_spread_spread`.
+int farfield_spreadf_spread(farfield_spreadf_plan plan, const float *values, float *grid);
+
+// Single-precision `farfield_spread_spread_complex`.
+//
+// # Safety
+// As `farfield_spread_spread_complex`.
+int farfield_spreadf_spread_complex(farfield_spreadf_plan plan,
+                                    const farfield_complexf *values,
+                                    farfield_complexf *grid);
+
+// Single-precision `farfield_spread_interp`.
+//
+// # Safety
+// As `farfield_spread_interp`.
+int farfield_spreadf_interp(farfield_spreadf_plan plan,
+                            const float *grid,
+                            float *values,
+                            float *grad);
+
+// Single-precision `farfield_spread_interp_complex`.
+//
+// # Safety
+// As `farfield_spread_interp_complex`.
+int farfield_spreadf_interp_complex(farfield_spreadf_plan plan,
+                                    const farfield_complexf *grid,
+                                    farfield_complexf *values);
+
+// Single-precision `farfield_spread_get_width`.
+//
+// # Safety
+// As `farfield_spread_get_width`.
+int farfield_spreadf_get_width(farfield_spreadf_plan plan, int *width);
+
+// Destroys a single-precision spreading plan (NULL is fine). Returns 0.
+//
+// # Safety
+// As `farfield_spread_destroy`.
+int farfield_spreadf_destroy(farfield_spreadf_plan plan);
 
 // Static, NUL-terminated description of a status code (never NULL; "unknown status code"
 // for values that are not `FARFIELD_*` codes).

@@ -1,7 +1,12 @@
-//! `farfield bench spread`: times spreading and interpolation of M random points on a grid,
-//! on the CPU (`--backend cpu`) or on a CUDA device (`--backend cuda`, with `--method`), and
-//! compares the GPU results with the CPU spreader. Without a device, `--backend cuda` fails with
-//! the reason discovery gave (no driver, no device).
+//! `farfield bench spread`: times spreading and interpolation of M random points through the
+//! spreading API (`farfield::spread::plan::SpreadPlan`, what `farfield_spread_*` runs): a box
+//! `[−0.5, 0.5)^dim` (periodic, or free with the points kept a half kernel width inside),
+//! the ES/Gaussian kernel at `--tol` or a B-spline of `--order` (`--kernel`), real or complex
+//! values; per stage (setpts, spread, interp, interp with gradient for B-splines) the best
+//! time of `--reps` and points per second. With `--backend cuda` the same through the CUDA
+//! backend (host arrays, transfers included), plus the device-resident kernels alone
+//! (`--method`), compared with the CPU. Without a device, `--backend cuda` fails with the reason
+//! discovery gave (no driver, no device).
 
 use crate::bench::parse_count;
 use crate::json;
@@ -9,9 +14,7 @@ use crate::mem::try_vec;
 use crate::CliResult;
 use clap::{Args, ValueEnum};
 use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts, GpuSpreader};
-use farfield::kernel::{Kernel, KernelKind};
-use farfield::spread::{SpreadOpts, Spreader};
-use farfield::threads::Threads;
+use farfield::spread::plan::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlan, SpreadPlanOpts};
 use num_complex::Complex64;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -24,6 +27,17 @@ pub enum BackendArg {
     Cpu,
     /// CUDA device 0.
     Cuda,
+}
+
+/// Kernel of `bench spread`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelArg {
+    /// Exponential of semicircle at --tol.
+    Es,
+    /// Truncated Gaussian at --tol.
+    Gauss,
+    /// Cardinal B-spline of --order (2 = CIC, 3 = TSC).
+    Bspline,
 }
 
 /// GPU method of `bench spread`.
@@ -55,9 +69,21 @@ pub struct SpreadBenchArgs {
     /// Number of points (e.g. 1e6).
     #[arg(long, value_parser = parse_count, default_value = "1e6")]
     pub m: usize,
-    /// Kernel tolerance (sets the ES width, σ = 2).
+    /// Kernel.
+    #[arg(long, value_enum, default_value_t = KernelArg::Es)]
+    pub kernel: KernelArg,
+    /// Kernel tolerance (ES/Gaussian width, σ = 2 rules).
     #[arg(long, default_value_t = 1e-6)]
     pub tol: f64,
+    /// B-spline order 1–8 (--kernel bspline).
+    #[arg(long, default_value_t = 3)]
+    pub order: usize,
+    /// Free (non-periodic) axes instead of periodic ones.
+    #[arg(long)]
+    pub free: bool,
+    /// Real values and grid (as PIC charge deposition) instead of complex ones.
+    #[arg(long)]
+    pub real: bool,
     /// Backend.
     #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
     pub backend: BackendArg,
@@ -93,68 +119,157 @@ fn best(ts: &[f64]) -> f64 {
     ts.iter().cloned().fold(f64::INFINITY, f64::min)
 }
 
+fn rate(m: usize, t: f64) -> f64 {
+    m as f64 / t.max(1e-12)
+}
+
+/// Stage timings of one plan (best of the repetitions, seconds) and its outputs.
+struct Run {
+    setpts: f64,
+    spread: f64,
+    interp: f64,
+    grad: Option<f64>,
+    grid: Vec<Complex64>,
+    vals: Vec<Complex64>,
+}
+
+/// Times setpts, spread, interp (and interp with gradient) of one plan.
+fn time_plan(a: &SpreadBenchArgs, plan: &mut SpreadPlan<f64>, coords: [&[f64]; 3], c: &[Complex64], gin: &[Complex64]) -> CliResult<Run> {
+    let e = |e: farfield::Error| e.to_string();
+    let (m, ng) = (c.len(), gin.len());
+    let t = Instant::now();
+    plan.setpts(coords).map_err(e)?;
+    let setpts = t.elapsed().as_secs_f64();
+    let zero = || Complex64::new(0.0, 0.0);
+    let mut grid = try_vec(ng, "benchmark grid", zero)?;
+    let mut vals = try_vec(m, "benchmark values", zero)?;
+    let (mut ts, mut ti, mut tg) = (Vec::new(), Vec::new(), Vec::new());
+    if a.real {
+        let mut it = c.iter().map(|v| v.re);
+        let cr = try_vec(m, "benchmark values", || it.next().unwrap_or(0.0))?;
+        let mut it = gin.iter().map(|v| v.re);
+        let gr = try_vec(ng, "benchmark grid", || it.next().unwrap_or(0.0))?;
+        let mut grid_r = try_vec(ng, "benchmark grid", || 0.0)?;
+        let mut vals_r = try_vec(m, "benchmark values", || 0.0)?;
+        let bspline = a.kernel == KernelArg::Bspline && a.order >= 2;
+        let mut grad = try_vec(if bspline { m * a.dim } else { 0 }, "benchmark gradients", || 0.0)?;
+        for _ in 0..a.reps.max(1) {
+            let t = Instant::now();
+            plan.spread_real(&cr, &mut grid_r).map_err(e)?;
+            ts.push(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            plan.interp_real(&gr, &mut vals_r, None).map_err(e)?;
+            ti.push(t.elapsed().as_secs_f64());
+            if bspline && plan.backend_name() == "cpu" {
+                let t = Instant::now();
+                plan.interp_real(&gr, &mut vals_r, Some(&mut grad)).map_err(e)?;
+                tg.push(t.elapsed().as_secs_f64());
+            }
+        }
+        grid.iter_mut().zip(&grid_r).for_each(|(o, &v)| *o = Complex64::new(v, 0.0));
+        vals.iter_mut().zip(&vals_r).for_each(|(o, &v)| *o = Complex64::new(v, 0.0));
+    } else {
+        for _ in 0..a.reps.max(1) {
+            let t = Instant::now();
+            plan.spread_complex(c, &mut grid).map_err(e)?;
+            ts.push(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            plan.interp_complex(gin, &mut vals).map_err(e)?;
+            ti.push(t.elapsed().as_secs_f64());
+        }
+    }
+    Ok(Run { setpts, spread: best(&ts), interp: best(&ti), grad: if tg.is_empty() { None } else { Some(best(&tg)) }, grid, vals })
+}
+
+fn print_run(label: &str, m: usize, r: &Run) {
+    print!("{label}: setpts {:.4} s ({:.3e} pts/s), spread {:.4} s ({:.3e} pts/s), interp {:.4} s ({:.3e} pts/s)",
+           r.setpts, rate(m, r.setpts), r.spread, rate(m, r.spread), r.interp, rate(m, r.interp));
+    if let Some(g) = r.grad {
+        print!(", interp+grad {g:.4} s ({:.3e} pts/s)", rate(m, g));
+    }
+    println!();
+}
+
+fn run_json(r: &Run) -> serde_json::Value {
+    json!({"setpts_s": r.setpts, "spread_s": r.spread, "interp_s": r.interp, "interp_grad_s": r.grad})
+}
+
 /// Runs the benchmark.
 pub fn run(a: &SpreadBenchArgs) -> CliResult<()> {
     if !(1..=3).contains(&a.dim) {
         return Err("--dim must be 1, 2 or 3".into());
     }
     let e = |e: farfield::Error| e.to_string();
-    if !(a.tol.is_finite() && a.tol > 0.0) {
-        return Err(format!("--tol {:e} must be finite and positive", a.tol));
-    }
     if a.m > farfield::spread::MAX_POINTS {
         return Err(format!("--m: M = {} exceeds the library's limit of {} points (2^32 − 1)", a.m, farfield::spread::MAX_POINTS));
     }
-    // points: coordinates, strengths, outputs, sorted copies (CPU and device); grid: input,
+    // points: coordinates, values, outputs, sorted copies (CPU and device); grid: input,
     // CPU and device outputs — an upper estimate, checked before anything is generated
     let ng_f = (a.grid as f64).powi(a.dim as i32);
-    crate::mem::ensure_fits(a.m as f64 * (24.0 * a.dim as f64 + 96.0) + ng_f * 64.0,
+    crate::mem::ensure_fits(a.m as f64 * (48.0 * a.dim as f64 + 128.0) + ng_f * 96.0,
                             &format!("--m {} with --grid {} in {}D", a.m, a.grid, a.dim))?;
-    let nf = vec![a.grid; a.dim];
-    let kernel = Kernel::for_tolerance(KernelKind::Es, a.tol, 2.0);
-    let th = Threads::new(a.threads).map_err(e)?;
-    // the spreader first: it checks the grid against the library's limits before anything
+    let (kind, wt) = match a.kernel {
+        KernelArg::Es => (SpreadKernelKind::Es, a.tol),
+        KernelArg::Gauss => (SpreadKernelKind::Gaussian, a.tol),
+        KernelArg::Bspline => (SpreadKernelKind::BSpline, a.order as f64),
+    };
+    let kernel = kernel_for(kind, wt, 1e-15).map_err(e)?;
+    let w = kernel.width();
+    let mut n = [1usize; 3];
+    n[..a.dim].iter_mut().for_each(|v| *v = a.grid);
+    let bx = SpreadBox { dim: a.dim, n, lo: [-0.5; 3], len: [1.0; 3], periodic: [!a.free; 3] };
+    // the plan first: it checks the grid against the library's limits before anything
     // grid-sized is allocated here (fallibly: an error, never an abort)
-    let mut cpu = Spreader::<f64>::new(a.dim, &nf, &kernel, SpreadOpts { max_subprob_size: 0 }).map_err(e)?;
-    let ng: usize = nf.iter().product();
-    let zero = || Complex64::new(0.0, 0.0);
+    let opts = SpreadPlanOpts { nthreads: a.threads, backend: farfield::nufft::options::FARFIELD_BACKEND_CPU, ..Default::default() };
+    let mut cpu = SpreadPlan::<f64>::new(bx, kernel.clone(), &opts).map_err(e)?;
+    let ng = cpu.grid_len();
     let mut rng = rand_pcg::Pcg64::seed_from_u64(1);
+    // free axes: keep every kernel window on the grid
+    let h = 1.0 / a.grid as f64;
+    let (x0, x1) = if a.free { (-0.5 + 0.5 * w as f64 * h, 0.5 - (0.5 * w as f64 + 1.0) * h) } else { (-0.5, 0.5) };
     let mut xs: Vec<Vec<f64>> = Vec::new();
     for _ in 0..a.dim {
-        xs.push(try_vec(a.m, "benchmark coordinates", || rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI))?);
+        xs.push(try_vec(a.m, "benchmark coordinates", || rng.gen_range(x0..x1))?);
     }
     let coords: [&[f64]; 3] = [&xs[0], xs.get(1).map_or(&[][..], |v| v), xs.get(2).map_or(&[][..], |v| v)];
     let c = try_vec(a.m, "benchmark strengths", || Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)))?;
     let gin = try_vec(ng, "benchmark grid", || Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)))?;
-    // CPU reference (and the CPU timings)
-    let t0 = Instant::now();
-    cpu.setpts(coords, &th).map_err(e)?;
-    let cpu_setpts = t0.elapsed().as_secs_f64();
-    let mut grid_cpu = try_vec(ng, "benchmark grid", zero)?;
-    let mut c_cpu = try_vec(a.m, "benchmark values", zero)?;
-    let (mut ts, mut ti) = (Vec::new(), Vec::new());
-    for _ in 0..a.reps.max(1) {
-        grid_cpu.iter_mut().for_each(|v| *v = Complex64::new(0.0, 0.0));
-        let t = Instant::now();
-        cpu.try_spread(&c, &mut grid_cpu, &th).map_err(e)?;
-        ts.push(t.elapsed().as_secs_f64());
-        let t = Instant::now();
-        cpu.try_interp(&gin, &mut c_cpu, &th).map_err(e)?;
-        ti.push(t.elapsed().as_secs_f64());
-    }
-    let asm = farfield::gpu::spread::asm(a.dim, [nf[0], *nf.get(1).unwrap_or(&1), *nf.get(2).unwrap_or(&1)], kernel.width(), a.m);
-    println!("grid {nf:?}, M = {}, ES w = {}, ASM = {asm:.2}", a.m, kernel.width());
-    println!("cpu ({} threads): setpts {cpu_setpts:.4} s, spread {:.4} s, interp {:.4} s", th.count(), best(&ts), best(&ti));
+    let nf: Vec<usize> = n[..a.dim].to_vec();
+    let asm = farfield::gpu::spread::asm(a.dim, n, w, a.m);
+    println!("grid {nf:?}, M = {}, kernel {:?} (w = {w}), {} axes, {} values, ASM = {asm:.2}",
+             a.m, a.kernel, if a.free { "free" } else { "periodic" }, if a.real { "real" } else { "complex" });
+    let rc = time_plan(a, &mut cpu, coords, &c, &gin)?;
+    let threads = farfield::threads::Threads::new(a.threads).map_err(e)?.count();
+    print_run(&format!("cpu ({threads} threads)"), a.m, &rc);
     let mut out = json!({
-        "dim": a.dim, "grid": nf, "m": a.m, "w": kernel.width(), "asm": asm, "backend": "cpu",
-        "cpu": {"setpts_s": cpu_setpts, "spread_s": best(&ts), "interp_s": best(&ti), "threads": th.count()},
+        "dim": a.dim, "grid": nf, "m": a.m, "w": w, "asm": asm, "backend": "cpu", "kernel": format!("{:?}", a.kernel),
+        "periodic": !a.free, "real": a.real, "cpu": run_json(&rc),
     });
+    out["cpu"]["threads"] = json!(threads);
     if a.backend == BackendArg::Cuda {
+        let rel = |x: &[Complex64], y: &[Complex64]| {
+            let s = y.iter().map(|v| v.norm()).fold(0.0, f64::max);
+            x.iter().zip(y).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max) / s.max(f64::MIN_POSITIVE)
+        };
+        let gopts = SpreadPlanOpts {
+            backend: farfield::nufft::options::FARFIELD_BACKEND_CUDA,
+            gpu: GpuSpreadOpts { method: method_of(a.method), reuse_hint: a.reuse, ..Default::default() },
+            ..opts
+        };
+        let mut gp = SpreadPlan::<f64>::new(bx, kernel.clone(), &gopts).map_err(e)?;
+        let rg = time_plan(a, &mut gp, coords, &c, &gin)?;
+        let method = gp.gpu_method().map_or("?", |m| m.name());
+        print_run(&format!("cuda plan, method {method} (host arrays)"), a.m, &rg);
+        let (es, ei) = (rel(&rg.grid, &rc.grid), rel(&rg.vals, &rc.vals));
+        println!("  max rel diff vs CPU: spread {es:.1e}, interp {ei:.1e}");
+        // the device-resident kernels alone (no transfers), with the plan's radian coordinates
         let dev = farfield::gpu::cuda::CudaDevice::new(0).map_err(e)?;
-        let opts = GpuSpreadOpts { method: method_of(a.method), reuse_hint: a.reuse, ..Default::default() };
-        let mut g = GpuSpreader::<f64, _>::new(dev.clone(), a.dim, &nf, &kernel, opts).map_err(e)?;
+        let gso = GpuSpreadOpts { method: method_of(a.method), reuse_hint: a.reuse, ..Default::default() };
+        let mut g = GpuSpreader::<f64, _>::new(dev.clone(), a.dim, &nf, &kernel, gso).map_err(e)?;
+        let rad: Vec<Vec<f64>> = xs.iter().map(|v| v.iter().map(|&x| std::f64::consts::TAU * (x + 0.5)).collect()).collect();
+        let rc3: [&[f64]; 3] = [&rad[0], rad.get(1).map_or(&[][..], |v| v), rad.get(2).map_or(&[][..], |v| v)];
         let t = Instant::now();
-        g.setpts(coords).map_err(e)?;
+        g.setpts(rc3).map_err(e)?;
         dev.synchronize().map_err(e)?;
         let setpts = t.elapsed().as_secs_f64();
         use farfield::gpu::device::{upload_new, Device};
@@ -173,19 +288,16 @@ pub fn run(a: &SpreadBenchArgs) -> CliResult<()> {
             dev.synchronize().map_err(e)?;
             gi.push(t.elapsed().as_secs_f64());
         }
-        let grid_gpu: Vec<Complex64> = farfield::gpu::device::download_vec(&dev, &grid_dev, ng).map_err(e)?;
-        let c_gpu: Vec<Complex64> = farfield::gpu::device::download_vec(&dev, &c_dev, a.m).map_err(e)?;
-        let rel = |x: &[Complex64], y: &[Complex64]| {
-            let s = y.iter().map(|v| v.norm()).fold(0.0, f64::max);
-            x.iter().zip(y).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max) / s.max(f64::MIN_POSITIVE)
-        };
-        let (es, ei) = (rel(&grid_gpu, &grid_cpu), rel(&c_gpu, &c_cpu));
-        let method = g.method().map_or("?", |m| m.name());
-        println!("cuda {} method {method}: setpts {setpts:.4} s, spread {:.4} s, interp {:.4} s; max rel diff vs CPU: spread {es:.1e}, interp {ei:.1e}",
-                 dev.name(), best(&gs), best(&gi));
+        let dm = g.method().map_or("?", |m| m.name());
+        println!("cuda {} kernels only, method {dm}: setpts {setpts:.4} s, spread {:.4} s ({:.3e} pts/s), interp {:.4} s ({:.3e} pts/s)",
+                 dev.name(), best(&gs), rate(a.m, best(&gs)), best(&gi), rate(a.m, best(&gi)));
         out["backend"] = json!("cuda");
-        out["cuda"] = json!({"device": dev.name(), "method": method, "setpts_s": setpts, "spread_s": best(&gs), "interp_s": best(&gi),
-                             "spread_rel_diff": es, "interp_rel_diff": ei, "cu": g.compute_units().map(|c| c.0)});
+        out["cuda_plan"] = run_json(&rg);
+        out["cuda_plan"]["method"] = json!(method);
+        out["cuda_plan"]["spread_rel_diff"] = json!(es);
+        out["cuda_plan"]["interp_rel_diff"] = json!(ei);
+        out["cuda"] = json!({"device": dev.name(), "method": dm, "setpts_s": setpts, "spread_s": best(&gs), "interp_s": best(&gi),
+                             "cu": g.compute_units().map(|c| c.0)});
     }
     if a.json {
         json::emit(&out);

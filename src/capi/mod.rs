@@ -13,6 +13,7 @@ pub mod ewald;
 pub mod fmm;
 pub mod nufft;
 pub mod poisson;
+pub mod spread;
 pub mod status;
 
 pub use status::*;

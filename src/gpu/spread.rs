@@ -268,8 +268,8 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
             return Err(Error::Dim(format!("GPU spreader dimension {dim} with {} grid sizes", nf.len())));
         }
         let w = kernel.width();
-        if !(2..=MAX_WIDTH).contains(&w) {
-            return Err(Error::InvalidArg(format!("kernel width {w} not in 2..={MAX_WIDTH}")));
+        if !(1..=MAX_WIDTH).contains(&w) {
+            return Err(Error::InvalidArg(format!("kernel width {w} not in 1..={MAX_WIDTH}")));
         }
         let mut nf3 = [1usize; 3];
         for d in 0..dim {

@@ -11,7 +11,7 @@
 use super::{KernelEval, MAX_WIDTH};
 use crate::real::Real;
 
-/// Cardinal B-spline of order `n` (2 ≤ n ≤ [`MAX_WIDTH`]).
+/// Cardinal B-spline of order `n` (1 ≤ n ≤ [`MAX_WIDTH`]; order 1 is nearest grid point).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BSplineParams {
     /// Order `n` = width in grid points.
@@ -22,6 +22,10 @@ impl BSplineParams {
     /// `M_n(u)` (zero outside `(0, n)`), by the recursion (exact up to rounding).
     pub fn m(&self, u: f64) -> f64 {
         let n = self.order;
+        if n == 1 {
+            // nearest grid point: 1 on [0, 1), as the spreader's window convention
+            return if (0.0..1.0).contains(&u) { 1.0 } else { 0.0 };
+        }
         if u <= 0.0 || u >= n as f64 {
             return 0.0;
         }
@@ -78,6 +82,14 @@ impl BSplineParams {
 /// the derivatives `M_n'(f + j)` into `dv[..n]`. Entries past `n` are left unspecified.
 #[inline(always)]
 pub fn bspline_weights<T: Real>(n: usize, f: T, v: &mut [T; MAX_WIDTH], dv: Option<&mut [T; MAX_WIDTH]>) {
+    if n == 1 {
+        // M_1 = 1 on [0, 1) (nearest grid point); its derivative is zero almost everywhere
+        v[0] = T::one();
+        if let Some(dv) = dv {
+            dv[0] = T::zero();
+        }
+        return;
+    }
     // order 2: M_2(f) = f, M_2(f + 1) = 1 − f
     v[0] = f;
     v[1] = T::one() - f;

@@ -1,7 +1,7 @@
 //! The NUFFT parameter layer shared by every backend: from the problem (type, dimension, modes,
 //! `ntrans`, tolerance, precision) and the options to the numerical choices — upsampling factor
 //! σ, kernel (family, width w, ES β or Gaussian τ), fine grid sizes `nf`, the tolerance used and
-//! the deconvolution factors `1/ψ̂(k)` — as FINUFFT's `src/common/kernel.cpp` is for its CPU
+//! the deconvolution factors `1/ψ̂(k)` — as FINUFFT's `common/kernel.cpp` is for its CPU
 //! and GPU libraries (Barnett, Magland, af Klinteberg, SIAM J. Sci. Comput. 41 (2019) C479,
 //! §2, §4).
 //!

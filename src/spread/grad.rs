@@ -3,15 +3,17 @@
 //! * [`Spreader::spread_real`]: real strengths onto a **real** grid, overwriting it (half the arithmetic and
 //!   memory of spreading them as complex numbers), same subproblem/box/wrap-add scheme as
 //!   [`Spreader::spread`];
-//! * [`Spreader::interp_grad_real`]: for each point, the value of the interpolant of a real 3D
-//!   grid and its derivatives with respect to the point's grid coordinates, in one pass.
+//! * [`Spreader::interp_grad_real`]: for each point, the value of the interpolant of a real
+//!   grid (1D, 2D or 3D) and its derivatives with respect to the point's grid coordinates, in
+//!   one pass (B-spline spreaders);
+//! * [`Spreader::try_interp_real`]: the value only, any kernel, any dimension.
 //!
 //! Kept apart from the spreader's core loops (`mod.rs`, `inner.rs`): it only reads the sorted
 //! points and subproblems that [`Spreader::setpts`] made.
 
 use super::{KernelImpl, SpreadOpts, Spreader};
 use crate::error::{Error, Result};
-use crate::kernel::bspline::{BSplineEval, BSplineParams};
+use crate::kernel::bspline::BSplineParams;
 use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
 use crate::real::Real;
 use crate::threads::{SyncPtr, Threads};
@@ -33,7 +35,8 @@ fn fma<T: Real, const F: bool>(a: T, b: T, c: T) -> T {
 
 impl<T: Real> Spreader<T> {
     /// A spreader whose kernel is the centred cardinal B-spline of order `p.order`
-    /// (`2 ≤ order ≤ 32`, width = order; see [`crate::kernel::bspline`]).
+    /// (`1 ≤ order ≤ 32`, width = order; order 1 is nearest-grid-point assignment; see
+    /// [`crate::kernel::bspline`]).
     /// A thin wrapper of [`Spreader::new`] with [`Kernel::BSpline`].
     /// Errors: [`Error::InvalidArg`] (order), and those of [`Spreader::new`].
     pub fn new_bspline(dim: usize, nf: &[usize], p: &BSplineParams, opts: SpreadOpts) -> Result<Self> {
@@ -184,22 +187,25 @@ impl<T: Real> Spreader<T> {
         self.wrap_add_with(bx, lo, bsz, grid, |d, s| *d += *s);
     }
 
-    /// Interpolates the real 3D grid `grid` (length nf1·nf2·nf3, x fastest) and its gradient at
-    /// the points: `out[j] = [v, ∂v/∂g_0, ∂v/∂g_1, ∂v/∂g_2]` (caller's point order), where
-    /// `v(g) = Σ_l grid_l ψ(l − g)` and `g` is the point's grid coordinate (grid units; for the
-    /// coordinate `x` in radians, `∂/∂x = nf/(2π) ∂/∂g`). Overwrites `out`.
-    /// Errors: [`Error::NotSupported`] unless the spreader is 3D with a B-spline kernel.
+    /// Interpolates the real grid `grid` (length nf1·nf2·nf3, x fastest; 1D, 2D or 3D) and its
+    /// gradient at the points: `out[j] = [v, ∂v/∂g_0, ∂v/∂g_1, ∂v/∂g_2]` (caller's point order;
+    /// zero for the axes past the dimension), where `v(g) = Σ_l grid_l ψ(l − g)` and `g` is the
+    /// point's grid coordinate (grid units; for the coordinate `x` in radians,
+    /// `∂/∂x = nf/(2π) ∂/∂g`). Overwrites `out`. Needs points set by `setpts` (sorted copy).
+    /// Errors: [`Error::NotSupported`] unless the kernel is a B-spline of order ≥ 2 (order 1,
+    /// nearest grid point, is piecewise constant); [`Error::Alloc`] (per-subproblem scratch).
     pub fn interp_grad_real(&self, grid: &[T], out: &mut [[T; 4]], threads: &Threads) -> Result<()> {
         let KernelImpl::BSpline(k) = &self.kernel else {
             return Err(Error::NotSupported("gradient interpolation needs a B-spline spreader".into()));
         };
-        if self.dim != 3 {
-            return Err(Error::NotSupported("gradient interpolation is implemented in 3D only".into()));
+        if self.w[0] < 2 {
+            return Err(Error::NotSupported("gradient interpolation needs a B-spline of order ≥ 2 (order 1 is piecewise constant)".into()));
         }
         assert_eq!(out.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
+        assert!(self.g[0].len() == self.m, "interp_grad_real needs points set by setpts (sorted copy)");
         #[cfg(target_arch = "x86_64")]
-        if crate::simd::has_avx2_fma() && self.w[0] <= 16 {
+        if crate::simd::has_avx2_fma() && self.w[0] <= 16 && self.dim == 3 {
             if let Some(s64) = (self as &dyn std::any::Any).downcast_ref::<Spreader<f64>>() {
                 if let KernelImpl::BSpline(k64) = &s64.kernel {
                     // SAFETY: T is f64 (the downcast succeeded): same layouts.
@@ -211,10 +217,46 @@ impl<T: Real> Spreader<T> {
             }
         }
         let op = SyncPtr(out.as_mut_ptr());
+        self.real_interp::<true, _, _>(&|t: T, v: &mut [T; MAX_WIDTH], dv: &mut [T; MAX_WIDTH]| k.eval_with_deriv(t, v, dv), grid, threads, |j, v| {
+            let op = op;
+            // SAFETY: j < M (a caller index) and each index is written once.
+            unsafe { *op.0.add(j) = v };
+        })
+    }
+
+    /// Interpolates the real grid `grid` (length nf1·nf2·nf3, x fastest) at the points into
+    /// `out` (length M, caller's point order), overwriting it: `out[j] = Σ_l grid_l ψ(l − g_j)`.
+    /// Any kernel and dimension; needs points set by `setpts` (sorted copy).
+    /// Errors: [`Error::Alloc`] (per-subproblem scratch), after which `out` is partly written.
+    pub fn try_interp_real(&self, grid: &[T], out: &mut [T], threads: &Threads) -> Result<()> {
+        assert_eq!(out.len(), self.m);
+        assert_eq!(grid.len(), self.nf.iter().product::<usize>());
+        assert!(self.g[0].len() == self.m, "try_interp_real needs points set by setpts (sorted copy)");
+        let op = SyncPtr(out.as_mut_ptr());
+        let put = |j: usize, v: [T; 4]| {
+            let op = op;
+            // SAFETY: j < M (a caller index) and each index is written once.
+            unsafe { *op.0.add(j) = v[0] };
+        };
+        match &self.kernel {
+            KernelImpl::Es(k) => self.real_interp::<false, _, _>(&|t: T, v: &mut [T; MAX_WIDTH], _: &mut [T; MAX_WIDTH]| k.eval(t, v), grid, threads, put),
+            KernelImpl::Gaussian(k) => self.real_interp::<false, _, _>(&|t: T, v: &mut [T; MAX_WIDTH], _: &mut [T; MAX_WIDTH]| k.eval(t, v), grid, threads, put),
+            KernelImpl::BSpline(k) => self.real_interp::<false, _, _>(&|t: T, v: &mut [T; MAX_WIDTH], _: &mut [T; MAX_WIDTH]| k.eval(t, v), grid, threads, put),
+        }
+    }
+
+    /// The subproblem loop of real interpolation: per subproblem, [`Self::real_points`] into a
+    /// local buffer, then `put(caller index, [v, ∂_0 v, ∂_1 v, ∂_2 v])` (derivatives only when
+    /// `GRAD`; `eval(t, values, derivatives)` evaluates the kernel as [`KernelEval::eval`]).
+    fn real_interp<const GRAD: bool, E, P>(&self, eval: &E, grid: &[T], threads: &Threads, put: P) -> Result<()>
+    where
+        E: Fn(T, &mut [T; MAX_WIDTH], &mut [T; MAX_WIDTH]) + Sync,
+        P: Fn(usize, [T; 4]) + Sync,
+    {
         let failed: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
         threads.for_each(self.subprobs.len(), |s| {
             let (a, b) = self.subprobs[s];
-            let mut loc = match crate::error::try_filled_vec(b - a, [T::zero(); 4], "subproblem gradients") {
+            let mut loc = match crate::error::try_filled_vec(b - a, [T::zero(); 4], "subproblem interpolation values") {
                 Ok(v) => v,
                 Err(e) => {
                     *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
@@ -224,7 +266,7 @@ impl<T: Real> Spreader<T> {
             #[cfg(target_arch = "x86_64")]
             let done = if crate::simd::has_avx2_fma() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-                unsafe { self.grad_points_avx2(k, a, grid, &mut loc) };
+                unsafe { self.real_points_avx2::<GRAD, E>(eval, a, grid, &mut loc) };
                 true
             } else {
                 false
@@ -232,12 +274,10 @@ impl<T: Real> Spreader<T> {
             #[cfg(not(target_arch = "x86_64"))]
             let done = false;
             if !done {
-                self.grad_points::<false>(k, a, grid, &mut loc);
+                self.real_points::<GRAD, E, false>(eval, a, grid, &mut loc);
             }
-            let op = op;
             for (q, v) in loc.into_iter().enumerate() {
-                // SAFETY: perm is a permutation and subproblems are disjoint: each index once.
-                unsafe { *op.0.add(self.perm[a + q] as usize) = v };
+                put(self.perm[a + q] as usize, v);
             }
         });
         failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
@@ -245,27 +285,30 @@ impl<T: Real> Spreader<T> {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn grad_points_avx2(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
-        self.grad_points::<false>(k, a, grid, out)
+    unsafe fn real_points_avx2<const GRAD: bool, E: Fn(T, &mut [T; MAX_WIDTH], &mut [T; MAX_WIDTH])>(&self, eval: &E, a: usize, grid: &[T], out: &mut [[T; 4]]) {
+        self.real_points::<GRAD, E, false>(eval, a, grid, out)
     }
 
     #[inline(always)]
-    fn grad_points<const F: bool>(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
+    fn real_points<const GRAD: bool, E: Fn(T, &mut [T; MAX_WIDTH], &mut [T; MAX_WIDTH]), const F: bool>(&self, eval: &E, a: usize, grid: &[T], out: &mut [[T; 4]]) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.grad_points_w::<$n, F>(k, a, grid, out),)*
-                    _ => self.grad_points_w::<0, F>(k, a, grid, out),
+                    $($n => self.real_points_w::<GRAD, E, $n, F>(eval, a, grid, out),)*
+                    _ => self.real_points_w::<GRAD, E, 0, F>(eval, a, grid, out),
                 }
             };
         }
-        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
     }
 
-    /// [`Self::grad_points`] for the width `W` (`W = 0`: any width).
+    /// [`Self::real_points`] for the width `W` (`W = 0`: any width): value (and, when `GRAD`,
+    /// the derivatives in grid units) of the interpolant at sorted points `a..a+out.len()`, in
+    /// 1D, 2D or 3D (unused axes have width 1 and weight 1).
     #[inline(always)]
-    fn grad_points_w<const W: usize, const F: bool>(&self, k: &BSplineEval<T>, a: usize, grid: &[T], out: &mut [[T; 4]]) {
+    fn real_points_w<const GRAD: bool, E: Fn(T, &mut [T; MAX_WIDTH], &mut [T; MAX_WIDTH]), const W: usize, const F: bool>(&self, eval: &E, a: usize, grid: &[T], out: &mut [[T; 4]]) {
         let w = if W == 0 { self.w[0] } else { W };
+        let (wy, wz) = (self.w[1], self.w[2]);
         // x rows are processed over wp = ⌈w/4⌉·4 entries with zero weights past w
         let wp = w.div_ceil(4) * 4;
         let nf = self.nf;
@@ -273,14 +316,17 @@ impl<T: Real> Spreader<T> {
         let mut v = [[T::zero(); MAX_WIDTH]; 3];
         let mut dv = [[T::zero(); MAX_WIDTH]; 3];
         let mut scratch = [T::zero(); MAX_WIDTH];
+        for d in self.dim..3 {
+            v[d][0] = T::one();
+        }
         for (q, o) in out.iter_mut().enumerate() {
             let p = a + q;
             let mut i0 = [0isize; 3];
-            for d in 0..3 {
+            for d in 0..self.dim {
                 let gv = self.g[d][p];
                 let start = (gv - half).ceil();
                 i0[d] = start.to_isize().unwrap_or(0);
-                k.eval_with_deriv(start - gv, &mut v[d], &mut dv[d]);
+                eval(start - gv, &mut v[d], &mut dv[d]);
             }
             for i in w..wp {
                 v[0][i] = T::zero();
@@ -299,18 +345,20 @@ impl<T: Real> Spreader<T> {
             };
             let mut gyi = [0usize; MAX_WIDTH];
             let mut gzi = [0usize; MAX_WIDTH];
-            for t in 0..w {
+            for t in 0..wy {
                 gyi[t] = wrap(i0[1] + t as isize, nf[1]);
+            }
+            for t in 0..wz {
                 gzi[t] = wrap(i0[2] + t as isize, nf[2]);
             }
             // row accumulators: Σ_{j,k} row·(vy vz), row·(dvy vz), row·(vy dvz)
             let mut av = [T::zero(); MAX_WIDTH];
             let mut ay = [T::zero(); MAX_WIDTH];
             let mut az = [T::zero(); MAX_WIDTH];
-            for kz in 0..w {
+            for kz in 0..wz {
                 let (vz, dvz) = (v[2][kz], dv[2][kz]);
                 let zbase = nf[1] * gzi[kz];
-                for jy in 0..w {
+                for jy in 0..wy {
                     let base = nf[0] * (gyi[jy] + zbase);
                     let row: &[T] = if contiguous {
                         let s = base + i0[0] as usize;
@@ -322,21 +370,29 @@ impl<T: Real> Spreader<T> {
                         &scratch[..wp]
                     };
                     let wv = v[1][jy] * vz;
-                    let wy = dv[1][jy] * vz;
-                    let wz = v[1][jy] * dvz;
                     for i in 0..wp {
                         av[i] = fma::<T, F>(row[i], wv, av[i]);
-                        ay[i] = fma::<T, F>(row[i], wy, ay[i]);
-                        az[i] = fma::<T, F>(row[i], wz, az[i]);
+                    }
+                    if GRAD {
+                        let wy = dv[1][jy] * vz;
+                        let wz = v[1][jy] * dvz;
+                        for i in 0..wp {
+                            ay[i] = fma::<T, F>(row[i], wy, ay[i]);
+                            az[i] = fma::<T, F>(row[i], wz, az[i]);
+                        }
                     }
                 }
             }
             let (mut val, mut gx, mut gy, mut gz) = (T::zero(), T::zero(), T::zero(), T::zero());
             for i in 0..wp {
                 val = fma::<T, F>(av[i], v[0][i], val);
-                gx = fma::<T, F>(av[i], dv[0][i], gx);
-                gy = fma::<T, F>(ay[i], v[0][i], gy);
-                gz = fma::<T, F>(az[i], v[0][i], gz);
+            }
+            if GRAD {
+                for i in 0..wp {
+                    gx = fma::<T, F>(av[i], dv[0][i], gx);
+                    gy = fma::<T, F>(ay[i], v[0][i], gy);
+                    gz = fma::<T, F>(az[i], v[0][i], gz);
+                }
             }
             // ∂/∂g ψ(l − g) = −ψ'(l − g)
             *o = [val, -gx, -gy, -gz];

@@ -163,9 +163,10 @@ unsafe fn spread_points<K: KernelEval<f64>, const NV: usize>(sp: &Spreader<f64>,
         for t in 0..NV {
             kc[t] = _mm256_mul_pd(_mm256_loadu_pd(ker[0].as_ptr().add(4 * t)), c);
         }
-        for kz in 0..w {
+        // unused axes (dim < 3) have width 1 and weight 1
+        for kz in 0..sp.w[2] {
             let vz = ker[2][kz];
-            for jy in 0..w {
+            for jy in 0..sp.w[1] {
                 let vv = _mm256_set1_pd(vz * ker[1][jy]);
                 let rp = bp.add(l[0] + bsz[0] * (l[1] + jy + bsz[1] * (l[2] + kz)));
                 for t in 0..NV {

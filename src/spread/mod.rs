@@ -23,6 +23,7 @@
 
 mod grad;
 mod inner;
+pub mod plan;
 pub mod sort;
 
 use crate::error::{Error, Result};
@@ -49,11 +50,12 @@ pub(crate) enum KernelImpl<T: Real> {
 
 impl<T: Real> KernelImpl<T> {
     /// Builds the evaluator of a kernel. Errors: [`Error::InvalidArg`] for a width outside
-    /// `2..=MAX_WIDTH`.
+    /// `1..=MAX_WIDTH` (width 1: the order-1 B-spline, nearest-grid-point assignment; ES and
+    /// Gaussian kernels are at least 2 wide by construction).
     fn new(k: &Kernel) -> Result<Self> {
         let w = k.width();
-        if !(2..=MAX_WIDTH).contains(&w) {
-            return Err(Error::InvalidArg(format!("kernel width {w} not in 2..={MAX_WIDTH}")));
+        if !(1..=MAX_WIDTH).contains(&w) {
+            return Err(Error::InvalidArg(format!("kernel width {w} not in 1..={MAX_WIDTH}")));
         }
         Ok(match k {
             Kernel::Es(p) => KernelImpl::Es(EsHorner::new(p)),

@@ -101,6 +101,7 @@ __device__ void ff_eval_kernel(const FfKernel& k, T t, T* out) {
     } else {
         // centred cardinal B-spline of order w: M_w(f + j), f = t + w/2 ∈ [0, 1)
         const T f = t + (T)(0.5 * w);
+        if (w == 1) { out[0] = (T)1; return; }  // order 1: nearest grid point
         out[0] = f;
         out[1] = (T)1 - f;
         for (int kk = 3; kk <= w; ++kk) {
