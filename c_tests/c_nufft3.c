@@ -67,7 +67,7 @@ static void test_double_3d(void) {
     double err = rel_l2(NT * N, (const double *)f, fd);
     printf("c_nufft3: f64 3D type 3 M %d N %d ntrans %d tol %.0e: rel l2 err %.3e\n", M, N, NT, tol, err);
     EXPECT(err <= 10 * tol);
-    farfield_nufft_info info;
+    farfield_nufft_info info = {.struct_size = sizeof info};
     EXPECT_STATUS(farfield_nufft_get_info(p, &info), FARFIELD_OK);
     EXPECT(info.nf[0] >= 2 * info.kernel_width && info.nf[1] >= 2 * info.kernel_width && info.warnings == 0);
 

@@ -95,7 +95,7 @@ fn bench_nufft_f32_and_bad_arguments() {
     assert_eq!(j["prec"], "f32");
     assert!(j["rel_error"].as_f64().unwrap() <= 1e-3);
 
-    let out = farfield().args(["bench", "nufft", "--type", "3", "--dim", "1", "--modes", "8", "--points", "10"]).output().unwrap();
+    let out = farfield().args(["bench", "nufft", "--type", "4", "--dim", "1", "--modes", "8", "--points", "10"]).output().unwrap();
     assert!(!out.status.success());
     let out = farfield().args(["bench", "nufft", "--type", "1", "--dim", "3", "--modes", "8,8", "--points", "10"]).output().unwrap();
     assert!(!out.status.success());

@@ -76,7 +76,7 @@ contains
     call expect(farfield_nufft_setpts(plan, int(m, c_int64_t), x, c_loc(y), c_null_ptr, int(n, c_int64_t), &
          c_loc(s), c_loc(t), c_null_ptr) == FARFIELD_OK, '2d type 3 setpts')
     call expect(farfield_nufft_execute(plan, c, f) == FARFIELD_OK, '2d type 3 execute')
-    call expect(farfield_nufft_get_info(plan, info) == FARFIELD_OK, '2d type 3 get_info')
+    call expect(farfield_nufft_get_info_f(plan, info) == FARFIELD_OK, '2d type 3 get_info')
     call expect(info%nf(1) >= 2 * info%kernel_width .and. info%nf(3) == 1, '2d type 3 info')
 
     do k = 1, n
