@@ -5,7 +5,8 @@
 //!
 //! * [`spread`]: particle↔mesh spreading and interpolation (exponential-of-semicircle and
 //!   Gaussian/FGG kernels), parallel by bin-sorted subproblems;
-//! * [`nufft`]: non-uniform FFT types 1 and 2 in 1D/2D/3D, `f32` and `f64`;
+//! * [`nufft`]: non-uniform FFT types 1, 2 and 3 in 1D/2D/3D, `f32` and `f64` (the plan front
+//!   [`nufft::NufftPlan`], its executors chosen once in [`dispatch`]);
 //! * [`ewald`]: periodic electrostatics of point charges (spectral Ewald, smooth PME, classic
 //!   Ewald sum) in orthorhombic and triclinic cells: potentials, fields, energy, virial;
 //! * [`poisson`]: free-space Poisson solvers on uniform 2D/3D grids (Hockney–Eastwood,
