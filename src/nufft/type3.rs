@@ -21,6 +21,11 @@
 //!    `ψ̂(ω) = ∫ ψ(t) e^{iωt} dt` (t in grid units) by Gauss–Legendre quadrature ([`KernelFt`]).
 //!    Since `s'x'/h = (s − D)(x − C)`, this is the sum asked for.
 //!
+//! The host-side set-up — [`Type3Params`] (σ, tolerance, kernel, ψ̂) and [`Type3Geometry`]
+//! (extents, grids, rescaled points and frequencies, phase and deconvolution factors) — is
+//! shared by the CPU executor [`Type3Plan`] and the GPU one (`gpu::type3`, steps 2–5 on the
+//! device), so both compute the same approximation (docs/design.md §9.4).
+//!
 //! Layout: `c[t*M + j]`, `f[t*N + k]` for `t < ntrans`; coordinate arrays separate (x, y, z
 //! and s, t, u). Points and frequencies are any finite reals (not periodic); what limits them is
 //! the space-bandwidth product `X_d·S_d` per axis, which sets the fine grid: `nf_d` above
