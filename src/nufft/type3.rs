@@ -611,13 +611,8 @@ impl<T: Real> Type3Plan<T> {
     /// What the plan chose: the type-3 fine grid `nf` (zeros before `setpts`), the spreading
     /// kernel's width and parameter, σ, the tolerance used and warnings.
     pub fn info(&self) -> NufftInfo {
-        let nf = self.pts.as_ref().map_or([0; 3], |p| {
-            let mut nf = [1usize; 3];
-            for d in 0..self.params.dim {
-                nf[d] = p.grids[d].nf;
-            }
-            nf
-        });
+        // axes beyond dim have nf = 1 (Type3Params::geometry)
+        let nf = self.pts.as_ref().map_or([0; 3], |p| [p.grids[0].nf, p.grids[1].nf, p.grids[2].nf]);
         NufftInfo {
             nf,
             kernel_width: self.params.kernel.width(),
