@@ -4,20 +4,22 @@
 //! only).
 //!
 //! NUFFT: (type 1 or 2, [`Backend::Cpu`]) → [`CpuNufft`]; (type 1 or 2, [`Backend::Cuda`]) →
-//! [`crate::gpu::nufft::CudaNufft`]; type 3 → [`Type3Plan`] (CPU). The backend is resolved once from `opts.backend`
+//! [`crate::gpu::nufft::CudaNufft`]; (type 3, [`Backend::Cpu`]) → [`Type3Plan`]; (type 3,
+//! [`Backend::Cuda`]) → [`crate::gpu::type3::CudaType3`]. The backend is resolved once from `opts.backend`
 //! ([`Backend::resolve`]: AUTO → CPU, CUDA without a device → [`crate::Error::NoDevice`]).
 
 use crate::error::Result;
 use crate::nufft::cpu::CpuNufft;
 use crate::nufft::exec::NufftExec;
 use crate::nufft::params::{Backend, NufftParams, Precision};
+use crate::nufft::options::BackendChoice;
 use crate::nufft::{NufftOpts, NufftPlan, Type3Plan};
 use crate::real::Real;
 
 impl<T: Real> NufftPlan<T> {
     /// Makes a plan.
     ///
-    /// * `ty`: 1, 2 or 3 (type 3: [`Type3Plan`], CPU only; its points and target frequencies
+    /// * `ty`: 1, 2 or 3 (type 3: [`Type3Plan`] on the CPU, `CudaType3` on CUDA; its points and target frequencies
     ///   are set by [`NufftPlan::setpts_type3`]); `dim`: 1–3;
     /// * `n_modes`: at least `dim` positive mode counts, x first (not read for type 3);
     /// * `iflag`: sign of the exponent (`≥ 0` → `+i`); `ntrans ≥ 1` vectors per execute;
@@ -42,9 +44,16 @@ impl<T: Real> NufftPlan<T> {
         // validation first (so that a bad argument is reported as such on a machine without a
         // device), then the backend, then the executor
         if ty == 3 {
-            // type 3 sizes its grids from the points (at setpts); n_modes is not read
-            let exec = Box::new(Type3Plan::<T>::new(dim, iflag, ntrans, tol, opts)?);
-            return Ok(NufftPlan::from_exec(3, dim, ntrans, Backend::Cpu, opts, exec));
+            // type 3 sizes its grids from the points (at setpts); n_modes is not read. The
+            // arguments are checked before the backend (as for types 1 and 2).
+            crate::nufft::type3::Type3Params::new::<T>(dim, iflag, ntrans, tol, opts)?;
+            let backend = Backend::resolve(opts.backend, "NUFFT type 3")?;
+            let exec: Box<dyn NufftExec<T>> = match backend {
+                Backend::Cpu => Box::new(Type3Plan::<T>::new(dim, iflag, ntrans, tol,
+                                                             &NufftOpts { backend: BackendChoice::Cpu, ..opts.clone() })?),
+                Backend::Cuda => crate::gpu::type3::CudaType3::<T>::boxed(dim, iflag, ntrans, tol, opts)?,
+            };
+            return Ok(NufftPlan::from_exec(3, dim, ntrans, backend, opts, exec));
         }
         let prec = Precision::of::<T>();
         NufftParams::new(ty, dim, n_modes, iflag, ntrans, tol, prec, opts, Backend::Cpu)?;

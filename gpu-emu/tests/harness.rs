@@ -105,11 +105,12 @@ fn every_library_kernel_is_in_the_emulator() {
     for t in ["f32", "f64"] {
         names.push(format!("ff_deconv_t1_{t}"));
         names.push(format!("ff_deconv_t2_{t}"));
+        names.push(format!("ff_cmul_{t}"));
     }
-    assert_eq!(names.len(), 55);
+    assert_eq!(names.len(), 57);
     for n in &names {
         assert!(has_kernel(n), "{n} missing");
     }
     // the library kernels plus the five self-test kernels, nothing else
-    assert_eq!(farfield_gpu_emu::kernel_count(), 55 + 5);
+    assert_eq!(farfield_gpu_emu::kernel_count(), 57 + 5);
 }

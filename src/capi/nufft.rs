@@ -359,7 +359,8 @@ pub unsafe extern "C" fn farfield_nufft_default_opts(opts: *mut farfield_nufft_o
 ///
 /// * `type`: 1 (non-uniform → modes), 2 (modes → non-uniform) or 3 (non-uniform points →
 ///   non-uniform frequencies, `f_k = Σ_j c_j e^{± i s_k·x_j}`; Barnett–Magland–af Klinteberg
-///   2019 §3: the fine grid is sized from the points and frequencies at setpts).
+///   2019 §3: the fine grid is sized from the points and frequencies at setpts). Every type
+///   runs on the CPU and on CUDA (`opts.backend`).
 /// * `dim`: 1, 2 or 3; `n_modes`: `dim` positive mode counts (N1, N2, N3); not read for type
 ///   3 (may be NULL).
 /// * `iflag`: sign of the exponent, `+i` if ≥ 0; `ntrans ≥ 1`: vectors per execute.

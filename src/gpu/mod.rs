@@ -11,6 +11,8 @@
 //! * [`nufft`]: GPU NUFFT types 1 and 2 (spread/interp, device FFT, deconvolution on the
 //!   device), host or device pointers, built from the shared parameter layer
 //!   [`crate::nufft::params`]; its CUDA executor is chosen by `crate::dispatch`;
+//! * [`type3`]: GPU NUFFT type 3 (pre-phase, spreading on the type-3 fine grid, the GPU type 2,
+//!   deconvolution), its host set-up shared with the CPU type 3 ([`crate::nufft::type3`]);
 //! * [`types`]: by-value kernel argument structs, and [`types::ff_kernel`], the one function
 //!   that turns a [`crate::kernel::Kernel`] into the device kernel descriptor and its table;
 //! * [`runtime`]: driver/device discovery that never panics without a driver, and the
@@ -29,6 +31,7 @@ pub mod device;
 pub mod nufft;
 pub mod runtime;
 pub mod spread;
+pub mod type3;
 pub mod types;
 
 /// The CUDA sources shipped with the library: (file name, text).

@@ -21,6 +21,11 @@
 //!    `ψ̂(ω) = ∫ ψ(t) e^{iωt} dt` (t in grid units) by Gauss–Legendre quadrature ([`KernelFt`]).
 //!    Since `s'x'/h = (s − D)(x − C)`, this is the sum asked for.
 //!
+//! The host-side set-up — [`Type3Params`] (σ, tolerance, kernel, ψ̂) and [`Type3Geometry`]
+//! (extents, grids, rescaled points and frequencies, phase and deconvolution factors) — is
+//! shared by the CPU executor [`Type3Plan`] and the GPU one (`gpu::type3`, steps 2–5 on the
+//! device), so both compute the same approximation (docs/design.md §9.4).
+//!
 //! Layout: `c[t*M + j]`, `f[t*N + k]` for `t < ntrans`; coordinate arrays separate (x, y, z
 //! and s, t, u). Points and frequencies are any finite reals (not periodic); what limits them is
 //! the space-bandwidth product `X_d·S_d` per axis, which sets the fine grid: `nf_d` above
@@ -150,6 +155,7 @@ impl Type3Grid {
 /// `q = 2w + 16` nodes on `[0, w/2]` (the rule [`crate::kernel::es::EsParams::fourier_series`]
 /// uses at integer frequencies). Works for any kernel through [`Kernel::value`]; for the
 /// truncated Gaussian it gives the transform of the truncated kernel that is spread.
+#[derive(Clone)]
 pub struct KernelFt {
     /// Nodes `t_i ∈ (0, w/2)`.
     t: Vec<f64>,
@@ -181,59 +187,39 @@ impl KernelFt {
     }
 }
 
-/// What `setpts` builds: the geometry, the spreader on the fine grid, the inner type 2 and the
-/// phase and deconvolution factors.
-struct Points<T: Real> {
-    m: usize,
-    n: usize,
-    grids: [Type3Grid; 3],
-    spreader: Spreader<T>,
-    fw: AlignedVec<Complex<T>>,
-    inner: CpuNufft<T>,
-    /// `e^{± i D·x_j}` (empty when `D = 0` on every axis).
-    prephase: Vec<Complex<T>>,
-    /// `e^{± i (s_k − D)·C} / Π_d ψ̂(s'_{dk})`.
-    deconv: Vec<Complex<T>>,
-    /// Pre-phased strengths of one transform (empty when there is no pre-phase).
-    cwork: Vec<Complex<T>>,
+/// The plan-level choices of a type-3 NUFFT (validated arguments, σ, the tolerance used and its
+/// warnings, the kernel and its Fourier transform), shared by the CPU executor
+/// ([`Type3Plan`]) and the GPU one (`gpu::type3`), so that both compute the same
+/// approximation for the same arguments.
+#[derive(Clone)]
+pub struct Type3Params {
+    /// Dimension (1–3).
+    pub dim: usize,
+    /// Sign of the exponent (`≥ 0` → `+i`).
+    pub iflag: i32,
+    /// Vectors per execute (≥ 1).
+    pub ntrans: usize,
+    /// Upsampling factor σ of the type-3 fine grid.
+    pub sigma: f64,
+    /// Tolerance used (after clamping).
+    pub tol_used: f64,
+    /// `FARFIELD_WARN_*` bits.
+    pub warnings: i32,
+    /// The spreading kernel.
+    pub kernel: Kernel,
+    /// Its Fourier transform ψ̂.
+    pub kft: KernelFt,
+    /// The options the plan was made with.
+    pub opts: NufftOpts,
 }
 
-/// A NUFFT plan of type 3 in precision `T` (see the module docs).
-pub struct Type3Plan<T: Real> {
-    dim: usize,
-    iflag: i32,
-    ntrans: usize,
-    opts: NufftOpts,
-    sigma: f64,
-    tol_used: f64,
-    warnings: i32,
-    kernel: Kernel,
-    kft: KernelFt,
-    threads: Threads,
-    pts: Option<Points<T>>,
-    timings: Type3Timings,
-}
-
-/// Points per parallel chunk of the phase and deconvolution loops.
-const CHUNK: usize = 4096;
-
-impl<T: Real> Type3Plan<T> {
-    /// Makes a type-3 plan.
-    ///
-    /// * `dim`: 1–3; `iflag`: sign of the exponent (`≥ 0` → `+i`); `ntrans ≥ 1` vectors per
-    ///   execute;
-    /// * `tol`: requested relative l2 accuracy, finite and > 0; clamped as for types 1 and 2
-    ///   ([`NufftPlan::new`]) with [`FARFIELD_WARN_TOL_CLAMPED`] in [`Type3Plan::info`];
-    /// * `opts`: as for types 1 and 2 (every field validated by [`NufftOpts::check`]);
-    ///   `upsampfac` 0 means σ = 2 for the type-3 grid (the inner type 2 then chooses its own
-    ///   as an automatic type 2 does); `modeord` and `points_by_reference` do not apply (the
-    ///   rescaled points are always copies); `backend` CUDA → [`Error::NotSupported`] (AUTO
-    ///   and CPU run on the CPU).
-    ///
-    /// The fine grid depends on the points, so it is sized and allocated by
-    /// [`Type3Plan::setpts`]. Errors: [`Error::Dim`], [`Error::InvalidArg`] (ntrans, options),
-    /// [`Error::Tol`], [`Error::NotSupported`], [`Error::NoDevice`], [`Error::Alloc`].
-    pub fn new(dim: usize, iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
+impl Type3Params {
+    /// Validates the arguments of a type-3 plan in precision `T` and chooses σ (`upsampfac`, 2
+    /// when automatic), the tolerance used (clamped to what `T` and the kernel at σ reach, with
+    /// [`FARFIELD_WARN_TOL_CLAMPED`]) and the kernel. `opts.backend` is not read (the caller,
+    /// `crate::dispatch`, resolves it). Errors: [`Error::Dim`], [`Error::InvalidArg`]
+    /// (ntrans, options), [`Error::Tol`].
+    pub fn new<T: Real>(dim: usize, iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
         if !(1..=3).contains(&dim) {
             return Err(Error::Dim(format!("dim = {dim} is not 1, 2 or 3")));
         }
@@ -245,9 +231,6 @@ impl<T: Real> Type3Plan<T> {
         }
         check_opts(opts)?;
         let kind = opts.kernel;
-        if Backend::resolve(opts.backend, "NUFFT type 3")? == Backend::Cuda {
-            return Err(Error::NotSupported("NUFFT type 3 runs on the CPU only (opts.backend = CUDA)".into()));
-        }
         let mut warnings = 0;
         let mut tol_used = tol;
         if tol < T::MIN_TOL {
@@ -262,32 +245,23 @@ impl<T: Real> Type3Plan<T> {
         }
         let kernel = Kernel::for_tolerance(kind, tol_used, sigma);
         let kft = KernelFt::new(&kernel);
-        let threads = Threads::new(opts.nthreads)?;
-        Ok(Type3Plan { dim, iflag, ntrans, opts: opts.clone(), sigma, tol_used, warnings, kernel, kft, threads, pts: None,
-                       timings: Type3Timings::default() })
+        Ok(Type3Params { dim, iflag, ntrans, sigma, tol_used, warnings, kernel, kft, opts: opts.clone() })
     }
 
-    /// Sets (or replaces) the `M` points `x` (and `y` for dim ≥ 2, `z` for dim 3; each of length
-    /// M; unused axes may be empty) and the `N` target frequencies `s` (and `t`, `u`; each of
-    /// length N). Any finite reals; the product of their half-widths per axis sets the fine
-    /// grid (module docs). Everything is copied (rescaled).
-    ///
-    /// Errors: [`Error::NPoints`] (length mismatch, M or N above [`MAX_POINTS`] = 2³² − 1 (the
-    /// targets are the inner type 2's points), `ntrans·M` or
-    /// `ntrans·N` above 2⁴⁰), [`Error::NonFinite`] (first bad point or frequency, named),
-    /// [`Error::Range`] (`X·S` overflows), [`Error::Modes`] (fine grid too large) keep the
-    /// previous points; [`Error::Alloc`] and [`Error::Fft`] leave the plan without points.
-    #[allow(clippy::too_many_arguments)]
-    pub fn setpts(&mut self, x: &[T], y: &[T], z: &[T], s: &[T], t: &[T], u: &[T]) -> Result<()> {
-        let t0 = Instant::now();
+    /// Checks the points `xs` (M per axis ≤ dim) and frequencies `ss` (N per axis) and sizes
+    /// the fine grid from their extents (module docs, steps 1). Allocates nothing.
+    /// Errors: [`Error::NPoints`] (length mismatch, M or N above [`MAX_POINTS`], `ntrans·M`
+    /// or `ntrans·N` above 2⁴⁰), [`Error::NonFinite`] (first bad value, named),
+    /// [`Error::Range`], [`Error::Modes`].
+    pub fn geometry<T: Real>(&self, xs: [&[T]; 3], ss: [&[T]; 3], threads: &Threads) -> Result<Type3Geometry> {
         let dim = self.dim;
-        let xs: [&[T]; 3] = [x, if dim > 1 { y } else { &[] }, if dim > 2 { z } else { &[] }];
-        let ss: [&[T]; 3] = [s, if dim > 1 { t } else { &[] }, if dim > 2 { u } else { &[] }];
-        let (m, n) = (x.len(), s.len());
+        let xs: [&[T]; 3] = [xs[0], if dim > 1 { xs[1] } else { &[] }, if dim > 2 { xs[2] } else { &[] }];
+        let ss: [&[T]; 3] = [ss[0], if dim > 1 { ss[1] } else { &[] }, if dim > 2 { ss[2] } else { &[] }];
+        let (m, n) = (xs[0].len(), ss[0].len());
         self.check_sizes(&xs, &ss)?;
         for (arrs, names, what) in [(&xs, ["x", "y", "z"], "point"), (&ss, ["s", "t", "u"], "target frequency")] {
             for d in 0..dim {
-                if let Some(i) = self.threads.find_first(arrs[d].len(), |i| !arrs[d][i].is_finite()) {
+                if let Some(i) = threads.find_first(arrs[d].len(), |i| !arrs[d][i].is_finite()) {
                     return Err(Error::NonFinite(format!("{}[{i}] (coordinate {d} of {what} {i}) is {}", names[d], arrs[d][i])));
                 }
             }
@@ -311,87 +285,10 @@ impl<T: Real> Type3Plan<T> {
                 "type 3: the fine grid {} needed by the space-bandwidth products exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} points",
                 nf[..dim].iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))));
         };
-        // from here on a failure leaves the plan without points
-        self.pts = None;
-        let fw = AlignedVec::<Complex<T>>::zeroed(total, "NUFFT type 3 fine grid")?;
-        // rescaled points x' = (x − C)/γ (radians on the fine grid's 2π period)
-        let mut spreader = Spreader::new(dim, &nf[..dim], &self.kernel, SpreadOpts {
-            max_subprob_size: self.opts.spread_max_subprob_size,
-        })?;
-        {
-            let mut xr: [Vec<T>; 3] = Default::default();
-            for d in 0..dim {
-                xr[d] = rescale(xs[d], ext_x[d].centre, 1.0 / grids[d].gamma, "NUFFT type 3 rescaled points")?;
-            }
-            spreader.setpts([&xr[0], &xr[1], &xr[2]], &self.threads)?;
-        }
-        // the inner type 2: nf "modes" per axis in FFT order (grid index i ↔ l = i or i − nf)
-        let inner_opts = NufftOpts {
-            modeord: ModeOrder::Fft,
-            backend: BackendChoice::Cpu,
-            points_by_reference: false,
-            debug: self.opts.debug.saturating_sub(1),
-            ..self.opts.clone()
-        };
-        let nmodes: Vec<i64> = nf[..dim].iter().map(|&v| v as i64).collect();
-        let inner_params = NufftParams::new(2, dim, &nmodes, self.iflag, 1, self.tol_used, Precision::of::<T>(), &inner_opts,
-                                            Backend::Cpu).map_err(|e| match e {
-            Error::Modes(msg) => Error::Modes(format!("type 3: the inner type 2 on the {} fine grid: {msg}",
-                                                      nmodes.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))),
-            e => e,
-        })?;
-        let mut inner = CpuNufft::<T>::new(inner_params, &inner_opts)?;
-        {
-            let mut sr: [Vec<T>; 3] = Default::default();
-            for d in 0..dim {
-                sr[d] = rescale(ss[d], ext_s[d].centre, grids[d].h * grids[d].gamma, "NUFFT type 3 rescaled frequencies")?;
-            }
-            inner.setpts(ExecPoints { x: [&sr[0], &sr[1], &sr[2]], s: [&[], &[], &[]] })?;
-        }
-        let sign = if self.iflag >= 0 { 1.0 } else { -1.0 };
-        let any_d = ext_s[..dim].iter().any(|e| e.centre != 0.0);
-        let mut prephase = Vec::new();
-        let mut cwork = Vec::new();
-        if any_d {
-            prephase = zeroed_vec(m, "NUFFT type 3 pre-phase factors")?;
-            cwork = zeroed_vec(m, "NUFFT type 3 pre-phased strengths")?;
-            self.threads.chunks(&mut prephase, CHUNK, |ci, out| {
-                for (i, o) in out.iter_mut().enumerate() {
-                    let j = ci * CHUNK + i;
-                    let ph: f64 = (0..dim).map(|d| ext_s[d].centre * xs[d][j].to_f64v()).sum();
-                    *o = cplx(Complex::from_polar(1.0, sign * ph));
-                }
-            });
-        }
-        let mut deconv = zeroed_vec(n, "NUFFT type 3 deconvolution factors")?;
-        let kft = &self.kft;
-        self.threads.chunks(&mut deconv, CHUNK, |ci, out| {
-            for (i, o) in out.iter_mut().enumerate() {
-                let k = ci * CHUNK + i;
-                let (mut ph, mut amp) = (0.0, 1.0);
-                for d in 0..dim {
-                    let sd = ss[d][k].to_f64v() - ext_s[d].centre;
-                    amp *= kft.eval(grids[d].h * grids[d].gamma * sd);
-                    ph += sd * ext_x[d].centre;
-                }
-                *o = cplx(Complex::from_polar(1.0 / amp, sign * ph));
-            }
-        });
-        self.pts = Some(Points { m, n, grids, spreader, fw, inner, prephase, deconv, cwork });
-        self.timings = Type3Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
-        if self.opts.debug > 0 {
-            eprintln!("[farfield nufft{} type 3] setpts M = {m}, N = {n}: X {:?} C {:?} S {:?} D {:?} nf {:?} gamma {:?}, \
-                       inner type 2 nf {:?}: {:.3} s",
-                      if T::NAME == "f32" { "f" } else { "" },
-                      ext_x[..dim].iter().map(|e| e.half).collect::<Vec<_>>(), ext_x[..dim].iter().map(|e| e.centre).collect::<Vec<_>>(),
-                      ext_s[..dim].iter().map(|e| e.half).collect::<Vec<_>>(), ext_s[..dim].iter().map(|e| e.centre).collect::<Vec<_>>(),
-                      &nf[..dim], grids[..dim].iter().map(|g| g.gamma).collect::<Vec<_>>(),
-                      &self.pts.as_ref().map(|p| p.inner.info().nf).unwrap_or_default()[..dim], self.timings.setpts_s);
-        }
-        Ok(())
+        Ok(Type3Geometry { dim, iflag: self.iflag, m, n, ext_x, ext_s, grids, total })
     }
 
-    fn check_sizes(&self, xs: &[&[T]; 3], ss: &[&[T]; 3]) -> Result<()> {
+    fn check_sizes<T>(&self, xs: &[&[T]; 3], ss: &[&[T]; 3]) -> Result<()> {
         let (m, n) = (xs[0].len(), ss[0].len());
         for (len, name, max, what) in [(m, "M", MAX_POINTS, "points"), (n, "N", MAX_POINTS, "target frequencies")] {
             if len > max {
@@ -413,6 +310,237 @@ impl<T: Real> Type3Plan<T> {
         Ok(())
     }
 
+    /// The parameters and options of the inner type 2 on the fine grid of `geo` (`nf` "modes"
+    /// per axis in FFT order, one vector, the tolerance used) for `backend`.
+    /// Errors: [`Error::Modes`] (the upsampled grid too large, with type-3 context), those of
+    /// [`NufftParams::new`].
+    pub fn inner_params<T: Real>(&self, geo: &Type3Geometry, backend: Backend) -> Result<(NufftParams, NufftOpts)> {
+        let inner_opts = NufftOpts {
+            modeord: ModeOrder::Fft,
+            backend: match backend {
+                Backend::Cpu => BackendChoice::Cpu,
+                Backend::Cuda => BackendChoice::Cuda,
+            },
+            points_by_reference: false,
+            debug: self.opts.debug.saturating_sub(1),
+            ..self.opts.clone()
+        };
+        let nmodes: Vec<i64> = geo.nf()[..self.dim].iter().map(|&v| v as i64).collect();
+        let params = NufftParams::new(2, self.dim, &nmodes, self.iflag, 1, self.tol_used, Precision::of::<T>(), &inner_opts,
+                                      backend).map_err(|e| match e {
+            Error::Modes(msg) => Error::Modes(format!("type 3: the inner type 2 on the {} fine grid: {msg}",
+                                                      nmodes.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))),
+            e => e,
+        })?;
+        Ok((params, inner_opts))
+    }
+}
+
+/// The geometry of one type-3 `setpts` (module docs, step 1): point and frequency extents and
+/// the fine grid per axis, and the host-side factor arrays derived from them; computed once by
+/// [`Type3Params::geometry`] for the CPU and GPU executors alike.
+#[derive(Debug, Clone, Copy)]
+pub struct Type3Geometry {
+    /// Dimension.
+    pub dim: usize,
+    /// Sign of the exponent.
+    pub iflag: i32,
+    /// Number of points M.
+    pub m: usize,
+    /// Number of target frequencies N.
+    pub n: usize,
+    /// Point extents (C, X) per axis (zeros beyond dim).
+    pub ext_x: [Extent; 3],
+    /// Frequency extents (D, S) per axis.
+    pub ext_s: [Extent; 3],
+    /// Fine grid per axis (`nf = 1` beyond dim).
+    pub grids: [Type3Grid; 3],
+    /// `Π nf_d`.
+    pub total: usize,
+}
+
+impl Type3Geometry {
+    /// Fine grid sizes `[nf1, nf2, nf3]` (1 beyond dim).
+    pub fn nf(&self) -> [usize; 3] {
+        [self.grids[0].nf, self.grids[1].nf, self.grids[2].nf]
+    }
+
+    fn sign(&self) -> f64 {
+        if self.iflag >= 0 { 1.0 } else { -1.0 }
+    }
+
+    /// The rescaled points `x'_d = (x_d − C_d)/γ_d` (radians on the fine grid's 2π period),
+    /// axes ≥ dim empty. Errors: [`Error::Alloc`].
+    pub fn rescaled_points<T: Real>(&self, xs: [&[T]; 3]) -> Result<[Vec<T>; 3]> {
+        let mut xr: [Vec<T>; 3] = Default::default();
+        for d in 0..self.dim {
+            xr[d] = rescale(xs[d], self.ext_x[d].centre, 1.0 / self.grids[d].gamma, "NUFFT type 3 rescaled points")?;
+        }
+        Ok(xr)
+    }
+
+    /// The rescaled frequencies `s'_d = h_d γ_d (s_d − D_d)` (the inner type 2's points),
+    /// axes ≥ dim empty. Errors: [`Error::Alloc`].
+    pub fn rescaled_freqs<T: Real>(&self, ss: [&[T]; 3]) -> Result<[Vec<T>; 3]> {
+        let mut sr: [Vec<T>; 3] = Default::default();
+        for d in 0..self.dim {
+            let g = self.grids[d];
+            sr[d] = rescale(ss[d], self.ext_s[d].centre, g.h * g.gamma, "NUFFT type 3 rescaled frequencies")?;
+        }
+        Ok(sr)
+    }
+
+    /// The pre-phase factors `e^{± i D·x_j}` (M values; empty when `D = 0` on every axis).
+    /// Errors: [`Error::Alloc`].
+    pub fn prephase<T: Real>(&self, xs: [&[T]; 3], threads: &Threads) -> Result<Vec<Complex<T>>> {
+        let (dim, ext_s, sign) = (self.dim, self.ext_s, self.sign());
+        if !ext_s[..dim].iter().any(|e| e.centre != 0.0) {
+            return Ok(Vec::new());
+        }
+        let mut prephase = zeroed_vec(self.m, "NUFFT type 3 pre-phase factors")?;
+        threads.chunks(&mut prephase, CHUNK, |ci, out| {
+            for (i, o) in out.iter_mut().enumerate() {
+                let j = ci * CHUNK + i;
+                let ph: f64 = (0..dim).map(|d| ext_s[d].centre * xs[d][j].to_f64v()).sum();
+                *o = cplx(Complex::from_polar(1.0, sign * ph));
+            }
+        });
+        Ok(prephase)
+    }
+
+    /// The deconvolution and post-phase factors `e^{± i (s_k − D)·C} / Π_d ψ̂(s'_{dk})`
+    /// (N values). Errors: [`Error::Alloc`].
+    pub fn deconv<T: Real>(&self, ss: [&[T]; 3], kft: &KernelFt, threads: &Threads) -> Result<Vec<Complex<T>>> {
+        let (dim, ext_s, ext_x, grids, sign) = (self.dim, self.ext_s, self.ext_x, self.grids, self.sign());
+        let mut deconv = zeroed_vec(self.n, "NUFFT type 3 deconvolution factors")?;
+        threads.chunks(&mut deconv, CHUNK, |ci, out| {
+            for (i, o) in out.iter_mut().enumerate() {
+                let k = ci * CHUNK + i;
+                let (mut ph, mut amp) = (0.0, 1.0);
+                for d in 0..dim {
+                    let sd = ss[d][k].to_f64v() - ext_s[d].centre;
+                    amp *= kft.eval(grids[d].h * grids[d].gamma * sd);
+                    ph += sd * ext_x[d].centre;
+                }
+                *o = cplx(Complex::from_polar(1.0 / amp, sign * ph));
+            }
+        });
+        Ok(deconv)
+    }
+
+    /// The set-up line printed with `opts.debug > 0`.
+    pub fn describe(&self) -> String {
+        let dim = self.dim;
+        format!("M = {}, N = {}: X {:?} C {:?} S {:?} D {:?} nf {:?} gamma {:?}", self.m, self.n,
+                self.ext_x[..dim].iter().map(|e| e.half).collect::<Vec<_>>(), self.ext_x[..dim].iter().map(|e| e.centre).collect::<Vec<_>>(),
+                self.ext_s[..dim].iter().map(|e| e.half).collect::<Vec<_>>(), self.ext_s[..dim].iter().map(|e| e.centre).collect::<Vec<_>>(),
+                &self.nf()[..dim], self.grids[..dim].iter().map(|g| g.gamma).collect::<Vec<_>>())
+    }
+}
+
+/// What `setpts` builds: the geometry, the spreader on the fine grid, the inner type 2 and the
+/// phase and deconvolution factors.
+struct Points<T: Real> {
+    m: usize,
+    n: usize,
+    grids: [Type3Grid; 3],
+    spreader: Spreader<T>,
+    fw: AlignedVec<Complex<T>>,
+    inner: CpuNufft<T>,
+    /// `e^{± i D·x_j}` (empty when `D = 0` on every axis).
+    prephase: Vec<Complex<T>>,
+    /// `e^{± i (s_k − D)·C} / Π_d ψ̂(s'_{dk})`.
+    deconv: Vec<Complex<T>>,
+    /// Pre-phased strengths of one transform (empty when there is no pre-phase).
+    cwork: Vec<Complex<T>>,
+}
+
+/// A NUFFT plan of type 3 in precision `T` on the CPU (see the module docs).
+pub struct Type3Plan<T: Real> {
+    params: Type3Params,
+    threads: Threads,
+    pts: Option<Points<T>>,
+    timings: Type3Timings,
+}
+
+/// Points per parallel chunk of the phase and deconvolution loops.
+const CHUNK: usize = 4096;
+
+impl<T: Real> Type3Plan<T> {
+    /// Makes a type-3 plan on the CPU.
+    ///
+    /// * `dim`: 1–3; `iflag`: sign of the exponent (`≥ 0` → `+i`); `ntrans ≥ 1` vectors per
+    ///   execute;
+    /// * `tol`: requested relative l2 accuracy, finite and > 0; clamped as for types 1 and 2
+    ///   ([`NufftPlan::new`]) with [`FARFIELD_WARN_TOL_CLAMPED`] in [`Type3Plan::info`];
+    /// * `opts`: as for types 1 and 2 (every field validated by [`NufftOpts::check`]);
+    ///   `upsampfac` 0 means σ = 2 for the type-3 grid (the inner type 2 then chooses its own
+    ///   as an automatic type 2 does); `modeord` and `points_by_reference` do not apply (the
+    ///   rescaled points are always copies); `backend` CUDA → [`Error::NotSupported`] (this
+    ///   is the CPU executor: [`NufftPlan::new`] routes a CUDA type 3 to the GPU executor).
+    ///
+    /// The fine grid depends on the points, so it is sized and allocated by
+    /// [`Type3Plan::setpts`]. Errors: [`Error::Dim`], [`Error::InvalidArg`] (ntrans, options),
+    /// [`Error::Tol`], [`Error::NotSupported`], [`Error::Alloc`].
+    pub fn new(dim: usize, iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
+        let params = Type3Params::new::<T>(dim, iflag, ntrans, tol, opts)?;
+        if opts.backend == BackendChoice::Cuda {
+            return Err(Error::NotSupported(
+                "Type3Plan is the CPU executor (opts.backend = CUDA: make the plan through NufftPlan::new)".into()));
+        }
+        let threads = Threads::new(opts.nthreads)?;
+        Ok(Type3Plan { params, threads, pts: None, timings: Type3Timings::default() })
+    }
+
+    /// Sets (or replaces) the `M` points `x` (and `y` for dim ≥ 2, `z` for dim 3; each of length
+    /// M; unused axes may be empty) and the `N` target frequencies `s` (and `t`, `u`; each of
+    /// length N). Any finite reals; the product of their half-widths per axis sets the fine
+    /// grid (module docs). Everything is copied (rescaled).
+    ///
+    /// Errors: [`Error::NPoints`] (length mismatch, M or N above [`MAX_POINTS`] = 2³² − 1 (the
+    /// targets are the inner type 2's points), `ntrans·M` or
+    /// `ntrans·N` above 2⁴⁰), [`Error::NonFinite`] (first bad point or frequency, named),
+    /// [`Error::Range`] (`X·S` overflows), [`Error::Modes`] (fine grid too large) keep the
+    /// previous points; [`Error::Alloc`] and [`Error::Fft`] leave the plan without points.
+    #[allow(clippy::too_many_arguments)]
+    pub fn setpts(&mut self, x: &[T], y: &[T], z: &[T], s: &[T], t: &[T], u: &[T]) -> Result<()> {
+        let t0 = Instant::now();
+        let p = &self.params;
+        let dim = p.dim;
+        let xs: [&[T]; 3] = [x, if dim > 1 { y } else { &[] }, if dim > 2 { z } else { &[] }];
+        let ss: [&[T]; 3] = [s, if dim > 1 { t } else { &[] }, if dim > 2 { u } else { &[] }];
+        let geo = p.geometry(xs, ss, &self.threads)?;
+        let nf = geo.nf();
+        // from here on a failure leaves the plan without points
+        self.pts = None;
+        let fw = AlignedVec::<Complex<T>>::zeroed(geo.total, "NUFFT type 3 fine grid")?;
+        let mut spreader = Spreader::new(dim, &nf[..dim], &p.kernel, SpreadOpts {
+            max_subprob_size: p.opts.spread_max_subprob_size,
+        })?;
+        {
+            let xr = geo.rescaled_points(xs)?;
+            spreader.setpts([&xr[0], &xr[1], &xr[2]], &self.threads)?;
+        }
+        // the inner type 2: nf "modes" per axis in FFT order (grid index i ↔ l = i or i − nf)
+        let (inner_params, inner_opts) = p.inner_params::<T>(&geo, Backend::Cpu)?;
+        let mut inner = CpuNufft::<T>::new(inner_params, &inner_opts)?;
+        {
+            let sr = geo.rescaled_freqs(ss)?;
+            inner.setpts(ExecPoints { x: [&sr[0], &sr[1], &sr[2]], s: [&[], &[], &[]] })?;
+        }
+        let prephase = geo.prephase(xs, &self.threads)?;
+        let cwork = if prephase.is_empty() { Vec::new() } else { zeroed_vec(geo.m, "NUFFT type 3 pre-phased strengths")? };
+        let deconv = geo.deconv(ss, &p.kft, &self.threads)?;
+        self.pts = Some(Points { m: geo.m, n: geo.n, grids: geo.grids, spreader, fw, inner, prephase, deconv, cwork });
+        self.timings = Type3Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
+        if self.params.opts.debug > 0 {
+            eprintln!("[farfield nufft{} type 3] setpts {}, inner type 2 nf {:?}: {:.3} s",
+                      if T::NAME == "f32" { "f" } else { "" }, geo.describe(),
+                      &self.pts.as_ref().map(|p| p.inner.info().nf).unwrap_or_default()[..dim], self.timings.setpts_s);
+        }
+        Ok(())
+    }
+
     /// Executes: reads the strengths `c` (`ntrans·M`, `c[t*M + j]`), writes
     /// `f[t*N + k] = Σ_j c[t*M + j] e^{± i s_k·x_j}` (`ntrans·N`, overwritten).
     ///
@@ -424,13 +552,15 @@ impl<T: Real> Type3Plan<T> {
             return Err(Error::NoPoints("call setpts before execute".into()));
         };
         let (m, n) = (p.m, p.n);
-        if c.len() != m * self.ntrans || f.len() != n * self.ntrans {
+        let ntrans = self.params.ntrans;
+        if c.len() != m * ntrans || f.len() != n * ntrans {
             return Err(Error::InvalidArg(format!(
                 "array lengths c = {}, f = {} do not match ntrans·M = {}, ntrans·N = {}",
-                c.len(), f.len(), m * self.ntrans, n * self.ntrans)));
+                c.len(), f.len(), m * ntrans, n * ntrans)));
         }
+        let ntrans = self.params.ntrans;
         let mut tm = Type3Timings { setpts_s: self.timings.setpts_s, ..Default::default() };
-        for tr in 0..self.ntrans {
+        for tr in 0..ntrans {
             let ct = &c[tr * m..(tr + 1) * m];
             let ft = &mut f[tr * n..(tr + 1) * n];
             let t0 = Instant::now();
@@ -466,7 +596,7 @@ impl<T: Real> Type3Plan<T> {
             tm.deconv_s += t3.elapsed().as_secs_f64();
         }
         self.timings = tm;
-        if self.opts.debug > 0 {
+        if self.params.opts.debug > 0 {
             eprintln!("[farfield nufft type 3] execute: pre-phase {:.3} s, spread {:.3} s, inner type 2 {:.3} s, deconvolve {:.3} s",
                       tm.prephase_s, tm.spread_s, tm.inner_s, tm.deconv_s);
         }
@@ -481,21 +611,16 @@ impl<T: Real> Type3Plan<T> {
     /// What the plan chose: the type-3 fine grid `nf` (zeros before `setpts`), the spreading
     /// kernel's width and parameter, σ, the tolerance used and warnings.
     pub fn info(&self) -> NufftInfo {
-        let nf = self.pts.as_ref().map_or([0; 3], |p| {
-            let mut nf = [1usize; 3];
-            for d in 0..self.dim {
-                nf[d] = p.grids[d].nf;
-            }
-            nf
-        });
+        // axes beyond dim have nf = 1 (Type3Params::geometry)
+        let nf = self.pts.as_ref().map_or([0; 3], |p| [p.grids[0].nf, p.grids[1].nf, p.grids[2].nf]);
         NufftInfo {
             nf,
-            kernel_width: self.kernel.width(),
+            kernel_width: self.params.kernel.width(),
             nthreads: self.threads.count(),
-            upsampfac: self.sigma,
-            kernel_param: self.kernel.shape_param(),
-            tol_used: self.tol_used,
-            warnings: self.warnings,
+            upsampfac: self.params.sigma,
+            kernel_param: self.params.kernel.shape_param(),
+            tol_used: self.params.tol_used,
+            warnings: self.params.warnings,
             backend: Backend::Cpu,
         }
     }
@@ -522,19 +647,19 @@ impl<T: Real> Type3Plan<T> {
     }
     /// Dimension (1–3).
     pub fn dim(&self) -> usize {
-        self.dim
+        self.params.dim
     }
     /// Vectors per execute.
     pub fn ntrans(&self) -> usize {
-        self.ntrans
+        self.params.ntrans
     }
     /// The options the plan was made with.
     pub fn options(&self) -> &NufftOpts {
-        &self.opts
+        &self.params.opts
     }
     /// The spreading kernel.
     pub fn kernel(&self) -> &Kernel {
-        &self.kernel
+        &self.params.kernel
     }
     /// Stage timings of the last `setpts` + `execute`.
     pub fn timings(&self) -> Type3Timings {
@@ -562,7 +687,7 @@ impl<T: Real> NufftExec<T> for Type3Plan<T> {
         Type3Plan::info(self)
     }
     fn kernel(&self) -> &Kernel {
-        &self.kernel
+        &self.params.kernel
     }
     /// The type-3 stages mapped onto [`Timings`]: spreading → `spread_s`, the inner type 2 →
     /// `fft_s`, pre-phase, deconvolution and post-phase → `deconv_s`.

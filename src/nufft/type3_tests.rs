@@ -304,3 +304,22 @@ fn errors_are_named_and_keep_the_plan_usable() {
     let bad = vec![Complex::new(f64::NAN, 0.0); 3];
     assert!(matches!(plan.execute(&bad, &mut f), Err(Error::Range(m)) if m.contains("f[")));
 }
+
+/// The backend of a type-3 plan is decided by `crate::dispatch`: CUDA goes to the GPU type 3
+/// (NO_DEVICE on a machine without one, after the arguments are checked), never to a refusal;
+/// the CPU executor itself refuses CUDA options.
+#[test]
+fn type3_backend_is_chosen_by_dispatch() {
+    use super::options::BackendChoice;
+    use super::NufftPlan;
+    let cuda = NufftOpts { backend: BackendChoice::Cuda, nthreads: 1, ..Default::default() };
+    assert!(matches!(Type3Plan::<f64>::new(1, 1, 1, 1e-6, &cuda), Err(Error::NotSupported(_))));
+    assert!(matches!(NufftPlan::<f64>::new(3, 4, &[], 1, 1, 1e-6, &cuda), Err(Error::Dim(_))));
+    match NufftPlan::<f64>::new(3, 2, &[], 1, 1, 1e-6, &cuda) {
+        Err(Error::NoDevice(_)) => {}
+        Ok(p) => assert_eq!(p.info().backend, super::Backend::Cuda),
+        Err(e) => panic!("type 3 with CUDA: {e:?}"),
+    }
+    let cpu = NufftPlan::<f64>::new(3, 2, &[], 1, 1, 1e-6, &NufftOpts { nthreads: 1, ..Default::default() }).unwrap();
+    assert_eq!(cpu.info().backend, super::Backend::Cpu);
+}

@@ -46,3 +46,25 @@ __device__ void ff_deconv(int dir, int n0, int n1, int n2, int nf0, int nf1, con
 
 FF_DEFINE_DECONV(float, f32)
 FF_DEFINE_DECONV(double, f64)
+
+// Pointwise complex product in place, a[i] ← a[i]·b[i] for i < n (interleaved complex): the
+// pre-phase e^{±i D·x_j} and the deconvolution/post-phase factors of NUFFT type 3
+// (src/gpu/type3.rs, as src/nufft/type3.rs).
+template <typename T>
+__device__ void ff_cmul(int n, const T* b, T* a) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const T ar = a[2 * i], ai = a[2 * i + 1];
+    const T br = b[2 * i], bi = b[2 * i + 1];
+    a[2 * i] = ar * br - ai * bi;
+    a[2 * i + 1] = ar * bi + ai * br;
+}
+
+#define FF_DEFINE_CMUL(T, S)                                                    \
+    FF_EXTERN_C __global__ void ff_cmul_##S(int n, const T* b, T* a) {          \
+        ff_cmul<T>(n, b, a);                                                    \
+    }                                                                           \
+    FF_REGISTER(ff_cmul_##S)
+
+FF_DEFINE_CMUL(float, f32)
+FF_DEFINE_CMUL(double, f64)
