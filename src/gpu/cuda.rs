@@ -114,6 +114,23 @@ impl CudaDevice {
         let _ = s.leak();
         r
     }
+
+    /// Runs `run` on two caller-owned device arrays of complex values of precision `T` — `c`
+    /// with `nc` and `f` with `nf` values — seen as buffers of this device (the execute on
+    /// device pointers of the CUDA NUFFT executors, cuFINUFFT style).
+    /// Errors: [`crate::Error::NullPointer`] when either address is 0, and those of `run`.
+    ///
+    /// # Safety
+    /// As [`CudaDevice::with_foreign`], for both arrays.
+    pub unsafe fn with_foreign_pair<T>(&self, c: u64, nc: usize, f: u64, nf: usize,
+                                       run: impl FnOnce(&mut CudaSlice<u8>, &mut CudaSlice<u8>) -> crate::Result<()>)
+                                       -> crate::Result<()> {
+        if c == 0 || f == 0 {
+            return Err(crate::Error::NullPointer("device array c or f is NULL".into()));
+        }
+        let z = 2 * std::mem::size_of::<T>();
+        self.with_foreign(c, (nc * z).max(1), |cs| self.with_foreign(f, (nf * z).max(1), |fs| run(cs, fs)))
+    }
 }
 
 enum Slot {

@@ -280,15 +280,9 @@ impl<T: Real> NufftExec<T> for CudaNufft<T> {
         self.plan.execute(c, f)
     }
     unsafe fn execute_device(&mut self, c: u64, f: u64) -> Result<()> {
-        if c == 0 || f == 0 {
-            return Err(Error::NullPointer("device array c or f is NULL".into()));
-        }
-        let z = 2 * std::mem::size_of::<T>();
-        let nt = self.plan.params.ntrans;
-        let (cb, fb) = ((nt * self.plan.num_points() * z).max(1), nt * self.plan.num_modes() * z);
         let plan = &self.plan;
-        let dev = &plan.dev;
-        dev.with_foreign(c, cb, |cs| dev.with_foreign(f, fb, |fs| plan.execute_dev_all(cs, fs)))
+        let nt = plan.params.ntrans;
+        plan.dev.with_foreign_pair::<T>(c, nt * plan.num_points(), f, nt * plan.num_modes(), |cs, fs| plan.execute_dev_all(cs, fs))
     }
     fn info(&self) -> NufftInfo {
         self.plan.info()
