@@ -97,7 +97,7 @@ impl<T: Real, D: FftDevice> GpuType3<T, D> {
         let prephase = geo.prephase(xs, &self.threads)?;
         let prephase = if prephase.is_empty() { None } else { Some(upload_new(&self.dev, &prephase)?) };
         let deconv = upload_new(&self.dev, &geo.deconv(ss, &p.kft, &self.threads)?)?;
-        let fine = self.dev.alloc(geo.total * 2 * std::mem::size_of::<T>())?;
+        let fine = self.dev.alloc(geo.total() * 2 * std::mem::size_of::<T>())?;
         if p.opts.debug > 0 {
             eprintln!("[farfield nufft{} type 3 gpu] setpts {}, inner type 2 nf {:?}",
                       if T::NAME == "f32" { "f" } else { "" }, geo.describe(), &inner.info().nf[..dim]);

@@ -280,12 +280,12 @@ impl Type3Params {
         }
         let nf = [grids[0].nf, grids[1].nf, grids[2].nf];
         let total = nf[..dim].iter().try_fold(1usize, |a, &b| a.checked_mul(b)).filter(|&t| t <= MAX_GRID_ELEMENTS);
-        let Some(total) = total else {
+        let Some(_) = total else {
             return Err(Error::Modes(format!(
                 "type 3: the fine grid {} needed by the space-bandwidth products exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} points",
                 nf[..dim].iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))));
         };
-        Ok(Type3Geometry { dim, iflag: self.iflag, m, n, ext_x, ext_s, grids, total })
+        Ok(Type3Geometry { dim, iflag: self.iflag, m, n, ext_x, ext_s, grids })
     }
 
     fn check_sizes<T>(&self, xs: &[&[T]; 3], ss: &[&[T]; 3]) -> Result<()> {
@@ -355,14 +355,17 @@ pub struct Type3Geometry {
     pub ext_s: [Extent; 3],
     /// Fine grid per axis (`nf = 1` beyond dim).
     pub grids: [Type3Grid; 3],
-    /// `Π nf_d`.
-    pub total: usize,
 }
 
 impl Type3Geometry {
     /// Fine grid sizes `[nf1, nf2, nf3]` (1 beyond dim).
     pub fn nf(&self) -> [usize; 3] {
         [self.grids[0].nf, self.grids[1].nf, self.grids[2].nf]
+    }
+
+    /// Fine grid points `Π nf_d` (at most 2⁴⁰: checked by [`Type3Params::geometry`]).
+    pub fn total(&self) -> usize {
+        self.nf().iter().product()
     }
 
     fn sign(&self) -> f64 {
@@ -513,7 +516,7 @@ impl<T: Real> Type3Plan<T> {
         let nf = geo.nf();
         // from here on a failure leaves the plan without points
         self.pts = None;
-        let fw = AlignedVec::<Complex<T>>::zeroed(geo.total, "NUFFT type 3 fine grid")?;
+        let fw = AlignedVec::<Complex<T>>::zeroed(geo.total(), "NUFFT type 3 fine grid")?;
         let mut spreader = Spreader::new(dim, &nf[..dim], &p.kernel, SpreadOpts {
             max_subprob_size: p.opts.spread_max_subprob_size,
         })?;

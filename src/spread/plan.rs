@@ -402,19 +402,8 @@ impl<T: GpuReal> SpreadPlan<T> {
         self.need_points()?;
         self.check_lens("spread", c.len(), grid.len())?;
         self.timed("spread (real)", || match &self.exec {
-            Exec::Cpu { sp, threads } => {
-                sp.try_spread_real(c, grid, threads)
-            }
-            Exec::Gpu(g) => {
-                let mut cc = crate::error::try_vec(c.len(), "complex copy of the values")?;
-                cc.extend(c.iter().map(|&v| Complex::new(v, T::zero())));
-                let mut gc = crate::error::try_filled_vec(grid.len(), Complex::new(T::zero(), T::zero()), "complex grid")?;
-                g.spread(&cc, &mut gc)?;
-                for (o, v) in grid.iter_mut().zip(&gc) {
-                    *o = v.re;
-                }
-                Ok(())
-            }
+            Exec::Cpu { sp, threads } => sp.try_spread_real(c, grid, threads),
+            Exec::Gpu(g) => via_complex(c, grid, |a, b| g.spread(a, b)),
         })
     }
 
@@ -424,9 +413,7 @@ impl<T: GpuReal> SpreadPlan<T> {
         self.need_points()?;
         self.check_lens("spread", c.len(), grid.len())?;
         self.timed("spread (complex)", || match &self.exec {
-            Exec::Cpu { sp, threads } => {
-                sp.try_spread(c, grid, threads)
-            }
+            Exec::Cpu { sp, threads } => sp.try_spread(c, grid, threads),
             Exec::Gpu(g) => g.spread(c, grid),
         })
     }
@@ -474,16 +461,7 @@ impl<T: GpuReal> SpreadPlan<T> {
                     Ok(())
                 }
             },
-            Exec::Gpu(g) => {
-                let mut gc = crate::error::try_vec(grid.len(), "complex copy of the grid")?;
-                gc.extend(grid.iter().map(|&v| Complex::new(v, T::zero())));
-                let mut vc = crate::error::try_filled_vec(values.len(), Complex::new(T::zero(), T::zero()), "complex values")?;
-                g.interp(&gc, &mut vc)?;
-                for (o, v) in values.iter_mut().zip(&vc) {
-                    *o = v.re;
-                }
-                Ok(())
-            }
+            Exec::Gpu(g) => via_complex(grid, values, |a, b| g.interp(a, b)),
         })
     }
 
@@ -498,6 +476,22 @@ impl<T: GpuReal> SpreadPlan<T> {
             Exec::Gpu(g) => g.interp(grid, values),
         })
     }
+}
+
+/// Runs the complex operation `op` on real data (the GPU spreader works on complex values):
+/// `input` widened to complex with zero imaginary part (fallibly allocated copies), `out`
+/// receives the real part of the complex result. Errors: [`Error::Alloc`] and those of `op`.
+fn via_complex<T: GpuReal>(input: &[T], out: &mut [T],
+                        op: impl FnOnce(&[Complex<T>], &mut [Complex<T>]) -> Result<()>) -> Result<()> {
+    let zero = Complex::new(T::zero(), T::zero());
+    let mut a = crate::error::try_vec(input.len(), "complex copy of the real input")?;
+    a.extend(input.iter().map(|&v| Complex::new(v, T::zero())));
+    let mut b = crate::error::try_filled_vec(out.len(), zero, "complex output")?;
+    op(&a, &mut b)?;
+    for (o, v) in out.iter_mut().zip(&b) {
+        *o = v.re;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
