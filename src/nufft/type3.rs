@@ -45,9 +45,7 @@ use crate::kernel::Kernel;
 use crate::real::Real;
 use crate::spread::{SpreadOpts, Spreader};
 use crate::threads::Threads;
-use gauss_quad::GaussLegendre;
 use num_complex::Complex;
-use std::num::NonZeroUsize;
 use std::time::Instant;
 
 /// Wall-clock seconds of the stages of the last type-3 `setpts`/`execute` (summed over
@@ -152,7 +150,7 @@ impl Type3Grid {
 
 /// The kernel's Fourier transform at real frequencies, `ψ̂(ω) = ∫ ψ(t) e^{iωt} dt =
 /// 2∫_0^{w/2} ψ(t) cos(ωt) dt` (t in grid units, ψ even), by Gauss–Legendre quadrature with
-/// `q = 2w + 16` nodes on `[0, w/2]` (the rule [`crate::kernel::es::EsParams::fourier_series`]
+/// `q = 2w + 16` nodes on `[0, w/2]` (`crate::quad::gauss_legendre`, the rule [`crate::kernel::es::EsParams::fourier_series`]
 /// uses at integer frequencies). Works for any kernel through [`Kernel::value`]; for the
 /// truncated Gaussian it gives the transform of the truncated kernel that is spread.
 #[derive(Clone)]
@@ -167,16 +165,8 @@ impl KernelFt {
     /// Tabulates the quadrature for `kernel`.
     pub fn new(kernel: &Kernel) -> KernelFt {
         let w = kernel.width();
-        let q = 2 * w + 16;
-        let gl = GaussLegendre::new(NonZeroUsize::new(q).expect("q > 0"));
-        let half = 0.5 * w as f64;
-        let (mut t, mut a) = (Vec::with_capacity(q), Vec::with_capacity(q));
-        for (s, wq) in gl.iter() {
-            // [−1, 1] → [0, w/2]
-            let ti = 0.5 * half * (s + 1.0);
-            t.push(ti);
-            a.push(2.0 * 0.5 * half * wq * kernel.value(ti));
-        }
+        let (t, wq) = crate::quad::gauss_legendre(2 * w + 16, 0.0, 0.5 * w as f64);
+        let a = t.iter().zip(&wq).map(|(&ti, &wi)| 2.0 * wi * kernel.value(ti)).collect();
         KernelFt { t, a }
     }
 
