@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds what a GPU machine without a Rust toolchain, FFTW or registry access needs to run
+# farfield's CUDA path and its benchmarks (docs/design.md §5.5), into build-gpu/ (git-ignored):
+#
+#   build-gpu/libfarfield.so, libfarfield.so.<MAJOR>   the C library, stripped
+#   build-gpu/farfield                                 the command-line tool, stripped
+#   build-gpu/libfftw3*.so.3                           FFTW (double, single, threads) beside them
+#   build-gpu/env.sh                                   `source` it there: LD_LIBRARY_PATH, PATH
+#
+# Usage: bash scripts/gpu-bundle.sh            (then carry build-gpu/ with the working tree)
+# On the GPU machine: `source build-gpu/env.sh; farfield gpu check`, or
+# `python3 benches/peers/nufft_vs_cufinufft.py --cufinufft-src DIR` (it finds build-gpu/ itself).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+OUT=build-gpu
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+cargo build --release -p farfield -p farfield-cli
+mkdir -p "$OUT"
+MAJOR=$(sed -n 's/^version = "\([0-9]*\)\..*/\1/p' Cargo.toml | head -1)
+install -m 755 "$CARGO_TARGET_DIR/release/libfarfield.so" "$OUT/libfarfield.so"
+install -m 755 "$CARGO_TARGET_DIR/release/farfield" "$OUT/farfield"
+strip --strip-unneeded "$OUT/libfarfield.so" "$OUT/farfield"
+ln -sf libfarfield.so "$OUT/libfarfield.so.$MAJOR"
+for lib in libfftw3 libfftw3f libfftw3_threads libfftw3f_threads; do
+  src=$(ldconfig -p | awk -v n="$lib.so.3" '$1 == n { print $NF; exit }')
+  [[ -n "$src" ]] || { echo "gpu-bundle: $lib.so.3 not found (install libfftw3-dev)" >&2; exit 1; }
+  cp -L "$src" "$OUT/$lib.so.3"
+done
+cat > "$OUT/env.sh" <<'ENV'
+# source this file on the GPU machine: farfield's bundle on the loader path and PATH
+_ff_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export LD_LIBRARY_PATH="$_ff_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$_ff_dir:$PATH"
+unset _ff_dir
+ENV
+du -sh "$OUT" | awk '{ print "gpu-bundle: " $1 " in build-gpu/" }'
