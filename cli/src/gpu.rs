@@ -1,9 +1,11 @@
 //! `farfield gpu check`: compiles every CUDA kernel of the library with NVRTC for each
 //! requested architecture and, when `FARFIELD_PTXAS` names a `ptxas` executable, assembles the
-//! PTX — no GPU needed. NVRTC comes from the loader path or from `FARFIELD_NVRTC_LIB`.
+//! PTX — no GPU needed; the same compilation also gives the CUBIN a device loads. NVRTC comes
+//! from the loader path or from `FARFIELD_NVRTC_LIB`.
 //! Prints one line per source and architecture, then (with `--json`) one JSON object on the last
-//! line: `kernels, compiled, assembled, archs, device_found, ok, nvrtc, ptxas, results`.
-//! Exits non-zero unless every kernel compiled (and assembled, when ptxas was given).
+//! line: `kernels, compiled, assembled, cubins, archs, device_found, ok, nvrtc, ptxas, results`.
+//! Exits non-zero unless every kernel compiled, every source gave a CUBIN (and every kernel
+//! assembled, when ptxas was given).
 
 use crate::json;
 use crate::CliResult;
@@ -72,7 +74,8 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
             (None, Some(false)) => "compiled, ptxas FAILED".to_string(),
             (None, None) => "compiled".to_string(),
         };
-        println!("  {:<12} {:<8} {:>3} kernels  PTX {}  {status}", r.source, r.arch, r.entries.len(), r.ptx_version.as_deref().unwrap_or("-"));
+        println!("  {:<12} {:<8} {:>3} kernels  PTX {}  CUBIN {}  {status}", r.source, r.arch, r.entries.len(), r.ptx_version.as_deref().unwrap_or("-"),
+                 r.cubin_bytes.map_or("none".to_string(), |b| format!("{b} B")));
         if let Some(e) = &r.compile_error {
             println!("{e}");
         }
@@ -81,17 +84,19 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
         }
         results.push(json!({
             "source": r.source, "arch": r.arch, "kernels": r.entries.len(), "ptx_version": r.ptx_version,
-            "compiled": r.compile_error.is_none(), "assembled": r.assembled,
+            "compiled": r.compile_error.is_none(), "assembled": r.assembled, "cubin_bytes": r.cubin_bytes,
             "error": r.compile_error.clone().or_else(|| r.ptxas_error.clone()),
         }));
     }
     let ok = rep.ok();
     println!(
-        "{} kernels x {} archs: {} compiled, {} assembled: {}",
+        "{} kernels x {} archs: {} compiled, {} assembled, {} of {} CUBINs: {}",
         rep.kernels,
         rep.archs.len(),
         rep.compiled,
         rep.assembled,
+        rep.cubins,
+        rep.results.len(),
         if ok { "OK" } else { "FAILED" }
     );
     if a.json {
@@ -99,6 +104,7 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
             "kernels": rep.kernels,
             "compiled": rep.compiled,
             "assembled": rep.assembled,
+            "cubins": rep.cubins,
             "archs": rep.archs,
             "device_found": rep.device_found,
             "ok": ok,

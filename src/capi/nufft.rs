@@ -20,10 +20,10 @@ use super::abi::{self, versioned};
 use super::{check_disjoint, destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::nufft::options::*;
-use crate::nufft::{Backend, NufftInfo, NufftOpts, NufftPlan};
+use crate::nufft::{Backend, GpuStream, NufftInfo, NufftOpts, NufftPlan};
 use crate::real::Real;
 use num_complex::{Complex, Complex32, Complex64};
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
 /// Opaque double-precision NUFFT plan (C: `struct farfield_nufft_plan_s`).
@@ -100,6 +100,19 @@ pub struct farfield_nufft_opts {
     /// treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are
     /// preferred. Ignored on the CPU.
     pub gpu_spread_reuse_hint: i32,
+    /// CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
+    /// (default) for the default stream of device 0's context (cuFINUFFT's default). With a
+    /// stream, every kernel launch, copy and cuFFT execution of the plan (setpts, execute)
+    /// runs on it: `farfield_nufft_execute` (host arrays) synchronises the stream before it
+    /// returns; `farfield_nufft_execute_device` does not — its results are ready in stream
+    /// order, and the caller orders its own work on the stream (cuFINUFFT's semantics). The
+    /// stream must belong to device 0's primary context (the CUDA runtime's, which CuPy,
+    /// PyTorch and cuFINUFFT use) and stay valid until the plan is destroyed (the plan frees
+    /// its device memory in stream order on it); the library never destroys it. A non-NULL
+    /// stream for a plan that runs on the CPU (`backend` AUTO or CPU) →
+    /// `FARFIELD_ERR_INVALID_ARG` naming `opts.gpu_stream`. Appended after 1.0.0: a caller
+    /// built against the 1.0.0 header (a 56-byte struct) gets NULL.
+    pub gpu_stream: *mut c_void,
 }
 
 /// What a plan chose (versioned: the caller sets `struct_size = sizeof(farfield_nufft_info)`
@@ -145,12 +158,13 @@ fn default_opts() -> farfield_nufft_opts {
         points_by_reference: 0,
         gpu_method: FARFIELD_GPU_METHOD_AUTO,
         gpu_spread_reuse_hint: 0,
+        gpu_stream: std::ptr::null_mut(),
     }
 }
 
 versioned!(farfield_nufft_opts, "farfield_nufft_opts",
            [struct_size, modeord, debug, nthreads, kernel, upsampfac, fftw, spread_max_subprob_size, backend,
-            points_by_reference, gpu_method, gpu_spread_reuse_hint],
+            points_by_reference, gpu_method, gpu_spread_reuse_hint, gpu_stream],
            default_opts());
 
 fn empty_info() -> farfield_nufft_info {
@@ -214,6 +228,10 @@ fn convert_opts(o: &farfield_nufft_opts) -> Result<NufftOpts> {
         points_by_reference,
         gpu_method,
         gpu_spread_reuse_hint: nonneg("gpu_spread_reuse_hint", o.gpu_spread_reuse_hint)?,
+        // SAFETY: the C caller's promise on `gpu_stream` (documented on the field): a stream of
+        // device 0's primary context that outlives the plan. Checked against the backend when
+        // the plan is made (a CPU plan refuses it).
+        gpu_stream: unsafe { GpuStream::from_raw(o.gpu_stream as u64) },
     })
 }
 
@@ -582,10 +600,12 @@ mod tests {
     fn versioned_layout_and_default_opts() {
         super::abi::check_fields::<farfield_nufft_opts>();
         super::abi::check_fields::<farfield_nufft_info>();
-        assert_eq!(std::mem::size_of::<farfield_nufft_opts>(), 56);
+        assert_eq!(std::mem::size_of::<farfield_nufft_opts>(), 64);
         assert_eq!(std::mem::offset_of!(farfield_nufft_opts, modeord), 8);
         assert_eq!(std::mem::offset_of!(farfield_nufft_opts, upsampfac), 24);
         assert_eq!(std::mem::offset_of!(farfield_nufft_opts, gpu_spread_reuse_hint), 52);
+        assert_eq!(std::mem::offset_of!(farfield_nufft_opts, gpu_stream), 56);
+        assert_eq!(std::mem::size_of::<*mut c_void>(), 8);
         assert_eq!(std::mem::size_of::<farfield_nufft_info>(), 72);
         assert_eq!(std::mem::offset_of!(farfield_nufft_info, nf), 8);
         assert_eq!(std::mem::offset_of!(farfield_nufft_info, tol_used), 56);
@@ -594,12 +614,19 @@ mod tests {
         assert_eq!(convert_opts(&default_opts()).unwrap(), NufftOpts::default());
         let mut o = farfield_nufft_opts { struct_size: 1, modeord: 9, upsampfac: 9.0, ..default_opts() };
         unsafe {
-            assert_eq!(farfield_nufft_default_opts(&mut o, 56), 0);
+            assert_eq!(farfield_nufft_default_opts(&mut o, 64), 0);
             assert_eq!(o, default_opts());
-            assert_eq!(farfield_nufft_default_opts(std::ptr::null_mut(), 56), FARFIELD_ERR_NULL_POINTER);
+            assert!(o.gpu_stream.is_null());
+            assert_eq!(farfield_nufft_default_opts(std::ptr::null_mut(), 64), FARFIELD_ERR_NULL_POINTER);
             assert_eq!(farfield_nufft_default_opts(&mut o, 0), FARFIELD_ERR_INVALID_ARG);
             assert!(super::super::last_error_message().contains("sizeof"));
             assert_eq!(farfield_nufft_default_opts(&mut o, 28), FARFIELD_ERR_INVALID_ARG);
+            // a size ending inside the stream pointer
+            assert_eq!(farfield_nufft_default_opts(&mut o, 60), FARFIELD_ERR_INVALID_ARG);
+            // the 1.0.0 size (without gpu_stream) is a valid older struct
+            let mut old = farfield_nufft_opts { gpu_stream: 0x1234 as *mut c_void, ..default_opts() };
+            assert_eq!(farfield_nufft_default_opts(&mut old, 56), 0);
+            assert_eq!((old.struct_size, old.gpu_stream as usize), (56, 0x1234));
         }
     }
 
@@ -644,6 +671,38 @@ mod tests {
             assert_eq!(farfield_nufft_makeplan(1, 1, n.as_ptr(), 1, 1, 1e-6, &mut p2, &o), FARFIELD_ERR_INVALID_ARG);
             let msg = super::super::last_error_message();
             assert!(msg.contains("opts.backend") || msg.contains("opts.points_by_reference"), "{msg}");
+            farfield_nufft_destroy(plan);
+        }
+    }
+
+    #[test]
+    fn a_gpu_stream_needs_the_cuda_backend() {
+        unsafe {
+            let n = [12i64, 8];
+            let fake = 0x5000 as *mut c_void; // never used: the CPU plans refuse it first
+            for backend in [FARFIELD_BACKEND_AUTO, FARFIELD_BACKEND_CPU] {
+                for ty in [1, 3] {
+                    let o = farfield_nufft_opts { backend, gpu_stream: fake, nthreads: 1, ..default_opts() };
+                    let mut plan: farfield_nufft_plan = std::ptr::null_mut();
+                    assert_eq!(farfield_nufft_makeplan(ty, 2, n.as_ptr(), 1, 1, 1e-6, &mut plan, &o), FARFIELD_ERR_INVALID_ARG);
+                    assert!(plan.is_null());
+                    let msg = super::super::last_error_message();
+                    assert!(msg.contains("opts.gpu_stream") && msg.contains("CPU"), "{msg}");
+                    let mut pf: farfield_nufftf_plan = std::ptr::null_mut();
+                    assert_eq!(farfield_nufftf_makeplan(ty, 2, n.as_ptr(), 1, 1, 1e-4, &mut pf, &o), FARFIELD_ERR_INVALID_ARG);
+                }
+            }
+            // the Rust options carry the stream; NULL is none
+            let o = farfield_nufft_opts { backend: FARFIELD_BACKEND_CUDA, gpu_stream: fake, ..default_opts() };
+            assert_eq!(convert_opts(&o).unwrap().gpu_stream.map(|s| s.as_raw()), Some(0x5000));
+            assert_eq!(convert_opts(&default_opts()).unwrap().gpu_stream, None);
+            // an older caller (56 bytes) with garbage where gpu_stream would be: never read
+            let mut old = farfield_nufft_opts { gpu_stream: fake, nthreads: 1, ..default_opts() };
+            old.struct_size = 56;
+            let mut plan: farfield_nufft_plan = std::ptr::null_mut();
+            assert_eq!(farfield_nufft_makeplan(1, 2, n.as_ptr(), 1, 1, 1e-6, &mut plan, &old), 0,
+                       "{}", super::super::last_error_message());
+            assert_eq!((*plan).inner.lock().unwrap().options().gpu_stream, None);
             farfield_nufft_destroy(plan);
         }
     }

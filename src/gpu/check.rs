@@ -27,6 +27,8 @@ pub struct ArchResult {
     pub assembled: Option<bool>,
     /// ptxas error output (on failure).
     pub ptxas_error: Option<String>,
+    /// Size of the CUBIN NVRTC made in the same compilation (what a device loads), if any.
+    pub cubin_bytes: Option<usize>,
 }
 
 /// Summary of a check.
@@ -38,6 +40,8 @@ pub struct CheckReport {
     pub compiled: usize,
     /// (kernel, arch) pairs whose PTX ptxas assembled.
     pub assembled: usize,
+    /// (source, arch) pairs for which NVRTC also made a CUBIN.
+    pub cubins: usize,
     /// Architectures checked.
     pub archs: Vec<String>,
     /// Whether a CUDA device was found.
@@ -51,10 +55,12 @@ pub struct CheckReport {
 }
 
 impl CheckReport {
-    /// Every kernel compiled for every architecture, and assembled when ptxas was given.
+    /// Every kernel compiled for every architecture (PTX and, for every source, a CUBIN), and
+    /// assembled when ptxas was given.
     pub fn ok(&self) -> bool {
         let want = self.kernels * self.archs.len();
-        self.nvrtc.is_ok() && self.kernels > 0 && self.compiled == want && (self.ptxas.is_none() || self.assembled == want)
+        self.nvrtc.is_ok() && self.kernels > 0 && self.compiled == want && self.cubins == self.results.len()
+            && (self.ptxas.is_none() || self.assembled == want)
     }
 }
 
@@ -84,17 +90,49 @@ pub fn load_nvrtc() -> std::result::Result<String, String> {
 /// Compiles `src` for `arch` (e.g. `sm_80`); PTX text or the NVRTC log. NVRTC must be loadable
 /// ([`load_nvrtc`]).
 pub fn compile(name: &str, src: &str, arch: &str) -> std::result::Result<String, String> {
-    let opts = cudarc::nvrtc::CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
-        name: Some(name.to_string()),
-        ..Default::default()
-    };
-    let r = std::panic::catch_unwind(|| cudarc::nvrtc::compile_ptx_with_opts(src, opts));
-    match r {
-        Ok(Ok(ptx)) => Ok(ptx.to_src()),
-        Ok(Err(e)) => Err(format!("{e:?}")),
-        Err(_) => Err("NVRTC could not be loaded".into()),
-    }
+    compile_full(name, src, arch).map(|(ptx, _)| ptx)
+}
+
+/// Compiles `src` for the real architecture `arch` (`sm_XX`, as `--gpu-architecture`) once and
+/// returns both products: the PTX and the CUBIN (`nvrtcGetCUBIN`; `None` if this NVRTC gives
+/// none, e.g. for a virtual `compute_XX`). The CUBIN is what a device loads without the
+/// driver's PTX JIT; the PTX is what `farfield gpu check` assembles with ptxas. On failure,
+/// the NVRTC log. NVRTC must be loadable ([`load_nvrtc`]); never panics.
+pub fn compile_full(name: &str, src: &str, arch: &str) -> std::result::Result<(String, Option<Vec<u8>>), String> {
+    use cudarc::nvrtc::{result, sys};
+    let r = std::panic::catch_unwind(|| -> std::result::Result<(String, Option<Vec<u8>>), String> {
+        let csrc = std::ffi::CString::new(src).map_err(|_| format!("{name} contains a NUL byte"))?;
+        let cname = std::ffi::CString::new(name).map_err(|_| format!("{name}: NUL in the name"))?;
+        let prog = result::create_program(&csrc, Some(&cname)).map_err(|e| format!("nvrtcCreateProgram: {e:?}"))?;
+        let out = (|| {
+            let opts = [format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
+            // SAFETY: prog is a live program (destroyed below, after its last use).
+            if let Err(e) = unsafe { result::compile_program(prog, &opts) } {
+                let log = unsafe { result::get_program_log(prog) }.unwrap_or_default();
+                // SAFETY: NVRTC's log is NUL-terminated.
+                let log = if log.is_empty() { String::new() } else { unsafe { std::ffi::CStr::from_ptr(log.as_ptr()) }.to_string_lossy().into_owned() };
+                return Err(format!("{e:?} with {opts:?}: {log}"));
+            }
+            // SAFETY: compiled program.
+            let ptx = unsafe { result::get_ptx(prog) }.map_err(|e| format!("nvrtcGetPTX: {e:?}"))?;
+            let ptx = unsafe { std::ffi::CStr::from_ptr(ptx.as_ptr()) }.to_string_lossy().into_owned();
+            let mut size = 0usize;
+            // SAFETY: compiled program; size receives the CUBIN's size (0 or an error when none).
+            let cubin = if unsafe { sys::nvrtcGetCUBINSize(prog, &mut size) } == sys::nvrtcResult::NVRTC_SUCCESS && size > 0 {
+                let mut buf = vec![0u8; size];
+                // SAFETY: buf holds `size` bytes.
+                let ok = unsafe { sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr() as *mut std::ffi::c_char) } == sys::nvrtcResult::NVRTC_SUCCESS;
+                ok.then_some(buf)
+            } else {
+                None
+            };
+            Ok((ptx, cubin))
+        })();
+        // SAFETY: created above, destroyed once.
+        let _ = unsafe { result::destroy_program(prog) };
+        out
+    });
+    r.unwrap_or_else(|_| Err("NVRTC could not be loaded".into()))
 }
 
 /// Kernel entry points of a PTX module (`.entry name(`).
@@ -152,6 +190,7 @@ pub fn run(archs: &[String], ptxas: Option<PathBuf>) -> CheckReport {
         kernels: 0,
         compiled: 0,
         assembled: 0,
+        cubins: 0,
         results: Vec::new(),
     };
     if rep.nvrtc.is_err() {
@@ -168,9 +207,12 @@ pub fn run(archs: &[String], ptxas: Option<PathBuf>) -> CheckReport {
                 compile_error: None,
                 assembled: None,
                 ptxas_error: None,
+                cubin_bytes: None,
             };
-            match compile(name, src, arch) {
-                Ok(ptx) => {
+            match compile_full(name, src, arch) {
+                Ok((ptx, cubin)) => {
+                    r.cubin_bytes = cubin.as_ref().map(|c| c.len());
+                    rep.cubins += cubin.is_some() as usize;
                     r.entries = entries(&ptx);
                     r.ptx_version = ptx_version(&ptx);
                     rep.compiled += r.entries.len();
@@ -211,8 +253,35 @@ mod tests {
     }
 
     #[test]
+    fn one_compilation_gives_ptx_and_cubin() {
+        // runs where NVRTC is loadable (scripts/gpu-check.sh sets FARFIELD_NVRTC_LIB); without
+        // it the error names NVRTC and nothing panics
+        let src = "extern \"C\" __global__ void k(double* a) { atomicAdd(a, 1.0); }";
+        if load_nvrtc().is_err() {
+            let e = compile_full("k.cu", src, "sm_80").unwrap_err();
+            assert!(e.contains("NVRTC"), "{e}");
+            return;
+        }
+        for arch in ["sm_80", "sm_90"] {
+            let (ptx, cubin) = compile_full("k.cu", src, arch).unwrap();
+            assert_eq!(entries(&ptx), vec!["k".to_string()]);
+            assert!(ptx.contains(&format!(".target {arch}")), "{ptx}");
+            let cubin = cubin.expect("a CUBIN for a real architecture");
+            assert_eq!(&cubin[..4], b"\x7fELF", "{arch}: the CUBIN is an ELF image");
+        }
+        let e = compile_full("bad.cu", "__global__ void k( {", "sm_80").unwrap_err();
+        assert!(e.contains("bad.cu") || e.contains("error"), "{e}");
+    }
+
+    #[test]
     fn report_ok_needs_every_kernel_for_every_arch() {
-        let mut r = CheckReport { kernels: 3, compiled: 6, assembled: 6, archs: vec!["sm_80".into(), "sm_90".into()], nvrtc: Ok("x".into()), ptxas: Some("p".into()), device_found: false, results: Vec::new() };
+        let mut r = CheckReport { kernels: 3, compiled: 6, assembled: 6, cubins: 0, archs: vec!["sm_80".into(), "sm_90".into()], nvrtc: Ok("x".into()), ptxas: Some("p".into()), device_found: false, results: Vec::new() };
+        assert!(r.ok());
+        let one = ArchResult { source: "a.cu".into(), arch: "sm_80".into(), entries: vec![], ptx_version: None, compile_error: None,
+                               assembled: Some(true), ptxas_error: None, cubin_bytes: Some(10) };
+        r.results = vec![one.clone(), one];
+        assert!(!r.ok(), "a source without CUBIN");
+        r.cubins = 2;
         assert!(r.ok());
         r.assembled = 5;
         assert!(!r.ok());

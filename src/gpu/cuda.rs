@@ -1,96 +1,374 @@
-//! The CUDA implementation of [`Device`] through cudarc: one context per device handle, one
-//! stream, the embedded kernels compiled by NVRTC for the device's compute capability (PTX
-//! cached per process and architecture; modules and functions per handle), RAII buffers.
+//! The CUDA implementation of [`Device`] through cudarc (docs/design.md §5.1).
+//!
+//! **One device registry per process.** Everything that does not depend on a plan is made once
+//! per device and process and shared by every plan: the device's primary context (retained once
+//! and kept for the life of the process, so it is never torn down and re-created between
+//! plans), the embedded kernels compiled by NVRTC straight to CUBIN for the device's `sm_XX`
+//! and loaded as modules once (no PTX JIT by the driver at plan creation), one
+//! [`CudaFunction`] per kernel name, the device limits ([`DeviceLimits`], queried once) and a
+//! pool of cuFFT plans keyed by shape and precision. A [`CudaDevice`] is that shared state plus
+//! a stream: cloning it is cheap, and after the first plan [`CudaDevice::new`] is a map lookup
+//! (microseconds). NVRTC's output (PTX and CUBIN) is cached per (source, architecture) for the
+//! process; `farfield gpu check` uses the PTX path of the same compilation.
+//!
+//! **Streams.** A device handle runs every launch, copy, memset and cuFFT execution on one
+//! stream: the context's default (legacy NULL) stream unless a caller's stream is given
+//! ([`CudaDevice::with_stream`], C: `opts.gpu_stream`), which is borrowed (never destroyed).
+//! Host downloads synchronise that stream before returning; nothing else synchronises.
+//!
+//! **Shared memory.** [`Device::max_shared_bytes`] reports the opt-in limit per block
+//! (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: 227 KiB on H100, 163 KiB on
+//! A100); a launch with more dynamic shared memory than the 48 KiB default first raises the
+//! function's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` (once per function and size).
 //!
 //! This path cannot be exercised on machines without a GPU; everything it launches is the same
 //! host code ([`super::spread`]) that the emulator runs in CI, and the kernels are compiled for
-//! sm_80/sm_90 by `farfield gpu check`. [`CudaDevice::new`] never panics: it goes through
-//! [`super::runtime::discover`] first and runs cudarc under `catch_unwind`.
+//! sm_80/sm_90 (PTX assembled by ptxas, and CUBIN) by `farfield gpu check`. Opening a device
+//! never panics: it goes through [`super::runtime::discover`] first and runs cudarc under
+//! `catch_unwind`.
 
 use super::device::{Arg, Device, FftDevice};
 use super::types::{FfGeom, FfKernel};
 use crate::error::{Error, Result};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 // SAFETY: #[repr(C)] plain old data with the layouts of the CUDA structs (tested in types.rs).
 unsafe impl DeviceRepr for FfGeom {}
 // SAFETY: as above; `tab` is a device address.
 unsafe impl DeviceRepr for FfKernel {}
 
-/// PTX per (source, architecture), compiled once per process.
-fn ptx_cache() -> &'static Mutex<HashMap<(String, String), String>> {
-    static C: OnceLock<Mutex<HashMap<(String, String), String>>> = OnceLock::new();
+/// Dynamic shared memory a kernel may use without opting in (bytes; every CUDA device).
+pub const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
+
+/// What NVRTC made of one kernel source for one architecture.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The PTX (for `farfield gpu check`, and loaded when no CUBIN is available).
+    pub ptx: String,
+    /// The CUBIN for the architecture (`nvrtcGetCUBIN`); what a device loads, without driver JIT.
+    pub cubin: Option<Vec<u8>>,
+    /// Wall time of the compilation.
+    pub time: Duration,
+}
+
+type CompileCache = Mutex<HashMap<(String, String), Arc<Compiled>>>;
+
+/// NVRTC output per (source name, architecture), compiled once per process.
+fn compile_cache() -> &'static CompileCache {
+    static C: OnceLock<CompileCache> = OnceLock::new();
     C.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// PTX of the embedded sources for `arch` (cached per process).
-pub fn ptx_for(arch: &str) -> Result<Vec<(String, String)>> {
+/// The embedded sources ([`super::KERNEL_SOURCES`]) compiled for `arch` (`sm_XX`): PTX and
+/// CUBIN of each, compiled on first use and cached for the process (the cache lock is held
+/// while compiling, so concurrent first uses compile once).
+/// Errors: [`Error::NoDevice`] (NVRTC not loadable), [`Error::Internal`] (NVRTC failed).
+pub fn compiled_for(arch: &str) -> Result<Vec<(String, Arc<Compiled>)>> {
     super::check::load_nvrtc().map_err(Error::NoDevice)?;
+    let mut cache = compile_cache().lock().unwrap_or_else(|e| e.into_inner());
     let mut out = Vec::new();
     for (name, src) in super::KERNEL_SOURCES {
         let key = (name.to_string(), arch.to_string());
-        let cached = ptx_cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
-        let ptx = match cached {
-            Some(p) => p,
+        let c = match cache.get(&key) {
+            Some(c) => c.clone(),
             None => {
-                let p = super::check::compile(name, src, arch).map_err(|e| Error::Internal(format!("NVRTC failed on {name} for {arch}: {e}")))?;
-                ptx_cache().lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
-                p
+                let t = Instant::now();
+                let (ptx, cubin) = super::check::compile_full(name, src, arch)
+                    .map_err(|e| Error::Internal(format!("NVRTC failed on {name} for {arch}: {e}")))?;
+                let c = Arc::new(Compiled { ptx, cubin, time: t.elapsed() });
+                cache.insert(key, c.clone());
+                c
             }
         };
-        out.push((name.to_string(), ptx));
+        out.push((name.to_string(), c));
     }
     Ok(out)
+}
+
+/// PTX of the embedded sources for `arch` (from [`compiled_for`]'s cache).
+pub fn ptx_for(arch: &str) -> Result<Vec<(String, String)>> {
+    Ok(compiled_for(arch)?.into_iter().map(|(n, c)| (n, c.ptx.clone())).collect())
 }
 
 fn drv<E: std::fmt::Debug>(what: &str) -> impl FnOnce(E) -> Error + '_ {
     move |e| Error::Internal(format!("CUDA {what}: {e:?}"))
 }
 
-/// A CUDA device handle (context, stream, loaded kernels). Clones share them.
+/// Limits of a device, queried once when the registry opens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// Shared memory per block without opt-in (bytes; 48 KiB).
+    pub shared_per_block: usize,
+    /// Shared memory per block with opt-in (bytes; 227 KiB on H100, 163 KiB on A100, 99 KiB on
+    /// sm_86/sm_89); the limit [`Device::max_shared_bytes`] reports.
+    pub shared_per_block_optin: usize,
+    /// Shared memory per multiprocessor (bytes).
+    pub shared_per_sm: usize,
+    /// Number of multiprocessors.
+    pub sm_count: usize,
+}
+
+/// How long opening a device took (the first use in the process; later uses find it in the
+/// registry).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenTimes {
+    /// NVRTC compilation of every source (0 when the compile cache had them).
+    pub compile: Duration,
+    /// Retaining the primary context.
+    pub context: Duration,
+    /// Loading the modules (CUBIN, or PTX with driver JIT when `from_cubin` is false).
+    pub module_load: Duration,
+    /// Whether the modules were loaded from CUBIN.
+    pub from_cubin: bool,
+}
+
+/// A cached kernel: the function handle and the dynamic shared memory limit set on it (0 =
+/// the default, [`DEFAULT_SHARED_BYTES`]).
+struct Func {
+    f: CudaFunction,
+    smem_set: u32,
+}
+
+/// Key of the cuFFT plan pool: the arguments of [`FftDevice::fft_plan`] (grid sizes x first,
+/// precision). When `fft_plan` gains a batch count it joins the key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct FftKey {
+    dims: Vec<usize>,
+    double: bool,
+}
+
+/// Idle cuFFT handles of one device (with their work-area bytes).
+#[derive(Default)]
+struct FftPool {
+    idle: HashMap<FftKey, Vec<(cudarc::cufft::sys::cufftHandle, usize)>>,
+    idle_bytes: usize,
+}
+
+/// Idle cuFFT plans kept per key.
+const FFT_POOL_PER_KEY: usize = 4;
+/// Work-area bytes the idle cuFFT plans of one device may hold in all (larger plans are
+/// destroyed when their NUFFT plan is).
+const FFT_POOL_MAX_BYTES: usize = 1 << 30;
+
+/// The per-device state shared by every plan of the process (see the module docs).
+struct DeviceState {
+    ordinal: usize,
+    ctx: Arc<CudaContext>,
+    name: String,
+    /// The loaded modules, one per source of [`super::KERNEL_SOURCES`].
+    modules: Vec<Arc<CudaModule>>,
+    /// Kernel name → module index, from the compiled PTX's entry list.
+    entries: HashMap<String, usize>,
+    funcs: Mutex<HashMap<String, Func>>,
+    limits: DeviceLimits,
+    open: OpenTimes,
+    fft_pool: Mutex<FftPool>,
+}
+
+impl DeviceState {
+    /// The function `name`, with its dynamic shared memory limit raised to `smem` when that is
+    /// above the default (once per function and size).
+    fn function(&self, name: &str, smem: u32) -> Result<CudaFunction> {
+        let mut funcs = self.funcs.lock().unwrap_or_else(|e| e.into_inner());
+        if !funcs.contains_key(name) {
+            let candidates: Vec<&Arc<CudaModule>> = match self.entries.get(name) {
+                Some(&i) => vec![&self.modules[i]],
+                None => self.modules.iter().collect(),
+            };
+            let f = candidates
+                .into_iter()
+                .find_map(|m| m.load_function(name).ok())
+                .ok_or_else(|| Error::Internal(format!("CUDA kernel {name} not found in the loaded modules")))?;
+            funcs.insert(name.to_string(), Func { f, smem_set: 0 });
+        }
+        let k = funcs.get_mut(name).expect("inserted above");
+        if smem as usize > self.limits.shared_per_block && smem > k.smem_set {
+            if smem as usize > self.limits.shared_per_block_optin {
+                return Err(Error::InvalidArg(format!(
+                    "{name}: {smem} bytes of dynamic shared memory exceed the device's opt-in limit of {} bytes",
+                    self.limits.shared_per_block_optin)));
+            }
+            self.ctx.bind_to_thread().map_err(drv("bind context"))?;
+            k.f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+                .map_err(|e| Error::Internal(format!("CUDA {name}: setting the dynamic shared memory limit to {smem} bytes: {e:?}")))?;
+            k.smem_set = smem;
+        }
+        Ok(k.f.clone())
+    }
+}
+
+type Registry = Mutex<HashMap<usize, Arc<DeviceState>>>;
+
+/// The process-wide device registry: one [`DeviceState`] per ordinal, made on first use and
+/// kept for the life of the process.
+fn registry() -> &'static Registry {
+    static R: OnceLock<Registry> = OnceLock::new();
+    R.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Opens device `info.ordinal`: compile (cached), retain the primary context, query the
+/// limits, load the modules (CUBIN, PTX as a fallback).
+fn open_state(info: &super::runtime::DeviceInfo) -> Result<Arc<DeviceState>> {
+    let ordinal = info.ordinal;
+    let arch = format!("sm_{}{}", info.compute_capability.0, info.compute_capability.1);
+    let t = Instant::now();
+    let compiled = compiled_for(&arch)?;
+    let compile = t.elapsed();
+    let r = std::panic::catch_unwind(|| -> Result<Arc<DeviceState>> {
+        let t = Instant::now();
+        let ctx = CudaContext::new(ordinal).map_err(drv("context"))?;
+        // every buffer of a plan is used on that plan's one stream and plans share no buffers,
+        // so cudarc's cross-stream events (two per allocation) are not needed
+        // SAFETY: see above; nothing in this crate uses one buffer on two streams.
+        unsafe { ctx.disable_event_tracking() };
+        let context = t.elapsed();
+        let attr = |a: CUdevice_attribute| ctx.attribute(a).map(|v| v.max(0) as usize).map_err(drv("device attribute"));
+        let shared_per_block = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?;
+        let optin = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let limits = DeviceLimits {
+            compute_capability: info.compute_capability,
+            shared_per_block,
+            shared_per_block_optin: optin.max(shared_per_block),
+            shared_per_sm: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+            sm_count: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        };
+        let t = Instant::now();
+        let mut modules = Vec::new();
+        let mut entries = HashMap::new();
+        let mut from_cubin = true;
+        for (i, (name, c)) in compiled.iter().enumerate() {
+            let image = match &c.cubin {
+                Some(b) => cudarc::nvrtc::Ptx::from_binary(b.clone()),
+                None => {
+                    from_cubin = false;
+                    cudarc::nvrtc::Ptx::from_src(c.ptx.clone())
+                }
+            };
+            modules.push(ctx.load_module(image).map_err(|e| Error::Internal(format!("CUDA module load of {name} for {arch}: {e:?}")))?);
+            for e in super::check::entries(&c.ptx) {
+                entries.insert(e, i);
+            }
+        }
+        let open = OpenTimes { compile, context, module_load: t.elapsed(), from_cubin };
+        Ok(Arc::new(DeviceState {
+            ordinal,
+            ctx,
+            name: format!("{} ({arch})", info.name),
+            modules,
+            entries,
+            funcs: Mutex::new(HashMap::new()),
+            limits,
+            open,
+            fft_pool: Mutex::new(FftPool::default()),
+        }))
+    });
+    r.unwrap_or_else(|_| Err(Error::NoDevice("the CUDA driver bindings panicked while opening the device".into())))
+}
+
+/// The registry's state for device `ordinal` (opened on first use) and whether this call
+/// opened it. Errors: [`Error::NoDevice`], [`Error::Internal`].
+fn device_state(ordinal: usize) -> Result<(Arc<DeviceState>, bool)> {
+    let devs = super::runtime::discover().as_ref().map_err(|why| Error::NoDevice(why.clone()))?;
+    let info = devs.iter().find(|d| d.ordinal == ordinal).ok_or_else(|| Error::NoDevice(format!("no CUDA device {ordinal} ({} found)", devs.len())))?;
+    let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = reg.get(&ordinal) {
+        return Ok((s.clone(), false));
+    }
+    let s = open_state(info)?;
+    reg.insert(ordinal, s.clone());
+    Ok((s, true))
+}
+
+/// A CUDA device handle: the registry's shared per-device state (context, modules, functions,
+/// limits, cuFFT pool) and one stream. Clones share both.
 #[derive(Clone)]
 pub struct CudaDevice {
-    ctx: Arc<CudaContext>,
+    st: Arc<DeviceState>,
     stream: Arc<CudaStream>,
-    modules: Arc<Vec<Arc<CudaModule>>>,
-    funcs: Arc<Mutex<HashMap<String, CudaFunction>>>,
-    name: String,
+    borrowed: bool,
+    debug: u32,
 }
 
 impl CudaDevice {
-    /// Opens device `ordinal` and loads the kernels compiled for its compute capability.
+    /// Device `ordinal` on the context's default stream: from the process's device registry,
+    /// opened there on first use (NVRTC compilation to CUBIN, primary context, module load).
     /// Errors: [`Error::NoDevice`] (no driver, no such device, no NVRTC), [`Error::Internal`].
     pub fn new(ordinal: usize) -> Result<CudaDevice> {
-        let devs = super::runtime::discover().as_ref().map_err(|why| Error::NoDevice(why.clone()))?;
-        let info = devs.iter().find(|d| d.ordinal == ordinal).ok_or_else(|| Error::NoDevice(format!("no CUDA device {ordinal} ({} found)", devs.len())))?;
-        let arch = format!("sm_{}{}", info.compute_capability.0, info.compute_capability.1);
-        let ptx = ptx_for(&arch)?;
-        let r = std::panic::catch_unwind(|| -> Result<CudaDevice> {
-            let ctx = CudaContext::new(ordinal).map_err(drv("context"))?;
-            let stream = ctx.default_stream();
-            let mut modules = Vec::new();
-            for (_, p) in ptx {
-                modules.push(ctx.load_module(cudarc::nvrtc::Ptx::from_src(p)).map_err(drv("module load"))?);
-            }
-            Ok(CudaDevice { ctx, stream, modules: Arc::new(modules), funcs: Arc::new(Mutex::new(HashMap::new())), name: format!("{} ({arch})", info.name) })
-        });
-        r.unwrap_or_else(|_| Err(Error::NoDevice("the CUDA driver bindings panicked while opening the device".into())))
+        // SAFETY: stream 0 is the context's default stream.
+        unsafe { Self::with_stream(ordinal, 0, 0) }
     }
 
-    fn function(&self, name: &str) -> Result<CudaFunction> {
-        let mut f = self.funcs.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = f.get(name) {
-            return Ok(k.clone());
-        }
-        for m in self.modules.iter() {
-            if let Ok(k) = m.load_function(name) {
-                f.insert(name.to_string(), k.clone());
-                return Ok(k);
+    /// Device `ordinal` running its work on the caller's CUDA stream `stream` (a `CUstream` /
+    /// `cudaStream_t` address; 0 = the context's default stream), borrowed: it is never
+    /// destroyed here. `debug > 0` prints how long opening the device took (or that the
+    /// registry had it) and, later, each cuFFT plan's creation, to stderr.
+    /// Errors: as [`CudaDevice::new`].
+    ///
+    /// # Safety
+    /// A non-zero `stream` must be a valid stream of device `ordinal`'s primary context (the
+    /// context of the CUDA runtime API, which CuPy, PyTorch and cuFINUFFT use), and must stay
+    /// valid as long as this handle or any clone of it (a plan, its buffers) lives.
+    pub unsafe fn with_stream(ordinal: usize, stream: u64, debug: u32) -> Result<CudaDevice> {
+        let t = Instant::now();
+        let (st, opened) = device_state(ordinal)?;
+        let lookup = t.elapsed();
+        let s = if stream == 0 {
+            st.ctx.default_stream()
+        } else {
+            st.ctx.wrap_borrowed_stream(stream as cudarc::driver::sys::CUstream)
+        };
+        if debug > 0 {
+            let o = st.open;
+            let l = st.limits;
+            if opened {
+                eprintln!(
+                    "[farfield cuda] device {ordinal} {} opened in {:.1} ms: NVRTC {:.1} ms, context {:.1} ms, module load {:.1} ms ({}); \
+                     shared memory per block {} B ({} B opt-in), {} SMs",
+                    st.name, ms(lookup), ms(o.compile), ms(o.context), ms(o.module_load),
+                    if o.from_cubin { "CUBIN" } else { "PTX, driver JIT" }, l.shared_per_block, l.shared_per_block_optin, l.sm_count);
+            } else {
+                eprintln!("[farfield cuda] device {ordinal} {} from the registry in {:.3} ms", st.name, ms(lookup));
             }
+            eprintln!("[farfield cuda] stream: {}", if stream == 0 { "the context's default stream".to_string() } else { format!("the caller's {stream:#x}") });
         }
-        Err(Error::Internal(format!("CUDA kernel {name} not found in the loaded modules")))
+        Ok(CudaDevice { st, stream: s, borrowed: stream != 0, debug })
+    }
+
+    /// The device for a NUFFT plan with options `opts`: device 0 on `opts.gpu_stream` (the
+    /// default stream when `None`), printing the opening stages when `opts.debug > 0`.
+    /// Errors: as [`CudaDevice::new`].
+    pub fn for_nufft(opts: &crate::nufft::NufftOpts) -> Result<CudaDevice> {
+        let s = opts.gpu_stream.map_or(0, |s| s.as_raw());
+        // SAFETY: a GpuStream is made by the unsafe `GpuStream::from_raw`, whose caller
+        // promises a valid stream of device 0's primary context that outlives the plan.
+        unsafe { Self::with_stream(0, s, opts.debug) }
+    }
+
+    /// The device's limits (queried once per process).
+    pub fn limits(&self) -> DeviceLimits {
+        self.st.limits
+    }
+
+    /// The stages of opening the device (the first use in the process).
+    pub fn open_times(&self) -> OpenTimes {
+        self.st.open
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.st.ordinal
+    }
+
+    /// The stream this handle runs on (a `CUstream` address; 0 = the default stream) and
+    /// whether it is the caller's.
+    pub fn stream(&self) -> (u64, bool) {
+        (self.stream.cu_stream() as u64, self.borrowed)
     }
 
     /// Waits for the stream.
@@ -98,9 +376,9 @@ impl CudaDevice {
         self.stream.synchronize().map_err(drv("synchronize"))
     }
 
-    /// The context.
+    /// The context (the device's primary context, shared by every handle of the device).
     pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+        &self.st.ctx
     }
 
     /// Runs `f` on a caller-owned device allocation of `bytes` bytes at address `ptr`, viewed
@@ -133,6 +411,10 @@ impl CudaDevice {
     }
 }
 
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 enum Slot {
     Ptr(u64),
     I32(i32),
@@ -145,7 +427,7 @@ impl Device for CudaDevice {
     type Buf = CudaSlice<u8>;
 
     fn name(&self) -> String {
-        self.name.clone()
+        self.st.name.clone()
     }
 
     fn alloc(&self, bytes: usize) -> Result<CudaSlice<u8>> {
@@ -193,7 +475,7 @@ impl Device for CudaDevice {
     }
 
     fn launch(&self, name: &str, grid: u32, block: u32, smem: u32, args: &[Arg<'_, CudaSlice<u8>>]) -> Result<()> {
-        let f = self.function(name)?;
+        let f = self.st.function(name, smem)?;
         let slots: Vec<Slot> = args
             .iter()
             .map(|a| match a {
@@ -221,8 +503,10 @@ impl Device for CudaDevice {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(drv(name))
     }
 
+    /// The opt-in limit ([`DeviceLimits::shared_per_block_optin`]); launches above 48 KiB
+    /// raise the function's limit first.
     fn max_shared_bytes(&self) -> usize {
-        48 * 1024
+        self.st.limits.shared_per_block_optin
     }
 }
 
@@ -241,18 +525,78 @@ mod tests {
         }
         assert!(matches!(CudaDevice::new(9999), Err(Error::NoDevice(_))));
     }
+
+    #[test]
+    fn the_registry_shares_one_state_per_device() {
+        // with a device: a second handle is the registry's, on the same context and modules,
+        // and opens in far less than the first did; without one both fail alike
+        let (Ok(a), Ok(b)) = (CudaDevice::new(0), CudaDevice::new(0)) else { return };
+        assert!(Arc::ptr_eq(&a.st, &b.st));
+        assert_eq!(a.stream(), (0, false));
+        assert!(a.limits().shared_per_block_optin >= a.limits().shared_per_block);
+        assert_eq!(a.max_shared_bytes(), a.limits().shared_per_block_optin);
+        let t = Instant::now();
+        let _c = CudaDevice::new(0).unwrap();
+        assert!(t.elapsed() < Duration::from_millis(5), "registry lookup took {:?}", t.elapsed());
+    }
 }
 
-/// A cuFFT plan (destroyed on drop).
+/// A cuFFT plan, taken from its device's pool (or created) and given back to it on drop.
 pub struct CufftPlan {
     handle: cudarc::cufft::sys::cufftHandle,
     double: bool,
+    key: FftKey,
+    work: usize,
+    st: Arc<DeviceState>,
 }
 
 impl Drop for CufftPlan {
     fn drop(&mut self) {
-        // SAFETY: handle created by cufftPlanMany and not destroyed before.
-        unsafe { cudarc::cufft::sys::cufftDestroy(self.handle) };
+        let mut pool = self.st.fft_pool.lock().unwrap_or_else(|e| e.into_inner());
+        let keep = pool.idle.get(&self.key).map_or(0, |v| v.len()) < FFT_POOL_PER_KEY
+            && pool.idle_bytes + self.work <= FFT_POOL_MAX_BYTES;
+        if keep {
+            pool.idle_bytes += self.work;
+            pool.idle.entry(self.key.clone()).or_default().push((self.handle, self.work));
+        } else {
+            drop(pool);
+            let _ = self.st.ctx.bind_to_thread();
+            // SAFETY: handle created by cufftPlanMany, not in the pool, not destroyed before.
+            unsafe { cudarc::cufft::sys::cufftDestroy(self.handle) };
+        }
+    }
+}
+
+impl CudaDevice {
+    /// An idle pooled cuFFT handle for `key` (with its work-area bytes), if any.
+    fn fft_from_pool(&self, key: &FftKey) -> Option<(cudarc::cufft::sys::cufftHandle, usize)> {
+        let mut pool = self.st.fft_pool.lock().unwrap_or_else(|e| e.into_inner());
+        let h = pool.idle.get_mut(key)?.pop()?;
+        pool.idle_bytes -= h.1;
+        Some(h)
+    }
+
+    /// Wraps a cuFFT handle for `key` (from the pool, or made by `create`) as a plan that goes
+    /// back to the pool on drop; prints the stage when `debug > 0`.
+    fn pooled_fft_plan(&self, key: FftKey, create: impl FnOnce() -> Result<cudarc::cufft::sys::cufftHandle>) -> Result<CufftPlan> {
+        let t = Instant::now();
+        let (handle, work, reused) = match self.fft_from_pool(&key) {
+            Some((h, w)) => (h, w, true),
+            None => {
+                self.st.ctx.bind_to_thread().map_err(drv("bind context"))?;
+                let h = create()?;
+                let mut work = 0usize;
+                // SAFETY: a valid handle; work receives the size of its work area.
+                unsafe { cudarc::cufft::sys::cufftGetSize(h, &mut work) };
+                (h, work, false)
+            }
+        };
+        if self.debug > 0 {
+            eprintln!("[farfield cuda] cuFFT plan {:?} {}: {} in {:.3} ms (work area {} B)", key.dims,
+                      if key.double { "Z2Z" } else { "C2C" }, if reused { "reused from the device's pool" } else { "created" },
+                      ms(t.elapsed()), work);
+        }
+        Ok(CufftPlan { handle, double: key.double, key, work, st: self.st.clone() })
     }
 }
 
@@ -264,29 +608,31 @@ impl FftDevice for CudaDevice {
         if !super::runtime::cufft_present() {
             return Err(Error::NoDevice("cuFFT not found (looked for libcufft.so.11 on the loader path)".into()));
         }
-        // cuFFT is row-major: slowest axis first
-        let mut n: Vec<i32> = dims.iter().rev().map(|&d| d as i32).collect();
-        let mut handle: sys::cufftHandle = 0;
-        let ty = if double { sys::cufftType::CUFFT_Z2Z } else { sys::cufftType::CUFFT_C2C };
-        // SAFETY: valid pointers; null embeds mean contiguous data.
-        let r = unsafe {
-            sys::cufftPlanMany(&mut handle, n.len() as i32, n.as_mut_ptr(), std::ptr::null_mut(), 1, 0, std::ptr::null_mut(), 1, 0, ty, 1)
-        };
-        if r != sys::cufftResult::CUFFT_SUCCESS {
-            return Err(Error::Fft(format!("cufftPlanMany({dims:?}): {r:?}")));
-        }
-        let plan = CufftPlan { handle, double };
-        // SAFETY: the stream belongs to this device's context.
-        let r = unsafe { sys::cufftSetStream(handle, self.stream.cu_stream() as sys::cudaStream_t) };
-        if r != sys::cufftResult::CUFFT_SUCCESS {
-            return Err(Error::Fft(format!("cufftSetStream: {r:?}")));
-        }
-        Ok(plan)
+        self.pooled_fft_plan(FftKey { dims: dims.to_vec(), double }, || {
+            // cuFFT is row-major: slowest axis first
+            let mut n: Vec<i32> = dims.iter().rev().map(|&d| d as i32).collect();
+            let mut handle: sys::cufftHandle = 0;
+            let ty = if double { sys::cufftType::CUFFT_Z2Z } else { sys::cufftType::CUFFT_C2C };
+            // SAFETY: valid pointers; null embeds mean contiguous data.
+            let r = unsafe {
+                sys::cufftPlanMany(&mut handle, n.len() as i32, n.as_mut_ptr(), std::ptr::null_mut(), 1, 0, std::ptr::null_mut(), 1, 0, ty, 1)
+            };
+            if r != sys::cufftResult::CUFFT_SUCCESS {
+                return Err(Error::Fft(format!("cufftPlanMany({dims:?}): {r:?}")));
+            }
+            Ok(handle)
+        })
     }
 
     fn fft_exec(&self, plan: &CufftPlan, data: &mut CudaSlice<u8>, sign: i32) -> Result<()> {
         use cudarc::cufft::sys;
         let p = self.addr(data);
+        // a pooled handle may last have run on another plan's stream
+        // SAFETY: the stream belongs to this device's context.
+        let r = unsafe { sys::cufftSetStream(plan.handle, self.stream.cu_stream() as sys::cudaStream_t) };
+        if r != sys::cufftResult::CUFFT_SUCCESS {
+            return Err(Error::Fft(format!("cufftSetStream: {r:?}")));
+        }
         // CUFFT_INVERSE = +1 (e^{+i}), CUFFT_FORWARD = −1
         let dir = if sign >= 0 { 1 } else { -1 };
         // SAFETY: p is a device buffer of the planned size (the plan's grid, interleaved complex).

@@ -249,7 +249,7 @@ impl<T: Real> CudaNufft<T> {
     /// (`gpu_method`, `gpu_spread_reuse_hint`). Errors: [`Error::NoDevice`], those of
     /// [`GpuNufft::new`].
     pub fn new(params: NufftParams, opts: &NufftOpts) -> Result<Self> {
-        let dev = super::cuda::CudaDevice::new(0)?;
+        let dev = super::cuda::CudaDevice::for_nufft(opts)?;
         let plan = GpuNufft::new(dev, params, GpuSpreadOpts::from_nufft_opts(opts))?;
         if opts.debug > 0 {
             eprintln!("[farfield nufft{} cuda] {}", if T::NAME == "f32" { "f" } else { "" }, plan.params.describe(1));

@@ -67,10 +67,15 @@ fn discover_uncached() -> Discovery {
     }
     let mut out = Vec::new();
     for ordinal in 0..count as usize {
+        // device queries need no context: discovery neither creates nor tears down one (the
+        // primary context is retained once, by the device registry of `super::cuda`)
         let info = catch(|| -> std::result::Result<DeviceInfo, String> {
-            let ctx = cudarc::driver::CudaContext::new(ordinal).map_err(|e| format!("{e:?}"))?;
-            let name = ctx.name().map_err(|e| format!("{e:?}"))?;
-            let cc = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
+            use cudarc::driver::{result, sys::CUdevice_attribute as A};
+            let dev = result::device::get(ordinal as i32).map_err(|e| format!("{e:?}"))?;
+            let name = result::device::get_name(dev).map_err(|e| format!("{e:?}"))?;
+            // SAFETY: dev is a valid device handle (cuInit ran in device_count).
+            let att = |a| unsafe { result::device::get_attribute(dev, a) }.map_err(|e| format!("{e:?}"));
+            let cc = (att(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?, att(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?);
             Ok(DeviceInfo { ordinal, name, compute_capability: cc })
         });
         match info {

@@ -251,7 +251,7 @@ impl<T: Real> CudaType3<T> {
     /// Opens device 0 and makes the plan (arguments as [`GpuType3::new`], GPU options from
     /// `opts`). Errors: [`Error::NoDevice`], those of [`GpuType3::new`].
     pub fn new(dim: usize, iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
-        let dev = super::cuda::CudaDevice::new(0)?;
+        let dev = super::cuda::CudaDevice::for_nufft(opts)?;
         let plan = GpuType3::new(dev, dim, iflag, ntrans, tol, opts, GpuSpreadOpts::from_nufft_opts(opts))?;
         Ok(CudaType3 { plan })
     }

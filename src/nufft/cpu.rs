@@ -36,6 +36,7 @@ impl<T: Real> CpuNufft<T> {
     /// Errors: [`crate::Error::Alloc`] (fine grid, mode tables, spreader, or no headroom for
     /// FFTW's planner), [`crate::Error::Fft`], [`crate::Error::InvalidArg`] (threads).
     pub fn new(params: NufftParams, opts: &NufftOpts) -> Result<Self> {
+        opts.check_cpu()?;
         let dim = params.dim;
         let nf = params.nf;
         let threads = Threads::new(opts.nthreads)?;

@@ -39,7 +39,7 @@ pub mod plan;
 pub mod type3;
 
 pub use exec::{NufftExec, Points, Timings};
-pub use options::{BackendChoice, ModeOrder, NufftInfo, NufftOpts};
+pub use options::{BackendChoice, GpuStream, ModeOrder, NufftInfo, NufftOpts};
 pub use params::{Backend, NufftParams, Precision};
 pub use plan::NufftPlan;
 pub use type3::{Type3Plan, Type3Timings};

@@ -74,6 +74,35 @@ pub struct NufftOpts {
     /// treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are preferred.
     /// Ignored on the CPU.
     pub gpu_spread_reuse_hint: usize,
+    /// CUDA backend only: the caller's CUDA stream (C: `opts.gpu_stream`). `None` (default) =
+    /// the device context's default stream (cuFINUFFT's default). With a stream, every launch,
+    /// copy and cuFFT execution of the plan runs on it; `execute` with host arrays synchronises
+    /// it before returning, `execute_device` does not (the caller orders its work on the
+    /// stream). A plan on the CPU with a stream → [`crate::Error::InvalidArg`] naming
+    /// `opts.gpu_stream` ([`NufftOpts::check_cpu`]).
+    pub gpu_stream: Option<GpuStream>,
+}
+
+/// A caller's CUDA stream (`CUstream` / `cudaStream_t`, non-NULL) for a CUDA plan: borrowed,
+/// never destroyed by the library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuStream(u64);
+
+impl GpuStream {
+    /// Wraps the stream at address `raw`; `None` for 0 (NULL = the default stream).
+    ///
+    /// # Safety
+    /// `raw` must be a stream of CUDA device 0's primary context (the runtime API's context,
+    /// which CuPy, PyTorch and cuFINUFFT use) that stays valid until every plan made with it is
+    /// dropped (plan buffers are freed in stream order on it).
+    pub unsafe fn from_raw(raw: u64) -> Option<GpuStream> {
+        (raw != 0).then_some(GpuStream(raw))
+    }
+
+    /// The stream's address.
+    pub fn as_raw(self) -> u64 {
+        self.0
+    }
 }
 
 /// Backend value `AUTO`.
@@ -117,6 +146,20 @@ impl Default for NufftOpts {
             points_by_reference: false,
             gpu_method: None,
             gpu_spread_reuse_hint: 0,
+            gpu_stream: None,
+        }
+    }
+}
+
+impl NufftOpts {
+    /// The check of a plan that runs on the CPU: the CUDA-only `gpu_stream` must be `None`.
+    /// Errors: [`crate::Error::InvalidArg`] naming `opts.gpu_stream` and the backend.
+    pub fn check_cpu(&self) -> crate::Result<()> {
+        match self.gpu_stream {
+            None => Ok(()),
+            Some(s) => Err(crate::Error::InvalidArg(format!(
+                "opts.gpu_stream = {:#x} is a CUDA stream, but the plan runs on the CPU (opts.backend = {:?}); \
+                 set opts.backend = CUDA or gpu_stream = NULL", s.as_raw(), self.backend))),
         }
     }
 }

@@ -481,6 +481,7 @@ impl<T: Real> Type3Plan<T> {
             return Err(Error::NotSupported(
                 "Type3Plan is the CPU executor (opts.backend = CUDA: make the plan through NufftPlan::new)".into()));
         }
+        opts.check_cpu()?;
         let threads = Threads::new(opts.nthreads)?;
         Ok(Type3Plan { params, threads, pts: None, timings: Type3Timings::default() })
     }
