@@ -10,7 +10,8 @@
 //! * **SM** — cuFINUFFT's subproblem method: the sorted points of a bin, in chunks of at most
 //!   `max_subprob` points, are spread by one block into a shared-memory tile (the bin padded by
 //!   ⌈w/2⌉), which is then added to the grid; interpolation loads the tile and gathers from it.
-//!   Available when the tile fits in the device's shared memory (bins shrink to fit);
+//!   Available when the tile fits in the device's shared memory (the opt-in limit on CUDA; bins
+//!   shrink to fit and, where the padding dominates, grow: [`sm_bins`]);
 //! * **CSR** — Guo et al.'s "single mesh": a sparse matrix with one row per grid point built in
 //!   `setpts` (count entries per row, exclusive scan, fill, rows sorted by entry so the sums are
 //!   deterministic) and applied with compute units of `cu` ∈ {1, 2, 4, 8, 16} threads per row and
@@ -96,8 +97,9 @@ pub struct GpuSpreadOpts {
     pub block: u32,
     /// Largest number of points of one SM subproblem.
     pub max_subprob: usize,
-    /// Bin sizes (x, y, z); `None` = 1024 (1D), 32×32 (2D), 16×16×8 (3D), shrunk for SM until
-    /// the tile fits in shared memory.
+    /// Bin sizes (x, y, z); `None` = 1024 (1D), 32×32 (2D), 16×16×8 (3D), for SM shrunk until
+    /// the tile fits in the device's shared memory and grown where the padding dominates
+    /// ([`sm_bins`]); bins given here are only shrunk.
     pub bin_size: Option<[usize; 3]>,
     /// CSR compute-unit size for spreading (1, 2, 4, 8 or 16); `None` = from ASM.
     pub cu: Option<u32>,
@@ -256,8 +258,61 @@ fn geom(dim: usize, nf: [usize; 3], bs: [usize; 3]) -> FfGeom {
 
 /// Bytes of an SM tile for bins `bs`.
 fn tile_bytes<T>(dim: usize, w: usize, bs: [usize; 3]) -> usize {
+    tile_bytes_of(dim, w, bs, std::mem::size_of::<T>())
+}
+
+/// Bytes of an SM tile for bins `bs`: `Π_d (bs_d + 2⌈w/2⌉)` complex values of `real_bytes`-byte
+/// reals.
+pub fn tile_bytes_of(dim: usize, w: usize, bs: [usize; 3], real_bytes: usize) -> usize {
     let pad = w.div_ceil(2);
-    (0..dim).map(|d| bs[d] + 2 * pad).product::<usize>() * 2 * std::mem::size_of::<T>()
+    (0..dim).map(|d| bs[d] + 2 * pad).product::<usize>() * 2 * real_bytes
+}
+
+/// Padded-to-bin volume ratio above which [`sm_bins`] grows the default bins.
+pub const SM_GROW_RATIO: f64 = 2.0;
+
+/// The SM bin sizes for a kernel of width `w` on a `dim`-dimensional grid of sizes `nf`, complex
+/// values of `real_bytes`-byte reals and `limit` bytes of shared memory per block (the device's
+/// [`Device::max_shared_bytes`]: the opt-in limit on CUDA), starting from `bins`; `None` when no
+/// tile fits (SM unavailable). Tile = bin + ⌈w/2⌉ on each side, per axis.
+///
+/// 1. **Shrink** (always): while the tile exceeds `limit`, halve the largest bin side (the
+///    last such axis), as long as it is above 2.
+/// 2. **Grow** (only with `grow`, i.e. for the default bins, not for bins the caller chose):
+///    while the padding dominates — the tile holds more than [`SM_GROW_RATIO`] times the bin's
+///    grid points, as for wide kernels in 2D and 3D — double the smallest bin side (the first
+///    such axis) whose doubled bin still fits in `limit` and in the grid (`≤ nf_d`), trying
+///    the others in order of size when it does not. Larger bins mean fewer tile loads and
+///    stores per point; with the opt-in limits (227 KiB on H100, 163 KiB on A100) this also
+///    serves every width 2…16 in 3D, which 48 KiB cannot in double precision above w = 12.
+pub fn sm_bins(dim: usize, w: usize, nf: [usize; 3], real_bytes: usize, bins: [usize; 3], limit: usize, grow: bool) -> Option<[usize; 3]> {
+    let fits = |b: [usize; 3]| tile_bytes_of(dim, w, b, real_bytes) <= limit;
+    let mut sb = bins;
+    while !fits(sb) {
+        let (d, &b) = sb.iter().enumerate().take(dim).max_by_key(|(_, &b)| b).expect("dim >= 1");
+        if b <= 2 {
+            return None;
+        }
+        sb[d] = b / 2;
+    }
+    if grow {
+        let pad = w.div_ceil(2);
+        let ratio = |b: [usize; 3]| (0..dim).map(|d| (b[d] + 2 * pad) as f64 / b[d] as f64).product::<f64>();
+        'grow: while ratio(sb) > SM_GROW_RATIO {
+            let mut axes: Vec<usize> = (0..dim).collect();
+            axes.sort_by_key(|&d| (sb[d], d));
+            for d in axes {
+                let mut t = sb;
+                t[d] = (2 * sb[d]).min(nf[d]);
+                if t[d] > sb[d] && fits(t) {
+                    sb = t;
+                    continue 'grow;
+                }
+            }
+            break;
+        }
+    }
+    Some(sb)
 }
 
 impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
@@ -298,19 +353,10 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
             return Err(Error::InvalidArg("bin sizes must be positive".into()));
         }
         let geo = geom(dim, nf3, bins);
-        // SM bins: shrink the largest bin side until the tile fits in shared memory
-        let mut sb = bins;
-        let maxb = dev.max_shared_bytes();
-        let sm_geo = loop {
-            if tile_bytes::<T>(dim, w, sb) <= maxb {
-                break Some(geom(dim, nf3, sb));
-            }
-            let (d, &b) = sb.iter().enumerate().take(dim).max_by_key(|(_, &b)| b).expect("dim >= 1");
-            if b <= 2 {
-                break None;
-            }
-            sb[d] = b / 2;
-        };
+        // SM bins from the device's shared-memory limit (shrunk to fit; the default bins also
+        // grown where the padding dominates, see sm_bins)
+        let sm_geo = sm_bins(dim, w, nf3, std::mem::size_of::<T>(), bins, dev.max_shared_bytes(), opts.bin_size.is_none())
+            .map(|sb| geom(dim, nf3, sb));
         let (ker, tab) = ff_kernel::<T>(kernel);
         let ktab = upload_new(&dev, &tab)?;
         let ker = FfKernel { tab: dev.addr(&ktab), ..ker };
@@ -340,6 +386,14 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
     /// Whether the SM tile fits in the device's shared memory.
     pub fn sm_available(&self) -> bool {
         self.sm_geo.is_some()
+    }
+
+    /// The SM bin sizes (x, y, z; 1 on unused axes) and tile bytes, when SM is available.
+    pub fn sm_bin_size(&self) -> Option<([usize; 3], usize)> {
+        self.sm_geo.map(|g| {
+            let bs = [g.bs[0] as usize, g.bs[1] as usize, g.bs[2] as usize];
+            (bs, tile_bytes::<T>(self.dim, self.w, bs))
+        })
     }
 
     fn sfx(&self, base: &str, with_dim: bool) -> String {
@@ -715,6 +769,54 @@ mod tests {
         assert_eq!(select_method(2.0, 1_000_000, 1, false, true), GpuMethod::GmSort);
         assert_eq!(select_method(2.0, 100, 1, false, true), GpuMethod::Gm);
         assert!((asm(3, [64, 64, 64], 6, 1000) - 1000.0 * 216.0 / 262144.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sm_bins_for_every_width_dim_precision_and_limit() {
+        const KIB: usize = 1024;
+        let big = [1 << 16; 3];
+        for limit in [48 * KIB, 163 * KIB, 227 * KIB] {
+            for dim in 1..=3 {
+                for rb in [4usize, 8] {
+                    for w in 2..=16 {
+                        let got = sm_bins(dim, w, big, rb, default_bins(dim), limit, true);
+                        let shrunk = sm_bins(dim, w, big, rb, default_bins(dim), limit, false);
+                        // at 48 KiB only double precision in 3D above w = 12 has no tile; the
+                        // opt-in limits of A100 and H100 serve every width
+                        let want_none = limit == 48 * KIB && dim == 3 && rb == 8 && w >= 13;
+                        assert_eq!(got.is_none(), want_none, "limit {limit} dim {dim} f{} w {w}: {got:?}", 8 * rb);
+                        assert_eq!(shrunk.is_none(), want_none);
+                        let (Some(b), Some(sh)) = (got, shrunk) else { continue };
+                        let bytes = tile_bytes_of(dim, w, b, rb);
+                        assert!(bytes <= limit, "tile of {bytes} B over {limit}");
+                        assert!((0..dim).all(|d| b[d] >= 2 && b[d] >= sh[d]), "{b:?} vs shrunk {sh:?}");
+                        assert!((dim..3).all(|d| b[d] == default_bins(dim)[d]));
+                        // growth stops only where the padding no longer dominates or no
+                        // doubled side fits
+                        let pad = w.div_ceil(2);
+                        let ratio: f64 = (0..dim).map(|d| (b[d] + 2 * pad) as f64 / b[d] as f64).product();
+                        let can_grow = (0..dim).any(|d| {
+                            let mut t = b;
+                            t[d] *= 2;
+                            tile_bytes_of(dim, w, t, rb) <= limit
+                        });
+                        assert!(ratio <= SM_GROW_RATIO || !can_grow, "dim {dim} w {w} {b:?}: ratio {ratio}");
+                        if dim == 3 && rb == 8 && (w == 7 || w == 13 || w == 16) {
+                            eprintln!("limit {:>3} KiB f64 3D w {w:>2}: bins {:?} tile {} B, padded/bin {ratio:.1}", limit / KIB, &b[..3], bytes);
+                        }
+                    }
+                }
+            }
+        }
+        // the caller's bins are only shrunk; bins never exceed a small grid
+        assert_eq!(sm_bins(3, 4, big, 8, [4, 4, 4], 227 * KIB, false), Some([4, 4, 4]));
+        let small = sm_bins(3, 4, [20, 20, 12], 8, default_bins(3), 227 * KIB, true).unwrap();
+        assert!(small[0] <= 20 && small[1] <= 20 && small[2] <= 12, "{small:?}");
+        // the H100 opt-in limit grows f64 3D w = 7 from 16x16x8 to 16x16x16 (24^3 complex = 216 KiB)
+        assert_eq!(sm_bins(3, 7, big, 8, default_bins(3), 227 * KIB, true), Some([16, 16, 16]));
+        assert_eq!(sm_bins(3, 7, big, 8, default_bins(3), 227 * KIB, false), Some([16, 16, 8]));
+        // 48 KiB: today's shrinking (8x8x4 for w = 7), nothing to grow into
+        assert_eq!(sm_bins(3, 7, big, 8, default_bins(3), 48 * KIB, true), Some([8, 8, 4]));
     }
 
     #[test]
