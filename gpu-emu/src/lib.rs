@@ -84,12 +84,38 @@ pub struct EmuDevice {
     /// [`Error::Internal`] (and every later one), as a device error midway would; each launch
     /// decrements it. Shared by the clones of the device.
     pub fail_after_launches: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
+    /// The stream this device handle stands for (0 = the default stream), as a CUDA device
+    /// handle made on a caller's stream: every launch on a non-zero tag is recorded in the
+    /// process-wide launch log ([`stream_launches`]), so tests can check that a plan issues all
+    /// its work on the stream of the device it was built on.
+    pub stream: u64,
 }
 
 impl Default for EmuDevice {
     fn default() -> Self {
-        EmuDevice { shared_bytes: 48 * 1024, fail_after_launches: None }
+        EmuDevice { shared_bytes: 48 * 1024, fail_after_launches: None, stream: 0 }
     }
+}
+
+impl EmuDevice {
+    /// The default device on stream tag `stream` (see [`EmuDevice::stream`]).
+    pub fn on_stream(stream: u64) -> EmuDevice {
+        EmuDevice { stream, ..EmuDevice::default() }
+    }
+}
+
+type LaunchLog = std::sync::Mutex<std::collections::HashMap<u64, Vec<String>>>;
+
+/// Kernel names launched per stream tag, in launch order (process-wide).
+fn launch_log() -> &'static LaunchLog {
+    static L: std::sync::OnceLock<LaunchLog> = std::sync::OnceLock::new();
+    L.get_or_init(|| std::sync::Mutex::new(std::collections::HashMap::new()))
+}
+
+/// The kernels launched so far on stream tag `stream`, in launch order. Tag 0, the default
+/// stream every other test uses, is not logged (always empty).
+pub fn stream_launches(stream: u64) -> Vec<String> {
+    launch_log().lock().unwrap_or_else(|e| e.into_inner()).get(&stream).cloned().unwrap_or_default()
 }
 
 /// Storage of one by-value kernel argument.
@@ -167,6 +193,9 @@ impl Device for EmuDevice {
         }
         if smem as usize > self.shared_bytes {
             return Err(Error::InvalidArg(format!("{name}: {smem} bytes of shared memory exceed {}", self.shared_bytes)));
+        }
+        if self.stream != 0 {
+            launch_log().lock().unwrap_or_else(|e| e.into_inner()).entry(self.stream).or_default().push(name.to_string());
         }
         let mut slots: Vec<Slot> = args
             .iter()
