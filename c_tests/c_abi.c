@@ -22,7 +22,14 @@ typedef struct {
     int32_t modeord, debug, nthreads, kernel;
     double upsampfac;
     int32_t fftw, spread_max_subprob_size;
-} old_nufft_opts; /* without backend, points_by_reference, gpu_method, gpu_spread_reuse_hint */
+} old_nufft_opts; /* without backend, points_by_reference, gpu_method, gpu_spread_reuse_hint, gpu_stream */
+
+typedef struct {
+    size_t struct_size;
+    int32_t modeord, debug, nthreads, kernel;
+    double upsampfac;
+    int32_t fftw, spread_max_subprob_size, backend, points_by_reference, gpu_method, gpu_spread_reuse_hint;
+} v100_nufft_opts; /* the 1.0.0 header's struct (56 bytes): without gpu_stream */
 
 typedef struct {
     size_t struct_size;
@@ -70,6 +77,7 @@ typedef struct {
     }
 
 typedef GUARDED(old_nufft_opts) guarded_nufft_opts;
+typedef GUARDED(v100_nufft_opts) guarded_v100_nufft_opts;
 typedef GUARDED(old_nufft_info) guarded_nufft_info;
 typedef GUARDED(old_poisson_opts) guarded_poisson_opts;
 typedef GUARDED(old_ewald_opts) guarded_ewald_opts;
@@ -114,6 +122,9 @@ static void test_layouts_are_prefixes(void) {
     EXPECT(sizeof(old_fmm_opts) == offsetof(farfield_fmm_opts, backend));
     EXPECT(sizeof(old_fmm_params) == offsetof(farfield_fmm_params, tol_clamped));
     EXPECT(offsetof(guarded_nufft_opts, guard) == sizeof(old_nufft_opts));
+    EXPECT(sizeof(v100_nufft_opts) == 56 && sizeof(v100_nufft_opts) == offsetof(farfield_nufft_opts, gpu_stream));
+    EXPECT(offsetof(v100_nufft_opts, gpu_spread_reuse_hint) == offsetof(farfield_nufft_opts, gpu_spread_reuse_hint));
+    EXPECT(offsetof(guarded_v100_nufft_opts, guard) == sizeof(v100_nufft_opts));
     EXPECT(offsetof(guarded_nufft_info, guard) == sizeof(old_nufft_info));
     EXPECT(offsetof(guarded_fmm_params, guard) == sizeof(old_fmm_params));
 }
@@ -165,6 +176,24 @@ static void test_nufft_old_caller(void) {
     EXPECT(memcmp(f_old, f_full, sizeof f_full) == 0);
     EXPECT(guard_intact(g.guard));
 
+    /* a 1.0.0 caller (56 bytes, no gpu_stream): the guard where gpu_stream would be is not
+     * read (as a non-NULL stream it would be refused by the CPU plan) */
+    guarded_v100_nufft_opts g1;
+    memset(&g1, GUARD_BYTE, sizeof g1);
+    EXPECT_STATUS(farfield_nufft_default_opts((farfield_nufft_opts *)&g1.s, sizeof g1.s), FARFIELD_OK);
+    EXPECT(guard_intact(g1.guard) && g1.s.struct_size == 56 && g1.s.backend == FARFIELD_BACKEND_AUTO);
+    EXPECT(g1.s.gpu_method == 0 && g1.s.gpu_spread_reuse_hint == 0 && g1.s.points_by_reference == 0);
+    g1.s.nthreads = 1;
+    EXPECT_STATUS(run_nufft(&g1.s, f_old), FARFIELD_OK);
+    EXPECT(memcmp(f_old, f_full, sizeof f_full) == 0);
+    EXPECT(guard_intact(g1.guard));
+    /* today's caller with a stream on the CPU backend: refused, naming the field */
+    farfield_nufft_opts ws = full;
+    ws.gpu_stream = (void *)&ws; /* never used as a stream: refused first */
+    EXPECT_STATUS(run_nufft(&ws, f_old), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(strstr(farfield_last_error_message(), "opts.gpu_stream") != NULL);
+    EXPECT(full.gpu_stream == NULL);
+
     /* get_info into an old, smaller info struct */
     const int64_t n[2] = {N1, N2};
     farfield_nufft_plan p = NULL;
@@ -208,7 +237,7 @@ static void test_nufft_old_caller(void) {
     EXPECT(all_bytes(&ni.future_a, sizeof ni.future_a, GUARD_BYTE));
 
     /* errors: size 0, below the struct_size field, ending inside a field, NULL; nothing written */
-    const size_t bad[] = {0, 4, 7, 30, offsetof(farfield_nufft_opts, upsampfac) + 4};
+    const size_t bad[] = {0, 4, 7, 30, offsetof(farfield_nufft_opts, upsampfac) + 4, offsetof(farfield_nufft_opts, gpu_stream) + 4};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         memset(&g, GUARD_BYTE, sizeof g);
         EXPECT_STATUS(farfield_nufft_default_opts((farfield_nufft_opts *)&g.s, bad[k]), FARFIELD_ERR_INVALID_ARG);

@@ -20,7 +20,7 @@
 
 int main(void) {
     /* farfield_nufft_opts */
-    EXPECT_SIZE(sizeof(farfield_nufft_opts), 56);
+    EXPECT_SIZE(sizeof(farfield_nufft_opts), 64);
     EXPECT_SIZE(offsetof(farfield_nufft_opts, struct_size), 0);
     EXPECT_SIZE(sizeof(((farfield_nufft_opts *)0)->struct_size), sizeof(size_t));
     EXPECT_SIZE(offsetof(farfield_nufft_opts, modeord), 8);
@@ -34,6 +34,8 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_nufft_opts, points_by_reference), 44);
     EXPECT_SIZE(offsetof(farfield_nufft_opts, gpu_method), 48);
     EXPECT_SIZE(offsetof(farfield_nufft_opts, gpu_spread_reuse_hint), 52);
+    EXPECT_SIZE(offsetof(farfield_nufft_opts, gpu_stream), 56);
+    EXPECT_SIZE(sizeof(((farfield_nufft_opts *)0)->gpu_stream), 8);
 
     /* farfield_nufft_info */
     EXPECT_SIZE(sizeof(farfield_nufft_info), 72);
@@ -139,6 +141,7 @@ int main(void) {
     EXPECT(o.backend == FARFIELD_BACKEND_AUTO);
     EXPECT(o.points_by_reference == 0);
     EXPECT(o.gpu_method == FARFIELD_GPU_METHOD_AUTO && o.gpu_spread_reuse_hint == 0);
+    EXPECT(o.gpu_stream == NULL);
     EXPECT(farfield_nufft_default_opts(NULL, sizeof o) == FARFIELD_ERR_NULL_POINTER);
 
     farfield_poisson_opts po;

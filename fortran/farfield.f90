@@ -116,6 +116,7 @@ module farfield
      integer(c_int32_t) :: points_by_reference     !< 0 = setpts copies (default), 1 = keeps a reference
      integer(c_int32_t) :: gpu_method              !< CUDA only: FARFIELD_GPU_METHOD_* (0 = automatic)
      integer(c_int32_t) :: gpu_spread_reuse_hint   !< CUDA only: executes expected per setpts (0 = unknown)
+     type(c_ptr)        :: gpu_stream = c_null_ptr !< CUDA only: the caller's cudaStream_t (NULL = default stream)
   end type farfield_nufft_opts
 
   !> What a plan chose (C: farfield_nufft_info, filled by farfield_nufft_get_info).

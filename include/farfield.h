@@ -445,6 +445,19 @@ typedef struct farfield_nufft_opts {
   // treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are
   // preferred. Ignored on the CPU.
   int32_t gpu_spread_reuse_hint;
+  // CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
+  // (default) for the default stream of device 0's context (cuFINUFFT's default). With a
+  // stream, every kernel launch, copy and cuFFT execution of the plan (setpts, execute)
+  // runs on it: `farfield_nufft_execute` (host arrays) synchronises the stream before it
+  // returns; `farfield_nufft_execute_device` does not — its results are ready in stream
+  // order, and the caller orders its own work on the stream (cuFINUFFT's semantics). The
+  // stream must belong to device 0's primary context (the CUDA runtime's, which CuPy,
+  // PyTorch and cuFINUFFT use) and stay valid until the plan is destroyed (the plan frees
+  // its device memory in stream order on it); the library never destroys it. A non-NULL
+  // stream for a plan that runs on the CPU (`backend` AUTO or CPU) →
+  // `FARFIELD_ERR_INVALID_ARG` naming `opts.gpu_stream`. Appended after 1.0.0: a caller
+  // built against the 1.0.0 header (a 56-byte struct) gets NULL.
+  void *gpu_stream;
 } farfield_nufft_opts;
 
 // Handle of a double-precision NUFFT plan.
@@ -899,14 +912,20 @@ int farfield_nufft_setpts(farfield_nufft_plan plan,
 // `FARFIELD_ERR_RANGE` naming the first such output index, never status 0. `c` and `f` must
 // be separate arrays: overlapping address ranges (`c` of `ntrans·M`, `f` of
 // `ntrans·N1·N2·N3` complex values) → `FARFIELD_ERR_INVALID_ARG` naming both, nothing
-// written. Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE, INVALID_ARG}`.
+// written. On the CUDA backend the host arrays are copied in and out on the plan's stream
+// (`opts.gpu_stream` or the default stream), which is synchronised before the call returns.
+// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE, INVALID_ARG}`.
 int farfield_nufft_execute(farfield_nufft_plan plan, farfield_complex *c, farfield_complex *f);
 
 // Like `farfield_nufft_execute` but `c` and `f` are **device** pointers (CUDA memory of
 // device 0, as cuFINUFFT takes them) of the same sizes; the plan must have been made with
-// `opts.backend = FARFIELD_BACKEND_CUDA`; their address ranges must not overlap. Returns 0
-// or `FARFIELD_ERR_{NULL_POINTER, INVALID_ARG (a CPU plan, or c and f overlapping),
-// NO_POINTS}`.
+// `opts.backend = FARFIELD_BACKEND_CUDA`; their address ranges must not overlap.
+// Streams (cuFINUFFT's semantics): the work is issued on the plan's stream (`opts.gpu_stream`,
+// or the default stream) and this call does **not** wait for it: on return the output is
+// complete in stream order, so work the caller queues on the same stream sees it, while the
+// host or other streams must synchronise with that stream first. The input must be ready in
+// that stream's order when the call is made. Returns 0 or `FARFIELD_ERR_{NULL_POINTER,
+// INVALID_ARG (a CPU plan, or c and f overlapping), NO_POINTS}`.
 int farfield_nufft_execute_device(farfield_nufft_plan plan,
                                   farfield_complex *c,
                                   farfield_complex *f);

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 /* out[0] = sizeof, out[1..] = offsets of the fields in declaration order (struct_size first). */
-void farfield_test_opts_layout(int64_t out[13]) {
+void farfield_test_opts_layout(int64_t out[14]) {
     out[0] = (int64_t)sizeof(farfield_nufft_opts);
     out[1] = (int64_t)offsetof(farfield_nufft_opts, struct_size);
     out[2] = (int64_t)offsetof(farfield_nufft_opts, modeord);
@@ -19,6 +19,7 @@ void farfield_test_opts_layout(int64_t out[13]) {
     out[10] = (int64_t)offsetof(farfield_nufft_opts, points_by_reference);
     out[11] = (int64_t)offsetof(farfield_nufft_opts, gpu_method);
     out[12] = (int64_t)offsetof(farfield_nufft_opts, gpu_spread_reuse_hint);
+    out[13] = (int64_t)offsetof(farfield_nufft_opts, gpu_stream);
 }
 
 void farfield_test_info_layout(int64_t out[10]) {

@@ -12,7 +12,7 @@ program test_layout
   interface
      subroutine farfield_test_opts_layout(out) bind(c, name="farfield_test_opts_layout")
        import :: c_int64_t
-       integer(c_int64_t), intent(out) :: out(13)
+       integer(c_int64_t), intent(out) :: out(14)
      end subroutine farfield_test_opts_layout
      subroutine farfield_test_info_layout(out) bind(c, name="farfield_test_info_layout")
        import :: c_int64_t
@@ -42,7 +42,7 @@ program test_layout
 
   ! the frozen ABI of libfarfield.so.1 (same numbers as c_tests/c_layout.c): sizeof, then offsets
   ! in field order, struct_size first
-  integer(c_int64_t), parameter :: opts_abi(13) = [56, 0, 8, 12, 16, 20, 24, 32, 36, 40, 44, 48, 52]
+  integer(c_int64_t), parameter :: opts_abi(14) = [64, 0, 8, 12, 16, 20, 24, 32, 36, 40, 44, 48, 52, 56]
   integer(c_int64_t), parameter :: info_abi(10) = [72, 0, 8, 32, 36, 40, 48, 56, 64, 68]
   integer(c_int64_t), parameter :: poisson_abi(7) = [32, 0, 8, 12, 16, 20, 24]
   integer(c_int64_t), parameter :: ewo_abi(9) = [64, 0, 8, 12, 16, 20, 24, 32, 40]
@@ -53,7 +53,7 @@ program test_layout
   type(farfield_nufft_opts), target :: o
   type(farfield_nufft_info), target :: inf
   type(farfield_poisson_opts), target :: po
-  integer(c_int64_t) :: fo(13), fi(10), co(13), ci(10), fp(7), cp(7)
+  integer(c_int64_t) :: fo(14), fi(10), co(14), ci(10), fp(7), cp(7)
   type(farfield_ewald_opts), target :: ewo
   type(farfield_ewald_params), target :: ewp
   type(farfield_fmm_opts), target :: fmo
@@ -74,6 +74,7 @@ program test_layout
   fo(11) = off(c_loc(o%points_by_reference), c_loc(o))
   fo(12) = off(c_loc(o%gpu_method), c_loc(o))
   fo(13) = off(c_loc(o%gpu_spread_reuse_hint), c_loc(o))
+  fo(14) = off(c_loc(o%gpu_stream), c_loc(o))
 
   fi(1) = c_sizeof(inf)
   fi(2) = off(c_loc(inf%struct_size), c_loc(inf))
@@ -153,13 +154,13 @@ program test_layout
   call farfield_test_poisson_opts_layout(cp)
   call farfield_test_info_layout(ci)
 
-  write (*, '(a, 13i4)') 'opts Fortran: ', fo
-  write (*, '(a, 13i4)') 'opts C:       ', co
+  write (*, '(a, 14i4)') 'opts Fortran: ', fo
+  write (*, '(a, 14i4)') 'opts C:       ', co
   write (*, '(a, 10i4)') 'info Fortran: ', fi
   write (*, '(a, 10i4)') 'info C:       ', ci
   write (*, '(a, 7i4)') 'poisson opts Fortran: ', fp
   write (*, '(a, 7i4)') 'poisson opts C:       ', cp
-  do i = 1, 13
+  do i = 1, 14
      call expect(fo(i) == opts_abi(i), 'opts layout (Fortran) vs frozen ABI', i)
      call expect(co(i) == opts_abi(i), 'opts layout (C) vs frozen ABI', i)
   end do
@@ -204,6 +205,7 @@ program test_layout
   o%backend = -7
   o%points_by_reference = -7
   o%gpu_method = -7
+  o%gpu_stream = c_loc(o)
   call expect(farfield_nufft_default_opts(o, c_sizeof(o)) == FARFIELD_OK, 'default opts status', 0)
   call expect(o%struct_size == c_sizeof(o), 'default opts struct_size', 0)
   call expect(o%modeord == 0 .and. o%debug == 0 .and. o%nthreads == 0, 'default opts (1)', 0)
@@ -211,6 +213,7 @@ program test_layout
   call expect(o%fftw == 64 .and. o%spread_max_subprob_size == 0, 'default opts (3)', 0)
   call expect(o%backend == FARFIELD_BACKEND_AUTO .and. o%points_by_reference == 0, 'default opts (4)', 0)
   call expect(o%gpu_method == FARFIELD_GPU_METHOD_AUTO .and. o%gpu_spread_reuse_hint == 0, 'default opts (5)', 0)
+  call expect(.not. c_associated(o%gpu_stream), 'default opts (6): gpu_stream NULL', 0)
   po%vico_factor = -7
   call expect(farfield_poisson_default_opts(po, c_sizeof(po)) == FARFIELD_OK .and. &
        po%struct_size == 32, 'poisson default opts status', 0)

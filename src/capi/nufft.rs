@@ -463,7 +463,9 @@ pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64
 /// `FARFIELD_ERR_RANGE` naming the first such output index, never status 0. `c` and `f` must
 /// be separate arrays: overlapping address ranges (`c` of `ntrans·M`, `f` of
 /// `ntrans·N1·N2·N3` complex values) → `FARFIELD_ERR_INVALID_ARG` naming both, nothing
-/// written. Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE, INVALID_ARG}`.
+/// written. On the CUDA backend the host arrays are copied in and out on the plan's stream
+/// (`opts.gpu_stream` or the default stream), which is synchronised before the call returns.
+/// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE, INVALID_ARG}`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_execute(plan: farfield_nufft_plan, c: *mut Complex64, f: *mut Complex64) -> c_int {
     guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
@@ -471,9 +473,13 @@ pub unsafe extern "C" fn farfield_nufft_execute(plan: farfield_nufft_plan, c: *m
 
 /// Like `farfield_nufft_execute` but `c` and `f` are **device** pointers (CUDA memory of
 /// device 0, as cuFINUFFT takes them) of the same sizes; the plan must have been made with
-/// `opts.backend = FARFIELD_BACKEND_CUDA`; their address ranges must not overlap. Returns 0
-/// or `FARFIELD_ERR_{NULL_POINTER, INVALID_ARG (a CPU plan, or c and f overlapping),
-/// NO_POINTS}`.
+/// `opts.backend = FARFIELD_BACKEND_CUDA`; their address ranges must not overlap.
+/// Streams (cuFINUFFT's semantics): the work is issued on the plan's stream (`opts.gpu_stream`,
+/// or the default stream) and this call does **not** wait for it: on return the output is
+/// complete in stream order, so work the caller queues on the same stream sees it, while the
+/// host or other streams must synchronise with that stream first. The input must be ready in
+/// that stream's order when the call is made. Returns 0 or `FARFIELD_ERR_{NULL_POINTER,
+/// INVALID_ARG (a CPU plan, or c and f overlapping), NO_POINTS}`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_execute_device(plan: farfield_nufft_plan, c: *mut Complex64, f: *mut Complex64) -> c_int {
     guard(|| execute_device(&plan_ref(plan, "plan")?.inner, c, f))
