@@ -22,7 +22,9 @@ pub enum Arg<'a, B> {
     Kernel(FfKernel),
 }
 
-/// A device that runs the kernels of `kernels/*.cu` (launches on one stream, in order).
+/// A device that runs the kernels of `kernels/*.cu`. A device handle issues all its work
+/// (launches, copies, memsets) on one stream, in order (CUDA: the default stream or a caller's,
+/// docs/design.md §5.1); `download` to host memory waits for that stream.
 pub trait Device: Clone {
     /// An owned device allocation (freed on drop).
     type Buf;
@@ -46,7 +48,10 @@ pub trait Device: Clone {
     /// Launches kernel `name` on a 1-D grid of `grid` blocks of `block` threads with `smem`
     /// bytes of dynamic shared memory.
     fn launch(&self, name: &str, grid: u32, block: u32, smem: u32, args: &[Arg<'_, Self::Buf>]) -> Result<()>;
-    /// Dynamic shared memory a block may use without opt-in (bytes).
+    /// Dynamic shared memory one block may use (bytes): on CUDA the opt-in limit per block
+    /// (227 KiB on H100, 163 KiB on A100; `launch` opts a kernel in when it asks for more than
+    /// the 48 KiB default), on the emulator its settable `shared_bytes`. The SM tiles are
+    /// sized from it (`super::spread::sm_bins`).
     fn max_shared_bytes(&self) -> usize;
 }
 

@@ -7,7 +7,9 @@
 //! * [`device`]: the device trait the host code is written against (CUDA or the emulator);
 //! * [`spread`]: GPU spreading/interpolation (GM, GM-sort, SM, CSR single mesh, group mesh)
 //!   and the method selection rule;
-//! * [`cuda`]: the CUDA device (cudarc context, stream, NVRTC-compiled modules, buffers);
+//! * [`cuda`]: the CUDA device through cudarc: the per-process device registry (primary
+//!   context, NVRTC-compiled CUBIN modules, function handles, limits, cuFFT plan pool) and
+//!   device handles, each on one stream (the default stream or a caller's), with buffers;
 //! * [`nufft`]: GPU NUFFT types 1 and 2 (spread/interp, device FFT, deconvolution on the
 //!   device), host or device pointers, built from the shared parameter layer
 //!   [`crate::nufft::params`]; its CUDA executor is chosen by `crate::dispatch`;
