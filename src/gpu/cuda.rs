@@ -627,6 +627,8 @@ impl FftDevice for CudaDevice {
     fn fft_exec(&self, plan: &CufftPlan, data: &mut CudaSlice<u8>, sign: i32) -> Result<()> {
         use cudarc::cufft::sys;
         let p = self.addr(data);
+        // cuFFT runs in the calling thread's current context: make it this device's
+        self.st.ctx.bind_to_thread().map_err(drv("bind context"))?;
         // a pooled handle may last have run on another plan's stream
         // SAFETY: the stream belongs to this device's context.
         let r = unsafe { sys::cufftSetStream(plan.handle, self.stream.cu_stream() as sys::cudaStream_t) };
