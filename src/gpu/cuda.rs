@@ -247,6 +247,8 @@ mod tests {
 pub struct CufftPlan {
     handle: cudarc::cufft::sys::cufftHandle,
     double: bool,
+    /// Complex values the plan transforms (batch · Π dims).
+    values: usize,
 }
 
 impl Drop for CufftPlan {
@@ -259,23 +261,29 @@ impl Drop for CufftPlan {
 impl FftDevice for CudaDevice {
     type FftPlan = CufftPlan;
 
-    fn fft_plan(&self, dims: &[usize], double: bool) -> Result<CufftPlan> {
+    fn fft_plan(&self, dims: &[usize], double: bool, batch: usize) -> Result<CufftPlan> {
         use cudarc::cufft::sys;
         if !super::runtime::cufft_present() {
             return Err(Error::NoDevice("cuFFT not found (looked for libcufft.so.11 on the loader path)".into()));
         }
+        let dist: usize = dims.iter().product();
+        let (Ok(dist_i), Ok(batch_i)) = (i32::try_from(dist), i32::try_from(batch.max(1))) else {
+            return Err(Error::Fft(format!("cuFFT plan of {batch} grids {dims:?}: sizes beyond 2^31 − 1")));
+        };
         // cuFFT is row-major: slowest axis first
         let mut n: Vec<i32> = dims.iter().rev().map(|&d| d as i32).collect();
         let mut handle: sys::cufftHandle = 0;
         let ty = if double { sys::cufftType::CUFFT_Z2Z } else { sys::cufftType::CUFFT_C2C };
-        // SAFETY: valid pointers; null embeds mean contiguous data.
+        // SAFETY: valid pointers; null embeds mean contiguous data (the strides are then
+        // ignored and the distance between grids is `dist`).
         let r = unsafe {
-            sys::cufftPlanMany(&mut handle, n.len() as i32, n.as_mut_ptr(), std::ptr::null_mut(), 1, 0, std::ptr::null_mut(), 1, 0, ty, 1)
+            sys::cufftPlanMany(&mut handle, n.len() as i32, n.as_mut_ptr(), std::ptr::null_mut(), 1, dist_i, std::ptr::null_mut(), 1,
+                               dist_i, ty, batch_i)
         };
         if r != sys::cufftResult::CUFFT_SUCCESS {
-            return Err(Error::Fft(format!("cufftPlanMany({dims:?}): {r:?}")));
+            return Err(Error::Fft(format!("cufftPlanMany({dims:?}, batch {batch}): {r:?}")));
         }
-        let plan = CufftPlan { handle, double };
+        let plan = CufftPlan { handle, double, values: dist * batch.max(1) };
         // SAFETY: the stream belongs to this device's context.
         let r = unsafe { sys::cufftSetStream(handle, self.stream.cu_stream() as sys::cudaStream_t) };
         if r != sys::cufftResult::CUFFT_SUCCESS {
@@ -286,6 +294,10 @@ impl FftDevice for CudaDevice {
 
     fn fft_exec(&self, plan: &CufftPlan, data: &mut CudaSlice<u8>, sign: i32) -> Result<()> {
         use cudarc::cufft::sys;
+        let bytes = plan.values * if plan.double { 16 } else { 8 };
+        if data.len() < bytes {
+            return Err(Error::InvalidArg(format!("cuFFT of {} values on a buffer of {} bytes", plan.values, data.len())));
+        }
         let p = self.addr(data);
         // CUFFT_INVERSE = +1 (e^{+i}), CUFFT_FORWARD = −1
         let dir = if sign >= 0 { 1 } else { -1 };
