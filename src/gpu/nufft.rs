@@ -174,6 +174,14 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         }
     }
 
+    /// One batch on buffers local to the batch (type 3's inner type 2): `nv` stacked input
+    /// vectors of `input` → `nv` stacked output vectors of `output` (`nv` = [`GpuNufft::batch`],
+    /// or the size of the last chunk of `ntrans`). Errors: [`Error::Internal`] for another `nv`,
+    /// device errors.
+    pub fn execute_dev_batch(&self, input: &D::Buf, output: &mut D::Buf, nv: usize) -> Result<()> {
+        self.chunk(input, output, 0, nv)
+    }
+
     /// Vectors `v0 … v0 + nv − 1` (`nv ≤ batch`): `input` → `output`, both holding stacked
     /// vectors (type 1: c → f, type 2: f → c); the fine grids of the batch in between.
     fn chunk(&self, input: &D::Buf, output: &mut D::Buf, v0: usize, nv: usize) -> Result<()> {

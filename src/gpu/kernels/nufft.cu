@@ -55,22 +55,26 @@ __device__ void ff_deconv(int dir, int n0, int n1, int n2, int nf0, int nf1, int
 FF_DEFINE_DECONV(float, f32)
 FF_DEFINE_DECONV(double, f64)
 
-// Pointwise complex product in place, a[i] ← a[i]·b[i] for i < n (interleaved complex): the
-// pre-phase e^{±i D·x_j} and the deconvolution/post-phase factors of NUFFT type 3
-// (src/gpu/type3.rs, as src/nufft/type3.rs).
+// Pointwise complex product in place, a[v·n + i] ← a[v·n + i]·b[i] for i < n and each of the
+// nvec vectors of a (interleaved complex): the pre-phase e^{±i D·x_j} and the
+// deconvolution/post-phase factors of NUFFT type 3 (src/gpu/type3.rs, as src/nufft/type3.rs),
+// one thread per factor looping over the vectors.
 template <typename T>
-__device__ void ff_cmul(int n, const T* b, T* a) {
+__device__ void ff_cmul(int n, int nvec, const T* b, T* a) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const T ar = a[2 * i], ai = a[2 * i + 1];
     const T br = b[2 * i], bi = b[2 * i + 1];
-    a[2 * i] = ar * br - ai * bi;
-    a[2 * i + 1] = ar * bi + ai * br;
+    for (int v = 0; v < nvec; ++v) {
+        T* p = a + 2 * ((long long)v * n + i);
+        const T ar = p[0], ai = p[1];
+        p[0] = ar * br - ai * bi;
+        p[1] = ar * bi + ai * br;
+    }
 }
 
 #define FF_DEFINE_CMUL(T, S)                                                    \
-    FF_EXTERN_C __global__ void ff_cmul_##S(int n, const T* b, T* a) {          \
-        ff_cmul<T>(n, b, a);                                                    \
+    FF_EXTERN_C __global__ void ff_cmul_##S(int n, int nvec, const T* b, T* a) { \
+        ff_cmul<T>(n, nvec, b, a);                                              \
     }                                                                           \
     FF_REGISTER(ff_cmul_##S)
 
