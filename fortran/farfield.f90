@@ -221,6 +221,7 @@ module farfield
   public :: farfield_nufft_default_opts
   public :: farfield_nufft_makeplan, farfield_nufft_setpts, farfield_nufft_execute
   public :: farfield_nufft_get_info, farfield_nufft_destroy, farfield_nufft_execute_device
+  public :: farfield_nufft_setpts_device, farfield_nufftf_setpts_device
   public :: farfield_nufftf_makeplan, farfield_nufftf_setpts, farfield_nufftf_execute
   public :: farfield_nufftf_get_info, farfield_nufftf_destroy, farfield_nufftf_execute_device
   public :: farfield_poisson_default_opts, farfield_poisson_makeplan, farfield_poisson_execute
@@ -244,6 +245,7 @@ module farfield
   public :: farfield_string
   public :: farfield_status_string_f, farfield_last_error_message_f, farfield_version_f
   public :: farfield_nufft_makeplan_f, farfield_nufft_setpts_f, farfield_nufft_destroy_f
+  public :: farfield_nufft_setpts_device_f, farfield_nufftf_setpts_device_f
   public :: farfield_nufftf_makeplan_f, farfield_nufftf_setpts_f, farfield_nufftf_destroy_f
   public :: farfield_poisson_makeplan_f, farfield_poisson_execute_f, farfield_poisson_destroy_f
   public :: farfield_spread_makeplan_f, farfield_spread_setpts_f, farfield_spread_destroy_f
@@ -302,6 +304,18 @@ module farfield
        integer(c_int) :: ier
      end function farfield_nufft_execute
 
+     !> int farfield_nufft_setpts_device(plan, int64_t M, const double *x, *y, *z)
+     !> As farfield_nufft_setpts (types 1 and 2) with CUDA device pointers (plan made with
+     !> backend CUDA); unused axes may be c_null_ptr; the coordinates are copied on the device.
+     function farfield_nufft_setpts_device(plan, m, x, y, z) result(ier) &
+          bind(c, name="farfield_nufft_setpts_device")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: m
+       type(c_ptr), value :: x, y, z
+       integer(c_int) :: ier
+     end function farfield_nufft_setpts_device
+
      !> int farfield_nufft_execute_device(plan, farfield_complex *c, farfield_complex *f)
      !> As farfield_nufft_execute with CUDA device pointers (plan made with backend CUDA).
      function farfield_nufft_execute_device(plan, c, f) result(ier) bind(c, name="farfield_nufft_execute_device")
@@ -357,6 +371,16 @@ module farfield
        complex(c_float_complex), intent(inout) :: c(*), f(*)
        integer(c_int) :: ier
      end function farfield_nufftf_execute
+
+     !> Single-precision farfield_nufft_setpts_device (device pointers to floats).
+     function farfield_nufftf_setpts_device(plan, m, x, y, z) result(ier) &
+          bind(c, name="farfield_nufftf_setpts_device")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: m
+       type(c_ptr), value :: x, y, z
+       integer(c_int) :: ier
+     end function farfield_nufftf_setpts_device
 
      !> Single-precision farfield_nufft_execute_device (device pointers).
      function farfield_nufftf_execute_device(plan, c, f) result(ier) bind(c, name="farfield_nufftf_execute_device")
@@ -881,6 +905,38 @@ contains
             c_null_ptr, c_null_ptr, c_null_ptr)
     end if
   end function farfield_nufft_setpts_f
+
+  !> farfield_nufft_setpts_device with optional y, z: m coordinates per axis at the CUDA device
+  !> addresses x (and y, z for dim 2, 3; absent = c_null_ptr), e.g. from CUDA Fortran's
+  !> c_devloc or cudaMalloc. Returns the status of farfield_nufft_setpts_device.
+  function farfield_nufft_setpts_device_f(plan, m, x, y, z) result(ier)
+    type(c_ptr), intent(in) :: plan
+    integer(c_int64_t), intent(in) :: m
+    type(c_ptr), intent(in) :: x
+    type(c_ptr), intent(in), optional :: y, z
+    integer(c_int) :: ier
+    type(c_ptr) :: py, pz
+    py = c_null_ptr
+    pz = c_null_ptr
+    if (present(y)) py = y
+    if (present(z)) pz = z
+    ier = farfield_nufft_setpts_device(plan, m, x, py, pz)
+  end function farfield_nufft_setpts_device_f
+
+  !> Single-precision farfield_nufft_setpts_device_f (device arrays of floats).
+  function farfield_nufftf_setpts_device_f(plan, m, x, y, z) result(ier)
+    type(c_ptr), intent(in) :: plan
+    integer(c_int64_t), intent(in) :: m
+    type(c_ptr), intent(in) :: x
+    type(c_ptr), intent(in), optional :: y, z
+    integer(c_int) :: ier
+    type(c_ptr) :: py, pz
+    py = c_null_ptr
+    pz = c_null_ptr
+    if (present(y)) py = y
+    if (present(z)) pz = z
+    ier = farfield_nufftf_setpts_device(plan, m, x, py, pz)
+  end function farfield_nufftf_setpts_device_f
 
   !> Single-precision farfield_nufft_setpts_f.
   function farfield_nufftf_setpts_f(plan, x, y, z) result(ier)

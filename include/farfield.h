@@ -157,6 +157,11 @@ typedef float _Complex farfield_complexf;
 
 
 
+// The memory bound of the automatic NUFFT batch size ([`GpuSpreadOpts::max_batch`] = 0): the
+// fine grids of one batch (`B·Π nf·2·sizeof(T)` bytes) stay within 1 GiB, or one grid when a
+// single grid is larger.
+#define BATCH_SCRATCH_BYTES (1 << 30)
+
 // Backend value `AUTO`.
 #define FARFIELD_BACKEND_AUTO 0
 
@@ -902,6 +907,39 @@ int farfield_nufft_setpts(farfield_nufft_plan plan,
                           const double *t,
                           const double *u);
 
+// Sets the `M ≥ 0` non-uniform points of a double-precision CUDA plan of type 1 or 2 from
+// **device** arrays (cuFINUFFT's convention): `x` (and `y` for dim ≥ 2, `z` for dim 3) are
+// CUDA device pointers (memory of device 0, the plan's device) to `M` coordinates each, in
+// radians (any finite value; 2π-periodic, reduced mod 2π in double precision as in
+// `farfield_nufft_setpts`). Unused axes are ignored and may be NULL; used axes must not be
+// NULL when `M > 0`. The coordinates are copied on the device (whatever
+// `opts.points_by_reference` says), so the caller may free or reuse its arrays after the
+// call. Everything runs on the device: folding, the finiteness check, the bin sort and the
+// spreading method's structures; the host reads back a few integers (the first non-finite
+// index per axis, and for the SM method the number of subproblems), never a per-point or
+// per-bin array. The call returns after that work is done.
+//
+// Limits as `farfield_nufft_setpts`: M ≤ 2³² − 1 and ntrans·M ≤ 2⁴⁰
+// (`FARFIELD_ERR_NPOINTS`); the CUDA plan itself handles M < 2³⁰.
+//
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`, or a used axis NULL with M > 0),
+// `FARFIELD_ERR_NPOINTS` (M negative or beyond the limits), `FARFIELD_ERR_INVALID_ARG` (a
+// plan made for the CPU backend: "setpts_device needs a CUDA plan"; a type-3 plan, which
+// takes host arrays through `farfield_nufft_setpts`), `FARFIELD_ERR_NONFINITE` (naming the
+// first non-finite point and its axis), `FARFIELD_ERR_ALLOC` or `FARFIELD_ERR_INTERNAL`
+// (device errors). These are checked in this order; after NULL_POINTER, NPOINTS,
+// INVALID_ARG or NONFINITE the previous points remain set, after ALLOC or INTERNAL the plan
+// has no points.
+//
+// # Safety
+// `plan` must be NULL or a live plan; each used axis pointer must be a device allocation of
+// the plan's device holding at least `M` doubles.
+int farfield_nufft_setpts_device(farfield_nufft_plan plan,
+                                 int64_t m,
+                                 const double *x,
+                                 const double *y,
+                                 const double *z);
+
 // Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
 // (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`; type 3: reads `c` (`ntrans·M`), writes
 // `f` (`ntrans·N`, the N frequencies of setpts). Sizes are those of makeplan and setpts
@@ -973,6 +1011,16 @@ int farfield_nufftf_setpts(farfield_nufftf_plan plan,
 
 // Single-precision [`farfield_nufft_execute`] (same memory rule and errors).
 int farfield_nufftf_execute(farfield_nufftf_plan plan, farfield_complexf *c, farfield_complexf *f);
+
+// Single-precision [`farfield_nufft_setpts_device`] (device arrays of floats).
+//
+// # Safety
+// As [`farfield_nufft_setpts_device`], with `M` floats per used axis.
+int farfield_nufftf_setpts_device(farfield_nufftf_plan plan,
+                                  int64_t m,
+                                  const float *x,
+                                  const float *y,
+                                  const float *z);
 
 // Single-precision [`farfield_nufft_execute_device`].
 int farfield_nufftf_execute_device(farfield_nufftf_plan plan,

@@ -11,7 +11,8 @@
 //  * __shfl_down_sync / __shfl_xor_sync / __shfl_sync go through a per-block exchange buffer
 //    with two block-wide barriers, so kernels must call them convergently (all live threads of
 //    the block), which the library's kernels do;
-//  * atomicAdd on int, unsigned, unsigned long long, float, double by compare-and-swap;
+//  * atomicAdd on int, unsigned, unsigned long long, float, double by compare-and-swap,
+//    atomicMin on int and unsigned;
 //  * __ldg(p) is *p.
 // Optional "stagger" mode (ff_emu_set_stagger) delays a pseudo-random subset of threads at the
 // start of every block, which makes missing barriers and races show up reliably.
@@ -93,6 +94,16 @@ inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v)
 }
 inline float atomicAdd(float* p, float v) { return ff_emu_atomic_add(p, v); }
 inline double atomicAdd(double* p, double v) { return ff_emu_atomic_add(p, v); }
+template <typename T>
+inline T ff_emu_atomic_min(T* p, T v) {
+    T old;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    while (v < old && !__atomic_compare_exchange(p, &old, &v, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+    }
+    return old;
+}
+inline int atomicMin(int* p, int v) { return ff_emu_atomic_min(p, v); }
+inline unsigned atomicMin(unsigned* p, unsigned v) { return ff_emu_atomic_min(p, v); }
 
 // kinds for ff_emu::exchange
 #define FF_EMU_SHFL_DOWN 0

@@ -228,16 +228,19 @@ impl Device for EmuDevice {
     }
 }
 
-/// FFT plan of the emulated device: the grid shape (FFTW runs on the host buffer, standing in
-/// for cuFFT).
+/// FFT plan of the emulated device: the grid shape and batch (FFTW runs on the host buffer,
+/// standing in for cuFFT).
 pub struct EmuFftPlan {
     dims: Vec<usize>,
     double: bool,
+    batch: usize,
 }
 
-fn fftw_inplace<T: farfield::Real>(dims: &[usize], buf: &mut EmuBuf, sign: i32) -> Result<()> {
+/// `batch` in-place transforms of the grids `dims` stored one after the other in `buf`, by one
+/// FFTW plan of `howmany = batch` (as cuFFT's batched plan).
+fn fftw_inplace<T: farfield::Real>(dims: &[usize], batch: usize, buf: &mut EmuBuf, sign: i32) -> Result<()> {
     use farfield::fft::{AlignedVec, FftPlan, Sign};
-    let len: usize = dims.iter().product();
+    let len: usize = dims.iter().product::<usize>() * batch;
     let bytes = len * std::mem::size_of::<Complex<T>>();
     if bytes > buf.bytes {
         return Err(Error::InvalidArg(format!("FFT of {len} points on a buffer of {} bytes", buf.bytes)));
@@ -245,7 +248,7 @@ fn fftw_inplace<T: farfield::Real>(dims: &[usize], buf: &mut EmuBuf, sign: i32) 
     let mut a = AlignedVec::<Complex<T>>::zeroed(len, "emulated cuFFT buffer")?;
     // SAFETY: both regions hold `bytes` bytes; Complex<T> is plain old data.
     unsafe { std::ptr::copy_nonoverlapping(buf.ptr, a.as_mut_ptr() as *mut u8, bytes) };
-    let plan = FftPlan::<T>::c2c_inplace(dims, 1, Sign::from_iflag(sign), &mut a, 64, 1)?;
+    let plan = FftPlan::<T>::c2c_inplace(dims, batch, Sign::from_iflag(sign), &mut a, 64, 1)?;
     // FFTW_ESTIMATE (64) does not touch the buffer while planning
     plan.execute_c2c(&mut a);
     // SAFETY: as above.
@@ -256,15 +259,15 @@ fn fftw_inplace<T: farfield::Real>(dims: &[usize], buf: &mut EmuBuf, sign: i32) 
 impl farfield::gpu::device::FftDevice for EmuDevice {
     type FftPlan = EmuFftPlan;
 
-    fn fft_plan(&self, dims: &[usize], double: bool) -> Result<EmuFftPlan> {
-        Ok(EmuFftPlan { dims: dims.to_vec(), double })
+    fn fft_plan(&self, dims: &[usize], double: bool, batch: usize) -> Result<EmuFftPlan> {
+        Ok(EmuFftPlan { dims: dims.to_vec(), double, batch: batch.max(1) })
     }
 
     fn fft_exec(&self, plan: &EmuFftPlan, data: &mut EmuBuf, sign: i32) -> Result<()> {
         if plan.double {
-            fftw_inplace::<f64>(&plan.dims, data, sign)
+            fftw_inplace::<f64>(&plan.dims, plan.batch, data, sign)
         } else {
-            fftw_inplace::<f32>(&plan.dims, data, sign)
+            fftw_inplace::<f32>(&plan.dims, plan.batch, data, sign)
         }
     }
 }

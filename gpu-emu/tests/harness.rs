@@ -93,7 +93,7 @@ fn every_library_kernel_is_in_the_emulator() {
     .map(|s| s.to_string())
     .collect();
     for t in ["f32", "f64"] {
-        for k in ["fold", "bin_count", "csr_spread", "csr_interp", "group_spread", "group_interp"] {
+        for k in ["fold", "bin_count", "zero_vecs", "csr_spread", "csr_interp", "group_spread", "group_interp"] {
             names.push(format!("ff_{k}_{t}"));
         }
         for d in 1..=3 {
@@ -107,10 +107,10 @@ fn every_library_kernel_is_in_the_emulator() {
         names.push(format!("ff_deconv_t2_{t}"));
         names.push(format!("ff_cmul_{t}"));
     }
-    assert_eq!(names.len(), 57);
+    assert_eq!(names.len(), 59);
     for n in &names {
         assert!(has_kernel(n), "{n} missing");
     }
     // the library kernels plus the five self-test kernels, nothing else
-    assert_eq!(farfield_gpu_emu::kernel_count(), 57 + 5);
+    assert_eq!(farfield_gpu_emu::kernel_count(), 59 + 5);
 }

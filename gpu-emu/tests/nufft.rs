@@ -158,9 +158,17 @@ fn gpu_nufft_f32_and_errors() {
 }
 
 /// `ntrans > 1`: all vectors agree with the CPU plan, and a device failure in any launch of
-/// any vector leaves the output untouched (host arrays and device buffers).
+/// any chunk leaves the output untouched (host arrays and device buffers); one batch (the
+/// default bound) and chunks of at most 2 vectors (two chunks, the device output through
+/// scratch).
 #[test]
 fn gpu_ntrans_is_all_or_nothing() {
+    for max_batch in [0, 2] {
+        ntrans_all_or_nothing(max_batch);
+    }
+}
+
+fn ntrans_all_or_nothing(max_batch: usize) {
     use farfield::gpu::device::{download_vec, upload_new, Device};
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
@@ -172,7 +180,7 @@ fn gpu_ntrans_is_all_or_nothing() {
     let c: Vec<Complex<f64>> = (0..nt * m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
     let f: Vec<Complex<f64>> = (0..nt * n).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
     let opts = NufftOpts::default();
-    let sopts = GpuSpreadOpts { method: Some(GpuMethod::GmSort), block: 64, ..Default::default() };
+    let sopts = GpuSpreadOpts { method: Some(GpuMethod::GmSort), block: 64, max_batch, ..Default::default() };
     for ty in [1, 2] {
         let mut cpu = NufftPlan::<f64>::new(ty, 2, &nm, 1, nt, 1e-8, &opts).unwrap();
         cpu.setpts(&x, &y, &[]).unwrap();
@@ -192,7 +200,11 @@ fn gpu_ntrans_is_all_or_nothing() {
         let got = if ty == 1 { &gf } else { &gc };
         let e = rel_l2(got, &want);
         assert!(e < 1e-12, "type {ty} ntrans {nt} vs CPU: {e:e}");
-        assert!(per_execute >= 2 * nt, "{per_execute} launches for {nt} vectors");
+        // batched: two launches per chunk (GM-sort: spread + deconvolution, or deconvolution +
+        // interpolation), not per vector
+        let chunks = nt.div_ceil(gpu.batch());
+        assert_eq!(gpu.batch(), if max_batch == 0 { nt } else { max_batch });
+        assert_eq!(per_execute, 2 * chunks, "{per_execute} launches for {nt} vectors in {chunks} chunks");
         // a failure at every launch position: host output untouched
         for k in 0..per_execute {
             counter.store(k, std::sync::atomic::Ordering::SeqCst);
@@ -203,8 +215,8 @@ fn gpu_ntrans_is_all_or_nothing() {
             let out = if ty == 1 { &hf } else { &hc };
             assert!(out.iter().all(|&v| v == sentinel), "type {ty}: host output written before failure at launch {k}");
         }
-        // device buffers: the output buffer keeps its bytes after a failure in the last vector
-        for k in [per_execute / 2, per_execute - 1] {
+        // device buffers: the output buffer keeps its bytes after a failure at any launch
+        for k in 0..per_execute {
             counter.store(usize::MAX, std::sync::atomic::Ordering::SeqCst);
             let sentinel = vec![Complex::new(3.0, 4.0); nt * if ty == 1 { n } else { m }];
             let (mut cb, mut fb) = if ty == 1 { (upload_new(&dev, &c).unwrap(), upload_new(&dev, &sentinel).unwrap()) }

@@ -318,6 +318,17 @@ unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *c
     }
 }
 
+/// Shared body of both device setpts: the count first, then the plan's checks (NULL used
+/// axes, backend, type) and the device path.
+///
+/// # Safety
+/// Used axes must be device pointers of `m` values (see `farfield_nufft_setpts_device`).
+unsafe fn setpts_device<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *const T, z: *const T) -> Result<()> {
+    let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
+    let m = count(m, "M", p.ntrans())?;
+    p.setpts_device(m, x as u64, y as u64, z as u64)
+}
+
 /// Shared body of both executes.
 unsafe fn execute<T: Real>(plan: &Mutex<NufftPlan<T>>, c: *mut Complex<T>, f: *mut Complex<T>) -> Result<()> {
     let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
@@ -453,6 +464,39 @@ pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64
     guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z, n, s, t, u))
 }
 
+/// Sets the `M ≥ 0` non-uniform points of a double-precision CUDA plan of type 1 or 2 from
+/// **device** arrays (cuFINUFFT's convention): `x` (and `y` for dim ≥ 2, `z` for dim 3) are
+/// CUDA device pointers (memory of device 0, the plan's device) to `M` coordinates each, in
+/// radians (any finite value; 2π-periodic, reduced mod 2π in double precision as in
+/// `farfield_nufft_setpts`). Unused axes are ignored and may be NULL; used axes must not be
+/// NULL when `M > 0`. The coordinates are copied on the device (whatever
+/// `opts.points_by_reference` says), so the caller may free or reuse its arrays after the
+/// call. Everything runs on the device: folding, the finiteness check, the bin sort and the
+/// spreading method's structures; the host reads back a few integers (the first non-finite
+/// index per axis, and for the SM method the number of subproblems), never a per-point or
+/// per-bin array. The call returns after that work is done.
+///
+/// Limits as `farfield_nufft_setpts`: M ≤ 2³² − 1 and ntrans·M ≤ 2⁴⁰
+/// (`FARFIELD_ERR_NPOINTS`); the CUDA plan itself handles M < 2³⁰.
+///
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`, or a used axis NULL with M > 0),
+/// `FARFIELD_ERR_NPOINTS` (M negative or beyond the limits), `FARFIELD_ERR_INVALID_ARG` (a
+/// plan made for the CPU backend: "setpts_device needs a CUDA plan"; a type-3 plan, which
+/// takes host arrays through `farfield_nufft_setpts`), `FARFIELD_ERR_NONFINITE` (naming the
+/// first non-finite point and its axis), `FARFIELD_ERR_ALLOC` or `FARFIELD_ERR_INTERNAL`
+/// (device errors). These are checked in this order; after NULL_POINTER, NPOINTS,
+/// INVALID_ARG or NONFINITE the previous points remain set, after ALLOC or INTERNAL the plan
+/// has no points.
+///
+/// # Safety
+/// `plan` must be NULL or a live plan; each used axis pointer must be a device allocation of
+/// the plan's device holding at least `M` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufft_setpts_device(plan: farfield_nufft_plan, m: i64, x: *const f64, y: *const f64,
+                                                      z: *const f64) -> c_int {
+    guard(|| setpts_device(&plan_ref(plan, "plan")?.inner, m, x, y, z))
+}
+
 /// Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
 /// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`; type 3: reads `c` (`ntrans·M`), writes
 /// `f` (`ntrans·N`, the N frequencies of setpts). Sizes are those of makeplan and setpts
@@ -536,6 +580,16 @@ pub unsafe extern "C" fn farfield_nufftf_setpts(plan: farfield_nufftf_plan, m: i
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_execute(plan: farfield_nufftf_plan, c: *mut Complex32, f: *mut Complex32) -> c_int {
     guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
+}
+
+/// Single-precision [`farfield_nufft_setpts_device`] (device arrays of floats).
+///
+/// # Safety
+/// As [`farfield_nufft_setpts_device`], with `M` floats per used axis.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_nufftf_setpts_device(plan: farfield_nufftf_plan, m: i64, x: *const f32, y: *const f32,
+                                                       z: *const f32) -> c_int {
+    guard(|| setpts_device(&plan_ref(plan, "plan")?.inner, m, x, y, z))
 }
 
 /// Single-precision [`farfield_nufft_execute_device`].
@@ -737,6 +791,37 @@ mod tests {
             // the device execute checks the ranges before anything else
             assert_eq!(farfield_nufftf_execute_device(plan, b, b.add(2)), FARFIELD_ERR_INVALID_ARG);
             farfield_nufftf_destroy(plan);
+        }
+    }
+
+    #[test]
+    fn setpts_device_error_paths() {
+        unsafe {
+            let n = [8i64, 6];
+            let mut plan: farfield_nufft_plan = std::ptr::null_mut();
+            assert_eq!(farfield_nufft_makeplan(2, 2, n.as_ptr(), 1, 1, 1e-6, &mut plan, std::ptr::null()), 0);
+            let x = [0.1f64, 1.0, -2.0];
+            let p = x.as_ptr();
+            let null = std::ptr::null::<f64>();
+            // NULL plan, M out of range, a NULL used axis: before the backend is looked at
+            assert_eq!(farfield_nufft_setpts_device(std::ptr::null_mut(), 3, p, p, null), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_nufft_setpts_device(plan, -1, p, p, null), FARFIELD_ERR_NPOINTS);
+            assert_eq!(farfield_nufft_setpts_device(plan, 1i64 << 33, p, p, null), FARFIELD_ERR_NPOINTS);
+            assert_eq!(farfield_nufft_setpts_device(plan, 3, p, null, null), FARFIELD_ERR_NULL_POINTER);
+            let m = super::super::last_error_message();
+            assert!(m.contains("y") && m.contains("NULL"), "{m}");
+            // a CPU plan: never reads the pointers
+            assert_eq!(farfield_nufft_setpts_device(plan, 3, p, p, null), FARFIELD_ERR_INVALID_ARG);
+            let m = super::super::last_error_message();
+            assert!(m.contains("setpts_device needs a CUDA plan"), "{m}");
+            assert_eq!(farfield_nufft_destroy(plan), 0);
+            // single precision, a type-3 CPU plan: also refused as INVALID_ARG
+            let mut pf: farfield_nufftf_plan = std::ptr::null_mut();
+            assert_eq!(farfield_nufftf_makeplan(3, 1, std::ptr::null(), 1, 1, 1e-4, &mut pf, std::ptr::null()), 0);
+            let xf = [0.5f32];
+            assert_eq!(farfield_nufftf_setpts_device(pf, 1, xf.as_ptr(), std::ptr::null(), std::ptr::null()), FARFIELD_ERR_INVALID_ARG);
+            assert_eq!(farfield_nufftf_setpts_device(pf, 1, std::ptr::null(), std::ptr::null(), std::ptr::null()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(farfield_nufftf_destroy(pf), 0);
         }
     }
 }

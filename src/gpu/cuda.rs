@@ -136,11 +136,12 @@ struct Func {
 }
 
 /// Key of the cuFFT plan pool: the arguments of [`FftDevice::fft_plan`] (grid sizes x first,
-/// precision). When `fft_plan` gains a batch count it joins the key.
+/// precision, batch count).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct FftKey {
     dims: Vec<usize>,
     double: bool,
+    batch: usize,
 }
 
 /// Idle cuFFT handles of one device (with their work-area bytes).
@@ -548,6 +549,8 @@ pub struct CufftPlan {
     key: FftKey,
     work: usize,
     st: Arc<DeviceState>,
+    /// Complex values the plan transforms (batch · Π dims).
+    values: usize,
 }
 
 impl Drop for CufftPlan {
@@ -596,29 +599,36 @@ impl CudaDevice {
                       if key.double { "Z2Z" } else { "C2C" }, if reused { "reused from the device's pool" } else { "created" },
                       ms(t.elapsed()), work);
         }
-        Ok(CufftPlan { handle, double: key.double, key, work, st: self.st.clone() })
+        let values = key.dims.iter().product::<usize>() * key.batch;
+        Ok(CufftPlan { handle, double: key.double, key, work, st: self.st.clone(), values })
     }
 }
 
 impl FftDevice for CudaDevice {
     type FftPlan = CufftPlan;
 
-    fn fft_plan(&self, dims: &[usize], double: bool) -> Result<CufftPlan> {
+    fn fft_plan(&self, dims: &[usize], double: bool, batch: usize) -> Result<CufftPlan> {
         use cudarc::cufft::sys;
         if !super::runtime::cufft_present() {
             return Err(Error::NoDevice("cuFFT not found (looked for libcufft.so.11 on the loader path)".into()));
         }
-        self.pooled_fft_plan(FftKey { dims: dims.to_vec(), double }, || {
+        let dist: usize = dims.iter().product();
+        let (Ok(dist_i), Ok(batch_i)) = (i32::try_from(dist), i32::try_from(batch.max(1))) else {
+            return Err(Error::Fft(format!("cuFFT plan of {batch} grids {dims:?}: sizes beyond 2^31 − 1")));
+        };
+        self.pooled_fft_plan(FftKey { dims: dims.to_vec(), double, batch: batch.max(1) }, || {
             // cuFFT is row-major: slowest axis first
             let mut n: Vec<i32> = dims.iter().rev().map(|&d| d as i32).collect();
             let mut handle: sys::cufftHandle = 0;
             let ty = if double { sys::cufftType::CUFFT_Z2Z } else { sys::cufftType::CUFFT_C2C };
-            // SAFETY: valid pointers; null embeds mean contiguous data.
+            // SAFETY: valid pointers; null embeds mean contiguous data (the strides are then
+            // ignored and the distance between grids is `dist`).
             let r = unsafe {
-                sys::cufftPlanMany(&mut handle, n.len() as i32, n.as_mut_ptr(), std::ptr::null_mut(), 1, 0, std::ptr::null_mut(), 1, 0, ty, 1)
+                sys::cufftPlanMany(&mut handle, n.len() as i32, n.as_mut_ptr(), std::ptr::null_mut(), 1, dist_i, std::ptr::null_mut(), 1,
+                                   dist_i, ty, batch_i)
             };
             if r != sys::cufftResult::CUFFT_SUCCESS {
-                return Err(Error::Fft(format!("cufftPlanMany({dims:?}): {r:?}")));
+                return Err(Error::Fft(format!("cufftPlanMany({dims:?}, batch {batch}): {r:?}")));
             }
             Ok(handle)
         })
@@ -626,6 +636,10 @@ impl FftDevice for CudaDevice {
 
     fn fft_exec(&self, plan: &CufftPlan, data: &mut CudaSlice<u8>, sign: i32) -> Result<()> {
         use cudarc::cufft::sys;
+        let bytes = plan.values * if plan.double { 16 } else { 8 };
+        if data.len() < bytes {
+            return Err(Error::InvalidArg(format!("cuFFT of {} values on a buffer of {} bytes", plan.values, data.len())));
+        }
         let p = self.addr(data);
         // cuFFT runs in the calling thread's current context: make it this device's
         self.st.ctx.bind_to_thread().map_err(drv("bind context"))?;

@@ -75,12 +75,14 @@ pub fn download_vec<D: Device, T: Copy + Default>(dev: &D, buf: &D::Buf, n: usiz
 
 /// A device with in-place complex FFTs (cuFFT on CUDA; FFTW standing in on the emulator).
 pub trait FftDevice: Device {
-    /// A plan for one grid shape and precision.
+    /// A plan for one grid shape, batch and precision.
     type FftPlan;
-    /// Plans an in-place c2c transform of a grid of sizes `dims` (x first, x fastest), in
-    /// double (`double = true`) or single precision.
-    fn fft_plan(&self, dims: &[usize], double: bool) -> Result<Self::FftPlan>;
-    /// Executes it on `data` (interleaved complex), unnormalised:
+    /// Plans `batch ≥ 1` in-place c2c transforms of a grid of sizes `dims` (x first, x
+    /// fastest) stored one after the other (distance `Π dims` complex values; cuFFT's
+    /// `cufftPlanMany` with that batch), in double (`double = true`) or single precision.
+    fn fft_plan(&self, dims: &[usize], double: bool, batch: usize) -> Result<Self::FftPlan>;
+    /// Executes it on `data` (interleaved complex, at least `batch·Π dims` values; each of the
+    /// `batch` grids transformed), unnormalised:
     /// `data_k ← Σ_j data_j e^{sign·2πi j·k/n}` with `sign = +1` or `−1`.
     fn fft_exec(&self, plan: &Self::FftPlan, data: &mut Self::Buf, sign: i32) -> Result<()>;
 }

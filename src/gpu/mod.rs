@@ -23,9 +23,12 @@
 //!   `farfield gpu check`.
 //!
 //! Semantics shared with the CPU ([`crate::spread`]): spreading **overwrites** the output grid
-//! and interpolation the output values (as cuFINUFFT). A NUFFT execute with `ntrans > 1` that
-//! fails midway leaves its output untouched (host arrays are written after the last vector;
-//! device arrays receive the results from plan scratch by one device copy at the end).
+//! and interpolation the output values (as cuFINUFFT). A NUFFT execute with `ntrans > 1` runs
+//! in batches of vectors (batched kernels and cuFFT plans) and, failing midway, leaves its
+//! output untouched (host arrays are written after the last batch; device arrays receive the
+//! results from scratch by one device copy at the end unless a single launch writes them all).
+//! Points may be set from host or device arrays; either way folding, checking and sorting run
+//! on the device (docs/design.md §5.2).
 
 pub mod check;
 pub mod cuda;

@@ -8,14 +8,31 @@
 //! same approximation; a GPU plan allocates on the host only the small mode tables it uploads.
 //! Conventions as [`crate::nufft`]: type 1 `f_k = Σ_j c_j e^{± i k·x_j}`, type 2
 //! `c_j = Σ_k f_k e^{± i k·x_j}`, modes x fastest in CMCL or FFT order (`modeord`), points as
-//! separate coordinate arrays in radians; spreading overwrites the fine grid.
+//! separate coordinate arrays in radians; spreading overwrites the fine grid. A type-2 plan
+//! only interpolates, so its spreader is made with [`GpuSpreadOpts::interp_only`] (GM-sort by
+//! default rather than SM, see [`crate::gpu::spread`]).
 //!
-//! `ntrans > 1`: the vectors run one after the other, and a failure midway leaves no partial
-//! output — host arrays are written (one download) only after every vector succeeded; device
-//! arrays receive the results by one device-to-device copy from plan scratch at the end.
+//! Points: [`GpuNufft::setpts`] (host arrays, uploaded once) or [`GpuNufft::setpts_dev`]
+//! (device arrays, cuFINUFFT style); both fold, check and sort on the device
+//! ([`GpuSpreader::setpts_dev`]).
+//!
+//! `ntrans > 1` runs in batches of `B` vectors (cuFINUFFT's `gpu_maxbatchsize`;
+//! [`batch_size`]: [`GpuSpreadOpts::max_batch`], or automatically `min(ntrans, 8)` bounded so
+//! that the batch's fine grids take at most [`crate::gpu::spread::BATCH_SCRATCH_BYTES`]), the
+//! `ntrans` vectors cut into `⌈ntrans/B⌉` chunks of equal size (the last one possibly one
+//! smaller). Per chunk each stage is one launch for all its vectors: batched spreading or
+//! interpolation, one batched cuFFT plan (`cufftPlanMany` with the chunk's batch), batched
+//! deconvolution. Device memory: `B` fine grids (`B·Π nf·2·sizeof(T)` bytes) allocated at
+//! plan creation.
+//!
+//! All or nothing: a failure midway leaves no partial output — host arrays are written (one
+//! download) only after every chunk succeeded; device arrays receive the results directly
+//! when a single launch writes the whole output (one chunk, and not GROUP interpolation, which
+//! zeroes before it accumulates), otherwise by one device-to-device copy from scratch at the
+//! end.
 
 use super::device::{upload_new, Arg, FftDevice};
-use super::spread::{GpuMethod, GpuSpreadOpts, GpuSpreader};
+use super::spread::{batch_size, GpuMethod, GpuSpreadOpts, GpuSpreader};
 use super::types::as_bytes_mut;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -34,20 +51,26 @@ pub struct GpuNufft<T: Real, D: FftDevice> {
     spreader: GpuSpreader<T, D>,
     fine: D::Buf,
     inv: D::Buf,
+    /// The fine grids of one batch (`batch` grids).
     fw: std::sync::Mutex<D::Buf>,
+    /// The FFT of `batch` grids, and of the last chunk's grids when it holds fewer.
     fft: D::FftPlan,
+    fft_last: Option<(usize, D::FftPlan)>,
+    batch: usize,
     block: u32,
 }
 
 impl<T: Real, D: FftDevice> GpuNufft<T, D> {
     /// Makes a plan for `params` (from [`NufftParams::new`]; type 1 or 2) on `dev` with the GPU
-    /// spreading options `sopts` (method, reuse hint). Host memory: the mode tables
-    /// (`(4 + sizeof T)·ΣN_d` bytes) and the kernel table, uploaded and dropped.
+    /// spreading options `sopts` (method, reuse hint, batch bound; `interp_only` is set for
+    /// type 2). Host memory: the mode tables (`(4 + sizeof T)·ΣN_d` bytes) and the kernel
+    /// table, uploaded and dropped. Device memory: the batch's fine grids (module docs).
     /// Errors: [`Error::Type`] (type 3), [`Error::Alloc`], device errors.
     pub fn new(dev: D, params: NufftParams, sopts: GpuSpreadOpts) -> Result<Self> {
         if !(params.ty == 1 || params.ty == 2) {
             return Err(Error::Type(format!("GPU NUFFT of type {} (this plan does types 1 and 2)", params.ty)));
         }
+        let sopts = GpuSpreadOpts { interp_only: sopts.interp_only || params.ty == 2, ..sopts };
         let dim = params.dim;
         let spreader = GpuSpreader::<T, D>::new(dev.clone(), dim, &params.nf[..dim], &params.kernel, sopts)?;
         // mode bookkeeping as crate::nufft::deconv::ModeMap, concatenated over the axes
@@ -65,15 +88,32 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         let fine_b = upload_new(&dev, &fine)?;
         let inv_b = upload_new(&dev, &inv)?;
         drop((fine, inv));
-        let fw = dev.alloc(params.fine_total() * 2 * std::mem::size_of::<T>())?;
-        let fft = dev.fft_plan(&params.nf[..dim], T::NAME == "f64")?;
+        let grid_bytes = params.fine_total() * 2 * std::mem::size_of::<T>();
+        let nt = params.ntrans;
+        let nchunks = nt.div_ceil(batch_size(nt, grid_bytes, sopts.max_batch));
+        let batch = nt.div_ceil(nchunks);
+        let last = nt - (nchunks - 1) * batch;
+        let fw_bytes = grid_bytes.checked_mul(batch).ok_or_else(|| Error::Alloc(format!("{batch} fine grids of {grid_bytes} bytes")))?;
+        let fw = dev.alloc(fw_bytes)?;
+        let double = T::NAME == "f64";
+        let fft = dev.fft_plan(&params.nf[..dim], double, batch)?;
+        let fft_last = if last != batch { Some((last, dev.fft_plan(&params.nf[..dim], double, last)?)) } else { None };
         let info = NufftInfo::from_params(&params, 1);
-        Ok(GpuNufft { dev, params, info, spreader, fine: fine_b, inv: inv_b, fw: std::sync::Mutex::new(fw), fft, block: sopts.block })
+        Ok(GpuNufft { dev, params, info, spreader, fine: fine_b, inv: inv_b, fw: std::sync::Mutex::new(fw), fft, fft_last, batch,
+                      block: sopts.block })
     }
 
-    /// Sets the points (copied to the device; `y`, `z` ignored below dim 2, 3).
+    /// Sets the points from host arrays (uploaded once; `y`, `z` ignored below dim 2, 3).
+    /// Errors: those of [`GpuSpreader::setpts`].
     pub fn setpts(&mut self, x: &[T], y: &[T], z: &[T]) -> Result<()> {
         self.spreader.setpts([x, y, z])
+    }
+
+    /// Sets the `m` points from device buffers of this device (`coords[d]`: `m` coordinates
+    /// of precision `T`, radians; axes ≥ dim ignored). Copied on the device; see
+    /// [`GpuSpreader::setpts_dev`] (errors there).
+    pub fn setpts_dev(&mut self, m: usize, coords: [Option<&D::Buf>; 3]) -> Result<()> {
+        self.spreader.setpts_dev(m, coords)
     }
 
     /// What the plan chose (fine grid, kernel, σ; `backend` = CUDA).
@@ -94,6 +134,11 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
     /// The spreading method used for the current points.
     pub fn method(&self) -> Option<GpuMethod> {
         self.spreader.method()
+    }
+
+    /// Vectors per batch `B` (module docs).
+    pub fn batch(&self) -> usize {
+        self.batch
     }
 
     /// Number of modes `N1·N2·N3`.
@@ -117,66 +162,75 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         }
     }
 
-    /// One transform with device buffers (cuFINUFFT style): type 1 reads `c` (M interleaved
-    /// complex values) and writes `f` (Π N); type 2 reads `f` and writes `c`. The output is
-    /// written only by the last launch.
+    /// One transform with device buffers (cuFINUFFT style), the first vector only: type 1
+    /// reads `c` (M interleaved complex values) and writes `f` (Π N); type 2 reads `f` and
+    /// writes `c`. The output is written only by the last launch (unless the method is GROUP
+    /// with type 2, which zeroes it first).
     pub fn execute_dev(&self, c: &mut D::Buf, f: &mut D::Buf) -> Result<()> {
         if self.params.ty == 1 {
-            self.one(c, f)
+            self.chunk(c, f, 0, 1)
         } else {
-            self.one(f, c)
+            self.chunk(f, c, 0, 1)
         }
     }
 
-    /// One vector: `input` → `output` (type 1: c → f, type 2: f → c).
-    fn one(&self, input: &D::Buf, output: &mut D::Buf) -> Result<()> {
+    /// One batch on buffers local to the batch (type 3's inner type 2): `nv` stacked input
+    /// vectors of `input` → `nv` stacked output vectors of `output` (`nv` = [`GpuNufft::batch`],
+    /// or the size of the last chunk of `ntrans`). Errors: [`Error::Internal`] for another `nv`,
+    /// device errors.
+    pub fn execute_dev_batch(&self, input: &D::Buf, output: &mut D::Buf, nv: usize) -> Result<()> {
+        self.chunk(input, output, 0, nv)
+    }
+
+    /// Vectors `v0 … v0 + nv − 1` (`nv ≤ batch`): `input` → `output`, both holding stacked
+    /// vectors (type 1: c → f, type 2: f → c); the fine grids of the batch in between.
+    fn chunk(&self, input: &D::Buf, output: &mut D::Buf, v0: usize, nv: usize) -> Result<()> {
         let dev = &self.dev;
         let mut fw = self.fw.lock().unwrap_or_else(|e| e.into_inner());
         let (n, nf) = (self.params.n, self.params.nf);
         let name = |t: i32| format!("ff_deconv_t{t}_{}", T::NAME);
         let grid = u32::try_from(self.num_modes().div_ceil(self.block as usize)).map_err(|_| Error::NotSupported("too many modes for one launch".into()))?;
-        let geo = [n[0] as i32, n[1] as i32, n[2] as i32, nf[0] as i32, nf[1] as i32];
+        let fft = match &self.fft_last {
+            _ if nv == self.batch => &self.fft,
+            Some((k, p)) if *k == nv => p,
+            _ => return Err(Error::Internal(format!("no FFT plan for a chunk of {nv} vectors (batch {})", self.batch))),
+        };
+        let geo = [Arg::I32(n[0] as i32), Arg::I32(n[1] as i32), Arg::I32(n[2] as i32), Arg::I32(nf[0] as i32), Arg::I32(nf[1] as i32),
+                   Arg::I32(nf[2] as i32), Arg::I32(nv as i32), Arg::I32(v0 as i32)];
         if self.params.ty == 1 {
-            self.spreader.spread_dev(input, &mut fw)?;
-            dev.fft_exec(&self.fft, &mut fw, self.params.sign)?;
-            dev.launch(&name(1), grid, self.block, 0, &[
-                Arg::I32(geo[0]), Arg::I32(geo[1]), Arg::I32(geo[2]), Arg::I32(geo[3]), Arg::I32(geo[4]),
-                Arg::Buf(&self.fine), Arg::Buf(&self.inv), Arg::Buf(&fw), Arg::Buf(output),
-            ])
+            self.spreader.spread_dev_batch(input, v0, nv, &mut fw)?;
+            dev.fft_exec(fft, &mut fw, self.params.sign)?;
+            let mut args: Vec<Arg<'_, D::Buf>> = geo.into_iter().collect();
+            args.extend([Arg::Buf(&self.fine), Arg::Buf(&self.inv), Arg::Buf(&fw), Arg::Buf(output)]);
+            dev.launch(&name(1), grid, self.block, 0, &args)
         } else {
             dev.zero(&mut fw)?;
-            dev.launch(&name(2), grid, self.block, 0, &[
-                Arg::I32(geo[0]), Arg::I32(geo[1]), Arg::I32(geo[2]), Arg::I32(geo[3]), Arg::I32(geo[4]),
-                Arg::Buf(&self.fine), Arg::Buf(&self.inv), Arg::Buf(input), Arg::Buf(&mut *fw),
-            ])?;
-            dev.fft_exec(&self.fft, &mut fw, self.params.sign)?;
-            self.spreader.interp_dev(&fw, output)
+            {
+                let mut args: Vec<Arg<'_, D::Buf>> = geo.into_iter().collect();
+                args.extend([Arg::Buf(&self.fine), Arg::Buf(&self.inv), Arg::Buf(input), Arg::Buf(&*fw)]);
+                dev.launch(&name(2), grid, self.block, 0, &args)?;
+            }
+            dev.fft_exec(fft, &mut fw, self.params.sign)?;
+            self.spreader.interp_dev_batch(&fw, output, v0, nv)
         }
     }
 
-    /// All `ntrans` vectors, device to device: `input` holds `ntrans` stacked input vectors,
-    /// `output` receives the `ntrans` outputs. With `direct` the outputs are computed in place
-    /// (for buffers the plan owns); otherwise into scratch, copied to `output` in one
-    /// device-to-device copy after the last vector succeeded, so that a failure leaves `output`
-    /// untouched (for `ntrans = 1` the single writing launch is the last step anyway).
+    /// All `ntrans` vectors, device to device, in chunks of at most `batch`: `input` holds
+    /// `ntrans` stacked input vectors, `output` receives the `ntrans` outputs. With `direct`
+    /// (buffers the plan owns), or when one launch writes the whole output, the chunks write
+    /// into `output`; otherwise into scratch, copied to `output` in one device-to-device copy
+    /// after the last chunk succeeded, so that a failure leaves `output` untouched.
     fn run_all(&self, input: &D::Buf, output: &mut D::Buf, direct: bool) -> Result<()> {
         let nt = self.params.ntrans;
-        let (ib, ob) = self.vec_bytes();
-        if nt == 1 {
-            return self.one(input, output);
-        }
-        let mut vin = self.dev.alloc(ib.max(1))?;
-        let mut vout = self.dev.alloc(ob.max(1))?;
-        let mut scratch = if direct { None } else { Some(self.dev.alloc((nt * ob).max(1))?) };
-        for t in 0..nt {
-            if ib > 0 {
-                self.dev.copy(&mut vin, 0, input, t * ib, ib)?;
-            }
-            self.one(&vin, &mut vout)?;
-            if ob > 0 {
-                let dst = scratch.as_mut().unwrap_or(&mut *output);
-                self.dev.copy(dst, t * ob, &vout, 0, ob)?;
-            }
+        let (_, ob) = self.vec_bytes();
+        let nchunks = nt.div_ceil(self.batch);
+        let one_writer = nchunks == 1 && !(self.params.ty == 2 && self.method() == Some(GpuMethod::Group));
+        let mut scratch = if direct || one_writer { None } else { Some(self.dev.alloc((nt * ob).max(1))?) };
+        for k in 0..nchunks {
+            let v0 = k * self.batch;
+            let nv = self.batch.min(nt - v0);
+            let dst = scratch.as_mut().unwrap_or(&mut *output);
+            self.chunk(input, dst, v0, nv)?;
         }
         if let Some(s) = scratch {
             if nt * ob > 0 {
@@ -208,7 +262,7 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
     }
 
     /// All `ntrans` transforms with host arrays: type 1 `c` (ntrans·M) → `f` (ntrans·Π N);
-    /// type 2 `f` → `c`. The output is written (one download) only after every vector
+    /// type 2 `f` → `c`. The output is written (one download) only after every chunk
     /// succeeded: on an error it is untouched.
     /// Errors: [`Error::NoPoints`], [`Error::InvalidArg`] (lengths), device errors.
     pub fn execute(&self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
@@ -266,6 +320,25 @@ impl<T: Real> CudaNufft<T> {
 impl<T: Real> NufftExec<T> for CudaNufft<T> {
     fn setpts(&mut self, pts: Points<'_, T>) -> Result<()> {
         self.plan.setpts(pts.x[0], pts.x[1], pts.x[2])
+    }
+    unsafe fn setpts_device(&mut self, m: usize, x: [u64; 3]) -> Result<()> {
+        let plan = &mut self.plan;
+        let dim = plan.params.dim;
+        if m == 0 {
+            return plan.setpts_dev(0, [None, None, None]);
+        }
+        if x.iter().take(dim).any(|&p| p == 0) {
+            return Err(Error::NullPointer("a device coordinate array of a used axis is NULL".into()));
+        }
+        let bytes = m * std::mem::size_of::<T>();
+        let dev = plan.dev.clone();
+        match dim {
+            1 => dev.with_foreign(x[0], bytes, |a| plan.setpts_dev(m, [Some(&*a), None, None])),
+            2 => dev.with_foreign(x[0], bytes, |a| dev.with_foreign(x[1], bytes, |b| plan.setpts_dev(m, [Some(&*a), Some(&*b), None]))),
+            _ => dev.with_foreign(x[0], bytes, |a| {
+                dev.with_foreign(x[1], bytes, |b| dev.with_foreign(x[2], bytes, |c| plan.setpts_dev(m, [Some(&*a), Some(&*b), Some(&*c)])))
+            }),
+        }
     }
     fn has_points(&self) -> bool {
         self.plan.method().is_some()

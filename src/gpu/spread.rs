@@ -27,7 +27,26 @@
 //! configuration) of at least 20, Guo et al. found the mesh-based structures amortised: GROUP
 //! when rows are dense (ASM ≥ 8: coalesced build and shared-memory accumulation), else CSR.
 //! Otherwise a particle method: SM when its tile fits and the points are dense (ASM ≥ 1, so a
-//! tile is reused), GM-sort for more than 1024 points, GM for fewer.
+//! tile is reused) and the spreader spreads, GM-sort for more than 1024 points, GM for fewer.
+//! A spreader that only interpolates ([`GpuSpreadOpts::interp_only`]: NUFFT type 2 and the
+//! inner type 2 of type 3) takes GM-sort rather than SM, as cuFINUFFT interpolates with its
+//! point-driven method after a bin sort: interpolation needs no atomics, so the tile buys
+//! nothing, and it costs a full padded tile load per subproblem — in 3D at w = 10 with tiles
+//! of 4×4×4-point bins, (4 + 10)³ = 2744 grid values are loaded for the ~40 points of a
+//! typical subproblem, where GM-sort reads each point's w³ = 1000 values straight from the
+//! (cached) grid.
+//!
+//! Points: [`GpuSpreader::setpts`] (host arrays, uploaded once) and
+//! [`GpuSpreader::setpts_dev`] (device arrays) take the same device path: one kernel folds the
+//! coordinates into grid units and records the first non-finite index per axis
+//! (`atomicMin`), then the bin sort and the method's structures are built on the device (scans
+//! included); the host reads back only the three first-bad indices and, for SM, the number of
+//! subproblems.
+//!
+//! Batches: [`GpuSpreader::spread_dev_batch`] and [`GpuSpreader::interp_dev_batch`] handle
+//! several stacked vectors in one launch per stage (GM/GM-sort evaluate a point's kernel once
+//! for all of them; SM and GROUP launch one block per subproblem or group and vector; CSR
+//! loops over the vectors in each thread).
 //!
 //! Conventions as [`crate::spread`]: grid `grid[i + nf1*(j + nf2*k)]`, coordinates in radians
 //! interpreted 2π-periodically; spreading **overwrites** the grid and interpolation the values,
@@ -103,6 +122,26 @@ pub struct GpuSpreadOpts {
     pub bin_size: Option<[usize; 3]>,
     /// CSR compute-unit size for spreading (1, 2, 4, 8 or 16); `None` = from ASM.
     pub cu: Option<u32>,
+    /// The spreader only interpolates (NUFFT type 2, and the inner type 2 of type 3; set by
+    /// `GpuNufft`): the selection rule then prefers GM-sort to SM ([`select_method`]).
+    pub interp_only: bool,
+    /// NUFFT (`GpuNufft`): the most vectors of one batch (cuFINUFFT's `gpu_maxbatchsize`);
+    /// 0 = automatic: `min(ntrans, 8)`, lowered so that the batch's fine grids stay within
+    /// [`BATCH_SCRATCH_BYTES`] (at least 1). Not used by the spreader itself.
+    pub max_batch: usize,
+}
+
+/// The memory bound of the automatic NUFFT batch size ([`GpuSpreadOpts::max_batch`] = 0): the
+/// fine grids of one batch (`B·Π nf·2·sizeof(T)` bytes) stay within 1 GiB, or one grid when a
+/// single grid is larger.
+pub const BATCH_SCRATCH_BYTES: usize = 1 << 30;
+
+/// The batch size of a NUFFT with `ntrans` vectors whose fine grid takes `grid_bytes` bytes:
+/// `max_batch` when set (capped by `ntrans`), else `min(ntrans, 8, BATCH_SCRATCH_BYTES /
+/// grid_bytes)`, at least 1.
+pub fn batch_size(ntrans: usize, grid_bytes: usize, max_batch: usize) -> usize {
+    let b = if max_batch > 0 { max_batch } else { 8.min(BATCH_SCRATCH_BYTES / grid_bytes.max(1)) };
+    b.min(ntrans).max(1)
 }
 
 impl GpuSpreadOpts {
@@ -115,7 +154,7 @@ impl GpuSpreadOpts {
 
 impl Default for GpuSpreadOpts {
     fn default() -> Self {
-        GpuSpreadOpts { method: None, reuse_hint: 0, block: 128, max_subprob: 1024, bin_size: None, cu: None }
+        GpuSpreadOpts { method: None, reuse_hint: 0, block: 128, max_subprob: 1024, bin_size: None, cu: None, interp_only: false, max_batch: 0 }
     }
 }
 
@@ -135,15 +174,15 @@ pub fn cu_for_asm(asm: f64) -> u32 {
     cu
 }
 
-/// The selection rule of the module docs.
-pub fn select_method(asm: f64, m: usize, reuse_hint: usize, sm_fits: bool, mesh_fits: bool) -> GpuMethod {
+/// The selection rule of the module docs (`interp_only`: the spreader only interpolates).
+pub fn select_method(asm: f64, m: usize, reuse_hint: usize, sm_fits: bool, mesh_fits: bool, interp_only: bool) -> GpuMethod {
     if reuse_hint >= 20 && mesh_fits {
         if asm >= 8.0 {
             GpuMethod::Group
         } else {
             GpuMethod::Csr
         }
-    } else if sm_fits && asm >= 1.0 {
+    } else if sm_fits && asm >= 1.0 && !interp_only {
         GpuMethod::Sm
     } else if m > 1024 {
         GpuMethod::GmSort
@@ -157,6 +196,13 @@ const SCAN_BLOCK: u32 = 256;
 fn nblocks(n: usize, block: u32) -> Result<u32> {
     let b = n.div_ceil(block as usize).max(1);
     u32::try_from(b).map_err(|_| Error::NotSupported(format!("{n} threads exceed one launch")))
+}
+
+/// Blocks of a batched launch with `per` blocks per vector (SM subproblems, GROUP groups).
+fn batch_blocks(per: usize, nvec: usize) -> Result<u32> {
+    per.checked_mul(nvec)
+        .and_then(|b| u32::try_from(b.max(1)).ok())
+        .ok_or_else(|| Error::NotSupported(format!("{per} blocks for each of {nvec} vectors exceed one launch")))
 }
 
 /// Device buffers of a bin sort (GM-sort, SM): sorted position → point index, and per bin
@@ -406,12 +452,17 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
 
     /// Exclusive scan of `n` u32 values of `buf` in place.
     fn scan(&self, buf: &D::Buf, n: usize) -> Result<()> {
+        self.scan_into(buf, buf, n)
+    }
+
+    /// Exclusive scan of the first `n` u32 values of `src` into `dst` (may be the same buffer).
+    fn scan_into(&self, src: &D::Buf, dst: &D::Buf, n: usize) -> Result<()> {
         let dev = &self.dev;
         let nb = nblocks(n, SCAN_BLOCK)?;
         let sums = dev.alloc(nb as usize * 4)?;
-        dev.launch("ff_scan_local", nb, SCAN_BLOCK, 0, &[Arg::Buf(buf), Arg::Buf(buf), Arg::I32(n as i32), Arg::Buf(&sums)])?;
+        dev.launch("ff_scan_local", nb, SCAN_BLOCK, 0, &[Arg::Buf(src), Arg::Buf(dst), Arg::I32(n as i32), Arg::Buf(&sums)])?;
         dev.launch("ff_scan_single", 1, SCAN_BLOCK, 0, &[Arg::Buf(&sums), Arg::I32(nb as i32)])?;
-        dev.launch("ff_scan_add", nb, SCAN_BLOCK, 0, &[Arg::Buf(buf), Arg::I32(n as i32), Arg::Buf(&sums)])
+        dev.launch("ff_scan_add", nb, SCAN_BLOCK, 0, &[Arg::Buf(dst), Arg::I32(n as i32), Arg::Buf(&sums)])
     }
 
     fn read_u32(&self, buf: &D::Buf, i: usize) -> Result<u32> {
@@ -420,17 +471,58 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         Ok(u32::from_ne_bytes(b))
     }
 
-    /// Sets the points: `coords[d]` holds the M coordinates of axis `d` (radians, finite; axes
-    /// ≥ dim ignored). Copies them to the device, folds them, and builds what the method needs
-    /// (bin sort, subproblems, CSR or group structure). Errors: [`Error::NPoints`],
-    /// [`Error::NonFinite`], [`Error::NotSupported`] (an explicit SM whose tile does not fit,
-    /// or a mesh method whose entries exceed 2³² − 1), device errors; the previous points are
-    /// dropped first.
+    /// Sets the points from host arrays: `coords[d]` holds the M coordinates of axis `d`
+    /// (radians, finite; axes ≥ dim ignored). Uploads them once and continues as
+    /// [`GpuSpreader::setpts_dev`] (folding, the finiteness check and the method's structures
+    /// on the device). Errors: [`Error::NPoints`] (M ≥ 2³⁰, unequal lengths) and those of
+    /// [`GpuSpreader::setpts_dev`].
     pub fn setpts(&mut self, coords: [&[T]; 3]) -> Result<()> {
-        let m = self.check_points(&coords)?;
-        self.pts = None;
+        let m = coords[0].len();
+        self.check_count(m)?;
+        for d in 0..self.dim {
+            if coords[d].len() != m {
+                return Err(Error::NPoints(format!("axis {d} has {} coordinates, axis 0 has {m}", coords[d].len())));
+            }
+        }
+        let mut raw = Vec::with_capacity(self.dim);
+        for c in coords.iter().take(self.dim) {
+            raw.push(upload_new(&self.dev, c)?);
+        }
+        let r: [Option<&D::Buf>; 3] = [raw.first(), raw.get(1), raw.get(2)];
+        self.setpts_dev(m, r)
+    }
+
+    /// Sets the points from device buffers: `coords[d]` holds the M coordinates of axis `d`
+    /// in precision `T` (radians; axes ≥ dim ignored and may be `None`). Everything runs on
+    /// the device: folding into grid units (new buffers: the caller's arrays are copied, not
+    /// kept), the finiteness check (a kernel records the first non-finite index of each axis
+    /// by `atomicMin`), the bin sort (count with atomics, exclusive scan on the device,
+    /// permute) and the method's structures (SM subproblems, CSR/GROUP meshes). No per-point or
+    /// per-bin array comes back to the host; the host reads back three integers (the first
+    /// non-finite index per axis, and on failure the offending coordinate) and, for SM, one
+    /// more (the number of subproblems, which sizes their buffers).
+    ///
+    /// Errors: [`Error::NPoints`] (M ≥ 2³⁰), [`Error::InvalidArg`] (a used axis missing while
+    /// M > 0, or shorter than M values), [`Error::NonFinite`] (naming the first such point of the lowest
+    /// axis, as the host check did) — these keep the previous points —, then
+    /// [`Error::NotSupported`] (an explicit SM whose tile does not fit, a mesh method with 2³²
+    /// − 1 or more entries) and device errors, which leave the spreader without points.
+    pub fn setpts_dev(&mut self, m: usize, coords: [Option<&D::Buf>; 3]) -> Result<()> {
+        self.check_count(m)?;
+        let tb = std::mem::size_of::<T>();
+        let mut raw: Vec<&D::Buf> = Vec::with_capacity(self.dim);
+        for (d, c) in coords.iter().take(self.dim).enumerate() {
+            match c {
+                Some(b) if self.dev.len(b) >= m * tb => raw.push(b),
+                Some(b) => return Err(Error::InvalidArg(format!(
+                    "axis {d}: a device buffer of {} bytes holds fewer than M = {m} coordinates of {tb} bytes", self.dev.len(b)))),
+                None if m == 0 => {}
+                None => return Err(Error::InvalidArg(format!("axis {d} of a {}D spreader has no coordinate buffer", self.dim))),
+            }
+        }
         let method = self.choose_method(m)?;
-        let g = self.upload_and_fold(&coords, m)?;
+        let g = self.fold_and_check(&raw, m)?;
+        self.pts = None;
         let data = match method {
             GpuMethod::Gm => MethodData::Gm,
             GpuMethod::GmSort => MethodData::GmSort(self.bin_sort(self.geo, &g, m)?),
@@ -454,31 +546,23 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         Ok(())
     }
 
-    /// Stage 1 of `setpts`: M within the GPU limit, equal lengths, finite coordinates.
-    fn check_points(&self, coords: &[&[T]; 3]) -> Result<usize> {
-        let m = coords[0].len();
+    /// M within the GPU limit.
+    fn check_count(&self, m: usize) -> Result<()> {
         if m > i32::MAX as usize / 2 {
             return Err(Error::NPoints(format!("{m} points exceed the GPU limit 2^30")));
         }
-        for d in 0..self.dim {
-            if coords[d].len() != m {
-                return Err(Error::NPoints(format!("axis {d} has {} coordinates, axis 0 has {m}", coords[d].len())));
-            }
-            if let Some(i) = coords[d].iter().position(|v| !v.is_finite()) {
-                return Err(Error::NonFinite(format!("coordinate {} of point {i} is {}", ["x", "y", "z"][d], coords[d][i])));
-            }
-        }
-        Ok(m)
+        Ok(())
     }
 
-    /// Stage 2: the method (explicit, or by [`select_method`]); a mesh method needs fewer than
+    /// The method (explicit, or by [`select_method`]); a mesh method needs fewer than
     /// 2³² − 1 entries.
     fn choose_method(&self, m: usize) -> Result<GpuMethod> {
         let nent = m * self.w.pow(self.dim as u32);
         let mesh_fits = nent < u32::MAX as usize;
         let method = match self.opts.method {
             Some(mt) => mt,
-            None => select_method(asm(self.dim, self.nf, self.w, m), m, self.opts.reuse_hint, self.sm_geo.is_some(), mesh_fits),
+            None => select_method(asm(self.dim, self.nf, self.w, m), m, self.opts.reuse_hint, self.sm_geo.is_some(), mesh_fits,
+                                  self.opts.interp_only),
         };
         if matches!(method, GpuMethod::Csr | GpuMethod::Group) && !mesh_fits {
             return Err(Error::NotSupported(format!("{nent} sparse-matrix entries exceed 2^32 - 1")));
@@ -486,27 +570,32 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         Ok(method)
     }
 
-    /// Stage 3: uploads the coordinates and folds them into grid units on the device.
-    fn upload_and_fold(&self, coords: &[&[T]; 3], m: usize) -> Result<Vec<D::Buf>> {
+    /// Folds the device coordinates `raw` (one buffer per used axis) into new buffers of grid
+    /// units and checks them in the same kernel: `bad[d]` (uploaded as M) becomes the first
+    /// index whose axis-`d` coordinate is not finite. Reads back `bad` (three integers) and,
+    /// on failure, the offending value.
+    fn fold_and_check(&self, raw: &[&D::Buf], m: usize) -> Result<Vec<D::Buf>> {
         let (dev, dim, block) = (&self.dev, self.dim, self.opts.block);
-        let mut raw = Vec::with_capacity(3);
         let mut g = Vec::with_capacity(3);
         for d in 0..3 {
-            if d < dim {
-                raw.push(upload_new(dev, coords[d])?);
-                g.push(dev.alloc((m * std::mem::size_of::<T>()).max(1))?);
-            } else {
-                raw.push(dev.alloc(1)?);
-                g.push(dev.alloc(1)?);
-            }
+            g.push(dev.alloc(if d < dim { (m * std::mem::size_of::<T>()).max(1) } else { 1 })?);
         }
-        if m > 0 {
-            dev.launch(&self.sfx("fold", false), nblocks(m, block)?, block, 0, &[
-                Arg::Geom(self.geo),
-                self.axis(0, &raw), self.axis(1, &raw), self.axis(2, &raw),
-                self.axis(0, &g), self.axis(1, &g), self.axis(2, &g),
-                Arg::I32(m as i32),
-            ])?;
+        if m == 0 {
+            return Ok(g);
+        }
+        let bad = upload_new(dev, &[m as i32; 3])?;
+        let r = |d: usize| if d < dim { Arg::Buf(raw[d]) } else { Arg::Null };
+        dev.launch(&self.sfx("fold", false), nblocks(m, block)?, block, 0, &[
+            Arg::Geom(self.geo), r(0), r(1), r(2),
+            self.axis(0, &g), self.axis(1, &g), self.axis(2, &g),
+            Arg::I32(m as i32), Arg::Buf(&bad),
+        ])?;
+        let first = download_vec::<D, i32>(dev, &bad, 3)?;
+        if let Some(d) = (0..dim).find(|&d| (first[d] as usize) < m) {
+            let i = first[d] as usize;
+            let mut v = [T::default()];
+            dev.download(raw[d], i * std::mem::size_of::<T>(), super::types::as_bytes_mut(&mut v))?;
+            return Err(Error::NonFinite(format!("coordinate {} of point {i} is {}", ["x", "y", "z"][d], v[0])));
         }
         Ok(g)
     }
@@ -520,26 +609,24 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         }
     }
 
-    /// Stage 4 (GM-sort, SM): device bin sort of the folded points `g` on the bins of `geo`
-    /// (count with atomics, exclusive scan, permute).
+    /// GM-sort, SM: device bin sort of the folded points `g` on the bins of `geo` (count with
+    /// atomics, exclusive scan of the counts on the device into `binstart`, permute). Nothing
+    /// comes back to the host.
     fn bin_sort(&self, geo: FfGeom, g: &[D::Buf], m: usize) -> Result<Sorted<D::Buf>> {
         let (dev, block) = (&self.dev, self.opts.block);
         let nbins = (geo.nb[0] * geo.nb[1] * geo.nb[2]) as usize;
         let bin = dev.alloc((4 * m).max(1))?;
         let rank = dev.alloc((4 * m).max(1))?;
-        let count = dev.alloc(4 * nbins)?;
-        let mut binstart = dev.alloc(4 * (nbins + 1))?;
+        // nbins + 1 counts, the last one staying 0, so that the scan's last entry is M
+        let count = dev.alloc(4 * (nbins + 1))?;
+        let binstart = dev.alloc(4 * (nbins + 1))?;
         let idx = dev.alloc((4 * m).max(1))?;
         if m > 0 {
             dev.launch(&self.sfx("bin_count", false), nblocks(m, block)?, block, 0, &[
                 Arg::Geom(geo), self.axis(0, g), self.axis(1, g), self.axis(2, g),
                 Arg::I32(m as i32), Arg::Buf(&bin), Arg::Buf(&rank), Arg::Buf(&count),
             ])?;
-            // binstart = exclusive scan of count (copy, then scan in place)
-            let mut cnt = download_vec::<D, u32>(dev, &count, nbins)?;
-            cnt.push(0);
-            dev.upload(&mut binstart, super::types::as_bytes(&cnt))?;
-            self.scan(&binstart, nbins + 1)?;
+            self.scan_into(&count, &binstart, nbins + 1)?;
             dev.launch("ff_bin_permute", nblocks(m, block)?, block, 0, &[
                 Arg::Buf(&bin), Arg::Buf(&rank), Arg::Buf(&binstart), Arg::I32(m as i32), Arg::Buf(&idx),
             ])?;
@@ -547,8 +634,9 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         Ok(Sorted { idx, binstart, count })
     }
 
-    /// Stage 5 (SM): the subproblems — each bin's sorted points in chunks of at most
-    /// `max_subprob`.
+    /// SM: the subproblems — each bin's sorted points in chunks of at most `max_subprob`:
+    /// counts per bin and their scan on the device; the host reads back one integer, the
+    /// number of subproblems, to size the subproblem arrays.
     fn subproblems(&self, geo: FfGeom, sorted: &Sorted<D::Buf>) -> Result<Subprobs<D::Buf>> {
         let (dev, block) = (&self.dev, self.opts.block);
         let nbins = (geo.nb[0] * geo.nb[1] * geo.nb[2]) as usize;
@@ -557,11 +645,8 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         dev.launch("ff_subprob_count", nblocks(nbins, block)?, block, 0, &[
             Arg::Buf(&sorted.count), Arg::I32(nbins as i32), Arg::I32(maxsub), Arg::Buf(&nsub),
         ])?;
-        let mut substart = dev.alloc(4 * (nbins + 1))?;
-        let mut ns = download_vec::<D, u32>(dev, &nsub, nbins + 1)?;
-        ns[nbins] = 0;
-        dev.upload(&mut substart, super::types::as_bytes(&ns))?;
-        self.scan(&substart, nbins + 1)?;
+        let substart = dev.alloc(4 * (nbins + 1))?;
+        self.scan_into(&nsub, &substart, nbins + 1)?;
         let n = self.read_u32(&substart, nbins)?;
         let bin = dev.alloc((4 * n as usize).max(1))?;
         let off = dev.alloc((4 * n as usize).max(1))?;
@@ -571,7 +656,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         Ok(Subprobs { bin, off, n })
     }
 
-    /// Stage 4 (CSR, GROUP): point-major weights, then rows of single grid points
+    /// CSR, GROUP: point-major weights, then rows of single grid points
     /// (`shift = 0`, CSR; rows sorted by entry so the sums are deterministic) or of 64 grid
     /// points (`shift = 6`, GROUP): count per row, exclusive scan, fill.
     fn build_mesh(&self, g: &[D::Buf], m: usize, shift: i32) -> Result<Mesh<D::Buf>> {
@@ -611,12 +696,25 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
     /// Spreads device strengths `c` (M interleaved complex values, caller's point order) onto
     /// the device grid (Π nf interleaved complex values), **overwriting** it.
     pub fn spread_dev(&self, c: &D::Buf, grid: &mut D::Buf) -> Result<()> {
+        self.spread_dev_batch(c, 0, 1, grid)
+    }
+
+    /// Batched spreading: vectors `v0 … v0 + nvec − 1` of `c` (stacked, `c[v*M + j]`
+    /// interleaved complex) onto the first `nvec` grids of `grid` (stacked, Π nf values each),
+    /// **overwriting** them. GM and GM-sort evaluate each point's kernel once for all vectors.
+    /// Errors: [`Error::NoPoints`], [`Error::InvalidArg`] (buffers too small), device errors.
+    pub fn spread_dev_batch(&self, c: &D::Buf, v0: usize, nvec: usize, grid: &mut D::Buf) -> Result<()> {
         let pts = self.points()?;
+        self.check_batch(pts.m, c, v0, nvec, grid)?;
+        if nvec == 0 {
+            return Ok(());
+        }
         let dev = &self.dev;
         let (m, block, dim) = (pts.m, self.opts.block, self.dim);
         let nrows: usize = self.nf.iter().product();
         let g = &pts.g;
         let wd = self.w.pow(dim as u32) as i32;
+        let (nv, v0i, mi) = (Arg::I32(nvec as i32), Arg::I32(v0 as i32), Arg::I32(m as i32));
         match &pts.data {
             MethodData::Gm | MethodData::GmSort(_) => {
                 dev.zero(grid)?;
@@ -629,31 +727,32 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
                 };
                 dev.launch(&self.sfx("gm_spread", true), nblocks(m, block)?, block, 0, &[
                     Arg::Geom(self.geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g), order,
-                    Arg::I32(m as i32), Arg::Buf(c), Arg::Buf(grid),
+                    mi, nv, v0i, Arg::Buf(c), Arg::Buf(grid),
                 ])
             }
             MethodData::Sm { geo, sorted, sub } => {
                 dev.zero(grid)?;
                 let Some(sub) = sub else { return Ok(()) };
                 let smem = tile_bytes::<T>(dim, self.w, [geo.bs[0] as usize, geo.bs[1] as usize, geo.bs[2] as usize]) as u32;
-                dev.launch(&self.sfx("sm_spread", true), sub.n, block, smem, &[
+                dev.launch(&self.sfx("sm_spread", true), batch_blocks(sub.n as usize, nvec)?, block, smem, &[
                     Arg::Geom(*geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g),
                     Arg::Buf(&sorted.idx), Arg::Buf(&sorted.binstart), Arg::Buf(&sorted.count), Arg::Buf(&sub.bin), Arg::Buf(&sub.off),
-                    Arg::I32(self.opts.max_subprob.min(i32::MAX as usize) as i32), Arg::Buf(c), Arg::Buf(grid),
+                    Arg::I32(self.opts.max_subprob.min(i32::MAX as usize) as i32), Arg::I32(sub.n as i32), mi, v0i,
+                    Arg::Buf(c), Arg::Buf(grid),
                 ])
             }
             MethodData::Csr(mesh) => {
                 let cu = pts.cu;
                 dev.launch(&self.sfx("csr_spread", false), nblocks(nrows * cu as usize, block)?, block, 0, &[
                     Arg::Buf(&mesh.ptr), Arg::Buf(&mesh.col), Arg::Buf(&mesh.pt_w),
-                    Arg::I32(wd), Arg::I32(nrows as i32), Arg::I32(cu as i32), Arg::Buf(c), Arg::Buf(grid),
+                    Arg::I32(wd), Arg::I32(nrows as i32), Arg::I32(cu as i32), mi, nv, v0i, Arg::Buf(c), Arg::Buf(grid),
                 ])
             }
             MethodData::Group(mesh) => {
                 let ngroups = nrows.div_ceil(64);
-                dev.launch(&self.sfx("group_spread", false), ngroups as u32, block, 0, &[
+                dev.launch(&self.sfx("group_spread", false), batch_blocks(ngroups, nvec)?, block, 0, &[
                     Arg::Buf(&mesh.ptr), Arg::Buf(&mesh.col), Arg::Buf(&mesh.pt_w), Arg::Buf(&mesh.pt_g),
-                    Arg::I32(wd), Arg::I32(nrows as i32), Arg::Buf(c), Arg::Buf(grid),
+                    Arg::I32(wd), Arg::I32(nrows as i32), mi, v0i, Arg::Buf(c), Arg::Buf(grid),
                 ])
             }
         }
@@ -662,15 +761,25 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
     /// Interpolates the device grid at the points into device `c` (M interleaved complex
     /// values, caller's point order), overwriting `c`.
     pub fn interp_dev(&self, grid: &D::Buf, c: &mut D::Buf) -> Result<()> {
+        self.interp_dev_batch(grid, c, 0, 1)
+    }
+
+    /// Batched interpolation: the first `nvec` grids of `grid` (stacked, Π nf values each) at
+    /// the points into vectors `v0 … v0 + nvec − 1` of `c` (stacked, `c[v*M + j]`),
+    /// overwriting those vectors only. GM and GM-sort evaluate each point's kernel once for
+    /// all vectors. Errors as [`GpuSpreader::spread_dev_batch`].
+    pub fn interp_dev_batch(&self, grid: &D::Buf, c: &mut D::Buf, v0: usize, nvec: usize) -> Result<()> {
         let pts = self.points()?;
+        self.check_batch(pts.m, c, v0, nvec, grid)?;
         let dev = &self.dev;
         let (m, block, dim) = (pts.m, self.opts.block, self.dim);
         let nrows: usize = self.nf.iter().product();
-        if m == 0 {
+        if m == 0 || nvec == 0 {
             return Ok(());
         }
         let g = &pts.g;
         let wd = self.w.pow(dim as u32) as i32;
+        let (nv, v0i, mi) = (Arg::I32(nvec as i32), Arg::I32(v0 as i32), Arg::I32(m as i32));
         match &pts.data {
             MethodData::Gm | MethodData::GmSort(_) => {
                 let order = match &pts.data {
@@ -679,33 +788,56 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
                 };
                 dev.launch(&self.sfx("gm_interp", true), nblocks(m, block)?, block, 0, &[
                     Arg::Geom(self.geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g), order,
-                    Arg::I32(m as i32), Arg::Buf(grid), Arg::Buf(c),
+                    mi, nv, v0i, Arg::Buf(grid), Arg::Buf(c),
                 ])
             }
             MethodData::Sm { geo, sorted, sub } => {
                 let Some(sub) = sub else { return Ok(()) };
                 let smem = tile_bytes::<T>(dim, self.w, [geo.bs[0] as usize, geo.bs[1] as usize, geo.bs[2] as usize]) as u32;
-                dev.launch(&self.sfx("sm_interp", true), sub.n, block, smem, &[
+                dev.launch(&self.sfx("sm_interp", true), batch_blocks(sub.n as usize, nvec)?, block, smem, &[
                     Arg::Geom(*geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g),
                     Arg::Buf(&sorted.idx), Arg::Buf(&sorted.binstart), Arg::Buf(&sorted.count), Arg::Buf(&sub.bin), Arg::Buf(&sub.off),
-                    Arg::I32(self.opts.max_subprob.min(i32::MAX as usize) as i32), Arg::Buf(grid), Arg::Buf(c),
+                    Arg::I32(self.opts.max_subprob.min(i32::MAX as usize) as i32), Arg::I32(sub.n as i32), mi, v0i,
+                    Arg::Buf(grid), Arg::Buf(c),
                 ])
             }
             MethodData::Csr(mesh) => {
                 let cu = pts.cu_interp;
                 dev.launch(&self.sfx("csr_interp", false), nblocks(m * cu as usize, block)?, block, 0, &[
-                    Arg::Buf(&mesh.pt_w), Arg::Buf(&mesh.pt_g), Arg::I32(wd), Arg::I32(m as i32), Arg::I32(cu as i32), Arg::Buf(grid), Arg::Buf(c),
+                    Arg::Buf(&mesh.pt_w), Arg::Buf(&mesh.pt_g), Arg::I32(wd), mi, Arg::I32(cu as i32), Arg::I32(nrows as i32),
+                    nv, v0i, Arg::Buf(grid), Arg::Buf(c),
                 ])
             }
             MethodData::Group(mesh) => {
-                dev.zero(c)?;
+                // the group kernel accumulates: zero the chunk's vectors of c first
+                let nz = m.checked_mul(nvec).filter(|&t| t <= u32::MAX as usize).ok_or_else(|| Error::NotSupported("too many values for one launch".into()))?;
+                dev.launch(&format!("ff_zero_vecs_{}", T::SUFFIX), nblocks(nz, block)?, block, 0, &[
+                    Arg::I32(m as i32), Arg::I32(nvec as i32), Arg::I32(v0 as i32), Arg::Buf(c),
+                ])?;
                 let ngroups = nrows.div_ceil(64);
-                dev.launch(&self.sfx("group_interp", false), ngroups as u32, block, 0, &[
+                dev.launch(&self.sfx("group_interp", false), batch_blocks(ngroups, nvec)?, block, 0, &[
                     Arg::Buf(&mesh.ptr), Arg::Buf(&mesh.col), Arg::Buf(&mesh.pt_w), Arg::Buf(&mesh.pt_g),
-                    Arg::I32(wd), Arg::I32(nrows as i32), Arg::Buf(grid), Arg::Buf(c),
+                    Arg::I32(wd), Arg::I32(nrows as i32), mi, v0i, Arg::Buf(grid), Arg::Buf(c),
                 ])
             }
         }
+    }
+
+    /// Checks the buffers of a batched call: `c` holds vectors up to `v0 + nvec` of M values,
+    /// `grid` at least `nvec` grids; indices fit the kernels' `int` arguments.
+    fn check_batch(&self, m: usize, c: &D::Buf, v0: usize, nvec: usize, grid: &D::Buf) -> Result<()> {
+        let z = 2 * std::mem::size_of::<T>();
+        let nrows: usize = self.nf.iter().product();
+        let (need_c, need_g) = ((v0 + nvec) * m * z, nvec * nrows * z);
+        if v0 + nvec > i32::MAX as usize {
+            return Err(Error::InvalidArg(format!("vector range {v0} + {nvec} exceeds 2^31 − 1")));
+        }
+        if self.dev.len(c) < need_c || self.dev.len(grid) < need_g {
+            return Err(Error::InvalidArg(format!(
+                "batched spread/interp of vectors {v0}..{}: buffers of {} and {} bytes for the values and the grids, need {need_c} and {need_g}",
+                v0 + nvec, self.dev.len(c), self.dev.len(grid))));
+        }
+        Ok(())
     }
 
     /// Host-memory spreading: `grid = spread(c)` (overwrites; lengths M and Π nf).
@@ -761,13 +893,19 @@ mod tests {
 
     #[test]
     fn selection_rule() {
-        assert_eq!(select_method(30.0, 1_000_000, 100, true, true), GpuMethod::Group);
-        assert_eq!(select_method(2.0, 1_000_000, 100, true, true), GpuMethod::Csr);
-        assert_eq!(select_method(2.0, 1_000_000, 100, true, false), GpuMethod::Sm);
-        assert_eq!(select_method(2.0, 1_000_000, 1, true, true), GpuMethod::Sm);
-        assert_eq!(select_method(0.5, 1_000_000, 1, true, true), GpuMethod::GmSort);
-        assert_eq!(select_method(2.0, 1_000_000, 1, false, true), GpuMethod::GmSort);
-        assert_eq!(select_method(2.0, 100, 1, false, true), GpuMethod::Gm);
+        for io in [false, true] {
+            assert_eq!(select_method(30.0, 1_000_000, 100, true, true, io), GpuMethod::Group);
+            assert_eq!(select_method(2.0, 1_000_000, 100, true, true, io), GpuMethod::Csr);
+            assert_eq!(select_method(0.5, 1_000_000, 1, true, true, io), GpuMethod::GmSort);
+            assert_eq!(select_method(2.0, 1_000_000, 1, false, true, io), GpuMethod::GmSort);
+            assert_eq!(select_method(2.0, 100, 1, false, true, io), GpuMethod::Gm);
+        }
+        // spreading takes SM where its tile fits and points are dense; interpolation never does
+        assert_eq!(select_method(2.0, 1_000_000, 100, true, false, false), GpuMethod::Sm);
+        assert_eq!(select_method(2.0, 1_000_000, 1, true, true, false), GpuMethod::Sm);
+        assert_eq!(select_method(2.0, 1_000_000, 100, true, false, true), GpuMethod::GmSort);
+        assert_eq!(select_method(2.0, 1_000_000, 1, true, true, true), GpuMethod::GmSort);
+        assert_eq!(select_method(50.0, 1000, 1, true, true, true), GpuMethod::Gm);
         assert!((asm(3, [64, 64, 64], 6, 1000) - 1000.0 * 216.0 / 262144.0).abs() < 1e-12);
     }
 
@@ -817,6 +955,19 @@ mod tests {
         assert_eq!(sm_bins(3, 7, big, 8, default_bins(3), 227 * KIB, false), Some([16, 16, 8]));
         // 48 KiB: today's shrinking (8x8x4 for w = 7), nothing to grow into
         assert_eq!(sm_bins(3, 7, big, 8, default_bins(3), 48 * KIB, true), Some([8, 8, 4]));
+    }
+
+    #[test]
+    fn batch_size_rule() {
+        // automatic: min(ntrans, 8), lowered by the 1 GiB bound, at least 1
+        assert_eq!(batch_size(3, 1 << 20, 0), 3);
+        assert_eq!(batch_size(100, 1 << 20, 0), 8);
+        assert_eq!(batch_size(100, 300 << 20, 0), 3);
+        assert_eq!(batch_size(100, 2 << 30, 0), 1);
+        // explicit: capped by ntrans
+        assert_eq!(batch_size(5, 1 << 20, 2), 2);
+        assert_eq!(batch_size(5, 2 << 30, 16), 5);
+        assert_eq!(batch_size(1, 1 << 20, 0), 1);
     }
 
     #[test]

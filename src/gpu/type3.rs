@@ -6,17 +6,18 @@
 //! rescaled points and frequencies, pre-phase and deconvolution factors) — so that the CPU
 //! and GPU executors compute the same approximation.
 //!
-//! Per vector on the device: pre-phase `c'_j = c_j e^{± i D·x_j}` (`ff_cmul`, skipped when
-//! `D = 0`), spread `c'` at the rescaled points onto the fine grid ([`GpuSpreader`], which
-//! overwrites it), the inner type 2 ([`GpuNufft`], FFT-ordered modes, the rescaled frequencies
-//! as its points), deconvolution and post-phase (`ff_cmul`). Layout as on the CPU: `c[t*M + j]`,
-//! `f[t*N + k]`. `ntrans > 1`: the outputs are collected in plan scratch on the device and
-//! written to the caller (one download, or one device copy) only after every vector
-//! succeeded, so a failure leaves the output untouched.
+//! On the device: pre-phase `c'_j = c_j e^{± i D·x_j}` (`ff_cmul`, skipped when `D = 0`), spread
+//! `c'` at the rescaled points onto the fine grid ([`GpuSpreader`], which overwrites it), the
+//! inner type 2 ([`GpuNufft`], FFT-ordered modes, the rescaled frequencies as its points),
+//! deconvolution and post-phase (`ff_cmul`). Layout as on the CPU: `c[t*M + j]`,
+//! `f[t*N + k]`. `ntrans > 1` runs in the inner type 2's batches of `B` vectors
+//! (docs/design.md §5.2): each stage is one launch (or one batched FFT) per batch. The outputs
+//! are collected in scratch on the device and written to the caller (one download, or one
+//! device copy) only after every batch succeeded, so a failure leaves the output untouched.
 //!
-//! Device memory: the fine grid (`2·sizeof(T)·Π nf_d` bytes) and the inner type 2's
-//! (`σ^d` times as many), the spreader's point structures, `2·sizeof(T)·(M + N)` bytes of
-//! factors, and per execute the inputs and outputs of all `ntrans` vectors.
+//! Device memory: `B` fine grids (`2·sizeof(T)·Π nf_d` bytes each) and the inner type 2's
+//! `B` grids (`σ^d` times as many), the spreader's point structures, `2·sizeof(T)·(M + N)`
+//! bytes of factors, and per execute the inputs and outputs of all `ntrans` vectors.
 
 use super::device::{upload_new, Arg, FftDevice};
 use super::nufft::GpuNufft;
@@ -41,7 +42,7 @@ struct Points<T: Real, D: FftDevice> {
     prephase: Option<D::Buf>,
     /// `e^{± i (s_k − D)·C} / Π_d ψ̂(s'_{dk})` (N values).
     deconv: D::Buf,
-    /// The fine grid (Π nf complex values).
+    /// The fine grids of one batch (`inner.batch()` grids of Π nf complex values).
     fine: std::sync::Mutex<D::Buf>,
 }
 
@@ -89,6 +90,9 @@ impl<T: Real, D: FftDevice> GpuType3<T, D> {
             spreader.setpts([&xr[0], &xr[1], &xr[2]])?;
         }
         let (inner_params, _) = p.inner_params::<T>(&geo, Backend::Cuda)?;
+        // the inner type 2 batches the ntrans vectors as a GPU type 2 would (its batch B and
+        // chunks are the type-3 plan's); only its per-batch buffers are used
+        let inner_params = crate::nufft::params::NufftParams { ntrans: p.ntrans, ..inner_params };
         let mut inner = GpuNufft::<T, D>::new(self.dev.clone(), inner_params, self.sopts)?;
         {
             let sr = geo.rescaled_freqs(ss)?;
@@ -97,7 +101,9 @@ impl<T: Real, D: FftDevice> GpuType3<T, D> {
         let prephase = geo.prephase(xs, &self.threads)?;
         let prephase = if prephase.is_empty() { None } else { Some(upload_new(&self.dev, &prephase)?) };
         let deconv = upload_new(&self.dev, &geo.deconv(ss, &p.kft, &self.threads)?)?;
-        let fine = self.dev.alloc(geo.total() * 2 * std::mem::size_of::<T>())?;
+        let fine_bytes = (geo.total() * 2 * std::mem::size_of::<T>()).checked_mul(inner.batch())
+            .ok_or_else(|| Error::Alloc(format!("{} type-3 fine grids", inner.batch())))?;
+        let fine = self.dev.alloc(fine_bytes)?;
         if p.opts.debug > 0 {
             eprintln!("[farfield nufft{} type 3 gpu] setpts {}, inner type 2 nf {:?}",
                       if T::NAME == "f32" { "f" } else { "" }, geo.describe(), &inner.info().nf[..dim]);
@@ -106,41 +112,44 @@ impl<T: Real, D: FftDevice> GpuType3<T, D> {
         Ok(())
     }
 
-    /// `a[i] ← a[i]·b[i]` for `i < n` on the device.
-    fn cmul(&self, n: usize, b: &D::Buf, a: &mut D::Buf) -> Result<()> {
-        if n == 0 {
+    /// `a[v·n + i] ← a[v·n + i]·b[i]` for `i < n` and `v < nvec` on the device.
+    fn cmul(&self, n: usize, nvec: usize, b: &D::Buf, a: &mut D::Buf) -> Result<()> {
+        if n == 0 || nvec == 0 {
             return Ok(());
         }
         let block = self.sopts.block;
         let grid = u32::try_from(n.div_ceil(block as usize)).map_err(|_| Error::NotSupported("too many values for one launch".into()))?;
-        self.dev.launch(&format!("ff_cmul_{}", T::NAME), grid, block, 0, &[Arg::I32(n as i32), Arg::Buf(b), Arg::Buf(a)])
+        self.dev.launch(&format!("ff_cmul_{}", T::NAME), grid, block, 0, &[Arg::I32(n as i32), Arg::I32(nvec as i32), Arg::Buf(b), Arg::Buf(a)])
     }
 
-    /// All `ntrans` vectors, device to device: `c` holds `ntrans·M` complex values, the
-    /// results go to scratch and reach `f` (`ntrans·N`) by one device copy after the last
-    /// vector succeeded.
+    /// All `ntrans` vectors, device to device, in the inner type 2's batches of `B` vectors:
+    /// the pre-phase on a copy of all of `c` (`ntrans·M` complex values), then per batch one
+    /// batched spreading onto `B` fine grids, the batched inner type 2 and the batched
+    /// deconvolution/post-phase; the results go to scratch and reach `f` (`ntrans·N`) by one
+    /// device copy after the last batch succeeded.
     fn run_all(&self, c: &D::Buf, f: &mut D::Buf) -> Result<()> {
         let p = self.points()?;
         let dev = &self.dev;
-        let (m, n, nt) = (p.geo.m, p.geo.n, self.params.ntrans);
+        let (m, n, nt, bsz) = (p.geo.m, p.geo.n, self.params.ntrans, p.inner.batch());
         let z = 2 * std::mem::size_of::<T>();
         let (cb, fb) = (m * z, n * z);
-        let mut cv = dev.alloc(cb.max(1))?;
-        let mut gv = dev.alloc(fb.max(1))?;
+        let mut cv = dev.alloc((nt * cb).max(1))?;
+        if nt * cb > 0 {
+            dev.copy(&mut cv, 0, c, 0, nt * cb)?;
+        }
+        if let Some(ph) = &p.prephase {
+            self.cmul(m, nt, ph, &mut cv)?;
+        }
+        let mut gv = dev.alloc((bsz * fb).max(1))?;
         let mut out = dev.alloc((nt * fb).max(1))?;
         let mut fine = p.fine.lock().unwrap_or_else(|e| e.into_inner());
-        for t in 0..nt {
-            if cb > 0 {
-                dev.copy(&mut cv, 0, c, t * cb, cb)?;
-            }
-            if let Some(ph) = &p.prephase {
-                self.cmul(m, ph, &mut cv)?;
-            }
-            p.spreader.spread_dev(&cv, &mut fine)?;
+        for v0 in (0..nt).step_by(bsz) {
+            let nv = bsz.min(nt - v0);
+            p.spreader.spread_dev_batch(&cv, v0, nv, &mut fine)?;
             if n > 0 {
-                p.inner.execute_dev(&mut gv, &mut fine)?;
-                self.cmul(n, &p.deconv, &mut gv)?;
-                dev.copy(&mut out, t * fb, &gv, 0, fb)?;
+                p.inner.execute_dev_batch(&fine, &mut gv, nv)?;
+                self.cmul(n, nv, &p.deconv, &mut gv)?;
+                dev.copy(&mut out, v0 * fb, &gv, 0, nv * fb)?;
             }
         }
         if nt * fb > 0 {

@@ -58,6 +58,23 @@ pub trait NufftExec<T: Real>: Send {
         self.setpts(pts)
     }
 
+    /// Sets (replaces) the `m` points from **device** arrays (CUDA types 1 and 2 only;
+    /// cuFINUFFT's convention): `x[d]` is the device address of axis `d`'s `m` coordinates of
+    /// precision `T` (axes ≥ dim ignored). The coordinates are copied on the device (the
+    /// caller may free its arrays afterwards); folding, the finiteness check and the bin sort
+    /// run on the device. The default refuses with [`crate::Error::InvalidArg`] ("setpts_device
+    /// needs a CUDA plan").
+    /// Errors: [`crate::Error::InvalidArg`], [`crate::Error::NullPointer`] (a used axis NULL
+    /// while `m > 0`), [`crate::Error::NonFinite`], device errors.
+    ///
+    /// # Safety
+    /// Each used `x[d]` must be a device allocation of the executor's device (context) holding
+    /// at least `m` values of precision `T`.
+    unsafe fn setpts_device(&mut self, m: usize, x: [u64; 3]) -> Result<()> {
+        let _ = (m, x);
+        Err(crate::Error::InvalidArg("setpts_device needs a CUDA plan (opts.backend = CUDA) of type 1 or 2".into()))
+    }
+
     /// Whether points are set.
     fn has_points(&self) -> bool;
 

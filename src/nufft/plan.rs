@@ -62,8 +62,43 @@ impl<T: Real> NufftPlan<T> {
         self.set_points(Points { x: [x, y, z], s: [&[], &[], &[]] }, false)
     }
 
-    fn set_points(&mut self, pts: Points<'_, T>, copy: bool) -> Result<()> {
-        let m = pts.x[0].len();
+    /// Sets (or replaces) the `m` non-uniform points from **device** arrays (CUDA plans of type
+    /// 1 or 2; cuFINUFFT's convention): `x`, `y`, `z` are device addresses (of device 0, the
+    /// plan's device) of `m` coordinates of precision `T` each, radians, any finite value; `y`
+    /// is ignored below dim 2 and `z` below dim 3 (they may be 0). The coordinates are copied
+    /// on the device, as [`NufftPlan::setpts`] copies host arrays, so the caller may free them
+    /// after the call; folding, the finiteness check and the bin sort run on the device
+    /// (no per-point or per-bin array comes back to the host, docs/design.md §5.2).
+    ///
+    /// Errors, checked in this order: [`Error::NPoints`] (M > [`MAX_POINTS`], ntrans·M >
+    /// [`MAX_GRID_ELEMENTS`]), [`Error::NullPointer`] (a used axis is 0 while `m > 0`),
+    /// [`Error::InvalidArg`] (a CPU plan: "setpts_device needs a CUDA plan"; a type-3 plan),
+    /// then [`Error::NonFinite`] (naming the first bad point and its axis; the previous points
+    /// are kept), device errors (the plan is left without points).
+    ///
+    /// # Safety
+    /// Each used address must be a device allocation of the plan's device holding at least
+    /// `m` values of precision `T`.
+    pub unsafe fn setpts_device(&mut self, m: usize, x: u64, y: u64, z: u64) -> Result<()> {
+        self.check_count(m)?;
+        let ptrs = [x, y, z];
+        if m > 0 {
+            if let Some(d) = (0..self.dim).find(|&d| ptrs[d] == 0) {
+                return Err(Error::NullPointer(format!("device coordinate array {} is NULL (M = {m}, dim = {})", ["x", "y", "z"][d], self.dim)));
+            }
+        }
+        if self.backend != Backend::Cuda {
+            return Err(Error::InvalidArg("setpts_device needs a CUDA plan (opts.backend = CUDA); this plan runs on the CPU".into()));
+        }
+        if self.ty == 3 {
+            return Err(Error::InvalidArg("setpts_device takes the points of types 1 and 2; a type-3 plan takes host arrays (setpts)".into()));
+        }
+        let mut p = [0u64; 3];
+        p[..self.dim].copy_from_slice(&ptrs[..self.dim]);
+        self.exec.setpts_device(m, p)
+    }
+
+    fn check_count(&self, m: usize) -> Result<()> {
         if m > MAX_POINTS {
             return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {MAX_POINTS} (2^32 − 1)")));
         }
@@ -71,6 +106,12 @@ impl<T: Real> NufftPlan<T> {
             return Err(Error::NPoints(format!(
                 "ntrans·M = {}·{m} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} values per execute", self.ntrans)));
         }
+        Ok(())
+    }
+
+    fn set_points(&mut self, pts: Points<'_, T>, copy: bool) -> Result<()> {
+        let m = pts.x[0].len();
+        self.check_count(m)?;
         fn cut<U>(a: [&[U]; 3], dim: usize) -> [&[U]; 3] {
             [a[0], if dim > 1 { a[1] } else { &[] }, if dim > 2 { a[2] } else { &[] }]
         }

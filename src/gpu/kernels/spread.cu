@@ -25,6 +25,14 @@
 //  GROUP    "group mesh" (Guo et al. §3.1): rows grouped by 64 grid points, each group's entries
 //           contiguous; one block per group accumulates in shared memory.
 // Interpolation (the transpose) exists for each.
+//
+// Batches (NUFFT ntrans > 1, src/gpu/nufft.rs): every spreading/interpolation kernel takes nvec
+// vectors at once. Vector v of the strengths/values is c + 2·(v0 + v)·M (v0: the first vector
+// of the chunk in the caller's stacked array), vector v of the grid is grid + 2·v·Πnf (the
+// chunk's fine grids, one after the other). GM computes a point's kernel values once and
+// applies them to every vector; CSR and the point-major interpolation loop over the vectors
+// inside a thread (weights re-read from cache); SM and GROUP run nsub·nvec (ngroups·nvec)
+// blocks, block b working on vector b / nsub, so a block's shared memory holds one tile.
 // Guo et al. = X. Guo, X. Liu, P. Xu, Z. Du, E. Chow, "Efficient particle-mesh spreading on GPUs",
 // Procedia Comput. Sci. 51 (2015) 120–129.
 
@@ -163,50 +171,41 @@ __device__ __forceinline__ double ff_reduce_2pi(double x) {
     return f >= 1.0 ? 0.0 : f;
 }
 
+__device__ __forceinline__ bool ff_finite(float v) { return fabsf(v) <= 3.40282346638528859812e+38f; }
+__device__ __forceinline__ bool ff_finite(double v) { return fabs(v) <= 1.7976931348623157e308; }
+
+// Folds the M points and checks them: bad[d] (set to M before the launch) ends as the smallest
+// index of a point whose axis-d coordinate is not finite (atomicMin), M when all are finite.
 template <typename T>
-__device__ void ff_fold(FfGeom geo, const T* x, const T* y, const T* z, T* gx, T* gy, T* gz, int M) {
+__device__ void ff_fold(FfGeom geo, const T* x, const T* y, const T* z, T* gx, T* gy, T* gz, int M, int* bad) {
     const int j = ff_global_id();
     if (j >= M) return;
     const T* in[3] = {x, y, z};
     T* out[3] = {gx, gy, gz};
     for (int d = 0; d < geo.dim; ++d) {
+        const T v = in[d][j];
+        if (!ff_finite(v)) {
+            atomicMin(bad + d, j);
+            out[d][j] = (T)0;
+            continue;
+        }
         const T nfd = (T)geo.nf[d];
-        T g = (T)(ff_reduce_2pi((double)in[d][j]) * (double)geo.nf[d]);
+        T g = (T)(ff_reduce_2pi((double)v) * (double)geo.nf[d]);
         if (g >= nfd) g = (T)0;  // rounding to T may give nf itself
         out[d][j] = g;
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// GM / GM-sort: one thread per point (order == 0: natural order; else sorted order).
-template <typename T, int DIM>
-__device__ void ff_gm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* order, int M,
-                             const T* c, T* grid) {
-    const int q = ff_global_id();
-    if (q >= M) return;
-    const int j = order ? order[q] : q;
-    T kv[3][FF_MAXW];
-    int idx[3][FF_MAXW];
-    int i0[3];
-    ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, idx, i0);
-    const T cr = c[2 * j], ci = c[2 * j + 1];
-    const int w = ker.w;
-    for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
-        for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
-            const T v = kv[2][kz] * kv[1][ky];
-            const int row = geo.nf[0] * (idx[1][ky] + geo.nf[1] * idx[2][kz]);
-            for (int kx = 0; kx < w; ++kx) {
-                const T a = kv[0][kx] * v;
-                T* p = grid + 2 * (row + idx[0][kx]);
-                atomicAdd(p, cr * a);
-                atomicAdd(p + 1, ci * a);
-            }
-        }
+// GM / GM-sort: one thread per point (order == 0: natural order; else sorted order); the
+// point's kernel values are computed once and applied to the nvec vectors.
+__device__ __forceinline__ long long ff_grid_total(const FfGeom& geo) {
+    return (long long)geo.nf[0] * geo.nf[1] * geo.nf[2];
 }
 
 template <typename T, int DIM>
-__device__ void ff_gm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* order, int M,
-                             const T* grid, T* c) {
+__device__ void ff_gm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* order, int M,
+                             int nvec, int v0, const T* c, T* grid) {
     const int q = ff_global_id();
     if (q >= M) return;
     const int j = order ? order[q] : q;
@@ -215,22 +214,69 @@ __device__ void ff_gm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy,
     int i0[3];
     ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, idx, i0);
     const int w = ker.w;
-    T sr = 0, si = 0;
-    for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
-        for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
-            const T v = kv[2][kz] * kv[1][ky];
-            const int row = geo.nf[0] * (idx[1][ky] + geo.nf[1] * idx[2][kz]);
-            T rr = 0, ri = 0;
-            for (int kx = 0; kx < w; ++kx) {
-                const T* p = grid + 2 * (row + idx[0][kx]);
-                rr += __ldg(p) * kv[0][kx];
-                ri += __ldg(p + 1) * kv[0][kx];
+    const long long ntot = ff_grid_total(geo);
+    for (int v = 0; v < nvec; ++v) {
+        const T* cv = c + 2 * ((long long)(v0 + v) * M);
+        T* gv = grid + 2 * ((long long)v * ntot);
+        const T cr = cv[2 * j], ci = cv[2 * j + 1];
+        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
+            for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
+                const T a0 = kv[2][kz] * kv[1][ky];
+                const int row = geo.nf[0] * (idx[1][ky] + geo.nf[1] * idx[2][kz]);
+                for (int kx = 0; kx < w; ++kx) {
+                    const T a = kv[0][kx] * a0;
+                    T* p = gv + 2 * (row + idx[0][kx]);
+                    atomicAdd(p, cr * a);
+                    atomicAdd(p + 1, ci * a);
+                }
             }
-            sr += rr * v;
-            si += ri * v;
-        }
-    c[2 * j] = sr;
-    c[2 * j + 1] = si;
+    }
+}
+
+// The kernel is evaluated once per point and axis (w values each, ff_point); the w^DIM tensor
+// product is formed on the fly, x innermost.
+template <typename T, int DIM>
+__device__ void ff_gm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* order, int M,
+                             int nvec, int v0, const T* grid, T* c) {
+    const int q = ff_global_id();
+    if (q >= M) return;
+    const int j = order ? order[q] : q;
+    T kv[3][FF_MAXW];
+    int idx[3][FF_MAXW];
+    int i0[3];
+    ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, idx, i0);
+    const int w = ker.w;
+    const long long ntot = ff_grid_total(geo);
+    for (int v = 0; v < nvec; ++v) {
+        const T* gv = grid + 2 * ((long long)v * ntot);
+        T sr = 0, si = 0;
+        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
+            for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
+                const T a0 = kv[2][kz] * kv[1][ky];
+                const int row = geo.nf[0] * (idx[1][ky] + geo.nf[1] * idx[2][kz]);
+                T rr = 0, ri = 0;
+                for (int kx = 0; kx < w; ++kx) {
+                    const T* p = gv + 2 * (row + idx[0][kx]);
+                    rr += __ldg(p) * kv[0][kx];
+                    ri += __ldg(p + 1) * kv[0][kx];
+                }
+                sr += rr * a0;
+                si += ri * a0;
+            }
+        T* cv = c + 2 * ((long long)(v0 + v) * M);
+        cv[2 * j] = sr;
+        cv[2 * j + 1] = si;
+    }
+}
+
+// Zeroes nvec vectors of n complex values, from vector v0 on (GROUP interpolation accumulates).
+template <typename T>
+__device__ void ff_zero_vecs(int n, int nvec, int v0, T* a) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (long long)n * nvec) return;
+    T* p = a + 2 * ((long long)v0 * n + i);
+    p[0] = (T)0;
+    p[1] = (T)0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,14 +411,15 @@ __device__ __forceinline__ int ff_tile_to_grid(const FfGeom& geo, const int* org
     return gxi + geo.nf[0] * (gyi + geo.nf[1] * gzi);
 }
 
-// The SM block's subproblem: its point count *n and first sorted index *first, the tile's
-// origin and sizes; returns the number of tile elements.
+// Subproblem sp: its point count *n and first sorted index *first, the tile's origin and sizes;
+// returns the number of tile elements. Block b of an SM launch works on subproblem b % nsub of
+// vector b / nsub.
 template <int DIM>
 __device__ __forceinline__ int ff_sm_subproblem(const FfGeom& geo, int w, const unsigned* binstart, const unsigned* count,
-                                                const int* sub_bin, const int* sub_off, int maxsub, int* n,
+                                                const int* sub_bin, const int* sub_off, int maxsub, int sp, int* n,
                                                 unsigned* first, int* org, int* tsz) {
-    const int b = sub_bin[blockIdx.x];
-    const int off = sub_off[blockIdx.x];
+    const int b = sub_bin[sp];
+    const int off = sub_off[sp];
     *n = ff_imin(maxsub, (int)count[b] - off);
     *first = binstart[b] + (unsigned)off;
     ff_tile<DIM>(geo, w, b, org, tsz);
@@ -382,11 +429,14 @@ __device__ __forceinline__ int ff_sm_subproblem(const FfGeom& geo, int w, const 
 template <typename T, int DIM>
 __device__ void ff_sm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* idx,
                              const unsigned* binstart, const unsigned* count, const int* sub_bin, const int* sub_off,
-                             int maxsub, const T* c, T* grid) {
+                             int maxsub, int nsub, int M, int v0, const T* c, T* grid) {
     FF_DYN_SHARED(T, tile);
     int n, org[3], tsz[3];
     unsigned first;
-    const int ntile = ff_sm_subproblem<DIM>(geo, ker.w, binstart, count, sub_bin, sub_off, maxsub, &n, &first, org, tsz);
+    const int sp = (int)(blockIdx.x % (unsigned)nsub), v = (int)(blockIdx.x / (unsigned)nsub);
+    const int ntile = ff_sm_subproblem<DIM>(geo, ker.w, binstart, count, sub_bin, sub_off, maxsub, sp, &n, &first, org, tsz);
+    c += 2 * ((long long)(v0 + v) * M);
+    grid += 2 * ((long long)v * ff_grid_total(geo));
     for (int e = threadIdx.x; e < 2 * ntile; e += blockDim.x) tile[e] = (T)0;
     __syncthreads();
     const int w = ker.w;
@@ -424,11 +474,14 @@ __device__ void ff_sm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy,
 template <typename T, int DIM>
 __device__ void ff_sm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* idx,
                              const unsigned* binstart, const unsigned* count, const int* sub_bin, const int* sub_off,
-                             int maxsub, const T* grid, T* c) {
+                             int maxsub, int nsub, int M, int v0, const T* grid, T* c) {
     FF_DYN_SHARED(T, tile);
     int n, org[3], tsz[3];
     unsigned first;
-    const int ntile = ff_sm_subproblem<DIM>(geo, ker.w, binstart, count, sub_bin, sub_off, maxsub, &n, &first, org, tsz);
+    const int sp = (int)(blockIdx.x % (unsigned)nsub), v = (int)(blockIdx.x / (unsigned)nsub);
+    const int ntile = ff_sm_subproblem<DIM>(geo, ker.w, binstart, count, sub_bin, sub_off, maxsub, sp, &n, &first, org, tsz);
+    c += 2 * ((long long)(v0 + v) * M);
+    grid += 2 * ((long long)v * ff_grid_total(geo));
     for (int e = threadIdx.x; e < ntile; e += blockDim.x) {
         const T* p = grid + 2 * ff_tile_to_grid<DIM>(geo, org, tsz, e);
         tile[2 * e] = __ldg(p);
@@ -532,64 +585,78 @@ __device__ __forceinline__ T ff_cu_reduce(T v, int cu) {
 }
 
 // CSR spread: grid[r] = Σ_{k ∈ row r} pt_w[col[k]] · c[col[k] / P]; one compute unit of cu
-// threads per row. Writes every grid point (no atomics, no zeroing).
+// threads per row, looping over the nvec vectors. Writes every grid point (no atomics, no
+// zeroing).
 template <typename T>
 __device__ void ff_csr_spread(const unsigned* ptr, const unsigned* col, const T* pt_w, int P, int nrows, int cu,
-                              const T* c, T* grid) {
+                              int M, int nvec, int v0, const T* c, T* grid) {
     const unsigned t = ff_global_id();
     const int r = (int)(t / (unsigned)cu);
     const int lane = (int)(t % (unsigned)cu);
-    T sr = 0, si = 0;
-    if (r < nrows) {
-        const unsigned b = ptr[r + 1];
-        for (unsigned k = ptr[r] + (unsigned)lane; k < b; k += (unsigned)cu) {
-            const unsigned e = col[k];
-            const unsigned j = e / (unsigned)P;
-            const T wv = pt_w[e];
-            sr += wv * c[2 * j];
-            si += wv * c[2 * j + 1];
+    for (int v = 0; v < nvec; ++v) {
+        const T* cv = c + 2 * ((long long)(v0 + v) * M);
+        T sr = 0, si = 0;
+        if (r < nrows) {
+            const unsigned b = ptr[r + 1];
+            for (unsigned k = ptr[r] + (unsigned)lane; k < b; k += (unsigned)cu) {
+                const unsigned e = col[k];
+                const unsigned j = e / (unsigned)P;
+                const T wv = pt_w[e];
+                sr += wv * cv[2 * j];
+                si += wv * cv[2 * j + 1];
+            }
         }
-    }
-    sr = ff_cu_reduce(sr, cu);
-    si = ff_cu_reduce(si, cu);
-    if (r < nrows && lane == 0) {
-        grid[2 * r] = sr;
-        grid[2 * r + 1] = si;
+        sr = ff_cu_reduce(sr, cu);
+        si = ff_cu_reduce(si, cu);
+        if (r < nrows && lane == 0) {
+            T* gv = grid + 2 * ((long long)v * nrows);
+            gv[2 * r] = sr;
+            gv[2 * r + 1] = si;
+        }
     }
 }
 
 // Point-major interpolation (the transpose of CSR): c[j] = Σ_l pt_w[jP+l] · grid[pt_g[jP+l]],
-// one compute unit per point.
+// one compute unit per point, looping over the nvec vectors (grids of nrows points).
 template <typename T>
-__device__ void ff_csr_interp(const T* pt_w, const int* pt_g, int P, int M, int cu, const T* grid, T* c) {
+__device__ void ff_csr_interp(const T* pt_w, const int* pt_g, int P, int M, int cu, int nrows, int nvec, int v0,
+                              const T* grid, T* c) {
     const unsigned t = ff_global_id();
     const int j = (int)(t / (unsigned)cu);
     const int lane = (int)(t % (unsigned)cu);
-    T sr = 0, si = 0;
-    if (j < M) {
-        const long long base = (long long)j * P;
-        for (int l = lane; l < P; l += cu) {
-            const T wv = pt_w[base + l];
-            const int g = pt_g[base + l];
-            sr += wv * __ldg(grid + 2 * g);
-            si += wv * __ldg(grid + 2 * g + 1);
+    for (int v = 0; v < nvec; ++v) {
+        const T* gv = grid + 2 * ((long long)v * nrows);
+        T sr = 0, si = 0;
+        if (j < M) {
+            const long long base = (long long)j * P;
+            for (int l = lane; l < P; l += cu) {
+                const T wv = pt_w[base + l];
+                const int g = pt_g[base + l];
+                sr += wv * __ldg(gv + 2 * g);
+                si += wv * __ldg(gv + 2 * g + 1);
+            }
         }
-    }
-    sr = ff_cu_reduce(sr, cu);
-    si = ff_cu_reduce(si, cu);
-    if (j < M && lane == 0) {
-        c[2 * j] = sr;
-        c[2 * j + 1] = si;
+        sr = ff_cu_reduce(sr, cu);
+        si = ff_cu_reduce(si, cu);
+        if (j < M && lane == 0) {
+            T* cv = c + 2 * ((long long)(v0 + v) * M);
+            cv[2 * j] = sr;
+            cv[2 * j + 1] = si;
+        }
     }
 }
 
-// Group mesh spread: block g owns grid points 64g … 64g+63, accumulates its entries in shared
-// memory and writes its 64 points (no global atomics, no zeroing).
+// Group mesh spread: block b owns grid points 64g … 64g+63 (g = b % ngroups) of vector
+// b / ngroups, accumulates its entries in shared memory and writes its 64 points (no global
+// atomics, no zeroing).
 template <typename T>
 __device__ void ff_group_spread(const unsigned* gptr, const unsigned* col, const T* pt_w, const int* pt_g, int P,
-                                int nrows, const T* c, T* grid) {
+                                int nrows, int M, int v0, const T* c, T* grid) {
     __shared__ T acc[2 * FF_GROUP_SIZE];
-    const int g = blockIdx.x;
+    const unsigned ngroups = (unsigned)((nrows + FF_GROUP_SIZE - 1) / FF_GROUP_SIZE);
+    const int g = (int)(blockIdx.x % ngroups), v = (int)(blockIdx.x / ngroups);
+    c += 2 * ((long long)(v0 + v) * M);
+    grid += 2 * ((long long)v * nrows);
     for (int r = threadIdx.x; r < 2 * FF_GROUP_SIZE; r += blockDim.x) acc[r] = (T)0;
     __syncthreads();
     const unsigned b = gptr[g + 1];
@@ -611,13 +678,17 @@ __device__ void ff_group_spread(const unsigned* gptr, const unsigned* col, const
     }
 }
 
-// Group mesh interpolation: block g loads its 64 grid values into shared memory, then adds each
-// entry's contribution to its point (c zeroed before).
+// Group mesh interpolation: block b loads the 64 grid values of group g = b % ngroups of vector
+// b / ngroups into shared memory, then adds each entry's contribution to its point (c zeroed
+// before).
 template <typename T>
 __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const T* pt_w, const int* pt_g, int P,
-                                int nrows, const T* grid, T* c) {
+                                int nrows, int M, int v0, const T* grid, T* c) {
     __shared__ T gv[2 * FF_GROUP_SIZE];
-    const int g = blockIdx.x;
+    const unsigned ngroups = (unsigned)((nrows + FF_GROUP_SIZE - 1) / FF_GROUP_SIZE);
+    const int g = (int)(blockIdx.x % ngroups), v = (int)(blockIdx.x / ngroups);
+    c += 2 * ((long long)(v0 + v) * M);
+    grid += 2 * ((long long)v * nrows);
     for (int r = threadIdx.x; r < FF_GROUP_SIZE; r += blockDim.x) {
         const int gr = g * FF_GROUP_SIZE + r;
         gv[2 * r] = gr < nrows ? grid[2 * gr] : (T)0;
@@ -641,8 +712,8 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
 
 #define FF_DEFINE_T(T, S)                                                                                  \
     FF_EXTERN_C __global__ void ff_fold_##S(FfGeom geo, const T* x, const T* y, const T* z, T* gx, T* gy,   \
-                                            T* gz, int M) {                                                 \
-        ff_fold<T>(geo, x, y, z, gx, gy, gz, M);                                                            \
+                                            T* gz, int M, int* bad) {                                       \
+        ff_fold<T>(geo, x, y, z, gx, gy, gz, M, bad);                                                       \
     }                                                                                                       \
     FF_REGISTER(ff_fold_##S)                                                                                \
     FF_EXTERN_C __global__ void ff_bin_count_##S(FfGeom geo, FF_PTS(T), int M, int* bin, int* rank,         \
@@ -650,50 +721,59 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
         ff_bin_count<T>(geo, gx, gy, gz, M, bin, rank, count);                                              \
     }                                                                                                       \
     FF_REGISTER(ff_bin_count_##S)                                                                           \
+    FF_EXTERN_C __global__ void ff_zero_vecs_##S(int n, int nvec, int v0, T* a) {                           \
+        ff_zero_vecs<T>(n, nvec, v0, a);                                                                    \
+    }                                                                                                       \
+    FF_REGISTER(ff_zero_vecs_##S)                                                                           \
     FF_EXTERN_C __global__ void ff_csr_spread_##S(const unsigned* ptr, const unsigned* col, const T* pt_w,  \
-                                                  int P, int nrows, int cu, const T* c, T* grid) {          \
-        ff_csr_spread<T>(ptr, col, pt_w, P, nrows, cu, c, grid);                                            \
+                                                  int P, int nrows, int cu, int M, int nvec, int v0,        \
+                                                  const T* c, T* grid) {                                    \
+        ff_csr_spread<T>(ptr, col, pt_w, P, nrows, cu, M, nvec, v0, c, grid);                               \
     }                                                                                                       \
     FF_REGISTER(ff_csr_spread_##S)                                                                          \
     FF_EXTERN_C __global__ void ff_csr_interp_##S(const T* pt_w, const int* pt_g, int P, int M, int cu,     \
-                                                  const T* grid, T* c) {                                    \
-        ff_csr_interp<T>(pt_w, pt_g, P, M, cu, grid, c);                                                    \
+                                                  int nrows, int nvec, int v0, const T* grid, T* c) {       \
+        ff_csr_interp<T>(pt_w, pt_g, P, M, cu, nrows, nvec, v0, grid, c);                                   \
     }                                                                                                       \
     FF_REGISTER(ff_csr_interp_##S)                                                                          \
     FF_EXTERN_C __global__ void ff_group_spread_##S(const unsigned* gptr, const unsigned* col, const T* pt_w, \
-                                                    const int* pt_g, int P, int nrows, const T* c, T* grid) { \
-        ff_group_spread<T>(gptr, col, pt_w, pt_g, P, nrows, c, grid);                                       \
+                                                    const int* pt_g, int P, int nrows, int M, int v0,        \
+                                                    const T* c, T* grid) {                                    \
+        ff_group_spread<T>(gptr, col, pt_w, pt_g, P, nrows, M, v0, c, grid);                                \
     }                                                                                                       \
     FF_REGISTER(ff_group_spread_##S)                                                                        \
     FF_EXTERN_C __global__ void ff_group_interp_##S(const unsigned* gptr, const unsigned* col, const T* pt_w, \
-                                                    const int* pt_g, int P, int nrows, const T* grid, T* c) { \
-        ff_group_interp<T>(gptr, col, pt_w, pt_g, P, nrows, grid, c);                                       \
+                                                    const int* pt_g, int P, int nrows, int M, int v0,        \
+                                                    const T* grid, T* c) {                                    \
+        ff_group_interp<T>(gptr, col, pt_w, pt_g, P, nrows, M, v0, grid, c);                                \
     }                                                                                                       \
     FF_REGISTER(ff_group_interp_##S)
 
 #define FF_DEFINE_TD(T, S, D)                                                                                \
     FF_EXTERN_C __global__ void ff_gm_spread_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
-                                                        int M, const T* c, T* grid) {                         \
-        ff_gm_spread<T, D>(geo, ker, gx, gy, gz, order, M, c, grid);                                          \
+                                                        int M, int nvec, int v0, const T* c, T* grid) {       \
+        ff_gm_spread<T, D>(geo, ker, gx, gy, gz, order, M, nvec, v0, c, grid);                                \
     }                                                                                                         \
     FF_REGISTER(ff_gm_spread_##D##d_##S)                                                                      \
     FF_EXTERN_C __global__ void ff_gm_interp_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
-                                                        int M, const T* grid, T* c) {                         \
-        ff_gm_interp<T, D>(geo, ker, gx, gy, gz, order, M, grid, c);                                          \
+                                                        int M, int nvec, int v0, const T* grid, T* c) {       \
+        ff_gm_interp<T, D>(geo, ker, gx, gy, gz, order, M, nvec, v0, grid, c);                                \
     }                                                                                                         \
     FF_REGISTER(ff_gm_interp_##D##d_##S)                                                                      \
     FF_EXTERN_C __global__ void ff_sm_spread_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
                                                         const unsigned* binstart, const unsigned* count,      \
                                                         const int* sub_bin, const int* sub_off, int maxsub,   \
-                                                        const T* c, T* grid) {                                \
-        ff_sm_spread<T, D>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, c, grid);    \
+                                                        int nsub, int M, int v0, const T* c, T* grid) {       \
+        ff_sm_spread<T, D>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
+                           c, grid);                                                                          \
     }                                                                                                         \
     FF_REGISTER(ff_sm_spread_##D##d_##S)                                                                      \
     FF_EXTERN_C __global__ void ff_sm_interp_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
                                                         const unsigned* binstart, const unsigned* count,      \
                                                         const int* sub_bin, const int* sub_off, int maxsub,   \
-                                                        const T* grid, T* c) {                                \
-        ff_sm_interp<T, D>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, grid, c);    \
+                                                        int nsub, int M, int v0, const T* grid, T* c) {       \
+        ff_sm_interp<T, D>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
+                           grid, c);                                                                          \
     }                                                                                                         \
     FF_REGISTER(ff_sm_interp_##D##d_##S)                                                                      \
     FF_EXTERN_C __global__ void ff_pt_weights_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), int M, T* pt_w,  \
