@@ -27,15 +27,6 @@ static void direct3(int dim, int iflag, int ntrans, int64_t m, const double *con
     }
 }
 
-static double rel_l2(int64_t len, const double *a, const double *b) {
-    double num = 0.0, den = 0.0;
-    for (int64_t i = 0; i < 2 * len; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return sqrt(num / den);
-}
-
 static void test_double_3d(void) {
     enum { M = 150, N = 120, NT = 2 };
     const double tol = 1e-9;
@@ -64,7 +55,7 @@ static void test_double_3d(void) {
     EXPECT_STATUS(farfield_nufft_execute(p, cc, f), FARFIELD_ERR_NO_POINTS);
     EXPECT_STATUS(farfield_nufft_setpts(p, M, x[0], x[1], x[2], N, s[0], s[1], s[2]), FARFIELD_OK);
     EXPECT_STATUS(farfield_nufft_execute(p, cc, f), FARFIELD_OK);
-    double err = rel_l2(NT * N, (const double *)f, fd);
+    double err = ff_rel_err_d((const double *)f, fd, NT * N);
     printf("c_nufft3: f64 3D type 3 M %d N %d ntrans %d tol %.0e: rel l2 err %.3e\n", M, N, NT, tol, err);
     EXPECT(err <= 10 * tol);
     farfield_nufft_info info = {.struct_size = sizeof info};
@@ -94,7 +85,7 @@ static void test_double_3d(void) {
     EXPECT(strstr(farfield_last_error_message(), "space-bandwidth") != NULL);
     EXPECT_STATUS(farfield_nufft_execute(p, cc, f2), FARFIELD_OK);
     /* the same points again (not bitwise: the parallel spreader's sums may be ordered differently) */
-    EXPECT(rel_l2(NT * N, (const double *)f2, (const double *)f) <= 1e-13);
+    EXPECT(ff_rel_err_d((const double *)f2, (const double *)f, NT * N) <= 1e-13);
     /* type 3 has no device path */
     EXPECT_STATUS(farfield_nufft_execute_device(p, cc, f), FARFIELD_ERR_INVALID_ARG);
     EXPECT_STATUS(farfield_nufft_destroy(p), FARFIELD_OK);
@@ -139,7 +130,7 @@ static void test_single_1d(void) {
         fw[2 * k] = v[0];
         fw[2 * k + 1] = v[1];
     }
-    double err = rel_l2(N, fw, fd);
+    double err = ff_rel_err_d(fw, fd, N);
     printf("c_nufft3: f32 1D type 3 M %d N %d tol %.0e: rel l2 err %.3e\n", M, N, (double)tol, err);
     EXPECT(err <= 10 * tol);
     EXPECT_STATUS(farfield_nufftf_setpts(p, M, x, NULL, NULL, N, NULL, NULL, NULL), FARFIELD_ERR_NULL_POINTER);

@@ -57,15 +57,6 @@ static ff_cu_ptr cuda_upload(ff_cuda *cu, const void *src, size_t bytes) {
 
 enum { M = 200, N1 = 12, N2 = 10 };
 
-static double rel_l2(int64_t len, const double *a, const double *b) {
-    double num = 0.0, den = 0.0;
-    for (int64_t i = 0; i < 2 * len; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return sqrt(num / den);
-}
-
 static void error_paths(void) {
     const int64_t n[2] = {N1, N2};
     double x[3] = {0.1, -1.0, 2.0}, y[3] = {0.5, 0.25, -3.0};
@@ -134,8 +125,8 @@ static void with_device(ff_cuda *cu) {
     cu->mem_free(dx); /* copied: the arrays may go */
     cu->mem_free(dy);
     EXPECT_STATUS(farfield_nufft_execute(p, cc, fdv), 0);
-    const double e_host = rel_l2(N1 * N2, (const double *)fdv, (const double *)fh);
-    const double e_exact = rel_l2(N1 * N2, (const double *)fdv, fd);
+    const double e_host = ff_rel_err_d((const double *)fdv, (const double *)fh, N1 * N2);
+    const double e_exact = ff_rel_err_d((const double *)fdv, fd, N1 * N2);
     printf("device points: vs host points %.1e, vs direct %.1e\n", e_host, e_exact);
     EXPECT(e_host < 1e-13);
     EXPECT(e_exact < 10 * tol);
@@ -151,7 +142,7 @@ static void with_device(ff_cuda *cu) {
     x[123] = 0.3;
     /* the previous points remain */
     EXPECT_STATUS(farfield_nufft_execute(p, cc, fdv), 0);
-    EXPECT(rel_l2(N1 * N2, (const double *)fdv, (const double *)fh) < 1e-13);
+    EXPECT(ff_rel_err_d((const double *)fdv, (const double *)fh, N1 * N2) < 1e-13);
     farfield_nufft_destroy(p);
 
     /* single precision, 1D type 2 */

@@ -34,7 +34,7 @@ module farfield
 
   ! ---- version --------------------------------------------------------------------------
   integer(c_int), parameter, public :: FARFIELD_VERSION_MAJOR = 1
-  integer(c_int), parameter, public :: FARFIELD_VERSION_MINOR = 0
+  integer(c_int), parameter, public :: FARFIELD_VERSION_MINOR = 1
   integer(c_int), parameter, public :: FARFIELD_VERSION_PATCH = 0
 
   ! ---- status codes -----------------------------------------------------------------------

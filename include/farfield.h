@@ -95,7 +95,7 @@ typedef float _Complex farfield_complexf;
 #define FARFIELD_VERSION_MAJOR 1
 
 // Minor version.
-#define FARFIELD_VERSION_MINOR 0
+#define FARFIELD_VERSION_MINOR 1
 
 // Patch version.
 #define FARFIELD_VERSION_PATCH 0

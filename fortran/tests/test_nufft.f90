@@ -208,6 +208,8 @@ contains
     real(c_double) :: x(10), y(9)
     complex(c_double_complex) :: c(10), f(8)
     integer(c_int64_t), parameter :: n8(1) = [8_c_int64_t]
+    integer(c_int), target :: not_a_stream
+    type(c_ptr) :: null_plan
 
     call expect(farfield_nufft_makeplan_f(4, n8, 1, 1, 1e-6_c_double, plan) == FARFIELD_ERR_TYPE, 'type 4')
     call expect(.not. c_associated(plan), 'plan NULL after failure')
@@ -236,7 +238,24 @@ contains
     f = 1
     call expect(farfield_nufft_setpts_f(plan, x) == FARFIELD_OK, 'setpts after failures')
     call expect(farfield_nufft_execute(plan, c, f) == FARFIELD_OK, 'execute after failures')
+    ! the device entry points need a CUDA plan; a NULL plan is reported as such
+    call expect(farfield_nufft_setpts_device_f(plan, 10_c_int64_t, c_loc(not_a_stream)) == FARFIELD_ERR_INVALID_ARG, &
+         'setpts_device on a CPU plan')
+    call expect(index(farfield_last_error_message_f(), 'CUDA') > 0, 'setpts_device message names CUDA')
+    null_plan = c_null_ptr
+    call expect(farfield_nufft_setpts_device_f(null_plan, 10_c_int64_t, c_loc(not_a_stream)) == FARFIELD_ERR_NULL_POINTER, &
+         'setpts_device on a NULL plan')
+    call expect(farfield_nufftf_setpts_device_f(null_plan, 10_c_int64_t, c_loc(not_a_stream)) == FARFIELD_ERR_NULL_POINTER, &
+         'f32 setpts_device on a NULL plan')
     call expect(farfield_nufft_destroy_f(plan) == FARFIELD_OK, 'destroy')
+    ! a CUDA stream on a CPU plan is refused, naming the field
+    call expect(farfield_nufft_default_opts_f(opts) == FARFIELD_OK, 'default opts for the stream check')
+    call expect(.not. c_associated(opts%gpu_stream), 'gpu_stream defaults to NULL')
+    opts%backend = FARFIELD_BACKEND_CPU
+    opts%gpu_stream = c_loc(not_a_stream)
+    call expect(farfield_nufft_makeplan_f(1, n8, 1, 1, 1e-6_c_double, plan, opts) == FARFIELD_ERR_INVALID_ARG, &
+         'gpu_stream on a CPU plan')
+    call expect(index(farfield_last_error_message_f(), 'gpu_stream') > 0, 'message names gpu_stream')
     call expect(farfield_nufft_destroy_f(plan) == FARFIELD_OK, 'destroy of a null plan')
   end subroutine test_errors
 
