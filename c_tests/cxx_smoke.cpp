@@ -16,7 +16,8 @@
 
 static_assert(std::is_same_v<farfield_complex, std::complex<double>>);
 static_assert(std::is_same_v<farfield_complexf, std::complex<float>>);
-static_assert(sizeof(farfield_nufft_opts) == 56 && offsetof(farfield_nufft_opts, struct_size) == 0);
+static_assert(sizeof(farfield_nufft_opts) == 64 && offsetof(farfield_nufft_opts, struct_size) == 0 &&
+              offsetof(farfield_nufft_opts, gpu_stream) == 56);
 static_assert(sizeof(farfield_nufft_info) == 72 && offsetof(farfield_nufft_info, struct_size) == 0);
 static_assert(std::is_trivially_copyable_v<farfield_nufft_opts>);
 
