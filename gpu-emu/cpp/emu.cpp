@@ -182,5 +182,8 @@ int ff_emu_launch(const char* name, const unsigned grid[3], const unsigned block
 // The library's kernels, unchanged.
 #include "../../src/gpu/kernels/spread.cu"
 #include "../../src/gpu/kernels/nufft.cu"
+#include "../../src/gpu/kernels/fmm_tree.cu"
+#include "../../src/gpu/kernels/fmm_ops.cu"
+#include "../../src/gpu/kernels/fmm_m2l.cu"
 // Harness self-test kernels.
 #include "selftest.cu"

@@ -123,6 +123,8 @@ enum Slot {
     Ptr(*mut c_void),
     I32(i32),
     U32(u32),
+    U64(u64),
+    F64(f64),
     Geom(FfGeom),
     Kernel(FfKernel),
 }
@@ -204,6 +206,8 @@ impl Device for EmuDevice {
                 Arg::Null => Slot::Ptr(std::ptr::null_mut()),
                 Arg::I32(v) => Slot::I32(*v),
                 Arg::U32(v) => Slot::U32(*v),
+                Arg::U64(v) => Slot::U64(*v),
+                Arg::F64(v) => Slot::F64(*v),
                 Arg::Geom(g) => Slot::Geom(*g),
                 Arg::Kernel(k) => Slot::Kernel(*k),
             })
@@ -214,6 +218,8 @@ impl Device for EmuDevice {
                 Slot::Ptr(p) => p as *mut *mut c_void as *mut c_void,
                 Slot::I32(v) => v as *mut i32 as *mut c_void,
                 Slot::U32(v) => v as *mut u32 as *mut c_void,
+                Slot::U64(v) => v as *mut u64 as *mut c_void,
+                Slot::F64(v) => v as *mut f64 as *mut c_void,
                 Slot::Geom(g) => g as *mut FfGeom as *mut c_void,
                 Slot::Kernel(k) => k as *mut FfKernel as *mut c_void,
             })

@@ -67,6 +67,8 @@ pub mod periodic;
 pub mod rotation;
 pub mod simd;
 mod stages;
+#[doc(hidden)]
+pub use stages::StageDump;
 pub mod tree;
 
 #[cfg(test)]

@@ -102,6 +102,8 @@ impl<'a, 'o> Request<'a, 'o> {
 pub(super) struct RootTree {
     pub(super) tree: Tree,
     side: f64,
+    /// Lower corner of the root cube in the caller's units.
+    lo: [f64; 3],
 }
 
 /// The levels that carry expansions, `top..=depth`: `top = 1` periodic (the lattice operator
@@ -248,7 +250,7 @@ impl FmmPlan {
             Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
         }
         let tree = Tree::build(th, xyz, q, lo, size, periodic, ws, depth)?;
-        Ok(RootTree { tree, side: size })
+        Ok(RootTree { tree, side: size, lo })
     }
 
     /// Stages 3–5 on a built tree: interaction lists, the far field (if the tree has one) and
@@ -526,6 +528,69 @@ impl FmmPlan {
             });
         }
         Ok(energy)
+    }
+}
+
+/// The intermediate results of one CPU execute, stage by stage (for the stage-by-stage tests
+/// of the GPU port, `gpu::fmm`; not a stable interface). Expansions per level in the layout of
+/// the module documentation (box-major blocks of `2·ncoef(p)`; levels above `top` empty);
+/// potentials and fields in the tree's sorted order and in units of the root cube (before
+/// the periodic background correction and the scaling of [`FmmPlan::finish`]).
+#[doc(hidden)]
+pub struct StageDump {
+    /// The tree in units of the root cube (`tree.lo = 0`, `tree.size = 1`).
+    pub tree: Tree,
+    /// Root cube side in the caller's units.
+    pub side: f64,
+    /// Root cube lower corner in the caller's units.
+    pub lo: [f64; 3],
+    /// First level that carries expansions (0 when the tree has no far field).
+    pub top: usize,
+    /// Multipoles after P2M and M2M, per level.
+    pub multipoles: Vec<Vec<f64>>,
+    /// Locals after M2L (and the periodic lattice operator), before L2L, per level.
+    pub locals: Vec<Vec<f64>>,
+    /// Leaf locals after L2L.
+    pub leaf_locals: Vec<f64>,
+    /// L2P alone: potentials and `[E_x, E_y, E_z]`.
+    pub far: (Vec<f64>, [Vec<f64>; 3]),
+    /// P2P alone: potentials and `[E_x, E_y, E_z]`.
+    pub near: (Vec<f64>, [Vec<f64>; 3]),
+}
+
+impl FmmPlan {
+    /// Runs stages 1–5 of [`FmmPlan::execute`] on `n = q.len()` particles (`xyz` interleaved,
+    /// `3n`; `n ≥ 1`) and returns every intermediate result ([`StageDump`]). Errors: those of
+    /// [`FmmPlan::execute`].
+    #[doc(hidden)]
+    pub fn stage_dump(&mut self, xyz: &[f64], q: &[f64]) -> Result<StageDump> {
+        let n = q.len();
+        if n == 0 {
+            return Err(Error::InvalidArg("stage_dump needs at least one particle".into()));
+        }
+        let request = Request::new(xyz, q, None, None)?;
+        self.reserve(n, true)?;
+        let (particles, _) = request.check_finite(&self.threads)?;
+        let root = self.build_tree(&particles)?;
+        let tree = &root.tree;
+        let lists = self.interaction_lists(tree)?;
+        let zeroed = || -> Result<SortedOutputs> {
+            let z = || try_zeroed_vec(n, "the FMM stage dump");
+            Ok(SortedOutputs { phi: z()?, field: Some([z()?, z()?, z()?]) })
+        };
+        let (mut far_out, mut near_out) = (zeroed()?, zeroed()?);
+        let (mut multipoles, mut locals, mut leaf_locals, mut top) = (Vec::new(), Vec::new(), Vec::new(), 0);
+        if let Some(far) = Far::of(tree) {
+            let mp = self.upward(tree, far, &mut StageTimes::default())?;
+            let loc = self.m2l(tree, far, &lists, &mp)?;
+            locals = loc.0.clone();
+            let leaf = self.downward(tree, far, loc);
+            self.l2p(tree, &leaf, &mut far_out);
+            (multipoles, leaf_locals, top) = (mp.0, leaf.0, far.top);
+        }
+        self.p2p(tree, &lists, &mut near_out);
+        let split = |o: SortedOutputs| (o.phi, o.field.expect("requested above"));
+        Ok(StageDump { side: root.side, lo: root.lo, top, multipoles, locals, leaf_locals, far: split(far_out), near: split(near_out), tree: root.tree })
     }
 }
 

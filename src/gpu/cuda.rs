@@ -420,6 +420,8 @@ enum Slot {
     Ptr(u64),
     I32(i32),
     U32(u32),
+    U64(u64),
+    F64(f64),
     Geom(FfGeom),
     Kernel(FfKernel),
 }
@@ -484,6 +486,8 @@ impl Device for CudaDevice {
                 Arg::Null => Slot::Ptr(0),
                 Arg::I32(v) => Slot::I32(*v),
                 Arg::U32(v) => Slot::U32(*v),
+                Arg::U64(v) => Slot::U64(*v),
+                Arg::F64(v) => Slot::F64(*v),
                 Arg::Geom(g) => Slot::Geom(*g),
                 Arg::Kernel(k) => Slot::Kernel(*k),
             })
@@ -494,6 +498,8 @@ impl Device for CudaDevice {
                 Slot::Ptr(p) => b.arg(p),
                 Slot::I32(v) => b.arg(v),
                 Slot::U32(v) => b.arg(v),
+                Slot::U64(v) => b.arg(v),
+                Slot::F64(v) => b.arg(v),
                 Slot::Geom(g) => b.arg(g),
                 Slot::Kernel(k) => b.arg(k),
             };

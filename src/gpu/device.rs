@@ -16,6 +16,10 @@ pub enum Arg<'a, B> {
     I32(i32),
     /// `unsigned`.
     U32(u32),
+    /// `unsigned long long` (also a raw device address).
+    U64(u64),
+    /// `double`.
+    F64(f64),
     /// `FfGeom` by value.
     Geom(FfGeom),
     /// `FfKernel` by value.

@@ -15,6 +15,8 @@
 //!   [`crate::nufft::params`]; its CUDA executor is chosen by `crate::dispatch`;
 //! * [`type3`]: GPU NUFFT type 3 (pre-phase, spreading on the type-3 fine grid, the GPU type 2,
 //!   deconvolution), its host set-up shared with the CPU type 3 ([`crate::nufft::type3`]);
+//! * [`fmm`]: the CUDA FMM (tree, P2M/M2M/M2L/L2L/L2P/P2P, periodic lattice operator) on the
+//!   conventions of the CPU FMM [`crate::fmm`];
 //! * [`types`]: by-value kernel argument structs, and [`types::ff_kernel`], the one function
 //!   that turns a [`crate::kernel::Kernel`] into the device kernel descriptor and its table;
 //! * [`runtime`]: driver/device discovery that never panics without a driver, and the
@@ -33,6 +35,7 @@
 pub mod check;
 pub mod cuda;
 pub mod device;
+pub mod fmm;
 pub mod nufft;
 pub mod runtime;
 pub mod spread;
@@ -43,4 +46,7 @@ pub mod types;
 pub const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("spread.cu", include_str!("kernels/spread.cu")),
     ("nufft.cu", include_str!("kernels/nufft.cu")),
+    ("fmm_tree.cu", include_str!("kernels/fmm_tree.cu")),
+    ("fmm_ops.cu", include_str!("kernels/fmm_ops.cu")),
+    ("fmm_m2l.cu", include_str!("kernels/fmm_m2l.cu")),
 ];
