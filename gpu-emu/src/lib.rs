@@ -232,6 +232,16 @@ impl Device for EmuDevice {
     fn max_shared_bytes(&self) -> usize {
         self.shared_bytes
     }
+
+    type Mark = std::time::Instant;
+
+    fn mark(&self) -> Result<std::time::Instant> {
+        Ok(std::time::Instant::now())
+    }
+
+    fn seconds(&self, start: &std::time::Instant, end: &std::time::Instant) -> Result<f64> {
+        Ok(end.duration_since(*start).as_secs_f64())
+    }
 }
 
 /// FFT plan of the emulated device: the grid shape and batch (FFTW runs on the host buffer,

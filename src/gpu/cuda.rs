@@ -515,6 +515,16 @@ impl Device for CudaDevice {
     fn max_shared_bytes(&self) -> usize {
         self.st.limits.shared_per_block_optin
     }
+
+    type Mark = cudarc::driver::CudaEvent;
+
+    fn mark(&self) -> Result<cudarc::driver::CudaEvent> {
+        self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(drv("event record"))
+    }
+
+    fn seconds(&self, start: &cudarc::driver::CudaEvent, end: &cudarc::driver::CudaEvent) -> Result<f64> {
+        Ok(start.elapsed_ms(end).map_err(drv("event elapsed"))? as f64 * 1e-3)
+    }
 }
 
 #[cfg(test)]

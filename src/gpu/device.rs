@@ -57,6 +57,13 @@ pub trait Device: Clone {
     /// the 48 KiB default), on the emulator its settable `shared_bytes`. The SM tiles are
     /// sized from it (`super::spread::sm_bins`).
     fn max_shared_bytes(&self) -> usize;
+    /// A point in the stream's order, for timing stages (CUDA: an event recorded on the
+    /// stream; emulator: the host clock, launches being synchronous there).
+    type Mark;
+    /// Records a mark after the work issued so far.
+    fn mark(&self) -> Result<Self::Mark>;
+    /// Seconds of device work between two marks (waits for `end`).
+    fn seconds(&self, start: &Self::Mark, end: &Self::Mark) -> Result<f64>;
 }
 
 /// Allocates a buffer holding a copy of `v`.
