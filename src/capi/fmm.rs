@@ -25,7 +25,8 @@ use super::abi::{self, versioned};
 use super::{check_outputs_disjoint, destroy_boxed, guard, non_null, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::fmm::{params, Backend, Boundary, FmmOpts, FmmPlan};
-use std::ffi::c_int;
+use crate::nufft::GpuStream;
+use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
 /// Open (free-space) boundaries: value of `boundary` in `farfield_fmm_makeplan`.
@@ -36,11 +37,11 @@ pub const FARFIELD_FMM_PERIODIC: c_int = 1;
 pub const FARFIELD_FMM_MAX_ORDER: c_int = 40;
 /// Largest tree depth (`opts.depth`).
 pub const FARFIELD_FMM_MAX_DEPTH: c_int = 20;
-/// `opts.backend`: the best available (currently the CPU).
+/// `opts.backend`: the best available (the CPU until the CUDA FMM has been timed on hardware).
 pub const FARFIELD_FMM_BACKEND_AUTO: c_int = 0;
 /// `opts.backend`: CPU.
 pub const FARFIELD_FMM_BACKEND_CPU: c_int = 1;
-/// `opts.backend`: CUDA (not available yet: makeplan returns `FARFIELD_ERR_NOT_SUPPORTED`).
+/// `opts.backend`: CUDA device 0 (no device → `FARFIELD_ERR_NO_DEVICE` from makeplan).
 pub const FARFIELD_FMM_BACKEND_CUDA: c_int = 2;
 
 /// Options of an FMM plan (versioned: `struct_size` first, fields only ever appended,
@@ -70,6 +71,15 @@ pub struct farfield_fmm_opts {
     /// versioned struct has no padding, and is the place of a future 4-byte option whose
     /// default is 0.
     pub reserved: i32,
+    /// CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
+    /// (default) for the default stream of device 0's context. Every kernel launch and copy
+    /// of the plan runs on it; `farfield_fmm_execute` and `farfield_fmm_execute_device` wait
+    /// for it before they return (the result checks need the values). The stream must belong
+    /// to device 0's primary context (the CUDA runtime's) and stay valid until the plan is
+    /// destroyed; the library never destroys it. A non-NULL stream for a plan on the CPU
+    /// (`backend` AUTO or CPU) → `FARFIELD_ERR_INVALID_ARG` naming `opts.gpu_stream`.
+    /// Appended in 1.2.0: a caller built against an older header (a 32-byte struct) gets NULL.
+    pub gpu_stream: *mut c_void,
 }
 
 /// Parameters of a plan and statistics of its last execute (`farfield_fmm_get_params`;
@@ -136,10 +146,11 @@ fn default_opts() -> farfield_fmm_opts {
         depth: -1,
         backend: FARFIELD_FMM_BACKEND_AUTO,
         reserved: 0,
+        gpu_stream: std::ptr::null_mut(),
     }
 }
 
-versioned!(farfield_fmm_opts, "farfield_fmm_opts", [struct_size, nthreads, debug, order, depth, backend, reserved],
+versioned!(farfield_fmm_opts, "farfield_fmm_opts", [struct_size, nthreads, debug, order, depth, backend, reserved, gpu_stream],
            default_opts());
 versioned!(farfield_fmm_params, "farfield_fmm_params",
            [struct_size, order, depth, nleaves, npoints, t_tree, t_lists, t_p2m, t_m2m, t_m2l, t_l2l, t_l2p, t_p2p, t_post,
@@ -205,7 +216,10 @@ fn convert_opts(o: &farfield_fmm_opts) -> Result<FmmOpts> {
     if o.reserved != 0 {
         return Err(Error::InvalidArg(format!("opts.reserved = {}; must be 0 (use farfield_fmm_default_opts)", o.reserved)));
     }
-    Ok(FmmOpts { nthreads: o.nthreads as usize, debug: o.debug, order: o.order as usize, depth, backend })
+    // SAFETY: the C caller's promise on `gpu_stream` (documented on the field): a stream of
+    // device 0's primary context that outlives the plan; a CPU plan refuses it.
+    let gpu_stream = unsafe { GpuStream::from_raw(o.gpu_stream as u64) };
+    Ok(FmmOpts { nthreads: o.nthreads as usize, debug: o.debug, order: o.order as usize, depth, backend, gpu_stream })
 }
 
 /// The side of a cubic box given as `box[9]` (row `i` = lattice vector `i`).
@@ -259,8 +273,9 @@ fn cubic_side(b: &[f64]) -> Result<f64> {
 /// boundaries), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)), `FARFIELD_ERR_INVALID_ARG` (unknown
 /// boundary, a box entry not finite or a non-positive diagonal, a bad option),
 /// `FARFIELD_ERR_RANGE` (a subnormal box side),
-/// `FARFIELD_ERR_NOT_SUPPORTED` (a non-cubic box; `backend = CUDA`: "CUDA FMM not available
-/// yet").
+/// `FARFIELD_ERR_NOT_SUPPORTED` (a non-cubic box), `FARFIELD_ERR_NO_DEVICE` (`backend = CUDA`
+/// without a usable CUDA device or driver; the message says what was looked for),
+/// `FARFIELD_ERR_ALLOC` (device memory for the operator tables).
 ///
 /// # Safety
 /// `box` must be NULL or point to 9 readable doubles; `plan` to a writable handle; `opts` NULL
@@ -366,6 +381,54 @@ pub unsafe extern "C" fn farfield_fmm_execute(
         let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
         let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
         let u = p.execute(xyz, q, phi, field)?;
+        if !energy.is_null() {
+            energy.write(u);
+        }
+        Ok(())
+    })
+}
+
+/// Like `farfield_fmm_execute` with **device** arrays, for GPU MD codes: `xyz` (`3n` doubles,
+/// interleaved), `q` (`n`), `phi` (`n`) and `field` (`3n`, interleaved) are device pointers
+/// (CUDA memory of device 0's primary context, the CUDA runtime's), `phi` and `field` may be
+/// NULL (not wanted); `energy` is a **host** pointer (or NULL). The plan must have been made
+/// with `opts.backend = FARFIELD_FMM_BACKEND_CUDA`. The work is issued on the plan's stream
+/// (`opts.gpu_stream` or the default stream); the inputs must be ready in that stream's order
+/// when the call is made, and the call returns after the work is done (the result checks of
+/// `farfield_fmm_execute` need the values). Outputs are written only on success; they must
+/// not overlap the inputs or each other. Same conventions, limits and checks as
+/// `farfield_fmm_execute` (the checks run on the device).
+///
+/// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`, or `xyz`/`q` NULL with `n > 0`),
+/// `FARFIELD_ERR_INVALID_ARG` (a CPU plan; coincident particles), `FARFIELD_ERR_NPOINTS`,
+/// `FARFIELD_ERR_NONFINITE`, `FARFIELD_ERR_RANGE`, `FARFIELD_ERR_ALLOC` (device memory),
+/// `FARFIELD_ERR_INTERNAL` (a device error).
+///
+/// # Safety
+/// `plan` from `farfield_fmm_makeplan`; each non-NULL array a device allocation of the stated
+/// size; `energy` NULL or a writable host double.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_fmm_execute_device(
+    plan: farfield_fmm_plan,
+    n: i64,
+    xyz: *const f64,
+    q: *const f64,
+    phi: *mut f64,
+    field: *mut f64,
+    energy: *mut f64,
+) -> c_int {
+    guard(|| {
+        non_null(plan, "plan")?;
+        if n < 0 {
+            return Err(Error::NPoints(format!("n = {n} is negative")));
+        }
+        if n as u64 > u32::MAX as u64 {
+            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
+        }
+        let n = n as usize;
+        check_outputs_disjoint(&[region(xyz, 3 * n, "xyz"), region(q, n, "q")], &[region(phi, n, "phi"), region(field, 3 * n, "field")])?;
+        let mut p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
+        let u = p.execute_device(n, xyz as u64, q as u64, phi as u64, field as u64)?;
         if !energy.is_null() {
             energy.write(u);
         }
@@ -519,8 +582,15 @@ mod tests {
         // options
         let mut o = default_opts();
         o.backend = FARFIELD_FMM_BACKEND_CUDA;
-        assert_eq!(make(FARFIELD_FMM_OPEN, None, 1e-6, &o).0, FARFIELD_ERR_NOT_SUPPORTED);
-        assert_eq!(last_msg(), "CUDA FMM not available yet");
+        if crate::gpu::runtime::discover().as_ref().map_or(true, |d| d.is_empty()) {
+            assert_eq!(make(FARFIELD_FMM_OPEN, None, 1e-6, &o).0, FARFIELD_ERR_NO_DEVICE);
+            assert!(last_msg().contains("FMM"), "{}", last_msg());
+        }
+        // a stream with a CPU plan
+        let mut o = default_opts();
+        o.gpu_stream = 0x1000 as *mut c_void;
+        assert_eq!(make(FARFIELD_FMM_OPEN, None, 1e-6, &o).0, FARFIELD_ERR_INVALID_ARG);
+        assert!(last_msg().contains("gpu_stream"), "{}", last_msg());
         for (field, bad) in [("nthreads", -1), ("order", -1), ("order", 41), ("depth", -2), ("depth", 21), ("backend", 3)] {
             let mut o = default_opts();
             match field {

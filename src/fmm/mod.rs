@@ -75,7 +75,10 @@ pub mod tree;
 mod tests;
 
 use crate::error::{Error, Result};
+use crate::gpu::cuda::CudaDevice;
+use crate::gpu::fmm::{plan, GpuFmm};
 use crate::threads::Threads;
+use cudarc::driver::CudaSlice;
 use harmonics::RegTables;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -113,12 +116,12 @@ pub enum Boundary {
 /// Compute backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Backend {
-    /// The best available (currently always the CPU).
+    /// The best available: the CPU, until the GPU path has been timed on hardware.
     #[default]
     Auto,
     /// CPU (rayon).
     Cpu,
-    /// CUDA (not available yet: plan creation fails with `FARFIELD_ERR_NOT_SUPPORTED`).
+    /// CUDA device 0 ([`crate::gpu::fmm`]); no device → [`Error::NoDevice`].
     Cuda,
 }
 
@@ -136,6 +139,9 @@ pub struct FmmOpts {
     pub depth: Option<usize>,
     /// Backend.
     pub backend: Backend,
+    /// CUDA backend only: the caller's stream (every launch and copy of the plan runs on
+    /// it); `None` = the default stream. A stream with a CPU plan → [`Error::InvalidArg`].
+    pub gpu_stream: Option<crate::nufft::GpuStream>,
 }
 
 /// Wall-clock seconds of the stages of the last execute.
@@ -200,6 +206,8 @@ pub struct FmmPlan {
     lattice: Option<Arc<Vec<Vec<f64>>>>,
     stats: FmmStats,
     ws: tree::Workspace,
+    /// The GPU plan of a CUDA-backend plan (then every execute runs there).
+    gpu: Option<GpuFmm<CudaDevice>>,
 }
 
 impl FmmPlan {
@@ -221,8 +229,10 @@ impl FmmPlan {
                 )));
             }
         }
-        if opts.backend == Backend::Cuda {
-            return Err(Error::NotSupported("CUDA FMM not available yet".into()));
+        if opts.backend != Backend::Cuda && opts.gpu_stream.is_some() {
+            return Err(Error::InvalidArg(
+                "opts.gpu_stream is set but the plan runs on the CPU (backend AUTO or CPU): a stream needs backend CUDA".into(),
+            ));
         }
         if opts.order > params::MAX_ORDER {
             return Err(Error::InvalidArg(format!("order = {}; at most {} is supported", opts.order, params::MAX_ORDER)));
@@ -250,8 +260,19 @@ impl FmmPlan {
         if tol_clamped && opts.debug > 0 {
             eprintln!("farfield fmm: warning: tol = {tol:e} needs an order above {}; clamped to it", params::MAX_ORDER);
         }
+        let gpu = match opts.backend {
+            Backend::Cuda => {
+                crate::gpu::runtime::resolve_backend(2, "FMM plans", true)?;
+                let stream = opts.gpu_stream.map_or(0, |s| s.as_raw());
+                // SAFETY: a GpuStream is made by the unsafe `GpuStream::from_raw`, whose caller
+                // promises a valid stream of device 0's primary context that outlives the plan.
+                let dev = unsafe { CudaDevice::with_stream(0, stream, opts.debug.max(0) as u32)? };
+                Some(GpuFmm::new(dev, boundary, p, opts.depth)?)
+            }
+            _ => None,
+        };
         let stats = FmmStats { order: p, tol_clamped, nthreads: threads.count(), ..Default::default() };
-        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child, lattice, stats, ws: tree::Workspace::default() })
+        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child, lattice, stats, ws: tree::Workspace::default(), gpu })
     }
 
     /// Expansion order.
@@ -280,7 +301,73 @@ impl FmmPlan {
         if n > u32::MAX as usize {
             return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
         }
+        if self.gpu.is_some() {
+            return Ok(()); // the GPU plan allocates on the device per execute
+        }
         self.ws.reserve(n, field)
+    }
+
+    /// The GPU plan of a CUDA-backend plan (to choose its M2L kernel), `None` on the CPU.
+    pub fn gpu(&mut self) -> Option<&mut GpuFmm<CudaDevice>> {
+        self.gpu.as_mut()
+    }
+
+    /// [`Self::execute`] with **device** arrays of a CUDA-backend plan: `n` particles, `xyz`
+    /// (f64[3n] interleaved), `q` (f64[n]) and the outputs `phi` (f64[n]) and `field`
+    /// (f64[3n] interleaved, `−∇φ`) as device addresses of device 0's primary context, 0 for
+    /// an output not wanted. The work runs on the plan's stream; the call returns when it is
+    /// done (the result checks need the values), with the energy. Outputs are written only on
+    /// success.
+    ///
+    /// Errors: [`Error::InvalidArg`] (a CPU plan), [`Error::NullPointer`] (`xyz` or `q` is 0
+    /// with `n > 0`), [`Error::NPoints`], and those of [`Self::execute`].
+    ///
+    /// # Safety
+    /// Each non-zero address must be a device allocation of device 0 holding the stated
+    /// number of doubles, the outputs not overlapping the inputs or each other.
+    pub unsafe fn execute_device(&mut self, n: usize, xyz: u64, q: u64, phi: u64, field: u64) -> Result<f64> {
+        let Some(g) = &self.gpu else {
+            return Err(Error::InvalidArg("execute_device needs a plan with backend CUDA; this plan runs on the CPU".into()));
+        };
+        if n > u32::MAX as usize {
+            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
+        }
+        if n > 0 && (xyz == 0 || q == 0) {
+            return Err(Error::NullPointer(format!("{} is NULL with n = {n}", if xyz == 0 { "xyz" } else { "q" })));
+        }
+        let t = Instant::now();
+        let run = if n == 0 {
+            Ok(plan::GpuRun::default())
+        } else {
+            let dev = g.device();
+            let opt = |ptr: u64, bytes: usize, f: &mut dyn FnMut(Option<&mut CudaSlice<u8>>) -> Result<plan::GpuRun>| {
+                if ptr == 0 {
+                    f(None)
+                } else {
+                    dev.with_foreign(ptr, bytes, |b| f(Some(b)))
+                }
+            };
+            dev.with_foreign(xyz, 24 * n, |x| {
+                dev.with_foreign(q, 8 * n, |c| {
+                    opt(phi, 8 * n, &mut |mut ph| opt(field, 24 * n, &mut |fd| g.execute_dev(x, c, n, ph.as_deref_mut(), fd)))
+                })
+            })
+        }?;
+        self.record_gpu_run(n, &run, t);
+        Ok(run.energy)
+    }
+
+    /// Statistics and the debug line of a GPU execute.
+    fn record_gpu_run(&mut self, n: usize, run: &plan::GpuRun, t: Instant) {
+        self.stats = FmmStats { depth: Some(run.depth), nleaves: run.nleaves, npoints: n, times: run.times, ..self.stats };
+        if self.opts.debug > 0 {
+            let tm = run.times;
+            eprintln!(
+                "farfield fmm (cuda): n = {n}, p = {}, D = {}, leaves = {}; device times [s]: tree {:.5} lists {:.5} p2m+m2m {:.5} m2l {:.5} l2l {:.5} l2p {:.5} p2p {:.5} post {:.5} total {:.5}; host {:.5}",
+                self.p, run.depth, run.nleaves, tm.tree, tm.lists, tm.p2m, tm.m2l, tm.l2l, tm.l2p, tm.p2p, tm.post, tm.total,
+                t.elapsed().as_secs_f64()
+            );
+        }
     }
 
     /// Computes potentials (`phi`, length `n`), fields (`field`, length `3n`, interleaved) and
@@ -292,6 +379,11 @@ impl FmmPlan {
     /// particles), [`Error::Alloc`].
     pub fn execute(&mut self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>) -> Result<f64> {
         let t_start = Instant::now();
+        if let Some(g) = &self.gpu {
+            let run = g.execute(xyz, q, phi, field)?;
+            self.record_gpu_run(q.len(), &run, t_start);
+            return Ok(run.energy);
+        }
         let request = stages::Request::new(xyz, q, phi, field)?;
         let n = request.len();
         self.reserve(n, request.wants_field())?;

@@ -18,11 +18,16 @@
 //!   (`kernels/fmm_ops.cu`);
 //! * [`m2l`]: M2L with presorted interaction lists and the operator symmetries of the seed
 //!   paper (§3.3.3–3.3.5), a plain reference kernel, and the periodic lattice operator
-//!   (`kernels/fmm_m2l.cu`).
+//!   (`kernels/fmm_m2l.cu`);
+//! * [`plan`]: [`GpuFmm`], the stages in order on one stream, with stage times from stream
+//!   marks; [`crate::fmm::FmmPlan`] runs it for `backend = Cuda`.
 
 pub mod m2l;
 pub mod ops;
+pub mod plan;
 pub mod tree;
+
+pub use plan::{GpuFmm, GpuRun};
 
 use super::device::{upload_new, Device};
 use crate::error::Result;

@@ -1,0 +1,173 @@
+//! The GPU FMM plan: the stages of [`crate::fmm::FmmPlan::execute`] on one device stream, in
+//! the CPU's order (docs/design.md §5.6):
+//!
+//! 1. [`tree::build`]: input checks, root cube, depth, sorted particles, levels;
+//! 2. interaction lists ([`ops::p2p_lists`], [`m2l::m2l_lists`]);
+//! 3. upward pass ([`ops::upward`]: P2M, M2M), M2L with the lattice operator
+//!    ([`m2l::m2l`]), downward pass ([`ops::downward`]: L2L), [`ops::l2p`];
+//! 4. [`ops::p2p`];
+//! 5. [`ops::finish`]: periodic background term, the caller's units (checked before anything
+//!    is written) and order, the energy.
+//!
+//! Stage times come from marks in the stream ([`Device::mark`]: CUDA events), read once at
+//! the end, so the stages are not serialised with the host.
+
+use super::m2l::{self, M2lMethod, M2lTables};
+use super::ops::{self, OpTables};
+use super::{tree, SortedOut};
+use crate::error::{Error, Result};
+use crate::fmm::{Boundary, StageTimes};
+use crate::gpu::device::{download_vec, upload_new, Device};
+
+/// What one GPU execute did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GpuRun {
+    /// Energy `½ Σ q_i φ_i` in the caller's units.
+    pub energy: f64,
+    /// Depth `D` of the tree.
+    pub depth: usize,
+    /// Occupied leaves.
+    pub nleaves: usize,
+    /// Stage times (seconds of device work between the stage marks; `lists` covers both
+    /// interaction lists, `post` the finish stage, `total` the whole execute).
+    pub times: StageTimes,
+}
+
+/// A GPU FMM plan of order `p` on one device handle (its stream): boundary, the per-order
+/// operator tables on the device; `execute*` may be called any number of times with any
+/// particles.
+pub struct GpuFmm<D: Device> {
+    dev: D,
+    boundary: Boundary,
+    p: usize,
+    depth: Option<usize>,
+    method: M2lMethod,
+    ops: OpTables<D>,
+    m2l: M2lTables<D>,
+}
+
+impl<D: Device> GpuFmm<D> {
+    /// Uploads the operator tables of order `p` (`1 ≤ p ≤ 40`) for `boundary` (periodic: the
+    /// level-1 lattice tensors too). `depth`: the tree depth, or `None` for the CPU's cost
+    /// model at every execute. Errors: [`Error::InvalidArg`] (order), [`Error::Alloc`]
+    /// (device memory).
+    pub fn new(dev: D, boundary: Boundary, p: usize, depth: Option<usize>) -> Result<Self> {
+        if p == 0 || p > crate::fmm::params::MAX_ORDER {
+            return Err(Error::InvalidArg(format!("order p = {p}; must be 1..={}", crate::fmm::params::MAX_ORDER)));
+        }
+        let periodic = matches!(boundary, Boundary::Periodic { .. });
+        let ops = OpTables::new(&dev, p)?;
+        let m2l = M2lTables::new(&dev, p, periodic)?;
+        Ok(GpuFmm { dev, boundary, p, depth, method: M2lMethod::Symmetric, ops, m2l })
+    }
+
+    /// The device handle.
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    /// Expansion order `p`.
+    pub fn order(&self) -> usize {
+        self.p
+    }
+
+    /// Chooses the M2L kernel (default [`M2lMethod::Symmetric`]; `Plain` is the reference).
+    pub fn set_m2l_method(&mut self, method: M2lMethod) {
+        self.method = method;
+    }
+
+    /// The M2L kernel in use.
+    pub fn m2l_method(&self) -> M2lMethod {
+        self.method
+    }
+
+    /// Computes, for `n` particles given on the device (`xyz` f64[3n] interleaved, `q` f64[n],
+    /// caller's order and units), the potentials into `phi` (f64[n]) and the field `−∇φ` into
+    /// `field` (f64[3n] interleaved), caller's order, each when given; returns the energy and
+    /// the stage times. Outputs are written only on success. `n = 0`: nothing to do.
+    ///
+    /// Errors: those of [`crate::fmm::FmmPlan::execute`] ([`Error::NonFinite`],
+    /// [`Error::InvalidArg`] for coincident particles, [`Error::Range`], [`Error::NPoints`]),
+    /// [`Error::Alloc`] for device memory, device errors.
+    pub fn execute_dev(&self, xyz: &D::Buf, q: &D::Buf, n: usize, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>) -> Result<GpuRun> {
+        if n == 0 {
+            return Ok(GpuRun::default());
+        }
+        let dev = &self.dev;
+        let want_field = field.is_some();
+        let m0 = dev.mark()?;
+        let tree = tree::build(dev, xyz, q, n, self.boundary, self.p, self.depth)?;
+        let m_tree = dev.mark()?;
+        let top = if tree.periodic { 1 } else { 2 };
+        let far = tree.depth >= top;
+        let p2p_lists = ops::p2p_lists(dev, &tree)?;
+        let m2l_lists = if far { Some(m2l::m2l_lists(dev, &tree, top)?) } else { None };
+        let m_lists = dev.mark()?;
+        let mut out = SortedOut::zeroed(dev, n, want_field)?;
+        let mut marks = Vec::with_capacity(5);
+        if let Some(lists) = &m2l_lists {
+            let mp = ops::upward(dev, &self.ops, &tree, top)?;
+            marks.push(dev.mark()?);
+            let mut loc = m2l::m2l(dev, &self.m2l, lists, &tree, &mp, self.method)?;
+            drop(mp);
+            marks.push(dev.mark()?);
+            ops::downward(dev, &self.ops, &tree, &mut loc)?;
+            marks.push(dev.mark()?);
+            ops::l2p(dev, &self.ops, &tree, &loc, &mut out)?;
+            marks.push(dev.mark()?);
+        }
+        ops::p2p(dev, &tree, &p2p_lists, &mut out)?;
+        let m_p2p = dev.mark()?;
+        let energy = ops::finish(dev, &tree, &mut out, phi, field)?;
+        let m_end = dev.mark()?;
+        let s = |a: &D::Mark, b: &D::Mark| dev.seconds(a, b);
+        let mut times = StageTimes { tree: s(&m0, &m_tree)?, lists: s(&m_tree, &m_lists)?, ..Default::default() };
+        let last_far = if let [up, m2l, l2l, l2p] = &marks[..] {
+            // P2M and M2M run as one upward pass: its time is reported under p2m
+            times.p2m = s(&m_lists, up)?;
+            times.m2l = s(up, m2l)?;
+            times.l2l = s(m2l, l2l)?;
+            times.l2p = s(l2l, l2p)?;
+            l2p
+        } else {
+            &m_lists
+        };
+        times.p2p = s(last_far, &m_p2p)?;
+        times.post = s(&m_p2p, &m_end)?;
+        times.total = s(&m0, &m_end)?;
+        Ok(GpuRun { energy, depth: tree.depth, nleaves: tree.nleaves(), times })
+    }
+
+    /// [`Self::execute_dev`] for host arrays (`xyz` of `3n`, `q` of `n = q.len()`, `phi` of `n`,
+    /// `field` of `3n`): uploads, runs, downloads; the outputs are written only on success.
+    /// Errors: [`Error::InvalidArg`] (lengths), those of [`Self::execute_dev`].
+    pub fn execute(&self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>) -> Result<GpuRun> {
+        let n = q.len();
+        if xyz.len() != 3 * n {
+            return Err(Error::InvalidArg(format!("xyz has {} values; expected 3n = {}", xyz.len(), 3 * n)));
+        }
+        if phi.as_ref().is_some_and(|v| v.len() != n) || field.as_ref().is_some_and(|v| v.len() != 3 * n) {
+            return Err(Error::InvalidArg(format!("phi must have n = {n} values and field 3n = {}", 3 * n)));
+        }
+        if n == 0 {
+            return Ok(GpuRun::default());
+        }
+        let dev = &self.dev;
+        let (x, c) = (upload_new(dev, xyz)?, upload_new(dev, q)?);
+        let mut phi_d = dev.alloc(8 * n)?;
+        let mut field_d = if field.is_some() { Some(dev.alloc(24 * n)?) } else { None };
+        let run = self.execute_dev(&x, &c, n, Some(&mut phi_d), field_d.as_mut())?;
+        let ph = download_vec::<D, f64>(dev, &phi_d, n)?;
+        let fd = match &field_d {
+            Some(b) => Some(download_vec::<D, f64>(dev, b, 3 * n)?),
+            None => None,
+        };
+        if let Some(o) = phi {
+            o.copy_from_slice(&ph);
+        }
+        if let (Some(o), Some(f)) = (field, fd) {
+            o.copy_from_slice(&f);
+        }
+        Ok(run)
+    }
+}
