@@ -63,6 +63,11 @@ typedef struct {
 
 typedef struct {
     size_t struct_size;
+    int32_t nthreads, debug, order, depth, backend, reserved;
+} v110_fmm_opts; /* the 1.1.0 header's struct (32 bytes): without gpu_stream */
+
+typedef struct {
+    size_t struct_size;
     int32_t order, depth;
     int64_t nleaves, npoints;
     double t[10];
@@ -123,6 +128,7 @@ static void test_layouts_are_prefixes(void) {
     EXPECT(sizeof(old_fmm_params) == offsetof(farfield_fmm_params, tol_clamped));
     EXPECT(offsetof(guarded_nufft_opts, guard) == sizeof(old_nufft_opts));
     EXPECT(sizeof(v100_nufft_opts) == 56 && sizeof(v100_nufft_opts) == offsetof(farfield_nufft_opts, gpu_stream));
+    EXPECT(sizeof(v110_fmm_opts) == 32 && sizeof(v110_fmm_opts) == offsetof(farfield_fmm_opts, gpu_stream));
     EXPECT(offsetof(v100_nufft_opts, gpu_spread_reuse_hint) == offsetof(farfield_nufft_opts, gpu_spread_reuse_hint));
     EXPECT(offsetof(guarded_v100_nufft_opts, guard) == sizeof(v100_nufft_opts));
     EXPECT(offsetof(guarded_nufft_info, guard) == sizeof(old_nufft_info));
@@ -376,6 +382,26 @@ static void test_fmm_old_caller(void) {
     farfield_fmm_destroy(p);
     EXPECT_STATUS(farfield_fmm_default_opts((farfield_fmm_opts *)&g.s, 0), FARFIELD_ERR_INVALID_ARG);
     EXPECT_STATUS(farfield_fmm_default_opts(NULL, sizeof full), FARFIELD_ERR_NULL_POINTER);
+    /* a 1.1.0 caller (32 bytes, no gpu_stream): the guard where gpu_stream would be is not
+       read (it would be a non-NULL stream, refused on a CPU plan) */
+    GUARDED(v110_fmm_opts) g110;
+    memset(&g110, GUARD_BYTE, sizeof g110);
+    EXPECT_STATUS(farfield_fmm_default_opts((farfield_fmm_opts *)&g110.s, sizeof g110.s), FARFIELD_OK);
+    EXPECT(guard_intact(g110.guard) && g110.s.struct_size == 32 && g110.s.backend == FARFIELD_FMM_BACKEND_AUTO);
+    g110.s.nthreads = 1;
+    EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_OPEN, NULL, 1e-6, &p, (farfield_fmm_opts *)&g110.s), FARFIELD_OK);
+    EXPECT_STATUS(farfield_fmm_execute(p, NP, xyz, q, phi_old, NULL, NULL), FARFIELD_OK);
+    EXPECT(memcmp(phi_old, phi_full, sizeof phi_full) == 0);
+    farfield_fmm_destroy(p);
+    /* a stream on a CPU plan, and device execution of a CPU plan */
+    full.gpu_stream = (void *)&full;
+    EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_OPEN, NULL, 1e-6, &p, &full), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(p == NULL && strstr(farfield_last_error_message(), "gpu_stream") != NULL);
+    full.gpu_stream = NULL;
+    EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_OPEN, NULL, 1e-6, &p, &full), FARFIELD_OK);
+    EXPECT_STATUS(farfield_fmm_execute_device(p, NP, xyz, q, phi_old, NULL, NULL), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(strstr(farfield_last_error_message(), "CUDA") != NULL);
+    farfield_fmm_destroy(p);
     /* a full-size caller must leave `reserved` at 0 */
     full.reserved = 1;
     EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_OPEN, NULL, 1e-6, &p, &full), FARFIELD_ERR_INVALID_ARG);

@@ -91,7 +91,7 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_ewald_params, kspace_s), 88);
 
     /* farfield_fmm_opts */
-    EXPECT_SIZE(sizeof(farfield_fmm_opts), 32);
+    EXPECT_SIZE(sizeof(farfield_fmm_opts), 40);
     EXPECT_SIZE(offsetof(farfield_fmm_opts, struct_size), 0);
     EXPECT_SIZE(sizeof(((farfield_fmm_opts *)0)->struct_size), sizeof(size_t));
     EXPECT_SIZE(offsetof(farfield_fmm_opts, nthreads), 8);
@@ -100,6 +100,8 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_fmm_opts, depth), 20);
     EXPECT_SIZE(offsetof(farfield_fmm_opts, backend), 24);
     EXPECT_SIZE(offsetof(farfield_fmm_opts, reserved), 28);
+    EXPECT_SIZE(offsetof(farfield_fmm_opts, gpu_stream), 32);
+    EXPECT_SIZE(sizeof(((farfield_fmm_opts *)0)->gpu_stream), 8);
 
     /* farfield_fmm_params */
     EXPECT_SIZE(sizeof(farfield_fmm_params), 120);

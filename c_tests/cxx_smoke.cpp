@@ -20,6 +20,7 @@ static_assert(sizeof(farfield_nufft_opts) == 64 && offsetof(farfield_nufft_opts,
               offsetof(farfield_nufft_opts, gpu_stream) == 56);
 static_assert(sizeof(farfield_nufft_info) == 72 && offsetof(farfield_nufft_info, struct_size) == 0);
 static_assert(std::is_trivially_copyable_v<farfield_nufft_opts>);
+static_assert(sizeof(farfield_fmm_opts) == 40 && offsetof(farfield_fmm_opts, gpu_stream) == 32);
 
 namespace {
 int failures = 0;

@@ -34,7 +34,7 @@ module farfield
 
   ! ---- version --------------------------------------------------------------------------
   integer(c_int), parameter, public :: FARFIELD_VERSION_MAJOR = 1
-  integer(c_int), parameter, public :: FARFIELD_VERSION_MINOR = 1
+  integer(c_int), parameter, public :: FARFIELD_VERSION_MINOR = 2
   integer(c_int), parameter, public :: FARFIELD_VERSION_PATCH = 0
 
   ! ---- status codes -----------------------------------------------------------------------
@@ -193,6 +193,7 @@ module farfield
      integer(c_int32_t) :: depth     !< tree depth: -1 or 0 = automatic, else 1..20
      integer(c_int32_t) :: backend   !< FARFIELD_FMM_BACKEND_*
      integer(c_int32_t) :: reserved  !< must be 0 (set by the default options)
+     type(c_ptr)        :: gpu_stream = c_null_ptr !< CUDA only: the caller's cudaStream_t (NULL = default stream)
   end type farfield_fmm_opts
 
   !> Parameters and statistics of the last execute of an FMM plan (C: farfield_fmm_params,
@@ -237,7 +238,7 @@ module farfield
   public :: farfield_ewald_set_exclusions, farfield_ewald_execute, farfield_ewald_get_params
   public :: farfield_ewald_get_warnings
   public :: farfield_ewald_destroy
-  public :: farfield_fmm_default_opts, farfield_fmm_makeplan, farfield_fmm_execute
+  public :: farfield_fmm_default_opts, farfield_fmm_makeplan, farfield_fmm_execute, farfield_fmm_execute_device
   public :: farfield_fmm_get_params, farfield_fmm_destroy
   public :: farfield_status_string, farfield_last_error_message, farfield_version
 
@@ -752,6 +753,20 @@ module farfield
        type(c_ptr), value :: phi, field, energy
        integer(c_int) :: ier
      end function farfield_fmm_execute
+
+     !> int farfield_fmm_execute_device(plan, int64_t n, const double *xyz, const double *q,
+     !>     double *phi, double *field, double *energy)
+     !> As farfield_fmm_execute with DEVICE arrays (c_devptr / CUDA Fortran device memory passed
+     !> as c_ptr): xyz(3, n), q(n), phi(n), field(3, n) (the outputs may be c_null_ptr); energy is
+     !> a host pointer (or c_null_ptr). Needs a plan with backend FARFIELD_FMM_BACKEND_CUDA.
+     function farfield_fmm_execute_device(plan, n, xyz, q, phi, field, energy) result(ier) &
+          bind(c, name="farfield_fmm_execute_device")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: n
+       type(c_ptr), value :: xyz, q, phi, field, energy
+       integer(c_int) :: ier
+     end function farfield_fmm_execute_device
 
      !> int farfield_fmm_get_params(plan, farfield_fmm_params *params)
      function farfield_fmm_get_params(plan, params) result(ier) bind(c, name="farfield_fmm_get_params")

@@ -54,13 +54,13 @@ typedef float _Complex farfield_complexf;
 // Largest tree depth (`opts.depth`).
 #define FARFIELD_FMM_MAX_DEPTH 20
 
-// `opts.backend`: the best available (currently the CPU).
+// `opts.backend`: the best available (the CPU until the CUDA FMM has been timed on hardware).
 #define FARFIELD_FMM_BACKEND_AUTO 0
 
 // `opts.backend`: CPU.
 #define FARFIELD_FMM_BACKEND_CPU 1
 
-// `opts.backend`: CUDA (not available yet: makeplan returns `FARFIELD_ERR_NOT_SUPPORTED`).
+// `opts.backend`: CUDA device 0 (no device → `FARFIELD_ERR_NO_DEVICE` from makeplan).
 #define FARFIELD_FMM_BACKEND_CUDA 2
 
 // Hockney–Eastwood method (second order; doubled grid). Value of `method` in
@@ -95,7 +95,7 @@ typedef float _Complex farfield_complexf;
 #define FARFIELD_VERSION_MAJOR 1
 
 // Minor version.
-#define FARFIELD_VERSION_MINOR 1
+#define FARFIELD_VERSION_MINOR 2
 
 // Patch version.
 #define FARFIELD_VERSION_PATCH 0
@@ -350,6 +350,15 @@ typedef struct farfield_fmm_opts {
   // versioned struct has no padding, and is the place of a future 4-byte option whose
   // default is 0.
   int32_t reserved;
+  // CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
+  // (default) for the default stream of device 0's context. Every kernel launch and copy
+  // of the plan runs on it; `farfield_fmm_execute` and `farfield_fmm_execute_device` wait
+  // for it before they return (the result checks need the values). The stream must belong
+  // to device 0's primary context (the CUDA runtime's) and stay valid until the plan is
+  // destroyed; the library never destroys it. A non-NULL stream for a plan on the CPU
+  // (`backend` AUTO or CPU) → `FARFIELD_ERR_INVALID_ARG` naming `opts.gpu_stream`.
+  // Appended in 1.2.0: a caller built against an older header (a 32-byte struct) gets NULL.
+  void *gpu_stream;
 } farfield_fmm_opts;
 
 // Handle to an FMM plan (`NULL` when none).
@@ -742,8 +751,9 @@ int farfield_fmm_default_opts(struct farfield_fmm_opts *opts, size_t struct_size
 // boundaries), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)), `FARFIELD_ERR_INVALID_ARG` (unknown
 // boundary, a box entry not finite or a non-positive diagonal, a bad option),
 // `FARFIELD_ERR_RANGE` (a subnormal box side),
-// `FARFIELD_ERR_NOT_SUPPORTED` (a non-cubic box; `backend = CUDA`: "CUDA FMM not available
-// yet").
+// `FARFIELD_ERR_NOT_SUPPORTED` (a non-cubic box), `FARFIELD_ERR_NO_DEVICE` (`backend = CUDA`
+// without a usable CUDA device or driver; the message says what was looked for),
+// `FARFIELD_ERR_ALLOC` (device memory for the operator tables).
 //
 // # Safety
 // `box` must be NULL or point to 9 readable doubles; `plan` to a writable handle; `opts` NULL
@@ -795,6 +805,33 @@ int farfield_fmm_execute(farfield_fmm_plan plan,
                          double *phi,
                          double *field,
                          double *energy);
+
+// Like `farfield_fmm_execute` with **device** arrays, for GPU MD codes: `xyz` (`3n` doubles,
+// interleaved), `q` (`n`), `phi` (`n`) and `field` (`3n`, interleaved) are device pointers
+// (CUDA memory of device 0's primary context, the CUDA runtime's), `phi` and `field` may be
+// NULL (not wanted); `energy` is a **host** pointer (or NULL). The plan must have been made
+// with `opts.backend = FARFIELD_FMM_BACKEND_CUDA`. The work is issued on the plan's stream
+// (`opts.gpu_stream` or the default stream); the inputs must be ready in that stream's order
+// when the call is made, and the call returns after the work is done (the result checks of
+// `farfield_fmm_execute` need the values). Outputs are written only on success; they must
+// not overlap the inputs or each other. Same conventions, limits and checks as
+// `farfield_fmm_execute` (the checks run on the device).
+//
+// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`, or `xyz`/`q` NULL with `n > 0`),
+// `FARFIELD_ERR_INVALID_ARG` (a CPU plan; coincident particles), `FARFIELD_ERR_NPOINTS`,
+// `FARFIELD_ERR_NONFINITE`, `FARFIELD_ERR_RANGE`, `FARFIELD_ERR_ALLOC` (device memory),
+// `FARFIELD_ERR_INTERNAL` (a device error).
+//
+// # Safety
+// `plan` from `farfield_fmm_makeplan`; each non-NULL array a device allocation of the stated
+// size; `energy` NULL or a writable host double.
+int farfield_fmm_execute_device(farfield_fmm_plan plan,
+                                int64_t n,
+                                const double *xyz,
+                                const double *q,
+                                double *phi,
+                                double *field,
+                                double *energy);
 
 // Writes the plan's parameters and the statistics of its last execute into `*params`, whose
 // `struct_size` the caller sets to `sizeof(farfield_fmm_params)` first: only that many bytes

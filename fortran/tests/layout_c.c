@@ -76,7 +76,7 @@ void farfield_test_ewald_params_layout(int64_t out[12]) {
 }
 
 /* out[0] = sizeof, out[1..] = offsets (struct_size first). */
-void farfield_test_fmm_opts_layout(int64_t out[8]) {
+void farfield_test_fmm_opts_layout(int64_t out[9]) {
     out[0] = (int64_t)sizeof(farfield_fmm_opts);
     out[1] = (int64_t)offsetof(farfield_fmm_opts, struct_size);
     out[2] = (int64_t)offsetof(farfield_fmm_opts, nthreads);
@@ -85,6 +85,7 @@ void farfield_test_fmm_opts_layout(int64_t out[8]) {
     out[5] = (int64_t)offsetof(farfield_fmm_opts, depth);
     out[6] = (int64_t)offsetof(farfield_fmm_opts, backend);
     out[7] = (int64_t)offsetof(farfield_fmm_opts, reserved);
+    out[8] = (int64_t)offsetof(farfield_fmm_opts, gpu_stream);
 }
 
 /* out[0] = sizeof, out[1..] = offsets (struct_size first). */

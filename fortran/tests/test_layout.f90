@@ -32,7 +32,7 @@ program test_layout
      end subroutine farfield_test_ewald_params_layout
      subroutine farfield_test_fmm_opts_layout(out) bind(c, name="farfield_test_fmm_opts_layout")
        import :: c_int64_t
-       integer(c_int64_t), intent(out) :: out(8)
+       integer(c_int64_t), intent(out) :: out(9)
      end subroutine farfield_test_fmm_opts_layout
      subroutine farfield_test_fmm_params_layout(out) bind(c, name="farfield_test_fmm_params_layout")
        import :: c_int64_t
@@ -47,7 +47,7 @@ program test_layout
   integer(c_int64_t), parameter :: poisson_abi(7) = [32, 0, 8, 12, 16, 20, 24]
   integer(c_int64_t), parameter :: ewo_abi(9) = [64, 0, 8, 12, 16, 20, 24, 32, 40]
   integer(c_int64_t), parameter :: ewp_abi(12) = [96, 0, 8, 16, 24, 48, 52, 56, 64, 72, 80, 88]
-  integer(c_int64_t), parameter :: fmo_abi(8) = [32, 0, 8, 12, 16, 20, 24, 28]
+  integer(c_int64_t), parameter :: fmo_abi(9) = [40, 0, 8, 12, 16, 20, 24, 28, 32]
   integer(c_int64_t), parameter :: fmp_abi(18) = [120, 0, 8, 12, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 116]
 
   type(farfield_nufft_opts), target :: o
@@ -58,7 +58,7 @@ program test_layout
   type(farfield_ewald_params), target :: ewp
   type(farfield_fmm_opts), target :: fmo
   type(farfield_fmm_params), target :: fmp
-  integer(c_int64_t) :: fewo(9), cewo(9), fewp(12), cewp(12), ffmo(8), cfmo(8), ffmp(18), cfmp(18)
+  integer(c_int64_t) :: fewo(9), cewo(9), fewp(12), cewp(12), ffmo(9), cfmo(9), ffmp(18), cfmp(18)
   integer :: failures = 0, i
 
   fo(1) = c_sizeof(o)
@@ -126,6 +126,7 @@ program test_layout
   ffmo(6) = off(c_loc(fmo%depth), c_loc(fmo))
   ffmo(7) = off(c_loc(fmo%backend), c_loc(fmo))
   ffmo(8) = off(c_loc(fmo%reserved), c_loc(fmo))
+  ffmo(9) = off(c_loc(fmo%gpu_stream), c_loc(fmo))
 
   ffmp(1) = c_sizeof(fmp)
   ffmp(2) = off(c_loc(fmp%struct_size), c_loc(fmp))
@@ -177,8 +178,8 @@ program test_layout
   write (*, '(a, 9i4)') 'ewald opts C:       ', cewo
   write (*, '(a, 12i4)') 'ewald params Fortran: ', fewp
   write (*, '(a, 12i4)') 'ewald params C:       ', cewp
-  write (*, '(a, 8i4)') 'fmm opts Fortran: ', ffmo
-  write (*, '(a, 8i4)') 'fmm opts C:       ', cfmo
+  write (*, '(a, 9i4)') 'fmm opts Fortran: ', ffmo
+  write (*, '(a, 9i4)') 'fmm opts C:       ', cfmo
   write (*, '(a, 18i4)') 'fmm params Fortran: ', ffmp
   write (*, '(a, 18i4)') 'fmm params C:       ', cfmp
   do i = 1, 9
@@ -189,7 +190,7 @@ program test_layout
      call expect(fewp(i) == ewp_abi(i), 'ewald params layout (Fortran) vs frozen ABI', i)
      call expect(cewp(i) == ewp_abi(i), 'ewald params layout (C) vs frozen ABI', i)
   end do
-  do i = 1, 8
+  do i = 1, 9
      call expect(ffmo(i) == fmo_abi(i), 'fmm opts layout (Fortran) vs frozen ABI', i)
      call expect(cfmo(i) == fmo_abi(i), 'fmm opts layout (C) vs frozen ABI', i)
   end do
@@ -230,9 +231,10 @@ program test_layout
   fmo%depth = -7
   fmo%backend = -7
   call expect(farfield_fmm_default_opts_f(fmo) == FARFIELD_OK .and. &
-       fmo%struct_size == 32, 'fmm default opts status', 0)
+       fmo%struct_size == 40, 'fmm default opts status', 0)
   call expect(fmo%nthreads == 0 .and. fmo%debug == 0 .and. fmo%order == 0 .and. fmo%depth == -1 .and. &
-       fmo%backend == FARFIELD_FMM_BACKEND_AUTO .and. fmo%reserved == 0, 'fmm default opts', 0)
+       fmo%backend == FARFIELD_FMM_BACKEND_AUTO .and. fmo%reserved == 0 .and. &
+       .not. c_associated(fmo%gpu_stream), 'fmm default opts', 0)
   ! NULL-free error path: a size that is too small is refused, nothing written
   fmo%depth = -7
   call expect(farfield_fmm_default_opts(fmo, 4_c_size_t) == FARFIELD_ERR_INVALID_ARG .and. fmo%depth == -7, &

@@ -9,7 +9,7 @@ use crate::error::FARFIELD_ERR_ALLOC;
 /// Major version (semantic versioning; the shared library's soname carries it).
 pub const FARFIELD_VERSION_MAJOR: c_int = 1;
 /// Minor version.
-pub const FARFIELD_VERSION_MINOR: c_int = 1;
+pub const FARFIELD_VERSION_MINOR: c_int = 2;
 /// Patch version.
 pub const FARFIELD_VERSION_PATCH: c_int = 0;
 
