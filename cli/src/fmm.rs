@@ -35,7 +35,8 @@ use crate::npy;
 use crate::CliResult;
 use clap::{Args, ValueEnum};
 use farfield::ewald::{self, EwaldOpts, EwaldPlan};
-use farfield::fmm::{Boundary, FmmOpts, FmmPlan, FmmStats, StageTimes};
+use farfield::fmm::{Backend, Boundary, FmmOpts, FmmPlan, FmmStats, StageTimes};
+use farfield::gpu::fmm::m2l::M2lMethod;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
@@ -62,6 +63,24 @@ impl DistArg {
             DistArg::Plummer => "plummer",
         }
     }
+}
+
+/// Compute backend of `farfield fmm`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendArg {
+    /// The CPU FMM (rayon).
+    Cpu,
+    /// The CUDA FMM on device 0 (stage times from CUDA events).
+    Cuda,
+}
+
+/// M2L kernel of the CUDA FMM.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum M2lArg {
+    /// Presorted lists with operator symmetries (seed paper §3.3.5; the default).
+    Symmetric,
+    /// One operator load per pair (the reference).
+    Plain,
 }
 
 /// Arguments of `farfield fmm`.
@@ -91,6 +110,17 @@ pub struct FmmArgs {
     /// Tree depth D (default: from the particle distribution).
     #[arg(long, value_name = "D")]
     pub depth: Option<usize>,
+    /// Backend: the CPU FMM or the CUDA FMM (device 0; no device → an error naming what was
+    /// looked for).
+    #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
+    pub backend: BackendArg,
+    /// M2L kernel of the CUDA backend.
+    #[arg(long, value_enum, default_value_t = M2lArg::Symmetric)]
+    pub m2l: M2lArg,
+    /// With --backend cuda: also run the CPU FMM with the same p and D, and report the largest
+    /// relative difference of potentials and fields and the time ratio.
+    #[arg(long)]
+    pub compare_cpu: bool,
     /// Timed executes (the fastest is reported).
     #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub reps: u64,
@@ -214,9 +244,17 @@ impl Solved {
 /// Plans and executes the FMM `reps` times (fastest kept) with potentials and fields.
 /// Errors: the library's (bad tolerance, order, depth, non-finite input).
 pub fn solve(xyz: &[f64], q: &[f64], boundary: Boundary, tol: f64, opts: &FmmOpts, reps: usize) -> CliResult<Solved> {
+    solve_with(xyz, q, boundary, tol, opts, reps, M2lMethod::Symmetric)
+}
+
+/// [`solve`] with the M2L kernel of a CUDA plan.
+pub fn solve_with(xyz: &[f64], q: &[f64], boundary: Boundary, tol: f64, opts: &FmmOpts, reps: usize, m2l: M2lMethod) -> CliResult<Solved> {
     let n = q.len();
     let t = Instant::now();
     let mut plan = FmmPlan::new(boundary, tol, opts).map_err(|e| format!("fmm plan: {e}"))?;
+    if let Some(g) = plan.gpu() {
+        g.set_m2l_method(m2l);
+    }
     let plan_s = t.elapsed().as_secs_f64();
     let mut phi = crate::mem::try_vec(n, "potentials", || 0.0)?;
     let mut field = crate::mem::try_vec(3 * n, "fields", || 0.0)?;
@@ -420,16 +458,44 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         Some(side) => Boundary::Periodic { side },
         None => Boundary::Open,
     };
-    let opts = FmmOpts { nthreads: args.threads, order: args.order, depth: args.depth, ..FmmOpts::default() };
+    let backend = match args.backend {
+        BackendArg::Cpu => Backend::Cpu,
+        BackendArg::Cuda => Backend::Cuda,
+    };
+    let m2l = match args.m2l {
+        M2lArg::Symmetric => M2lMethod::Symmetric,
+        M2lArg::Plain => M2lMethod::Plain,
+    };
+    let opts = FmmOpts { nthreads: args.threads, order: args.order, depth: args.depth, backend, ..FmmOpts::default() };
     let bname = if args.periodic { "periodic" } else { "open" };
-    println!("farfield fmm — {} N = {n}, {bname} boundary{}, tol {:e}", parts.name,
-             parts.side.map(|l| format!(" (cubic box side {l})")).unwrap_or_default(), args.tol);
-    let s = solve(&parts.xyz, &parts.q, boundary, args.tol, &opts, args.reps as usize)?;
+    println!("farfield fmm — {} N = {n}, {bname} boundary{}, tol {:e}, backend {}", parts.name,
+             parts.side.map(|l| format!(" (cubic box side {l})")).unwrap_or_default(), args.tol,
+             if backend == Backend::Cuda { format!("cuda ({} M2L)", if m2l == M2lMethod::Plain { "plain" } else { "symmetric" }) } else { "cpu".into() });
+    let s = solve_with(&parts.xyz, &parts.q, boundary, args.tol, &opts, args.reps as usize, m2l)?;
     let st = &s.stats;
     let depth = st.depth.unwrap_or(0);
-    println!("params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf), {} threads{}",
-             st.order, st.nleaves, n as f64 / st.nleaves.max(1) as f64, st.nthreads,
-             if st.tol_clamped { " (tol clamped: order limit reached)" } else { "" });
+    if backend == Backend::Cuda {
+        println!("params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf); stage times from CUDA events",
+                 st.order, st.nleaves, n as f64 / st.nleaves.max(1) as f64);
+    } else {
+        println!("params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf), {} threads{}",
+                 st.order, st.nleaves, n as f64 / st.nleaves.max(1) as f64, st.nthreads,
+                 if st.tol_clamped { " (tol clamped: order limit reached)" } else { "" });
+    }
+    let vs_cpu = if args.compare_cpu && backend == Backend::Cuda && n > 0 {
+        let o = FmmOpts { backend: Backend::Cpu, order: st.order, depth: Some(depth), ..opts };
+        let c = solve(&parts.xyz, &parts.q, boundary, args.tol, &o, args.reps as usize)?;
+        let rel = |a: &[f64], b: &[f64]| {
+            let m = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+            a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / m
+        };
+        let (dp, df) = (rel(&s.phi, &c.phi), rel(&s.field, &c.field));
+        println!("vs CPU:     same p, D on {} threads: max rel difference potential {dp:.3e}, field {df:.3e}; CPU execute {:.4} s = {:.2}× the CUDA execute",
+                 c.stats.nthreads, c.execute_s, c.execute_s / s.execute_s.max(1e-300));
+        Some((dp, df, c.execute_s))
+    } else {
+        None
+    };
     println!("time:       plan {:.4} s + execute {:.4} s = {:.4} s{}; {:.3e} particles/s", s.plan_s, s.execute_s, s.time_s(),
              if args.reps > 1 { format!(" (fastest of {})", args.reps) } else { String::new() }, n as f64 / s.execute_s);
     println!("stages [s]: {}", stages_line(&st.times));
@@ -475,6 +541,10 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         o.insert("reps".into(), json!(args.reps));
         o.insert("stages".into(), stages_json(&st.times));
         o.insert("m2l_share".into(), json!(st.times.m2l / st.times.total.max(1e-300)));
+        o.insert("backend".into(), json!(if backend == Backend::Cuda { "cuda" } else { "cpu" }));
+        if let Some((dp, df, cs)) = vs_cpu {
+            o.insert("vs_cpu".into(), json!({"max_rel_diff_potential": dp, "max_rel_diff_field": df, "cpu_execute_s": cs}));
+        }
         o.insert("energy".into(), json!(s.energy));
         o.insert("rel_error_potential".into(), json!(check.as_ref().map(|c| c.rel_phi)));
         o.insert("rel_error_field".into(), json!(check.as_ref().map(|c| c.rel_field)));
