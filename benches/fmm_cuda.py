@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The CUDA FMM against the CPU FMM on the same machine (issue 13's benchmark).
+
+For every case (N, distribution, tol, boundary) it runs `farfield fmm --backend cuda
+--compare-cpu --json` (the CPU FMM with the same p and D on all cores, in the same process),
+then the same case with the plain M2L kernel, and prints a Markdown table: per-stage device
+times from CUDA events, the CUDA and CPU execute times and their ratio, the error against the
+direct sum (open) or the Ewald module (periodic), and the largest CPU/GPU difference.
+
+Run on a GPU machine after `bash scripts/gpu-bundle.sh` (carry build-gpu/; no Rust needed):
+
+    python3 benches/fmm_cuda.py                       # the full matrix of the issue
+    python3 benches/fmm_cuda.py --n 1e5 --tol 1e-6    # one row
+
+Nothing here is a test: timings are reported, never asserted.
+"""
+import argparse
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def farfield_exe():
+    """The CLI: build-gpu/ (the bundle), then target/release, then PATH."""
+    for c in (os.path.join(ROOT, "build-gpu", "farfield"), os.path.join(ROOT, "target", "release", "farfield")):
+        if os.path.exists(c):
+            return c
+    c = shutil.which("farfield")
+    if c is None:
+        sys.exit("farfield not found: run scripts/gpu-bundle.sh or cargo build --release -p farfield-cli")
+    return c
+
+
+def run(exe, n, dist, tol, periodic, m2l, compare, reps):
+    cmd = [exe, "fmm", "--n", n, "--dist", dist, "--tol", str(tol), "--backend", "cuda", "--m2l", m2l,
+           "--reps", str(reps), "--json"]
+    if periodic:
+        cmd.append("--periodic")
+    if compare:
+        cmd.append("--compare-cpu")
+    env = dict(os.environ)
+    bundle = os.path.join(ROOT, "build-gpu")
+    if os.path.isdir(bundle):
+        env["LD_LIBRARY_PATH"] = bundle + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        return {"error": (p.stderr or p.stdout).strip().splitlines()[-1:]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", nargs="*", default=["1e5", "1e6"])
+    ap.add_argument("--dist", nargs="*", default=["uniform", "plummer"])
+    ap.add_argument("--tol", nargs="*", type=float, default=[1e-3, 1e-6])
+    ap.add_argument("--boundary", nargs="*", default=["open", "periodic"], choices=["open", "periodic"])
+    ap.add_argument("--reps", type=int, default=3, help="executes per case (the fastest is kept)")
+    ap.add_argument("--no-plain", action="store_true", help="skip the plain-M2L runs")
+    a = ap.parse_args()
+    exe = farfield_exe()
+    print("| N | dist | tol | boundary | p | D | tree | lists | P2M+M2M | M2L sym (plain) | L2L | L2P | P2P | post "
+          "| CUDA execute [ms] | CPU execute [ms] | CPU ÷ CUDA | error φ / E | max rel diff vs CPU φ / E |")
+    print("|" + " --- |" * 19)
+    for n, dist, tol, bnd in itertools.product(a.n, a.dist, a.tol, a.boundary):
+        r = run(exe, n, dist, tol, bnd == "periodic", "symmetric", True, a.reps)
+        if "error" in r:
+            print(f"| {n} | {dist} | {tol:g} | {bnd} | failed: {r['error']} |")
+            continue
+        plain = None if a.no_plain else run(exe, n, dist, tol, bnd == "periodic", "plain", False, a.reps)
+        s = {k: 1e3 * v for k, v in r["stages"].items()}
+        m2l = f"{s['m2l']:.2f}" + (f" ({1e3 * plain['stages']['m2l']:.2f})" if plain and "stages" in plain else "")
+        v = r.get("vs_cpu") or {}
+        cpu = 1e3 * v.get("cpu_execute_s", float("nan"))
+        ex = 1e3 * r["execute_s"]
+        print(f"| {n} | {dist} | {tol:g} | {bnd} | {r['p']} | {r['depth']} | {s['tree']:.2f} | {s['lists']:.2f} "
+              f"| {s['p2m'] + s['m2m']:.2f} | {m2l} | {s['l2l']:.2f} | {s['l2p']:.2f} | {s['p2p']:.2f} | {s['post']:.2f} "
+              f"| {ex:.2f} | {cpu:.1f} | {cpu / ex:.1f} | {r['rel_error_potential']:.2e} / {r['rel_error_field']:.2e} "
+              f"| {v.get('max_rel_diff_potential', float('nan')):.1e} / {v.get('max_rel_diff_field', float('nan')):.1e} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
