@@ -89,11 +89,14 @@ pub struct EmuDevice {
     /// process-wide launch log ([`stream_launches`]), so tests can check that a plan issues all
     /// its work on the stream of the device it was built on.
     pub stream: u64,
+    /// Fault injection for tests: allocations of more bytes than this fail with
+    /// [`Error::Alloc`], as `cuMemAlloc` does when the device is full.
+    pub max_alloc_bytes: Option<usize>,
 }
 
 impl Default for EmuDevice {
     fn default() -> Self {
-        EmuDevice { shared_bytes: 48 * 1024, fail_after_launches: None, stream: 0 }
+        EmuDevice { shared_bytes: 48 * 1024, fail_after_launches: None, stream: 0, max_alloc_bytes: None }
     }
 }
 
@@ -137,6 +140,9 @@ impl Device for EmuDevice {
     }
 
     fn alloc(&self, bytes: usize) -> Result<EmuBuf> {
+        if self.max_alloc_bytes.is_some_and(|m| bytes > m) {
+            return Err(Error::Alloc(format!("emulated device buffer of {bytes} bytes (injected limit)")));
+        }
         // SAFETY: non-zero size layout.
         let ptr = unsafe { std::alloc::alloc_zeroed(EmuBuf::layout(bytes)) };
         if ptr.is_null() {
