@@ -35,25 +35,30 @@ use crate::fmm::tree::{coincident_in_runs, cube_from_bounds, open_cube_strided, 
 use crate::fmm::Boundary;
 use crate::gpu::device::{download_vec, upload_new, Arg, Device};
 
-/// Threads per block of the grid-stride and reduction kernels (`FF_FMMT_RED`).
-const BLOCK: u32 = 256;
+/// Threads per block of the grid-stride kernels.
+const BLOCK: u32 = 64;
+/// Elements per thread (at least) of the grid-stride kernels.
+const PER_THREAD: u64 = 16;
 /// Largest grid of the grid-stride kernels.
-const MAX_GRID: u64 = 4096;
+const MAX_GRID: u64 = 65535;
 /// Values per tile of the prefix scan (`FF_FMMT_SCAN_T · FF_FMMT_SCAN_I`).
-const SCAN_TILE: u64 = 256 * 8;
+const SCAN_TILE: u64 = 64 * 32;
 /// Threads per block of the scan kernels.
-const SCAN_T: u32 = 256;
+const SCAN_T: u32 = 64;
 /// Arrays up to this length are scanned by one block (`ff_fmmt_scan_single`).
 const SCAN_SINGLE_MAX: u64 = 8 * SCAN_TILE;
 /// Threads per block of the radix sort (`FF_FMMT_RS_T`).
 const RS_T: u32 = 64;
 /// Elements per radix sort tile (`FF_FMMT_RS_T · FF_FMMT_RS_I`).
-const RS_TILE: u64 = 64 * 16;
+const RS_TILE: u64 = 64 * 64;
 /// Bits per radix digit (`FF_FMMT_RS_R = 2^RS_BITS`).
 const RS_BITS: u32 = 8;
 
+/// Blocks of [`BLOCK`] threads for a grid-stride loop over `n` elements: at least
+/// [`PER_THREAD`] elements per thread (fewer, fuller threads: one atomic per thread in the
+/// reductions), at most [`MAX_GRID`] blocks.
 fn grid(n: u64) -> u32 {
-    n.div_ceil(BLOCK as u64).clamp(1, MAX_GRID) as u32
+    n.div_ceil(BLOCK as u64 * PER_THREAD).clamp(1, MAX_GRID) as u32
 }
 
 fn download_one<D: Device, T: Copy + Default>(dev: &D, buf: &D::Buf, index: usize) -> Result<T> {
@@ -122,11 +127,23 @@ impl<D: Device> Keys<D> {
 }
 
 /// Stable LSD radix sort of the `n` keys `keys` (`u64`) carrying `perm` (`u32`) on the device,
-/// 8-bit digits, skipping digits that are equal in all keys; `k2`, `p2` are buffers of the same
+/// 8-bit digits, skipping digits that are equal in all keys (one launch for `n ≤ 4096`,
+/// else per pass a digit count per tile, a scan and a stable scatter); `k2`, `p2` are buffers of the same
 /// sizes. The sorted arrays end in `keys`, `perm` (buffers are swapped). Public for the
 /// emulator tests of its stability. Error: [`Error::Alloc`].
 pub fn radix_sort<D: Device>(dev: &D, keys: &mut D::Buf, perm: &mut D::Buf, k2: &mut D::Buf, p2: &mut D::Buf, n: u64) -> Result<()> {
     if n < 2 {
+        return Ok(());
+    }
+    if n <= RS_TILE {
+        // one block sorts it all
+        let np = dev.alloc(4)?;
+        dev.launch("ff_fmmt_rs_tile", 1, RS_T, 0, &[Arg::Buf(keys), Arg::Buf(perm), Arg::Buf(k2), Arg::Buf(p2), Arg::U64(n), Arg::Buf(&np)])?;
+        let passes: u32 = download_one(dev, &np, 0)?;
+        if passes % 2 == 1 {
+            std::mem::swap(keys, k2);
+            std::mem::swap(perm, p2);
+        }
         return Ok(());
     }
     let orand = upload_new(dev, &[0u64, u64::MAX])?;

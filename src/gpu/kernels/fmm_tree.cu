@@ -26,11 +26,10 @@
 #endif
 
 #define FF_FMMT_KD 20
-#define FF_FMMT_RED 256
-#define FF_FMMT_SCAN_T 256
-#define FF_FMMT_SCAN_I 8
+#define FF_FMMT_SCAN_T 64
+#define FF_FMMT_SCAN_I 32
 #define FF_FMMT_RS_T 64
-#define FF_FMMT_RS_I 16
+#define FF_FMMT_RS_I 64
 #define FF_FMMT_RS_R 256
 #define FF_FMMT_MAXLEV 21
 
@@ -56,10 +55,9 @@ __device__ __forceinline__ ff_fmmt_u64 ff_fmmt_ord(double v) {
 // ---------------------------------------------------------------------------------------------
 // out[0]: first i with xyz[i] not finite (init ~0), out[1]: first i with q[i] not finite (init ~0),
 // out[2 + d]: ord(min xyz[3j + d]) (init ~0), out[5 + d]: ord(max) (init 0), over finite values.
-// Grid-stride; blockDim = FF_FMMT_RED.
+// Grid-stride (any grid and block).
 FF_EXTERN_C __global__ void ff_fmmt_check_bounds(const double* xyz, const double* q, ff_fmmt_u64 n,
                                                  ff_fmmt_u64* out) {
-    __shared__ ff_fmmt_u64 s[8][FF_FMMT_RED];
     ff_fmmt_u64 v[8];
     v[0] = ~0ull;
     v[1] = ~0ull;
@@ -80,21 +78,12 @@ FF_EXTERN_C __global__ void ff_fmmt_check_bounds(const double* xyz, const double
         }
         if (!ff_fmmt_finite(q[j]) && j < v[1]) v[1] = j;
     }
-    const int t = threadIdx.x;
-    for (int k = 0; k < 8; ++k) s[k][t] = v[k];
-    __syncthreads();
-    for (int h = FF_FMMT_RED / 2; h > 0; h /= 2) {
-        if (t < h) {
-            for (int k = 0; k < 5; ++k)
-                if (s[k][t + h] < s[k][t]) s[k][t] = s[k][t + h];
-            for (int k = 5; k < 8; ++k)
-                if (s[k][t + h] > s[k][t]) s[k][t] = s[k][t + h];
-        }
-        __syncthreads();
-    }
-    if (t == 0) {
-        for (int k = 0; k < 5; ++k) atomicMin(out + k, s[k][0]);
-        for (int k = 5; k < 8; ++k) atomicMax(out + k, s[k][0]);
+    // one atomic per thread and value (the grid is small: ≥ 16 particles per thread)
+    if (v[0] != ~0ull) atomicMin(out, v[0]);
+    if (v[1] != ~0ull) atomicMin(out + 1, v[1]);
+    for (int d = 0; d < 3; ++d) {
+        atomicMin(out + 2 + d, v[2 + d]);
+        atomicMax(out + 5 + d, v[5 + d]);
     }
 }
 FF_REGISTER(ff_fmmt_check_bounds)
@@ -150,28 +139,16 @@ FF_EXTERN_C __global__ void ff_fmmt_keys(const double* xyz, ff_fmmt_u64 n, doubl
 }
 FF_REGISTER(ff_fmmt_keys)
 
-// out[0] |= every key (init 0), out[1] &= every key (init ~0). blockDim = FF_FMMT_RED.
+// out[0] |= every key (init 0), out[1] &= every key (init ~0). Grid-stride.
 FF_EXTERN_C __global__ void ff_fmmt_key_orand(const ff_fmmt_u64* keys, ff_fmmt_u64 n, ff_fmmt_u64* out) {
-    __shared__ ff_fmmt_u64 so[FF_FMMT_RED], sa[FF_FMMT_RED];
     ff_fmmt_u64 o = 0ull, a = ~0ull;
     for (ff_fmmt_u64 j = ff_fmmt_gid(); j < n; j += ff_fmmt_gstride()) {
         o |= keys[j];
         a &= keys[j];
     }
-    const int t = threadIdx.x;
-    so[t] = o;
-    sa[t] = a;
-    __syncthreads();
-    for (int h = FF_FMMT_RED / 2; h > 0; h /= 2) {
-        if (t < h) {
-            so[t] |= so[t + h];
-            sa[t] &= sa[t + h];
-        }
-        __syncthreads();
-    }
-    if (t == 0) {
-        atomicOr(out, so[0]);
-        atomicAnd(out + 1, sa[0]);
+    if (ff_fmmt_gid() < n) {
+        atomicOr(out, o);
+        atomicAnd(out + 1, a);
     }
 }
 FF_REGISTER(ff_fmmt_key_orand)
@@ -212,8 +189,8 @@ FF_EXTERN_C __global__ void ff_fmmt_rs_scatter(const ff_fmmt_u64* kin, const uns
     __shared__ unsigned tot[FF_FMMT_RS_T];
     __shared__ unsigned short first[FF_FMMT_RS_R];
     const int t = threadIdx.x;
-    for (int k = t; k < FF_FMMT_RS_R * FF_FMMT_RS_T; k += FF_FMMT_RS_T) h[k] = 0;
-    __syncthreads();
+    // thread t counts into its own column h[· ·FF_FMMT_RS_T + t]
+    for (int d = 0; d < FF_FMMT_RS_R; ++d) h[d * FF_FMMT_RS_T + t] = 0;
     const ff_fmmt_u64 base = (ff_fmmt_u64)blockIdx.x * (FF_FMMT_RS_T * FF_FMMT_RS_I) + (ff_fmmt_u64)t * FF_FMMT_RS_I;
     for (int j = 0; j < FF_FMMT_RS_I; ++j) {
         const ff_fmmt_u64 i = base + j;
@@ -221,8 +198,9 @@ FF_EXTERN_C __global__ void ff_fmmt_rs_scatter(const ff_fmmt_u64* kin, const uns
     }
     __syncthreads();
     // exclusive scan of h in its flat (digit-major) order: thread t scans its segment of
-    // FF_FMMT_RS_R entries, thread 0 scans the segment totals, each thread adds its offset
-    const int seg = FF_FMMT_RS_R * FF_FMMT_RS_T / FF_FMMT_RS_T;
+    // FF_FMMT_RS_R entries (digits seg·t/FF_FMMT_RS_T …), thread 0 scans the segment totals,
+    // each thread adds its offset and records the first column of its digits
+    const int seg = FF_FMMT_RS_R;
     unsigned s = 0;
     for (int k = t * seg; k < (t + 1) * seg; ++k) s += h[k];
     tot[t] = s;
@@ -240,10 +218,9 @@ FF_EXTERN_C __global__ void ff_fmmt_rs_scatter(const ff_fmmt_u64* kin, const uns
     for (int k = t * seg; k < (t + 1) * seg; ++k) {
         const unsigned v = h[k];
         h[k] = (unsigned short)r;
+        if (k % FF_FMMT_RS_T == 0) first[k / FF_FMMT_RS_T] = (unsigned short)r;
         r += v;
     }
-    __syncthreads();
-    for (int d = t; d < FF_FMMT_RS_R; d += FF_FMMT_RS_T) first[d] = h[d * FF_FMMT_RS_T];
     __syncthreads();
     for (int j = 0; j < FF_FMMT_RS_I; ++j) {
         const ff_fmmt_u64 i = base + j;
@@ -260,24 +237,106 @@ FF_EXTERN_C __global__ void ff_fmmt_rs_scatter(const ff_fmmt_u64* kin, const uns
 }
 FF_REGISTER(ff_fmmt_rs_scatter)
 
+// The whole sort of n ≤ TILE keys in one block (FF_FMMT_RS_T threads): OR/AND of the keys, then
+// every pass over a digit with varying bits, ping-ponging between (ka, pa) and (kb, pb); the
+// within-tile exclusive scan is then the output position itself. npass[0] = passes made (odd:
+// the result is in kb, pb).
+FF_EXTERN_C __global__ void ff_fmmt_rs_tile(ff_fmmt_u64* ka, unsigned* pa, ff_fmmt_u64* kb, unsigned* pb, ff_fmmt_u64 n,
+                                            unsigned* npass) {
+    __shared__ unsigned short h[FF_FMMT_RS_R * FF_FMMT_RS_T];  // [digit][thread]
+    __shared__ unsigned tot[FF_FMMT_RS_T];
+    __shared__ ff_fmmt_u64 orand[2];
+    const int t = threadIdx.x;
+    const ff_fmmt_u64 base = (ff_fmmt_u64)t * FF_FMMT_RS_I;
+    if (t == 0) {
+        orand[0] = 0ull;
+        orand[1] = ~0ull;
+    }
+    __syncthreads();
+    ff_fmmt_u64 o = 0ull, a = ~0ull;
+    for (int j = 0; j < FF_FMMT_RS_I; ++j)
+        if (base + j < n) {
+            o |= ka[base + j];
+            a &= ka[base + j];
+        }
+    atomicOr(orand, o);
+    atomicAnd(orand + 1, a);
+    __syncthreads();
+    const ff_fmmt_u64 varying = orand[0] ^ orand[1];
+    unsigned passes = 0;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (((varying >> shift) & (FF_FMMT_RS_R - 1)) == 0) continue;  // the same in every thread
+        for (int d = 0; d < FF_FMMT_RS_R; ++d) h[d * FF_FMMT_RS_T + t] = 0;
+        for (int j = 0; j < FF_FMMT_RS_I; ++j)
+            if (base + j < n) ++h[ff_fmmt_digit(ka[base + j], shift) * FF_FMMT_RS_T + t];
+        __syncthreads();
+        unsigned s = 0;
+        for (int k = t * FF_FMMT_RS_R; k < (t + 1) * FF_FMMT_RS_R; ++k) s += h[k];
+        tot[t] = s;
+        __syncthreads();
+        if (t == 0) {
+            unsigned run = 0;
+            for (int k = 0; k < FF_FMMT_RS_T; ++k) {
+                const unsigned v = tot[k];
+                tot[k] = run;
+                run += v;
+            }
+        }
+        __syncthreads();
+        unsigned r = tot[t];
+        for (int k = t * FF_FMMT_RS_R; k < (t + 1) * FF_FMMT_RS_R; ++k) {
+            const unsigned v = h[k];
+            h[k] = (unsigned short)r;
+            r += v;
+        }
+        __syncthreads();
+        for (int j = 0; j < FF_FMMT_RS_I; ++j) {
+            const ff_fmmt_u64 i = base + j;
+            if (i < n) {
+                const ff_fmmt_u64 k = ka[i];
+                unsigned short* c = h + ff_fmmt_digit(k, shift) * FF_FMMT_RS_T + t;  // this thread's
+                kb[*c] = k;
+                pb[*c] = pa[i];
+                *c = (unsigned short)(*c + 1);
+            }
+        }
+        __syncthreads();  // the pass's output is the next one's input
+        ff_fmmt_u64* tk = ka;
+        ka = kb;
+        kb = tk;
+        unsigned* tp = pa;
+        pa = pb;
+        pb = tp;
+        ++passes;
+    }
+    if (t == 0) npass[0] = passes;
+}
+FF_REGISTER(ff_fmmt_rs_tile)
+
 // ---------------------------------------------------------------------------------------------
 // Exclusive prefix sum of n unsigned values in place. Tiles of FF_FMMT_SCAN_T·FF_FMMT_SCAN_I
 // values, thread t owning FF_FMMT_SCAN_I consecutive ones. ff_fmmt_scan_local scans each tile
 // and writes its total to sums[tile]; ff_fmmt_scan_single scans the whole array in one block
 // (tile by tile with a carry); ff_fmmt_scan_add adds the scanned totals.
+// Exclusive scan of one value per thread (thread 0 scans the FF_FMMT_SCAN_T totals serially:
+// few barriers); *total = the block's sum.
 __device__ unsigned ff_fmmt_block_excl(unsigned v, unsigned* total) {
-    __shared__ unsigned s[FF_FMMT_SCAN_T];
+    __shared__ unsigned s[FF_FMMT_SCAN_T + 1];
     const int t = threadIdx.x;
     s[t] = v;
     __syncthreads();
-    for (int off = 1; off < FF_FMMT_SCAN_T; off *= 2) {
-        const unsigned x = t >= off ? s[t - off] : 0u;
-        __syncthreads();
-        s[t] += x;
-        __syncthreads();
+    if (t == 0) {
+        unsigned run = 0;
+        for (int k = 0; k < FF_FMMT_SCAN_T; ++k) {
+            const unsigned x = s[k];
+            s[k] = run;
+            run += x;
+        }
+        s[FF_FMMT_SCAN_T] = run;
     }
-    const unsigned r = s[t] - v;
-    *total = s[FF_FMMT_SCAN_T - 1];
+    __syncthreads();
+    const unsigned r = s[t];
+    *total = s[FF_FMMT_SCAN_T];
     __syncthreads();
     return r;
 }
