@@ -129,3 +129,38 @@ inline T __shfl_sync(unsigned, T v, int src_lane, int width = 32) {
     ff_emu::exchange(&v, sizeof(T), FF_EMU_SHFL_IDX, src_lane, width, &out);
     return out;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Built-ins of the FMM tree kernels (src/gpu/kernels/fmm_tree.cu): IEEE double operations with
+// explicit rounding (no FMA contraction on the device; plain operations here, which the host
+// compiler does not contract without FMA instructions), bit casts, count of leading zeros, and
+// 64-bit atomicMin/atomicMax/atomicOr/atomicAnd.
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline long long __double_as_longlong(double v) {
+    long long r;
+    std::memcpy(&r, &v, sizeof r);
+    return r;
+}
+inline double __longlong_as_double(long long v) {
+    double r;
+    std::memcpy(&r, &v, sizeof r);
+    return r;
+}
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) { return ff_emu_atomic_min(p, v); }
+inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
+    unsigned long long old;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    while (v > old && !__atomic_compare_exchange(p, &old, &v, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+    }
+    return old;
+}
+inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) {
+    return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
+}
+inline unsigned long long atomicAnd(unsigned long long* p, unsigned long long v) {
+    return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
+}

@@ -117,6 +117,16 @@ fn every_library_kernel_is_in_the_emulator() {
     for n in &names {
         assert!(has_kernel(n), "{n} missing");
     }
+    // the FMM tree (fmm_tree.cu)
+    let fmm_tree = [
+        "ff_fmmt_check_bounds", "ff_fmmt_sample", "ff_fmmt_keys", "ff_fmmt_key_orand", "ff_fmmt_rs_count",
+        "ff_fmmt_rs_scatter", "ff_fmmt_rs_tile", "ff_fmmt_scan_local", "ff_fmmt_scan_single", "ff_fmmt_scan_add",
+        "ff_fmmt_run_flags", "ff_fmmt_run_gather", "ff_fmmt_occ_chunks", "ff_fmmt_occ_combine", "ff_fmmt_leaf_flags",
+        "ff_fmmt_leaf_fill", "ff_fmmt_level_flags", "ff_fmmt_level_fill", "ff_fmmt_particles",
+    ];
+    for n in fmm_tree {
+        assert!(has_kernel(n), "{n} missing");
+    }
     // the library kernels plus the five self-test kernels, nothing else
-    assert_eq!(farfield_gpu_emu::kernel_count(), 59 + 12 + 5);
+    assert_eq!(farfield_gpu_emu::kernel_count(), 59 + 12 + fmm_tree.len() + 5);
 }

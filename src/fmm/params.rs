@@ -80,9 +80,21 @@ pub fn choose_depth(keys: &[u64], p: usize, m2l_top: usize) -> usize {
     if n <= 1 {
         return 0;
     }
-    // occupancy of all levels up to a depth where leaves hold ~1 particle on average
-    let dmax = MAX_DEPTH.min(((n as f64).ln() / 8f64.ln()).ceil() as usize + 6);
-    let (nocc, s2) = occupancy(keys, dmax);
+    let (nocc, s2) = occupancy(keys, depth_stats_max(n));
+    choose_depth_from(n, &nocc, &s2, p, m2l_top)
+}
+
+/// The deepest level whose occupancy [`choose_depth`] looks at for `n ≥ 2` particles: where
+/// leaves hold about one particle on average (`⌈ln n/ln 8⌉ + 6`, at most [`MAX_DEPTH`]).
+pub fn depth_stats_max(n: usize) -> usize {
+    MAX_DEPTH.min(((n as f64).ln() / 8f64.ln()).ceil() as usize + 6)
+}
+
+/// The cost model of [`choose_depth`] on the occupancy statistics of `n ≥ 2` particles
+/// (`nocc[d]` occupied boxes and `s2[d] = Σ_b n_b²` at the levels `d = 0..=dmax`, as
+/// [`super::tree::occupancy`] gives them; the GPU tree computes them on the device).
+pub fn choose_depth_from(n: usize, nocc: &[usize], s2: &[f64], p: usize, m2l_top: usize) -> usize {
+    let dmax = nocc.len() - 1;
     let c = m2l_cost(p);
     let mut best = (f64::INFINITY, 0);
     let mut far = 0.0;

@@ -227,6 +227,39 @@ pub fn unit_coord(p: f64, lo: f64, size: f64, periodic: bool) -> f64 {
     }
 }
 
+/// The open root cube from the per-axis bounds `lo`, `hi` of the (finite) coordinates: the
+/// bounding cube, enlarged so that the largest coordinate falls strictly inside (side
+/// `ext·(1 + 1e-9) + scale·1e-14`, `ext` the largest extent, `scale` the largest magnitude), or a
+/// cube of side `max(scale, 1)` when all particles coincide; centred on the bounds. Returns
+/// (lower corner, side). Error: [`Error::Range`] when the side is not a finite normal double
+/// (the extent overflows or underflows). Shared by [`Tree::bounding_cube`] and the GPU tree.
+pub fn cube_from_bounds(lo: [f64; 3], hi: [f64; 3]) -> Result<([f64; 3], f64)> {
+    let ext = (0..3).map(|d| hi[d] - lo[d]).fold(0.0, f64::max);
+    let scale = (0..3).map(|d| lo[d].abs().max(hi[d].abs())).fold(0.0, f64::max);
+    // enlarge so that the largest coordinate falls strictly inside; a cube of side 1 (or
+    // the coordinates' magnitude) when all particles coincide
+    let size = if ext > 0.0 { ext * (1.0 + 1e-9) + scale * 1e-14 } else { scale.max(1.0) };
+    if !(size.is_finite() && size >= f64::MIN_POSITIVE) {
+        return Err(Error::Range(format!(
+            "the coordinates span {ext:e} (from {:e} to {:e}): the FMM needs the extent of the particles, times 1 + 1e-9, between the smallest normal double (≈ 2.2e-308) and the largest (≈ 1.8e308)",
+            lo.iter().fold(f64::INFINITY, |a, &b| a.min(b)),
+            hi.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b))
+        )));
+    }
+    let mut l = [0.0; 3];
+    for d in 0..3 {
+        l[d] = 0.5 * lo[d] + 0.5 * hi[d] - 0.5 * size;
+    }
+    Ok((l, size))
+}
+
+/// The sample of `n` particles that [`periodic_origin`] and [`open_cube`] look at: `s =
+/// min(n, 4096)` particles `k·stride`, `k < s`, `stride = n / s`. Returns `(s, stride)`.
+pub fn origin_sample(n: usize) -> (usize, usize) {
+    let s = n.min(4096);
+    (s, if s == 0 { 1 } else { n / s })
+}
+
 impl Tree {
     /// Side of the boxes at `level`.
     #[inline]
@@ -251,6 +284,12 @@ impl Tree {
     /// Error: [`Error::Range`] when the extent of the coordinates overflows (their spread
     /// exceeds ≈ 1.8e308).
     pub fn bounding_cube(threads: &Threads, xyz: &[f64]) -> Result<([f64; 3], f64)> {
+        let (lo, hi) = Self::bounds(threads, xyz);
+        cube_from_bounds(lo, hi)
+    }
+
+    /// Per-axis minimum and maximum of the coordinates `xyz` (interleaved, finite).
+    pub fn bounds(threads: &Threads, xyz: &[f64]) -> ([f64; 3], [f64; 3]) {
         let n = xyz.len() / 3;
         const B: usize = 4096;
         let nb = n.div_ceil(B);
@@ -272,23 +311,7 @@ impl Tree {
                 hi[d] = hi[d].max(o[3 + d]);
             }
         }
-        let ext = (0..3).map(|d| hi[d] - lo[d]).fold(0.0, f64::max);
-        let scale = (0..3).map(|d| lo[d].abs().max(hi[d].abs())).fold(0.0, f64::max);
-        // enlarge so that the largest coordinate falls strictly inside; a cube of side 1 (or
-        // the coordinates' magnitude) when all particles coincide
-        let size = if ext > 0.0 { ext * (1.0 + 1e-9) + scale * 1e-14 } else { scale.max(1.0) };
-        if !(size.is_finite() && size >= f64::MIN_POSITIVE) {
-            return Err(Error::Range(format!(
-                "the coordinates span {ext:e} (from {:e} to {:e}): the FMM needs the extent of the particles, times 1 + 1e-9, between the smallest normal double (≈ 2.2e-308) and the largest (≈ 1.8e308)",
-                lo.iter().fold(f64::INFINITY, |a, &b| a.min(b)),
-                hi.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b))
-            )));
-        }
-        let mut l = [0.0; 3];
-        for d in 0..3 {
-            l[d] = 0.5 * lo[d] + 0.5 * hi[d] - 0.5 * size;
-        }
-        Ok((l, size))
+        (lo, hi)
     }
 
     /// Keys of the particles at [`KEY_DEPTH`] (coordinates folded into the box when periodic),
@@ -406,37 +429,10 @@ impl Tree {
     /// coordinates and compared with its neighbours: `O(n log n)` at worst (all particles in
     /// one key cell), `O(n)` for distinct keys.
     pub fn find_coincident(xyz: &[f64], lo: [f64; 3], size: f64, periodic: bool, ws: &Workspace) -> Result<Option<(usize, usize)>> {
-        let keys = &ws.keys;
-        let n = keys.len();
-        let mut run: Vec<([u64; 3], u32)> = Vec::new();
-        let mut best: Option<(usize, usize)> = None;
-        let mut a = 0;
-        while a < n {
-            let mut b = a + 1;
-            while b < n && keys[b] == keys[a] {
-                b += 1;
-            }
-            if b - a > 1 {
-                run.clear();
-                try_grow(&mut run, b - a, "the FMM coincidence check")?;
-                for i in a..b {
-                    let j = ws.perm[i];
-                    let c: [u64; 3] = std::array::from_fn(|d| (unit_coord(xyz[3 * j as usize + d], lo[d], size, periodic) + 0.0).to_bits()); // −0 → +0
-                    run.push((c, j));
-                }
-                run.sort_unstable();
-                for w in run.windows(2) {
-                    if w[0].0 == w[1].0 {
-                        let pair = (w[0].1.min(w[1].1) as usize, w[0].1.max(w[1].1) as usize);
-                        if best.map_or(true, |p| pair < p) {
-                            best = Some(pair);
-                        }
-                    }
-                }
-            }
-            a = b;
-        }
-        Ok(best)
+        coincident_in_runs(&ws.keys, &ws.perm, |i| {
+            let j = ws.perm[i] as usize;
+            [xyz[3 * j], xyz[3 * j + 1], xyz[3 * j + 2]]
+        }, lo, size, periodic)
     }
 
     /// Looks up the box at `level` with integer coordinates `c + off`: `Some((index, image))`
@@ -464,6 +460,46 @@ impl Tree {
     }
 }
 
+/// The core of [`Tree::find_coincident`], shared with the GPU tree: `keys` sorted (runs of
+/// equal keys are examined), `perm[i]` the caller's index and `coord(i)` the caller's
+/// coordinates of the particle at position `i`. The lists may hold only the particles of the
+/// runs of equal keys (distinct runs keep distinct keys), as the GPU downloads them. Returns
+/// the smallest pair (caller's indices, smaller first) of distinct particles whose
+/// [`unit_coord`]s coincide. Error: [`Error::Alloc`].
+pub fn coincident_in_runs(keys: &[u64], perm: &[u32], coord: impl Fn(usize) -> [f64; 3], lo: [f64; 3], size: f64, periodic: bool) -> Result<Option<(usize, usize)>> {
+    let n = keys.len();
+    let mut run: Vec<([u64; 3], u32)> = Vec::new();
+    let mut best: Option<(usize, usize)> = None;
+    let mut a = 0;
+    while a < n {
+        let mut b = a + 1;
+        while b < n && keys[b] == keys[a] {
+            b += 1;
+        }
+        if b - a > 1 {
+            run.clear();
+            try_grow(&mut run, b - a, "the FMM coincidence check")?;
+            for i in a..b {
+                let j = perm[i];
+                let p = coord(i);
+                let c: [u64; 3] = std::array::from_fn(|d| (unit_coord(p[d], lo[d], size, periodic) + 0.0).to_bits()); // −0 → +0
+                run.push((c, j));
+            }
+            run.sort_unstable();
+            for w in run.windows(2) {
+                if w[0].0 == w[1].0 {
+                    let pair = (w[0].1.min(w[1].1) as usize, w[0].1.max(w[1].1) as usize);
+                    if best.map_or(true, |p| pair < p) {
+                        best = Some(pair);
+                    }
+                }
+            }
+        }
+        a = b;
+    }
+    Ok(best)
+}
+
 /// The origin (lower corner) of the periodic tree for particles `xyz` in the box of side `side`,
 /// for a tree of depth `depth` and expansions of order `p` (M2L from level 1).
 ///
@@ -483,12 +519,17 @@ impl Tree {
 /// measure, so particles spread through their boxes (whose measure hardly depends on `o`)
 /// keep the plain grid. Cost `O(min(n, 4096) · depth)`.
 pub fn periodic_origin(xyz: &[f64], side: f64, depth: usize, p: usize) -> [f64; 3] {
-    let n = xyz.len() / 3;
-    if n == 0 || depth == 0 {
+    let (s, stride) = origin_sample(xyz.len() / 3);
+    periodic_origin_strided(xyz, s, stride, side, depth, p)
+}
+
+/// [`periodic_origin`] on its sample: particle `k < s` of the sample is at
+/// `xyz[3·k·stride..][..3]` (the whole array with the stride of [`origin_sample`] on the CPU, the
+/// downloaded sample with stride 1 on the GPU).
+pub fn periodic_origin_strided(xyz: &[f64], s: usize, stride: usize, side: f64, depth: usize, p: usize) -> [f64; 3] {
+    if s == 0 || depth == 0 {
         return [0.0; 3];
     }
-    let s = n.min(4096);
-    let stride = n / s;
     let refs = [0, (s / 2) * stride];
     let e = 2 * p.max(1) as i32;
     let mut origin = [0.0; 3];
@@ -545,8 +586,17 @@ pub fn open_cube(xyz: &[f64], lo: [f64; 3], size: f64, depth: usize, p: usize) -
             mx[d] = mx[d].max(c[d]);
         }
     }
-    let s = n.min(4096);
-    let stride = n / s;
+    let (s, stride) = origin_sample(n);
+    open_cube_strided(xyz, s, stride, mn, mx, lo, size, depth, p)
+}
+
+/// [`open_cube`] on its sample (particle `k < s` at `xyz[3·k·stride..][..3]`, as in
+/// [`periodic_origin_strided`]) and the per-axis bounds `mn`, `mx` of all particles.
+#[allow(clippy::too_many_arguments)]
+pub fn open_cube_strided(xyz: &[f64], s: usize, stride: usize, mn: [f64; 3], mx: [f64; 3], lo: [f64; 3], size: f64, depth: usize, p: usize) -> ([f64; 3], f64) {
+    if s == 0 || depth < 2 {
+        return (lo, size);
+    }
     let e = 2 * p.max(1) as i32;
     let measure = |d: usize, o: f64, side: f64| -> f64 {
         let mut m = 0.0;
@@ -642,11 +692,12 @@ pub fn radix_sort(keys: &mut Vec<u64>, perm: &mut Vec<u32>, k2: &mut Vec<u64>, p
 }
 
 /// Occupancy statistics of the sorted keys for every depth `0..=dmax`: number of occupied
-/// boxes, and `Σ_b n_b²` over the boxes (the near-field work measure).
+/// boxes, and `Σ_b n_b²` over the boxes (the near-field work measure), summed exactly in
+/// integers (as the GPU tree does) and then rounded to `f64`.
 pub fn occupancy(keys: &[u64], dmax: usize) -> (Vec<usize>, Vec<f64>) {
     let mut nocc = vec![0usize; dmax + 1];
-    let mut s2 = vec![0.0f64; dmax + 1];
-    let mut run = vec![0usize; dmax + 1];
+    let mut s2 = vec![0u64; dmax + 1];
+    let mut run = vec![0u64; dmax + 1];
     for (i, &k) in keys.iter().enumerate() {
         // first level at which this key's box differs from the previous key's
         let first = if i == 0 {
@@ -664,7 +715,7 @@ pub fn occupancy(keys: &[u64], dmax: usize) -> (Vec<usize>, Vec<f64>) {
         for d in 0..=dmax {
             if d >= first {
                 // a new box starts at level d: close the previous run
-                s2[d] += (run[d] * run[d]) as f64;
+                s2[d] += run[d] * run[d];
                 run[d] = 0;
                 nocc[d] += 1;
             }
@@ -672,7 +723,7 @@ pub fn occupancy(keys: &[u64], dmax: usize) -> (Vec<usize>, Vec<f64>) {
         }
     }
     for d in 0..=dmax {
-        s2[d] += (run[d] * run[d]) as f64;
+        s2[d] += run[d] * run[d];
     }
-    (nocc, s2)
+    (nocc, s2.into_iter().map(|v| v as f64).collect())
 }
