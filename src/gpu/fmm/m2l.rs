@@ -439,7 +439,7 @@ fn level_buf<D: Device>(e: &Expansions<D>, l: usize) -> Result<&D::Buf> {
 
 /// One launch series of a plain or symmetric kernel over `rows` rows.
 #[allow(clippy::too_many_arguments)]
-fn launch_rows<D: Device>(dev: &D, name: &str, p: usize, rows: usize, list: [&D::Buf; 5], ops: &D::Buf, pe: &D::Buf, mp: &D::Buf, loc: &D::Buf) -> Result<()> {
+fn launch_rows<D: Device>(dev: &D, name: &str, p: usize, rows: usize, list: &[&D::Buf], ops: &D::Buf, pe: &D::Buf, mp: &D::Buf, loc: &D::Buf) -> Result<()> {
     let (block, cap, smem) = launch_shape(dev, p)?;
     let nt = ncoef(2 * p);
     let mut row0 = 0;
@@ -473,7 +473,7 @@ pub fn m2l<D: Device>(dev: &D, t: &M2lTables<D>, lists: &M2lLists<D>, tree: &Dev
             return Err(Error::InvalidArg("M2L: a periodic tree needs tables made with periodic = true".into()));
         };
         let (src, dst) = (level_buf(mp, 1)?, level_buf(&loc, 1)?);
-        launch_rows(dev, "ff_fmm_m2l_plain", p, lat.rows, [&lat.targets, &lat.pair_start, &lat.pair_src, &lat.pair_op, &lat.pair_op], ops, pe, src, dst)?;
+        launch_rows(dev, "ff_fmm_m2l_plain", p, lat.rows, &[&lat.targets, &lat.pair_start, &lat.pair_src, &lat.pair_op], ops, pe, src, dst)?;
     }
     for ll in lists.levels.iter().flatten() {
         if ll.rows == 0 || ll.npairs == 0 {
@@ -481,8 +481,8 @@ pub fn m2l<D: Device>(dev: &D, t: &M2lTables<D>, lists: &M2lLists<D>, tree: &Dev
         }
         let (src, dst) = (level_buf(mp, ll.level)?, level_buf(&loc, ll.level)?);
         match method {
-            M2lMethod::Plain => launch_rows(dev, "ff_fmm_m2l_plain", p, ll.rows, [&ll.targets, &ll.pair_start, &ll.pair_src, &ll.pair_op, &ll.pair_op], &t.ops, &t.op_pe, src, dst)?,
-            M2lMethod::Symmetric => launch_rows(dev, "ff_fmm_m2l_sym", p, ll.rows, [&ll.targets, &ll.class_start, &ll.class_info, &ll.mem_src, &ll.mem_bits], &t.ref_ops, &t.ref_pe, src, dst)?,
+            M2lMethod::Plain => launch_rows(dev, "ff_fmm_m2l_plain", p, ll.rows, &[&ll.targets, &ll.pair_start, &ll.pair_src, &ll.pair_op], &t.ops, &t.op_pe, src, dst)?,
+            M2lMethod::Symmetric => launch_rows(dev, "ff_fmm_m2l_sym", p, ll.rows, &[&ll.targets, &ll.class_start, &ll.class_info, &ll.mem_src, &ll.mem_bits], &t.ref_ops, &t.ref_pe, src, dst)?,
         }
     }
     Ok(loc)
