@@ -394,6 +394,7 @@ impl<D: Device> M2lLevelLists<D> {
     /// The symmetric lists as `(target box, source box, offset v, class size β)`, row order,
     /// with `v = σ(ref)` reconstructed from the member's reflection bits (for tests).
     /// Errors: device errors.
+    #[allow(clippy::type_complexity)]
     pub fn class_triples(&self, dev: &D) -> Result<Vec<(u32, u32, [i32; 3], usize)>> {
         let refs = reference_offsets();
         let targets: Vec<u32> = download_vec(dev, &self.targets, self.rows)?;
