@@ -482,6 +482,11 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
                  st.order, st.nleaves, n as f64 / st.nleaves.max(1) as f64, st.nthreads,
                  if st.tol_clamped { " (tol clamped: order limit reached)" } else { "" });
     }
+    if backend == Backend::Cuda && st.gpu_m2l_counts[0][0] > 0 {
+        let [pl, sy] = st.gpu_m2l_counts;
+        println!("M2L work:   operator coefficients loaded {:.3e} (plain {:.3e}, {:.2}× saved), complex multiplications {:.3e} (plain {:.3e}, {:.2}× saved)",
+                 sy[0] as f64, pl[0] as f64, pl[0] as f64 / sy[0].max(1) as f64, sy[1] as f64, pl[1] as f64, pl[1] as f64 / sy[1].max(1) as f64);
+    }
     let vs_cpu = if args.compare_cpu && backend == Backend::Cuda && n > 0 {
         let o = FmmOpts { backend: Backend::Cpu, order: st.order, depth: Some(depth), ..opts };
         let c = solve(&parts.xyz, &parts.q, boundary, args.tol, &o, args.reps as usize)?;
@@ -542,6 +547,11 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         o.insert("stages".into(), stages_json(&st.times));
         o.insert("m2l_share".into(), json!(st.times.m2l / st.times.total.max(1e-300)));
         o.insert("backend".into(), json!(if backend == Backend::Cuda { "cuda" } else { "cpu" }));
+        if backend == Backend::Cuda {
+            let [pl, sy] = st.gpu_m2l_counts;
+            o.insert("m2l_counts".into(), json!({"plain": {"operator_loads": pl[0], "complex_mults": pl[1]},
+                                                  "symmetric": {"operator_loads": sy[0], "complex_mults": sy[1]}}));
+        }
         if let Some((dp, df, cs)) = vs_cpu {
             o.insert("vs_cpu".into(), json!({"max_rel_diff_potential": dp, "max_rel_diff_field": df, "cpu_execute_s": cs}));
         }

@@ -187,6 +187,10 @@ pub struct FmmStats {
     pub tol_clamped: bool,
     /// Threads used.
     pub nthreads: usize,
+    /// CUDA plans: M2L operator coefficients loaded and complex multiplications of the last
+    /// execute with the plain and with the symmetric kernel (`[plain, symmetric]`, each
+    /// `[loads, mults]`); zero on the CPU.
+    pub gpu_m2l_counts: [[u64; 2]; 2],
 }
 
 /// An FMM plan: boundary, tolerance, options and the precomputed operator tables; `execute`
@@ -359,7 +363,8 @@ impl FmmPlan {
 
     /// Statistics and the debug line of a GPU execute.
     fn record_gpu_run(&mut self, n: usize, run: &plan::GpuRun, t: Instant) {
-        self.stats = FmmStats { depth: Some(run.depth), nleaves: run.nleaves, npoints: n, times: run.times, ..self.stats };
+        let c = run.m2l_counts.map(|c| [c.operator_loads, c.complex_mults]);
+        self.stats = FmmStats { depth: Some(run.depth), nleaves: run.nleaves, npoints: n, times: run.times, gpu_m2l_counts: c, ..self.stats };
         if self.opts.debug > 0 {
             let tm = run.times;
             eprintln!(

@@ -12,7 +12,7 @@
 //! Stage times come from marks in the stream ([`Device::mark`]: CUDA events), read once at
 //! the end, so the stages are not serialised with the host.
 
-use super::m2l::{self, M2lMethod, M2lTables};
+use super::m2l::{self, M2lCounts, M2lMethod, M2lTables};
 use super::ops::{self, OpTables};
 use super::{tree, SortedOut};
 use crate::error::{Error, Result};
@@ -31,6 +31,10 @@ pub struct GpuRun {
     /// Stage times (seconds of device work between the stage marks; `lists` covers both
     /// interaction lists, `post` the finish stage, `total` the whole execute).
     pub times: StageTimes,
+    /// What the M2L pass costs with the plain and with the symmetric kernel (operator
+    /// coefficients loaded, complex multiplications; the seed paper's Fig. 18), from the lists
+    /// of this execute; zero without a far field.
+    pub m2l_counts: [M2lCounts; 2],
 }
 
 /// A GPU FMM plan of order `p` on one device handle (its stream): boundary, the per-order
@@ -103,6 +107,9 @@ impl<D: Device> GpuFmm<D> {
         let p2p_lists = ops::p2p_lists(dev, &tree)?;
         let m2l_lists = if far { Some(m2l::m2l_lists(dev, &tree, top)?) } else { None };
         let m_lists = dev.mark()?;
+        let m2l_counts = m2l_lists
+            .as_ref()
+            .map_or([M2lCounts::default(); 2], |l| [m2l::m2l_counts(l, &self.m2l, M2lMethod::Plain), m2l::m2l_counts(l, &self.m2l, M2lMethod::Symmetric)]);
         let mut out = SortedOut::zeroed(dev, n, want_field)?;
         let mut marks = Vec::with_capacity(5);
         if let Some(lists) = &m2l_lists {
@@ -135,7 +142,7 @@ impl<D: Device> GpuFmm<D> {
         times.p2p = s(last_far, &m_p2p)?;
         times.post = s(&m_p2p, &m_end)?;
         times.total = s(&m0, &m_end)?;
-        Ok(GpuRun { energy, depth: tree.depth, nleaves: tree.nleaves(), times })
+        Ok(GpuRun { energy, depth: tree.depth, nleaves: tree.nleaves(), times, m2l_counts })
     }
 
     /// [`Self::execute_dev`] for host arrays (`xyz` of `3n`, `q` of `n = q.len()`, `phi` of `n`,
