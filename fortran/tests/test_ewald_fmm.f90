@@ -4,7 +4,8 @@
 !> * 300 random charges in a triclinic cell: SPME at tol 1e-6 against the classic Ewald sum at
 !>   tol 1e-10 (relative RMS force error <= tol), virial trace = energy (Coulomb);
 !> * open-boundary FMM on 4000 random charges (a tree of depth >= 2) at tol 1e-6 against a direct sum written here;
-!> * error statuses: n > n_max, a non-finite charge, a box that is not lower-triangular.
+!> * error statuses: n > n_max, a non-finite charge, a box that is not lower-triangular, the FMM's
+!>   device entry point on a CPU plan.
 !> SPDX-License-Identifier: MIT OR Apache-2.0
 program test_ewald_fmm
   use, intrinsic :: iso_c_binding
@@ -134,6 +135,11 @@ program test_ewald_fmm
   if (farfield_fmm_execute_f(plan, xf(:, 1:10), qf, pf) /= FARFIELD_ERR_NPOINTS) failures = failures + 1
   if (farfield_fmm_destroy_f(plan) /= FARFIELD_OK) failures = failures + 1
   if (farfield_fmm_makeplan_f(FARFIELD_FMM_OPEN, 2.0_c_double, plan) /= FARFIELD_ERR_TOL) failures = failures + 1
+  ! the device entry point refuses a plan on the CPU (no GPU needed to check that)
+  if (farfield_fmm_makeplan_f(FARFIELD_FMM_OPEN, 1e-6_c_double, plan) /= FARFIELD_OK) failures = failures + 1
+  if (farfield_fmm_execute_device(plan, 0_c_int64_t, c_null_ptr, c_null_ptr, c_null_ptr, c_null_ptr, c_null_ptr) &
+       /= FARFIELD_ERR_INVALID_ARG) failures = failures + 1
+  if (farfield_fmm_destroy_f(plan) /= FARFIELD_OK) failures = failures + 1
 
   if (failures > 0) then
      write (*, '(a, i0, a)') 'test_ewald_fmm: ', failures, ' check(s) FAILED'

@@ -511,7 +511,8 @@ mod tests {
     fn opts_layout_and_defaults() {
         abi::check_fields::<farfield_fmm_opts>();
         abi::check_fields::<farfield_fmm_params>();
-        assert_eq!(std::mem::size_of::<farfield_fmm_opts>(), 32);
+        assert_eq!(std::mem::size_of::<farfield_fmm_opts>(), 40);
+        assert_eq!(std::mem::offset_of!(farfield_fmm_opts, gpu_stream), 32);
         assert_eq!(std::mem::offset_of!(farfield_fmm_opts, nthreads), 8);
         assert_eq!(std::mem::offset_of!(farfield_fmm_opts, depth), 20);
         assert_eq!(std::mem::offset_of!(farfield_fmm_opts, backend), 24);
@@ -523,9 +524,9 @@ mod tests {
         assert_eq!(std::mem::offset_of!(farfield_fmm_params, tol_clamped), 112);
         assert_eq!(std::mem::offset_of!(farfield_fmm_params, nthreads), 116);
         let sz = std::mem::size_of::<farfield_fmm_opts>();
-        let mut o = farfield_fmm_opts { struct_size: 9, nthreads: 9, debug: 9, order: 9, depth: 9, backend: 9, reserved: 9 };
+        let mut o = farfield_fmm_opts { struct_size: 9, nthreads: 9, debug: 9, order: 9, depth: 9, backend: 9, reserved: 9, gpu_stream: 9 as *mut c_void };
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, sz) }, 0);
-        assert_eq!(o, farfield_fmm_opts { struct_size: 32, nthreads: 0, debug: 0, order: 0, depth: -1, backend: 0, reserved: 0 });
+        assert_eq!(o, farfield_fmm_opts { struct_size: 40, nthreads: 0, debug: 0, order: 0, depth: -1, backend: 0, reserved: 0, gpu_stream: null_mut() });
         assert_eq!(unsafe { farfield_fmm_default_opts(null_mut(), sz) }, FARFIELD_ERR_NULL_POINTER);
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, 4) }, FARFIELD_ERR_INVALID_ARG);
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, 26) }, FARFIELD_ERR_INVALID_ARG);

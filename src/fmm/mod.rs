@@ -69,6 +69,7 @@ pub mod simd;
 mod stages;
 #[doc(hidden)]
 pub use stages::StageDump;
+pub(crate) use stages::check_underflow;
 pub mod tree;
 
 #[cfg(test)]
@@ -99,6 +100,32 @@ fn cached<T>(cache: &'static TableCache<T>, p: usize, make: impl FnOnce() -> T) 
     }
     v.push((p, t.clone()));
     t
+}
+
+/// Checks a boundary: [`Error::InvalidArg`] (periodic side not finite and positive),
+/// [`Error::Range`] (a subnormal side). Shared by the CPU and GPU plans.
+pub(crate) fn check_boundary(boundary: Boundary) -> Result<()> {
+    if let Boundary::Periodic { side } = boundary {
+        if !(side.is_finite() && side > 0.0) {
+            return Err(Error::InvalidArg(format!("periodic box side = {side:e}; must be finite and > 0")));
+        }
+        if side < f64::MIN_POSITIVE {
+            return Err(Error::Range(format!(
+                "periodic box side = {side:e} is subnormal: coordinates at this scale lose precision; the FMM serves sides from {:e} to {:e}",
+                f64::MIN_POSITIVE,
+                f64::MAX
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a requested depth: [`Error::InvalidArg`] above [`params::MAX_DEPTH`].
+pub(crate) fn check_depth(depth: Option<usize>) -> Result<()> {
+    match depth {
+        Some(d) if d > params::MAX_DEPTH => Err(Error::InvalidArg(format!("depth = {d}; at most {} is supported", params::MAX_DEPTH))),
+        _ => Ok(()),
+    }
 }
 
 /// Boundary conditions.
@@ -221,18 +248,7 @@ impl FmmPlan {
         if !(tol.is_finite() && tol > 0.0 && tol < 1.0) {
             return Err(Error::Tol(format!("tol = {tol:e}; the FMM needs 0 < tol < 1")));
         }
-        if let Boundary::Periodic { side } = boundary {
-            if !(side.is_finite() && side > 0.0) {
-                return Err(Error::InvalidArg(format!("periodic box side = {side:e}; must be finite and > 0")));
-            }
-            if side < f64::MIN_POSITIVE {
-                return Err(Error::Range(format!(
-                    "periodic box side = {side:e} is subnormal: coordinates at this scale lose precision; the FMM serves sides from {:e} to {:e}",
-                    f64::MIN_POSITIVE,
-                    f64::MAX
-                )));
-            }
-        }
+        check_boundary(boundary)?;
         if opts.backend != Backend::Cuda && opts.gpu_stream.is_some() {
             return Err(Error::InvalidArg(
                 "opts.gpu_stream is set but the plan runs on the CPU (backend AUTO or CPU): a stream needs backend CUDA".into(),
@@ -241,11 +257,7 @@ impl FmmPlan {
         if opts.order > params::MAX_ORDER {
             return Err(Error::InvalidArg(format!("order = {}; at most {} is supported", opts.order, params::MAX_ORDER)));
         }
-        if let Some(d) = opts.depth {
-            if d > params::MAX_DEPTH {
-                return Err(Error::InvalidArg(format!("depth = {d}; at most {} is supported", params::MAX_DEPTH)));
-            }
-        }
+        check_depth(opts.depth)?;
         let p = if opts.order > 0 { opts.order } else { params::order_for_tol(tol) };
         let threads = Threads::new(opts.nthreads)?;
         let reg = RegTables::new(p);

@@ -594,6 +594,27 @@ impl FmmPlan {
     }
 }
 
+/// [`Error::Range`] when a requested output would underflow entirely on the way to the
+/// caller's units: `mp`, `mf` are the largest magnitudes of the potentials and fields in units
+/// of the root cube of side `size` (0 when not requested or all zero); potentials scale like
+/// `1/size`, fields like `1/size²`. Shared by the CPU and GPU finish stages.
+pub(crate) fn check_underflow(mp: f64, mf: f64, size: f64) -> Result<()> {
+    let under = |m: f64, scaled: f64| m > 0.0 && m.is_finite() && scaled < f64::MIN_POSITIVE;
+    let underflow = if under(mp, mp / size) {
+        Some(("potentials", mp / size))
+    } else if under(mf, mf / size / size) {
+        Some(("fields", mf / size / size))
+    } else {
+        None
+    };
+    match underflow {
+        Some((what, v)) => Err(Error::Range(format!(
+            "the {what} underflow (largest magnitude {v:e}, below the smallest normal double) at box side {size:e}: potentials scale like 1/side, fields like 1/side²"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Takes the sorted outputs of an execute from units of the root cube (side `size`) to the
 /// caller's: `φ = φ'/s`, `E = E'/s²`, and returns the energy `½ Σ_i q_i φ_i` (`q` the sorted
 /// charges). A requested output whose every value underflows (zero or subnormal: nothing
@@ -606,19 +627,7 @@ fn to_caller_units(th: &Threads, size: f64, q: &[f64], phi: &mut [f64], field: O
     };
     let amax = |v: &[f64]| crate::scale::max_abs(0.0, v);
     let (mp, mf) = (amax(phi), field.iter().map(|v| amax(v)).fold(0.0, f64::max));
-    let under = |m: f64, scaled: f64| m > 0.0 && m.is_finite() && scaled < f64::MIN_POSITIVE;
-    let underflow = if under(mp, mp / size) {
-        Some(("potentials", mp / size))
-    } else if under(mf, mf / size / size) {
-        Some(("fields", mf / size / size))
-    } else {
-        None
-    };
-    if let Some((what, v)) = underflow {
-        return Err(Error::Range(format!(
-            "the {what} underflow (largest magnitude {v:e}, below the smallest normal double) at box side {size:e}: potentials scale like 1/side, fields like 1/side²"
-        )));
-    }
+    check_underflow(mp, mf, size)?;
     th.chunks(phi, 4096, |_, c| c.iter_mut().for_each(|v| *v /= size));
     for v in field.iter_mut() {
         th.chunks(v, 4096, |_, c| c.iter_mut().for_each(|v| *v = *v / size / size));

@@ -405,19 +405,7 @@ pub fn finish<D: Device>(dev: &D, tree: &DeviceTree<D>, out: &mut SortedOut<D>, 
         }
     }
     let mf = fstats.iter().map(|s| s.0).fold(0.0, f64::max);
-    let under = |m: f64, scaled: f64| m > 0.0 && m.is_finite() && scaled < f64::MIN_POSITIVE;
-    let underflow = if under(mp, mp / size) {
-        Some(("potentials", mp / size))
-    } else if under(mf, mf / size / size) {
-        Some(("fields", mf / size / size))
-    } else {
-        None
-    };
-    if let Some((what, v)) = underflow {
-        return Err(Error::Range(format!(
-            "the {what} underflow (largest magnitude {v:e}, below the smallest normal double) at box side {size:e}: potentials scale like 1/side, fields like 1/side²"
-        )));
-    }
+    crate::fmm::check_underflow(mp, mf, size)?;
     let range_err = |what: &str, i: usize, v: f64| {
         Error::Range(format!(
             "{what}[{i}] = {v:e} is not finite: the inputs' scale makes the result overflow or underflow in double precision (box side {size:e}: potentials scale like 1/side, fields like 1/side²; or charges too large)"

@@ -53,12 +53,14 @@ pub struct GpuFmm<D: Device> {
 impl<D: Device> GpuFmm<D> {
     /// Uploads the operator tables of order `p` (`1 ≤ p ≤ 40`) for `boundary` (periodic: the
     /// level-1 lattice tensors too). `depth`: the tree depth, or `None` for the CPU's cost
-    /// model at every execute. Errors: [`Error::InvalidArg`] (order), [`Error::Alloc`]
-    /// (device memory).
+    /// model at every execute. Errors: [`Error::InvalidArg`] (order, depth, periodic side),
+    /// [`Error::Range`] (a subnormal side), [`Error::Alloc`] (device memory).
     pub fn new(dev: D, boundary: Boundary, p: usize, depth: Option<usize>) -> Result<Self> {
         if p == 0 || p > crate::fmm::params::MAX_ORDER {
             return Err(Error::InvalidArg(format!("order p = {p}; must be 1..={}", crate::fmm::params::MAX_ORDER)));
         }
+        crate::fmm::check_boundary(boundary)?;
+        crate::fmm::check_depth(depth)?;
         let periodic = matches!(boundary, Boundary::Periodic { .. });
         let ops = OpTables::new(&dev, p)?;
         let m2l = M2lTables::new(&dev, p, periodic)?;

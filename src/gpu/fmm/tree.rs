@@ -30,7 +30,7 @@
 use super::DeviceLevel;
 use super::DeviceTree;
 use crate::error::{Error, Result};
-use crate::fmm::params::{choose_depth_from, depth_stats_max, MAX_DEPTH};
+use crate::fmm::params::{choose_depth_from, depth_stats_max};
 use crate::fmm::tree::{coincident_in_runs, cube_from_bounds, open_cube_strided, origin_sample, periodic_origin_strided, KEY_DEPTH};
 use crate::fmm::Boundary;
 use crate::gpu::device::{download_vec, upload_new, Arg, Device};
@@ -213,7 +213,7 @@ fn coincident<D: Device>(dev: &D, k: &Keys<D>, xyz: &D::Buf, lo: [f64; 3], size:
 /// `(lo, side)`. The caller's buffers are only read.
 ///
 /// Errors, as the CPU's: [`Error::InvalidArg`] (`n = 0`, buffers shorter than `3n`/`n` values,
-/// depth above [`MAX_DEPTH`], periodic side not finite and positive, two particles coincide:
+/// depth above [`crate::fmm::params::MAX_DEPTH`], periodic side not finite and positive, two particles coincide:
 /// "particles i and j coincide …", caller's indices, smaller first), [`Error::NonFinite`]
 /// (the first non-finite value: over `xyz` first, then `q`; the message names the index as
 /// the CPU's check), [`Error::Range`] (the extent of the particles overflows, or a subnormal
@@ -232,23 +232,8 @@ pub fn build<D: Device>(dev: &D, xyz: &D::Buf, q: &D::Buf, n: usize, boundary: B
             dev.len(q)
         )));
     }
-    if let Some(d) = depth {
-        if d > MAX_DEPTH {
-            return Err(Error::InvalidArg(format!("depth = {d}; at most {MAX_DEPTH} is supported")));
-        }
-    }
-    if let Boundary::Periodic { side } = boundary {
-        if !(side.is_finite() && side > 0.0) {
-            return Err(Error::InvalidArg(format!("periodic box side = {side:e}; must be finite and > 0")));
-        }
-        if side < f64::MIN_POSITIVE {
-            return Err(Error::Range(format!(
-                "periodic box side = {side:e} is subnormal: coordinates at this scale lose precision; the FMM serves sides from {:e} to {:e}",
-                f64::MIN_POSITIVE,
-                f64::MAX
-            )));
-        }
-    }
+    crate::fmm::check_depth(depth)?;
+    crate::fmm::check_boundary(boundary)?;
     let nu = n as u64;
 
     // 1. finiteness and bounds
