@@ -157,6 +157,12 @@ typedef float _Complex farfield_complexf;
 
 
 
+// Number of M2L offsets `v ∈ [−3,3]³` with `max|v_i| ≥ 2`.
+#define NOPS 316
+
+// Number of reference offsets `a ∈ [0,3]³` with `max a_i ≥ 2`.
+#define NREFS 56
+
 // The memory bound of the automatic NUFFT batch size ([`GpuSpreadOpts::max_batch`] = 0): the
 // fine grids of one batch (`B·Π nf·2·sizeof(T)` bytes) stay within 1 GiB, or one grid when a
 // single grid is larger.

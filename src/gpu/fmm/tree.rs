@@ -329,10 +329,11 @@ fn build_levels<D: Device>(dev: &D, k: Keys<D>, xyz: &D::Buf, q: &D::Buf, lo: [f
     drop(flag);
 
     // levels bottom-up: (len, keys, parent, child_start), parent/child_start filled later
-    let mut levels: Vec<Option<DeviceLevel<D>>> = (0..=depth).map(|_| None).collect();
+    // built leaf level first, reversed at the end
+    let mut levels: Vec<DeviceLevel<D>> = Vec::with_capacity(depth + 1);
     let (mut ckeys, mut nc) = (leaf_keys, nleaves);
     let mut child_start_below: Option<D::Buf> = None;
-    for l in (0..depth).rev() {
+    for _ in 0..depth {
         let flag = dev.alloc((nc as usize + 1) * 4)?;
         dev.launch("ff_fmmt_level_flags", grid(nc + 1), BLOCK, 0, &[Arg::Buf(&ckeys), Arg::U64(nc), Arg::Buf(&flag)])?;
         scan(dev, &flag, nc + 1)?;
@@ -347,7 +348,7 @@ fn build_levels<D: Device>(dev: &D, k: Keys<D>, xyz: &D::Buf, q: &D::Buf, lo: [f
             Some(b) => b,
             None => upload_new(dev, &[0u32])?, // the leaf level's dummy
         };
-        levels[l + 1] = Some(DeviceLevel { len: nc as usize, keys: ckeys, parent, child_start: cs });
+        levels.push(DeviceLevel { len: nc as usize, keys: ckeys, parent, child_start: cs });
         child_start_below = Some(child_start);
         (ckeys, nc) = (pkeys, np);
     }
@@ -355,8 +356,8 @@ fn build_levels<D: Device>(dev: &D, k: Keys<D>, xyz: &D::Buf, q: &D::Buf, lo: [f
         Some(b) => b,
         None => upload_new(dev, &[0u32])?,
     };
-    levels[0] = Some(DeviceLevel { len: nc as usize, keys: ckeys, parent: upload_new(dev, &[0u32])?, child_start: cs });
-    let levels: Vec<DeviceLevel<D>> = levels.into_iter().map(|l| l.expect("every level is built")).collect();
+    levels.push(DeviceLevel { len: nc as usize, keys: ckeys, parent: upload_new(dev, &[0u32])?, child_start: cs });
+    levels.reverse();
 
     let (x, y, z, qs) = (dev.alloc(n as usize * 8)?, dev.alloc(n as usize * 8)?, dev.alloc(n as usize * 8)?, dev.alloc(n as usize * 8)?);
     let args = [
