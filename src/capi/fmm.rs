@@ -242,6 +242,17 @@ fn cubic_side(b: &[f64]) -> Result<f64> {
     Ok(l)
 }
 
+/// The particle count of an execute: `FARFIELD_ERR_NPOINTS` when negative or above 2³² − 1.
+fn checked_n(n: i64) -> Result<usize> {
+    if n < 0 {
+        return Err(Error::NPoints(format!("n = {n} is negative")));
+    }
+    if n as u64 > u32::MAX as u64 {
+        return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
+    }
+    Ok(n as usize)
+}
+
 /// Makes an FMM plan.
 ///
 /// * `boundary`: `FARFIELD_FMM_OPEN` (then `box` is ignored and may be NULL) or
@@ -353,13 +364,7 @@ pub unsafe extern "C" fn farfield_fmm_execute(
 ) -> c_int {
     guard(|| {
         non_null(plan, "plan")?;
-        if n < 0 {
-            return Err(Error::NPoints(format!("n = {n} is negative")));
-        }
-        if n as u64 > u32::MAX as u64 {
-            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
-        }
-        let n = n as usize;
+        let n = checked_n(n)?;
         let mut p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
         if n == 0 {
             p.execute(&[], &[], None, None)?;
@@ -419,13 +424,7 @@ pub unsafe extern "C" fn farfield_fmm_execute_device(
 ) -> c_int {
     guard(|| {
         non_null(plan, "plan")?;
-        if n < 0 {
-            return Err(Error::NPoints(format!("n = {n} is negative")));
-        }
-        if n as u64 > u32::MAX as u64 {
-            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
-        }
-        let n = n as usize;
+        let n = checked_n(n)?;
         check_outputs_disjoint(&[region(xyz, 3 * n, "xyz"), region(q, n, "q")], &[region(phi, n, "phi"), region(field, 3 * n, "field")])?;
         let mut p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
         let u = p.execute_device(n, xyz as u64, q as u64, phi as u64, field as u64)?;

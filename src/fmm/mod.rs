@@ -69,7 +69,7 @@ pub mod simd;
 mod stages;
 #[doc(hidden)]
 pub use stages::StageDump;
-pub(crate) use stages::check_underflow;
+pub(crate) use stages::{check_underflow, coincident_error};
 pub mod tree;
 
 #[cfg(test)]

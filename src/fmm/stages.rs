@@ -232,13 +232,7 @@ impl FmmPlan {
         // fold onto the same value): the potential is infinite
         if let Some((i, j)) = Tree::find_coincident(xyz, lo, size, periodic, ws)? {
             let c = &xyz[3 * i..3 * i + 3];
-            return Err(Error::InvalidArg(format!(
-                "particles {i} and {j} coincide (at ({:e}, {:e}, {:e}){}): their interaction is infinite; merge them or remove one",
-                c[0],
-                c[1],
-                c[2],
-                if periodic { ", up to a period" } else { "" }
-            )));
+            return Err(coincident_error(i, j, [c[0], c[1], c[2]], periodic));
         }
         let m2l_top = if periodic { 1 } else { 2 };
         // periodic trees have at least one level (the lattice operator acts between level-1 boxes)
@@ -592,6 +586,18 @@ impl FmmPlan {
         let split = |o: SortedOutputs| (o.phi, o.field.expect("requested above"));
         Ok(StageDump { side: root.side, lo: root.lo, top, multipoles, locals, leaf_locals, far: split(far_out), near: split(near_out), tree: root.tree })
     }
+}
+
+/// The error for particles `i < j` (caller's indices) that coincide at `c`. Shared by the CPU
+/// and GPU trees.
+pub(crate) fn coincident_error(i: usize, j: usize, c: [f64; 3], periodic: bool) -> Error {
+    Error::InvalidArg(format!(
+        "particles {i} and {j} coincide (at ({:e}, {:e}, {:e}){}): their interaction is infinite; merge them or remove one",
+        c[0],
+        c[1],
+        c[2],
+        if periodic { ", up to a period" } else { "" }
+    ))
 }
 
 /// [`Error::Range`] when a requested output would underflow entirely on the way to the

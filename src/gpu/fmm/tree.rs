@@ -267,13 +267,7 @@ pub fn build<D: Device>(dev: &D, xyz: &D::Buf, q: &D::Buf, n: usize, boundary: B
     if let Some((i, j)) = coincident(dev, &k, xyz, lo, size, periodic)? {
         let mut c = [0.0f64; 3];
         dev.download(xyz, 24 * i, crate::gpu::types::as_bytes_mut(&mut c))?;
-        return Err(Error::InvalidArg(format!(
-            "particles {i} and {j} coincide (at ({:e}, {:e}, {:e}){}): their interaction is infinite; merge them or remove one",
-            c[0],
-            c[1],
-            c[2],
-            if periodic { ", up to a period" } else { "" }
-        )));
+        return Err(crate::fmm::coincident_error(i, j, c, periodic));
     }
 
     // 4. depth
