@@ -128,6 +128,13 @@ pub(crate) fn check_depth(depth: Option<usize>) -> Result<()> {
     }
 }
 
+/// The level-1 lattice tensors of order `p` ([`periodic::level1_lattice_tensors`]), computed
+/// once per process and order and shared by the CPU and GPU plans.
+pub(crate) fn lattice_tensors(p: usize) -> Arc<Vec<Vec<f64>>> {
+    static LATTICE_CACHE: TableCache<Vec<Vec<f64>>> = OnceLock::new();
+    cached(&LATTICE_CACHE, p, || periodic::level1_lattice_tensors(p))
+}
+
 /// Boundary conditions.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Boundary {
@@ -262,14 +269,13 @@ impl FmmPlan {
         let threads = Threads::new(opts.nthreads)?;
         let reg = RegTables::new(p);
         static M2L_CACHE: TableCache<rotation::M2lTables> = OnceLock::new();
-        static LATTICE_CACHE: TableCache<Vec<Vec<f64>>> = OnceLock::new();
         static BASIS_CACHE: TableCache<rotation::YRotBasis> = OnceLock::new();
         let basis = cached(&BASIS_CACHE, p, || rotation::YRotBasis::new(p));
         let m2l = cached(&M2L_CACHE, p, || rotation::M2lTables::with_basis(&basis));
         static CHILD_CACHE: TableCache<rotation::ChildTables> = OnceLock::new();
         let child = cached(&CHILD_CACHE, p, || rotation::ChildTables::with_basis(&basis));
         let lattice = match boundary {
-            Boundary::Periodic { .. } => Some(cached(&LATTICE_CACHE, p, || periodic::level1_lattice_tensors(p))),
+            Boundary::Periodic { .. } => Some(lattice_tensors(p)),
             Boundary::Open => None,
         };
         let tol_clamped = opts.order == 0 && params::order_for_tol_unclamped(tol) > params::MAX_ORDER as f64;

@@ -50,7 +50,6 @@ use super::{DeviceTree, Expansions};
 use crate::error::{Error, Result};
 use crate::fmm::harmonics::{idx, irregular, ncoef};
 use crate::fmm::params::m2l_order;
-use crate::fmm::periodic::level1_lattice_tensors;
 use crate::gpu::device::{download_vec, upload_new, Arg, Device};
 
 /// Number of M2L offsets `v ∈ [−3,3]³` with `max|v_i| ≥ 2`.
@@ -159,7 +158,7 @@ impl<D: Device> M2lTables<D> {
         let (ops, op_pe_host) = build(&offsets())?;
         let (refs, ref_pe_host) = build(&reference_offsets())?;
         let (lattice, lattice_pe) = if periodic {
-            let lat = level1_lattice_tensors(p);
+            let lat = crate::fmm::lattice_tensors(p);
             let flat: Vec<f64> = lat.iter().flat_map(|t| t.iter().copied()).collect();
             (Some(upload_new(dev, &flat)?), Some(upload_new(dev, &[p as u32; 27])?))
         } else {
@@ -323,11 +322,10 @@ pub fn m2l_lists<D: Device>(dev: &D, tree: &DeviceTree<D>, top: usize) -> Result
         };
         let dummy = u32_buf(dev, 1)?;
         rows_args(0, &ps, &cs, [&dummy; 5], &hist)?;
-        let pair_start = u32_buf(dev, n + 1)?;
-        let class_start = u32_buf(dev, n + 1)?;
-        dev.launch("ff_fmm_m2l_scan", 1, LIST_BLOCK, 0, &[Arg::I32(n as i32), Arg::Buf(&ps), Arg::Buf(&pair_start)])?;
-        dev.launch("ff_fmm_m2l_scan", 1, LIST_BLOCK, 0, &[Arg::I32(n as i32), Arg::Buf(&cs), Arg::Buf(&class_start)])?;
-        drop((ps, cs));
+        // the counts (ps[n] = cs[n] = 0) scanned in place become the row starts, [n] the totals
+        super::tree::scan(dev, &ps, n as u64 + 1)?;
+        super::tree::scan(dev, &cs, n as u64 + 1)?;
+        let (pair_start, class_start) = (ps, cs);
         let npairs = read_u32(dev, &pair_start, n)? as usize;
         let nclasses = read_u32(dev, &class_start, n)? as usize;
         let pair_src = u32_buf(dev, npairs)?;

@@ -80,37 +80,6 @@ __device__ int ff_m2l_find(const unsigned long long* keys, int n, unsigned long 
     return (lo < n && keys[lo] == key) ? lo : -1;
 }
 
-// Exclusive scan of cnt[0..n) into start[0..n], start[n] = total. One block of
-// FF_M2L_LIST_BLOCK threads, each scanning a contiguous chunk (list building: once per tree).
-FF_EXTERN_C __global__ void ff_fmm_m2l_scan(int n, const unsigned* cnt, unsigned* start) {
-    __shared__ unsigned part[FF_M2L_LIST_BLOCK + 1];
-    const int t = threadIdx.x, nt = blockDim.x;
-    const int chunk = (n + nt - 1) / nt;
-    const int a = t * chunk < n ? t * chunk : n;
-    const int e = a + chunk < n ? a + chunk : n;
-    unsigned s = 0;
-    for (int i = a; i < e; ++i) s += cnt[i];
-    part[t] = s;
-    __syncthreads();
-    if (t == 0) {
-        unsigned acc = 0;
-        for (int i = 0; i < nt; ++i) {
-            const unsigned v = part[i];
-            part[i] = acc;
-            acc += v;
-        }
-        part[nt] = acc;
-    }
-    __syncthreads();
-    unsigned acc = part[t];
-    for (int i = a; i < e; ++i) {
-        start[i] = acc;
-        acc += cnt[i];
-    }
-    if (t == 0) start[n] = part[nt];
-}
-FF_REGISTER(ff_fmm_m2l_scan)
-
 // The level's boxes presorted by octant group G_s (s = key & 7, the box's position in its parent)
 // and, within a group, by box index: targets[group_start[s] + rank] = box. group_start[0..9).
 // One block of FF_M2L_LIST_BLOCK threads (deterministic, no atomics).

@@ -28,7 +28,7 @@
 #define FF_FMMT_KD 20
 #define FF_FMMT_SCAN_T 64
 #define FF_FMMT_SCAN_I 32
-#define FF_FMMT_RS_T 64
+#define FF_FMMT_RS_T FF_FMMT_SCAN_T  // one block size: the radix passes scan with ff_fmmt_block_excl
 #define FF_FMMT_RS_I 64
 #define FF_FMMT_RS_R 256
 #define FF_FMMT_MAXLEV 21
@@ -153,6 +153,29 @@ FF_EXTERN_C __global__ void ff_fmmt_key_orand(const ff_fmmt_u64* keys, ff_fmmt_u
 }
 FF_REGISTER(ff_fmmt_key_orand)
 
+// Exclusive scan of one value per thread (thread 0 scans the FF_FMMT_SCAN_T totals serially:
+// few barriers); *total = the block's sum.
+__device__ unsigned ff_fmmt_block_excl(unsigned v, unsigned* total) {
+    __shared__ unsigned s[FF_FMMT_SCAN_T + 1];
+    const int t = threadIdx.x;
+    s[t] = v;
+    __syncthreads();
+    if (t == 0) {
+        unsigned run = 0;
+        for (int k = 0; k < FF_FMMT_SCAN_T; ++k) {
+            const unsigned x = s[k];
+            s[k] = run;
+            run += x;
+        }
+        s[FF_FMMT_SCAN_T] = run;
+    }
+    __syncthreads();
+    const unsigned r = s[t];
+    *total = s[FF_FMMT_SCAN_T];
+    __syncthreads();
+    return r;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Radix sort pass over the digit (key >> shift) & 255. Tile b (one block of FF_FMMT_RS_T threads)
 // holds elements b·TILE … b·TILE + TILE − 1, TILE = FF_FMMT_RS_T·FF_FMMT_RS_I; thread t owns the
@@ -186,7 +209,6 @@ FF_EXTERN_C __global__ void ff_fmmt_rs_scatter(const ff_fmmt_u64* kin, const uns
                                                unsigned ntiles, const unsigned* off, ff_fmmt_u64* kout,
                                                unsigned* pout) {
     __shared__ unsigned short h[FF_FMMT_RS_R * FF_FMMT_RS_T];  // [digit][thread]
-    __shared__ unsigned tot[FF_FMMT_RS_T];
     __shared__ unsigned short first[FF_FMMT_RS_R];
     const int t = threadIdx.x;
     // thread t counts into its own column h[· ·FF_FMMT_RS_T + t]
@@ -201,20 +223,9 @@ FF_EXTERN_C __global__ void ff_fmmt_rs_scatter(const ff_fmmt_u64* kin, const uns
     // FF_FMMT_RS_R entries (digits seg·t/FF_FMMT_RS_T …), thread 0 scans the segment totals,
     // each thread adds its offset and records the first column of its digits
     const int seg = FF_FMMT_RS_R;
-    unsigned s = 0;
+    unsigned s = 0, total;
     for (int k = t * seg; k < (t + 1) * seg; ++k) s += h[k];
-    tot[t] = s;
-    __syncthreads();
-    if (t == 0) {
-        unsigned run = 0;
-        for (int k = 0; k < FF_FMMT_RS_T; ++k) {
-            const unsigned v = tot[k];
-            tot[k] = run;
-            run += v;
-        }
-    }
-    __syncthreads();
-    unsigned r = tot[t];
+    unsigned r = ff_fmmt_block_excl(s, &total);
     for (int k = t * seg; k < (t + 1) * seg; ++k) {
         const unsigned v = h[k];
         h[k] = (unsigned short)r;
@@ -244,7 +255,6 @@ FF_REGISTER(ff_fmmt_rs_scatter)
 FF_EXTERN_C __global__ void ff_fmmt_rs_tile(ff_fmmt_u64* ka, unsigned* pa, ff_fmmt_u64* kb, unsigned* pb, ff_fmmt_u64 n,
                                             unsigned* npass) {
     __shared__ unsigned short h[FF_FMMT_RS_R * FF_FMMT_RS_T];  // [digit][thread]
-    __shared__ unsigned tot[FF_FMMT_RS_T];
     __shared__ ff_fmmt_u64 orand[2];
     const int t = threadIdx.x;
     const ff_fmmt_u64 base = (ff_fmmt_u64)t * FF_FMMT_RS_I;
@@ -270,20 +280,9 @@ FF_EXTERN_C __global__ void ff_fmmt_rs_tile(ff_fmmt_u64* ka, unsigned* pa, ff_fm
         for (int j = 0; j < FF_FMMT_RS_I; ++j)
             if (base + j < n) ++h[ff_fmmt_digit(ka[base + j], shift) * FF_FMMT_RS_T + t];
         __syncthreads();
-        unsigned s = 0;
+        unsigned s = 0, total;
         for (int k = t * FF_FMMT_RS_R; k < (t + 1) * FF_FMMT_RS_R; ++k) s += h[k];
-        tot[t] = s;
-        __syncthreads();
-        if (t == 0) {
-            unsigned run = 0;
-            for (int k = 0; k < FF_FMMT_RS_T; ++k) {
-                const unsigned v = tot[k];
-                tot[k] = run;
-                run += v;
-            }
-        }
-        __syncthreads();
-        unsigned r = tot[t];
+        unsigned r = ff_fmmt_block_excl(s, &total);
         for (int k = t * FF_FMMT_RS_R; k < (t + 1) * FF_FMMT_RS_R; ++k) {
             const unsigned v = h[k];
             h[k] = (unsigned short)r;
@@ -318,29 +317,6 @@ FF_REGISTER(ff_fmmt_rs_tile)
 // values, thread t owning FF_FMMT_SCAN_I consecutive ones. ff_fmmt_scan_local scans each tile
 // and writes its total to sums[tile]; ff_fmmt_scan_single scans the whole array in one block
 // (tile by tile with a carry); ff_fmmt_scan_add adds the scanned totals.
-// Exclusive scan of one value per thread (thread 0 scans the FF_FMMT_SCAN_T totals serially:
-// few barriers); *total = the block's sum.
-__device__ unsigned ff_fmmt_block_excl(unsigned v, unsigned* total) {
-    __shared__ unsigned s[FF_FMMT_SCAN_T + 1];
-    const int t = threadIdx.x;
-    s[t] = v;
-    __syncthreads();
-    if (t == 0) {
-        unsigned run = 0;
-        for (int k = 0; k < FF_FMMT_SCAN_T; ++k) {
-            const unsigned x = s[k];
-            s[k] = run;
-            run += x;
-        }
-        s[FF_FMMT_SCAN_T] = run;
-    }
-    __syncthreads();
-    const unsigned r = s[t];
-    *total = s[FF_FMMT_SCAN_T];
-    __syncthreads();
-    return r;
-}
-
 __device__ unsigned ff_fmmt_scan_tile(unsigned* data, ff_fmmt_u64 n, ff_fmmt_u64 tile, unsigned carry) {
     const ff_fmmt_u64 base = tile * (FF_FMMT_SCAN_T * FF_FMMT_SCAN_I) + (ff_fmmt_u64)threadIdx.x * FF_FMMT_SCAN_I;
     unsigned v[FF_FMMT_SCAN_I];
