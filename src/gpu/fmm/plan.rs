@@ -163,19 +163,17 @@ impl<D: Device> GpuFmm<D> {
         }
         let dev = &self.dev;
         let (x, c) = (upload_new(dev, xyz)?, upload_new(dev, q)?);
-        let mut phi_d = dev.alloc(8 * n)?;
+        // only the requested outputs go to the device and back
+        let mut phi_d = if phi.is_some() { Some(dev.alloc(8 * n)?) } else { None };
         let mut field_d = if field.is_some() { Some(dev.alloc(24 * n)?) } else { None };
-        let run = self.execute_dev(&x, &c, n, Some(&mut phi_d), field_d.as_mut())?;
-        let ph = download_vec::<D, f64>(dev, &phi_d, n)?;
-        let fd = match &field_d {
-            Some(b) => Some(download_vec::<D, f64>(dev, b, 3 * n)?),
-            None => None,
-        };
-        if let Some(o) = phi {
-            o.copy_from_slice(&ph);
+        let run = self.execute_dev(&x, &c, n, phi_d.as_mut(), field_d.as_mut())?;
+        let down = |b: &Option<D::Buf>, len: usize| b.as_ref().map(|b| download_vec::<D, f64>(dev, b, len)).transpose();
+        let (ph, fd) = (down(&phi_d, n)?, down(&field_d, 3 * n)?);
+        if let (Some(o), Some(v)) = (phi, ph) {
+            o.copy_from_slice(&v);
         }
-        if let (Some(o), Some(f)) = (field, fd) {
-            o.copy_from_slice(&f);
+        if let (Some(o), Some(v)) = (field, fd) {
+            o.copy_from_slice(&v);
         }
         Ok(run)
     }
