@@ -39,7 +39,6 @@ would see) unless `--repeat R` asks for the best of R.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -48,125 +47,17 @@ from pathlib import Path
 
 from peer_env import BIN, ROOT, ensure_binary, log
 from peer_env import ensure_venv as _ensure_venv
+from nufft_peers_memory import memory
+from nufft_peers_report import acceptance, efficiencies, fmt_e, fmt_t, print_tables
+from nufft_peers_run import best_of, load_saved, peers_on_saved, rel_l2, run_ours, threads_label
 
 VENV = ROOT / ".venv-peers"
 PACKAGES = ["finufft", "ducc0", "numpy"]
 
 
-# ----------------------------------------------------------------------------- environment
 def ensure_venv():
     """Re-executes this script inside `.venv-peers/` (created with the peers on first use)."""
     _ensure_venv(VENV, PACKAGES, probe="import finufft, ducc0, numpy")
-
-
-def ensure_gnu_time():
-    if Path("/usr/bin/time").exists():
-        return "/usr/bin/time"
-    log("/usr/bin/time is missing: installing the Debian package 'time'")
-    sudo = [] if os.geteuid() == 0 else ["sudo"]
-    subprocess.check_call(sudo + ["apt-get", "install", "-y", "-q", "time"])
-    return "/usr/bin/time"
-
-
-# ----------------------------------------------------------------------------- helpers
-def to_flat(a):
-    """Python-order mode array [k1, k2, k3] (last index fastest) -> our flat layout (x fastest)."""
-    return a.transpose().reshape(-1)
-
-
-def from_flat(v, n):
-    """Our flat mode array (x fastest) -> Python-order [k1, k2, k3], C-contiguous."""
-    import numpy as np
-    return np.ascontiguousarray(v.reshape(tuple(reversed(n))).transpose())
-
-
-def rel_l2(a, b):
-    import numpy as np
-    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
-
-
-def run_ours(ty, dim, n, m, tol, threads, iflag=None, check=100, save=None, prec="f64"):
-    cmd = [str(BIN), "bench", "nufft", "--type", str(ty), "--dim", str(dim), "--modes", ",".join(map(str, n)),
-           "--points", str(m), "--tol", repr(tol), "--threads", str(threads), "--prec", prec,
-           "--check", str(check), "--json"]
-    if iflag is not None:
-        cmd += ["--iflag", str(iflag)]
-    if save is not None:
-        cmd += ["--save", str(save)]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr}")
-    return json.loads(p.stdout.strip().splitlines()[-1])
-
-
-def load_saved(d, dim):
-    import numpy as np
-    coords = [np.load(d / f"{a}.npy") for a in "xyz"[:dim]]
-    return (coords, np.load(d / "input.npy"), np.load(d / "output.npy"),
-            np.load(d / "check_idx.npy").astype(np.int64), np.load(d / "check_exact.npy"))
-
-
-def run_finufft(ty, n, coords, data_py, tol, iflag, threads):
-    """data_py: type 1 strengths (M,), type 2 modes [k1, k2, k3]. Returns (times, output)."""
-    import finufft
-    t0 = time.perf_counter()
-    plan = finufft.Plan(ty, tuple(n), n_trans=1, eps=tol, isign=iflag, dtype=data_py.dtype.name, nthreads=threads)
-    t1 = time.perf_counter()
-    plan.setpts(*coords)
-    t2 = time.perf_counter()
-    out = plan.execute(data_py)
-    t3 = time.perf_counter()
-    return {"plan_s": t1 - t0, "setpts_s": t2 - t1, "exec_s": t3 - t2, "total_s": t3 - t0}, out
-
-
-def run_ducc0(ty, n, coord_md, data_py, tol, iflag, threads):
-    import numpy as np
-    import ducc0
-    m = coord_md.shape[0]
-    if ty == 1:
-        out = np.empty(tuple(n), dtype=data_py.dtype)
-        t0 = time.perf_counter()
-        ducc0.nufft.nu2u(points=data_py, coord=coord_md, forward=iflag < 0, epsilon=tol, nthreads=threads,
-                         out=out, periodicity=2 * np.pi, fft_order=False)
-    else:
-        out = np.empty(m, dtype=data_py.dtype)
-        t0 = time.perf_counter()
-        ducc0.nufft.u2nu(grid=data_py, coord=coord_md, forward=iflag < 0, epsilon=tol, nthreads=threads,
-                         out=out, periodicity=2 * np.pi, fft_order=False)
-    t1 = time.perf_counter()
-    return {"total_s": t1 - t0}, out
-
-
-def ducc0_ok(tol, prec):
-    return tol > (1e-6 if prec == "f32" else 2e-13)   # documented limits of ducc0.nufft
-
-
-def peers_on_saved(ty, dim, n, saved, tol, iflag, threads, prec, repeat=1):
-    """Runs FINUFFT and ducc0 on our saved inputs; returns dict of results."""
-    import numpy as np
-    coords, inp, ours_out, idx, exact = saved
-    data_py = inp if ty == 1 else from_flat(inp, n)
-    res = {}
-    best, out = None, None
-    for _ in range(repeat):
-        t, out = run_finufft(ty, n, coords, data_py, tol, iflag, threads)
-        best = t if best is None or t["total_s"] < best["total_s"] else best
-    flat = to_flat(out) if ty == 1 else out
-    res["finufft"] = dict(best, rel_error=rel_l2(flat[idx], exact) if len(idx) else None,
-                          diff_vs_ours=rel_l2(ours_out, flat))
-    del out, flat
-    if ducc0_ok(tol, prec):
-        coord_md = np.ascontiguousarray(np.stack(coords, axis=1))
-        best = None
-        for _ in range(repeat):
-            t, out = run_ducc0(ty, n, coord_md, data_py, tol, iflag, threads)
-            best = t if best is None or t["total_s"] < best["total_s"] else best
-        flat = to_flat(out) if ty == 1 else out
-        res["ducc0"] = dict(best, rel_error=rel_l2(flat[idx], exact) if len(idx) else None,
-                            diff_vs_ours=rel_l2(ours_out, flat))
-    else:
-        res["ducc0"] = None
-    return res
 
 
 # ----------------------------------------------------------------------------- stages
@@ -203,16 +94,9 @@ def default_cases(quick):
     return [(1, 3, n3, m), (2, 3, n3, m), (1, 2, n2, m), (2, 2, n2, m), (1, 1, n1, m), (2, 1, n1, m)]
 
 
-def fmt_t(x):
-    return "-" if x is None else (f"{x:.3f}" if x >= 0.01 else f"{x:.4f}")
-
-
-def fmt_e(x):
-    return "-" if x is None else f"{x:.1e}"
-
-
-def type3_cases(args):
-    """Type 3: ours (farfield bench nufft --type 3 --save) against FINUFFT's type 3 on the same inputs."""
+def type3_cases(args, threads):
+    """Type 3: ours (farfield bench nufft --type 3 --save) against FINUFFT's type 3 on the same
+    inputs, at every thread count (ours saves its inputs in each run: same seed, same inputs)."""
     import numpy as np
     import finufft
     m = 10**5 if args.quick else 10**6
@@ -224,192 +108,139 @@ def type3_cases(args):
     rows, records = [], []
     for tol in [float(t) for t in args.tol.split(",")]:
         for dim in dims:
-            name = f"{dim}D type 3, M=N={m:.0e}, freqs in [-{n[dim] // 2}, {n[dim] // 2})^{dim}"
-            log(f"{name}, tol {tol:g}: ours ...")
-            with tempfile.TemporaryDirectory(prefix="farfield-peers-", dir=args.tmpdir) as tmp:
-                d = Path(tmp) / "case"
-                cmd = [str(BIN), "bench", "nufft", "--type", "3", "--dim", str(dim), "--modes", str(n[dim]),
-                       "--points", str(m), "--tol", repr(tol), "--threads", str(args.threads), "--prec", args.prec,
-                       "--check", str(args.check), "--json", "--save", str(d)]
-                p = subprocess.run(cmd, capture_output=True, text=True)
-                if p.returncode != 0:
-                    raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr}")
-                log(p.stdout)
-                ours = json.loads(p.stdout.strip().splitlines()[-1])
-                x = [np.load(d / f"{a}.npy") for a in "xyz"[:dim]]
-                s = [np.load(d / f"{a}.npy") for a in "stu"[:dim]]
-                c, our_out = np.load(d / "input.npy"), np.load(d / "output.npy")
-                idx, exact = np.load(d / "check_idx.npy").astype(np.int64), np.load(d / "check_exact.npy")
-            log(f"{name}, tol {tol:g}: finufft ...")
-            best, out = None, None
-            for _ in range(args.repeat):
-                t0 = time.perf_counter()
-                plan = finufft.Plan(3, dim, n_trans=1, eps=tol, isign=ours["iflag"], dtype=c.dtype.name,
-                                    nthreads=args.threads)
-                t1 = time.perf_counter()
-                plan.setpts(*x, *s)
-                t2 = time.perf_counter()
-                out = plan.execute(c)
-                t3 = time.perf_counter()
-                t = {"plan_s": t1 - t0, "setpts_s": t2 - t1, "exec_s": t3 - t2, "total_s": t3 - t0}
-                best = t if best is None or t["total_s"] < best["total_s"] else best
-                del plan
-            f = dict(best, rel_error=rel_l2(out[idx], exact) if len(idx) else None, diff_vs_ours=rel_l2(our_out, out))
-            rows.append(f"| {name} | {tol:g} | {fmt_t(ours['total_s'])} ({fmt_t(ours['setpts_s'])}, "
-                        f"{fmt_t(ours['exec_s'])}) | {fmt_t(f['total_s'])} ({fmt_t(f['setpts_s'])}, {fmt_t(f['exec_s'])}) | "
-                        f"{ours['total_s'] / f['total_s']:.2f} | {ours['exec_s'] / f['exec_s']:.2f} | "
-                        f"{fmt_e(ours['rel_error'])} | {fmt_e(f['rel_error'])} | {fmt_e(f['diff_vs_ours'])} |")
-            records.append({"case": name, "type": 3, "dim": dim, "points": m, "tol": tol, "ours": ours, "finufft": f})
-    print(f"\nType 3: {args.threads} threads, {args.prec}, "
-          f"{'best of ' + str(args.repeat) if args.repeat > 1 else 'single cold run'}; total = plan + setpts + "
-          f"execute (setpts, execute in parentheses); ratios > 1 mean ours is slower; errors relative l2 on "
-          f"{args.check} random targets against the same f64 direct sums\n")
-    print("| case | tol | ours total (setpts, exec) (s) | finufft total (setpts, exec) (s) | ours/finufft | "
+            for th in threads:
+                name = f"{dim}D type 3, M=N={m:.0e}, freqs in [-{n[dim] // 2}, {n[dim] // 2})^{dim}"
+                log(f"{name}, tol {tol:g}, {threads_label(th)} threads: ours ...")
+                with tempfile.TemporaryDirectory(prefix="farfield-peers-", dir=args.tmpdir) as tmp:
+                    d = Path(tmp) / "case"
+                    cmd = [str(BIN), "bench", "nufft", "--type", "3", "--dim", str(dim), "--modes", str(n[dim]),
+                           "--points", str(m), "--tol", repr(tol), "--threads", str(th), "--prec", args.prec,
+                           "--check", str(args.check), "--json", "--save", str(d)]
+                    p = subprocess.run(cmd, capture_output=True, text=True)
+                    if p.returncode != 0:
+                        raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr}")
+                    log(p.stdout)
+                    ours = json.loads(p.stdout.strip().splitlines()[-1])
+                    x = [np.load(d / f"{a}.npy") for a in "xyz"[:dim]]
+                    s = [np.load(d / f"{a}.npy") for a in "stu"[:dim]]
+                    c, our_out = np.load(d / "input.npy"), np.load(d / "output.npy")
+                    idx, exact = np.load(d / "check_idx.npy").astype(np.int64), np.load(d / "check_exact.npy")
+                log(f"{name}, tol {tol:g}, {threads_label(th)} threads: finufft ...")
+                best, out = None, None
+                for _ in range(args.repeat):
+                    t0 = time.perf_counter()
+                    plan = finufft.Plan(3, dim, n_trans=1, eps=tol, isign=ours["iflag"], dtype=c.dtype.name,
+                                        nthreads=th)
+                    t1 = time.perf_counter()
+                    plan.setpts(*x, *s)
+                    t2 = time.perf_counter()
+                    out = plan.execute(c)
+                    t3 = time.perf_counter()
+                    t = {"plan_s": t1 - t0, "setpts_s": t2 - t1, "exec_s": t3 - t2, "total_s": t3 - t0}
+                    best = t if best is None or t["total_s"] < best["total_s"] else best
+                    del plan
+                f = dict(best, rel_error=rel_l2(out[idx], exact) if len(idx) else None,
+                         diff_vs_ours=rel_l2(our_out, out))
+                rows.append(f"| {name} | {tol:g} | {threads_label(th)} | {fmt_t(ours['total_s'])} "
+                            f"({fmt_t(ours['setpts_s'])}, {fmt_t(ours['exec_s'])}) | {fmt_t(f['total_s'])} "
+                            f"({fmt_t(f['setpts_s'])}, {fmt_t(f['exec_s'])}) | {ours['total_s'] / f['total_s']:.2f} | "
+                            f"{ours['exec_s'] / f['exec_s']:.2f} | {fmt_e(ours['rel_error'])} | "
+                            f"{fmt_e(f['rel_error'])} | {fmt_e(f['diff_vs_ours'])} |")
+                records.append({"case": name, "type": 3, "dim": dim, "points": m, "tol": tol, "threads": th,
+                                "ours": ours, "finufft": f})
+    print(f"\nType 3: {args.prec}, {'best of ' + str(args.repeat) if args.repeat > 1 else 'one run'} per library "
+          f"(ours: the first run only); total = plan + setpts + execute (setpts, execute in parentheses); ratios > 1 "
+          f"mean ours is slower; errors relative l2 on {args.check} random targets against the same f64 direct sums\n")
+    print("| case | tol | threads | ours total (setpts, exec) (s) | finufft total (setpts, exec) (s) | ours/finufft | "
           "exec ours/finufft | err ours | err finufft | ours vs finufft |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     return records
 
 
-def timed_cases(args):
+def timed_cases(args, threads):
+    """Types 1 and 2 on the default cases, every tol and thread count; returns the records
+    described in nufft_peers_report.py."""
     cases = default_cases(args.quick)
     if args.cases:
         want = set(args.cases.split(","))
         cases = [c for c in cases if f"{c[1]}d{c[0]}" in want]
-    tols = [float(t) for t in args.tol.split(",")]
-    rows, records = [], []
-    for tol in tols:
+    records = []
+    for tol in [float(t) for t in args.tol.split(",")]:
         for ty, dim, n, m in cases:
             name = f"{dim}D type {ty}, M={m:.0e}, N={'x'.join(map(str, n))}"
-            log(f"{name}, tol {tol:g}: ours ...")
+            runs, saved = {}, None
             with tempfile.TemporaryDirectory(prefix="farfield-peers-", dir=args.tmpdir) as tmp:
                 d = Path(tmp) / "case"
-                ours = run_ours(ty, dim, n, m, tol, args.threads, check=args.check, save=d, prec=args.prec)
-                for _ in range(args.repeat - 1):
-                    again = run_ours(ty, dim, n, m, tol, args.threads, check=0, prec=args.prec)
-                    if again["total_s"] < ours["total_s"]:
-                        ours.update({k: again[k] for k in ("plan_s", "setpts_s", "exec_s", "total_s", "points_per_s")})
-                saved = load_saved(d, dim)
-                iflag = ours["iflag"]
-                log(f"{name}, tol {tol:g}: finufft, ducc0 ...")
-                peers = peers_on_saved(ty, dim, n, saved, tol, iflag, args.threads, args.prec, args.repeat)
+                for t in threads:
+                    log(f"{name}, tol {tol:g}, {threads_label(t)} threads: ours ...")
+                    # the first run of each thread count checks its error against the direct sums
+                    # (the same seed, so the same outputs and exact values every time) and the
+                    # first of all saves the inputs for the peers
+                    first = run_ours(ty, dim, n, m, tol, t, check=args.check, save=d if saved is None else None,
+                                     prec=args.prec)
+                    more = [run_ours(ty, dim, n, m, tol, t, check=0, prec=args.prec) for _ in range(args.repeat - 1)]
+                    ours = dict(best_of([first] + more), rel_error=first["rel_error"], checked=first["checked"])
+                    if saved is None:
+                        saved = load_saved(d, dim)
+                    log(f"{name}, tol {tol:g}, {threads_label(t)} threads: finufft, ducc0 ...")
+                    peers = peers_on_saved(ty, dim, n, saved, tol, first["iflag"], t, args.prec, args.repeat,
+                                           want_params=not args.no_ducc0_params)
+                    runs[t] = {"ours": ours, **peers}
                 del saved
-            f, u = peers["finufft"], peers["ducc0"]
-            r_f = ours["total_s"] / f["total_s"]
-            r_fx = ours["exec_s"] / f["exec_s"]
-            r_u = ours["total_s"] / u["total_s"] if u else None
-            rows.append(f"| {name} | {tol:g} | {fmt_t(ours['total_s'])} | {fmt_t(ours['exec_s'])} | "
-                        f"{fmt_t(f['total_s'])} ({fmt_t(f['exec_s'])}) | {fmt_t(u['total_s']) if u else '-'} | "
-                        f"{r_f:.2f} | {r_fx:.2f} | {'-' if r_u is None else f'{r_u:.2f}'} | "
-                        f"{fmt_e(ours['rel_error'])} | {fmt_e(f['rel_error'])} | {fmt_e(u['rel_error']) if u else '-'} | "
-                        f"{fmt_e(f['diff_vs_ours'])} |")
             records.append({"case": name, "type": ty, "dim": dim, "modes": n, "points": m, "tol": tol,
-                            "ours": ours, "finufft": f, "ducc0": u})
-    print(f"\nTimed cases: {args.threads} threads, {args.prec}, "
-          f"{'best of ' + str(args.repeat) if args.repeat > 1 else 'single cold run'} per library; "
-          f"ours and finufft = plan + setpts + execute (execute alone in parentheses / its own column), "
-          f"ducc0 = one nu2u/u2nu call; ratios > 1 mean ours is slower; errors are relative l2 on "
-          f"{args.check} random outputs against the same f64 direct sums\n")
-    print("| case | tol | ours total (s) | ours exec (s) | finufft total (exec) (s) | ducc0 (s) | ours/finufft | "
-          "exec ours/finufft | ours/ducc0 | err ours | err finufft | err ducc0 | ours vs finufft |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    print("\n".join(rows))
+                            "prec": args.prec, "runs": runs, "efficiency": efficiencies(runs)})
+    print_tables(records, args)
     return records
-
-
-MEM_SCRIPT = r"""
-import sys, numpy as np
-m, n, tol, threads, run = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
-import finufft
-rng = np.random.default_rng(42)
-# fill the arrays in place: no temporaries, so the baseline peak is interpreter + arrays
-x, y, z = (np.empty(m) for _ in range(3))
-for a in (x, y, z):
-    rng.random(out=a); a *= 2 * np.pi; a -= np.pi
-c = np.empty(m, dtype=np.complex128)
-cv = c.view(np.float64); rng.random(out=cv); cv *= 2; cv -= 1
-out = np.zeros((n, n, n), dtype=np.complex128)
-out[...] = 0  # touch the output pages, as the Rust side does
-if run:
-    p = finufft.Plan(1, (n, n, n), eps=tol, isign=1, nthreads=threads)
-    p.setpts(x, y, z)
-    p.execute(c, out=out)
-print(abs(out[0, 0, :4]).sum())
-"""
-
-
-def peak_rss_kb(cmd, time_bin):
-    p = subprocess.run([time_bin, "-v", *cmd], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
-    for line in p.stderr.splitlines():
-        if "Maximum resident set size" in line:
-            return int(line.split(":")[-1])
-    raise RuntimeError("no 'Maximum resident set size' in /usr/bin/time output")
-
-
-def memory(args):
-    time_bin = ensure_gnu_time()
-    m = 10**6 if args.quick else 10**7
-    n = 64 if args.quick else 128
-    tol = 1e-6
-    log(f"peak RSS: 3D type 1, M={m:.0e}, N={n}^3 ...")
-    ours = peak_rss_kb([str(BIN), "bench", "nufft", "--type", "1", "--dim", "3", "--modes", str(n), "--points", str(m),
-                        "--tol", str(tol), "--threads", str(args.threads), "--check", "0"], time_bin)
-    # the binary's own footprint (code, libraries, thread pool) on a trivial case
-    ours_base = peak_rss_kb([str(BIN), "bench", "nufft", "--type", "1", "--dim", "3", "--modes", "2", "--points", "1",
-                             "--threads", str(args.threads), "--check", "0"], time_bin)
-    py = [sys.executable, "-c", MEM_SCRIPT, str(m), str(n), str(tol), str(args.threads)]
-    fin = peak_rss_kb(py + ["1"], time_bin)
-    base = peak_rss_kb(py + ["0"], time_bin)
-    arrays_mb = (3 * 8 * m + 16 * m + 16 * n**3) / 2**20
-    print(f"\nPeak RSS, 3D type 1, M={m:.0e}, N={n}^3, tol {tol:g}, {args.threads} threads "
-          f"(each process holds its own inputs and output: {arrays_mb:.0f} MiB)\n")
-    ours_work = ours / 1024 - ours_base / 1024 - arrays_mb
-    fin_work = (fin - base) / 1024
-    print("| | peak RSS (MiB) | NUFFT working memory (MiB) |")
-    print("|---|---|---|")
-    print(f"| ours (farfield bench nufft) | {ours / 1024:.0f} | {ours_work:.0f} (peak - arrays - trivial run's "
-          f"{ours_base / 1024:.0f}) |")
-    print(f"| finufft (Python) | {fin / 1024:.0f} | {fin_work:.0f} (peak - the same script without the NUFFT) |")
-    print(f"| Python baseline (interpreter, numpy arrays, finufft imported) | {base / 1024:.0f} | |")
-    print(f"\nratio of peaks ours/finufft = {ours / fin:.2f}; ratio of NUFFT working memory ours/finufft = "
-          f"{ours_work / max(fin_work, 1e-9):.2f}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="M = 1e6 and smaller N")
-    ap.add_argument("--tol", default="1e-6", help="comma-separated tolerances (default 1e-6)")
-    ap.add_argument("--threads", type=int, default=2, help="threads for every library (default 2)")
+    ap.add_argument("--tol", default="1e-3,1e-6,1e-9,1e-12", help="comma-separated tolerances (default: all four)")
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts, 0 = all cores (default 1,2)")
     ap.add_argument("--cases", help="subset, e.g. 3d1,3d2,1d2 (dimension d, type)")
     ap.add_argument("--prec", choices=["f64", "f32"], default="f64")
-    ap.add_argument("--repeat", type=int, default=1, help="best of R runs per library (default 1)")
+    ap.add_argument("--repeat", type=int, default=1, help="best of R runs per library, setup included (default 1)")
     ap.add_argument("--check", type=int, default=100, help="outputs checked against direct sums (default 100)")
-    ap.add_argument("--memory", action="store_true", help="peak RSS of the 3D type-1 case, ours vs finufft")
+    ap.add_argument("--memory", action="store_true", help="peak RSS of the 3D type-1 case, ours vs FINUFFT and ducc0")
+    ap.add_argument("--memory-tol", type=float, default=1e-6, help="tolerance of the --memory case (default 1e-6)")
     ap.add_argument("--type3", action="store_true", help="time type 3 against finufft instead of types 1 and 2 "
                     "(M = N = 1e6, or 1e5 with --quick; --cases 3d3,2d3,1d3)")
     ap.add_argument("--no-convention-check", action="store_true")
     ap.add_argument("--no-timed", action="store_true", help="skip the timed cases (e.g. with --memory)")
+    ap.add_argument("--no-ducc0-params", action="store_true",
+                    help="skip the extra untimed ducc0 execute that reads its sigma and kernel width")
     ap.add_argument("--build", action="store_true", help="run cargo build --release -p farfield-cli first")
     ap.add_argument("--json-out", help="also write all results as JSON to this file")
     ap.add_argument("--tmpdir", help="where to put the saved inputs/outputs (default: system temp)")
     args = ap.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    if not threads or min(threads) < 0 or args.repeat < 1:
+        ap.error("--threads needs counts >= 0 (0 = all cores) and --repeat >= 1")
 
     ensure_venv()
     ensure_binary(args.build)
     import numpy, finufft, ducc0
-    print(f"{subprocess.run([str(BIN), '--version'], capture_output=True, text=True).stdout.strip()}, "
-          f"finufft {finufft.__version__}, ducc0 {ducc0.__version__}, numpy {numpy.__version__}, "
-          f"{os.cpu_count()} CPUs, threads {args.threads}, load average {os.getloadavg()[0]:.1f} "
-          f"(timings on a busy machine are noisy; OpenMP codes such as finufft suffer most from oversubscription)")
+    meta = {"farfield": subprocess.run([str(BIN), "--version"], capture_output=True, text=True).stdout.strip(),
+            "finufft": finufft.__version__, "ducc0": ducc0.__version__, "numpy": numpy.__version__,
+            "cpus": os.cpu_count(), "load_average_start": os.getloadavg()[0], "argv": sys.argv[1:],
+            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    print(f"{meta['farfield']}, finufft {finufft.__version__}, ducc0 {ducc0.__version__}, numpy {numpy.__version__}, "
+          f"{meta['cpus']} CPUs, threads {', '.join(map(threads_label, threads))}, load average "
+          f"{meta['load_average_start']:.1f} (timings on a busy machine are noisy; OpenMP codes such as finufft "
+          f"suffer most from oversubscription)")
     if not args.no_convention_check:
-        convention_check(args.threads)
-    records = [] if args.no_timed else (type3_cases(args) if args.type3 else timed_cases(args))
-    if args.memory:
-        memory(args)
+        convention_check(threads[-1])
+    records = [] if args.no_timed else (type3_cases(args, threads) if args.type3 else timed_cases(args, threads))
+    t_mem = 2 if 2 in threads else max(threads)
+    mem = memory(args.quick, t_mem, args.memory_tol) if args.memory else None
+    accept = None if args.type3 else acceptance(records, mem, args)
+    meta["load_average_end"] = os.getloadavg()[0]
+    print(f"\nload average at the end {meta['load_average_end']:.1f}")
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(records, indent=1))
+        Path(args.json_out).write_text(json.dumps({"meta": meta, "cases": records, "memory": mem,
+                                                   "acceptance": accept}, indent=1))
 
 
 if __name__ == "__main__":

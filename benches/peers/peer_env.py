@@ -25,9 +25,14 @@ def log(*a):
 def ensure_venv(venv, packages, probe=None):
     """Re-executes the calling script with `venv`'s interpreter, creating the environment and
     installing `packages` with pip first when `probe` (Python source, default: importing nothing)
-    fails there. Returns only when already running inside `venv`."""
+    fails there. Returns when already running inside `venv`, or inside another virtual
+    environment where `probe` succeeds (e.g. a checkout's worktree run with the main checkout's
+    `.venv-peers/bin/python`)."""
     py = venv / "bin" / "python"
     if Path(sys.prefix).resolve() == venv.resolve():
+        return
+    if probe is not None and sys.prefix != sys.base_prefix and \
+            subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0:
         return
     if not py.exists():
         log(f"creating virtual environment {venv}")
