@@ -3,14 +3,21 @@
 
 Usage (from anywhere; paths are relative to the repository):
 
-    python3 benches/peers/nufft_vs_finufft.py              # the issue's cases, tol 1e-6, 2 threads
-    python3 benches/peers/nufft_vs_finufft.py --quick      # M = 1e6, smaller N
-    python3 benches/peers/nufft_vs_finufft.py --tol 1e-3,1e-6,1e-12 --threads 2
-    python3 benches/peers/nufft_vs_finufft.py --quick --memory   # + peak RSS, 3D type 1
+    python3 benches/peers/nufft_vs_finufft.py                     # issue 14's acceptance run (below)
+    python3 benches/peers/nufft_vs_finufft.py --quick             # M = 1e6, smaller N
+    python3 benches/peers/nufft_vs_finufft.py --quick --threads 1,2 --tol 1e-3,1e-6 --json-out r.json
+    python3 benches/peers/nufft_vs_finufft.py --threads 1,2,0     # + all cores (bigger machines)
+    python3 benches/peers/nufft_vs_finufft.py --repeat 3 --cases 3d1,3d2 --tol 1e-6
+    python3 benches/peers/nufft_vs_finufft.py --quick --memory --no-timed   # peak RSS only
+
+Defaults: the issue's cases 1D N = 1e6, 2D 1000^2, 3D 128^3 with M = 1e7 uniform points
+(`--quick`: 1e5, 320^2, 64^3 with M = 1e6), types 1 and 2, tol 1e-3, 1e-6, 1e-9, 1e-12, f64,
+threads 1 and 2, one run per library, each library's automatic sigma and kernel.
 
 What it does:
 1. Creates the virtual environment `.venv-peers/` at the repository root (git-ignored) with
-   `finufft`, `ducc0` and `numpy` from the package index (pip), and re-runs itself inside it.
+   `finufft`, `ducc0` and `numpy` from the package index (pip), and re-runs itself inside it
+   (or runs as is in another virtual environment that has them).
 2. Builds `target/release/farfield` with cargo if it is missing (or with `--build`).
 3. Convention check: small cases (odd and even N, both signs, 1D-3D, types 1 and 2) through
    all three libraries on identical inputs at tol 1e-12; the outputs must agree to ~1e-10.
@@ -18,22 +25,41 @@ What it does:
    flat array with x fastest; FINUFFT/ducc0 from Python: array [k1, k2, k3], last index
    fastest - the same numbers, transposed), exponent sign +i for iflag >= 0 (ducc0:
    forward = iflag < 0), points in radians with period 2 pi.
-4. Timed cases: `farfield bench nufft ... --json --save DIR` runs ours (plan + setpts +
-   execute, timed inside the process, plus its own direct-sum check on 100 random outputs)
-   and saves its inputs, its output and the check's exact values; FINUFFT (guru interface:
-   finufft.Plan, setpts, execute) and ducc0 (nu2u / u2nu, one call) then run on exactly
-   those inputs, so all three errors are measured against the same direct sums, and the
-   outputs are compared with each other. Array layout conversions (and ducc0's (M, d)
-   coordinate array) are prepared before the clocks start.
-5. Prints a Markdown table; optionally (`--memory`) peak RSS of the 3D type-1 case for ours
-   vs FINUFFT, each in its own process under `/usr/bin/time -v`.
-6. Type 3 (`--type3`, e.g. `--type3 --no-convention-check --cases 3d3 --quick`): `farfield
+4. Timed cases (per case, tol and thread count; `nufft_peers_run.py`): `farfield bench nufft
+   ... --json --save DIR` runs ours in a fresh process (plan + setpts + execute timed inside
+   the process, plus its own direct-sum check on `--check` random outputs) and saves its
+   inputs, output and the check's exact values; FINUFFT (`finufft.Plan` + `setpts` = setup,
+   `execute` = exec) and ducc0 (`ducc0.nufft.plan(nu2u=..., coord=..., grid_shape=...,
+   epsilon=..., nthreads=..., periodicity=2 pi)` = setup, `plan.nu2u` / `plan.u2nu` = exec)
+   then run on exactly those inputs, so all three errors are measured against the same direct
+   sums. Ours: setup = plan_s + setpts_s, exec = exec_s from its JSON. Layout conversions,
+   ducc0's (M, d) coordinate array and the peers' output arrays (touched) are prepared before
+   the clocks start. With `--repeat R` each library's time is the best total of R repetitions,
+   the setup included in every one (ours: R fresh processes, so FFTW planning is never warm;
+   the peers run in this process). Errors: ours from the first run at each thread count (its
+   own direct sums, the same seed and so the same values as the saved ones), the peers' from
+   their last run (repetitions agree up to rounding). ducc0's chosen oversampled grid and
+   kernel support are read from its verbosity report of one extra untimed execute
+   (`--no-ducc0-params` skips it).
+5. Prints (`nufft_peers_report.py`) a Markdown table per case, tol and thread count (our
+   setup + exec = total, FINUFFT total, ducc0 setup + exec = total, ratio ours/ducc0 and
+   ours/FINUFFT, the three errors, sigma and w of ours and ducc0); per library the parallel
+   efficiency from 1 to T threads, t1 / (T tT), separately for setup and exec; and the
+   acceptance lines of issue 14 at 2 threads: max ratio ours/ducc0 <= 1.0, median <= 0.8,
+   every error <= 10 tol (all three libraries), efficiency 1 -> 2 >= 85 % (setup and exec),
+   peak RSS ours/ducc0 <= 1.1 (with `--memory`), and whether the run covers the full set.
+6. `--memory` (`nufft_peers_memory.py`): peak RSS (GNU time -v) of the 3D type-1 case (tol
+   `--memory-tol`, 2 threads) for ours, FINUFFT and ducc0, each in its own process with its
+   own inputs, their baselines, and the ratios ours/ducc0 and ours/FINUFFT.
+7. `--json-out FILE`: {"meta": versions, CPUs, load, arguments; "cases": every case record
+   (times, split, errors, sigma, w, efficiencies); "memory"; "acceptance"}.
+8. Type 3 (`--type3`, e.g. `--type3 --no-convention-check --cases 3d3 --quick`): `farfield
    bench nufft --type 3` (points in [-pi, pi)^d, M target frequencies in [-N/2, N/2)^d) saves
    its inputs, and FINUFFT's type 3 (finufft.Plan(3, dim), setpts(x, y, z, s, t, u), execute)
    runs on them in the same run; both errors against the same direct sums. ducc0 has no type 3.
 
-Timings are single cold runs (plan + setpts + execute once, as a user calling it once
-would see) unless `--repeat R` asks for the best of R.
+Timing on a shared or busy machine is noisy (the load average is printed at the start and
+the end); OpenMP codes (FINUFFT) suffer most from oversubscription.
 """
 
 import argparse
