@@ -81,7 +81,7 @@ def print_tables(records, args):
             o, f, u = r["ours"], r["finufft"], r["ducc0"]
             ducc = f"{fmt_t(u['setup_s'])} + {fmt_t(u['exec_s'])} = {fmt_t(u['total_s'])}" if u else "-"
             r_u = f"{o['total_s'] / u['total_s']:.2f}" if u else "-"
-            print(f"| {rec['case']} | {rec['tol']:g} | {threads_label(t)} | {fmt_t(o['setup_s'])} + "
+            print(f"| {rec['case']} | {fmt_tol(rec['tol'])} | {threads_label(t)} | {fmt_t(o['setup_s'])} + "
                   f"{fmt_t(o['exec_s'])} = {fmt_t(o['total_s'])} | {fmt_t(f['total_s'])} | {ducc} | {r_u} | "
                   f"{o['total_s'] / f['total_s']:.2f} | {fmt_e(o['rel_error'])} / {fmt_e(f['rel_error'])} / "
                   f"{fmt_e(u['rel_error']) if u else '-'} | {sigma_w(o, u)} |")
@@ -97,13 +97,18 @@ def print_tables(records, args):
             if not e:
                 continue
             cells = [f"{fmt_p(e[lib]['setup'])} / {fmt_p(e[lib]['exec'])}" if e[lib] else "-" for lib in LIBS]
-            print(f"| {rec['case']} | {rec['tol']:g} | " + " | ".join(cells) + " |")
+            print(f"| {rec['case']} | {fmt_tol(rec['tol'])} | " + " | ".join(cells) + " |")
 
 
-def acceptance(records, mem, args):
-    """Prints the issue's acceptance lines; returns them as a dict with every number."""
-    threads = sorted({t for rec in records for t in rec["runs"]} or [2], key=threads_count)
-    t_acc = 2 if 2 in threads else threads[-1]
+def fmt_tol(x):
+    """1e-03 -> 1e-3."""
+    return f"{x:.0e}".replace("e-0", "e-").replace("e+0", "e")
+
+
+def acceptance(records, mem, threads):
+    """Prints the issue's acceptance lines (threads: the thread counts asked for); returns them
+    as a dict with every number."""
+    t_acc = 2 if 2 in threads else max(threads, key=threads_count)
     res = {"threads": t_acc}
     lines = []
 
@@ -123,12 +128,14 @@ def acceptance(records, mem, args):
         why.append(f"{len(missing)} of 24 (case, tol) not run at M = 1e7, f64")
     if not (1 in threads and 2 in threads):
         why.append("threads 1 and 2 not both run")
+    if not records:
+        why = ["no timed cases (--no-timed)"]
     lines.append(f"- run covers the acceptance set (M = 1e7; 1D 1e6, 2D 1000^2, 3D 128^3; types 1, 2; tol 1e-3, "
                  f"1e-6, 1e-9, 1e-12; f64; threads 1 and 2): {verdict(full)}" + ("" if full else f" ({'; '.join(why)})"))
 
     # time ratios at t_acc
     ratios = [(rec["runs"][t_acc]["ours"]["total_s"] / rec["runs"][t_acc]["ducc0"]["total_s"],
-               f"{rec['case']}, tol {rec['tol']:g}")
+               f"{rec['case']}, tol {fmt_tol(rec['tol'])}")
               for rec in records if t_acc in rec["runs"] and rec["runs"][t_acc]["ducc0"]]
     if ratios:
         worst = max(ratios)
@@ -141,7 +148,7 @@ def acceptance(records, mem, args):
 
     # errors <= 10 tol, every run of every library
     for lib in LIBS:
-        errs = [(r[lib]["rel_error"] / rec["tol"], f"{rec['case']}, tol {rec['tol']:g}, {threads_label(t)} threads")
+        errs = [(r[lib]["rel_error"] / rec["tol"], f"{rec['case']}, tol {fmt_tol(rec['tol'])}, {threads_label(t)} threads")
                 for rec in records for t, r in rec["runs"].items() if r[lib] and r[lib]["rel_error"] is not None]
         if not errs:
             continue
@@ -154,7 +161,7 @@ def acceptance(records, mem, args):
 
     # parallel efficiency 1 -> 2
     for lib in LIBS:
-        effs = {k: [(rec["efficiency"]["1->2"][lib][k], f"{rec['case']}, tol {rec['tol']:g}") for rec in records
+        effs = {k: [(rec["efficiency"]["1->2"][lib][k], f"{rec['case']}, tol {fmt_tol(rec['tol'])}") for rec in records
                     if "1->2" in rec["efficiency"] and rec["efficiency"]["1->2"][lib]
                     and rec["efficiency"]["1->2"][lib][k] is not None] for k in ("setup", "exec")}
         if not effs["setup"]:

@@ -261,7 +261,7 @@ def main():
     records = [] if args.no_timed else (type3_cases(args, threads) if args.type3 else timed_cases(args, threads))
     t_mem = 2 if 2 in threads else max(threads)
     mem = memory(args.quick, t_mem, args.memory_tol) if args.memory else None
-    accept = None if args.type3 else acceptance(records, mem, args)
+    accept = None if args.type3 else acceptance(records, mem, threads)
     meta["load_average_end"] = os.getloadavg()[0]
     print(f"\nload average at the end {meta['load_average_end']:.1f}")
     if args.json_out:
