@@ -85,10 +85,10 @@ def print_tables(records, args):
                   f"{fmt_t(o['exec_s'])} = {fmt_t(o['total_s'])} | {fmt_t(f['total_s'])} | {ducc} | {r_u} | "
                   f"{o['total_s'] / f['total_s']:.2f} | {fmt_e(o['rel_error'])} / {fmt_e(f['rel_error'])} / "
                   f"{fmt_e(u['rel_error']) if u else '-'} | {sigma_w(o, u)} |")
-    pairs = sorted({p for rec in records for p in rec["efficiency"]}, key=lambda p: threads_count(int(p[3:])))
+    pairs = sorted({p for rec in records for p in rec["efficiency"]}, key=lambda p: (threads_count(int(p[3:])), p == "1->0"))
     for pair in pairs:
         t = int(pair[3:])
-        print(f"\nParallel efficiency from 1 to {threads_label(t)} threads, t1 / ({threads_count(t)} * t{t}), "
+        print(f"\nParallel efficiency from 1 to {threads_label(t)} threads, t1 / ({threads_count(t)} * t{t or 'all'}), "
               f"setup / exec (100% = perfect scaling)\n")
         print("| case | tol | ours setup / exec | FINUFFT setup / exec | ducc0 setup / exec |")
         print("|---|---|---|---|---|")

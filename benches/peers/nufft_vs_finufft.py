@@ -158,7 +158,7 @@ def type3_cases(args, threads):
                     plan = finufft.Plan(3, dim, n_trans=1, eps=tol, isign=ours["iflag"], dtype=c.dtype.name,
                                         nthreads=th)
                     t1 = time.perf_counter()
-                    plan.setpts(*x, *s)
+                    plan.setpts(*x, **dict(zip("stu", s)))  # by name: in 1D/2D s is not the 2nd/3rd
                     t2 = time.perf_counter()
                     out = plan.execute(c)
                     t3 = time.perf_counter()
