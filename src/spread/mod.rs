@@ -23,6 +23,8 @@
 
 mod grad;
 mod inner;
+#[cfg(target_arch = "x86_64")]
+mod inner_avx2;
 pub mod plan;
 pub mod sort;
 
@@ -503,6 +505,62 @@ impl<T: Real> Spreader<T> {
         cs.extend(self.perm[a..b].iter().map(|&j| c[j as usize]));
         let loc = self.local_coords(a, b)?;
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
+        let (lo, bsz) = self.subproblem_box(&g);
+        let mut bx = crate::error::try_filled_vec::<[T; 2]>(bsz[0] * bsz[1] * bsz[2] + BOX_PAD, [T::zero(); 2], "subproblem box")?;
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::has_avx2_fma() {
+            // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
+            unsafe { self.spread_points_avx2(k, &g, &cs, lo, bsz, &mut bx) };
+            self.wrap_add(&bx, lo, bsz, grid);
+            return Ok(());
+        }
+        self.spread_points::<K, false>(k, &g, &cs, lo, bsz, &mut bx);
+        self.wrap_add(&bx, lo, bsz, grid);
+        Ok(())
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+        self.spread_points::<K, true>(k, g, cs, lo, bsz, bx)
+    }
+
+    /// Spreads the points with folded coordinates `g` and strengths `cs` into the box with
+    /// corner `lo` (`FMA`: fused multiply-adds, for the AVX2/FMA clone only).
+    #[inline(always)]
+    fn spread_points<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+        macro_rules! go {
+            ($($n:literal),*) => {
+                match self.w[0] {
+                    $($n => self.spread_points_w::<K, $n, FMA>(k, g, cs, lo, bsz, bx),)*
+                    _ => self.spread_points_w::<K, 0, FMA>(k, g, cs, lo, bsz, bx),
+                }
+            };
+        }
+        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+    }
+
+    /// [`Self::spread_points`] for the width `W` (`W = 0`: any width, runtime loop).
+    #[inline(always)]
+    fn spread_points_w<K: KernelEval<T>, const W: usize, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+        let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
+        let mut i0 = [0isize; 3];
+        let wyz = [self.w[1], self.w[2]];
+        for (q, &cv) in cs.iter().enumerate() {
+            self.point_kernel(k, g, q, &mut ker, &mut i0);
+            let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
+            if W == 0 {
+                inner::spread_dyn(bx, [bsz[0], bsz[1]], l, wyz, &ker, cv, self.w[0]);
+            } else if !(FMA && avx2_row::<T, W>([bsz[0], bsz[1]], l, wyz, &ker, RowOp::Spread(bx, cv))) {
+                inner::spread_w::<T, W, FMA>(bx, [bsz[0], bsz[1]], l, wyz, &ker, cv);
+            }
+        }
+    }
+
+    /// The box of a subproblem whose points have folded coordinates `g`: its corner `lo` (grid
+    /// index of the first point of the box, not wrapped) and sizes `bsz`, covering every grid
+    /// point the kernels of the points touch.
+    fn subproblem_box(&self, g: &[&[T]; 3]) -> ([isize; 3], [usize; 3]) {
         let w = self.w;
         let mut lo = [0isize; 3];
         let mut hi = [0isize; 3];
@@ -512,54 +570,31 @@ impl<T: Real> Spreader<T> {
             lo[d] = (mn - half).ceil().to_isize().unwrap_or(0);
             hi[d] = (mx - half).ceil().to_isize().unwrap_or(0);
         }
-        let bsz = [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]];
-        let mut bx = crate::error::try_filled_vec::<[T; 2]>(bsz[0] * bsz[1] * bsz[2], [T::zero(); 2], "subproblem box")?;
-        #[cfg(target_arch = "x86_64")]
-        if crate::simd::has_avx2_fma() {
-            // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-            unsafe { self.spread_points_avx2(k, &g, &cs, lo, bsz, &mut bx) };
-            self.wrap_add(&bx, lo, bsz, grid);
-            return Ok(());
-        }
-        self.spread_points(k, &g, &cs, lo, bsz, &mut bx);
-        self.wrap_add(&bx, lo, bsz, grid);
-        Ok(())
+        (lo, [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]])
     }
 
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
-        self.spread_points(k, g, cs, lo, bsz, bx)
-    }
-
-    /// Spreads the points with folded coordinates `g` and strengths `cs` into the box with
-    /// corner `lo`.
+    /// Visits a box with corner `lo` and sizes `bsz` laid over the periodic grid as runs that
+    /// are contiguous in both and stay inside one grid row and one lock stripe:
+    /// `f(box index, grid index, run length, stripe)`, in box order.
     #[inline(always)]
-    fn spread_points<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
-        macro_rules! go {
-            ($($n:literal),*) => {
-                match self.w[0] {
-                    $($n => self.spread_points_w::<K, $n>(k, g, cs, lo, bsz, bx),)*
-                    _ => self.spread_points_w::<K, 0>(k, g, cs, lo, bsz, bx),
+    fn for_each_run(&self, lo: [isize; 3], bsz: [usize; 3], mut f: impl FnMut(usize, usize, usize, usize)) {
+        let nf = self.nf;
+        let wrap = |v: isize, n: usize| -> usize { v.rem_euclid(n as isize) as usize };
+        for kz in 0..bsz[2] {
+            let gz = wrap(lo[2] + kz as isize, nf[2]);
+            for jy in 0..bsz[1] {
+                let gy = wrap(lo[1] + jy as isize, nf[1]);
+                let rowbase = nf[0] * (gy + nf[1] * gz);
+                let boxrow = bsz[0] * (jy + bsz[1] * kz);
+                let mut i = 0usize;
+                while i < bsz[0] {
+                    let gx = wrap(lo[0] + i as isize, nf[0]);
+                    let gidx = rowbase + gx;
+                    let stripe = gidx / self.stripe;
+                    let run = (bsz[0] - i).min(nf[0] - gx).min((stripe + 1) * self.stripe - gidx);
+                    f(boxrow + i, gidx, run, stripe);
+                    i += run;
                 }
-            };
-        }
-        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
-    }
-
-    /// [`Self::spread_points`] for the width `W` (`W = 0`: any width, runtime loop).
-    #[inline(always)]
-    fn spread_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
-        let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
-        let mut i0 = [0isize; 3];
-        let wyz = [self.w[1], self.w[2]];
-        for (q, &cv) in cs.iter().enumerate() {
-            self.point_kernel(k, g, q, &mut ker, &mut i0);
-            let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
-            if W == 0 {
-                inner::spread_dyn(bx, [bsz[0], bsz[1]], l, wyz, &ker, cv, self.w[0]);
-            } else {
-                inner::spread_w::<T, W>(bx, [bsz[0], bsz[1]], l, wyz, &ker, cv);
             }
         }
     }
@@ -578,87 +613,77 @@ impl<T: Real> Spreader<T> {
     /// `add(grid value, box value)` is applied under that stripe's lock.
     #[inline(always)]
     pub(super) fn wrap_add_with<S, D>(&self, bx: &[S], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<D>, add: impl Fn(&mut D, &S)) {
-        let nf = self.nf;
-        let wrap = |v: isize, n: usize| -> usize { v.rem_euclid(n as isize) as usize };
-        for kz in 0..bsz[2] {
-            let gz = wrap(lo[2] + kz as isize, nf[2]);
-            for jy in 0..bsz[1] {
-                let gy = wrap(lo[1] + jy as isize, nf[1]);
-                let rowbase = nf[0] * (gy + nf[1] * gz);
-                let src = &bx[bsz[0] * (jy + bsz[1] * kz)..bsz[0] * (jy + 1 + bsz[1] * kz)];
-                let mut i = 0usize;
-                while i < bsz[0] {
-                    let gx = wrap(lo[0] + i as isize, nf[0]);
-                    let gidx = rowbase + gx;
-                    let stripe = gidx / self.stripe;
-                    let run = (bsz[0] - i).min(nf[0] - gx).min((stripe + 1) * self.stripe - gidx);
-                    let _guard = self.locks[stripe].lock().unwrap_or_else(|e| e.into_inner());
-                    // SAFETY: indices gidx..gidx+run are inside the grid and inside one stripe,
-                    // whose lock we hold; no other thread touches them meanwhile.
-                    let dst = unsafe { std::slice::from_raw_parts_mut(grid.0.add(gidx), run) };
-                    for (d, s) in dst.iter_mut().zip(&src[i..i + run]) {
-                        add(d, s);
-                    }
-                    i += run;
-                }
+        self.for_each_run(lo, bsz, |bi, gidx, run, stripe| {
+            let _guard = self.locks[stripe].lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: indices gidx..gidx+run are inside the grid and inside one stripe, whose
+            // lock we hold; no other thread touches them meanwhile.
+            let dst = unsafe { std::slice::from_raw_parts_mut(grid.0.add(gidx), run) };
+            for (d, s) in dst.iter_mut().zip(&bx[bi..bi + run]) {
+                add(d, s);
             }
-        }
+        });
     }
 
     fn interp_with<K: KernelEval<T>>(&self, k: &K, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) -> Result<()> {
         let cp = SyncPtr(c.as_mut_ptr());
         let failed: Mutex<Option<Error>> = Mutex::new(None);
         threads.for_each(self.subprobs.len(), |s| {
-            let (a, b) = self.subprobs[s];
-            let scratch = || -> Result<_> {
-                Ok((crate::error::try_filled_vec(b - a, Complex::new(T::zero(), T::zero()), "subproblem values")?,
-                    self.local_coords(a, b)?))
-            };
-            let (mut out, loc) = match scratch() {
-                Ok(v) => v,
-                Err(e) => {
-                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                    return;
-                }
-            };
-            let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
-            #[cfg(target_arch = "x86_64")]
-            let done = if crate::simd::has_avx2_fma() {
-                // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-                unsafe { self.interp_points_avx2(k, &g, grid, &mut out) };
-                true
-            } else {
-                false
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let done = false;
-            if !done {
-                self.interp_points(k, &g, grid, &mut out);
-            }
             let cp = cp;
-            for (q, v) in out.into_iter().enumerate() {
-                // SAFETY: perm is a permutation and subproblems are disjoint, so each output
-                // index is written once.
-                unsafe { *cp.0.add(self.perm[a + q] as usize) = v };
+            let (a, b) = self.subprobs[s];
+            if let Err(e) = self.interp_subproblem(k, a, b, grid, cp) {
+                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
             }
         });
         failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(()), Err)
     }
 
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn interp_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], grid: &[Complex<T>], out: &mut [Complex<T>]) {
-        self.interp_points(k, g, grid, out)
+    /// Interpolates at sorted points `a..b` (the mirror of [`Self::spread_subproblem`]): the
+    /// grid values of the subproblem's box are copied out with periodic wrap-around, the points
+    /// gather from that cache-resident box with the row loops of spreading, and the values are
+    /// written to the caller's order.
+    fn interp_subproblem<K: KernelEval<T>>(&self, k: &K, a: usize, b: usize, grid: &[Complex<T>], c: SyncPtr<Complex<T>>) -> Result<()> {
+        let loc = self.local_coords(a, b)?;
+        let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
+        let (lo, bsz) = self.subproblem_box(&g);
+        let mut bx = crate::error::try_filled_vec::<[T; 2]>(bsz[0] * bsz[1] * bsz[2] + BOX_PAD, [T::zero(); 2], "subproblem box")?;
+        self.for_each_run(lo, bsz, |bi, gidx, run, _| {
+            for (d, s) in bx[bi..bi + run].iter_mut().zip(&grid[gidx..gidx + run]) {
+                *d = [s.re, s.im];
+            }
+        });
+        let mut out = crate::error::try_vec::<Complex<T>>(b - a, "subproblem values")?;
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::has_avx2_fma() {
+            // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
+            unsafe { self.interp_points_avx2(k, &g, &bx, lo, bsz, &mut out) };
+        } else {
+            self.interp_points::<K, false>(k, &g, &bx, lo, bsz, &mut out);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        self.interp_points::<K, false>(k, &g, &bx, lo, bsz, &mut out);
+        for (q, v) in out.into_iter().enumerate() {
+            // SAFETY: perm is a permutation and subproblems are disjoint, so each output
+            // index is written once.
+            unsafe { *c.0.add(self.perm[a + q] as usize) = v };
+        }
+        Ok(())
     }
 
-    /// Interpolates the grid at the points with folded coordinates `g` into `out`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn interp_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], bsz: [usize; 3], out: &mut Vec<Complex<T>>) {
+        self.interp_points::<K, true>(k, g, bx, lo, bsz, out)
+    }
+
+    /// Interpolates the box with corner `lo` at the points with folded coordinates `g`,
+    /// appending to `out` (`FMA`: fused multiply-adds, for the AVX2/FMA clone only).
     #[inline(always)]
-    fn interp_points<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], grid: &[Complex<T>], out: &mut [Complex<T>]) {
+    fn interp_points<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], bsz: [usize; 3], out: &mut Vec<Complex<T>>) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.interp_points_w::<K, $n>(k, g, grid, out),)*
-                    _ => self.interp_points_w::<K, 0>(k, g, grid, out),
+                    $($n => self.interp_points_w::<K, $n, FMA>(k, g, bx, lo, bsz, out),)*
+                    _ => self.interp_points_w::<K, 0, FMA>(k, g, bx, lo, bsz, out),
                 }
             };
         }
@@ -667,54 +692,86 @@ impl<T: Real> Spreader<T> {
 
     /// [`Self::interp_points`] for the width `W` (`W = 0`: any width, runtime loop).
     #[inline(always)]
-    fn interp_points_w<K: KernelEval<T>, const W: usize>(&self, k: &K, g: &[&[T]; 3], grid: &[Complex<T>], out: &mut [Complex<T>]) {
-        let nf = self.nf;
-        let w = self.w;
-        let wyz = [w[1], w[2]];
+    fn interp_points_w<K: KernelEval<T>, const W: usize, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], bsz: [usize; 3],
+                                                                       out: &mut Vec<Complex<T>>) {
         let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
         let mut i0 = [0isize; 3];
-        let mut rows = [0usize; MAX_WIDTH * MAX_WIDTH];
-        let mut wrapped: Vec<Complex<T>> = vec![Complex::new(T::zero(), T::zero()); w[0] * w[1] * w[2]];
-        let nrows = w[1] * w[2];
-        for (q, o) in out.iter_mut().enumerate() {
+        let wyz = [self.w[1], self.w[2]];
+        let n = g[0].len();
+        for q in 0..n {
             self.point_kernel(k, g, q, &mut ker, &mut i0);
-            let contiguous = i0[0] >= 0 && i0[0] as usize + w[0] <= nf[0];
-            // wrapped row indices, advanced by increments (no division per row)
-            let mut gz = i0[2].rem_euclid(nf[2] as isize) as usize;
-            let gy0 = i0[1].rem_euclid(nf[1] as isize) as usize;
-            for kz in 0..w[2] {
-                let mut gy = gy0;
-                for jy in 0..w[1] {
-                    let r = jy + w[1] * kz;
-                    let rowbase = nf[0] * (gy + nf[1] * gz);
-                    if contiguous {
-                        rows[r] = rowbase + i0[0] as usize;
-                    } else {
-                        // a point near the x edge: gather its wrapped row into scratch
-                        for dx in 0..w[0] {
-                            let gx = (i0[0] + dx as isize).rem_euclid(nf[0] as isize) as usize;
-                            wrapped[r * w[0] + dx] = grid[rowbase + gx];
-                        }
-                        rows[r] = r * w[0];
-                    }
-                    gy += 1;
-                    if gy == nf[1] {
-                        gy = 0;
-                    }
-                }
-                gz += 1;
-                if gz == nf[2] {
-                    gz = 0;
-                }
-            }
-            let src: &[Complex<T>] = if contiguous { grid } else { &wrapped };
-            *o = if W == 0 {
-                inner::interp_dyn(src, &rows[..nrows], wyz, &ker, w[0])
+            let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
+            out.push(if W == 0 {
+                inner::interp_dyn(bx, [bsz[0], bsz[1]], l, wyz, &ker, self.w[0])
             } else {
-                inner::interp_w::<T, W>(src, &rows[..nrows], wyz, &ker)
-            };
+                let mut v = Complex::new(T::zero(), T::zero());
+                // the AVX2 rows need the box's padding, which these boxes have
+                if !(FMA && avx2_row::<T, W>([bsz[0], bsz[1]], l, wyz, &ker, RowOp::Interp(bx, &mut v))) {
+                    v = inner::interp_w::<T, W, FMA>(bx, [bsz[0], bsz[1]], l, wyz, &ker);
+                }
+                v
+            });
         }
     }
+}
+
+/// Complex entries past the last row of every subproblem box ([`inner_avx2::BOX_PAD`]: the
+/// AVX2 row loops read whole vectors).
+#[cfg(target_arch = "x86_64")]
+const BOX_PAD: usize = inner_avx2::BOX_PAD;
+#[cfg(not(target_arch = "x86_64"))]
+const BOX_PAD: usize = 0;
+
+/// One point's row operation for [`avx2_row`], with its box.
+enum RowOp<'a, T: Real> {
+    /// Spread this strength into the box.
+    Spread(&'a mut [[T; 2]], Complex<T>),
+    /// Interpolate the box into this value.
+    Interp(&'a [[T; 2]], &'a mut Complex<T>),
+}
+
+/// Runs `op` with the AVX2/FMA row loops of [`inner_avx2`] when `T` is `f64` or `f32` and
+/// `W ≤ 16`; returns false (nothing done) otherwise. Called only from the AVX2/FMA clones
+/// (`FMA = true`), where the intrinsics are inlined; `bx` must have [`BOX_PAD`] entries past
+/// its last row.
+#[inline(always)]
+fn avx2_row<T: Real, const W: usize>(s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &inner::PointKernel<T>, op: RowOp<'_, T>) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::any::TypeId;
+        if W > 16 {
+            return false;
+        }
+        macro_rules! run {
+            ($t:ty, $spread:ident, $interp:ident) => {{
+                // SAFETY: T is $t (TypeId above); the caller runs inside an AVX2/FMA clone and
+                // the box has BOX_PAD entries past its rows.
+                unsafe {
+                    let ker = &*(ker as *const inner::PointKernel<T> as *const inner::PointKernel<$t>);
+                    match op {
+                        RowOp::Spread(bx, c) => {
+                            let bx = &mut *(bx as *mut [[T; 2]] as *mut [[$t; 2]]);
+                            inner_avx2::$spread::<W>(bx, s, l, wyz, ker, Complex::new(c.re.to_f64v() as $t, c.im.to_f64v() as $t))
+                        }
+                        RowOp::Interp(bx, v) => {
+                            let bx = &*(bx as *const [[T; 2]] as *const [[$t; 2]]);
+                            let r = inner_avx2::$interp::<W>(bx, s, l, wyz, ker);
+                            *v = Complex::new(T::of(r.re as f64), T::of(r.im as f64));
+                        }
+                    }
+                }
+                return true;
+            }};
+        }
+        if TypeId::of::<T>() == TypeId::of::<f64>() {
+            run!(f64, spread_f64, interp_f64);
+        }
+        if TypeId::of::<T>() == TypeId::of::<f32>() {
+            run!(f32, spread_f32, interp_f32);
+        }
+    }
+    let _ = (s, l, wyz, ker, op);
+    false
 }
 
 /// 2π as a double-double: `TWO_PI_HI + TWO_PI_LO` equals 2π to about 1e-32.
