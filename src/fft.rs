@@ -71,6 +71,19 @@ pub fn planner_lock() -> MutexGuard<'static, ()> {
     PLANNER_LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// One dimension of an FFTW guru plan (`fftw_iodim64`): length `n` and the input and output
+/// strides `is`, `os` in elements.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoDim {
+    /// Length.
+    pub n: isize,
+    /// Input stride (elements).
+    pub is: isize,
+    /// Output stride (elements).
+    pub os: isize,
+}
+
 /// Raw FFTW entry points of one precision. Implemented for `f32` (`fftwf_*`) and `f64`
 /// (`fftw_*`); not meant to be used outside this module.
 #[doc(hidden)]
@@ -92,6 +105,10 @@ pub trait FftwPrecision: Sized + Copy {
         idist: c_int, output: *mut Self, odist: c_int, flags: c_uint,
     ) -> *mut c_void;
     #[doc(hidden)]
+    unsafe fn plan_guru_dft(rank: c_int, dims: *const IoDim, howmany_rank: c_int, howmany: *const IoDim,
+                            input: *mut num_complex::Complex<Self>, output: *mut num_complex::Complex<Self>,
+                            sign: c_int, flags: c_uint) -> *mut c_void;
+    #[doc(hidden)]
     unsafe fn plan_dct1(rank: c_int, n: *const c_int, input: *mut Self, output: *mut Self, flags: c_uint) -> *mut c_void;
     #[doc(hidden)]
     unsafe fn exec_dft(p: *mut c_void, i: *mut num_complex::Complex<Self>, o: *mut num_complex::Complex<Self>);
@@ -108,7 +125,7 @@ pub trait FftwPrecision: Sized + Copy {
 }
 
 macro_rules! impl_fftw {
-    ($t:ty, $c:ty, $plan:ty, $many:ident, $r2c:ident, $c2r:ident, $r2r:ident, $ex:ident, $exr2c:ident,
+    ($t:ty, $c:ty, $plan:ty, $many:ident, $guru:ident, $r2c:ident, $c2r:ident, $r2r:ident, $ex:ident, $exr2c:ident,
      $exc2r:ident, $exr2r:ident, $destroy:ident, $nth:ident, $kind:path) => {
         impl FftwPrecision for $t {
             unsafe fn plan_many_dft(rank: c_int, n: *const c_int, howmany: c_int, input: *mut $c,
@@ -126,6 +143,11 @@ macro_rules! impl_fftw {
                 fftw_sys::$c2r(rank, n, howmany, input, std::ptr::null(), 1, idist, output,
                     std::ptr::null(), 1, odist, flags) as *mut c_void
             }
+            unsafe fn plan_guru_dft(rank: c_int, dims: *const IoDim, howmany_rank: c_int, howmany: *const IoDim,
+                                    input: *mut $c, output: *mut $c, sign: c_int, flags: c_uint) -> *mut c_void {
+                // IoDim has the layout of fftw_iodim64 / fftwf_iodim64 (three ptrdiff_t)
+                fftw_sys::$guru(rank, dims as *const _, howmany_rank, howmany as *const _, input, output, sign, flags) as *mut c_void
+            }
             unsafe fn plan_dct1(rank: c_int, n: *const c_int, input: *mut $t, output: *mut $t, flags: c_uint) -> *mut c_void {
                 // fftw 0.8's R2RPlan passes a single kind for rank > 1 (docs/design.md §7.2): call
                 // the planner directly with one kind per dimension.
@@ -142,11 +164,11 @@ macro_rules! impl_fftw {
     };
 }
 
-impl_fftw!(f64, Complex64, fftw_sys::fftw_plan, fftw_plan_many_dft, fftw_plan_many_dft_r2c,
+impl_fftw!(f64, Complex64, fftw_sys::fftw_plan, fftw_plan_many_dft, fftw_plan_guru64_dft, fftw_plan_many_dft_r2c,
     fftw_plan_many_dft_c2r, fftw_plan_r2r, fftw_execute_dft, fftw_execute_dft_r2c,
     fftw_execute_dft_c2r, fftw_execute_r2r, fftw_destroy_plan, fftw_plan_with_nthreads,
     fftw_sys::fftw_r2r_kind::FFTW_REDFT00);
-impl_fftw!(f32, Complex32, fftw_sys::fftwf_plan, fftwf_plan_many_dft, fftwf_plan_many_dft_r2c,
+impl_fftw!(f32, Complex32, fftw_sys::fftwf_plan, fftwf_plan_many_dft, fftwf_plan_guru64_dft, fftwf_plan_many_dft_r2c,
     fftwf_plan_many_dft_c2r, fftwf_plan_r2r, fftwf_execute_dft, fftwf_execute_dft_r2c,
     fftwf_execute_dft_c2r, fftwf_execute_r2r, fftwf_destroy_plan, fftwf_plan_with_nthreads,
     fftw_sys::fftwf_r2r_kind::FFTW_REDFT00);
@@ -237,6 +259,8 @@ pub struct FftPlan<T: FftwPrecision> {
     dims: Vec<usize>,
     howmany: usize,
     in_place: bool,
+    /// Offset (elements) of the planned array in the buffer (guru plans; 0 otherwise).
+    offset: usize,
     _t: std::marker::PhantomData<T>,
 }
 
@@ -305,7 +329,7 @@ impl<T: FftwPrecision> FftPlan<T> {
         if raw.is_null() {
             return Err(Error::Fft(format!("FFTW returned no plan for {kind:?} of size {dims:?} x {howmany}")));
         }
-        Ok(FftPlan { raw, kind, dims: dims.to_vec(), howmany, in_place, _t: std::marker::PhantomData })
+        Ok(FftPlan { raw, kind, dims: dims.to_vec(), howmany, in_place, offset: 0, _t: std::marker::PhantomData })
     }
 
     /// Plans `howmany` complex transforms of size `dims` (x fastest) stored one after the other
@@ -328,6 +352,37 @@ impl<T: FftwPrecision> FftPlan<T> {
                              buf.as_mut_ptr(), dist, sign.fftw(), flags)
         };
         Self::finish(raw, FftKind::C2c(sign), dims, howmany, true)
+    }
+
+    /// Plans an in-place complex transform of the elements of `buf` starting at `offset`, in
+    /// FFTW's guru form: the transform dimensions `dims` and the loop dimensions `howmany`
+    /// (lengths and strides in elements, rank ≤ 3 each), e.g. the 1D transforms along y of
+    /// some x-columns of a 3D grid. Every element addressed must lie inside `buf` (checked).
+    /// Execute with [`FftPlan::execute_c2c`] on the same buffer; [`FftPlan::dims`] reports
+    /// `[buf.len()]`. Errors: [`Error::InvalidArg`] (an element outside `buf`, a rank above
+    /// 3), [`Error::Fft`].
+    pub fn c2c_guru_inplace(dims: &[IoDim], howmany: &[IoDim], offset: usize, sign: Sign,
+                            buf: &mut AlignedVec<num_complex::Complex<T>>, flags: u32, nthreads: usize) -> Result<Self> {
+        if dims.len() > 3 || howmany.len() > 3 {
+            return Err(Error::InvalidArg(format!("guru plan of rank {} with {} loops", dims.len(), howmany.len())));
+        }
+        // the farthest element addressed, with nonnegative strides
+        let far = dims.iter().chain(howmany).try_fold(offset as isize, |a, d| {
+            (d.n >= 1 && d.is >= 0 && d.os == d.is).then_some(a + (d.n - 1) * d.is)
+        });
+        if far.map_or(true, |f| f as usize >= buf.len()) {
+            return Err(Error::InvalidArg(format!("guru plan {dims:?} x {howmany:?} at offset {offset} outside a buffer of {}", buf.len())));
+        }
+        let _g = planner_lock();
+        // SAFETY: every element addressed lies inside buf (checked above); lock held.
+        let raw = unsafe {
+            T::set_nthreads(nthreads.max(1) as c_int);
+            let p = buf.as_mut_ptr().add(offset);
+            T::plan_guru_dft(dims.len() as c_int, dims.as_ptr(), howmany.len() as c_int, howmany.as_ptr(), p, p, sign.fftw(), flags)
+        };
+        let mut plan = Self::finish(raw, FftKind::C2c(sign), &[buf.len()], 1, true)?;
+        plan.offset = offset;
+        Ok(plan)
     }
 
     /// Plans one out-of-place real-to-complex transform of the real grid `dims` (x fastest).
@@ -403,8 +458,12 @@ impl<T: FftwPrecision> FftPlan<T> {
     pub fn execute_c2c(&self, buf: &mut AlignedVec<num_complex::Complex<T>>) {
         assert!(matches!(self.kind, FftKind::C2c(_)) && self.in_place);
         assert_eq!(buf.len(), self.dims.iter().product::<usize>() * self.howmany);
-        // SAFETY: plan made for this size; AlignedVec buffers share one alignment (64 bytes).
-        unsafe { T::exec_dft(self.raw, buf.as_mut_ptr(), buf.as_mut_ptr()) }
+        // SAFETY: plan made for this size and offset; AlignedVec buffers share one alignment
+        // (64 bytes), so the offset array has the alignment it was planned with.
+        unsafe {
+            let p = buf.as_mut_ptr().add(self.offset);
+            T::exec_dft(self.raw, p, p)
+        }
     }
 
     /// Executes an r2c plan.

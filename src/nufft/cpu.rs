@@ -7,7 +7,8 @@ use super::exec::{NufftExec, Points, Timings};
 use super::options::{NufftInfo, NufftOpts};
 use super::params::NufftParams;
 use crate::error::Result;
-use crate::fft::{AlignedVec, FftPlan, Sign};
+use super::fine_fft::FineFft;
+use crate::fft::{AlignedVec, Sign};
 use crate::kernel::Kernel;
 use crate::real::Real;
 use crate::spread::{SpreadOpts, Spreader};
@@ -23,7 +24,7 @@ pub struct CpuNufft<T: Real> {
     modes: ModeMap<T>,
     spreader: Spreader<T>,
     fw: AlignedVec<Complex<T>>,
-    fft: FftPlan<T>,
+    fft: FineFft<T>,
     threads: Threads,
     timings: Timings,
 }
@@ -44,7 +45,7 @@ impl<T: Real> CpuNufft<T> {
         let spreader = Spreader::new(dim, &nf[..dim], &params.kernel, SpreadOpts { max_subprob_size: opts.spread_max_subprob_size })?;
         let modes = ModeMap::new(&params)?;
         let sign = if params.sign > 0 { Sign::from_iflag(1) } else { Sign::from_iflag(-1) };
-        let fft = FftPlan::c2c_inplace(&nf[..dim], 1, sign, &mut fw, opts.fftw, threads.count())?;
+        let fft = FineFft::new(params.ty, dim, params.n, nf, sign, &mut fw, opts.fftw, threads.count())?;
         let info = NufftInfo::from_params(&params, threads.count());
         if opts.debug > 0 {
             eprintln!("[farfield nufft{}] {}", if T::NAME == "f32" { "f" } else { "" }, params.describe(threads.count()));
@@ -105,7 +106,7 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
                 let t1 = Instant::now();
                 self.spreader.try_spread(ct, &mut self.fw, &self.threads)?;
                 let t2 = Instant::now();
-                self.fft.execute_c2c(&mut self.fw);
+                self.fft.execute(&mut self.fw);
                 let t3 = Instant::now();
                 self.modes.fine_to_modes(&self.fw, ft, &self.threads);
                 tm.deconv_s += t3.elapsed().as_secs_f64();
@@ -113,10 +114,13 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
                 tm.fft_s += (t3 - t2).as_secs_f64();
             } else {
                 let t0 = Instant::now();
-                self.fw.zero();
+                // zero the fine grid in parallel (about a megabyte per task), then place the modes
+                let nf = self.params.nf;
+                let stripe = (1 << 16).max(nf[0] * if self.params.dim == 3 { nf[1] } else { 1 });
+                self.threads.chunks(&mut self.fw, stripe, |_, r| r.fill(Complex::new(T::zero(), T::zero())));
                 self.modes.modes_to_fine(ft, &mut self.fw, &self.threads);
                 let t1 = Instant::now();
-                self.fft.execute_c2c(&mut self.fw);
+                self.fft.execute(&mut self.fw);
                 let t2 = Instant::now();
                 self.spreader.try_interp(&self.fw, ct, &self.threads)?;
                 tm.deconv_s += (t1 - t0).as_secs_f64();

@@ -21,7 +21,7 @@
 //! ([`crate::Error::Alloc`]).
 //!
 //! Steps: spread with kernel ψ onto the upsampled grid `nf = σN` ([`crate::spread`]), FFT
-//! ([`crate::fft`]), deconvolve by `1/ψ̂(k)` ([`deconv`]) — and the reverse for type 2.
+//! pruned to the modes ([`fine_fft`]), deconvolve by `1/ψ̂(k)` ([`deconv`]) — and the reverse for type 2.
 
 //!
 //! Layout: [`params`] chooses σ, kernel, fine grid and deconvolution factors for every backend
@@ -33,6 +33,7 @@
 pub mod cpu;
 pub mod deconv;
 pub mod exec;
+pub mod fine_fft;
 pub mod options;
 pub mod params;
 pub mod plan;
