@@ -546,6 +546,44 @@ pub fn next_smooth_even_checked(n: usize) -> Option<usize> {
     best
 }
 
+/// Smallest even integer `≥ n` whose prime factors are only 2, 3, 5 and 7: the NUFFT's fine-grid
+/// sizes (`nufft::params::fine_grid`; FFTW and cuFFT have codelets for these radices, and the
+/// denser set of sizes lets σ follow the cost model; other users keep [`next_smooth_even`]).
+/// `None` when the result would not fit in `usize`. Cost O(log³ n).
+pub fn next_fft_size(n: usize) -> Option<usize> {
+    let n = n.max(2);
+    let mut best: Option<usize> = None;
+    // odd part q = 3^b 5^c 7^e; the result is 2^a q with a ≥ 1
+    let mut p7: usize = 1;
+    loop {
+        let mut p3 = p7;
+        loop {
+            let mut q = p3;
+            loop {
+                let need = n.div_ceil(q).max(2);
+                if let Some(m) = need.checked_next_power_of_two().and_then(|p| p.checked_mul(q)) {
+                    if best.map_or(true, |b| m < b) {
+                        best = Some(m);
+                    }
+                }
+                match q.checked_mul(5) {
+                    Some(v) if v / 5 < n => q = v,
+                    _ => break,
+                }
+            }
+            match p3.checked_mul(3) {
+                Some(v) if v / 3 < n => p3 = v,
+                _ => break,
+            }
+        }
+        match p7.checked_mul(7) {
+            Some(v) if v / 7 < n => p7 = v,
+            _ => break,
+        }
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -646,6 +684,17 @@ mod tests {
         assert_eq!(next_smooth_even(250), 250);
         assert_eq!(next_smooth_even(251), 256);
         assert_eq!(next_smooth_even(1250), 1250);
+        // 7-smooth NUFFT sizes: 196 = 2²·7², 2058 = 2·3·7³; odd or 11-factor sizes are skipped
+        assert_eq!(next_fft_size(195), Some(196));
+        assert_eq!(next_fft_size(2051), Some(2058));
+        assert_eq!(next_fft_size(1), Some(2));
+        assert_eq!(next_fft_size(21), Some(24));
+        assert_eq!(next_fft_size(usize::MAX), None);
+        let smooth7 = |mut m: usize| { for p in [2, 3, 5, 7] { while m % p == 0 { m /= p; } } m == 1 };
+        for n in 1..3000 {
+            let want = (n.max(2)..).find(|&m| m % 2 == 0 && smooth7(m)).unwrap();
+            assert_eq!(next_fft_size(n), Some(want), "n = {n}");
+        }
         // the enumeration agrees with a scan of every even candidate
         let scan = |n: usize| -> usize {
             let mut m = n.max(2) + n.max(2) % 2;

@@ -19,6 +19,22 @@ use super::{KernelEval, MAX_WIDTH};
 use crate::real::Real;
 use num_complex::Complex64;
 
+#[path = "es_table.rs"]
+pub mod table;
+
+/// The factor from the model error [`aliasing_error`] (max over ξ of the per-frequency RMS
+/// aliasing error) to the measured relative l2 error of a NUFFT of types 1 and 2 in dimension
+/// `dim` (1–3; others are treated as 3), calibrated so that the measured errors stay below the
+/// estimate (`farfield bench nufft --check 100`, M = 10⁶ uniform points, tol 1e-3 … 1e-12,
+/// σ from 1.2 to 2.5; the runs and their ratios are in docs/design.md §9.1).
+pub fn safety_factor(dim: usize) -> f64 {
+    match dim {
+        0 | 1 => 1.0,
+        2 => 1.5,
+        _ => 2.0,
+    }
+}
+
 /// Largest ES width (the width for ε ≈ 1e-15 at σ = 2).
 pub const MAX_ES_WIDTH: usize = 16;
 
@@ -34,34 +50,56 @@ pub struct EsParams {
 }
 
 impl EsParams {
-    /// Parameters for tolerance `tol` and upsampling factor `sigma` (see module docs).
+    /// Parameters for tolerance `tol` and upsampling factor `sigma` in one dimension:
+    /// [`EsParams::for_tolerance_dim`] with `dim = 1`.
     pub fn for_tolerance(tol: f64, sigma: f64) -> EsParams {
-        let w = if (sigma - 2.0).abs() < 1e-12 {
-            (10.0 / tol).log10().ceil()
-        } else {
-            (-tol.ln() / (std::f64::consts::PI * (1.0 - 1.0 / sigma).sqrt())).ceil()
-        };
-        let w = (w.max(2.0) as usize).min(MAX_ES_WIDTH);
-        let beta_over_w = if (sigma - 2.0).abs() < 1e-12 {
-            match w {
-                2 => 2.20,
-                3 => 2.26,
-                4 => 2.38,
-                _ => 2.30,
-            }
-        } else {
-            0.97 * std::f64::consts::PI * (1.0 - 1.0 / (2.0 * sigma))
-        };
-        EsParams { w, beta: beta_over_w * w as f64, tol }
+        Self::for_tolerance_dim(tol, sigma, 1)
     }
 
-    /// The error estimate behind the width rule for σ ≠ 2: `ε ≈ exp(−π w √(1 − 1/σ))`
-    /// (at σ = 2 the rule `w = ⌈log10(10/ε)⌉` is slightly more generous: 1e-15 at w = 16).
-    pub fn error_estimate(w: usize, sigma: f64) -> f64 {
-        if (sigma - 2.0).abs() < 1e-12 {
-            return 10f64.powi(1 - w as i32);
+    /// Parameters for tolerance `tol` (relative l2 error of a NUFFT in dimension `dim`, 1–3)
+    /// and upsampling factor `sigma > 1`: the smallest width `w ∈ 2 … 16` whose estimate
+    /// [`EsParams::error_estimate_dim`] is ≤ `tol` (16 if none is), with the β of the table
+    /// [`table::ES_TABLE`] at that width (interpolated in σ, [`table_lookup`]); for σ < 1.2,
+    /// below the table, β = 0.97π(1 − 1/(2σ))·w (Barnett et al. 2019 §4).
+    pub fn for_tolerance_dim(tol: f64, sigma: f64, dim: usize) -> EsParams {
+        let mut w = MAX_ES_WIDTH;
+        for cand in TABLE_W0..=MAX_ES_WIDTH {
+            if Self::error_estimate_dim(cand, sigma, dim) <= tol {
+                w = cand;
+                break;
+            }
         }
-        (-std::f64::consts::PI * w as f64 * (1.0 - 1.0 / sigma).sqrt()).exp()
+        EsParams { w, beta: Self::beta_for(w, sigma), tol }
+    }
+
+    /// β for width `w` at factor `sigma`: the table's fitted value ([`table_lookup`]) for
+    /// σ ≥ 1.2, `0.97π(1 − 1/(2σ))·w` below.
+    pub fn beta_for(w: usize, sigma: f64) -> f64 {
+        if sigma < TABLE_SIGMA0 {
+            0.97 * std::f64::consts::PI * (1.0 - 1.0 / (2.0 * sigma)) * w as f64
+        } else {
+            table_lookup(w, sigma).0
+        }
+    }
+
+    /// The estimated relative l2 error of a one-dimensional NUFFT with width `w` at factor
+    /// `sigma`: [`EsParams::error_estimate_dim`] with `dim = 1`.
+    pub fn error_estimate(w: usize, sigma: f64) -> f64 {
+        Self::error_estimate_dim(w, sigma, 1)
+    }
+
+    /// The estimated relative l2 error of a NUFFT (types 1 and 2) in dimension `dim` with the
+    /// kernel of width `w` and the table's β at factor `sigma`: [`safety_factor`]`(dim)` times
+    /// the model error [`aliasing_error`] from the table (σ ≥ 1.2, [`table_lookup`]), or
+    /// times `exp(−π w √(1 − 1/σ))` (Barnett et al. 2019 §4) for σ < 1.2; at least
+    /// `safety_factor(dim)·`[`ALIAS_FLOOR`].
+    pub fn error_estimate_dim(w: usize, sigma: f64, dim: usize) -> f64 {
+        let e = if sigma < TABLE_SIGMA0 {
+            (-std::f64::consts::PI * w as f64 * (1.0 - 1.0 / sigma).sqrt()).exp()
+        } else {
+            table_lookup(w, sigma).1
+        };
+        safety_factor(dim) * e.max(ALIAS_FLOOR)
     }
 
     /// `φ(z) = exp(β(√(1 − z²) − 1))` for the normalised argument `z ∈ [−1, 1]`, else 0.
@@ -251,9 +289,274 @@ impl<T: Real> KernelEval<T> for EsHorner<T> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Aliasing-error model and the fitted (w, σ) → β table
+// ---------------------------------------------------------------------------------------------
+
+/// Samples of ξ on `[0, 1/(2σ)]` in [`aliasing_error`] (ends included).
+pub const ALIAS_XI_SAMPLES: usize = 33;
+/// Aliases `m = −K … K` (m ≠ 0) summed in [`aliasing_error`]; the sum's truncation changes the
+/// error by less than 1e-3 of itself (test `kernel::es::tests::alias_sum_converges`).
+pub const ALIAS_TERMS: usize = 16;
+/// Nodes per panel of the composite Gauss–Legendre rule of the error model.
+const ALIAS_PANEL_NODES: usize = 24;
+/// Smallest error the model resolves: below it, the rounding of the quadrature (sums of terms of
+/// size ψ̂(0) that cancel to ψ̂(ξ+m)) dominates; tabulated errors are clamped to it.
+pub const ALIAS_FLOOR: f64 = 1e-15;
+
+/// The ES kernel's aliasing error at one (w, σ) as a function of β: the quadrature of
+/// `ψ̂(η) = (w/2)∫_{−1}^{1} φ(z) cos(π η w z) dz` at every `η = ξ + m` of the model, with
+/// `z = sin θ` (which removes the square-root singularity of φ at `|z| = 1`, so the integrand
+/// is analytic in θ), written as a matrix `ψ̂(η_r) = Σ_i C[r][i]·e^{β(cos θ_i − 1)}` that does
+/// not depend on β. Nodes: composite Gauss–Legendre, [`ALIAS_PANEL_NODES`] per panel, the panel
+/// count growing with the largest phase `π w (K + ½)`.
+pub struct AliasModel {
+    /// `cos θ_i − 1` at the nodes.
+    cm1: Vec<f64>,
+    /// Rows `r = j·(2K + 1) + (m + K)` (ξ sample j, alias m), each of `cm1.len()` entries.
+    c: Vec<f64>,
+    nxi: usize,
+    k: usize,
+}
+
+impl AliasModel {
+    /// The model for width `w`, factor `sigma`, `nxi` samples of ξ and aliases `|m| ≤ k`.
+    /// Cost O(nxi·k²·w) cosines.
+    pub fn new(w: usize, sigma: f64, nxi: usize, k: usize) -> AliasModel {
+        let amax = std::f64::consts::PI * w as f64 * (k as f64 + 0.5);
+        let panels = (0.05 * amax) as usize + 2;
+        let mut th = Vec::new();
+        let mut wt = Vec::new();
+        let h = 0.5 * std::f64::consts::PI / panels as f64;
+        for p in 0..panels {
+            let (t, ww) = crate::quad::gauss_legendre(ALIAS_PANEL_NODES, p as f64 * h, (p + 1) as f64 * h);
+            th.extend(t);
+            wt.extend(ww);
+        }
+        let q = th.len();
+        let s: Vec<f64> = th.iter().map(|t| t.sin()).collect();
+        // w·∫_0^{π/2} φ cos θ cos(π η w sin θ) dθ  (the integrand is even in z)
+        let jac: Vec<f64> = th.iter().zip(&wt).map(|(t, ww)| w as f64 * ww * t.cos()).collect();
+        let cm1 = th.iter().map(|t| t.cos() - 1.0).collect();
+        let nm = 2 * k + 1;
+        let mut c = Vec::with_capacity(nxi * nm * q);
+        for j in 0..nxi {
+            let xi = if nxi > 1 { j as f64 / (nxi - 1) as f64 / (2.0 * sigma) } else { 1.0 / (2.0 * sigma) };
+            for mi in 0..nm {
+                let eta = xi + mi as f64 - k as f64;
+                let a = std::f64::consts::PI * w as f64 * eta;
+                c.extend((0..q).map(|i| jac[i] * (a * s[i]).cos()));
+            }
+        }
+        AliasModel { cm1, c, nxi, k }
+    }
+
+    /// `max_ξ E(ξ)`, `E(ξ) = sqrt(Σ_{m≠0} ψ̂(ξ+m)²)/ψ̂(ξ)`, for shape parameter `beta`. O(rows·nodes).
+    pub fn error(&self, beta: f64) -> f64 {
+        let phi: Vec<f64> = self.cm1.iter().map(|&c| (beta * c).exp()).collect();
+        let q = phi.len();
+        let nm = 2 * self.k + 1;
+        let mut worst: f64 = 0.0;
+        for j in 0..self.nxi {
+            let mut alias = 0.0;
+            let mut main = 0.0;
+            for mi in 0..nm {
+                let row = &self.c[(j * nm + mi) * q..(j * nm + mi + 1) * q];
+                let v: f64 = row.iter().zip(&phi).map(|(a, b)| a * b).sum();
+                if mi == self.k {
+                    main = v;
+                } else {
+                    alias += v * v;
+                }
+            }
+            worst = worst.max(alias.sqrt() / main);
+        }
+        worst
+    }
+
+    /// The β minimising [`AliasModel::error`] and that error. The error is not unimodal in β
+    /// (the maximum over ξ moves between samples), so a scan of `β/w ∈ [1.0, 3.2]` in steps
+    /// of 0.02 picks the best point and a golden-section search on `ln E` (30 steps) refines it
+    /// within one step either side.
+    pub fn best_beta(&self, w: usize) -> (f64, f64) {
+        let f = |b: f64| self.error(b * w as f64).max(1e-300).ln();
+        let step = 0.02;
+        let mut best = (1.0, f64::INFINITY);
+        for i in 0..=110 {
+            let b = 1.0 + step * i as f64;
+            let v = f(b);
+            if v < best.1 {
+                best = (b, v);
+            }
+        }
+        let g = 0.5 * (5f64.sqrt() - 1.0);
+        let (mut a, mut b) = ((best.0 - step).max(1.0), (best.0 + step).min(3.2));
+        let mut x1 = b - g * (b - a);
+        let mut x2 = a + g * (b - a);
+        let (mut f1, mut f2) = (f(x1), f(x2));
+        for _ in 0..30 {
+            if f1 <= f2 {
+                b = x2;
+                x2 = x1;
+                f2 = f1;
+                x1 = b - g * (b - a);
+                f1 = f(x1);
+            } else {
+                a = x1;
+                x1 = x2;
+                f1 = f2;
+                x2 = a + g * (b - a);
+                f2 = f(x2);
+            }
+        }
+        let mut bw = 0.5 * (a + b);
+        if f(bw) > best.1 {
+            bw = best.0;
+        }
+        (bw * w as f64, self.error(bw * w as f64))
+    }
+}
+
+/// The RMS aliasing error of spreading/interpolation with the ES kernel of width `w` and shape
+/// `beta` on a grid upsampled by `sigma`: `max_{ξ ∈ [0, 1/(2σ)]} E(ξ)` with
+/// `E(ξ) = sqrt(Σ_{m≠0} ψ̂(ξ+m)²)/ψ̂(ξ)`, ξ in cycles per grid point (Barnett, Magland &
+/// af Klinteberg 2019 §4; Arras, Reinecke, Westermann & Enßlin, A&A 646 (2021) A58).
+/// [`ALIAS_XI_SAMPLES`] values of ξ, aliases `0 < |m| ≤` [`ALIAS_TERMS`], ψ̂ by the quadrature of
+/// [`AliasModel`]. Values below [`ALIAS_FLOOR`] are rounding. Cost about 1e6 cosines (10 ms).
+pub fn aliasing_error(w: usize, beta: f64, sigma: f64) -> f64 {
+    AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).error(beta)
+}
+
+/// First σ of the table [`table::ES_TABLE`].
+pub const TABLE_SIGMA0: f64 = 1.20;
+/// Step of σ in the table.
+pub const TABLE_SIGMA_STEP: f64 = 0.05;
+/// Number of σ values in the table (1.20 … 2.50).
+pub const TABLE_NSIGMA: usize = 27;
+/// Smallest width in the table (widths 2 … [`MAX_ES_WIDTH`]).
+pub const TABLE_W0: usize = 2;
+
+/// σ of table column `i`.
+pub fn table_sigma(i: usize) -> f64 {
+    TABLE_SIGMA0 + TABLE_SIGMA_STEP * i as f64
+}
+
+/// (β, model error) at width `w` and σ from the table: σ is clamped to [1.20, 2.50] (for
+/// σ > 2.5 the entry at 2.5 overstates the error, which only makes the choice safe), β/w is
+/// interpolated linearly and ln E linearly between the two neighbouring columns.
+pub fn table_lookup(w: usize, sigma: f64) -> (f64, f64) {
+    let w = w.clamp(TABLE_W0, MAX_ES_WIDTH);
+    let row = &table::ES_TABLE[w - TABLE_W0];
+    let u = ((sigma - TABLE_SIGMA0) / TABLE_SIGMA_STEP).clamp(0.0, (TABLE_NSIGMA - 1) as f64);
+    let i = (u.floor() as usize).min(TABLE_NSIGMA - 2);
+    let t = u - i as f64;
+    let (b0, e0) = row[i];
+    let (b1, e1) = row[i + 1];
+    let beta = (1.0 - t) * b0 + t * b1;
+    let err = ((1.0 - t) * e0.ln() + t * e1.ln()).exp();
+    (beta, err)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regenerates src/kernel/es_table.rs: `FARFIELD_BLESS_ES_TABLE=1 cargo test --release --lib
+    /// kernel::es::tests::regenerate_table -- --ignored --nocapture` writes the file (without the
+    /// variable it prints it). About a minute in release mode.
+    #[test]
+    #[ignore]
+    fn regenerate_table() {
+        let mut out = String::new();
+        out.push_str(TABLE_HEADER);
+        out.push_str("/// `(β, E)` per width (rows, w = 2 … 16) and σ (columns, 1.20 … 2.50 by 0.05).\n");
+        out.push_str("pub const ES_TABLE: [[(f64, f64); 27]; 15] = [\n");
+        for w in TABLE_W0..=MAX_ES_WIDTH {
+            out.push_str(&format!("    // w = {w}\n    [\n"));
+            for i in 0..TABLE_NSIGMA {
+                let sigma = table_sigma(i);
+                let (beta, err) = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).best_beta(w);
+                out.push_str(&format!("        ({beta:.6}, {:.4e}), // σ = {sigma:.2}, β/w = {:.4}\n", err.max(ALIAS_FLOOR), beta / w as f64));
+            }
+            out.push_str("    ],\n");
+        }
+        out.push_str("];\n");
+        if std::env::var_os("FARFIELD_BLESS_ES_TABLE").is_some() {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/kernel/es_table.rs");
+            std::fs::write(&path, &out).unwrap();
+        } else {
+            print!("{out}");
+        }
+    }
+
+    const TABLE_HEADER: &str = "//! GENERATED — do not edit. The ES kernel's fitted shape parameter per (w, σ):
+//! `ES_TABLE[w − 2][i] = (β, E)` for widths w = 2 … 16 and σ = 1.20 + 0.05·i (i = 0 … 26), where β
+//! minimises the aliasing-error model `kernel::es::aliasing_error(w, β, σ)` (a scan of β/w ∈
+//! [1, 3.2] refined by golden section, `AliasModel::best_beta`) and E is that minimum (clamped below at `ALIAS_FLOOR` = 1e-15, the model's
+//! rounding floor). See `kernel::es` and docs/design.md §9.2.
+//!
+//! Regenerate with
+//! `FARFIELD_BLESS_ES_TABLE=1 cargo test --release --lib kernel::es::tests::regenerate_table -- --ignored --nocapture`;
+//! `kernel::es::tests::table_entries_recompute` checks a sample of entries on every test run.
+
+";
+
+    /// The truncation of the alias sum, the ξ sampling and the quadrature: more aliases (which
+    /// also means more quadrature panels) and four times as many ξ samples change the model
+    /// error by less than 1e-3 of itself, wherever it is above the rounding floor.
+    #[test]
+    fn alias_sum_converges() {
+        for &(w, sigma) in &[(3usize, 1.2), (5, 2.0), (7, 1.25), (10, 1.9), (12, 2.5), (16, 1.2)] {
+            let beta = table_lookup(w, sigma).0;
+            let e = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).error(beta);
+            let e_k = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, 3 * ALIAS_TERMS).error(beta);
+            let e_xi = AliasModel::new(w, sigma, 4 * ALIAS_XI_SAMPLES - 3, ALIAS_TERMS).error(beta);
+            eprintln!("w {w} σ {sigma}: E {e:.4e}, 3K {e_k:.4e}, 4x ξ {e_xi:.4e}");
+            assert!(e > 1e-13 && e < 1.0, "w {w} σ {sigma}: {e}");
+            assert!((e_k - e).abs() <= 1e-3 * e, "w {w} σ {sigma}: K {e} vs 3K {e_k}");
+            assert!((e_xi - e).abs() <= 1e-3 * e, "w {w} σ {sigma}: ξ samples {e} vs {e_xi}");
+        }
+    }
+
+    /// The model against an independent evaluation: ψ̂ by a composite midpoint rule in x (not
+    /// in θ), aliases |m| ≤ 40, at the ξ where the model's maximum lies (the band edge).
+    #[test]
+    fn aliasing_error_matches_midpoint_sums() {
+        for &(w, beta_over_w, sigma) in &[(4usize, 2.2, 2.0), (6, 2.0, 1.5), (8, 1.8, 1.25)] {
+            let beta = beta_over_w * w as f64;
+            let p = EsParams { w, beta, tol: 1e-3 };
+            let n = 400_000;
+            let a = 0.5 * w as f64;
+            let h = 2.0 * a / n as f64;
+            let ft = |eta: f64| -> f64 {
+                (0..n).map(|i| {
+                    let x = -a + (i as f64 + 0.5) * h;
+                    p.value(x) * (2.0 * std::f64::consts::PI * eta * x).cos()
+                }).sum::<f64>() * h
+            };
+            let xi = 0.5 / sigma;
+            let main = ft(xi);
+            let alias: f64 = (1..=40).flat_map(|m| [ft(xi + m as f64), ft(xi - m as f64)]).map(|v| v * v).sum();
+            let want = alias.sqrt() / main;
+            let got = aliasing_error(w, beta, sigma);
+            eprintln!("w {w} β/w {beta_over_w} σ {sigma}: model {got:.5e} midpoint {want:.5e}");
+            assert!((got - want).abs() <= 1e-2 * want, "w {w}: {got} vs {want}");
+        }
+    }
+
+    /// A sample of the committed table recomputed: β to 1e-4 (relative) and E to 1e-3.
+    #[test]
+    fn table_entries_recompute() {
+        for &(w, i) in &[(2usize, 0usize), (4, 1), (7, 16), (10, 10), (13, 26), (16, 0)] {
+            let sigma = table_sigma(i);
+            let (beta, err) = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).best_beta(w);
+            let (tb, te) = table::ES_TABLE[w - TABLE_W0][i];
+            eprintln!("w {w} σ {sigma:.2}: β {beta:.5} (table {tb:.5}) E {err:.4e} (table {te:.4e})");
+            assert!((beta - tb).abs() <= 1e-4 * tb, "w {w} σ {sigma}: β {beta} vs table {tb}");
+            assert!((err.max(ALIAS_FLOOR) - te).abs() <= 1e-3 * te, "w {w} σ {sigma}: E {err} vs table {te}");
+            assert_eq!(table_lookup(w, sigma), (tb, te));
+        }
+    }
 
     #[test]
     fn widths_follow_tolerance() {

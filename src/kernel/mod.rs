@@ -68,6 +68,16 @@ impl Kernel {
         }
     }
 
+    /// [`Kernel::for_tolerance`] for a NUFFT in dimension `dim` (1–3): the ES width meets the
+    /// estimate of [`es::EsParams::error_estimate_dim`], which grows with the dimension; the
+    /// Gaussian's rule does not depend on it.
+    pub fn for_tolerance_dim(kind: KernelKind, tol: f64, sigma: f64, dim: usize) -> Kernel {
+        match kind {
+            KernelKind::Es => Kernel::Es(es::EsParams::for_tolerance_dim(tol, sigma, dim)),
+            KernelKind::Gaussian => Kernel::Gaussian(gaussian::GaussParams::for_tolerance(tol, sigma)),
+        }
+    }
+
     /// Width `w` in grid points.
     pub fn width(&self) -> usize {
         match self {
@@ -128,16 +138,24 @@ impl Kernel {
     }
 
     /// The smallest relative error the kernel `kind` can reach at upsampling factor `sigma`
-    /// with its widest kernel, from the error estimate the width rule inverts:
-    /// ES (Barnett et al. 2019, §4): `ε ≈ exp(−π w √(1 − 1/σ))` at `w =`
-    /// [`es::MAX_ES_WIDTH`] (16): 1.7e-10 at σ = 1.25, 2.5e-13 at σ = 1.5, 4e-16 at σ = 2;
-    /// Gaussian (Greengard–Lee 2004): `ε ≈ exp(−π M_sp (1 − 1/(2σ − 1)))` at `M_sp = 16`
-    /// (w = 32): 5e-8 at σ = 1.25, 1.2e-11 at σ = 1.5, 3e-15 at σ = 2. A requested tolerance
-    /// below this is clamped to it (NUFFT: `FARFIELD_WARN_TOL_CLAMPED`, `tol_used`).
-    /// Measured errors against direct sums stay below this value (`nufft::tests`).
+    /// with its widest kernel in one dimension: [`Kernel::achievable_tol_dim`] with `dim = 1`.
+    /// A requested tolerance below this is clamped to it (NUFFT: `FARFIELD_WARN_TOL_CLAMPED`,
+    /// `tol_used`).
     pub fn achievable_tol(kind: KernelKind, sigma: f64) -> f64 {
+        Self::achievable_tol_dim(kind, sigma, 1)
+    }
+
+    /// The smallest relative error of a NUFFT in dimension `dim` with the widest kernel of
+    /// `kind` at factor `sigma`, from the estimate the width rule inverts:
+    /// ES: [`es::EsParams::error_estimate_dim`] at `w =` [`es::MAX_ES_WIDTH`] (16), from the
+    /// fitted table (σ ≥ 1.2; about 1e-8 at σ = 1.2, 2e-12 at σ = 1.5 and the model's
+    /// rounding floor 1e-14 from σ ≈ 2, times the dimension's safety factor);
+    /// Gaussian (Greengard–Lee 2004): `ε ≈ exp(−π M_sp (1 − 1/(2σ − 1)))` at `M_sp = 16`
+    /// (w = 32): 5e-8 at σ = 1.25, 1.2e-11 at σ = 1.5, 3e-15 at σ = 2, for every `dim`.
+    /// Measured errors against direct sums stay below this value (`nufft::tests`).
+    pub fn achievable_tol_dim(kind: KernelKind, sigma: f64, dim: usize) -> f64 {
         match kind {
-            KernelKind::Es => es::EsParams::error_estimate(es::MAX_ES_WIDTH, sigma),
+            KernelKind::Es => es::EsParams::error_estimate_dim(es::MAX_ES_WIDTH, sigma, dim),
             KernelKind::Gaussian => gaussian::GaussParams::error_estimate(MAX_WIDTH / 2, sigma),
         }
     }

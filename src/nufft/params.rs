@@ -13,7 +13,8 @@
 use super::deconv::mode_of;
 use super::options::{ModeOrder, NufftOpts, FARFIELD_WARN_TOL_CLAMPED};
 use crate::error::{Error, Result};
-use crate::fft::{next_smooth_even, FFTW_DESTROY_INPUT, FFTW_ESTIMATE, FFTW_PATIENT};
+use crate::fft::{next_fft_size, FFTW_DESTROY_INPUT, FFTW_ESTIMATE, FFTW_PATIENT};
+use crate::kernel::es::{table_sigma, EsParams, MAX_ES_WIDTH, TABLE_NSIGMA, TABLE_W0};
 use crate::kernel::{Kernel, KernelKind};
 use crate::real::Real;
 
@@ -112,7 +113,7 @@ pub struct NufftParams {
     pub sigma: f64,
     /// The spreading kernel (family and shape parameters, width w).
     pub kernel: Kernel,
-    /// Fine grid sizes per axis (1 for unused axes): even, 2,3,5-smooth, ≥ max(⌈σN⌉, 2w).
+    /// Fine grid sizes per axis (1 for unused axes): even, 2,3,5,7-smooth, ≥ max(⌈σN⌉, 2w).
     pub nf: [usize; 3],
     /// Requested tolerance.
     pub tol: f64,
@@ -162,14 +163,14 @@ pub fn check_modes(dim: usize, n_modes: &[i64], ntrans: usize) -> Result<[usize;
 }
 
 /// The fine grid sizes for modes `n`, factor `sigma` and kernel width `w`: per axis the
-/// smallest even 2,3,5-smooth size ≥ max(⌈σN⌉, 2w); each at most [`MAX_FINE_AXIS`], the
+/// smallest even 2,3,5,7-smooth size ≥ max(⌈σN⌉, 2w) ([`crate::fft::next_fft_size`]); each at most [`MAX_FINE_AXIS`], the
 /// product at most [`MAX_GRID_ELEMENTS`] ([`Error::Modes`] naming the axis, the size and the
 /// limit). O(log² N) per axis.
 pub fn fine_grid(dim: usize, n: [usize; 3], sigma: f64, w: usize) -> Result<[usize; 3]> {
     let mut nf = [1usize; 3];
     for d in 0..dim {
         let want = (sigma * n[d] as f64).ceil().max((2 * w) as f64);
-        let size = if want <= MAX_FINE_AXIS as f64 { next_smooth_even(want as usize) } else { usize::MAX };
+        let size = if want <= MAX_FINE_AXIS as f64 { next_fft_size(want as usize).unwrap_or(usize::MAX) } else { usize::MAX };
         if size > MAX_FINE_AXIS {
             return Err(Error::Modes(format!(
                 "n_modes[{d}] = {} needs a fine grid of {want:e} points at upsampfac {sigma:e} (next FFT size {}), above FFTW's limit {MAX_FINE_AXIS} per axis",
@@ -186,26 +187,89 @@ pub fn fine_grid(dim: usize, n: [usize; 3], sigma: f64, w: usize) -> Result<[usi
     }
 }
 
-/// Automatic upsampling factor for types 1 and 2: σ = 2 (narrower kernel, faster spreading)
-/// unless the modes are many, where σ = 1.25 makes the FFT and the fine grid (and with it the
-/// plan's memory, `16·σ^d·N` bytes in f64) 1.6^d times smaller at a kernel one to three points
-/// wider. In 3D the switch is at N ≥ 2·10⁶ modes (128³: a 256³ grid of 268 MB at σ = 2 against
-/// 160³ = 66 MB; measured at M = 10⁷, tol 10⁻⁶: +10 % CPU time, −220 MB peak RSS). Tolerances
-/// below 10⁻⁹ and the Gaussian kernel always use σ = 2.
-pub fn auto_upsampfac(tol: f64, dim: usize, n: [usize; 3], kernel: KernelKind) -> f64 {
-    if kernel == KernelKind::Gaussian || tol < 1e-9 {
-        return 2.0;
+/// Largest σ the automatic choice takes (the last column of the ES table,
+/// [`crate::kernel::es::table::ES_TABLE`]); type 3 bounds its grid by it.
+pub const AUTO_SIGMA_MAX: f64 = 2.5;
+
+/// The cost model of the automatic choice of σ and w (types 1 and 2, ES kernel), in seconds on
+/// one thread:
+///
+/// `t(σ, w) = M·(c_pt[d] + c_tap[d]·w^d) + Nf·(c_grid[d] + c_fft·log2 Nf)`,
+///
+/// `M` points, `d` dimensions, `Nf = Π nf_d` fine-grid points ([`fine_grid`]). The first term
+/// is spreading or interpolation (a cost per point — sorting, kernel evaluation — and per
+/// kernel tap), the second the FFT and the passes over the fine grid (zeroing, wrap-add).
+/// Calibrated on a 2-core x86-64 (AVX2) with the release binary, one thread, f64, type 1:
+/// `farfield bench nufft --type 1 --dim D --modes N --points 2e6 --tol T --upsampfac S
+/// --threads 1 --check 0 --json` for D = 1, 2, 3 (N = 10⁶, 1000², 128³), S ∈ {1.25, 1.5, 2,
+/// 2.5} and T ∈ {1e-3, 1e-6, 1e-9, 1e-12} (w from 3 to 16), best of two runs; `spread_s` was
+/// fitted by least squares to `M(c_pt + c_tap w^d) + c_grid Nf` per dimension and `fft_s` to
+/// `c_fft Nf log2 Nf`. docs/design.md §9.1 lists the choices it makes for the benchmark cases.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostModel {
+    /// Seconds per point, by dimension − 1.
+    pub c_pt: [f64; 3],
+    /// Seconds per point and kernel tap (`w^d` taps), by dimension − 1.
+    pub c_tap: [f64; 3],
+    /// Seconds per fine-grid point (zeroing, wrap-add, copies), by dimension − 1.
+    pub c_grid: [f64; 3],
+    /// Seconds per fine-grid point and `log2 Nf` (the FFT).
+    pub c_fft: f64,
+}
+
+/// The calibrated constants of [`CostModel`].
+pub const COST_MODEL: CostModel = CostModel {
+    c_pt: [2.1e-8, 3.0e-8, 4.0e-8],
+    c_tap: [2.4e-9, 1.2e-9, 0.2e-9],
+    c_grid: [0.0, 0.0, 0.0],
+    c_fft: 0.7e-9,
+};
+
+impl CostModel {
+    /// Modelled seconds for `m` points, `dim` dimensions, width `w` and fine grid `nf`.
+    pub fn time(&self, m: usize, dim: usize, w: usize, nf: [usize; 3]) -> f64 {
+        let d = dim.clamp(1, 3) - 1;
+        let taps = (w as f64).powi(dim as i32);
+        let total: f64 = nf[..dim].iter().map(|&v| v as f64).product();
+        m as f64 * (self.c_pt[d] + self.c_tap[d] * taps) + total * (self.c_grid[d] + self.c_fft * total.max(2.0).log2())
     }
-    let total = n[0] * n[1] * n[2];
-    let large = match dim {
-        1 => total > 10_000_000,
-        2 => total > 300_000,
-        _ => total >= 2_000_000,
-    };
-    if large {
-        1.25
-    } else {
-        2.0
+}
+
+/// The automatic choice of σ and the ES width for tolerance `tol` (already clamped to the
+/// precision), dimension `dim`, modes `n` and `m` points: over the σ of the ES table
+/// (1.20, 1.25, …, [`AUTO_SIGMA_MAX`]), the smallest width whose estimate
+/// ([`EsParams::error_estimate_dim`]) meets `tol` at that σ, and the pair of least modelled
+/// time ([`COST_MODEL`]; ties go to the smaller grid). Returns `(σ, w, estimate)`; when no
+/// width meets `tol` at any σ, the σ where the widest kernel's estimate is smallest (w = 16),
+/// and the caller clamps the tolerance to that estimate. The fine grid can be at most
+/// `⌈2.5^d⌉·N` points (plus the 7-smooth rounding), the most ducc0 chooses at the same
+/// tolerances. O(27 · 15 · dim · log³ N).
+pub fn auto_sigma_width(tol: f64, dim: usize, n: [usize; 3], m: usize) -> (f64, usize, f64) {
+    let mut best: Option<(f64, f64, usize, f64, usize)> = None; // (time, σ, w, est, Nf)
+    let mut most_accurate = (AUTO_SIGMA_MAX, f64::INFINITY);
+    for i in 0..TABLE_NSIGMA {
+        let sigma = table_sigma(i);
+        let widest = EsParams::error_estimate_dim(MAX_ES_WIDTH, sigma, dim);
+        if widest < most_accurate.1 {
+            most_accurate = (sigma, widest);
+        }
+        let Some(w) = (TABLE_W0..=MAX_ES_WIDTH).find(|&w| EsParams::error_estimate_dim(w, sigma, dim) <= tol) else {
+            continue;
+        };
+        let Ok(nf) = fine_grid(dim, n, sigma, w) else { continue };
+        let total: usize = nf.iter().product();
+        let t = COST_MODEL.time(m, dim, w, nf);
+        let better = match best {
+            None => true,
+            Some((bt, _, _, _, bn)) => t < bt * (1.0 - 1e-9) || (t <= bt * (1.0 + 1e-9) && total < bn),
+        };
+        if better {
+            best = Some((t, sigma, w, EsParams::error_estimate_dim(w, sigma, dim), total));
+        }
+    }
+    match best {
+        Some((_, sigma, w, est, _)) => (sigma, w, est),
+        None => (most_accurate.0, MAX_ES_WIDTH, most_accurate.1),
     }
 }
 
@@ -258,12 +322,30 @@ impl NufftParams {
             return Err(Error::Tol(format!("tol = {tol:e} must be finite and positive")));
         }
         check_opts(opts)?;
-        let (sigma, kernel, tol_used, warnings) = choose_kernel(tol, precision, dim, n, opts);
+        let (sigma, kernel, tol_used, warnings) = choose_kernel(tol, precision, dim, n, opts, None);
         let nf = fine_grid(dim, n, sigma, kernel.width())?;
         Ok(NufftParams {
             ty, dim, n, ntrans, sign: if iflag >= 0 { 1 } else { -1 }, sigma, kernel, nf, tol, tol_used, warnings,
             modeord: opts.modeord, precision, backend,
         })
+    }
+
+    /// The parameters re-chosen for `m` non-uniform points (makeplan assumes as many points as
+    /// modes, [`choose_kernel`]): the same as `self` when `opts.upsampfac` is set, for the
+    /// Gaussian kernel, or when the cost model makes the same choice for `m`; otherwise σ,
+    /// the kernel, the fine grid, the tolerance used and the warnings for `m`. `opts` are the
+    /// options the plan was made with. Errors: [`Error::Modes`] ([`fine_grid`]).
+    /// Cost O(dim·log³ N) per σ of the table.
+    pub fn with_points(&self, m: usize, opts: &NufftOpts) -> Result<NufftParams> {
+        if opts.upsampfac.is_some() || opts.kernel != KernelKind::Es {
+            return Ok(self.clone());
+        }
+        let (sigma, kernel, tol_used, warnings) = choose_kernel(self.tol, self.precision, self.dim, self.n, opts, Some(m));
+        if sigma == self.sigma && kernel == self.kernel {
+            return Ok(self.clone());
+        }
+        let nf = fine_grid(self.dim, self.n, sigma, kernel.width())?;
+        Ok(NufftParams { sigma, kernel, nf, tol_used, warnings, ..self.clone() })
     }
 
     /// Total number of modes `N1·N2·N3`.
@@ -324,21 +406,41 @@ impl NufftParams {
 
 /// σ, the kernel, the tolerance used and the warnings for a validated tolerance (the part of
 /// [`NufftParams::new`] that type 3 shares: it calls this with the modes of its inner grid).
-pub fn choose_kernel(tol: f64, precision: Precision, dim: usize, n: [usize; 3], opts: &NufftOpts) -> (f64, Kernel, f64, i32) {
+///
+/// * `opts.upsampfac` set: that σ, and the narrowest kernel meeting `tol` in dimension `dim`
+///   ([`Kernel::for_tolerance_dim`]);
+/// * ES with automatic σ: σ and w from the cost model ([`auto_sigma_width`]) for `m` points
+///   (`None`: as many points as modes, `N1·N2·N3`), β from the ES table;
+/// * Gaussian with automatic σ: σ = 2 and its width rule.
+///
+/// A tolerance below what the precision reaches, or below the estimate of the widest kernel
+/// at the chosen σ, is raised to it ([`FARFIELD_WARN_TOL_CLAMPED`]).
+pub fn choose_kernel(tol: f64, precision: Precision, dim: usize, n: [usize; 3], opts: &NufftOpts,
+                     m: Option<usize>) -> (f64, Kernel, f64, i32) {
     let mut warnings = 0;
     let mut tol_used = tol;
     if tol < precision.min_tol() {
         tol_used = precision.min_tol();
         warnings |= FARFIELD_WARN_TOL_CLAMPED;
     }
-    let sigma = opts.upsampfac.unwrap_or_else(|| auto_upsampfac(tol_used, dim, n, opts.kernel));
+    if opts.kernel == KernelKind::Es && opts.upsampfac.is_none() {
+        let m = m.unwrap_or_else(|| n.iter().product());
+        let (sigma, w, est) = auto_sigma_width(tol_used, dim, n, m);
+        if est > tol_used {
+            tol_used = est;
+            warnings |= FARFIELD_WARN_TOL_CLAMPED;
+        }
+        let kernel = Kernel::Es(EsParams { w, beta: EsParams::beta_for(w, sigma), tol: tol_used });
+        return (sigma, kernel, tol_used, warnings);
+    }
+    let sigma = opts.upsampfac.unwrap_or(2.0);
     // below σ = 2 the widest kernel may not reach tol: clamp to what it reaches
-    let reachable = Kernel::achievable_tol(opts.kernel, sigma);
+    let reachable = Kernel::achievable_tol_dim(opts.kernel, sigma, dim);
     if tol_used < reachable {
         tol_used = reachable;
         warnings |= FARFIELD_WARN_TOL_CLAMPED;
     }
-    (sigma, Kernel::for_tolerance(opts.kernel, tol_used, sigma), tol_used, warnings)
+    (sigma, Kernel::for_tolerance_dim(opts.kernel, tol_used, sigma, dim), tol_used, warnings)
 }
 
 #[cfg(test)]

@@ -228,12 +228,12 @@ impl Type3Params {
             warnings |= FARFIELD_WARN_TOL_CLAMPED;
         }
         let sigma = opts.upsampfac.unwrap_or(2.0);
-        let reachable = Kernel::achievable_tol(kind, sigma);
+        let reachable = Kernel::achievable_tol_dim(kind, sigma, dim);
         if tol_used < reachable {
             tol_used = reachable;
             warnings |= FARFIELD_WARN_TOL_CLAMPED;
         }
-        let kernel = Kernel::for_tolerance(kind, tol_used, sigma);
+        let kernel = Kernel::for_tolerance_dim(kind, tol_used, sigma, dim);
         let kft = KernelFt::new(&kernel);
         Ok(Type3Params { dim, iflag, ntrans, sigma, tol_used, warnings, kernel, kft, opts: opts.clone() })
     }
@@ -260,8 +260,8 @@ impl Type3Params {
         let mut ext_x = [Extent { centre: 0.0, half: 0.0 }; 3];
         let mut ext_s = ext_x;
         let mut grids = [Type3Grid { nf: 1, h: 0.0, gamma: 1.0 }; 3];
-        // the inner type 2 upsamples the grid by its own σ ≤ 4 (2 when automatic)
-        let inner_sigma = self.opts.upsampfac.unwrap_or(2.0);
+        // the inner type 2 upsamples the grid by its own σ ≤ 4 (at most 2.5 when automatic)
+        let inner_sigma = self.opts.upsampfac.unwrap_or(super::params::AUTO_SIGMA_MAX);
         let max_axis = (MAX_FINE_AXIS as f64 / inner_sigma) as usize;
         for d in 0..dim {
             ext_x[d] = Extent::of(xs[d]);
@@ -316,8 +316,9 @@ impl Type3Params {
             ..self.opts.clone()
         };
         let nmodes: Vec<i64> = geo.nf()[..self.dim].iter().map(|&v| v as i64).collect();
+        // the inner type 2 interpolates at the N target frequencies: σ and w for N points
         let params = NufftParams::new(2, self.dim, &nmodes, self.iflag, 1, self.tol_used, Precision::of::<T>(), &inner_opts,
-                                      backend).map_err(|e| match e {
+                                      backend).and_then(|p| p.with_points(geo.n, &inner_opts)).map_err(|e| match e {
             Error::Modes(msg) => Error::Modes(format!("type 3: the inner type 2 on the {} fine grid: {msg}",
                                                       nmodes.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))),
             e => e,
