@@ -120,6 +120,11 @@ pub struct NufftBenchArgs {
     /// Print a JSON object as the last line of stdout.
     #[arg(long)]
     pub json: bool,
+    /// Types 1 and 2: set the points by reference (`NufftPlan::setpts_by_reference`: only the
+    /// sort permutation is kept, as FINUFFT and ducc0 keep references to the caller's
+    /// coordinates) instead of copying them in sorted order.
+    #[arg(long)]
+    pub by_reference: bool,
 }
 
 /// Parses a count such as `1000`, `1e6`, `2.5e5` (must be a positive integer value).
@@ -190,13 +195,18 @@ struct CaseResult<T: Real> {
 /// any user-sized buffer, so sizes beyond the library's limits are reported with the library's
 /// message, and the inputs are allocated fallibly.
 fn run_case<T: Real>(ty: i32, m: usize, mut plan: NufftPlan<T>, plan_s: f64,
-                     inp: &mut Inputs<T>) -> CliResult<CaseResult<T>> {
+                     inp: &mut Inputs<T>, by_reference: bool) -> CliResult<CaseResult<T>> {
     let e = |e: farfield::Error| format!("NUFFT: {e}");
     let nm = plan.num_modes();
     let nout = if ty == 1 { nm } else { m };
     let mut out = try_vec(nout, "benchmark output", || Complex::<T>::new(T::zero(), T::zero()))?;
     let t0 = Instant::now();
-    plan.setpts(&inp.coords[0], &inp.coords[1], &inp.coords[2]).map_err(e)?;
+    if by_reference {
+        // SAFETY: the coordinates live in `inp`, unchanged until the plan is dropped below.
+        unsafe { plan.setpts_by_reference(&inp.coords[0], &inp.coords[1], &inp.coords[2]) }.map_err(e)?;
+    } else {
+        plan.setpts(&inp.coords[0], &inp.coords[1], &inp.coords[2]).map_err(e)?;
+    }
     let setpts_s = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
     if ty == 1 {
@@ -280,7 +290,7 @@ where
     let nm = plan.num_modes();
     let nin = if a.ty == 1 { m } else { nm };
     let mut inp = make_inputs::<T>(dim, m, nin, a.seed)?;
-    let r = run_case::<T>(a.ty, m, plan, plan_s, &mut inp)?;
+    let r = run_case::<T>(a.ty, m, plan, plan_s, &mut inp, a.by_reference)?;
     let total_s = r.plan_s + r.setpts_s + r.exec_s;
     let pps = m as f64 / r.exec_s;
 
@@ -350,6 +360,7 @@ where
             "kernel_width": r.info.kernel_width,
             "nf": &r.info.nf[..dim],
             "tol_used": r.info.tol_used,
+            "by_reference": a.by_reference,
             "plan_s": r.plan_s,
             "setpts_s": r.setpts_s,
             "exec_s": r.exec_s,

@@ -19,52 +19,81 @@ use std::time::Instant;
 /// A CPU NUFFT of type 1 or 2 (all `ntrans` vectors per execute, one after the other).
 pub struct CpuNufft<T: Real> {
     params: NufftParams,
-    debug: u32,
+    opts: NufftOpts,
     info: NufftInfo,
-    modes: ModeMap<T>,
-    spreader: Spreader<T>,
-    fw: AlignedVec<Complex<T>>,
-    fft: FineFft<T>,
+    grid: FineGrid<T>,
     threads: Threads,
     timings: Timings,
 }
 
+/// The parts of a CPU plan that follow σ and the kernel: rebuilt when [`NufftParams::with_points`]
+/// re-chooses them at `setpts`.
+struct FineGrid<T: Real> {
+    modes: ModeMap<T>,
+    spreader: Spreader<T>,
+    fw: AlignedVec<Complex<T>>,
+    fft: FineFft<T>,
+}
+
+impl<T: Real> FineGrid<T> {
+    /// The fine grid (16·Πnf bytes in f64, allocated first so that a request beyond the memory
+    /// fails before any work; calloc'd, so its pages are touched only by the first execute),
+    /// the spreader (`opts.spread_max_subprob_size`), the mode map and the FFTW plans
+    /// (`opts.fftw`) of `params`.
+    fn new(params: &NufftParams, opts: &NufftOpts, threads: &Threads) -> Result<Self> {
+        let (dim, nf) = (params.dim, params.nf);
+        let mut fw = AlignedVec::<Complex<T>>::zeroed(params.fine_total(), "NUFFT fine grid")?;
+        let spreader = Spreader::new(dim, &nf[..dim], &params.kernel, SpreadOpts { max_subprob_size: opts.spread_max_subprob_size })?;
+        let modes = ModeMap::new(params)?;
+        let sign = if params.sign > 0 { Sign::from_iflag(1) } else { Sign::from_iflag(-1) };
+        let fft = FineFft::new(params.ty, dim, params.n, nf, sign, &mut fw, opts.fftw, threads.count())?;
+        Ok(FineGrid { modes, spreader, fw, fft })
+    }
+}
+
 impl<T: Real> CpuNufft<T> {
-    /// Builds the CPU plan for `params` (from [`NufftParams::new`]): the thread pool
-    /// (`opts.nthreads`), the fine grid (16·Πnf bytes in f64, allocated first so that a
-    /// request beyond the memory fails before any work), the spreader
-    /// (`opts.spread_max_subprob_size`), the mode map and the FFTW plan (`opts.fftw`).
+    /// Builds the CPU plan for `params` (from [`NufftParams::new`], chosen without knowing M):
+    /// the thread pool (`opts.nthreads`) and the [`FineGrid`] parts.
     /// Errors: [`crate::Error::Alloc`] (fine grid, mode tables, spreader, or no headroom for
     /// FFTW's planner), [`crate::Error::Fft`], [`crate::Error::InvalidArg`] (threads).
     pub fn new(params: NufftParams, opts: &NufftOpts) -> Result<Self> {
         opts.check_cpu()?;
-        let dim = params.dim;
-        let nf = params.nf;
         let threads = Threads::new(opts.nthreads)?;
-        let mut fw = AlignedVec::<Complex<T>>::zeroed(params.fine_total(), "NUFFT fine grid")?;
-        let spreader = Spreader::new(dim, &nf[..dim], &params.kernel, SpreadOpts { max_subprob_size: opts.spread_max_subprob_size })?;
-        let modes = ModeMap::new(&params)?;
-        let sign = if params.sign > 0 { Sign::from_iflag(1) } else { Sign::from_iflag(-1) };
-        let fft = FineFft::new(params.ty, dim, params.n, nf, sign, &mut fw, opts.fftw, threads.count())?;
+        let grid = FineGrid::new(&params, opts, &threads)?;
         let info = NufftInfo::from_params(&params, threads.count());
         if opts.debug > 0 {
             eprintln!("[farfield nufft{}] {}", if T::NAME == "f32" { "f" } else { "" }, params.describe(threads.count()));
         }
-        Ok(CpuNufft { params, debug: opts.debug, info, modes, spreader, fw, fft, threads, timings: Timings::default() })
+        Ok(CpuNufft { params, opts: opts.clone(), info, grid, threads, timings: Timings::default() })
     }
 
+    /// Sets the points; when σ is automatic and the cost model chooses differently for this M
+    /// ([`NufftParams::with_points`]), a new fine grid, spreader, mode map and FFT plans are
+    /// built and replace the old ones once the points are set on them (on any error the plan
+    /// is left as it was, with its previous points).
     fn set_points(&mut self, pts: Points<'_, T>, copy: bool) -> Result<()> {
         let t0 = Instant::now();
         let dim = self.params.dim;
         let coords: [&[T]; 3] = [pts.x[0], if dim > 1 { pts.x[1] } else { &[] }, if dim > 2 { pts.x[2] } else { &[] }];
+        let params = self.params.with_points(coords[0].len(), &self.opts)?;
+        let mut fresh = if params != self.params { Some(FineGrid::new(&params, &self.opts, &self.threads)?) } else { None };
+        let spreader = fresh.as_mut().map_or(&mut self.grid.spreader, |g| &mut g.spreader);
         if copy {
-            self.spreader.setpts(coords, &self.threads)?;
+            spreader.setpts(coords, &self.threads)?;
         } else {
             // SAFETY: forwarded from this function's callers' contract.
-            unsafe { self.spreader.setpts_by_reference(coords, &self.threads)? };
+            unsafe { spreader.setpts_by_reference(coords, &self.threads)? };
+        }
+        if let Some(g) = fresh {
+            self.grid = g;
+            self.info = NufftInfo::from_params(&params, self.threads.count());
+            self.params = params;
+            if self.opts.debug > 0 {
+                eprintln!("[farfield nufft] re-chosen for M = {}: {}", coords[0].len(), self.params.describe(self.threads.count()));
+            }
         }
         self.timings = Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
-        if self.debug > 0 {
+        if self.opts.debug > 0 {
             eprintln!("[farfield nufft] setpts M = {}: {:.3} s", coords[0].len(), self.timings.setpts_s);
         }
         Ok(())
@@ -81,11 +110,11 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
     }
 
     fn has_points(&self) -> bool {
-        self.spreader.has_points()
+        self.grid.spreader.has_points()
     }
 
     fn num_points(&self) -> usize {
-        self.spreader.num_points()
+        self.grid.spreader.num_points()
     }
 
     fn num_modes(&self) -> usize {
@@ -95,7 +124,7 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
     /// Type 1 overwrites `f`, type 2 overwrites `c`, one vector after the other; an
     /// [`crate::Error::Alloc`] of the spreading scratch can stop it after some vectors.
     fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
-        let m = self.spreader.num_points();
+        let m = self.grid.spreader.num_points();
         let nm = self.params.num_modes();
         let mut tm = Timings { setpts_s: self.timings.setpts_s, ..Default::default() };
         for t in 0..self.params.ntrans {
@@ -104,11 +133,11 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
             if self.params.ty == 1 {
                 // spreading overwrites the fine grid: no zeroing needed
                 let t1 = Instant::now();
-                self.spreader.try_spread(ct, &mut self.fw, &self.threads)?;
+                self.grid.spreader.try_spread(ct, &mut self.grid.fw, &self.threads)?;
                 let t2 = Instant::now();
-                self.fft.execute(&mut self.fw);
+                self.grid.fft.execute(&mut self.grid.fw);
                 let t3 = Instant::now();
-                self.modes.fine_to_modes(&self.fw, ft, &self.threads);
+                self.grid.modes.fine_to_modes(&self.grid.fw, ft, &self.threads);
                 tm.deconv_s += t3.elapsed().as_secs_f64();
                 tm.spread_s += (t2 - t1).as_secs_f64();
                 tm.fft_s += (t3 - t2).as_secs_f64();
@@ -117,19 +146,19 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
                 // zero the fine grid in parallel (about a megabyte per task), then place the modes
                 let nf = self.params.nf;
                 let stripe = (1 << 16).max(nf[0] * if self.params.dim == 3 { nf[1] } else { 1 });
-                self.threads.chunks(&mut self.fw, stripe, |_, r| r.fill(Complex::new(T::zero(), T::zero())));
-                self.modes.modes_to_fine(ft, &mut self.fw, &self.threads);
+                self.threads.chunks(&mut self.grid.fw, stripe, |_, r| r.fill(Complex::new(T::zero(), T::zero())));
+                self.grid.modes.modes_to_fine(ft, &mut self.grid.fw, &self.threads);
                 let t1 = Instant::now();
-                self.fft.execute(&mut self.fw);
+                self.grid.fft.execute(&mut self.grid.fw);
                 let t2 = Instant::now();
-                self.spreader.try_interp(&self.fw, ct, &self.threads)?;
+                self.grid.spreader.try_interp(&self.grid.fw, ct, &self.threads)?;
                 tm.deconv_s += (t1 - t0).as_secs_f64();
                 tm.fft_s += (t2 - t1).as_secs_f64();
                 tm.spread_s += t2.elapsed().as_secs_f64();
             }
         }
         self.timings = tm;
-        if self.debug > 0 {
+        if self.opts.debug > 0 {
             eprintln!("[farfield nufft] execute: {} {:.3} s, fft {:.3} s, deconvolve {:.3} s",
                       if self.params.ty == 1 { "spread" } else { "interp" }, tm.spread_s, tm.fft_s, tm.deconv_s);
         }
