@@ -392,9 +392,10 @@ fn upsampfac_below_two_reaches_or_reports_tol() {
             }
         }
     }
-    // the clamp follows the estimate and is not vacuous: σ = 1.25 cannot reach 1e-12
+    // the clamp follows the estimate and is not vacuous: σ = 1.25 cannot reach 1e-12 (w = 16
+    // reaches about 2e-9 there, kernel::es::ES_TABLE)
     let (_, used, warn) = upsampfac_case(crate::kernel::KernelKind::Es, 1.25, 1e-12, 1);
-    assert!(used > 1e-11 && used < 1e-9 && warn != 0, "{used:e}");
+    assert!(used > 1e-11 && used < 1e-8 && warn != 0, "{used:e}");
     let (_, used, warn) = upsampfac_case(crate::kernel::KernelKind::Es, 2.0, 1e-12, 1);
     assert!(used == 1e-12 && warn == 0);
 }
