@@ -147,7 +147,9 @@ impl Geometry {
     fn bin<T: Real, const D: usize>(&self, g: [T; 3]) -> usize {
         let mut b = 0usize;
         for d in (0..D).rev() {
-            b = b * self.nb[d] + ((g[d].to_f64v() * self.inv_bs[d]) as usize).min(self.nb[d] - 1);
+            // SAFETY: g ∈ [0, nf) is finite, and nf·inv_bs < 2⁶³
+            let k = unsafe { (g[d].to_f64v() * self.inv_bs[d]).to_int_unchecked::<i64>() } as usize;
+            b = b * self.nb[d] + k.min(self.nb[d] - 1);
         }
         b
     }
@@ -159,7 +161,7 @@ impl Geometry {
 /// when some |x| > 64 or is not finite. Returns the offset of the first non-finite value, if
 /// any (`out` is then partly written).
 #[inline(always)]
-fn fold_block<T: Real>(x: &[T], nf: usize, out: &mut [T]) -> Option<usize> {
+fn fold_block<T: Real, const FLOOR: bool>(x: &[T], nf: usize, out: &mut [T]) -> Option<usize> {
     const INV: f64 = 1.0 / (2.0 * std::f64::consts::PI);
     let nff = nf as f64;
     let top = T::of(nff);
@@ -167,10 +169,15 @@ fn fold_block<T: Real>(x: &[T], nf: usize, out: &mut [T]) -> Option<usize> {
     for (o, &v) in out.iter_mut().zip(x) {
         let xf = v.to_f64v();
         ok &= xf.abs() <= 64.0;
-        // reduce_2pi for |x| ≤ 64: |u| < 11, so the floor through i32 is exact
+        // reduce_2pi for |x| ≤ 64 (|u| < 11): its floor through an integer, or the rounding
+        // instruction (`FLOOR`, SSE4.1 and later); `+ 0.0` makes floor(−0.0) = +0.0 as there
         let u = xf * INV;
-        let t = (u as i32) as f64;
-        let fl = if t > u { t - 1.0 } else { t };
+        let fl = if FLOOR {
+            u.floor() + 0.0
+        } else {
+            let t = (u as i32) as f64;
+            if t > u { t - 1.0 } else { t }
+        };
         let f = u - fl;
         let f = if f >= 1.0 { 0.0 } else { f };
         let g = T::of(f * nff);
@@ -191,14 +198,14 @@ fn fold_block<T: Real>(x: &[T], nf: usize, out: &mut [T]) -> Option<usize> {
 /// Pass 1 over the points `i0..i1`: folds, checks and counts buckets into `hist`
 /// (`nbuck` counters). Returns the first index with a non-finite coordinate, if any.
 #[inline(always)]
-fn count_body<T: Real, const D: usize>(geo: &Geometry, x: &[&[T]; 3], i0: usize, i1: usize, hist: &mut [u32]) -> Option<usize> {
+fn count_body<T: Real, const D: usize, const FLOOR: bool>(geo: &Geometry, x: &[&[T]; 3], i0: usize, i1: usize, hist: &mut [u32]) -> Option<usize> {
     let mut gb = [[T::zero(); BLOCK]; 3];
     let mut a = i0;
     while a < i1 {
         let n = BLOCK.min(i1 - a);
         let mut bad = usize::MAX;
         for d in 0..D {
-            if let Some(j) = fold_block(&x[d][a..a + n], geo.nf[d], &mut gb[d][..n]) {
+            if let Some(j) = fold_block::<T, FLOOR>(&x[d][a..a + n], geo.nf[d], &mut gb[d][..n]) {
                 bad = bad.min(j);
             }
         }
@@ -222,88 +229,215 @@ struct Outputs<T> {
     local: SyncPtr<u32>,
 }
 
+/// Bytes of a cache line (the unit of the streaming stores).
+const LINE: usize = 64;
+
+/// Bytes staged per bucket and output array, written out at once (consecutive lines).
+const FLUSH: usize = 4 * LINE;
+
+/// One output array of the scatter, written through per-bucket staging lines
+/// (software write-combining): element `s` is staged at line position `(s − phase) mod L`
+/// (`L = LINE / size_of::<E>()`, `phase` the first element on a line boundary); a staged line
+/// that lies wholly inside the chunk's range of the bucket is written with non-temporal
+/// stores (no read-for-ownership of the destination line, no cache pollution), the partial
+/// lines at the ends of the range with plain stores.
+#[derive(Clone, Copy)]
+struct Stream<E> {
+    dst: *mut E,
+    phase: usize,
+    /// `nbuck` staging lines.
+    stage: *mut E,
+}
+
+impl<E: Copy> Stream<E> {
+    const L: usize = FLUSH / std::mem::size_of::<E>();
+
+    /// A stream writing `dst` (aligned to `E`), staging in `stage` (`nbuck·LINE` bytes).
+    fn new(dst: *mut E, stage: *mut u8) -> Self {
+        let size = std::mem::size_of::<E>();
+        let mis = (dst as usize) % LINE;
+        Stream { dst, phase: ((LINE - mis) % LINE) / size, stage: stage.cast() }
+    }
+
+    /// Stages `v` for slot `s` of bucket `b` whose chunk range starts at slot `init`, and
+    /// writes the staged line out when `s` completes it.
+    ///
+    /// # Safety
+    /// `b < nbuck`; `init..=s` are slots of this chunk, written in increasing order.
+    #[inline(always)]
+    unsafe fn put(&self, b: usize, s: usize, init: usize, v: E) {
+        let k = s.wrapping_sub(self.phase) & (Self::L - 1);
+        let line = self.stage.add(b * Self::L);
+        *line.add(k) = v;
+        if k == Self::L - 1 {
+            let ls = (s + 1) as isize - Self::L as isize;
+            if ls >= init as isize {
+                stream_lines(self.dst.add(ls as usize).cast(), line.cast());
+            } else {
+                let r = init - ls as usize;
+                std::ptr::copy_nonoverlapping(line.add(r), self.dst.add(init), Self::L - r);
+            }
+        }
+    }
+
+    /// Writes out what is staged for bucket `b` (chunk range `init..end`).
+    ///
+    /// # Safety
+    /// As [`Stream::put`], `end` one past the last slot put.
+    #[inline(always)]
+    unsafe fn finish(&self, b: usize, end: usize, init: usize) {
+        let k = end.wrapping_sub(self.phase) & (Self::L - 1);
+        if end == init || k == 0 {
+            return;
+        }
+        let ls = end as isize - k as isize;
+        let rs = ls.max(init as isize);
+        let r = (rs - ls) as usize;
+        std::ptr::copy_nonoverlapping(self.stage.add(b * Self::L + r), self.dst.add(rs as usize), k - r);
+    }
+}
+
+/// Writes the [`FLUSH`] bytes at `src` to the line-aligned `dst` with non-temporal stores
+/// (plain stores off x86-64).
+#[inline(always)]
+unsafe fn stream_lines(dst: *mut u8, src: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        for q in 0..FLUSH / 16 {
+            _mm_stream_si128(dst.add(16 * q).cast::<__m128i>(), _mm_loadu_si128(src.add(16 * q).cast::<__m128i>()));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    std::ptr::copy_nonoverlapping(src, dst, FLUSH);
+}
+
+/// Orders the non-temporal stores of this thread before what follows (the end of the pass).
+#[inline(always)]
+fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of x86-64.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+/// Staging bytes per bucket for a dimension and mode (one line per output array).
+fn stage_bytes(dim: usize, keep_coords: bool) -> usize {
+    FLUSH * (1 + if keep_coords { dim } else { 1 })
+}
+
 /// Pass 2 over the points `i0..i1` (all finite): scatters into bucket order, `off[b]` being
-/// the chunk's next slot in bucket `b`.
+/// the chunk's next slot in bucket `b` (advanced past the chunk's points), through the
+/// staging lines `stage` (`nbuck·stage_bytes` bytes, 16-byte aligned).
 ///
 /// # Safety
-/// The slots handed out by `off` must be in bounds of the outputs and distinct across chunks.
+/// The slots handed out by `off` must be in bounds of the outputs and distinct across chunks;
+/// `init` is a scratch of `nbuck` counters.
 #[inline(always)]
-unsafe fn scatter_body<T: Real, const D: usize>(geo: &Geometry, x: &[&[T]; 3], i0: usize, i1: usize, off: &mut [u32], out: Outputs<T>) {
-    let mut gb = [[T::zero(); BLOCK]; 3];
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter_body<T: Real, const D: usize, const FLOOR: bool>(geo: &Geometry, x: &[&[T]; 3], i0: usize, i1: usize, off: &mut [u32], init: &mut [u32], stage: *mut u8, out: Outputs<T>) {
+    let nbuck = geo.nbuck;
     let copy = !out.g[0].0.is_null();
     let keys = !out.local.0.is_null();
+    init.copy_from_slice(off);
+    let sp = Stream::new(out.perm.0, stage);
+    let sg: [Stream<T>; 3] = std::array::from_fn(|d| if copy && d < D { Stream::new(out.g[d].0, stage.add(nbuck * FLUSH * (1 + d))) } else { sp_null() });
+    let sl = Stream::new(if keys { out.local.0 } else { std::ptr::null_mut() }, stage.add(nbuck * FLUSH));
+    let mut gb = [[T::zero(); BLOCK]; 3];
     let mut a = i0;
     while a < i1 {
         let n = BLOCK.min(i1 - a);
         for d in 0..D {
-            let bad = fold_block(&x[d][a..a + n], geo.nf[d], &mut gb[d][..n]);
+            let bad = fold_block::<T, FLOOR>(&x[d][a..a + n], geo.nf[d], &mut gb[d][..n]);
             debug_assert!(bad.is_none());
         }
         for j in 0..n {
             let gj = [gb[0][j], gb[1][j], gb[2][j]];
             let key = geo.bin::<T, D>(gj);
             let b = key >> geo.shift;
-            let s = off[b] as usize;
-            off[b] += 1;
-            *out.perm.0.add(s) = (a + j) as u32;
+            let s = *off.get_unchecked(b) as usize;
+            *off.get_unchecked_mut(b) += 1;
+            let s0 = *init.get_unchecked(b) as usize;
+            sp.put(b, s, s0, (a + j) as u32);
             if copy {
                 for d in 0..D {
-                    *out.g[d].0.add(s) = gj[d];
+                    sg[d].put(b, s, s0, gj[d]);
                 }
             } else if keys {
-                *out.local.0.add(s) = (key - (b << geo.shift)) as u32;
+                sl.put(b, s, s0, (key - (b << geo.shift)) as u32);
             }
         }
         a += n;
     }
+    for b in 0..nbuck {
+        let (s0, end) = (init[b] as usize, off[b] as usize);
+        sp.finish(b, end, s0);
+        if copy {
+            for st in sg.iter().take(D) {
+                st.finish(b, end, s0);
+            }
+        } else if keys {
+            sl.finish(b, end, s0);
+        }
+    }
+    store_fence();
+}
+
+/// An unused stream.
+fn sp_null<E>() -> Stream<E> {
+    Stream { dst: std::ptr::null_mut(), phase: 0, stage: std::ptr::null_mut() }
 }
 
 /// Runs `count_body` for the grid's dimension, with AVX2 when the CPU has it.
 fn count_chunk<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, hist: &mut [u32]) -> Option<usize> {
     #[inline(always)]
-    fn dims<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, hist: &mut [u32]) -> Option<usize> {
+    fn dims<T: Real, const FLOOR: bool>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, hist: &mut [u32]) -> Option<usize> {
         match dim {
-            1 => count_body::<T, 1>(geo, x, i0, i1, hist),
-            2 => count_body::<T, 2>(geo, x, i0, i1, hist),
-            _ => count_body::<T, 3>(geo, x, i0, i1, hist),
+            1 => count_body::<T, 1, FLOOR>(geo, x, i0, i1, hist),
+            2 => count_body::<T, 2, FLOOR>(geo, x, i0, i1, hist),
+            _ => count_body::<T, 3, FLOOR>(geo, x, i0, i1, hist),
         }
     }
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn avx2<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, hist: &mut [u32]) -> Option<usize> {
-        dims(geo, dim, x, i0, i1, hist)
+        dims::<T, true>(geo, dim, x, i0, i1, hist)
     }
     #[cfg(target_arch = "x86_64")]
     if crate::simd::has_avx2_fma() {
         // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
         return unsafe { avx2(geo, dim, x, i0, i1, hist) };
     }
-    dims(geo, dim, x, i0, i1, hist)
+    dims::<T, false>(geo, dim, x, i0, i1, hist)
 }
 
 /// Runs `scatter_body` for the grid's dimension, with AVX2 when the CPU has it.
 ///
 /// # Safety
 /// As [`scatter_body`].
-unsafe fn scatter_chunk<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, off: &mut [u32], out: Outputs<T>) {
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter_chunk<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, off: &mut [u32], init: &mut [u32], stage: *mut u8, out: Outputs<T>) {
     #[inline(always)]
-    unsafe fn dims<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, off: &mut [u32], out: Outputs<T>) {
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn dims<T: Real, const FLOOR: bool>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, off: &mut [u32], init: &mut [u32], stage: *mut u8, out: Outputs<T>) {
         match dim {
-            1 => scatter_body::<T, 1>(geo, x, i0, i1, off, out),
-            2 => scatter_body::<T, 2>(geo, x, i0, i1, off, out),
-            _ => scatter_body::<T, 3>(geo, x, i0, i1, off, out),
+            1 => scatter_body::<T, 1, FLOOR>(geo, x, i0, i1, off, init, stage, out),
+            2 => scatter_body::<T, 2, FLOOR>(geo, x, i0, i1, off, init, stage, out),
+            _ => scatter_body::<T, 3, FLOOR>(geo, x, i0, i1, off, init, stage, out),
         }
     }
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn avx2<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, off: &mut [u32], out: Outputs<T>) {
-        dims(geo, dim, x, i0, i1, off, out)
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn avx2<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, off: &mut [u32], init: &mut [u32], stage: *mut u8, out: Outputs<T>) {
+        dims::<T, true>(geo, dim, x, i0, i1, off, init, stage, out)
     }
     #[cfg(target_arch = "x86_64")]
     if crate::simd::has_avx2_fma() {
-        return avx2(geo, dim, x, i0, i1, off, out);
+        return avx2(geo, dim, x, i0, i1, off, init, stage, out);
     }
-    dims(geo, dim, x, i0, i1, off, out)
+    dims::<T, false>(geo, dim, x, i0, i1, off, init, stage, out)
 }
 
 /// Pass 3 for buckets `b0..b1`: a stable counting sort by bin within each bucket, through one
@@ -478,15 +612,25 @@ impl<T: Real> Counted<'_, T> {
             local: SyncPtr(if keep_coords || geo.shift == 0 { std::ptr::null_mut() } else { local.as_mut_ptr() }),
         };
         {
+            // per thread: staging lines and a copy of the chunk's first slots
+            let nt = threads.count();
+            let sb = nbuck * stage_bytes(dim, keep_coords);
+            let mut stage = crate::error::try_zeroed_vec::<u128>(nt * sb / 16, "bin-sort staging")?;
+            let mut init = crate::error::try_zeroed_vec::<u32>(nt * nbuck, "bin-sort staging")?;
+            let (stp, inp) = (SyncPtr(stage.as_mut_ptr().cast::<u8>()), SyncPtr(init.as_mut_ptr()));
             let hp = SyncPtr(self.hist.as_mut_ptr());
             let x = self.x;
+            let parallel = threads.parallel();
             threads.for_each(nchunks, |c| {
-                let hp = hp;
-                // SAFETY: row c belongs to chunk c; the exclusive prefix sums hand out every
-                // slot in 0..m exactly once across chunks and buckets.
+                let (hp, stp, inp) = (hp, stp, inp);
+                let t = if parallel { rayon::current_thread_index().expect("in the plan's pool").min(nt - 1) } else { 0 };
+                // SAFETY: row c belongs to chunk c, the staging of thread t to the chunk it
+                // runs; the exclusive prefix sums hand out every slot in 0..m exactly once
+                // across chunks and buckets.
                 unsafe {
                     let row = std::slice::from_raw_parts_mut(hp.0.add(c * nbuck), nbuck);
-                    scatter_chunk(&geo, dim, &x, c * m / nchunks, (c + 1) * m / nchunks, row, out);
+                    let ini = std::slice::from_raw_parts_mut(inp.0.add(t * nbuck), nbuck);
+                    scatter_chunk(&geo, dim, &x, c * m / nchunks, (c + 1) * m / nchunks, row, ini, stp.0.add(t * sb), out);
                 }
             });
         }
