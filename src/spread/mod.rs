@@ -743,6 +743,12 @@ mod tests {
             Err(Error::NonFinite(m)) => assert!(m.contains("point 1"), "{m}"),
             other => panic!("{other:?}"),
         }
+        // a rejected setpts leaves the previous points
+        let ok = [0.5, -0.5];
+        sp.setpts([&ok, &ok, &[]], &th).unwrap();
+        let perm = sp.perm.clone();
+        assert!(matches!(sp.setpts([&x, &y, &[]], &th), Err(Error::NonFinite(_))));
+        assert!(sp.has_points() && sp.num_points() == 2 && sp.perm == perm && sp.g[0].len() == 2);
     }
 
     #[test]

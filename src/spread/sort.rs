@@ -705,6 +705,7 @@ pub fn counting_sort(bins: &[u32], nbins: usize) -> crate::Result<Vec<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
 
     #[test]
     fn sorted_by_bin_and_stable() {
@@ -727,5 +728,128 @@ mod tests {
             seen[i as usize] = true;
         }
         assert!(seen.iter().all(|&s| s));
+    }
+
+    /// Coordinates exercising every path: uniform in [−π, π), blocks with |x| > 64 (the exact
+    /// reduction), values on the period and bin boundaries, signed zeros, and a cluster that
+    /// puts a fifth of the points into one bin.
+    fn test_coords<T: Real>(m: usize, seed: u64) -> Vec<T> {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        let pi = std::f64::consts::PI;
+        (0..m)
+            .map(|i| {
+                let v = match i % 10 {
+                    _ if (3000..3300).contains(&i) => rng.gen_range(-1e6..1e6),
+                    0 if i % 7 == 0 => [0.0, -0.0, pi, -pi, 2.0 * pi, -1e-300, 64.0, -64.0, 64.5, 1e12][(i / 70) % 10],
+                    1 | 2 => 0.3 + rng.gen_range(0.0..1e-3),
+                    3 if i % 13 == 0 => rng.gen_range(-200.0..200.0),
+                    _ => rng.gen_range(-pi..pi),
+                };
+                T::of(v)
+            })
+            .collect()
+    }
+
+    /// The reference bin of each point, from [`super::super::fold`] (the exact fold).
+    fn reference_bins<T: Real>(x: &[Vec<T>; 3], dim: usize, nf: [usize; 3]) -> (Vec<u32>, usize) {
+        let (bs, nb) = bin_grid(dim, nf);
+        let m = x[0].len();
+        let bins = (0..m)
+            .map(|i| {
+                let mut b = 0usize;
+                for d in (0..dim).rev() {
+                    let g = fold(x[d][i], nf[d]).to_f64v();
+                    b = b * nb[d] + ((g * (1.0 / bs[d] as f64)) as usize).min(nb[d] - 1);
+                }
+                b as u32
+            })
+            .collect();
+        (bins, nb[0] * nb[1] * nb[2])
+    }
+
+    fn check_sort<T: Real>(dim: usize, nf: [usize; 3], m: usize) {
+        let x: [Vec<T>; 3] = std::array::from_fn(|d| if d < dim { test_coords::<T>(m, 11 + d as u64) } else { Vec::new() });
+        let (bins, nbins) = reference_bins(&x, dim, nf);
+        let want = counting_sort(&bins, nbins).unwrap();
+        for threads in [1, 2, 3] {
+            let th = Threads::new(threads).unwrap();
+            for keep in [true, false] {
+                let c = count([&x[0][..], &x[1][..], &x[2][..]], dim, nf, &th).unwrap();
+                let sorted = c.sort(&th, keep).unwrap();
+                assert!(sorted.perm == want, "{} dim {dim} nf {nf:?} threads {threads} keep {keep}", T::NAME);
+                for d in 0..3 {
+                    if keep && d < dim {
+                        assert_eq!(sorted.g[d].len(), m);
+                        for (s, &i) in sorted.perm.iter().enumerate() {
+                            let f = fold(x[d][i as usize], nf[d]);
+                            assert!(sorted.g[d][s].to_f64v().to_bits() == f.to_f64v().to_bits(), "axis {d} slot {s}: {:?} vs {:?}", sorted.g[d][s].to_f64v(), f.to_f64v());
+                        }
+                    } else {
+                        assert!(sorted.g[d].is_empty());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parallel_sort_equals_serial_stable_counting_sort() {
+        // 70 001 points: five chunks of the parallel passes, a partial block at the end
+        let m = 70_001;
+        // many bins (several per bucket) and few (one per bucket, no local pass)
+        for (dim, nf) in [(1, [1 << 20, 1, 1]), (1, [600, 1, 1]), (2, [1250, 1000, 1]), (2, [64, 48, 1]), (3, [160, 96, 64]), (3, [32, 32, 24])] {
+            check_sort::<f64>(dim, nf, m);
+            check_sort::<f32>(dim, nf, m);
+        }
+        // nothing and one point
+        for m in [0, 1, 17] {
+            check_sort::<f64>(3, [160, 96, 64], m);
+        }
+    }
+
+    #[test]
+    fn block_fold_is_the_exact_fold() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+        let mut x: Vec<f64> = (0..4096).map(|_| rng.gen_range(-64.0..64.0)).collect();
+        x.extend([0.0, -0.0, 1e-300, -1e-300, -1e-17, 64.0, -64.0, std::f64::consts::PI, -std::f64::consts::PI, 2.0 * std::f64::consts::PI]);
+        for nf in [2usize, 7, 1250, 1 << 21] {
+            for chunk in x.chunks(BLOCK) {
+                let mut a = vec![0.0; chunk.len()];
+                let mut b = vec![0.0; chunk.len()];
+                assert_eq!(fold_block::<f64, true>(chunk, nf, &mut a), None);
+                assert_eq!(fold_block::<f64, false>(chunk, nf, &mut b), None);
+                for j in 0..chunk.len() {
+                    let f = fold(chunk[j], nf);
+                    assert!(a[j].to_bits() == f.to_bits() && b[j].to_bits() == f.to_bits(), "x = {:e}, nf {nf}: {:e} {:e} {:e}", chunk[j], a[j], b[j], f);
+                }
+                let c32: Vec<f32> = chunk.iter().map(|&v| v as f32).collect();
+                let mut a32 = vec![0.0f32; chunk.len()];
+                assert_eq!(fold_block::<f32, true>(&c32, nf, &mut a32), None);
+                for j in 0..chunk.len() {
+                    assert_eq!(a32[j].to_bits(), fold(c32[j], nf).to_bits());
+                }
+            }
+        }
+        let bad = [1.0, 2.0, f64::INFINITY, f64::NAN];
+        let mut o = [0.0; 4];
+        assert_eq!(fold_block::<f64, true>(&bad, 100, &mut o), Some(2));
+    }
+
+    #[test]
+    fn first_nonfinite_point_is_named() {
+        let m = 100_000;
+        let mut x: [Vec<f64>; 3] = std::array::from_fn(|d| test_coords::<f64>(m, d as u64));
+        x[0][90_000] = f64::INFINITY;
+        x[2][60_001] = f64::NAN;
+        x[1][60_001] = f64::NEG_INFINITY;
+        x[1][70_000] = f64::NAN;
+        for threads in [1, 3] {
+            let th = Threads::new(threads).unwrap();
+            match count([&x[0][..], &x[1][..], &x[2][..]], 3, [64, 64, 64], &th) {
+                Err(Error::NonFinite(msg)) => assert!(msg.contains("coordinate y of point 60001"), "{msg}"),
+                Err(e) => panic!("{e}"),
+                Ok(_) => panic!("non-finite points accepted"),
+            }
+        }
     }
 }
