@@ -714,8 +714,8 @@ mod tests {
         let x: Vec<Vec<f64>> = (0..3).map(|_| (0..m).map(|_| rng.gen_range(-7.0..7.0)).collect()).collect();
         for threads in [1, 2, 3] {
             let th = Threads::new(threads).unwrap();
-            // 16 × 24 × 16 = 6144 bins: more than 1024, so the two-level sort has 3 bits of
-            // bins per bucket
+            // 16 × 24 × 16 = 6144 bins: more than sort::MAX_BUCKETS, so the two-level sort
+            // has several bins per bucket
             let mut sp = Spreader::<f64>::new(3, &[256, 96, 64], &k, SpreadOpts { max_subprob_size: 0 }).unwrap();
             sp.setpts([&x[0], &x[1], &x[2]], &th).unwrap();
             let (bs, nb) = sort::bin_grid(3, sp.nf);

@@ -8,34 +8,44 @@
 //!
 //! The sort is a stable two-level parallel counting sort (an MSD radix sort of the bin index
 //! with one wide digit per level), run by [`count`] (pass 1) and [`Counted::sort`] (passes
-//! 2–3). Buckets are runs of `2^shift` consecutive bins, with `shift` the smallest that leaves
-//! at most [`MAX_BUCKETS`] buckets, so that the scatter of pass 2 writes at most
-//! `MAX_BUCKETS·(1 + dim)` sequential streams (their current cache lines stay in L1/L2). The
-//! points are split into `nchunks` chunks of consecutive input indices (4 per thread, at least
-//! 2¹⁴ points each); M points, `d` axes, element size `b` (8 for f64):
+//! 2–4). Buckets are runs of `2^shift` consecutive bins, with `shift` the smallest that leaves
+//! at most [`MAX_BUCKETS`] (256) buckets. The points are split into `nchunks` chunks of
+//! consecutive input indices (4 per thread, at least 2¹⁴ points each). Costs for M points,
+//! `d` axes, element size `b` (8 for f64):
 //!
-//! 1. **count** (parallel over chunks): folds each coordinate once (a block of 256 points at
-//!    a time, vectorised; the exact `reduce_2pi` is only taken for blocks with a |x| > 64 or
-//!    a non-finite value), checks finiteness, computes the bin and counts the bucket into the
-//!    chunk's histogram row. Traffic: reads `b·d·M` bytes; writes nothing of size M.
-//! 2. **prefix** (serial, `O(nbuck·nchunks)` ≤ 1024·4·threads additions, microseconds):
+//! 1. **count** (parallel over chunks): folds each coordinate once (256 points at a time,
+//!    vectorised: `floor` by the rounding instruction in the AVX2 clone; the exact
+//!    `reduce_2pi` is only taken for blocks holding a |x| > 64 or a non-finite value), checks
+//!    finiteness, computes the bin and counts the bucket in the chunk's histogram row. Reads
+//!    `b·d·M` bytes, writes nothing of size M.
+//! 2. **prefix** (serial, `O(nbuck·nchunks)` ≤ 256·4·threads additions, microseconds):
 //!    exclusive sums over (bucket, chunk) give each chunk its first slot in each bucket.
 //! 3. **scatter** (parallel over chunks): folds the coordinates again (cheaper than storing
 //!    and re-reading a key per point) and writes `perm` and the folded coordinates (or, when
 //!    the coordinates are not kept, the bin within the bucket as a `u32`) at the chunk's next
-//!    slot of the point's bucket. Reads `b·d·M`, writes `(4 + b·d)·M` bytes (first touch of
-//!    the output arrays, so the page faults of the fresh allocations are taken here, in
-//!    parallel). Chunks fill each bucket in input order, so the buckets are stable.
+//!    slot of the point's bucket, through software write-combining: 256 bytes per bucket and
+//!    array staged in a per-thread buffer (≤ 256 KiB, L2-resident), written out with
+//!    non-temporal stores when a staged run of whole cache lines is complete (no
+//!    read-for-ownership of the destination, no cache pollution; the partial lines at the ends
+//!    of each chunk's range of a bucket take plain stores). Reads `b·d·M`, writes
+//!    `(4 + b·d)·M` bytes. This is the first touch of the output arrays, which are allocated
+//!    uninitialised (no zeroing pass) with transparent huge pages requested (`madvise`, Linux):
+//!    the page faults of the fresh memory are taken here, in parallel, 512× fewer than with
+//!    4 KiB pages. Chunks fill each bucket in input order, so the buckets are stable.
 //! 4. **local** (parallel over groups of consecutive buckets balanced by point count, one
-//!    scratch per group, none per bucket): a stable counting sort by bin within each bucket,
-//!    through the group's scratch (a bucket holds about M/nbuck points, in cache). Reads and
-//!    writes `(4 + b·d)·M` bytes once; skipped when a bucket is a single bin.
+//!    scratch per group, none per bucket): a stable counting sort by bin within each bucket
+//!    through the group's scratch (a bucket holds about M/256 points). Reads and writes
+//!    `(4 + b·d)·M` bytes once; skipped when a bucket is a single bin.
 //!
-//! Every pass over M is parallel; nothing is allocated per point or per bucket; the outputs
-//! are allocated uninitialised (no zeroing pass) and written exactly once before they are
-//! used. The result equals a serial stable counting sort by bin ([`counting_sort`], the test
-//! reference) for any thread count. Per-pass wall-clock times are returned in
-//! [`SortTimings`].
+//! Every pass over M is parallel; nothing is allocated per point or per bucket. The result
+//! equals a serial stable counting sort by bin ([`counting_sort`], the test reference) for any
+//! thread count, and the kept coordinates equal [`super::fold`] bit for bit. Per-pass
+//! wall-clock times are returned in [`SortTimings`] ([`super::Spreader::sort_timings`]).
+//!
+//! For many cores: the passes over M scale with the chunk count; what stays serial is the
+//! prefix sum (`O(256·4·threads)`) and the allocation; what is shared is memory bandwidth
+//! (passes 1–4 move about `(5b·d + 12)·M` bytes in all) and the kernel's page-fault handling
+//! of the fresh output arrays.
 
 use super::fold;
 use crate::error::{Error, Result};
@@ -45,7 +55,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// Largest number of buckets of the scatter pass (each a run of `2^shift` bins).
-pub const MAX_BUCKETS: usize = 1024;
+pub const MAX_BUCKETS: usize = 256;
 
 /// Points folded at a time (per axis, on the stack).
 const BLOCK: usize = 256;
@@ -64,7 +74,7 @@ fn advise_huge<E>(v: &mut Vec<E>) {
     {
         const HUGE: usize = 2 << 20;
         let bytes = v.capacity() * std::mem::size_of::<E>();
-        if bytes < 2 * HUGE || std::env::var_os("FF_NOHUGE").is_some() {
+        if bytes < 2 * HUGE {
             return;
         }
         let a = v.as_mut_ptr() as usize;
@@ -129,8 +139,7 @@ impl Geometry {
         let (bs, nb) = bin_grid(dim, nf);
         let nbins = nb[0] * nb[1] * nb[2];
         let mut shift = 0u32;
-        let maxb: usize = std::env::var("FF_MAXB").ok().and_then(|v| v.parse().ok()).unwrap_or(MAX_BUCKETS);
-        while (nbins - 1) >> shift >= maxb {
+        while (nbins - 1) >> shift >= MAX_BUCKETS {
             shift += 1;
         }
         Geometry {
