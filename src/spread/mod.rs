@@ -102,6 +102,8 @@ pub struct Spreader<T: Real> {
     subprobs: Vec<(usize, usize)>,
     stripe: usize,
     locks: Vec<Mutex<()>>,
+    /// Per-pass times of the last bin sort.
+    sort_timings: sort::SortTimings,
 }
 
 /// Checks grid sizes and returns `[nf1, nf2, nf3]` padded with 1.
@@ -158,6 +160,7 @@ impl<T: Real> Spreader<T> {
             subprobs: Vec::new(),
             stripe,
             locks,
+            sort_timings: sort::SortTimings::default(),
         })
     }
 
@@ -208,182 +211,19 @@ impl<T: Real> Spreader<T> {
                 return Err(Error::NPoints(format!("axis {d} has {} coordinates, axis 0 has {m}", coords[d].len())));
             }
         }
-        let nf = self.nf;
         let dim = self.dim;
-        let (bs, nb) = sort::bin_grid(dim, nf);
-        let nbins = nb[0] * nb[1] * nb[2];
-        // Bin sort (Boström's report §4 / FINUFFT's bin sort) as a stable two-level parallel
-        // counting sort, so that every scatter stays cache-local:
-        //  pass 1: check the points, histogram of coarse buckets (≤ 1024 runs of bins) per chunk;
-        //  pass 2: scatter indices and folded coordinates into bucket order (≤ 1024 write
-        //          streams, sequential reads of the caller's arrays);
-        //  pass 3: per bucket (in parallel), counting sort by bin within the bucket's range.
-        // The result equals a serial stable counting sort by bin (tested).
-        let nchunks = threads.count().min(m.max(1));
-        let chunk_range = |c: usize| (c * m / nchunks, (c + 1) * m / nchunks);
-        let inv_bs = [1.0 / bs[0] as f64, 1.0 / bs[1] as f64, 1.0 / bs[2] as f64];
-        let bin_from = |g: &[T; 3]| -> usize {
-            let mut b = 0usize;
-            for d in (0..dim).rev() {
-                b = b * nb[d] + ((g[d].to_f64v() * inv_bs[d]) as usize).min(nb[d] - 1);
+        // pass 1 checks the points: a non-finite coordinate leaves the previous points set
+        let counted = match sort::count(coords, dim, self.nf, threads) {
+            Ok(c) => c,
+            Err(e @ Error::NonFinite(_)) => return Err(e),
+            Err(e) => {
+                self.release_points();
+                return Err(e);
             }
-            b
         };
-        let folded = |i: usize| -> [T; 3] {
-            let mut g = [T::zero(); 3];
-            for d in 0..dim {
-                g[d] = fold(coords[d][i], nf[d]);
-            }
-            g
-        };
-        let mut shift = 0u32;
-        while (nbins - 1) >> shift >= 1024 {
-            shift += 1;
-        }
-        let nbuck = ((nbins - 1) >> shift) + 1;
-        let mut hist = crate::error::try_zeroed_vec::<u32>(nchunks * nbuck, "bucket histograms")?;
-        let first_bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
-        {
-            let hp = SyncPtr(hist.as_mut_ptr());
-            threads.for_each(nchunks, |c| {
-                let hp = hp;
-                let (i0, i1) = chunk_range(c);
-                for i in i0..i1 {
-                    if (0..dim).any(|d| !coords[d][i].is_finite()) {
-                        first_bad.fetch_min(i, std::sync::atomic::Ordering::Relaxed);
-                        return;
-                    }
-                    // SAFETY: histogram row c belongs to chunk c only.
-                    unsafe { *hp.0.add(c * nbuck + (bin_from(&folded(i)) >> shift)) += 1 };
-                }
-            });
-        }
-        let bad = first_bad.into_inner();
-        if bad != usize::MAX {
-            let d = (0..dim).find(|&d| !coords[d][bad].is_finite()).unwrap_or(0);
-            return Err(Error::NonFinite(format!(
-                "coordinate {} of point {bad} is {}", ["x", "y", "z"][d], coords[d][bad]
-            )));
-        }
         // the new points are valid: release the old ones before allocating
-        self.ready = false;
-        self.g = [Vec::new(), Vec::new(), Vec::new()];
-        self.perm = Vec::new();
-        self.src = [ConstPtr(std::ptr::null()); 3];
-        self.m = 0;
-        // exclusive prefix over (bucket, chunk): each chunk's next slot per bucket
-        let mut bucket_start = crate::error::try_zeroed_vec::<usize>(nbuck + 1, "bucket offsets")?;
-        let mut total = 0u32;
-        for b in 0..nbuck {
-            bucket_start[b] = total as usize;
-            for c in 0..nchunks {
-                let h = &mut hist[c * nbuck + b];
-                let cnt = *h;
-                *h = total;
-                total += cnt;
-            }
-        }
-        bucket_start[nbuck] = m;
-        // pass 2: bucket order, straight into the final arrays (in by-reference mode the
-        // coordinates are a temporary, dropped after pass 3)
-        let mut perm = crate::error::try_zeroed_vec::<u32>(m, "sort permutation")?;
-        let mut g: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        for gd in g.iter_mut().take(dim) {
-            *gd = crate::error::try_zeroed_vec::<T>(m, "sorted coordinates")?;
-        }
-        let pp = SyncPtr(perm.as_mut_ptr());
-        let gp = [SyncPtr(g[0].as_mut_ptr()), SyncPtr(g[1].as_mut_ptr()), SyncPtr(g[2].as_mut_ptr())];
-        {
-            let hp = SyncPtr(hist.as_mut_ptr());
-            threads.for_each(nchunks, |c| {
-                let (pp, gp, hp) = (pp, gp, hp);
-                let (i0, i1) = chunk_range(c);
-                for i in i0..i1 {
-                    let g = folded(i);
-                    // SAFETY: the offsets of chunk c are private to it, and the slots handed
-                    // out are distinct across chunks and buckets (exclusive prefix sum above).
-                    unsafe {
-                        let slot = hp.0.add(c * nbuck + (bin_from(&g) >> shift));
-                        let s = *slot as usize;
-                        *slot += 1;
-                        *pp.0.add(s) = i as u32;
-                        for d in 0..dim {
-                            *gp[d].0.add(s) = g[d];
-                        }
-                    }
-                }
-            });
-        }
-        drop(hist);
-        // pass 3: by bin within each bucket, in place through a bucket-sized scratch (a bucket
-        // holds about M/1024 points for spread-out points, all of them when they cluster; the
-        // scratch is allocated fallibly and a failure is reported after the loop)
-        let alloc_failed: Mutex<Option<Error>> = Mutex::new(None);
-        {
-            let bucket_start = &bucket_start;
-            let alloc_failed = &alloc_failed;
-            threads.for_each(nbuck, |b| {
-                let (pp, gp) = (pp, gp);
-                let (s0, s1) = (bucket_start[b], bucket_start[b + 1]);
-                if s1 == s0 {
-                    return;
-                }
-                let base = b << shift;
-                // SAFETY: [s0, s1) is bucket b's range of perm and g, touched by this task only.
-                let (bp, bg): (&mut [u32], [&mut [T]; 3]) = unsafe {
-                    (
-                        std::slice::from_raw_parts_mut(pp.0.add(s0), s1 - s0),
-                        std::array::from_fn(|d| if d < dim { std::slice::from_raw_parts_mut(gp[d].0.add(s0), s1 - s0) } else { &mut [][..] }),
-                    )
-                };
-                let scratch = || -> Result<(Vec<u32>, [Vec<T>; 3], Vec<usize>)> {
-                    let mut tp = crate::error::try_vec::<u32>(bp.len(), "bin-sort scratch")?;
-                    tp.extend_from_slice(&bp[..]);
-                    let mut tg: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-                    for d in 0..dim {
-                        tg[d] = crate::error::try_vec::<T>(bg[d].len(), "bin-sort scratch")?;
-                        tg[d].extend_from_slice(&bg[d][..]);
-                    }
-                    let off = crate::error::try_zeroed_vec::<usize>((1usize << shift) + 1, "bin-sort offsets")?;
-                    Ok((tp, tg, off))
-                };
-                let (tp, tg, mut off) = match scratch() {
-                    Ok(v) => v,
-                    Err(e) => {
-                        *alloc_failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                        return;
-                    }
-                };
-                let local = |j: usize| -> usize {
-                    let mut gv = [T::zero(); 3];
-                    for d in 0..dim {
-                        gv[d] = tg[d][j];
-                    }
-                    bin_from(&gv) - base
-                };
-                for j in 0..tp.len() {
-                    off[local(j) + 1] += 1;
-                }
-                for k in 0..(1usize << shift) {
-                    off[k + 1] += off[k];
-                }
-                for j in 0..tp.len() {
-                    let k = local(j);
-                    let s = off[k];
-                    off[k] += 1;
-                    bp[s] = tp[j];
-                    for d in 0..dim {
-                        bg[d][s] = tg[d][j];
-                    }
-                }
-            });
-        }
-        if let Some(e) = alloc_failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(e);
-        }
-        if !copy {
-            g = [Vec::new(), Vec::new(), Vec::new()];
-        }
+        self.release_points();
+        let sort::Sorted { perm, g, timings } = counted.sort(threads, copy)?;
         let nsub = m.div_ceil(self.max_sp).max(threads.count().min(m.max(1)));
         let mut subprobs = crate::error::try_vec(nsub, "spreading subproblems")?;
         for s in 0..nsub {
@@ -401,9 +241,25 @@ impl<T: Real> Spreader<T> {
         }
         self.perm = perm;
         self.subprobs = subprobs;
+        self.sort_timings = timings;
         self.m = m;
         self.ready = true;
         Ok(())
+    }
+
+    /// Drops the points (and their memory).
+    fn release_points(&mut self) {
+        self.ready = false;
+        self.g = [Vec::new(), Vec::new(), Vec::new()];
+        self.perm = Vec::new();
+        self.subprobs = Vec::new();
+        self.src = [ConstPtr(std::ptr::null()); 3];
+        self.m = 0;
+    }
+
+    /// Wall-clock seconds of the passes of the bin sort of the last successful `setpts*`.
+    pub fn sort_timings(&self) -> sort::SortTimings {
+        self.sort_timings
     }
 
     /// Folded coordinates of sorted points `a..b`, per axis: borrowed from the sorted copy, or
@@ -915,8 +771,8 @@ mod tests {
         let x: Vec<Vec<f64>> = (0..3).map(|_| (0..m).map(|_| rng.gen_range(-7.0..7.0)).collect()).collect();
         for threads in [1, 2, 3] {
             let th = Threads::new(threads).unwrap();
-            // 16 × 24 × 16 = 6144 bins: more than 1024, so the two-level sort has 3 bits of
-            // bins per bucket
+            // 16 × 24 × 16 = 6144 bins: more than sort::MAX_BUCKETS, so the two-level sort
+            // has several bins per bucket
             let mut sp = Spreader::<f64>::new(3, &[256, 96, 64], &k, SpreadOpts { max_subprob_size: 0 }).unwrap();
             sp.setpts([&x[0], &x[1], &x[2]], &th).unwrap();
             let (bs, nb) = sort::bin_grid(3, sp.nf);
@@ -944,6 +800,12 @@ mod tests {
             Err(Error::NonFinite(m)) => assert!(m.contains("point 1"), "{m}"),
             other => panic!("{other:?}"),
         }
+        // a rejected setpts leaves the previous points
+        let ok = [0.5, -0.5];
+        sp.setpts([&ok, &ok, &[]], &th).unwrap();
+        let perm = sp.perm.clone();
+        assert!(matches!(sp.setpts([&x, &y, &[]], &th), Err(Error::NonFinite(_))));
+        assert!(sp.has_points() && sp.num_points() == 2 && sp.perm == perm && sp.g[0].len() == 2);
     }
 
     #[test]
