@@ -94,7 +94,9 @@ impl<T: Real> CpuNufft<T> {
         }
         self.timings = Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
         if self.opts.debug > 0 {
-            eprintln!("[farfield nufft] setpts M = {}: {:.3} s", coords[0].len(), self.timings.setpts_s);
+            let st = self.grid.spreader.sort_timings();
+            eprintln!("[farfield nufft] setpts M = {}: {:.3} s (sort: count {:.3}, prefix {:.4}, scatter {:.3}, local {:.3} s)",
+                      coords[0].len(), self.timings.setpts_s, st.count_s, st.prefix_s, st.scatter_s, st.local_s);
         }
         Ok(())
     }
