@@ -168,6 +168,29 @@ typedef float _Complex farfield_complexf;
 // single grid is larger.
 #define BATCH_SCRATCH_BYTES (1 << 30)
 
+// Samples of ξ on `[0, 1/(2σ)]` in [`aliasing_error`] (ends included).
+#define ALIAS_XI_SAMPLES 97
+
+// Aliases `m = −K … K` (m ≠ 0) summed in [`aliasing_error`]; the sum's truncation changes the
+// error by less than 1 % of itself (test `kernel::es::tests::alias_sum_converges`).
+#define ALIAS_TERMS 16
+
+// Smallest error the model resolves: below it, the rounding of the quadrature (sums of terms of
+// size ψ̂(0) that cancel to ψ̂(ξ+m)) dominates; tabulated errors are clamped to it.
+#define ALIAS_FLOOR 1e-15
+
+// First σ of the table [`table::ES_TABLE`].
+#define TABLE_SIGMA0 1.20
+
+// Step of σ in the table.
+#define TABLE_SIGMA_STEP 0.05
+
+// Number of σ values in the table (1.20 … 2.50).
+#define TABLE_NSIGMA 27
+
+// Smallest width in the table (widths 2 … [`MAX_ES_WIDTH`]).
+#define TABLE_W0 2
+
 // Backend value `AUTO`.
 #define FARFIELD_BACKEND_AUTO 0
 
@@ -217,6 +240,10 @@ typedef float _Complex farfield_complexf;
 // Largest number of non-uniform points M: 2³² − 1 (point indices are stored as `u32`).
 #define MAX_POINTS (size_t)UINT32_MAX
 
+// Largest σ the automatic choice takes (the last column of the ES table,
+// [`crate::kernel::es::table::ES_TABLE`]); type 3 bounds its grid by it.
+#define AUTO_SIGMA_MAX 2.5
+
 // Largest spacing ratio `h_max / h_min` a plan accepts (every method): 1e150. Within it, the
 // kernel is evaluated in scaled units (spacings divided by a power of two near their geometric
 // mean) where every intermediate (`|x|²`, the cell average of `G`, the spectrum) is a normal
@@ -253,6 +280,29 @@ typedef float _Complex farfield_complexf;
 // Largest |x| (radians) for which [`reduce_2pi`] is exact to ~1e-15 rad: 10¹⁶. Beyond it the
 // reduction (and so the transform) loses accuracy, though it stays finite.
 #define MAX_EXACT_COORD 1e16
+
+// Complex entries a box must have past its last row (f32 vectors of 8 lanes: 3 complex).
+#define BOX_PAD 4
+
+// Largest number of buckets of the scatter pass (each a run of `2^shift` bins).
+#define MAX_BUCKETS 256
+
+// The cost model of the automatic choice of σ and w (types 1 and 2, ES kernel), in seconds on
+// one thread:
+//
+// `t(σ, w) = M·(c_pt[d] + c_tap[d]·w^d) + Nf·(c_grid[d] + c_fft[d]·log2 Nf)`,
+//
+// `M` points, `d` dimensions, `Nf = Π nf_d` fine-grid points ([`fine_grid`]). The first term
+// is spreading or interpolation (a cost per point — sorting, kernel evaluation — and per
+// kernel tap), the second the FFT and the passes over the fine grid (zeroing, wrap-add).
+// Calibrated on a 2-core x86-64 (AVX2) with the release binary, one thread, f64, type 1:
+// `farfield bench nufft --type 1 --dim D --modes N --points 2e6 --tol T --upsampfac S
+// --threads 1 --check 0 --json` for D = 1, 2, 3 (N = 10⁶, 1000², 128³), S ∈ {1.25, 1.5, 2,
+// 2.5} and T ∈ {1e-3, 1e-6, 1e-9, 1e-12} (w from 3 to 16), best of two runs; `spread_s` was
+// fitted by least squares to `M(c_pt + c_tap w^d) + c_grid Nf` per dimension and `fft_s` to
+// `c_fft Nf log2 Nf` (FFTW_ESTIMATE plans; 3D FFTs cost about 3× more per point than 1D ones,
+// and 256³ is as slow as 320³ there). docs/design.md §9.1 lists the choices it makes for the benchmark cases.
+typedef struct CostModel CostModel;
 
 // Opaque Ewald plan (C: `farfield_ewald_plan`, a pointer to this).
 typedef struct farfield_ewald_plan_s farfield_ewald_plan_s;
@@ -430,12 +480,14 @@ typedef struct farfield_nufft_opts {
   // Spreading kernel: `FARFIELD_KERNEL_ES` (0, exponential of semicircle, default) or
   // `FARFIELD_KERNEL_GAUSSIAN` (1, fast Gaussian gridding).
   int32_t kernel;
-  // Upsampling factor σ: 0 = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large grids,
-  // else 2.0; always 2.0 for the Gaussian kernel), or any value in (1, 4]; 2.0 and 1.25 are
-  // the tuned ones. Below 2 the widest kernel may not reach tol: the tolerance is then
-  // clamped to what it reaches (ES: `exp(−16π√(1 − 1/σ))`, 1.7e-10 at σ = 1.25; Gaussian:
-  // `exp(−16π(1 − 1/(2σ − 1)))`, 5e-8 at σ = 1.25), reported as `tol_used` with
-  // `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values → `FARFIELD_ERR_INVALID_ARG`.
+  // Upsampling factor σ: 0 = automatic (ES kernel: σ in [1.2, 2.5] and the width w chosen
+  // together by the cost model of docs/design.md §9 over the tabulated ES kernels, for the
+  // number of modes at makeplan and again for the number of points M at each setpts, where
+  // the plan's fine grid may change — `get_info` after setpts reports the final choice;
+  // always 2.0 for the Gaussian kernel), or any value in (1, 4], used as given. When the
+  // widest kernel cannot reach tol at σ, the tolerance is clamped to what it reaches,
+  // reported as `tol_used` with `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values →
+  // `FARFIELD_ERR_INVALID_ARG`.
   double upsampfac;
   // FFTW planner flags (as FINUFFT's `opts.fftw`): 64 = `FFTW_ESTIMATE` (default),
   // 0 = `FFTW_MEASURE`, 32 = `FFTW_PATIENT`, 8 = `FFTW_EXHAUSTIVE`, each optionally OR-ed with
@@ -567,6 +619,8 @@ typedef struct farfield_spread_plan_s *farfield_spread_plan;
 
 // Handle of a single-precision spreading plan (`NULL` when none).
 typedef struct farfield_spreadf_plan_s *farfield_spreadf_plan;
+
+
 
 #ifdef __cplusplus
 extern "C" {

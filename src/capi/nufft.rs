@@ -65,12 +65,14 @@ pub struct farfield_nufft_opts {
     /// Spreading kernel: `FARFIELD_KERNEL_ES` (0, exponential of semicircle, default) or
     /// `FARFIELD_KERNEL_GAUSSIAN` (1, fast Gaussian gridding).
     pub kernel: i32,
-    /// Upsampling factor σ: 0 = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large grids,
-    /// else 2.0; always 2.0 for the Gaussian kernel), or any value in (1, 4]; 2.0 and 1.25 are
-    /// the tuned ones. Below 2 the widest kernel may not reach tol: the tolerance is then
-    /// clamped to what it reaches (ES: `exp(−16π√(1 − 1/σ))`, 1.7e-10 at σ = 1.25; Gaussian:
-    /// `exp(−16π(1 − 1/(2σ − 1)))`, 5e-8 at σ = 1.25), reported as `tol_used` with
-    /// `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values → `FARFIELD_ERR_INVALID_ARG`.
+    /// Upsampling factor σ: 0 = automatic (ES kernel: σ in [1.2, 2.5] and the width w chosen
+    /// together by the cost model of docs/design.md §9 over the tabulated ES kernels, for the
+    /// number of modes at makeplan and again for the number of points M at each setpts, where
+    /// the plan's fine grid may change — `get_info` after setpts reports the final choice;
+    /// always 2.0 for the Gaussian kernel), or any value in (1, 4], used as given. When the
+    /// widest kernel cannot reach tol at σ, the tolerance is clamped to what it reaches,
+    /// reported as `tol_used` with `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values →
+    /// `FARFIELD_ERR_INVALID_ARG`.
     pub upsampfac: f64,
     /// FFTW planner flags (as FINUFFT's `opts.fftw`): 64 = `FFTW_ESTIMATE` (default),
     /// 0 = `FFTW_MEASURE`, 32 = `FFTW_PATIENT`, 8 = `FFTW_EXHAUSTIVE`, each optionally OR-ed with

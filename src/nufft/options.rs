@@ -44,11 +44,12 @@ pub struct NufftOpts {
     pub nthreads: usize,
     /// Spreading kernel family: exponential of semicircle (default) or Gaussian (FGG).
     pub kernel: KernelKind,
-    /// Upsampling factor σ: `None` = automatic (as FINUFFT: 1.25 for tol ≥ 1e-9 on large
-    /// grids, else 2.0; always 2.0 for the Gaussian kernel), or a value in (1, 4]; 2.0 and 1.25
-    /// are the tuned ones. Below 2 the widest kernel may not reach tol: the tolerance is then
-    /// clamped to what it reaches (ES: `exp(−16π√(1 − 1/σ))`, 1.7e-10 at σ = 1.25; Gaussian:
-    /// `exp(−16π(1 − 1/(2σ − 1)))`, 5e-8 at σ = 1.25), reported as `tol_used` with
+    /// Upsampling factor σ: `None` = automatic (ES kernel: σ in [1.2, 2.5] and the width w
+    /// chosen together by the cost model of docs/design.md §9 over the tabulated ES kernels,
+    /// for the number of modes at makeplan and again for the number of points at each
+    /// `setpts` on the CPU; always 2.0 for the Gaussian kernel), or a value in (1, 4], used as
+    /// given. When the widest kernel cannot reach tol at σ the tolerance is clamped to what it
+    /// reaches ([`crate::kernel::Kernel::achievable_tol`]), reported as `tol_used` with
     /// `FARFIELD_WARN_TOL_CLAMPED` in [`NufftInfo`]. Other values → [`crate::Error::InvalidArg`].
     pub upsampfac: Option<f64>,
     /// FFTW planner flags (as FINUFFT's `opts.fftw`): 64 = `FFTW_ESTIMATE` (default),
@@ -165,6 +166,9 @@ impl NufftOpts {
 }
 
 /// What a plan chose (Rust side; C: `farfield_nufft_info`, filled by `farfield_nufft_get_info`).
+/// With an automatic σ the CPU plan re-chooses σ, the kernel and the fine grid for the number
+/// of points at each `setpts` ([`super::NufftParams::with_points`]): query after `setpts` for
+/// the choice that executes.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct NufftInfo {
     /// Fine (upsampled) grid sizes, x first; 1 for unused axes.
