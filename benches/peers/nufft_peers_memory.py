@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from peer_env import BIN, log
+import nufft_peers_run as run
 
 MEM_SCRIPT = r"""
 import sys, numpy as np
@@ -76,7 +77,7 @@ def memory(quick, threads, tol=1e-6):
     n = 64 if quick else 128
     log(f"peak RSS: 3D type 1, M={m:.0e}, N={n}^3, tol {tol:g}, {threads} threads ...")
     ours = peak_rss_kb([str(BIN), "bench", "nufft", "--type", "1", "--dim", "3", "--modes", str(n), "--points", str(m),
-                        "--tol", repr(tol), "--threads", str(threads), "--check", "0"], time_bin) / 1024
+                        "--tol", repr(tol), "--threads", str(threads), "--check", "0", *run.OURS_EXTRA_ARGS], time_bin) / 1024
     # the binary's own footprint (code, libraries, thread pool) on a trivial case
     ours_base = peak_rss_kb([str(BIN), "bench", "nufft", "--type", "1", "--dim", "3", "--modes", "2", "--points", "1",
                              "--threads", str(threads), "--check", "0"], time_bin) / 1024

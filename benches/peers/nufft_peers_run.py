@@ -65,12 +65,16 @@ def best_of(runs):
 
 
 # ----------------------------------------------------------------------------- ours
+# extra arguments of every `farfield bench nufft` run (main() adds `--by-reference` when asked)
+OURS_EXTRA_ARGS = []
+
+
 def run_ours(ty, dim, n, m, tol, threads, iflag=None, check=100, save=None, prec="f64"):
     """Runs `farfield bench nufft ... --json` in a fresh process; returns its JSON record
     (plan_s, setpts_s, exec_s, total_s, rel_error, upsampfac, kernel_width, nf, ...)."""
     cmd = [str(BIN), "bench", "nufft", "--type", str(ty), "--dim", str(dim), "--modes", ",".join(map(str, n)),
            "--points", str(m), "--tol", repr(tol), "--threads", str(threads), "--prec", prec,
-           "--check", str(check), "--json"]
+           "--check", str(check), "--json", *OURS_EXTRA_ARGS]
     if iflag is not None:
         cmd += ["--iflag", str(iflag)]
     if save is not None:

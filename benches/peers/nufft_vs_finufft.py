@@ -233,6 +233,9 @@ def main():
     ap.add_argument("--memory-tol", type=float, default=1e-6, help="tolerance of the --memory case (default 1e-6)")
     ap.add_argument("--type3", action="store_true", help="time type 3 against finufft instead of types 1 and 2 "
                     "(M = N = 1e6, or 1e5 with --quick; --cases 3d3,2d3,1d3)")
+    ap.add_argument("--by-reference", action="store_true",
+                    help="ours sets the points by reference (keeps only the sort permutation), as FINUFFT and "
+                         "ducc0 keep references to the caller's coordinates; default: ours copies them")
     ap.add_argument("--no-convention-check", action="store_true")
     ap.add_argument("--no-timed", action="store_true", help="skip the timed cases (e.g. with --memory)")
     ap.add_argument("--no-ducc0-params", action="store_true",
@@ -241,6 +244,9 @@ def main():
     ap.add_argument("--json-out", help="also write all results as JSON to this file")
     ap.add_argument("--tmpdir", help="where to put the saved inputs/outputs (default: system temp)")
     args = ap.parse_args()
+    if args.by_reference:
+        import nufft_peers_run
+        nufft_peers_run.OURS_EXTRA_ARGS.append("--by-reference")
     threads = [int(t) for t in args.threads.split(",")]
     if not threads or min(threads) < 0 or args.repeat < 1:
         ap.error("--threads needs counts >= 0 (0 = all cores) and --repeat >= 1")
