@@ -519,31 +519,7 @@ pub fn next_smooth_even(n: usize) -> usize {
 /// [`next_smooth_even`] for any `n`: `None` when the result would not fit in `usize`.
 /// Cost O(log² n) in every case.
 pub fn next_smooth_even_checked(n: usize) -> Option<usize> {
-    let n = n.max(2);
-    let mut best: Option<usize> = None;
-    // odd part q = 3^b 5^c; the result is 2^a q with a ≥ 1
-    let mut p3: usize = 1;
-    loop {
-        let mut q = p3;
-        loop {
-            // smallest a ≥ 1 with 2^a q ≥ n: 2^a ≥ ceil(n / q)
-            let need = n.div_ceil(q).max(2);
-            if let Some(m) = need.checked_next_power_of_two().and_then(|p| p.checked_mul(q)) {
-                if best.map_or(true, |b| m < b) {
-                    best = Some(m);
-                }
-            }
-            match q.checked_mul(5) {
-                Some(v) if v / 5 < n => q = v, // q ≥ n already makes 2q the best of this row
-                _ => break,
-            }
-        }
-        match p3.checked_mul(3) {
-            Some(v) if v / 3 < n => p3 = v,
-            _ => break,
-        }
-    }
-    best
+    smallest_even_smooth(n, &[3, 5])
 }
 
 /// Smallest even integer `≥ n` whose prime factors are only 2, 3, 5 and 7: the NUFFT's fine-grid
@@ -551,36 +527,36 @@ pub fn next_smooth_even_checked(n: usize) -> Option<usize> {
 /// denser set of sizes lets σ follow the cost model; other users keep [`next_smooth_even`]).
 /// `None` when the result would not fit in `usize`. Cost O(log³ n).
 pub fn next_fft_size(n: usize) -> Option<usize> {
-    let n = n.max(2);
-    let mut best: Option<usize> = None;
-    // odd part q = 3^b 5^c 7^e; the result is 2^a q with a ≥ 1
-    let mut p7: usize = 1;
-    loop {
-        let mut p3 = p7;
-        loop {
-            let mut q = p3;
-            loop {
-                let need = n.div_ceil(q).max(2);
-                if let Some(m) = need.checked_next_power_of_two().and_then(|p| p.checked_mul(q)) {
-                    if best.map_or(true, |b| m < b) {
-                        best = Some(m);
-                    }
-                }
-                match q.checked_mul(5) {
-                    Some(v) if v / 5 < n => q = v,
-                    _ => break,
+    smallest_even_smooth(n, &[3, 5, 7])
+}
+
+/// Smallest even integer `≥ max(n, 2)` of the form `2^a·q`, `a ≥ 1`, with `q` a product of
+/// powers of `odd_primes`: every odd part `q` is visited (powers of each prime while the
+/// previous one is below `n`, since `q ≥ n` already makes `2q` the best of its row) with the
+/// smallest power of two that lifts it to `n`. `None` when the result would not fit in `usize`.
+fn smallest_even_smooth(n: usize, odd_primes: &[usize]) -> Option<usize> {
+    fn walk(q: usize, primes: &[usize], n: usize, best: &mut Option<usize>) {
+        let Some((&p, rest)) = primes.split_first() else {
+            // smallest a ≥ 1 with 2^a q ≥ n: 2^a ≥ ceil(n / q)
+            let need = n.div_ceil(q).max(2);
+            if let Some(m) = need.checked_next_power_of_two().and_then(|t| t.checked_mul(q)) {
+                if best.map_or(true, |b| m < b) {
+                    *best = Some(m);
                 }
             }
-            match p3.checked_mul(3) {
-                Some(v) if v / 3 < n => p3 = v,
+            return;
+        };
+        let mut v = q;
+        loop {
+            walk(v, rest, n, best);
+            match v.checked_mul(p) {
+                Some(x) if x / p < n => v = x,
                 _ => break,
             }
         }
-        match p7.checked_mul(7) {
-            Some(v) if v / 7 < n => p7 = v,
-            _ => break,
-        }
     }
+    let mut best = None;
+    walk(1, odd_primes, n.max(2), &mut best);
     best
 }
 

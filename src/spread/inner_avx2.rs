@@ -16,6 +16,14 @@ use std::arch::x86_64::*;
 /// Complex entries a box must have past its last row (f32 vectors of 8 lanes: 3 complex).
 pub const BOX_PAD: usize = 4;
 
+/// Checks that the vectors of `reals` reals from the start of every row of the point's block
+/// (corner `l`, `wyz` rows, strides `s`) lie inside a box of `len` complex entries.
+#[inline(always)]
+fn check_rows(len: usize, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], reals: usize) {
+    let last = l[0] + s[0] * (l[1] + wyz[0] - 1 + s[1] * (l[2] + wyz[1] - 1));
+    assert!(2 * last + reals <= 2 * len, "rows in the padded box");
+}
+
 macro_rules! row_kernels {
     ($t:ty, $lanes:expr, $v:ty, $zero:ident, $set1:ident, $loadu:ident, $storeu:ident, $fmadd:ident, $spread:ident, $interp:ident) => {
         /// Spreads one point into a box (as [`super::inner::spread_w`], `W ≤ 16`).
@@ -35,8 +43,7 @@ macro_rules! row_kernels {
             for q in 0..nv {
                 kv[q] = $loadu(kc.as_ptr().add(q * L));
             }
-            let last = l[0] + s[0] * (l[1] + wyz[0] - 1 + s[1] * (l[2] + wyz[1] - 1));
-            assert!(2 * last + nv * L <= 2 * bx.len(), "rows in the padded box");
+            check_rows(bx.len(), s, l, wyz, nv * L);
             let p0 = bx.as_mut_ptr() as *mut $t;
             for k in 0..wyz[1] {
                 let vz = ker[2][k];
@@ -58,8 +65,7 @@ macro_rules! row_kernels {
         pub unsafe fn $interp<const W: usize>(bx: &[[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>) -> Complex<$t> {
             const L: usize = $lanes;
             let nv = (2 * W).div_ceil(L);
-            let last = l[0] + s[0] * (l[1] + wyz[0] - 1 + s[1] * (l[2] + wyz[1] - 1));
-            assert!(2 * last + nv * L <= 2 * bx.len(), "rows in the padded box");
+            check_rows(bx.len(), s, l, wyz, nv * L);
             let p0 = bx.as_ptr() as *const $t;
             let mut acc = [$zero(); 8];
             for k in 0..wyz[1] {
