@@ -191,6 +191,12 @@ typedef float _Complex farfield_complexf;
 // Smallest width in the table (widths 2 … [`MAX_ES_WIDTH`]).
 #define TABLE_W0 2
 
+// Smallest M for which `setpts` re-chooses σ and the kernel for the actual M
+// ([`NufftParams::with_points`]): 2²⁰. Below it the makeplan choice (made for M = number of
+// modes) is kept — the transform is cheap either way — and the CPU plan computes the same
+// approximation as the CUDA plan, which does not re-choose yet.
+#define RECHOOSE_MIN_POINTS (1 << 20)
+
 // Backend value `AUTO`.
 #define FARFIELD_BACKEND_AUTO 0
 
@@ -482,8 +488,8 @@ typedef struct farfield_nufft_opts {
   int32_t kernel;
   // Upsampling factor σ: 0 = automatic (ES kernel: σ in [1.2, 2.5] and the width w chosen
   // together by the cost model of docs/design.md §9 over the tabulated ES kernels, for the
-  // number of modes at makeplan and again for the number of points M at each setpts, where
-  // the plan's fine grid may change — `get_info` after setpts reports the final choice;
+  // number of modes at makeplan and again, on the CPU, for the number of points M at each
+  // setpts with M ≥ 2^20, where the plan's fine grid may change — `get_info` after setpts reports the final choice;
   // always 2.0 for the Gaussian kernel), or any value in (1, 4], used as given. When the
   // widest kernel cannot reach tol at σ, the tolerance is clamped to what it reaches,
   // reported as `tol_used` with `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values →

@@ -67,8 +67,8 @@ pub struct farfield_nufft_opts {
     pub kernel: i32,
     /// Upsampling factor σ: 0 = automatic (ES kernel: σ in [1.2, 2.5] and the width w chosen
     /// together by the cost model of docs/design.md §9 over the tabulated ES kernels, for the
-    /// number of modes at makeplan and again for the number of points M at each setpts, where
-    /// the plan's fine grid may change — `get_info` after setpts reports the final choice;
+    /// number of modes at makeplan and again, on the CPU, for the number of points M at each
+    /// setpts with M ≥ 2^20, where the plan's fine grid may change — `get_info` after setpts reports the final choice;
     /// always 2.0 for the Gaussian kernel), or any value in (1, 4], used as given. When the
     /// widest kernel cannot reach tol at σ, the tolerance is clamped to what it reaches,
     /// reported as `tol_used` with `FARFIELD_WARN_TOL_CLAMPED` by `get_info`. Other values →

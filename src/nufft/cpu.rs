@@ -16,6 +16,12 @@ use crate::threads::Threads;
 use num_complex::Complex;
 use std::time::Instant;
 
+/// Smallest M for which `setpts` re-chooses σ and the kernel for the actual M
+/// ([`NufftParams::with_points`]): 2²⁰. Below it the makeplan choice (made for M = number of
+/// modes) is kept — the transform is cheap either way — and the CPU plan computes the same
+/// approximation as the CUDA plan, which does not re-choose yet.
+pub const RECHOOSE_MIN_POINTS: usize = 1 << 20;
+
 /// A CPU NUFFT of type 1 or 2 (all `ntrans` vectors per execute, one after the other).
 pub struct CpuNufft<T: Real> {
     params: NufftParams,
@@ -67,15 +73,15 @@ impl<T: Real> CpuNufft<T> {
         Ok(CpuNufft { params, opts: opts.clone(), info, grid, threads, timings: Timings::default() })
     }
 
-    /// Sets the points; when σ is automatic and the cost model chooses differently for this M
-    /// ([`NufftParams::with_points`]), a new fine grid, spreader, mode map and FFT plans are
+    /// Sets the points; when σ is automatic, M ≥ [`RECHOOSE_MIN_POINTS`] and the cost model
+    /// chooses differently for this M ([`NufftParams::with_points`]), a new fine grid, spreader, mode map and FFT plans are
     /// built and replace the old ones once the points are set on them (on any error the plan
     /// is left as it was, with its previous points).
     fn set_points(&mut self, pts: Points<'_, T>, copy: bool) -> Result<()> {
         let t0 = Instant::now();
         let dim = self.params.dim;
         let coords: [&[T]; 3] = [pts.x[0], if dim > 1 { pts.x[1] } else { &[] }, if dim > 2 { pts.x[2] } else { &[] }];
-        let params = self.params.with_points(coords[0].len(), &self.opts)?;
+        let params = if coords[0].len() >= RECHOOSE_MIN_POINTS { self.params.with_points(coords[0].len(), &self.opts)? } else { self.params.clone() };
         let mut fresh = if params != self.params { Some(FineGrid::new(&params, &self.opts, &self.threads)?) } else { None };
         let spreader = fresh.as_mut().map_or(&mut self.grid.spreader, |g| &mut g.spreader);
         if copy {

@@ -47,7 +47,7 @@ pub struct NufftOpts {
     /// Upsampling factor σ: `None` = automatic (ES kernel: σ in [1.2, 2.5] and the width w
     /// chosen together by the cost model of docs/design.md §9 over the tabulated ES kernels,
     /// for the number of modes at makeplan and again for the number of points at each
-    /// `setpts` on the CPU; always 2.0 for the Gaussian kernel), or a value in (1, 4], used as
+    /// `setpts` of at least 2²⁰ points on the CPU; always 2.0 for the Gaussian kernel), or a value in (1, 4], used as
     /// given. When the widest kernel cannot reach tol at σ the tolerance is clamped to what it
     /// reaches ([`crate::kernel::Kernel::achievable_tol`]), reported as `tol_used` with
     /// `FARFIELD_WARN_TOL_CLAMPED` in [`NufftInfo`]. Other values → [`crate::Error::InvalidArg`].
@@ -167,8 +167,8 @@ impl NufftOpts {
 
 /// What a plan chose (Rust side; C: `farfield_nufft_info`, filled by `farfield_nufft_get_info`).
 /// With an automatic σ the CPU plan re-chooses σ, the kernel and the fine grid for the number
-/// of points at each `setpts` ([`super::NufftParams::with_points`]): query after `setpts` for
-/// the choice that executes.
+/// of points at each `setpts` of at least 2²⁰ points ([`super::NufftParams::with_points`],
+/// [`super::cpu::RECHOOSE_MIN_POINTS`]): query after `setpts` for the choice that executes.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct NufftInfo {
     /// Fine (upsampled) grid sizes, x first; 1 for unused axes.
