@@ -24,6 +24,9 @@ fn check_rows(len: usize, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], reals: 
     assert!(2 * last + reals <= 2 * len, "rows in the padded box");
 }
 
+// The row loop is written out in both functions below on purpose: moved into a shared helper
+// taking a closure, the intrinsics inside the closure are no longer inlined into the AVX2/FMA
+// clone (closures do not inherit `target_feature`) and spreading ran 15× slower (measured).
 macro_rules! row_kernels {
     ($t:ty, $lanes:expr, $v:ty, $zero:ident, $set1:ident, $loadu:ident, $storeu:ident, $fmadd:ident, $spread:ident, $interp:ident) => {
         /// Spreads one point into a box (as [`super::inner::spread_w`], `W ≤ 16`).
