@@ -14,7 +14,7 @@
 set -euo pipefail
 
 PKGS=(libfftw3-dev gfortran cmake valgrind pkg-config build-essential python3-venv)
-RUST_MIN="1.80"   # rust-version of the crate (Cargo.toml)
+RUST_MIN="1.89"   # rust-version of the crate (Cargo.toml)
 
 say() { printf '[install-deps] %s\n' "$*"; }
 

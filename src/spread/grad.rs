@@ -184,7 +184,7 @@ impl<T: Real> Spreader<T> {
     /// Adds a real box with corner `lo` into the periodic grid (the complex wrap-add's
     /// striped locking, [`Spreader::wrap_add_with`]).
     fn wrap_add_real(&self, bx: &[T], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<T>) {
-        self.wrap_add_with(bx, lo, bsz, grid, |d, s| *d += *s);
+        self.wrap_add_with(bx, lo, bsz, bsz[0], grid, |d, s| *d += *s);
     }
 
     /// Interpolates the real grid `grid` (length nf1·nf2·nf3, x fastest; 1D, 2D or 3D) and its

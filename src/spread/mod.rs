@@ -24,7 +24,7 @@
 mod grad;
 mod inner;
 #[cfg(target_arch = "x86_64")]
-mod inner_avx2;
+mod inner_simd;
 pub mod plan;
 pub mod sort;
 
@@ -76,6 +76,10 @@ pub struct SpreadOpts {
 
 /// Largest number of points a spreader takes: 2³² − 1 (indices are `u32`).
 pub const MAX_POINTS: usize = u32::MAX as usize;
+
+/// Largest box (grid cells) of a subproblem made of several bins ([`Spreader::cut_subproblems`]):
+/// 2¹⁵ cells, 512 KiB of f64 complex, half the L2 of current x86 cores.
+const MERGE_BOX_CELLS: usize = 1 << 15;
 
 /// Default largest subproblem size (points).
 pub const DEFAULT_MAX_SUBPROB: usize = 10_000;
@@ -223,16 +227,8 @@ impl<T: Real> Spreader<T> {
         };
         // the new points are valid: release the old ones before allocating
         self.release_points();
-        let sort::Sorted { perm, g, timings } = counted.sort(threads, copy)?;
-        let nsub = m.div_ceil(self.max_sp).max(threads.count().min(m.max(1)));
-        let mut subprobs = crate::error::try_vec(nsub, "spreading subproblems")?;
-        for s in 0..nsub {
-            let a = s * m / nsub;
-            let b = (s + 1) * m / nsub;
-            if b > a {
-                subprobs.push((a, b));
-            }
-        }
+        let sort::Sorted { perm, g, bin_start, timings } = counted.sort(threads, copy)?;
+        let subprobs = self.cut_subproblems(&bin_start, threads.count())?;
         self.g = g;
         if !copy {
             for d in 0..dim {
@@ -245,6 +241,46 @@ impl<T: Real> Spreader<T> {
         self.m = m;
         self.ready = true;
         Ok(())
+    }
+
+    /// Cuts the sorted points into subproblems (ranges of sorted positions) along the bins
+    /// (`bin_start`: the bins' offsets, [`sort::Sorted::bin_start`]), so that every box is a
+    /// compact tile plus the kernel's halo (16³ grid points in 3D, 32² in 2D: the box stays in
+    /// L2, its rows on few pages). Runs of adjacent bins along x are merged while their box
+    /// stays below [`MERGE_BOX_CELLS`] and their points below the subproblem size; bins with
+    /// more points are split into equal parts of at most that size. At least `threads`
+    /// subproblems when there are that many points. Errors: [`Error::Alloc`].
+    fn cut_subproblems(&self, bin_start: &[usize], threads: usize) -> Result<Vec<(usize, usize)>> {
+        let m = *bin_start.last().unwrap_or(&0);
+        let (bs, nb) = sort::bin_grid(self.dim, self.nf);
+        let max_sp = self.max_sp.min(m.div_ceil(threads.max(1)).max(1));
+        // cells of the box of `k` adjacent bins along x
+        let box_cells = |k: usize| -> usize { (0..3).map(|d| if d < self.dim { (if d == 0 { k } else { 1 }) * bs[d] + self.w[d] - 1 } else { 1 }).product() };
+        let mut subprobs = crate::error::try_vec((bin_start.len() - 1).min(m) + m.div_ceil(max_sp), "spreading subproblems")?;
+        let mut b = 0;
+        let nbins = bin_start.len() - 1;
+        while b < nbins {
+            let (a, mut e) = (bin_start[b], bin_start[b + 1]);
+            let mut k = 1;
+            if e - a > max_sp {
+                let parts = (e - a).div_ceil(max_sp);
+                for s in 0..parts {
+                    subprobs.push((a + s * (e - a) / parts, a + (s + 1) * (e - a) / parts));
+                }
+                b += 1;
+                continue;
+            }
+            // merge the following bins of the same x-row
+            while (b + k) % nb[0] != 0 && bin_start[b + k + 1] - a <= max_sp && box_cells(k + 1) <= MERGE_BOX_CELLS {
+                e = bin_start[b + k + 1];
+                k += 1;
+            }
+            if e > a {
+                subprobs.push((a, e));
+            }
+            b += k;
+        }
+        Ok(subprobs)
     }
 
     /// Drops the points (and their memory).
@@ -362,34 +398,50 @@ impl<T: Real> Spreader<T> {
         let loc = self.local_coords(a, b)?;
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let (lo, bsz) = self.subproblem_box(&g);
-        let mut bx = crate::error::try_filled_vec::<[T; 2]>(bsz[0] * bsz[1] * bsz[2] + BOX_PAD, [T::zero(); 2], "subproblem box")?;
+        let shape = box_shape::<T>(bsz);
+        let (mut store, off) = aligned_box::<T>(shape)?;
+        let bx = &mut store[off..];
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::has_avx512() {
+            // SAFETY: the CPU supports AVX-512F, AVX2 and FMA (checked at run time).
+            unsafe { self.spread_points_avx512(k, &g, &cs, lo, shape, bx) };
+            self.wrap_add(bx, lo, bsz, shape[0], grid);
+            return Ok(());
+        }
         #[cfg(target_arch = "x86_64")]
         if crate::simd::has_avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-            unsafe { self.spread_points_avx2(k, &g, &cs, lo, bsz, &mut bx) };
-            self.wrap_add(&bx, lo, bsz, grid);
+            unsafe { self.spread_points_avx2(k, &g, &cs, lo, shape, bx) };
+            self.wrap_add(bx, lo, bsz, shape[0], grid);
             return Ok(());
         }
-        self.spread_points::<K, false>(k, &g, &cs, lo, bsz, &mut bx);
-        self.wrap_add(&bx, lo, bsz, grid);
+        self.spread_points::<K, false, false>(k, &g, &cs, lo, shape, bx);
+        self.wrap_add(bx, lo, bsz, shape[0], grid);
         Ok(())
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
-        self.spread_points::<K, true>(k, g, cs, lo, bsz, bx)
+    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
+        self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn spread_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
+        self.spread_points::<K, true, true>(k, g, cs, lo, shape, bx)
     }
 
     /// Spreads the points with folded coordinates `g` and strengths `cs` into the box with
-    /// corner `lo` (`FMA`: fused multiply-adds, for the AVX2/FMA clone only).
+    /// corner `lo` (`FMA`: fused multiply-adds and the 256-bit row loops, for the AVX2/FMA
+    /// clone only; `WIDE`: the 512-bit row loops, for the AVX-512 clone only).
     #[inline(always)]
-    fn spread_points<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+    fn spread_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.spread_points_w::<K, $n, FMA>(k, g, cs, lo, bsz, bx),)*
-                    _ => self.spread_points_w::<K, 0, FMA>(k, g, cs, lo, bsz, bx),
+                    $($n => self.spread_points_w::<K, $n, FMA, WIDE>(k, g, cs, lo, shape, bx),)*
+                    _ => self.spread_points_w::<K, 0, FMA, WIDE>(k, g, cs, lo, shape, bx),
                 }
             };
         }
@@ -398,7 +450,7 @@ impl<T: Real> Spreader<T> {
 
     /// [`Self::spread_points`] for the width `W` (`W = 0`: any width, runtime loop).
     #[inline(always)]
-    fn spread_points_w<K: KernelEval<T>, const W: usize, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], bsz: [usize; 3], bx: &mut [[T; 2]]) {
+    fn spread_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
         let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
         let mut i0 = [0isize; 3];
         let wyz = [self.w[1], self.w[2]];
@@ -406,9 +458,9 @@ impl<T: Real> Spreader<T> {
             self.point_kernel(k, g, q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             if W == 0 {
-                inner::spread_dyn(bx, [bsz[0], bsz[1]], l, wyz, &ker, cv, self.w[0]);
-            } else if !(FMA && avx2_row::<T, W>([bsz[0], bsz[1]], l, wyz, &ker, RowOp::Spread(bx, cv))) {
-                inner::spread_w::<T, W, FMA>(bx, [bsz[0], bsz[1]], l, wyz, &ker, cv);
+                inner::spread_dyn(bx, [shape[0], shape[1]], l, wyz, &ker, cv, self.w[0]);
+            } else if !(FMA && simd_row::<T, W, WIDE>([shape[0], shape[1]], l, wyz, &ker, RowOp::Spread(bx, cv))) {
+                inner::spread_w::<T, W, FMA>(bx, [shape[0], shape[1]], l, wyz, &ker, cv);
             }
         }
     }
@@ -429,11 +481,11 @@ impl<T: Real> Spreader<T> {
         (lo, [(hi[0] - lo[0]) as usize + w[0], (hi[1] - lo[1]) as usize + w[1], (hi[2] - lo[2]) as usize + w[2]])
     }
 
-    /// Visits a box with corner `lo` and sizes `bsz` laid over the periodic grid as runs that
-    /// are contiguous in both and stay inside one grid row and one lock stripe:
-    /// `f(box index, grid index, run length, stripe)`, in box order.
+    /// Visits a box with corner `lo`, sizes `bsz` and row stride `sx ≥ bsz[0]` laid over the
+    /// periodic grid as runs that are contiguous in both and stay inside one grid row and one
+    /// lock stripe: `f(box index, grid index, run length, stripe)`, in box order.
     #[inline(always)]
-    fn for_each_run(&self, lo: [isize; 3], bsz: [usize; 3], mut f: impl FnMut(usize, usize, usize, usize)) {
+    fn for_each_run(&self, lo: [isize; 3], bsz: [usize; 3], sx: usize, mut f: impl FnMut(usize, usize, usize, usize)) {
         let nf = self.nf;
         let wrap = |v: isize, n: usize| -> usize { v.rem_euclid(n as isize) as usize };
         for kz in 0..bsz[2] {
@@ -441,7 +493,7 @@ impl<T: Real> Spreader<T> {
             for jy in 0..bsz[1] {
                 let gy = wrap(lo[1] + jy as isize, nf[1]);
                 let rowbase = nf[0] * (gy + nf[1] * gz);
-                let boxrow = bsz[0] * (jy + bsz[1] * kz);
+                let boxrow = sx * (jy + bsz[1] * kz);
                 let mut i = 0usize;
                 while i < bsz[0] {
                     let gx = wrap(lo[0] + i as isize, nf[0]);
@@ -455,10 +507,10 @@ impl<T: Real> Spreader<T> {
         }
     }
 
-    /// Adds a box with corner `lo` and sizes `bsz` into the periodic grid, locking one stripe
-    /// at a time.
-    fn wrap_add(&self, bx: &[[T; 2]], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<Complex<T>>) {
-        self.wrap_add_with(bx, lo, bsz, grid, |d, s| {
+    /// Adds a box with corner `lo`, sizes `bsz` and row stride `sx` into the periodic grid,
+    /// locking one stripe at a time.
+    fn wrap_add(&self, bx: &[[T; 2]], lo: [isize; 3], bsz: [usize; 3], sx: usize, grid: SyncPtr<Complex<T>>) {
+        self.wrap_add_with(bx, lo, bsz, sx, grid, |d, s| {
             d.re += s[0];
             d.im += s[1];
         });
@@ -468,8 +520,8 @@ impl<T: Real> Spreader<T> {
     /// is split into contiguous runs that stay inside one grid row and one lock stripe, and
     /// `add(grid value, box value)` is applied under that stripe's lock.
     #[inline(always)]
-    pub(super) fn wrap_add_with<S, D>(&self, bx: &[S], lo: [isize; 3], bsz: [usize; 3], grid: SyncPtr<D>, add: impl Fn(&mut D, &S)) {
-        self.for_each_run(lo, bsz, |bi, gidx, run, stripe| {
+    pub(super) fn wrap_add_with<S, D>(&self, bx: &[S], lo: [isize; 3], bsz: [usize; 3], sx: usize, grid: SyncPtr<D>, add: impl Fn(&mut D, &S)) {
+        self.for_each_run(lo, bsz, sx, |bi, gidx, run, stripe| {
             let _guard = self.locks[stripe].lock().unwrap_or_else(|e| e.into_inner());
             // SAFETY: indices gidx..gidx+run are inside the grid and inside one stripe, whose
             // lock we hold; no other thread touches them meanwhile.
@@ -501,22 +553,28 @@ impl<T: Real> Spreader<T> {
         let loc = self.local_coords(a, b)?;
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let (lo, bsz) = self.subproblem_box(&g);
-        let mut bx = crate::error::try_filled_vec::<[T; 2]>(bsz[0] * bsz[1] * bsz[2] + BOX_PAD, [T::zero(); 2], "subproblem box")?;
-        self.for_each_run(lo, bsz, |bi, gidx, run, _| {
+        let shape = box_shape::<T>(bsz);
+        let (mut store, off) = aligned_box::<T>(shape)?;
+        let bx = &mut store[off..];
+        self.for_each_run(lo, bsz, shape[0], |bi, gidx, run, _| {
             for (d, s) in bx[bi..bi + run].iter_mut().zip(&grid[gidx..gidx + run]) {
                 *d = [s.re, s.im];
             }
         });
+        let bx = &*bx;
         let mut out = crate::error::try_vec::<Complex<T>>(b - a, "subproblem values")?;
         #[cfg(target_arch = "x86_64")]
-        if crate::simd::has_avx2_fma() {
+        if crate::simd::has_avx512() {
+            // SAFETY: the CPU supports AVX-512F, AVX2 and FMA (checked at run time).
+            unsafe { self.interp_points_avx512(k, &g, bx, lo, shape, &mut out) };
+        } else if crate::simd::has_avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-            unsafe { self.interp_points_avx2(k, &g, &bx, lo, bsz, &mut out) };
+            unsafe { self.interp_points_avx2(k, &g, bx, lo, shape, &mut out) };
         } else {
-            self.interp_points::<K, false>(k, &g, &bx, lo, bsz, &mut out);
+            self.interp_points::<K, false, false>(k, &g, bx, lo, shape, &mut out);
         }
         #[cfg(not(target_arch = "x86_64"))]
-        self.interp_points::<K, false>(k, &g, &bx, lo, bsz, &mut out);
+        self.interp_points::<K, false, false>(k, &g, bx, lo, shape, &mut out);
         for (q, v) in out.into_iter().enumerate() {
             // SAFETY: perm is a permutation and subproblems are disjoint, so each output
             // index is written once.
@@ -527,19 +585,25 @@ impl<T: Real> Spreader<T> {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn interp_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], bsz: [usize; 3], out: &mut Vec<Complex<T>>) {
-        self.interp_points::<K, true>(k, g, bx, lo, bsz, out)
+    unsafe fn interp_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>) {
+        self.interp_points::<K, true, false>(k, g, bx, lo, shape, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn interp_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>) {
+        self.interp_points::<K, true, true>(k, g, bx, lo, shape, out)
     }
 
     /// Interpolates the box with corner `lo` at the points with folded coordinates `g`,
-    /// appending to `out` (`FMA`: fused multiply-adds, for the AVX2/FMA clone only).
+    /// appending to `out` (`FMA`, `WIDE`: as in [`Self::spread_points`]).
     #[inline(always)]
-    fn interp_points<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], bsz: [usize; 3], out: &mut Vec<Complex<T>>) {
+    fn interp_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.interp_points_w::<K, $n, FMA>(k, g, bx, lo, bsz, out),)*
-                    _ => self.interp_points_w::<K, 0, FMA>(k, g, bx, lo, bsz, out),
+                    $($n => self.interp_points_w::<K, $n, FMA, WIDE>(k, g, bx, lo, shape, out),)*
+                    _ => self.interp_points_w::<K, 0, FMA, WIDE>(k, g, bx, lo, shape, out),
                 }
             };
         }
@@ -548,7 +612,7 @@ impl<T: Real> Spreader<T> {
 
     /// [`Self::interp_points`] for the width `W` (`W = 0`: any width, runtime loop).
     #[inline(always)]
-    fn interp_points_w<K: KernelEval<T>, const W: usize, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], bsz: [usize; 3],
+    fn interp_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3],
                                                                        out: &mut Vec<Complex<T>>) {
         let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
         let mut i0 = [0isize; 3];
@@ -558,12 +622,12 @@ impl<T: Real> Spreader<T> {
             self.point_kernel(k, g, q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             out.push(if W == 0 {
-                inner::interp_dyn(bx, [bsz[0], bsz[1]], l, wyz, &ker, self.w[0])
+                inner::interp_dyn(bx, [shape[0], shape[1]], l, wyz, &ker, self.w[0])
             } else {
                 let mut v = Complex::new(T::zero(), T::zero());
-                // the AVX2 rows need the box's padding, which these boxes have
-                if !(FMA && avx2_row::<T, W>([bsz[0], bsz[1]], l, wyz, &ker, RowOp::Interp(bx, &mut v))) {
-                    v = inner::interp_w::<T, W, FMA>(bx, [bsz[0], bsz[1]], l, wyz, &ker);
+                // the vector rows need the box's padding, which these boxes have
+                if !(FMA && simd_row::<T, W, WIDE>([shape[0], shape[1]], l, wyz, &ker, RowOp::Interp(bx, &mut v))) {
+                    v = inner::interp_w::<T, W, FMA>(bx, [shape[0], shape[1]], l, wyz, &ker);
                 }
                 v
             });
@@ -571,14 +635,38 @@ impl<T: Real> Spreader<T> {
     }
 }
 
-/// Complex entries past the last row of every subproblem box ([`inner_avx2::BOX_PAD`]: the
-/// AVX2 row loops read whole vectors).
+/// The allocated shape of a subproblem box of sizes `bsz`: the row stride rounded up to
+/// whole [`BOX_ALIGN`] blocks (see [`inner_simd::BOX_ALIGN`]).
+fn box_shape<T: Real>(bsz: [usize; 3]) -> [usize; 3] {
+    let per = (BOX_ALIGN / std::mem::size_of::<[T; 2]>()).max(1);
+    [bsz[0].next_multiple_of(per), bsz[1], bsz[2]]
+}
+
+/// A zeroed subproblem box of `shape` (plus [`BOX_PAD`] entries) whose first entry, at offset
+/// `off` of the returned vector, is [`BOX_ALIGN`]-aligned. Errors: [`Error::Alloc`].
+fn aligned_box<T: Real>(shape: [usize; 3]) -> Result<(Vec<[T; 2]>, usize)> {
+    let elem = std::mem::size_of::<[T; 2]>();
+    let extra = BOX_ALIGN.div_ceil(elem);
+    let v = crate::error::try_filled_vec::<[T; 2]>(shape[0] * shape[1] * shape[2] + BOX_PAD + extra, [T::zero(); 2], "subproblem box")?;
+    let mis = v.as_ptr() as usize % BOX_ALIGN;
+    let off = if mis == 0 { 0 } else { (BOX_ALIGN - mis) / elem };
+    Ok((v, off.min(extra)))
+}
+
+/// Complex entries past the last row of every subproblem box ([`inner_simd::BOX_PAD`]: the
+/// vector row loops read whole vectors).
 #[cfg(target_arch = "x86_64")]
-const BOX_PAD: usize = inner_avx2::BOX_PAD;
+const BOX_PAD: usize = inner_simd::BOX_PAD;
 #[cfg(not(target_arch = "x86_64"))]
 const BOX_PAD: usize = 0;
 
-/// One point's row operation for [`avx2_row`], with its box.
+/// Alignment (bytes) of subproblem boxes and their row strides.
+#[cfg(target_arch = "x86_64")]
+const BOX_ALIGN: usize = inner_simd::BOX_ALIGN;
+#[cfg(not(target_arch = "x86_64"))]
+const BOX_ALIGN: usize = 16;
+
+/// One point's row operation for [`simd_row`], with its box.
 enum RowOp<'a, T: Real> {
     /// Spread this strength into the box.
     Spread(&'a mut [[T; 2]], Complex<T>),
@@ -586,12 +674,12 @@ enum RowOp<'a, T: Real> {
     Interp(&'a [[T; 2]], &'a mut Complex<T>),
 }
 
-/// Runs `op` with the AVX2/FMA row loops of [`inner_avx2`] when `T` is `f64` or `f32` and
-/// `W ≤ 16`; returns false (nothing done) otherwise. Called only from the AVX2/FMA clones
-/// (`FMA = true`), where the intrinsics are inlined; `bx` must have [`BOX_PAD`] entries past
-/// its last row.
+/// Runs `op` with the vector row loops of [`inner_simd`] (512-bit when `WIDE`, else 256-bit)
+/// when `T` is `f64` or `f32` and `W ≤ 16`; returns false (nothing done) otherwise. Called
+/// only from the AVX2/FMA clones (`FMA = true`) and, with `WIDE`, the AVX-512 clones, where
+/// the intrinsics are inlined; `bx` must have [`BOX_PAD`] entries past its last row.
 #[inline(always)]
-fn avx2_row<T: Real, const W: usize>(s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &inner::PointKernel<T>, op: RowOp<'_, T>) -> bool {
+fn simd_row<T: Real, const W: usize, const WIDE: bool>(s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &inner::PointKernel<T>, op: RowOp<'_, T>) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         use std::any::TypeId;
@@ -607,11 +695,11 @@ fn avx2_row<T: Real, const W: usize>(s: [usize; 2], l: [usize; 3], wyz: [usize; 
                     match op {
                         RowOp::Spread(bx, c) => {
                             let bx = &mut *(bx as *mut [[T; 2]] as *mut [[$t; 2]]);
-                            inner_avx2::$spread::<W>(bx, s, l, wyz, ker, Complex::new(c.re.to_f64v() as $t, c.im.to_f64v() as $t))
+                            inner_simd::$spread::<W>(bx, s, l, wyz, ker, Complex::new(c.re.to_f64v() as $t, c.im.to_f64v() as $t))
                         }
                         RowOp::Interp(bx, v) => {
                             let bx = &*(bx as *const [[T; 2]] as *const [[$t; 2]]);
-                            let r = inner_avx2::$interp::<W>(bx, s, l, wyz, ker);
+                            let r = inner_simd::$interp::<W>(bx, s, l, wyz, ker);
                             *v = Complex::new(T::of(r.re as f64), T::of(r.im as f64));
                         }
                     }
@@ -619,11 +707,14 @@ fn avx2_row<T: Real, const W: usize>(s: [usize; 2], l: [usize; 3], wyz: [usize; 
                 return true;
             }};
         }
-        if TypeId::of::<T>() == TypeId::of::<f64>() {
-            run!(f64, spread_f64, interp_f64);
-        }
-        if TypeId::of::<T>() == TypeId::of::<f32>() {
-            run!(f32, spread_f32, interp_f32);
+        let f64 = TypeId::of::<T>() == TypeId::of::<f64>();
+        let f32 = TypeId::of::<T>() == TypeId::of::<f32>();
+        match (f64, f32, WIDE) {
+            (true, _, true) => run!(f64, spread_f64_512, interp_f64_512),
+            (true, _, false) => run!(f64, spread_f64, interp_f64),
+            (_, true, true) => run!(f32, spread_f32_512, interp_f32_512),
+            (_, true, false) => run!(f32, spread_f32, interp_f32),
+            _ => {}
         }
     }
     let _ = (s, l, wyz, ker, op);
@@ -771,7 +862,7 @@ mod tests {
         let x: Vec<Vec<f64>> = (0..3).map(|_| (0..m).map(|_| rng.gen_range(-7.0..7.0)).collect()).collect();
         for threads in [1, 2, 3] {
             let th = Threads::new(threads).unwrap();
-            // 16 × 24 × 16 = 6144 bins: more than sort::MAX_BUCKETS, so the two-level sort
+            // 16 × 6 × 4 = 384 bins: more than sort::MAX_BUCKETS, so the two-level sort
             // has several bins per bucket
             let mut sp = Spreader::<f64>::new(3, &[256, 96, 64], &k, SpreadOpts { max_subprob_size: 0 }).unwrap();
             sp.setpts([&x[0], &x[1], &x[2]], &th).unwrap();
@@ -785,6 +876,44 @@ mod tests {
             assert_eq!(sp.perm, sort::counting_sort(&bins, nb[0] * nb[1] * nb[2]).unwrap(), "threads {threads}");
             for s in 0..m {
                 assert_eq!(sp.g[1][s], fold(x[1][sp.perm[s] as usize], 96));
+            }
+        }
+    }
+
+    /// Subproblems cover the sorted points in order, each inside one x-row of bins, at most the
+    /// subproblem size (a bin with more points is split), multi-bin ones within the box
+    /// budget, and at least one per thread.
+    #[test]
+    fn subproblems_are_compact_tiles() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(4);
+        // uniform points plus a cluster of 25 000 in one bin
+        let m = 60_000;
+        let x: Vec<Vec<f64>> = (0..3).map(|_| (0..m).map(|i| if i % 12 < 5 { rng.gen_range(0.1..0.2) } else { rng.gen_range(-3.0..3.0) }).collect()).collect();
+        for (tol, nf) in [(1e-3, [160usize, 96, 64]), (1e-12, [320, 96, 64])] {
+            let k = Kernel::for_tolerance(KernelKind::Es, tol, 2.0);
+            for threads in [1, 2, 3] {
+                let th = Threads::new(threads).unwrap();
+                let mut sp = Spreader::<f64>::new(3, &nf, &k, SpreadOpts { max_subprob_size: 0 }).unwrap();
+                sp.setpts([&x[0], &x[1], &x[2]], &th).unwrap();
+                let (bs, _) = sort::bin_grid(3, sp.nf);
+                let bin = |s: usize| -> [usize; 3] { std::array::from_fn(|d| (sp.g[d][s] / bs[d] as f64) as usize) };
+                assert!(sp.subprobs.len() >= threads);
+                let mut next = 0;
+                let mut split = 0;
+                for &(a, b) in &sp.subprobs {
+                    assert!(a == next && b > a && b - a <= DEFAULT_MAX_SUBPROB, "tol {tol} threads {threads}: ({a}, {b}) after {next}");
+                    next = b;
+                    let (first, last) = (bin(a), bin(b - 1));
+                    assert!(first[1] == last[1] && first[2] == last[2], "one x-row of bins");
+                    if last[0] > first[0] {
+                        let (lo, bsz) = sp.subproblem_box(&[&sp.g[0][a..b], &sp.g[1][a..b], &sp.g[2][a..b]]);
+                        let _ = lo;
+                        assert!(box_shape::<f64>(bsz).iter().product::<usize>() <= MERGE_BOX_CELLS + 8 * 32 * 32, "merged box");
+                    }
+                    split += usize::from(b - a == DEFAULT_MAX_SUBPROB || (a > 0 && bin(a - 1) == first && b - a > 1000));
+                }
+                assert_eq!(next, m);
+                assert!(split > 0, "the cluster's bin is split");
             }
         }
     }

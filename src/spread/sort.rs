@@ -92,8 +92,8 @@ fn advise_huge<E>(v: &mut Vec<E>) {
 pub fn bin_sizes(dim: usize) -> [usize; 3] {
     match dim {
         1 => [256, 1, 1],
-        2 => [32, 8, 1],
-        _ => [16, 4, 4],
+        2 => [32, 32, 1],
+        _ => [16, 16, 16],
     }
 }
 
@@ -455,17 +455,15 @@ unsafe fn scatter_chunk<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: 
 /// # Safety
 /// The buckets' ranges of the outputs (`bucket_start[b]..bucket_start[b + 1]`) must be
 /// written by pass 2 and touched by no other thread.
-unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[usize], b0: usize, b1: usize, out: Outputs<T>) -> Result<()> {
+unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[usize], b0: usize, b1: usize, out: Outputs<T>, bin_start: SyncPtr<usize>) -> Result<()> {
     let copy = !out.g[0].0.is_null();
     let len = (b0..b1).map(|b| bucket_start[b + 1] - bucket_start[b]).max().unwrap_or(0);
-    if len <= 1 {
-        return Ok(());
-    }
     let nloc = 1usize << geo.shift;
+    let nbins = geo.nb[0] * geo.nb[1] * geo.nb[2];
     let mut tp = crate::error::try_filled_vec::<u32>(len, 0, "bin-sort scratch")?;
     let mut lb = crate::error::try_filled_vec::<u32>(len, 0, "bin-sort scratch")?;
     let mut tg: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    if copy {
+    if copy && len > 1 {
         for t in tg.iter_mut().take(D) {
             *t = crate::error::try_filled_vec::<T>(len, T::zero(), "bin-sort scratch")?;
         }
@@ -474,9 +472,6 @@ unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[us
     for b in b0..b1 {
         let (s0, s1) = (bucket_start[b], bucket_start[b + 1]);
         let n = s1 - s0;
-        if n <= 1 {
-            continue;
-        }
         let bp = std::slice::from_raw_parts_mut(out.perm.0.add(s0), n);
         let bg: [&mut [T]; 3] = std::array::from_fn(|d| if copy && d < D { std::slice::from_raw_parts_mut(out.g[d].0.add(s0), n) } else { &mut [][..] });
         let base = b << geo.shift;
@@ -494,6 +489,13 @@ unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[us
         }
         for k in 0..nloc {
             off[k + 1] += off[k];
+        }
+        // the bucket's bins start at s0 + off[k] (its own slots of `bin_start`)
+        for k in 0..nloc.min(nbins - base) {
+            *bin_start.0.add(base + k) = s0 + off[k] as usize;
+        }
+        if n <= 1 {
+            continue;
         }
         tp[..n].copy_from_slice(bp);
         for d in 0..D {
@@ -539,6 +541,9 @@ pub(crate) struct Sorted<T> {
     pub perm: Vec<u32>,
     /// Folded coordinates in sorted order per axis (`dim` axes; all empty when not kept).
     pub g: [Vec<T>; 3],
+    /// `bin_start[b]..bin_start[b + 1]`: the sorted positions of the points of bin `b`
+    /// (`nbins + 1` entries, the last M).
+    pub bin_start: Vec<usize>,
     /// Per-pass times.
     pub timings: SortTimings,
 }
@@ -658,23 +663,30 @@ impl<T: Real> Counted<'_, T> {
         drop(std::mem::take(&mut self.hist));
         tm.scatter_s = t0.elapsed().as_secs_f64();
 
-        // pass 3: by bin within each bucket
+        // pass 3: by bin within each bucket, and the bins' offsets
         let t0 = Instant::now();
-        if geo.shift > 0 && m > 1 {
+        let nbins = geo.nb[0] * geo.nb[1] * geo.nb[2];
+        let mut bin_start = crate::error::try_zeroed_vec::<usize>(nbins + 1, "bin offsets")?;
+        bin_start[nbins] = m;
+        if geo.shift == 0 {
+            bin_start[..nbins].copy_from_slice(&bucket_start[..nbins]);
+        } else {
+            let bsp = SyncPtr(bin_start.as_mut_ptr());
             let ngroups = (threads.count() * CHUNKS_PER_THREAD).min(nbuck);
             // group k: the buckets starting in [k·m/ngroups, (k+1)·m/ngroups)
             let first = |k: usize| bucket_start[..nbuck].partition_point(|&s| s < k * m / ngroups);
             let failed: Mutex<Option<Error>> = Mutex::new(None);
             let bs = &bucket_start;
             threads.for_each(ngroups, |k| {
+                let bsp = bsp;
                 let (b0, b1) = (first(k), if k + 1 == ngroups { nbuck } else { first(k + 1) });
                 // SAFETY: the groups' bucket ranges are disjoint, and so are the buckets'
-                // slot ranges.
+                // slot ranges and their bins' entries of bin_start.
                 let r = unsafe {
                     match dim {
-                        1 => local_sort::<T, 1>(&geo, bs, b0, b1, out),
-                        2 => local_sort::<T, 2>(&geo, bs, b0, b1, out),
-                        _ => local_sort::<T, 3>(&geo, bs, b0, b1, out),
+                        1 => local_sort::<T, 1>(&geo, bs, b0, b1, out, bsp),
+                        2 => local_sort::<T, 2>(&geo, bs, b0, b1, out, bsp),
+                        _ => local_sort::<T, 3>(&geo, bs, b0, b1, out, bsp),
                     }
                 };
                 if let Err(e) = r {
@@ -686,7 +698,7 @@ impl<T: Real> Counted<'_, T> {
             }
         }
         tm.local_s = t0.elapsed().as_secs_f64();
-        Ok(Sorted { perm, g, timings: tm })
+        Ok(Sorted { perm, g, bin_start, timings: tm })
     }
 }
 
@@ -727,7 +739,8 @@ mod tests {
             .map(|i| (((z[i] / bs[2] as f64) as usize * nb[1] + (y[i] / bs[1] as f64) as usize) * nb[0] + (x[i] / bs[0] as f64) as usize) as u32)
             .collect();
         let p = counting_sort(&bins, nb[0] * nb[1] * nb[2]).unwrap();
-        let key = |i: usize| ((z[i] / 4.0) as usize * 8 + (y[i] / 4.0) as usize) * 4 + (x[i] / 16.0) as usize;
+        // 16³ bins: 4 × 2 × 1 of them on this grid
+        let key = |i: usize| ((z[i] / 16.0) as usize * 2 + (y[i] / 16.0) as usize) * 4 + (x[i] / 16.0) as usize;
         let mut seen = vec![false; 500];
         for w in p.windows(2) {
             let (a, b) = (w[0] as usize, w[1] as usize);
@@ -780,12 +793,22 @@ mod tests {
         let x: [Vec<T>; 3] = std::array::from_fn(|d| if d < dim { test_coords::<T>(m, 11 + d as u64) } else { Vec::new() });
         let (bins, nbins) = reference_bins(&x, dim, nf);
         let want = counting_sort(&bins, nbins).unwrap();
+        let mut counts = vec![0usize; nbins];
+        bins.iter().for_each(|&k| counts[k as usize] += 1);
         for threads in [1, 2, 3] {
             let th = Threads::new(threads).unwrap();
             for keep in [true, false] {
                 let c = count([&x[0][..], &x[1][..], &x[2][..]], dim, nf, &th).unwrap();
                 let sorted = c.sort(&th, keep).unwrap();
                 assert!(sorted.perm == want, "{} dim {dim} nf {nf:?} threads {threads} keep {keep}", T::NAME);
+                // bin b holds the sorted positions bin_start[b]..bin_start[b + 1]
+                assert_eq!(sorted.bin_start.len(), nbins + 1);
+                assert_eq!(sorted.bin_start[nbins], m);
+                let mut before = 0;
+                for b in 0..nbins {
+                    assert_eq!(sorted.bin_start[b], before, "start of bin {b}, dim {dim} nf {nf:?} threads {threads} keep {keep}");
+                    before += counts[b];
+                }
                 for d in 0..3 {
                     if keep && d < dim {
                         assert_eq!(sorted.g[d].len(), m);
@@ -806,7 +829,7 @@ mod tests {
         // 70 001 points: five chunks of the parallel passes, a partial block at the end
         let m = 70_001;
         // many bins (several per bucket) and few (one per bucket, no local pass)
-        for (dim, nf) in [(1, [1 << 20, 1, 1]), (1, [600, 1, 1]), (2, [1250, 1000, 1]), (2, [64, 48, 1]), (3, [160, 96, 64]), (3, [32, 32, 24])] {
+        for (dim, nf) in [(1, [1 << 20, 1, 1]), (1, [600, 1, 1]), (2, [1250, 1000, 1]), (2, [64, 48, 1]), (3, [320, 160, 96]), (3, [32, 32, 24])] {
             check_sort::<f64>(dim, nf, m);
             check_sort::<f32>(dim, nf, m);
         }

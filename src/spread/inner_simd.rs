@@ -1,0 +1,227 @@
+//! AVX2/FMA (256-bit) and AVX-512 (512-bit) versions of the row loops of [`super::inner`] for
+//! `f64` and `f32` (LLVM vectorises the generic loops on 128-bit halves and keeps the
+//! accumulators on the stack). A row of `W` interleaved complex values is `2W` reals, processed
+//! as `NV` vectors of `L` lanes from the last `L`-aligned index at or before the row's start
+//! ([`BOX_ALIGN`]); lanes outside the row carry zero weights. The vectors may therefore read
+//! (and, for spreading, rewrite unchanged) up to `L − 1` reals past the end of the last row:
+//! every box handed to these functions has [`BOX_PAD`] extra complex entries at its end.
+//!
+//! The 256-bit functions are only called from the `#[target_feature(enable = "avx2,fma")]`
+//! clones of the spreader, after the run-time check [`crate::simd::has_avx2_fma`]; the 512-bit
+//! ones from the `avx512f` clones, after [`crate::simd::has_avx512`]. With 512-bit vectors a
+//! row of w = 13 takes 4 vector updates instead of 7 (ducc0 0.42 dispatches to 512-bit
+//! spreading loops on such CPUs too).
+
+use super::inner::PointKernel;
+use crate::kernel::MAX_WIDTH;
+use num_complex::Complex;
+use std::arch::x86_64::*;
+
+/// Complex entries a box must have past its last row (f32 vectors of 16 lanes: up to 15 reals).
+pub const BOX_PAD: usize = 8;
+
+/// Bytes of the alignment of the boxes and of their row strides (one cache line, one 512-bit
+/// vector): every row of a point then starts at the same offset `o` into a vector, and the
+/// row loops below run over whole aligned vectors from `o` reals before the row, with the
+/// kernel shifted by `o` lanes (zero weights outside the row), so no vector access straddles
+/// two cache lines. Alignment is a speed matter only: the loads and stores are unaligned ones.
+pub const BOX_ALIGN: usize = 64;
+
+/// Vectors per row at most (f64 on 256-bit vectors: `⌈(2 + 2·16)/4⌉ = 9`).
+const MAX_VECTORS: usize = 9;
+
+/// Checks that the vectors of `reals` reals from `o` reals before the start of every row of
+/// the point's block (corner `l`, `wyz` rows, strides `s`) lie inside a box of `len` complex
+/// entries.
+#[inline(always)]
+fn check_rows(len: usize, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], o: usize, reals: usize) {
+    let last = l[0] + s[0] * (l[1] + wyz[0] - 1 + s[1] * (l[2] + wyz[1] - 1));
+    assert!(o <= 2 * l[0] && 2 * last + reals <= 2 * len + o, "rows in the padded box");
+}
+
+// The row loop is written out in both functions below on purpose: moved into a shared helper
+// taking a closure, the intrinsics inside the closure are no longer inlined into the AVX2/FMA
+// clone (closures do not inherit `target_feature`) and spreading ran 15× slower (measured).
+macro_rules! row_kernels {
+    ($t:ty, $lanes:expr, $v:ty, $zero:ident, $set1:ident, $loadu:ident, $storeu:ident, $fmadd:ident, $spread:ident, $interp:ident) => {
+        /// Spreads one point into a box (as [`super::inner::spread_w`], `W ≤ 16`).
+        ///
+        /// # Safety
+        /// The vector extension of the lane width available (AVX2 and FMA, or AVX-512F); `bx` has [`BOX_PAD`] entries past every row touched.
+        #[inline(always)]
+        pub unsafe fn $spread<const W: usize>(bx: &mut [[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, c: Complex<$t>) {
+            const L: usize = $lanes;
+            let o = 2 * (l[0] % (L / 2));
+            let nv = (o + 2 * W).div_ceil(L);
+            let mut kc = [0.0 as $t; 2 * MAX_WIDTH + 2 * L];
+            for i in 0..W {
+                kc[o + 2 * i] = ker[0][i] * c.re;
+                kc[o + 2 * i + 1] = ker[0][i] * c.im;
+            }
+            let mut kv = [$zero(); MAX_VECTORS];
+            for q in 0..nv {
+                kv[q] = $loadu(kc.as_ptr().add(q * L));
+            }
+            check_rows(bx.len(), s, l, wyz, o, nv * L);
+            let p0 = bx.as_mut_ptr() as *mut $t;
+            for k in 0..wyz[1] {
+                let vz = ker[2][k];
+                for j in 0..wyz[0] {
+                    let v = $set1(vz * ker[1][j]);
+                    let p = p0.add(2 * (l[0] + s[0] * (l[1] + j + s[1] * (l[2] + k))) - o);
+                    for q in 0..nv {
+                        $storeu(p.add(q * L), $fmadd(kv[q], v, $loadu(p.add(q * L))));
+                    }
+                }
+            }
+        }
+
+        /// Interpolates one point from a box (as [`super::inner::interp_w`], `W ≤ 16`).
+        ///
+        /// # Safety
+        /// The vector extension of the lane width available (AVX2 and FMA, or AVX-512F); `bx` has [`BOX_PAD`] entries past every row touched.
+        #[inline(always)]
+        pub unsafe fn $interp<const W: usize>(bx: &[[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>) -> Complex<$t> {
+            const L: usize = $lanes;
+            let o = 2 * (l[0] % (L / 2));
+            let nv = (o + 2 * W).div_ceil(L);
+            check_rows(bx.len(), s, l, wyz, o, nv * L);
+            let p0 = bx.as_ptr() as *const $t;
+            let mut acc = [$zero(); MAX_VECTORS];
+            for k in 0..wyz[1] {
+                let vz = ker[2][k];
+                for j in 0..wyz[0] {
+                    let v = $set1(vz * ker[1][j]);
+                    let p = p0.add(2 * (l[0] + s[0] * (l[1] + j + s[1] * (l[2] + k))) - o);
+                    for q in 0..nv {
+                        acc[q] = $fmadd($loadu(p.add(q * L)), v, acc[q]);
+                    }
+                }
+            }
+            // contract with the x-kernel, duplicated for the re/im lanes (zero outside the row)
+            let mut kx2 = [0.0 as $t; 2 * MAX_WIDTH + 2 * L];
+            for i in 0..W {
+                kx2[o + 2 * i] = ker[0][i];
+                kx2[o + 2 * i + 1] = ker[0][i];
+            }
+            let mut sum = $zero();
+            for q in 0..nv {
+                sum = $fmadd(acc[q], $loadu(kx2.as_ptr().add(q * L)), sum);
+            }
+            let mut lanes = [0.0 as $t; L];
+            $storeu(lanes.as_mut_ptr(), sum);
+            let (mut re, mut im) = (0.0 as $t, 0.0 as $t);
+            for i in 0..L / 2 {
+                re += lanes[2 * i];
+                im += lanes[2 * i + 1];
+            }
+            Complex::new(re, im)
+        }
+    };
+}
+
+row_kernels!(f64, 4, __m256d, _mm256_setzero_pd, _mm256_set1_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd, spread_f64, interp_f64);
+row_kernels!(f32, 8, __m256, _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps, spread_f32, interp_f32);
+row_kernels!(f64, 8, __m512d, _mm512_setzero_pd, _mm512_set1_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd, spread_f64_512, interp_f64_512);
+row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps, spread_f32_512, interp_f32_512);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spread::inner::{interp_w, spread_w};
+
+    /// The 256-bit and 512-bit row loops against the portable ones, for every width, both
+    /// precisions, every alignment of the row start and an unaligned box base, whichever clone
+    /// the CPU running the tests would pick.
+    macro_rules! check {
+        ($name:ident, $t:ty, $tol:expr, $s256:ident, $i256:ident, $s512:ident, $i512:ident) => {
+            #[test]
+            fn $name() {
+                let has256 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+                let has512 = is_x86_feature_detected!("avx512f");
+                if !has256 {
+                    return;
+                }
+                fn run<const W: usize>(has512: bool) {
+                    let (sx, sy, sz) = (W + 11, W + 3, W + 2);
+                    let len = sx * sy * sz + BOX_PAD + 8;
+                    let mut ker: PointKernel<$t> = [[0.0; MAX_WIDTH]; 3];
+                    for d in 0..3 {
+                        for i in 0..W {
+                            ker[d][i] = (0.3 + 0.07 * (i * (d + 2)) as f64).sin() as $t;
+                        }
+                    }
+                    let base: Vec<[$t; 2]> = (0..len).map(|i| [((i % 17) as $t) * 0.25 - 1.0, ((i % 13) as $t) * 0.5 - 2.0]).collect();
+                    let c = Complex::new(0.75 as $t, -1.25 as $t);
+                    for shift in 0..3 {
+                        for lx in 0..8 {
+                            let l = [lx, 1, 2];
+                            let (s, wyz) = ([sx, sy], [W, W]);
+                            let bx = &base[shift..];
+                            let mut want = bx.to_vec();
+                            spread_w::<$t, W, false>(&mut want, s, l, wyz, &ker, c);
+                            let iw = interp_w::<$t, W, false>(bx, s, l, wyz, &ker);
+                            let mut got = bx.to_vec();
+                            // SAFETY: AVX2 and FMA checked above; the box has BOX_PAD past its rows.
+                            let ig = unsafe {
+                                spread_f_256::<W>(&mut got, s, l, wyz, &ker, c);
+                                interp_f_256::<W>(bx, s, l, wyz, &ker)
+                            };
+                            let scale = 8.0;
+                            for (a, b) in got.iter().zip(&want) {
+                                assert!((a[0] - b[0]).abs() <= $tol * scale && (a[1] - b[1]).abs() <= $tol * scale, "256-bit spread, W {W}");
+                            }
+                            assert!((ig - iw).norm() <= $tol * 100.0 * scale, "256-bit interp, W {W}: {ig} vs {iw}");
+                            if has512 {
+                                let mut got = bx.to_vec();
+                                // SAFETY: AVX-512F checked above.
+                                let ig = unsafe {
+                                    spread_f_512::<W>(&mut got, s, l, wyz, &ker, c);
+                                    interp_f_512::<W>(bx, s, l, wyz, &ker)
+                                };
+                                for (a, b) in got.iter().zip(&want) {
+                                    assert!((a[0] - b[0]).abs() <= $tol * scale && (a[1] - b[1]).abs() <= $tol * scale, "512-bit spread, W {W}");
+                                }
+                                assert!((ig - iw).norm() <= $tol * 100.0 * scale, "512-bit interp, W {W}: {ig} vs {iw}");
+                            }
+                        }
+                    }
+                }
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn spread_f_256<const W: usize>(bx: &mut [[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, c: Complex<$t>) {
+                    $s256::<W>(bx, s, l, wyz, ker, c)
+                }
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn interp_f_256<const W: usize>(bx: &[[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>) -> Complex<$t> {
+                    $i256::<W>(bx, s, l, wyz, ker)
+                }
+                #[target_feature(enable = "avx512f,avx2,fma")]
+                unsafe fn spread_f_512<const W: usize>(bx: &mut [[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, c: Complex<$t>) {
+                    $s512::<W>(bx, s, l, wyz, ker, c)
+                }
+                #[target_feature(enable = "avx512f,avx2,fma")]
+                unsafe fn interp_f_512<const W: usize>(bx: &[[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>) -> Complex<$t> {
+                    $i512::<W>(bx, s, l, wyz, ker)
+                }
+                run::<2>(has512);
+                run::<3>(has512);
+                run::<4>(has512);
+                run::<5>(has512);
+                run::<6>(has512);
+                run::<7>(has512);
+                run::<8>(has512);
+                run::<9>(has512);
+                run::<10>(has512);
+                run::<11>(has512);
+                run::<12>(has512);
+                run::<13>(has512);
+                run::<14>(has512);
+                run::<15>(has512);
+                run::<16>(has512);
+            }
+        };
+    }
+
+    check!(rows_f64_match_portable_loops, f64, 1e-14, spread_f64, interp_f64, spread_f64_512, interp_f64_512);
+    check!(rows_f32_match_portable_loops, f32, 2e-6, spread_f32, interp_f32, spread_f32_512, interp_f32_512);
+}
