@@ -204,6 +204,23 @@ impl<T: Real> EsHorner<T> {
     pub fn coeffs(&self) -> &[T] {
         &self.coeffs
     }
+
+    /// The pieces' polynomials at `t` by Horner's rule over all 16 pieces at once (`FUSED`:
+    /// with `mul_add`).
+    #[inline(always)]
+    fn horner<const FUSED: bool>(&self, t: T, out: &mut [T; MAX_WIDTH]) {
+        let half = T::of(0.5 * self.w as f64);
+        let s = (t + half) * T::of(2.0) - T::one();
+        let mut acc = [T::zero(); WP];
+        acc.copy_from_slice(&self.coeffs[..WP]);
+        for m in 1..=self.deg {
+            let row = &self.coeffs[m * WP..(m + 1) * WP];
+            for j in 0..WP {
+                acc[j] = if FUSED { acc[j].mul_add(s, row[j]) } else { acc[j] * s + row[j] };
+            }
+        }
+        out[..WP].copy_from_slice(&acc);
+    }
 }
 
 /// Chebyshev interpolation of each piece at `deg + 1` nodes, converted to monomials in `s`.
@@ -271,6 +288,7 @@ fn fit_error(p: &EsParams, deg: usize, c: &[f64]) -> f64 {
     err
 }
 
+
 impl<T: Real> KernelEval<T> for EsHorner<T> {
     #[inline(always)]
     fn width(&self) -> usize {
@@ -278,17 +296,11 @@ impl<T: Real> KernelEval<T> for EsHorner<T> {
     }
     #[inline(always)]
     fn eval(&self, t: T, out: &mut [T; MAX_WIDTH]) {
-        let half = T::of(0.5 * self.w as f64);
-        let s = (t + half) * T::of(2.0) - T::one();
-        let mut acc = [T::zero(); WP];
-        acc.copy_from_slice(&self.coeffs[..WP]);
-        for m in 1..=self.deg {
-            let row = &self.coeffs[m * WP..(m + 1) * WP];
-            for j in 0..WP {
-                acc[j] = acc[j] * s + row[j];
-            }
-        }
-        out[..WP].copy_from_slice(&acc);
+        self.horner::<false>(t, out)
+    }
+    #[inline(always)]
+    fn eval_fused(&self, t: T, out: &mut [T; MAX_WIDTH]) {
+        self.horner::<true>(t, out)
     }
 }
 

@@ -42,6 +42,13 @@ pub trait KernelEval<T: Real>: Sync + Send {
     /// (see the module docs). `out` has at least [`MAX_WIDTH`] entries; entries past `w`
     /// may be overwritten with unspecified values.
     fn eval(&self, t: T, out: &mut [T; MAX_WIDTH]);
+    /// [`Self::eval`] with fused multiply-adds where the kernel has them (one rounding per
+    /// step; results differ from `eval` by rounding only). Called only inside the spreader's
+    /// FMA-enabled clones, where `mul_add` is one instruction.
+    #[inline(always)]
+    fn eval_fused(&self, t: T, out: &mut [T; MAX_WIDTH]) {
+        self.eval(t, out)
+    }
 }
 
 /// Largest kernel width supported (ES at tol 1e-15 needs 16; the Gaussian up to 32).

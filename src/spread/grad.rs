@@ -161,7 +161,7 @@ impl<T: Real> Spreader<T> {
         let mut i0 = [0isize; 3];
         let g: [&[T]; 3] = [&self.g[0], &self.g[1], &self.g[2]];
         for (q, &cv) in cs.iter().enumerate() {
-            self.point_kernel(k, &g, a + q, &mut ker, &mut i0);
+            self.point_kernel::<K, false>(k, &g, a + q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             let mut kc = [T::zero(); MAX_WIDTH];
             for i in 0..w {

@@ -153,7 +153,7 @@ unsafe fn spread_points<K: KernelEval<f64>, const NV: usize>(sp: &Spreader<f64>,
     let bp = bx.as_mut_ptr();
     let g: [&[f64]; 3] = [&sp.g[0], &sp.g[1], &sp.g[2]];
     for (q, &cv) in cs.iter().enumerate() {
-        sp.point_kernel(k, &g, a + q, &mut ker, &mut i0);
+        sp.point_kernel::<K, false>(k, &g, a + q, &mut ker, &mut i0);
         for i in w..wp {
             ker[0][i] = 0.0;
         }

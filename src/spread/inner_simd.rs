@@ -43,7 +43,7 @@ fn check_rows(len: usize, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], o: usiz
 // taking a closure, the intrinsics inside the closure are no longer inlined into the AVX2/FMA
 // clone (closures do not inherit `target_feature`) and spreading ran 15× slower (measured).
 macro_rules! row_kernels {
-    ($t:ty, $lanes:expr, $v:ty, $zero:ident, $set1:ident, $loadu:ident, $storeu:ident, $fmadd:ident, $spread:ident, $interp:ident) => {
+    ($t:ty, $lanes:expr, $v:ty, $zero:ident, $set1:ident, $loadu:ident, $storeu:ident, $fmadd:ident, $kvec:ident, $spread:ident, $interp:ident) => {
         /// Spreads one point into a box (as [`super::inner::spread_w`], `W ≤ 16`).
         ///
         /// # Safety
@@ -53,15 +53,8 @@ macro_rules! row_kernels {
             const L: usize = $lanes;
             let o = 2 * (l[0] % (L / 2));
             let nv = (o + 2 * W).div_ceil(L);
-            let mut kc = [0.0 as $t; 2 * MAX_WIDTH + 2 * L];
-            for i in 0..W {
-                kc[o + 2 * i] = ker[0][i] * c.re;
-                kc[o + 2 * i + 1] = ker[0][i] * c.im;
-            }
             let mut kv = [$zero(); MAX_VECTORS];
-            for q in 0..nv {
-                kv[q] = $loadu(kc.as_ptr().add(q * L));
-            }
+            $kvec(&ker[0], W, o, nv, [c.re, c.im], &mut kv);
             check_rows(bx.len(), s, l, wyz, o, nv * L);
             let p0 = bx.as_mut_ptr() as *mut $t;
             for k in 0..wyz[1] {
@@ -99,14 +92,11 @@ macro_rules! row_kernels {
                 }
             }
             // contract with the x-kernel, duplicated for the re/im lanes (zero outside the row)
-            let mut kx2 = [0.0 as $t; 2 * MAX_WIDTH + 2 * L];
-            for i in 0..W {
-                kx2[o + 2 * i] = ker[0][i];
-                kx2[o + 2 * i + 1] = ker[0][i];
-            }
+            let mut kx2 = [$zero(); MAX_VECTORS];
+            $kvec(&ker[0], W, o, nv, [1.0, 1.0], &mut kx2);
             let mut sum = $zero();
             for q in 0..nv {
-                sum = $fmadd(acc[q], $loadu(kx2.as_ptr().add(q * L)), sum);
+                sum = $fmadd(acc[q], kx2[q], sum);
             }
             let mut lanes = [0.0 as $t; L];
             $storeu(lanes.as_mut_ptr(), sum);
@@ -120,10 +110,60 @@ macro_rules! row_kernels {
     };
 }
 
-row_kernels!(f64, 4, __m256d, _mm256_setzero_pd, _mm256_set1_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd, spread_f64, interp_f64);
-row_kernels!(f32, 8, __m256, _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps, spread_f32, interp_f32);
-row_kernels!(f64, 8, __m512d, _mm512_setzero_pd, _mm512_set1_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd, spread_f64_512, interp_f64_512);
-row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps, spread_f32_512, interp_f32_512);
+// The x-kernel of a point as the row loops' vectors: lane j of vector q weights real
+// q·L + j − o of the row, `kx[i]·c[0]` at 2i and `kx[i]·c[1]` at 2i + 1, zero outside the row.
+// The 256-bit versions go through memory; the 512-bit ones permute the kernel's vectors in
+// registers (a vector load of values just written by scalar stores cannot be forwarded from
+// the store buffer and waits for them to retire: measurable where the per-point work is small,
+// as in 1D).
+macro_rules! kvec_mem {
+    ($name:ident, $t:ty, $lanes:expr, $v:ty, $loadu:ident) => {
+        #[inline(always)]
+        unsafe fn $name(kx: &[$t; MAX_WIDTH], w: usize, o: usize, nv: usize, c: [$t; 2], out: &mut [$v; MAX_VECTORS]) {
+            let mut kc = [0.0 as $t; 2 * MAX_WIDTH + 2 * $lanes];
+            for i in 0..w {
+                kc[o + 2 * i] = kx[i] * c[0];
+                kc[o + 2 * i + 1] = kx[i] * c[1];
+            }
+            for q in 0..nv {
+                out[q] = $loadu(kc.as_ptr().add(q * $lanes));
+            }
+        }
+    };
+}
+kvec_mem!(kvec_f64_256, f64, 4, __m256d, _mm256_loadu_pd);
+kvec_mem!(kvec_f32_256, f32, 8, __m256, _mm256_loadu_ps);
+
+#[inline(always)]
+unsafe fn kvec_f64_512(kx: &[f64; MAX_WIDTH], w: usize, o: usize, nv: usize, c: [f64; 2], out: &mut [__m512d; MAX_VECTORS]) {
+    let (a, b) = (_mm512_loadu_pd(kx.as_ptr()), _mm512_loadu_pd(kx.as_ptr().add(8)));
+    let cv = _mm512_setr_pd(c[0], c[1], c[0], c[1], c[0], c[1], c[0], c[1]);
+    let lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    let end = _mm512_set1_epi64(2 * w as i64);
+    for q in 0..nv {
+        let r = _mm512_add_epi64(lane, _mm512_set1_epi64((8 * q) as i64 - o as i64));
+        let valid = _mm512_cmpge_epi64_mask(r, _mm512_setzero_si512()) & _mm512_cmplt_epi64_mask(r, end);
+        out[q] = _mm512_mul_pd(_mm512_maskz_permutex2var_pd(valid, a, _mm512_srai_epi64::<1>(r), b), cv);
+    }
+}
+
+#[inline(always)]
+unsafe fn kvec_f32_512(kx: &[f32; MAX_WIDTH], w: usize, o: usize, nv: usize, c: [f32; 2], out: &mut [__m512; MAX_VECTORS]) {
+    let a = _mm512_loadu_ps(kx.as_ptr());
+    let cv = _mm512_setr_ps(c[0], c[1], c[0], c[1], c[0], c[1], c[0], c[1], c[0], c[1], c[0], c[1], c[0], c[1], c[0], c[1]);
+    let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let end = _mm512_set1_epi32(2 * w as i32);
+    for q in 0..nv {
+        let r = _mm512_add_epi32(lane, _mm512_set1_epi32((16 * q) as i32 - o as i32));
+        let valid = _mm512_cmpge_epi32_mask(r, _mm512_setzero_si512()) & _mm512_cmplt_epi32_mask(r, end);
+        out[q] = _mm512_mul_ps(_mm512_maskz_permutexvar_ps(valid, _mm512_srai_epi32::<1>(r), a), cv);
+    }
+}
+
+row_kernels!(f64, 4, __m256d, _mm256_setzero_pd, _mm256_set1_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd, kvec_f64_256, spread_f64, interp_f64);
+row_kernels!(f32, 8, __m256, _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps, kvec_f32_256, spread_f32, interp_f32);
+row_kernels!(f64, 8, __m512d, _mm512_setzero_pd, _mm512_set1_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd, kvec_f64_512, spread_f64_512, interp_f64_512);
+row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps, kvec_f32_512, spread_f32_512, interp_f32_512);
 
 #[cfg(test)]
 mod tests {

@@ -357,16 +357,21 @@ impl<T: Real> Spreader<T> {
         }
     }
 
-    /// Kernel values and first grid index of sorted point `p` along every axis.
+    /// Kernel values and first grid index of sorted point `p` along every axis (`FMA`: with
+    /// [`KernelEval::eval_fused`], inside the FMA-enabled clones only).
     #[inline(always)]
-    fn point_kernel<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], q: usize, ker: &mut [[T; MAX_WIDTH]; 3], i0: &mut [isize; 3]) {
+    fn point_kernel<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], q: usize, ker: &mut [[T; MAX_WIDTH]; 3], i0: &mut [isize; 3]) {
         for d in 0..3 {
             if d < self.dim {
                 let gv = g[d][q];
                 let half = T::of(0.5 * self.w[d] as f64);
                 let start = (gv - half).ceil();
                 i0[d] = start.to_isize().unwrap_or(0);
-                k.eval(start - gv, &mut ker[d]);
+                if FMA {
+                    k.eval_fused(start - gv, &mut ker[d]);
+                } else {
+                    k.eval(start - gv, &mut ker[d]);
+                }
             } else {
                 i0[d] = 0;
                 ker[d][0] = T::one();
@@ -455,7 +460,7 @@ impl<T: Real> Spreader<T> {
         let mut i0 = [0isize; 3];
         let wyz = [self.w[1], self.w[2]];
         for (q, &cv) in cs.iter().enumerate() {
-            self.point_kernel(k, g, q, &mut ker, &mut i0);
+            self.point_kernel::<K, FMA>(k, g, q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             if W == 0 {
                 inner::spread_dyn(bx, [shape[0], shape[1]], l, wyz, &ker, cv, self.w[0]);
@@ -619,7 +624,7 @@ impl<T: Real> Spreader<T> {
         let wyz = [self.w[1], self.w[2]];
         let n = g[0].len();
         for q in 0..n {
-            self.point_kernel(k, g, q, &mut ker, &mut i0);
+            self.point_kernel::<K, FMA>(k, g, q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             out.push(if W == 0 {
                 inner::interp_dyn(bx, [shape[0], shape[1]], l, wyz, &ker, self.w[0])
