@@ -5,7 +5,8 @@
 //! FINUFFT-style; Barnett et al. 2019 §3.2):
 //! 1. [`Spreader::setpts`] folds the points 2π-periodically into grid units, bin-sorts them
 //!    ([`sort`]) and keeps the coordinates in sorted order (a copy: the caller may free its
-//!    arrays), then cuts the sorted list into subproblems;
+//!    arrays), then cuts the sorted list into subproblems along the bins (compact tiles,
+//!    [`Spreader::cut_subproblems`]);
 //! 2. [`Spreader::spread`] spreads each subproblem, in parallel, into a private padded box
 //!    without periodic wrapping, then adds the box into the global grid with periodic
 //!    wrap-around. The add locks one stripe of the grid at a time (a z-plane in 3D, a row in
@@ -311,7 +312,8 @@ impl<T: Real> Spreader<T> {
                 // SAFETY: setpts_by_reference's contract keeps the M-element array alive.
                 let x = unsafe { std::slice::from_raw_parts(self.src[d].0, self.m) };
                 let mut v = crate::error::try_vec::<T>(b - a, "subproblem coordinates")?;
-                v.extend(self.perm[a..b].iter().map(|&i| fold(x[i as usize], self.nf[d])));
+                gather(&self.perm[a..b], x, &mut v);
+                v.iter_mut().for_each(|g| *g = fold(*g, self.nf[d]));
                 *o = Cow::Owned(v);
             }
         }
@@ -399,7 +401,7 @@ impl<T: Real> Spreader<T> {
         // Gather the strengths first: the loads are independent, so their cache misses overlap
         // instead of stalling the spreading loop one by one.
         let mut cs = crate::error::try_vec::<Complex<T>>(b - a, "subproblem strengths")?;
-        cs.extend(self.perm[a..b].iter().map(|&j| c[j as usize]));
+        gather(&self.perm[a..b], c, &mut cs);
         let loc = self.local_coords(a, b)?;
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let (lo, bsz) = self.subproblem_box(&g);
@@ -724,6 +726,36 @@ fn simd_row<T: Real, const W: usize, const WIDE: bool>(s: [usize; 2], l: [usize;
     }
     let _ = (s, l, wyz, ker, op);
     false
+}
+
+/// Elements ahead that the gathers in the caller's point order prefetch (their accesses are
+/// random over arrays of M elements: cache and TLB misses one after the other otherwise).
+/// Measured at M = 1e7 on one thread: 5–10 % of spreading time at 64–128 (the scatter of
+/// interpolated values, stores, gained nothing).
+const PREFETCH_AHEAD: usize = 64;
+
+/// Asks the CPU to bring the cache line of `p` into L1 (a hint: no fault, no effect off x86-64).
+#[inline(always)]
+fn prefetch<E>(p: *const E) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Appends `src[perm[q]]` for every `q` to `out` in order, prefetching [`PREFETCH_AHEAD`]
+/// elements ahead.
+#[inline]
+fn gather<E: Copy>(perm: &[u32], src: &[E], out: &mut Vec<E>) {
+    for (q, &j) in perm.iter().enumerate() {
+        if let Some(&ahead) = perm.get(q + PREFETCH_AHEAD) {
+            prefetch(src.as_ptr().wrapping_add(ahead as usize));
+        }
+        out.push(src[j as usize]);
+    }
 }
 
 /// 2π as a double-double: `TWO_PI_HI + TWO_PI_LO` equals 2π to about 1e-32.

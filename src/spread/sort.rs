@@ -1,10 +1,14 @@
 //! Bin sort of the non-uniform points (Boström's gridding report §4, "unfinished bin-sort";
 //! FINUFFT's `bin_sort`; Barnett et al. 2019 §3.2). Points, folded into grid units
-//! `g ∈ [0, nf)` per axis, are assigned to cache-sized bins (16×4×4 grid points in 3D, 32×8 in
-//! 2D, 256 in 1D; x fastest, bin index `(b_z·nb_y + b_y)·nb_x + b_x`), and ordered by bin,
+//! `g ∈ [0, nf)` per axis, are assigned to cache-sized bins (16³ grid points in 3D, 32² in 2D,
+//! 256 in 1D; x fastest, bin index `(b_z·nb_y + b_y)·nb_x + b_x`), and ordered by bin,
 //! stably (points of one bin keep their input order): the result is the permutation
-//! `perm[s]` = input index of the point at sorted position `s`, and optionally the folded
-//! coordinates in sorted order.
+//! `perm[s]` = input index of the point at sorted position `s`, the bins' offsets in sorted
+//! order (from which the spreader cuts its subproblems), and optionally the folded coordinates
+//! in sorted order. The bins are compact tiles, not rows: a subproblem's box is then a tile
+//! plus the kernel's halo (28³ complex values at w = 13: 351 KiB, inside L2, its rows on few
+//! pages), where bins of 16×4×4 cut into runs of 10 000 points gave boxes spanning whole
+//! x-rows of the grid (3.7 MB at 320³, w = 13) and 1.3× slower spreading.
 //!
 //! The sort is a stable two-level parallel counting sort (an MSD radix sort of the bin index
 //! with one wide digit per level), run by [`count`] (pass 1) and [`Counted::sort`] (passes
