@@ -205,21 +205,31 @@ impl<T: Real> EsHorner<T> {
         &self.coeffs
     }
 
-    /// The pieces' polynomials at `t` by Horner's rule over all 16 pieces at once (`FUSED`:
-    /// with `mul_add`).
+    /// The pieces' polynomials at `t` by Horner's rule over the first 8 pieces (`w ≤ 8`) or
+    /// all 16 at once (`FUSED`: with `mul_add`).
     #[inline(always)]
     fn horner<const FUSED: bool>(&self, t: T, out: &mut [T; MAX_WIDTH]) {
+        if self.w <= 8 {
+            self.horner_n::<8, FUSED>(t, out)
+        } else {
+            self.horner_n::<WP, FUSED>(t, out)
+        }
+    }
+
+    /// [`Self::horner`] over the first `P ≤ 16` pieces.
+    #[inline(always)]
+    fn horner_n<const P: usize, const FUSED: bool>(&self, t: T, out: &mut [T; MAX_WIDTH]) {
         let half = T::of(0.5 * self.w as f64);
         let s = (t + half) * T::of(2.0) - T::one();
-        let mut acc = [T::zero(); WP];
-        acc.copy_from_slice(&self.coeffs[..WP]);
+        let mut acc = [T::zero(); P];
+        acc.copy_from_slice(&self.coeffs[..P]);
         for m in 1..=self.deg {
-            let row = &self.coeffs[m * WP..(m + 1) * WP];
-            for j in 0..WP {
+            let row = &self.coeffs[m * WP..m * WP + P];
+            for j in 0..P {
                 acc[j] = if FUSED { acc[j].mul_add(s, row[j]) } else { acc[j] * s + row[j] };
             }
         }
-        out[..WP].copy_from_slice(&acc);
+        out[..P].copy_from_slice(&acc);
     }
 }
 
