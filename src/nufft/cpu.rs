@@ -27,11 +27,7 @@ pub struct CpuNufft<T: Real> {
     params: NufftParams,
     opts: NufftOpts,
     info: NufftInfo,
-    /// The fine grid and its parts, built at the first `setpts` (for the choice that runs).
-    grid: Option<FineGrid<T>>,
-    /// Until then, the fine grid of the makeplan choice, allocated at makeplan so that a grid
-    /// beyond the memory fails there.
-    reserved: Option<AlignedVec<Complex<T>>>,
+    grid: FineGrid<T>,
     threads: Threads,
     timings: Timings,
 }
@@ -50,64 +46,44 @@ impl<T: Real> FineGrid<T> {
     /// fails before any work; calloc'd, so its pages are touched only by the first execute),
     /// the spreader (`opts.spread_max_subprob_size`), the mode map and the FFTW plans
     /// (`opts.fftw`) of `params`.
-    fn new(params: &NufftParams, opts: &NufftOpts, threads: &Threads, reserved: Option<AlignedVec<Complex<T>>>) -> Result<Self> {
+    fn new(params: &NufftParams, opts: &NufftOpts, threads: &Threads) -> Result<Self> {
         let (dim, nf) = (params.dim, params.nf);
-        let mut fw = match reserved {
-            Some(fw) => fw,
-            None => Self::alloc(params)?,
-        };
+        let mut fw = AlignedVec::<Complex<T>>::zeroed(params.fine_total(), "NUFFT fine grid")?;
         let spreader = Spreader::new(dim, &nf[..dim], &params.kernel, SpreadOpts { max_subprob_size: opts.spread_max_subprob_size })?;
         let modes = ModeMap::new(params)?;
         let sign = if params.sign > 0 { Sign::from_iflag(1) } else { Sign::from_iflag(-1) };
         let fft = FineFft::new(params.ty, dim, params.n, nf, sign, &mut fw, opts.fftw, threads.count())?;
         Ok(FineGrid { modes, spreader, fw, fft })
     }
-
-    /// The zeroed fine grid of `params` (calloc'd: its pages are touched only when used).
-    fn alloc(params: &NufftParams) -> Result<AlignedVec<Complex<T>>> {
-        AlignedVec::<Complex<T>>::zeroed(params.fine_total(), "NUFFT fine grid")
-    }
 }
 
 impl<T: Real> CpuNufft<T> {
     /// Builds the CPU plan for `params` (from [`NufftParams::new`], chosen without knowing M):
-    /// the thread pool (`opts.nthreads`) and the fine grid's memory. The [`FineGrid`] parts
-    /// (spreader, mode map and deconvolution factors, FFTW plans) are built by the first
-    /// `setpts`, for the choice that runs: in 1D with N = 1e6 they cost about 0.05 s, which
-    /// were spent twice when `setpts` re-chose.
-    /// Errors: [`crate::Error::Alloc`] (fine grid), [`crate::Error::InvalidArg`] (threads).
+    /// the thread pool (`opts.nthreads`) and the [`FineGrid`] parts.
+    /// Errors: [`crate::Error::Alloc`] (fine grid, mode tables, spreader, or no headroom for
+    /// FFTW's planner), [`crate::Error::Fft`], [`crate::Error::InvalidArg`] (threads).
     pub fn new(params: NufftParams, opts: &NufftOpts) -> Result<Self> {
         opts.check_cpu()?;
         let threads = Threads::new(opts.nthreads)?;
-        let reserved = Some(FineGrid::<T>::alloc(&params)?);
+        let grid = FineGrid::new(&params, opts, &threads)?;
         let info = NufftInfo::from_params(&params, threads.count());
         if opts.debug > 0 {
             eprintln!("[farfield nufft{}] {}", if T::NAME == "f32" { "f" } else { "" }, params.describe(threads.count()));
         }
-        Ok(CpuNufft { params, opts: opts.clone(), info, grid: None, reserved, threads, timings: Timings::default() })
+        Ok(CpuNufft { params, opts: opts.clone(), info, grid, threads, timings: Timings::default() })
     }
 
     /// Sets the points; when σ is automatic, M ≥ [`RECHOOSE_MIN_POINTS`] and the cost model
-    /// chooses differently for this M ([`NufftParams::with_points`]), a new fine grid, spreader,
-    /// mode map and FFT plans are built and replace the old ones once the points are set on
-    /// them (on any error the plan is left as it was, with its previous points). The first
-    /// call builds the fine grid's parts in any case.
+    /// chooses differently for this M ([`NufftParams::with_points`]), a new fine grid, spreader, mode map and FFT plans are
+    /// built and replace the old ones once the points are set on them (on any error the plan
+    /// is left as it was, with its previous points).
     fn set_points(&mut self, pts: Points<'_, T>, copy: bool) -> Result<()> {
         let t0 = Instant::now();
         let dim = self.params.dim;
         let coords: [&[T]; 3] = [pts.x[0], if dim > 1 { pts.x[1] } else { &[] }, if dim > 2 { pts.x[2] } else { &[] }];
         let params = if coords[0].len() >= RECHOOSE_MIN_POINTS { self.params.with_points(coords[0].len(), &self.opts)? } else { self.params.clone() };
-        let mut fresh = if params != self.params || self.grid.is_none() {
-            // the reserved grid fits the makeplan choice only
-            let reserved = if params == self.params { self.reserved.take() } else { None };
-            Some(FineGrid::new(&params, &self.opts, &self.threads, reserved)?)
-        } else {
-            None
-        };
-        let spreader = match (fresh.as_mut(), self.grid.as_mut()) {
-            (Some(g), _) | (None, Some(g)) => &mut g.spreader,
-            (None, None) => unreachable!("a grid is built above when there is none"),
-        };
+        let mut fresh = if params != self.params { Some(FineGrid::new(&params, &self.opts, &self.threads)?) } else { None };
+        let spreader = fresh.as_mut().map_or(&mut self.grid.spreader, |g| &mut g.spreader);
         if copy {
             spreader.setpts(coords, &self.threads)?;
         } else {
@@ -115,8 +91,7 @@ impl<T: Real> CpuNufft<T> {
             unsafe { spreader.setpts_by_reference(coords, &self.threads)? };
         }
         if let Some(g) = fresh {
-            self.grid = Some(g);
-            self.reserved = None;
+            self.grid = g;
             self.info = NufftInfo::from_params(&params, self.threads.count());
             self.params = params;
             if self.opts.debug > 0 {
@@ -125,7 +100,7 @@ impl<T: Real> CpuNufft<T> {
         }
         self.timings = Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
         if self.opts.debug > 0 {
-            let st = self.grid.as_ref().map(|g| g.spreader.sort_timings()).unwrap_or_default();
+            let st = self.grid.spreader.sort_timings();
             eprintln!("[farfield nufft] setpts M = {}: {:.3} s (sort: count {:.3}, prefix {:.4}, scatter {:.3}, local {:.3} s)",
                       coords[0].len(), self.timings.setpts_s, st.count_s, st.prefix_s, st.scatter_s, st.local_s);
         }
@@ -143,11 +118,11 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
     }
 
     fn has_points(&self) -> bool {
-        self.grid.as_ref().is_some_and(|g| g.spreader.has_points())
+        self.grid.spreader.has_points()
     }
 
     fn num_points(&self) -> usize {
-        self.grid.as_ref().map_or(0, |g| g.spreader.num_points())
+        self.grid.spreader.num_points()
     }
 
     fn num_modes(&self) -> usize {
@@ -157,10 +132,7 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
     /// Type 1 overwrites `f`, type 2 overwrites `c`, one vector after the other; an
     /// [`crate::Error::Alloc`] of the spreading scratch can stop it after some vectors.
     fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
-        let Some(grid) = self.grid.as_mut() else {
-            return Err(crate::Error::NoPoints("call setpts before execute".into()));
-        };
-        let m = grid.spreader.num_points();
+        let m = self.grid.spreader.num_points();
         let nm = self.params.num_modes();
         let mut tm = Timings { setpts_s: self.timings.setpts_s, ..Default::default() };
         for t in 0..self.params.ntrans {
@@ -169,11 +141,11 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
             if self.params.ty == 1 {
                 // spreading overwrites the fine grid: no zeroing needed
                 let t1 = Instant::now();
-                grid.spreader.try_spread(ct, &mut grid.fw, &self.threads)?;
+                self.grid.spreader.try_spread(ct, &mut self.grid.fw, &self.threads)?;
                 let t2 = Instant::now();
-                grid.fft.execute(&mut grid.fw);
+                self.grid.fft.execute(&mut self.grid.fw);
                 let t3 = Instant::now();
-                grid.modes.fine_to_modes(&grid.fw, ft, &self.threads);
+                self.grid.modes.fine_to_modes(&self.grid.fw, ft, &self.threads);
                 tm.deconv_s += t3.elapsed().as_secs_f64();
                 tm.spread_s += (t2 - t1).as_secs_f64();
                 tm.fft_s += (t3 - t2).as_secs_f64();
@@ -182,12 +154,12 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
                 // zero the fine grid in parallel (about a megabyte per task), then place the modes
                 let nf = self.params.nf;
                 let stripe = (1 << 16).max(nf[0] * if self.params.dim == 3 { nf[1] } else { 1 });
-                self.threads.chunks(&mut grid.fw, stripe, |_, r| r.fill(Complex::new(T::zero(), T::zero())));
-                grid.modes.modes_to_fine(ft, &mut grid.fw, &self.threads);
+                self.threads.chunks(&mut self.grid.fw, stripe, |_, r| r.fill(Complex::new(T::zero(), T::zero())));
+                self.grid.modes.modes_to_fine(ft, &mut self.grid.fw, &self.threads);
                 let t1 = Instant::now();
-                grid.fft.execute(&mut grid.fw);
+                self.grid.fft.execute(&mut self.grid.fw);
                 let t2 = Instant::now();
-                grid.spreader.try_interp(&grid.fw, ct, &self.threads)?;
+                self.grid.spreader.try_interp(&self.grid.fw, ct, &self.threads)?;
                 tm.deconv_s += (t1 - t0).as_secs_f64();
                 tm.fft_s += (t2 - t1).as_secs_f64();
                 tm.spread_s += t2.elapsed().as_secs_f64();
