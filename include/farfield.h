@@ -287,8 +287,8 @@ typedef float _Complex farfield_complexf;
 // reduction (and so the transform) loses accuracy, though it stays finite.
 #define MAX_EXACT_COORD 1e16
 
-// Complex entries a box must have past its last row (f32 vectors of 8 lanes: 3 complex).
-#define BOX_PAD 4
+// Complex entries a box must have past its last row (f32 vectors of 16 lanes: up to 15 reals).
+#define BOX_PAD 8
 
 // Largest number of buckets of the scatter pass (each a run of `2^shift` bins).
 #define MAX_BUCKETS 256

@@ -25,7 +25,7 @@ pub const BOX_PAD: usize = 8;
 /// row loops below run over whole aligned vectors from `o` reals before the row, with the
 /// kernel shifted by `o` lanes (zero weights outside the row), so no vector access straddles
 /// two cache lines. Alignment is a speed matter only: the loads and stores are unaligned ones.
-pub const BOX_ALIGN: usize = 64;
+pub(super) const BOX_ALIGN: usize = 64;
 
 /// Vectors per row at most (f64 on 256-bit vectors: `⌈(2 + 2·16)/4⌉ = 9`).
 const MAX_VECTORS: usize = 9;
