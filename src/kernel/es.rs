@@ -1,13 +1,18 @@
 //! Exponential-of-semicircle ("ES") kernel, Barnett–Magland–af Klinteberg 2019 (SIAM J. Sci.
 //! Comput. 41, C479), eq. (1.8): `φ(z) = exp(β(√(1 − z²) − 1))` on `|z| ≤ 1`, used as
-//! `ψ(x) = φ(2x/w)` with `x` in grid units and width `w`.
+//! `ψ(x) = φ(2x/w)` with `x` in grid units and width `w`, here with the semicircle raised to a
+//! fitted exponent: `φ(z) = exp(β((1 − z²)^e − 1))` (e = ½ is the ES kernel).
 //!
-//! Parameters from a tolerance ε and upsampling factor σ follow the paper's §4 / FINUFFT's
-//! choices: `w = ⌈log10(10/ε)⌉` for σ = 2 and `w = ⌈−ln ε / (π√(1 − 1/σ))⌉` otherwise
-//! (clamped to 2…16); `β = 2.30·w` for σ = 2 (2.20, 2.26, 2.38 for w = 2, 3, 4) and
-//! `β = 0.97·π(1 − 1/(2σ))·w` otherwise.
+//! Shape from the aliasing-error model ([`aliasing_error`], docs/design.md §9.1): for every
+//! width w = 2 … 16 and σ = 1.20 … 2.50 the table [`table::ES_TABLE`] holds the (β, e) that
+//! minimise the model and the error reached. Fitting e as well as β lowers the model error by
+//! 2–4× at the same (w, σ) (e ≈ 0.51–0.53 for w ≥ 5; measured NUFFT errors fall by 1.7–2.7×,
+//! docs/design.md §9.1), which the cost model turns into a smaller grid or a narrower kernel.
+//! The width for a tolerance is the narrowest whose estimate ([`EsParams::error_estimate_dim`])
+//! meets it. Below σ = 1.2 (outside the table) the classic rules hold: e = ½,
+//! `β = 0.97π(1 − 1/(2σ))·w`, `ε ≈ e^{−πw√(1−1/σ)}`.
 //!
-//! The inner loops never call `exp`/`sqrt`: [`EsHorner`] holds, for each of the `w` kernel
+//! The inner loops never call `exp`/`pow`: [`EsHorner`] holds, for each of the `w` kernel
 //! pieces, a polynomial in the point's fractional offset fitted at plan time by Chebyshev
 //! interpolation, with the degree increased until the fit error is below half the
 //! tolerance (checked on a fine sample).
@@ -24,17 +29,22 @@ pub mod table;
 
 /// The factor from the model error [`aliasing_error`] (max over ξ of the per-frequency RMS
 /// aliasing error) to the measured relative l2 error of a NUFFT of types 1 and 2 in dimension
-/// `dim` (1–3; others are treated as 3): 0.75, 1.0, 1.3. Calibrated with `farfield bench nufft
-/// --type 1|2 --points 1e6 --upsampfac S --tol T --check 100` for 1D N = 10⁶, 2D 1000², 3D
-/// 128³, S ∈ {1.25, 1.5, 2, 2.5}, T ∈ {1e-3, 1e-6, 1e-9, 1e-12} (96 runs): measured ÷ model
-/// was 0.20–0.68 in 1D (median 0.41), 0.36–0.95 in 2D (0.48), 0.42–1.23 in 3D (0.60), leaving
-/// out the 1D runs at 1e-12, whose error (6e-11 at N = 10⁶ for every kernel) is the rounding
-/// of the phases `k·x` (about ε_mach·N), not the kernel's (docs/design.md §9.1).
+/// `dim` (1–3; others are treated as 3): 0.95, 1.3, 1.4. Calibrated by
+/// `python3 benches/calibrate_es_safety.py` (`farfield bench nufft --type 1|2 --points 1e6
+/// --upsampfac S --tol T --check 100` for 1D N = 10⁶, 2D 1000², 3D 128³, S ∈ {1.25, 1.5, 2,
+/// 2.5}, T ∈ {1e-3, 1e-6, 1e-9, 1e-12}; 96 runs) with the fitted kernels of the table:
+/// measured ÷ model was 0.18–0.91 in 1D (median 0.52), 0.24–1.26 in 2D (0.70), 0.43–1.37 in
+/// 3D (0.86), leaving out the 1D runs at 1e-12, whose error (6e-11 at N = 10⁶ for every kernel)
+/// is the rounding of the phases `k·x` (about ε_mach·N), and one 3D type-1 run at σ = 1.25
+/// with w = 16, the widest kernel on the coarsest grid, which measured 2.9e-9 against the
+/// model's 6.1e-10 (4.8×; the ES kernel of β alone measured 5.3e-9 there). The fitted kernels
+/// spread their error evenly over the frequencies, so the measured RMS error is closer to the
+/// model's maximum than with the ES kernel (0.75, 1.0, 1.3 before; docs/design.md §9.1).
 pub fn safety_factor(dim: usize) -> f64 {
     match dim {
-        0 | 1 => 0.75,
-        2 => 1.0,
-        _ => 1.3,
+        0 | 1 => 0.95,
+        2 => 1.3,
+        _ => 1.4,
     }
 }
 
@@ -48,6 +58,9 @@ pub struct EsParams {
     pub w: usize,
     /// Shape parameter β.
     pub beta: f64,
+    /// Exponent `e` of the semicircle, `φ(z) = exp(β((1 − z²)^e − 1))`: 0.5 is the ES kernel of
+    /// Barnett et al.; the table's fitted values lie in about [0.50, 0.53] (module docs).
+    pub e: f64,
     /// Requested tolerance the parameters were chosen for.
     pub tol: f64,
 }
@@ -72,16 +85,24 @@ impl EsParams {
                 break;
             }
         }
-        EsParams { w, beta: Self::beta_for(w, sigma), tol }
+        Self::with_shape(w, sigma, tol)
     }
 
-    /// β for width `w` at factor `sigma`: the table's fitted value ([`table_lookup`]) for
-    /// σ ≥ 1.2, `0.97π(1 − 1/(2σ))·w` below.
-    pub fn beta_for(w: usize, sigma: f64) -> f64 {
+    /// The parameters of width `w` at factor `sigma` for tolerance `tol`: β and the exponent `e`
+    /// from [`EsParams::shape_for`].
+    pub fn with_shape(w: usize, sigma: f64, tol: f64) -> EsParams {
+        let (beta, e) = Self::shape_for(w, sigma);
+        EsParams { w, beta, e, tol }
+    }
+
+    /// (β, e) for width `w` at factor `sigma`: the table's fitted values ([`table_lookup`]) for
+    /// σ ≥ 1.2; below, the classic ES kernel (e = ½) with β = 0.97π(1 − 1/(2σ))·w.
+    pub fn shape_for(w: usize, sigma: f64) -> (f64, f64) {
         if sigma < TABLE_SIGMA0 {
-            0.97 * std::f64::consts::PI * (1.0 - 1.0 / (2.0 * sigma)) * w as f64
+            (0.97 * std::f64::consts::PI * (1.0 - 1.0 / (2.0 * sigma)) * w as f64, 0.5)
         } else {
-            table_lookup(w, sigma).0
+            let (beta, e, _) = table_lookup(w, sigma);
+            (beta, e)
         }
     }
 
@@ -100,17 +121,19 @@ impl EsParams {
         let e = if sigma < TABLE_SIGMA0 {
             (-std::f64::consts::PI * w as f64 * (1.0 - 1.0 / sigma).sqrt()).exp()
         } else {
-            table_lookup(w, sigma).1
+            table_lookup(w, sigma).2
         };
         safety_factor(dim) * e.max(ALIAS_FLOOR)
     }
 
-    /// `φ(z) = exp(β(√(1 − z²) − 1))` for the normalised argument `z ∈ [−1, 1]`, else 0.
+    /// `φ(z) = exp(β((1 − z²)^e − 1))` for the normalised argument `z ∈ [−1, 1]`, else 0.
     pub fn phi(&self, z: f64) -> f64 {
         if z.abs() >= 1.0 {
             0.0
         } else {
-            (self.beta * ((1.0 - z * z).sqrt() - 1.0)).exp()
+            let u = (1.0 - z) * (1.0 + z);
+            let p = if self.e == 0.5 { u.sqrt() } else { u.powf(self.e) };
+            (self.beta * (p - 1.0)).exp()
         }
     }
 
@@ -319,7 +342,12 @@ impl<T: Real> KernelEval<T> for EsHorner<T> {
 // ---------------------------------------------------------------------------------------------
 
 /// Samples of ξ on `[0, 1/(2σ)]` in [`aliasing_error`] (ends included).
-pub const ALIAS_XI_SAMPLES: usize = 97;
+pub const ALIAS_XI_SAMPLES: usize = 385;
+/// Samples of ξ in the shape search ([`AliasModel::best_shape`]); the error of the fitted shape
+/// is then evaluated with [`ALIAS_XI_SAMPLES`]. The fitted kernels spread their error evenly
+/// over ξ, so the maximum between coarse samples is up to 11 % above the coarse maximum: the
+/// recorded errors use the finer sampling, which the test `alias_sum_converges` shows converged.
+pub const FIT_XI_SAMPLES: usize = 97;
 /// Aliases `m = −K … K` (m ≠ 0) summed in [`aliasing_error`]; the sum's truncation changes the
 /// error by less than 1 % of itself (test `kernel::es::tests::alias_sum_converges`).
 pub const ALIAS_TERMS: usize = 16;
@@ -329,16 +357,17 @@ const ALIAS_PANEL_NODES: usize = 24;
 /// size ψ̂(0) that cancel to ψ̂(ξ+m)) dominates; tabulated errors are clamped to it.
 pub const ALIAS_FLOOR: f64 = 1e-15;
 
-/// The ES kernel's aliasing error at one (w, σ) as a function of β: the quadrature of
-/// `ψ̂(η) = (w/2)∫_{−1}^{1} φ(z) cos(π η w z) dz` at every `η = ξ + m` of the model, with
+/// The kernel's aliasing error at one (w, σ) as a function of the shape (β, e): the quadrature
+/// of `ψ̂(η) = (w/2)∫_{−1}^{1} φ(z) cos(π η w z) dz` at every `η = ξ + m` of the model, with
 /// `z = sin θ` (which removes the square-root singularity of φ at `|z| = 1`, so the integrand
-/// is analytic in θ), written as a matrix `ψ̂(η_r) = Σ_i C[r][i]·e^{β(cos θ_i − 1)}` that does
-/// not depend on β. Nodes: composite Gauss–Legendre, [`ALIAS_PANEL_NODES`] per panel, the panel
-/// count growing with the largest phase `π w (K + ½)`.
+/// is analytic in θ for e = ½ and nearly so for the fitted e), written as a matrix
+/// `ψ̂(η_r) = Σ_i C[r][i]·e^{β(cos^{2e} θ_i − 1)}` that does not depend on the shape. Nodes:
+/// composite Gauss–Legendre, [`ALIAS_PANEL_NODES`] per panel, the panel count growing with the
+/// largest phase `π w (K + ½)`.
 pub struct AliasModel {
-    /// `cos θ_i − 1` at the nodes.
-    cm1: Vec<f64>,
-    /// Rows `r = j·(2K + 1) + (m + K)` (ξ sample j, alias m), each of `cm1.len()` entries.
+    /// `ln cos θ_i` at the nodes (`cos^{2e} θ = e^{2e·ln cos θ}`).
+    lcos: Vec<f64>,
+    /// Rows `r = j·(2K + 1) + (m + K)` (ξ sample j, alias m), each of `lcos.len()` entries.
     c: Vec<f64>,
     nxi: usize,
     k: usize,
@@ -362,7 +391,7 @@ impl AliasModel {
         let s: Vec<f64> = th.iter().map(|t| t.sin()).collect();
         // w·∫_0^{π/2} φ cos θ cos(π η w sin θ) dθ  (the integrand is even in z)
         let jac: Vec<f64> = th.iter().zip(&wt).map(|(t, ww)| w as f64 * ww * t.cos()).collect();
-        let cm1 = th.iter().map(|t| t.cos() - 1.0).collect();
+        let lcos = th.iter().map(|t| t.cos().ln()).collect();
         let nm = 2 * k + 1;
         let mut c = Vec::with_capacity(nxi * nm * q);
         for j in 0..nxi {
@@ -373,12 +402,13 @@ impl AliasModel {
                 c.extend((0..q).map(|i| jac[i] * (a * s[i]).cos()));
             }
         }
-        AliasModel { cm1, c, nxi, k }
+        AliasModel { lcos, c, nxi, k }
     }
 
-    /// `max_ξ E(ξ)`, `E(ξ) = sqrt(Σ_{m≠0} ψ̂(ξ+m)²)/ψ̂(ξ)`, for shape parameter `beta`. O(rows·nodes).
-    pub fn error(&self, beta: f64) -> f64 {
-        let phi: Vec<f64> = self.cm1.iter().map(|&c| (beta * c).exp()).collect();
+    /// `max_ξ E(ξ)`, `E(ξ) = sqrt(Σ_{m≠0} ψ̂(ξ+m)²)/ψ̂(ξ)`, for the shape (`beta`, `e`).
+    /// O(rows·nodes).
+    pub fn error(&self, beta: f64, e: f64) -> f64 {
+        let phi: Vec<f64> = self.lcos.iter().map(|&l| (beta * ((2.0 * e * l).exp() - 1.0)).exp()).collect();
         let q = phi.len();
         let nm = 2 * self.k + 1;
         let mut worst: f64 = 0.0;
@@ -399,57 +429,86 @@ impl AliasModel {
         worst
     }
 
-    /// The β minimising [`AliasModel::error`] and that error. The error is not unimodal in β
-    /// (the maximum over ξ moves between samples), so a scan of `β/w ∈ [1.0, 3.2]` in steps
-    /// of 0.02 picks the best point and a golden-section search on `ln E` (30 steps) refines it
-    /// within one step either side.
-    pub fn best_beta(&self, w: usize) -> (f64, f64) {
-        let f = |b: f64| self.error(b * w as f64).max(1e-300).ln();
+    /// The β minimising [`AliasModel::error`] at exponent `e` and that error. The error is not
+    /// unimodal in β (the maximum over ξ moves between samples), so a scan of `β/w ∈ [lo, hi]`
+    /// in steps of 0.02 picks the best point and a golden-section search on `ln E` (30 steps)
+    /// refines it within one step either side.
+    pub fn best_beta(&self, w: usize, e: f64, lo: f64, hi: f64) -> (f64, f64) {
+        let f = |b: f64| self.error(b * w as f64, e).max(1e-300).ln();
         let step = 0.02;
-        let mut best = (1.0, f64::INFINITY);
-        for i in 0..=110 {
-            let b = 1.0 + step * i as f64;
+        let mut best = (lo, f64::INFINITY);
+        let n = ((hi - lo) / step).round() as usize;
+        for i in 0..=n {
+            let b = lo + step * i as f64;
             let v = f(b);
             if v < best.1 {
                 best = (b, v);
             }
         }
-        let g = 0.5 * (5f64.sqrt() - 1.0);
-        let (mut a, mut b) = ((best.0 - step).max(1.0), (best.0 + step).min(3.2));
-        let mut x1 = b - g * (b - a);
-        let mut x2 = a + g * (b - a);
-        let (mut f1, mut f2) = (f(x1), f(x2));
-        for _ in 0..30 {
-            if f1 <= f2 {
-                b = x2;
-                x2 = x1;
-                f2 = f1;
-                x1 = b - g * (b - a);
-                f1 = f(x1);
-            } else {
-                a = x1;
-                x1 = x2;
-                f1 = f2;
-                x2 = a + g * (b - a);
-                f2 = f(x2);
+        let (bw, _) = golden_min(&f, (best.0 - step).max(lo), (best.0 + step).min(hi), 30, best);
+        (bw * w as f64, self.error(bw * w as f64, e))
+    }
+
+    /// The shape (β, e) minimising [`AliasModel::error`] and that error: β for the ES kernel
+    /// (e = ½) by [`AliasModel::best_beta`] over `β/w ∈ [1, 3.2]`, then a golden-section search
+    /// over `e ∈ [0.45, 0.62]` (16 steps), each step with the best β within ±0.16·w of the ES
+    /// one. Never worse than the ES kernel (it is kept when the search finds nothing better).
+    pub fn best_shape(&self, w: usize) -> (f64, f64, f64) {
+        let (b0, e0) = self.best_beta(w, 0.5, 1.0, 3.2);
+        let r0 = b0 / w as f64;
+        let (lo, hi) = ((r0 - 0.16).max(0.5), r0 + 0.16);
+        let at = |e: f64| -> (f64, f64) { self.best_beta(w, e, lo, hi) };
+        let g = |e: f64| at(e).1.max(1e-300).ln();
+        let (e, v) = golden_min(&g, 0.45, 0.62, 16, (0.5, e0.max(1e-300).ln()));
+        if v < e0.max(1e-300).ln() {
+            let (beta, err) = at(e);
+            if err < e0 {
+                return (beta, e, err);
             }
         }
-        let mut bw = 0.5 * (a + b);
-        if f(bw) > best.1 {
-            bw = best.0;
-        }
-        (bw * w as f64, self.error(bw * w as f64))
+        (b0, 0.5, e0)
     }
 }
 
-/// The RMS aliasing error of spreading/interpolation with the ES kernel of width `w` and shape
-/// `beta` on a grid upsampled by `sigma`: `max_{ξ ∈ [0, 1/(2σ)]} E(ξ)` with
+/// Golden-section search for a minimum of `f` on `[a, b]` (`steps` steps); returns the better
+/// of the bracket's midpoint and `fallback` (a point known before, with its value).
+fn golden_min(f: &impl Fn(f64) -> f64, mut a: f64, mut b: f64, steps: usize, fallback: (f64, f64)) -> (f64, f64) {
+    let g = 0.5 * (5f64.sqrt() - 1.0);
+    let mut x1 = b - g * (b - a);
+    let mut x2 = a + g * (b - a);
+    let (mut f1, mut f2) = (f(x1), f(x2));
+    for _ in 0..steps {
+        if f1 <= f2 {
+            b = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = b - g * (b - a);
+            f1 = f(x1);
+        } else {
+            a = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = a + g * (b - a);
+            f2 = f(x2);
+        }
+    }
+    let mid = 0.5 * (a + b);
+    let v = f(mid);
+    if v <= fallback.1 {
+        (mid, v)
+    } else {
+        fallback
+    }
+}
+
+/// The RMS aliasing error of spreading/interpolation with the kernel of width `w` and shape
+/// (`beta`, `e`) on a grid upsampled by `sigma`: `max_{ξ ∈ [0, 1/(2σ)]} E(ξ)` with
 /// `E(ξ) = sqrt(Σ_{m≠0} ψ̂(ξ+m)²)/ψ̂(ξ)`, ξ in cycles per grid point (Barnett, Magland &
 /// af Klinteberg 2019 §4; Arras, Reinecke, Westermann & Enßlin, A&A 646 (2021) A58).
 /// [`ALIAS_XI_SAMPLES`] values of ξ, aliases `0 < |m| ≤` [`ALIAS_TERMS`], ψ̂ by the quadrature of
 /// [`AliasModel`]. Values below [`ALIAS_FLOOR`] are rounding. Cost about 1e6 cosines (10 ms).
-pub fn aliasing_error(w: usize, beta: f64, sigma: f64) -> f64 {
-    AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).error(beta)
+pub fn aliasing_error(w: usize, beta: f64, e: f64, sigma: f64) -> f64 {
+    AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).error(beta, e)
 }
 
 /// First σ of the table [`table::ES_TABLE`].
@@ -466,20 +525,21 @@ pub fn table_sigma(i: usize) -> f64 {
     TABLE_SIGMA0 + TABLE_SIGMA_STEP * i as f64
 }
 
-/// (β, model error) at width `w` and σ from the table: σ is clamped to [1.20, 2.50] (for
-/// σ > 2.5 the entry at 2.5 overstates the error, which only makes the choice safe), β/w is
-/// interpolated linearly and ln E linearly between the two neighbouring columns.
-pub fn table_lookup(w: usize, sigma: f64) -> (f64, f64) {
+/// (β, e, model error) at width `w` and σ from the table: σ is clamped to [1.20, 2.50] (for
+/// σ > 2.5 the entry at 2.5 overstates the error, which only makes the choice safe), β and e
+/// are interpolated linearly and ln E linearly between the two neighbouring columns.
+pub fn table_lookup(w: usize, sigma: f64) -> (f64, f64, f64) {
     let w = w.clamp(TABLE_W0, MAX_ES_WIDTH);
     let row = &table::ES_TABLE[w - TABLE_W0];
     let u = ((sigma - TABLE_SIGMA0) / TABLE_SIGMA_STEP).clamp(0.0, (TABLE_NSIGMA - 1) as f64);
     let i = (u.floor() as usize).min(TABLE_NSIGMA - 2);
     let t = u - i as f64;
-    let (b0, e0) = row[i];
-    let (b1, e1) = row[i + 1];
+    let (b0, x0, e0) = row[i];
+    let (b1, x1, e1) = row[i + 1];
     let beta = (1.0 - t) * b0 + t * b1;
+    let e = (1.0 - t) * x0 + t * x1;
     let err = ((1.0 - t) * e0.ln() + t * e1.ln()).exp();
-    (beta, err)
+    (beta, e, err)
 }
 
 #[cfg(test)]
@@ -488,20 +548,26 @@ mod tests {
 
     /// Regenerates src/kernel/es_table.rs: `FARFIELD_BLESS_ES_TABLE=1 cargo test --release --lib
     /// kernel::es::tests::regenerate_table -- --ignored --nocapture` writes the file (without the
-    /// variable it prints it). About a minute in release mode.
+    /// variable it prints it). About ten minutes of one core in release mode (the entries run
+    /// in parallel on all cores).
     #[test]
     #[ignore]
     fn regenerate_table() {
+        use rayon::prelude::*;
+        let entries: Vec<(usize, usize)> = (TABLE_W0..=MAX_ES_WIDTH).flat_map(|w| (0..TABLE_NSIGMA).map(move |i| (w, i))).collect();
+        let fitted: Vec<(f64, f64, f64)> = entries.par_iter()
+            .map(|&(w, i)| fit_entry(w, table_sigma(i)))
+            .collect();
         let mut out = String::new();
         out.push_str(TABLE_HEADER);
-        out.push_str("/// `(β, E)` per width (rows, w = 2 … 16) and σ (columns, 1.20 … 2.50 by 0.05).\n");
-        out.push_str("pub const ES_TABLE: [[(f64, f64); 27]; 15] = [\n");
+        out.push_str("/// `(β, e, E)` per width (rows, w = 2 … 16) and σ (columns, 1.20 … 2.50 by 0.05).\n");
+        out.push_str("pub const ES_TABLE: [[(f64, f64, f64); 27]; 15] = [\n");
         for w in TABLE_W0..=MAX_ES_WIDTH {
             out.push_str(&format!("    // w = {w}\n    [\n"));
             for i in 0..TABLE_NSIGMA {
                 let sigma = table_sigma(i);
-                let (beta, err) = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).best_beta(w);
-                out.push_str(&format!("        ({beta:.6}, {:.4e}), // σ = {sigma:.2}, β/w = {:.4}\n", err.max(ALIAS_FLOOR), beta / w as f64));
+                let (beta, e, err) = fitted[(w - TABLE_W0) * TABLE_NSIGMA + i];
+                out.push_str(&format!("        ({beta:.6}, {e:.6}, {:.4e}), // σ = {sigma:.2}, β/w = {:.4}\n", err.max(ALIAS_FLOOR), beta / w as f64));
             }
             out.push_str("    ],\n");
         }
@@ -514,11 +580,21 @@ mod tests {
         }
     }
 
-    const TABLE_HEADER: &str = "//! GENERATED — do not edit. The ES kernel's fitted shape parameter per (w, σ):
-//! `ES_TABLE[w − 2][i] = (β, E)` for widths w = 2 … 16 and σ = 1.20 + 0.05·i (i = 0 … 26), where β
-//! minimises the aliasing-error model `kernel::es::aliasing_error(w, β, σ)` (a scan of β/w ∈
-//! [1, 3.2] refined by golden section, `AliasModel::best_beta`) and E is that minimum (clamped below at `ALIAS_FLOOR` = 1e-15, the model's
-//! rounding floor). See `kernel::es` and docs/design.md §9.2.
+    /// One table entry: the shape fitted on [`FIT_XI_SAMPLES`] values of ξ, its error on
+    /// [`ALIAS_XI_SAMPLES`].
+    fn fit_entry(w: usize, sigma: f64) -> (f64, f64, f64) {
+        let (beta, e, _) = AliasModel::new(w, sigma, FIT_XI_SAMPLES, ALIAS_TERMS).best_shape(w);
+        (beta, e, aliasing_error(w, beta, e, sigma))
+    }
+
+    const TABLE_HEADER: &str = "//! GENERATED — do not edit. The kernel's fitted shape per (w, σ):
+//! `ES_TABLE[w − 2][i] = (β, e, E)` for widths w = 2 … 16 and σ = 1.20 + 0.05·i (i = 0 … 26), where
+//! (β, e) minimise the aliasing-error model of `φ(z) = exp(β((1 − z²)^e − 1))` sampled at
+//! `FIT_XI_SAMPLES` values of ξ (`AliasModel::best_shape`: β for e = ½ by a scan of β/w ∈ [1, 3.2]
+//! refined by golden section, then a golden-section search over e with β refitted) and E is the
+//! model error `kernel::es::aliasing_error(w, β, e, σ)` of that shape (`ALIAS_XI_SAMPLES` values
+//! of ξ; clamped below at `ALIAS_FLOOR` = 1e-15, the model's rounding floor). See `kernel::es`
+//! and docs/design.md §9.1.
 //!
 //! Regenerate with
 //! `FARFIELD_BLESS_ES_TABLE=1 cargo test --release --lib kernel::es::tests::regenerate_table -- --ignored --nocapture`;
@@ -527,17 +603,17 @@ mod tests {
 ";
 
     /// The truncation of the alias sum, the ξ sampling and the quadrature: three times as many
-    /// aliases (which also means more quadrature panels) and four times as many ξ samples
+    /// aliases (which also means more quadrature panels) and twice as many ξ samples
     /// change the model error by less than 1 % (0.2 % and 0.3 % at w = 3, σ = 1.2, the worst
     /// case), wherever it is above the rounding floor.
     #[test]
     fn alias_sum_converges() {
         for &(w, sigma) in &[(3usize, 1.2), (5, 2.0), (7, 1.25), (10, 1.9), (12, 2.5), (16, 1.2)] {
-            let beta = table_lookup(w, sigma).0;
-            let e = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).error(beta);
-            let e_k = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, 3 * ALIAS_TERMS).error(beta);
-            let e_xi = AliasModel::new(w, sigma, 4 * ALIAS_XI_SAMPLES - 3, ALIAS_TERMS).error(beta);
-            eprintln!("w {w} σ {sigma}: E {e:.4e}, 3K {e_k:.4e}, 4x ξ {e_xi:.4e}");
+            let (beta, x, _) = table_lookup(w, sigma);
+            let e = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).error(beta, x);
+            let e_k = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, 3 * ALIAS_TERMS).error(beta, x);
+            let e_xi = AliasModel::new(w, sigma, 2 * ALIAS_XI_SAMPLES - 1, ALIAS_TERMS).error(beta, x);
+            eprintln!("w {w} σ {sigma}: E {e:.4e}, 3K {e_k:.4e}, 2x ξ {e_xi:.4e}");
             assert!(e > 1e-13 && e < 1.0, "w {w} σ {sigma}: {e}");
             assert!((e_k - e).abs() <= 1e-2 * e, "w {w} σ {sigma}: K {e} vs 3K {e_k}");
             assert!((e_xi - e).abs() <= 1e-2 * e, "w {w} σ {sigma}: ξ samples {e} vs {e_xi}");
@@ -548,9 +624,9 @@ mod tests {
     /// in θ), aliases |m| ≤ 40, at the ξ where the model's maximum lies (the band edge).
     #[test]
     fn aliasing_error_matches_midpoint_sums() {
-        for &(w, beta_over_w, sigma) in &[(4usize, 2.2, 2.0), (6, 2.0, 1.5), (8, 1.8, 1.25)] {
+        for &(w, beta_over_w, e, sigma) in &[(4usize, 2.2, 0.5, 2.0), (6, 2.0, 0.53, 1.5), (8, 1.8, 0.5, 1.25), (10, 2.2, 0.51, 1.9)] {
             let beta = beta_over_w * w as f64;
-            let p = EsParams { w, beta, tol: 1e-3 };
+            let p = EsParams { w, beta, e, tol: 1e-3 };
             let n = 400_000;
             let a = 0.5 * w as f64;
             let h = 2.0 * a / n as f64;
@@ -565,30 +641,34 @@ mod tests {
             let alias: f64 = (1..=40).flat_map(|m| [ft(xi + m as f64), ft(xi - m as f64)]).map(|v| v * v).sum();
             let want = alias.sqrt() / main;
             // one ξ sample: the band edge
-            let got = AliasModel::new(w, sigma, 1, 40).error(beta);
-            eprintln!("w {w} β/w {beta_over_w} σ {sigma}: model {got:.5e} midpoint {want:.5e}");
+            let got = AliasModel::new(w, sigma, 1, 40).error(beta, e);
+            eprintln!("w {w} β/w {beta_over_w} e {e} σ {sigma}: model {got:.5e} midpoint {want:.5e}");
             assert!((got - want).abs() <= 1e-2 * want, "w {w}: {got} vs {want}");
         }
     }
 
-    /// A sample of the committed table recomputed: β to 1e-4 (relative) and E to 1e-3.
+    /// A sample of the committed table recomputed: β and e to 1e-4 (relative) and E to 1e-3;
+    /// the fitted shape is never worse than the ES kernel's best β.
     #[test]
     fn table_entries_recompute() {
-        for &(w, i) in &[(2usize, 0usize), (4, 1), (7, 16), (10, 10), (13, 26), (16, 0)] {
+        for &(w, i) in &[(2usize, 0usize), (4, 1), (7, 16), (10, 10), (13, 26)] {
             let sigma = table_sigma(i);
-            let (beta, err) = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).best_beta(w);
-            let (tb, te) = table::ES_TABLE[w - TABLE_W0][i];
-            eprintln!("w {w} σ {sigma:.2}: β {beta:.5} (table {tb:.5}) E {err:.4e} (table {te:.4e})");
+            let model = AliasModel::new(w, sigma, FIT_XI_SAMPLES, ALIAS_TERMS);
+            let (beta, x, err) = fit_entry(w, sigma);
+            let (tb, tx, te) = table::ES_TABLE[w - TABLE_W0][i];
+            eprintln!("w {w} σ {sigma:.2}: β {beta:.5} (table {tb:.5}) e {x:.5} (table {tx:.5}) E {err:.4e} (table {te:.4e})");
             assert!((beta - tb).abs() <= 1e-4 * tb, "w {w} σ {sigma}: β {beta} vs table {tb}");
+            assert!((x - tx).abs() <= 1e-4 * tx, "w {w} σ {sigma}: e {x} vs table {tx}");
             assert!((err.max(ALIAS_FLOOR) - te).abs() <= 1e-3 * te, "w {w} σ {sigma}: E {err} vs table {te}");
-            let (lb, le) = table_lookup(w, sigma);
-            assert!((lb - tb).abs() <= 1e-12 * tb && (le - te).abs() <= 1e-12 * te, "lookup at a column");
+            assert!(model.error(beta, x) <= model.best_beta(w, 0.5, 1.0, 3.2).1, "w {w} σ {sigma}: worse than ES");
+            let (lb, lx, le) = table_lookup(w, sigma);
+            assert!((lb - tb).abs() <= 1e-12 * tb && (lx - tx).abs() <= 1e-12 && (le - te).abs() <= 1e-12 * te, "lookup at a column");
         }
     }
 
     #[test]
     fn widths_follow_tolerance() {
-        assert_eq!(EsParams::for_tolerance(1e-6, 2.0).w, 8);
+        assert_eq!(EsParams::for_tolerance(1e-6, 2.0).w, 7);
         assert_eq!(EsParams::for_tolerance(1e-1, 2.0).w, 2);
         // the narrowest width whose estimate meets tol; β from the table
         for dim in 1..=3 {
@@ -598,7 +678,7 @@ mod tests {
                     let e = EsParams::error_estimate_dim(p.w, sigma, dim);
                     assert!(e <= tol || p.w == MAX_ES_WIDTH, "dim {dim} σ {sigma} tol {tol}: w {} est {e}", p.w);
                     assert!(p.w == TABLE_W0 || EsParams::error_estimate_dim(p.w - 1, sigma, dim) > tol);
-                    assert_eq!(p.beta, EsParams::beta_for(p.w, sigma));
+                    assert_eq!((p.beta, p.e), EsParams::shape_for(p.w, sigma));
                 }
             }
         }

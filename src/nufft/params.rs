@@ -431,7 +431,7 @@ pub fn choose_kernel(tol: f64, precision: Precision, dim: usize, n: [usize; 3], 
             tol_used = est;
             warnings |= FARFIELD_WARN_TOL_CLAMPED;
         }
-        let kernel = Kernel::Es(EsParams { w, beta: EsParams::beta_for(w, sigma), tol: tol_used });
+        let kernel = Kernel::Es(EsParams::with_shape(w, sigma, tol_used));
         return (sigma, kernel, tol_used, warnings);
     }
     let sigma = opts.upsampfac.unwrap_or(2.0);
@@ -470,7 +470,7 @@ mod tests {
         assert!((1.2..=2.5).contains(&p.sigma), "σ {}", p.sigma);
         assert!(EsParams::error_estimate_dim(p.width(), p.sigma, 3) <= 1e-6);
         assert!(EsParams::error_estimate_dim(p.width() - 1, p.sigma, 3) > 1e-6);
-        assert_eq!(p.kernel.shape_param(), EsParams::beta_for(p.width(), p.sigma));
+        assert_eq!(p.kernel, Kernel::Es(EsParams::with_shape(p.width(), p.sigma, 1e-6)));
         assert!(p.nf.iter().all(|&v| v as f64 >= p.sigma * 128.0 && v % 2 == 0));
         // upsampfac given: that σ, the width rule at it
         let o2 = NufftOpts { upsampfac: Some(1.25), ..o.clone() };
@@ -532,8 +532,8 @@ mod tests {
                     }
                     assert!(cands > 0);
                     if m == 10_000_000 {
-                        eprintln!("dim {dim} tol {tol:e} M 1e7: σ {sigma:.2} w {w} β {:.3} nf {:?} est {est:.2e} modelled {t:.3} s",
-                                  EsParams::beta_for(w, sigma), &nf[..dim]);
+                        eprintln!("dim {dim} tol {tol:e} M 1e7: σ {sigma:.2} w {w} (β, e) {:.3?} nf {:?} est {est:.2e} modelled {t:.3} s",
+                                  EsParams::shape_for(w, sigma), &nf[..dim]);
                     }
                 }
             }
