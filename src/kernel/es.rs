@@ -791,7 +791,7 @@ mod tests {
 
     #[test]
     fn horner_matches_exact_kernel() {
-        // widths 3, 7, 9, 10, 11, 12, 14, 16 (the symmetric evaluation from w = 9, odd and even)
+        // widths 3, 7, 9, 10, 12, 13, 14, 16 (the symmetric evaluation from w = 9, odd and even)
         for &(tol, sigma) in &[(1e-2, 2.0), (1e-6, 2.0), (1e-8, 2.0), (1e-9, 2.0), (1e-10, 2.0), (1e-11, 2.0), (1e-12, 2.0), (1e-14, 2.0), (1e-8, 1.25)] {
             let p = EsParams::for_tolerance(tol, sigma);
             let h = EsHorner::<f64>::new(&p);
