@@ -169,7 +169,7 @@ typedef float _Complex farfield_complexf;
 #define BATCH_SCRATCH_BYTES (1 << 30)
 
 // Samples of ξ on `[0, 1/(2σ)]` in [`aliasing_error`] (ends included).
-#define ALIAS_XI_SAMPLES 97
+#define ALIAS_XI_SAMPLES 385
 
 // Aliases `m = −K … K` (m ≠ 0) summed in [`aliasing_error`]; the sum's truncation changes the
 // error by less than 1 % of itself (test `kernel::es::tests::alias_sum_converges`).
