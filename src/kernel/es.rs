@@ -443,6 +443,7 @@ pub const ALIAS_XI_SAMPLES: usize = 385;
 /// is then evaluated with [`ALIAS_XI_SAMPLES`]. The fitted kernels spread their error evenly
 /// over ξ, so the maximum between coarse samples is up to 11 % above the coarse maximum: the
 /// recorded errors use the finer sampling, which the test `alias_sum_converges` shows converged.
+#[cfg_attr(not(test), allow(dead_code))] // used by the table's generation and its test
 pub(crate) const FIT_XI_SAMPLES: usize = 97;
 /// Aliases `m = −K … K` (m ≠ 0) summed in [`aliasing_error`]; the sum's truncation changes the
 /// error by less than 1 % of itself (test `kernel::es::tests::alias_sum_converges`).
