@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Calibration of the ES error estimate's safety factors (`kernel::es::safety_factor`).
 
-Usage (from the repository root, after `cargo build --release -p farfield-cli`):
+Usage (from the repository root; builds target/release/farfield if it is missing):
 
     python3 benches/calibrate_es_safety.py                 # the full set (96 runs, a few minutes)
     python3 benches/calibrate_es_safety.py --quick         # types 1 and 2 at sigma 1.25 and 2 only
@@ -24,10 +24,12 @@ import math
 import re
 import statistics
 import subprocess
+import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-BIN = ROOT / "target" / "release" / "farfield"
+sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
+from peer_env import BIN, ROOT, ensure_binary  # noqa: E402
+
 SIGMA0, SIGMA_STEP, NSIGMA, W0 = 1.20, 0.05, 27, 2
 
 
@@ -58,6 +60,7 @@ def main():
     ap.add_argument("--points", default="1e6")
     ap.add_argument("--threads", default="0")
     args = ap.parse_args()
+    ensure_binary()
     table = load_table()
     cases = {1: "1000000", 2: "1000,1000", 3: "128,128,128"}
     sigmas = [1.25, 2.0] if args.quick else [1.25, 1.5, 2.0, 2.5]

@@ -229,11 +229,9 @@ pub struct EsHorner<T: Real> {
     coeffs: Vec<T>,
     /// Even parts of pieces 0–7 (`w > 8`): row `m` holds the coefficients of `(s²)^(de − m)`.
     even: Vec<T>,
-    /// Odd parts of pieces 0–7 (`w > 8`): row `m` holds the coefficients of `(s²)^(dodd − m)`
-    /// in `O_j`.
+    /// Odd parts of pieces 0–7 (`w > 8`): row `m` holds the coefficients of `(s²)^(do − m)`
+    /// in `O_j` (`do = ⌊(deg − 1)/2⌋`, `de = ⌊deg/2⌋`: the row counts give the degrees).
     odd: Vec<T>,
-    de: usize,
-    dodd: usize,
     /// Largest fit error measured at plan time (absolute; φ ≤ 1).
     pub fit_error: f64,
 }
@@ -264,19 +262,19 @@ impl<T: Real> EsHorner<T> {
         }
         let (deg, c, err) = best.expect("at least one degree tried");
         // a_{j,p} = c[(deg − p)·WP + j]: the even part takes p = 2i, the odd part p = 2i + 1
-        let (de, dodd) = (deg / 2, (deg.max(1) - 1) / 2);
+        // (deg ≥ 4, so both parts have at least two rows)
         let part = |first: usize, d: usize| -> Vec<T> {
             let mut v = vec![T::zero(); (d + 1) * HALF];
             for m in 0..=d {
                 let p = first + 2 * (d - m);
-                for j in 0..HALF.min(w) {
+                for j in 0..HALF {
                     v[m * HALF + j] = T::of(c[(deg - p) * WP + j]);
                 }
             }
             v
         };
-        let (even, odd) = if w > HALF { (part(0, de), part(1, dodd)) } else { (Vec::new(), Vec::new()) };
-        EsHorner { w, deg, coeffs: c.iter().map(|&v| T::of(v)).collect(), even, odd, de, dodd, fit_error: err }
+        let (even, odd) = if w > HALF { (part(0, deg / 2), part(1, (deg - 1) / 2)) } else { (Vec::new(), Vec::new()) };
+        EsHorner { w, deg, coeffs: c.iter().map(|&v| T::of(v)).collect(), even, odd, fit_error: err }
     }
 
     /// Polynomial degree used.
@@ -308,21 +306,10 @@ impl<T: Real> EsHorner<T> {
         let half = T::of(0.5 * self.w as f64);
         let s = (t + half) * T::of(2.0) - T::one();
         let u = s * s;
-        let step = |acc: &mut [T; HALF], row: &[T]| {
-            for j in 0..HALF {
-                acc[j] = if FUSED { acc[j].mul_add(u, row[j]) } else { acc[j] * u + row[j] };
-            }
-        };
         let mut e = [T::zero(); HALF];
         let mut o = [T::zero(); HALF];
-        e.copy_from_slice(&self.even[..HALF]);
-        o.copy_from_slice(&self.odd[..HALF]);
-        for m in 1..=self.de {
-            step(&mut e, &self.even[m * HALF..(m + 1) * HALF]);
-        }
-        for m in 1..=self.dodd {
-            step(&mut o, &self.odd[m * HALF..(m + 1) * HALF]);
-        }
+        horner_rows::<T, HALF, FUSED>(&self.even, HALF, self.even.len() / HALF - 1, u, &mut e);
+        horner_rows::<T, HALF, FUSED>(&self.odd, HALF, self.odd.len() / HALF - 1, u, &mut o);
         let mut lo = [T::zero(); HALF];
         let mut hi = [T::zero(); HALF];
         for j in 0..HALF {
@@ -341,14 +328,21 @@ impl<T: Real> EsHorner<T> {
         let half = T::of(0.5 * self.w as f64);
         let s = (t + half) * T::of(2.0) - T::one();
         let mut acc = [T::zero(); P];
-        acc.copy_from_slice(&self.coeffs[..P]);
-        for m in 1..=self.deg {
-            let row = &self.coeffs[m * WP..m * WP + P];
-            for j in 0..P {
-                acc[j] = if FUSED { acc[j].mul_add(s, row[j]) } else { acc[j] * s + row[j] };
-            }
-        }
+        horner_rows::<T, P, FUSED>(&self.coeffs, WP, self.deg, s, &mut acc);
         out[..P].copy_from_slice(&acc);
+    }
+}
+
+/// Horner's rule for `P` polynomials of degree `d` at `x`, into `acc`: row `m` of `c` (stride
+/// `stride`) holds their coefficients of `x^(d − m)` (`FUSED`: with `mul_add`).
+#[inline(always)]
+fn horner_rows<T: Real, const P: usize, const FUSED: bool>(c: &[T], stride: usize, d: usize, x: T, acc: &mut [T; P]) {
+    acc.copy_from_slice(&c[..P]);
+    for m in 1..=d {
+        let row = &c[m * stride..m * stride + P];
+        for j in 0..P {
+            acc[j] = if FUSED { acc[j].mul_add(x, row[j]) } else { acc[j] * x + row[j] };
+        }
     }
 }
 
