@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = ROOT / "target" / "release" / "farfield"
+# FARFIELD_BIN overrides the binary (e.g. build-gpu/farfield of scripts/gpu-bundle.sh on a machine
+# without a Rust toolchain).
+BIN = Path(os.environ["FARFIELD_BIN"]).resolve() if os.environ.get("FARFIELD_BIN") else ROOT / "target" / "release" / "farfield"
 
 
 def log(*a):
