@@ -106,6 +106,22 @@ impl Threads {
         }
     }
 
+    /// Runs `a` and `b` potentially in parallel on the plan's pool (`rayon::join`: `a` on the
+    /// calling worker, `b` available to the others, which also help with any parallel work
+    /// inside either), else one after the other on the caller's thread.
+    pub(crate) fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        match &self.pool {
+            Some(p) => p.install(|| rayon::join(a, b)),
+            None => (a(), b()),
+        }
+    }
+
     /// Runs `f` for every index `0..n`, in parallel on the plan's pool when it has one, else
     /// in order on the caller's thread.
     pub fn for_each<F: Fn(usize) + Sync + Send>(&self, n: usize, f: F) {

@@ -125,6 +125,10 @@ pub struct NufftBenchArgs {
     /// coordinates) instead of copying them in sorted order.
     #[arg(long)]
     pub by_reference: bool,
+    /// Diagnostic output of the library on stderr (`NufftOpts::debug`, as FINUFFT's `debug`):
+    /// 0 none, 1 the plan's choices and the setpts passes' times.
+    #[arg(long, value_name = "LEVEL", default_value_t = 0)]
+    pub debug: u32,
 }
 
 /// Parses a count such as `1000`, `1e6`, `2.5e5` (must be a positive integer value).
@@ -255,6 +259,7 @@ pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
         kernel: if a.kernel == KernelArg::Gauss { farfield::kernel::KernelKind::Gaussian } else { farfield::kernel::KernelKind::Es },
         upsampfac: (a.upsampfac != 0.0).then_some(a.upsampfac),
         fftw,
+        debug: a.debug,
         ..NufftOpts::default()
     };
     if a.ty == 3 {

@@ -142,25 +142,36 @@ impl EsParams {
     }
 
     /// `ψ̂(k) = (w/2) ∫_{−1}^{1} φ(z) cos(π k w z / nf) dz` for `k = 0 … kmax`, by
-    /// Gauss–Legendre quadrature with `q = 2w + 16` nodes on `[0, 1]` (the integrand is even).
-    /// The sums over the nodes run as [`fourier_sums`] (AVX2/FMA where the CPU has it).
+    /// Gauss–Legendre quadrature with `q = 2w + 16` nodes on `[0, 1]` (the integrand is even):
+    /// [`EsParams::fourier_series_range`] over the whole range.
     /// Errors: [`crate::Error::Alloc`] (the `kmax + 1` outputs).
     pub fn fourier_series(&self, nf: usize, kmax: usize) -> crate::Result<Vec<f64>> {
+        let mut out = crate::error::try_zeroed_vec(kmax.saturating_add(1), "kernel Fourier series")?;
+        self.fourier_series_range(nf, 0, &mut out);
+        Ok(out)
+    }
+
+    /// `ψ̂(k)` (as [`EsParams::fourier_series`]) for `k = k0 … k0 + out.len() − 1` into `out`.
+    /// The sums over the nodes run as [`fourier_sums`] (AVX2/FMA where the CPU has it); a
+    /// range starting at a multiple of 128 gives the same values, bit for bit,
+    /// as the whole series, so the series can be computed in parallel pieces.
+    pub fn fourier_series_range(&self, nf: usize, k0: usize, out: &mut [f64]) {
         let q = 2 * self.w + 16;
         let (z, wz) = crate::quad::gauss_legendre(q, 0.0, 1.0);
         let f: Vec<f64> = (0..q).map(|i| self.w as f64 * wz[i] * self.phi(z[i])).collect();
         let theta: Vec<f64> = z.iter().map(|&zz| std::f64::consts::PI * self.w as f64 * zz / nf as f64).collect();
-        let mut out = crate::error::try_vec(kmax.saturating_add(1), "kernel Fourier series")?;
         #[cfg(target_arch = "x86_64")]
         if crate::simd::has_avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-            unsafe { fourier_sums_avx2(&f, &theta, kmax, &mut out) };
-            return Ok(out);
+            unsafe { fourier_sums_avx2(&f, &theta, k0, out) };
+            return;
         }
-        fourier_sums(&f, &theta, kmax, &mut out);
-        Ok(out)
+        fourier_sums(&f, &theta, k0, out);
     }
 }
+
+/// [`fourier_sums`] recomputes its phases directly at every multiple of this `k`.
+pub(crate) const FOURIER_RESTART: usize = 128;
 
 /// [`fourier_sums`] compiled for AVX2 and FMA.
 ///
@@ -168,24 +179,25 @@ impl EsParams {
 /// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn fourier_sums_avx2(f: &[f64], theta: &[f64], kmax: usize, out: &mut Vec<f64>) {
-    fourier_sums(f, theta, kmax, out)
+unsafe fn fourier_sums_avx2(f: &[f64], theta: &[f64], k0: usize, out: &mut [f64]) {
+    fourier_sums(f, theta, k0, out)
 }
 
-/// Appends `Σ_i f_i cos(θ_i k)` for `k = 0 … kmax` to `out`: the phases `e^{iθ_i k}` advance by
-/// one complex multiplication per step, held as separate real and imaginary arrays (the loops
-/// over the nodes vectorise), and are recomputed directly every 128 steps (round-off stays at
-/// machine precision).
+/// Writes `Σ_i f_i cos(θ_i k)` for `k = k0 … k0 + out.len() − 1` to `out`: the phases
+/// `e^{iθ_i k}` advance by one complex multiplication per step, held as separate real and
+/// imaginary arrays (the loops over the nodes vectorise), and are recomputed directly at `k0`
+/// and at every multiple of [`FOURIER_RESTART`] (128) (round-off stays at machine precision).
 #[inline(always)]
-fn fourier_sums(f: &[f64], theta: &[f64], kmax: usize, out: &mut Vec<f64>) {
+fn fourier_sums(f: &[f64], theta: &[f64], k0: usize, out: &mut [f64]) {
     let q = f.len();
     let (mut sr, mut si) = (vec![0.0; q], vec![0.0; q]);
     for i in 0..q {
         (si[i], sr[i]) = theta[i].sin_cos();
     }
     let (mut cr, mut ci) = (vec![0.0; q], vec![0.0; q]);
-    for k in 0..=kmax {
-        if k % 128 == 0 {
+    for (j, o) in out.iter_mut().enumerate() {
+        let k = k0 + j;
+        if j == 0 || k % FOURIER_RESTART == 0 {
             for i in 0..q {
                 (ci[i], cr[i]) = (theta[i] * k as f64).sin_cos();
             }
@@ -202,7 +214,7 @@ fn fourier_sums(f: &[f64], theta: &[f64], kmax: usize, out: &mut Vec<f64>) {
         for (a, b) in fr.iter().zip(crr) {
             acc[0] += a * b;
         }
-        out.push((acc[0] + acc[1]) + (acc[2] + acc[3]));
+        *o = (acc[0] + acc[1]) + (acc[2] + acc[3]);
         for i in 0..q {
             let (a, b) = (cr[i], ci[i]);
             cr[i] = a * sr[i] - b * si[i];

@@ -51,13 +51,15 @@ impl GaussParams {
     /// Gaussian; the truncation error is part of the kernel's error budget).
     /// Errors: [`crate::Error::Alloc`] (the `kmax + 1` outputs).
     pub fn fourier_series(&self, nf: usize, kmax: usize) -> crate::Result<Vec<f64>> {
-        let a = (4.0 * std::f64::consts::PI * self.tau).sqrt();
         let mut out = crate::error::try_vec(kmax.saturating_add(1), "kernel Fourier series")?;
-        out.extend((0..=kmax).map(|k| {
-            let om = 2.0 * std::f64::consts::PI * k as f64 / nf as f64;
-            a * (-self.tau * om * om).exp()
-        }));
+        out.extend((0..=kmax).map(|k| self.fourier_coeff(nf, k)));
         Ok(out)
+    }
+
+    /// One value of [`GaussianParams::fourier_series`]: `√(4πτ) exp(−τ (2πk/nf)²)`.
+    pub fn fourier_coeff(&self, nf: usize, k: usize) -> f64 {
+        let om = 2.0 * std::f64::consts::PI * k as f64 / nf as f64;
+        (4.0 * std::f64::consts::PI * self.tau).sqrt() * (-self.tau * om * om).exp()
     }
 }
 

@@ -24,6 +24,10 @@ pub mod gaussian;
 
 use crate::real::Real;
 
+/// Frequencies per parallel piece of [`Kernel::try_fourier_series_on`]: a multiple of
+/// `es::FOURIER_RESTART`, so the pieces reproduce the serial series exactly.
+pub(crate) const FOURIER_CHUNK: usize = 64 * es::FOURIER_RESTART;
+
 /// The kernel family a NUFFT user chooses (C value in parentheses, `farfield_nufft_opts.kernel`);
 /// the plan turns it into a [`Kernel`] for its tolerance and σ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,14 +137,26 @@ impl Kernel {
     /// [`Kernel::fourier_series`] with the output allocated fallibly ([`crate::Error::Alloc`]).
     /// Cost O(kmax·w).
     pub fn try_fourier_series(&self, nf: usize, kmax: usize) -> crate::Result<Vec<f64>> {
+        let mut out = crate::error::try_zeroed_vec(kmax.saturating_add(1), "kernel Fourier series")?;
+        self.fourier_series_range(nf, 0, &mut out);
+        Ok(out)
+    }
+
+    /// [`Kernel::try_fourier_series`] computed in pieces of 8192 frequencies on
+    /// the plan's `threads`, with the same values bit for bit.
+    /// Errors: [`crate::Error::Alloc`].
+    pub fn try_fourier_series_on(&self, nf: usize, kmax: usize, threads: &crate::threads::Threads) -> crate::Result<Vec<f64>> {
+        let mut out = crate::error::try_zeroed_vec(kmax.saturating_add(1), "kernel Fourier series")?;
+        threads.chunks(&mut out, FOURIER_CHUNK, |c, piece| self.fourier_series_range(nf, c * FOURIER_CHUNK, piece));
+        Ok(out)
+    }
+
+    /// `ψ̂(k)` for `k = k0 … k0 + out.len() − 1` into `out` (see [`Kernel::fourier_series`]).
+    pub fn fourier_series_range(&self, nf: usize, k0: usize, out: &mut [f64]) {
         match self {
-            Kernel::Es(p) => p.fourier_series(nf, kmax),
-            Kernel::Gaussian(p) => p.fourier_series(nf, kmax),
-            Kernel::BSpline(p) => {
-                let mut v = crate::error::try_vec(kmax + 1, "kernel Fourier series")?;
-                v.extend((0..=kmax).map(|k| p.fourier_coeff(nf, k)));
-                Ok(v)
-            }
+            Kernel::Es(p) => p.fourier_series_range(nf, k0, out),
+            Kernel::Gaussian(p) => out.iter_mut().enumerate().for_each(|(j, o)| *o = p.fourier_coeff(nf, k0 + j)),
+            Kernel::BSpline(p) => out.iter_mut().enumerate().for_each(|(j, o)| *o = p.fourier_coeff(nf, k0 + j)),
         }
     }
 

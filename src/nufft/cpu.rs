@@ -34,39 +34,53 @@ pub struct CpuNufft<T: Real> {
 
 /// The parts of a CPU plan that follow σ and the kernel: rebuilt when [`NufftParams::with_points`]
 /// re-chooses them at `setpts`. The mode map (the deconvolution factors, whose Fourier series
-/// of the kernel costs O(w·N) per axis: 20–40 ms at N = 10⁶ in 1D) is built by the first
-/// `setpts` for the choice that runs, so it is computed once even when `setpts` re-chooses.
+/// of the kernel costs O(w·N) per axis: 20–40 ms of one core at N = 10⁶ in 1D) is built by the
+/// first `setpts` for the choice that runs, and so are the FFTW plans when σ is automatic
+/// (FFTW's planning, its twiddle tables, is serial: about 20 ms at 2·10⁶ points in 1D), so
+/// each is made once even when `setpts` re-chooses, and both run beside the parallel bin sort.
 struct FineGrid<T: Real> {
     modes: Option<ModeMap<T>>,
     spreader: Spreader<T>,
     fw: AlignedVec<Complex<T>>,
-    fft: FineFft<T>,
+    fft: Option<FineFft<T>>,
 }
 
 impl<T: Real> FineGrid<T> {
     /// The fine grid (16·Πnf bytes in f64, allocated first so that a request beyond the memory
     /// fails before any work; calloc'd, so its pages are touched only by the first execute),
-    /// the spreader (`opts.spread_max_subprob_size`) and the FFTW plans (`opts.fftw`) of
-    /// `params`; the mode map comes with the points.
-    fn new(params: &NufftParams, opts: &NufftOpts, threads: &Threads) -> Result<Self> {
+    /// the spreader (`opts.spread_max_subprob_size`) and, if `plan_fft`, the FFTW plans
+    /// (`opts.fftw`) of `params` (else only FFTW's headroom is checked); the mode map comes
+    /// with the points.
+    fn new(params: &NufftParams, opts: &NufftOpts, threads: &Threads, plan_fft: bool) -> Result<Self> {
         let (dim, nf) = (params.dim, params.nf);
         let mut fw = AlignedVec::<Complex<T>>::zeroed(params.fine_total(), "NUFFT fine grid")?;
         let spreader = Spreader::new(dim, &nf[..dim], &params.kernel, SpreadOpts { max_subprob_size: opts.spread_max_subprob_size })?;
-        let sign = if params.sign > 0 { Sign::from_iflag(1) } else { Sign::from_iflag(-1) };
-        let fft = FineFft::new(params.ty, dim, params.n, nf, sign, &mut fw, opts.fftw, threads.count())?;
+        let fft = if plan_fft {
+            Some(Self::plan_fft(params, opts, threads, &mut fw)?)
+        } else {
+            crate::fft::fftw_headroom(std::mem::size_of_val::<[Complex<T>]>(&fw), "NUFFT fine-grid FFT")?;
+            None
+        };
         Ok(FineGrid { modes: None, spreader, fw, fft })
+    }
+
+    /// The FFTW plans of `params` on the fine grid `fw`.
+    fn plan_fft(params: &NufftParams, opts: &NufftOpts, threads: &Threads, fw: &mut AlignedVec<Complex<T>>) -> Result<FineFft<T>> {
+        let sign = if params.sign > 0 { Sign::from_iflag(1) } else { Sign::from_iflag(-1) };
+        FineFft::new(params.ty, params.dim, params.n, params.nf, sign, fw, opts.fftw, threads.count())
     }
 }
 
 impl<T: Real> CpuNufft<T> {
     /// Builds the CPU plan for `params` (from [`NufftParams::new`], chosen without knowing M):
-    /// the thread pool (`opts.nthreads`) and the [`FineGrid`] parts.
+    /// the thread pool (`opts.nthreads`) and the [`FineGrid`] parts (the FFTW plans only when σ
+    /// is given: with σ automatic `setpts` may re-choose it, and makes them).
     /// Errors: [`crate::Error::Alloc`] (fine grid, mode tables, spreader, or no headroom for
     /// FFTW's planner), [`crate::Error::Fft`], [`crate::Error::InvalidArg`] (threads).
     pub fn new(params: NufftParams, opts: &NufftOpts) -> Result<Self> {
         opts.check_cpu()?;
         let threads = Threads::new(opts.nthreads)?;
-        let grid = FineGrid::new(&params, opts, &threads)?;
+        let grid = FineGrid::new(&params, opts, &threads, opts.upsampfac.is_some())?;
         let info = NufftInfo::from_params(&params, threads.count());
         if opts.debug > 0 {
             eprintln!("[farfield nufft{}] {}", if T::NAME == "f32" { "f" } else { "" }, params.describe(threads.count()));
@@ -83,17 +97,34 @@ impl<T: Real> CpuNufft<T> {
         let dim = self.params.dim;
         let coords: [&[T]; 3] = [pts.x[0], if dim > 1 { pts.x[1] } else { &[] }, if dim > 2 { pts.x[2] } else { &[] }];
         let params = if coords[0].len() >= RECHOOSE_MIN_POINTS { self.params.with_points(coords[0].len(), &self.opts)? } else { self.params.clone() };
-        let mut fresh = if params != self.params { Some(FineGrid::new(&params, &self.opts, &self.threads)?) } else { None };
-        let modes = if fresh.as_ref().map_or(&self.grid, |g| g).modes.is_none() { Some(ModeMap::new(&params)?) } else { None };
-        let spreader = fresh.as_mut().map_or(&mut self.grid.spreader, |g| &mut g.spreader);
-        if copy {
-            spreader.setpts(coords, &self.threads)?;
-        } else {
-            // SAFETY: forwarded from this function's callers' contract.
-            unsafe { spreader.setpts_by_reference(coords, &self.threads)? };
+        let mut fresh = if params != self.params { Some(FineGrid::new(&params, &self.opts, &self.threads, false)?) } else { None };
+        let t_grid = t0.elapsed().as_secs_f64();
+        let (opts, threads) = (&self.opts, &self.threads);
+        let FineGrid { modes, spreader, fw, fft } = fresh.as_mut().unwrap_or(&mut self.grid);
+        let (need_fft, need_modes) = (fft.is_none(), modes.is_none());
+        // the FFTW plans (serial) and the mode map beside the bin sort
+        let (made, sorted) = threads.join(
+            || -> Result<(Option<FineFft<T>>, Option<ModeMap<T>>)> {
+                let f = if need_fft { Some(FineGrid::plan_fft(&params, opts, threads, fw)?) } else { None };
+                let m = if need_modes { Some(ModeMap::new(&params, threads)?) } else { None };
+                Ok((f, m))
+            },
+            || {
+                if copy {
+                    spreader.setpts(coords, threads)
+                } else {
+                    // SAFETY: forwarded from this function's callers' contract.
+                    unsafe { spreader.setpts_by_reference(coords, threads) }
+                }
+            },
+        );
+        sorted?;
+        let (f, m) = made?;
+        if f.is_some() {
+            *fft = f;
         }
-        if let Some(m) = modes {
-            fresh.as_mut().map_or(&mut self.grid, |g| g).modes = Some(m);
+        if m.is_some() {
+            *modes = m;
         }
         if let Some(g) = fresh {
             self.grid = g;
@@ -106,8 +137,9 @@ impl<T: Real> CpuNufft<T> {
         self.timings = Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
         if self.opts.debug > 0 {
             let st = self.grid.spreader.sort_timings();
-            eprintln!("[farfield nufft] setpts M = {}: {:.3} s (sort: count {:.3}, prefix {:.4}, scatter {:.3}, local {:.3} s)",
-                      coords[0].len(), self.timings.setpts_s, st.count_s, st.prefix_s, st.scatter_s, st.local_s);
+            eprintln!("[farfield nufft] setpts M = {}: {:.3} s (new grid {:.3} s; beside FFTW planning and the mode map, sort: count {:.3}, \
+                       prefix {:.4}, scatter {:.3}, local {:.3} s)",
+                      coords[0].len(), self.timings.setpts_s, t_grid, st.count_s, st.prefix_s, st.scatter_s, st.local_s);
         }
         Ok(())
     }
@@ -123,7 +155,7 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
     }
 
     fn has_points(&self) -> bool {
-        self.grid.spreader.has_points()
+        self.grid.spreader.has_points() && self.grid.fft.is_some() && self.grid.modes.is_some()
     }
 
     fn num_points(&self) -> usize {
@@ -139,7 +171,7 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
     fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
         let m = self.grid.spreader.num_points();
         let nm = self.params.num_modes();
-        let Some(modes) = self.grid.modes.as_ref() else {
+        let (Some(modes), Some(fft)) = (self.grid.modes.as_ref(), self.grid.fft.as_ref()) else {
             return Err(crate::Error::InvalidArg("execute before setpts".into()));
         };
         let mut tm = Timings { setpts_s: self.timings.setpts_s, ..Default::default() };
@@ -151,7 +183,7 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
                 let t1 = Instant::now();
                 self.grid.spreader.try_spread(ct, &mut self.grid.fw, &self.threads)?;
                 let t2 = Instant::now();
-                self.grid.fft.execute(&mut self.grid.fw);
+                fft.execute(&mut self.grid.fw);
                 let t3 = Instant::now();
                 modes.fine_to_modes(&self.grid.fw, ft, &self.threads);
                 tm.deconv_s += t3.elapsed().as_secs_f64();
@@ -165,7 +197,7 @@ impl<T: Real> NufftExec<T> for CpuNufft<T> {
                 self.threads.chunks(&mut self.grid.fw, stripe, |_, r| r.fill(Complex::new(T::zero(), T::zero())));
                 modes.modes_to_fine(ft, &mut self.grid.fw, &self.threads);
                 let t1 = Instant::now();
-                self.grid.fft.execute(&mut self.grid.fw);
+                fft.execute(&mut self.grid.fw);
                 let t2 = Instant::now();
                 self.grid.spreader.try_interp(&self.grid.fw, ct, &self.threads)?;
                 tm.deconv_s += (t1 - t0).as_secs_f64();

@@ -36,39 +36,60 @@ pub fn mode_of(i: usize, n: usize, modeord: ModeOrder) -> i64 {
 
 impl<T: Real> ModeMap<T> {
     /// The mode map of a plan with parameters `p` ([`NufftParams::fine_index`],
-    /// [`NufftParams::deconv_factors`]). Memory `(8 + sizeof T)·ΣN_d` bytes.
+    /// [`NufftParams::deconv_factor`]), computed on the plan's `threads`. Memory `(8 + sizeof T)·ΣN_d` bytes.
     /// Errors: [`crate::Error::Alloc`].
-    pub fn new(p: &NufftParams) -> crate::Result<Self> {
+    pub fn new(p: &NufftParams, threads: &Threads) -> crate::Result<Self> {
+        const CHUNK: usize = 1 << 14;
         let (n, nf) = (p.n, p.nf);
-        let factors = p.deconv_factors()?;
         let mut fine: [Vec<usize>; 3] = Default::default();
         let mut inv: [Vec<T>; 3] = Default::default();
         for d in 0..3 {
-            fine[d] = crate::error::try_vec(n[d], "NUFFT mode map (fine-grid indices)")?;
-            inv[d] = crate::error::try_vec(n[d], "NUFFT mode map (deconvolution factors)")?;
-            for i in 0..n[d] {
-                fine[d].push(if d < p.dim { p.fine_index(d, i) } else { 0 });
-                inv[d].push(T::of(factors[d][i]));
+            fine[d] = crate::error::try_zeroed_vec(n[d], "NUFFT mode map (fine-grid indices)")?;
+            inv[d] = crate::error::try_filled_vec(n[d], T::one(), "NUFFT mode map (deconvolution factors)")?;
+            if d >= p.dim {
+                continue;
             }
+            let phihat = p.kernel.try_fourier_series_on(nf[d], n[d] / 2, threads)?;
+            threads.chunks(&mut fine[d], CHUNK, |c, piece| {
+                piece.iter_mut().enumerate().for_each(|(j, x)| *x = p.fine_index(d, c * CHUNK + j))
+            });
+            threads.chunks(&mut inv[d], CHUNK, |c, piece| {
+                piece.iter_mut().enumerate().for_each(|(j, x)| *x = T::of(p.deconv_factor(d, c * CHUNK + j, &phihat)))
+            });
         }
         Ok(ModeMap { n, nf, fine, inv })
     }
 
+    /// Calls `f(k2, k3, k1_start, k1_end)` for pieces of rows of the mode array (x fastest)
+    /// that together cover every mode once, in parallel on `threads`: about 8 pieces per
+    /// thread of at least 2¹⁴ modes, so 1D and 2D plans (one row, or one plane) are split too.
+    fn for_each_piece<F: Fn(usize, usize, usize, usize) + Sync + Send>(&self, threads: &Threads, f: F) {
+        let n = self.n;
+        let total = n[0] * n[1] * n[2];
+        let piece = (total / (8 * threads.count())).max(1 << 14);
+        threads.for_each(total.div_ceil(piece), |t| {
+            let (mut i, end) = (t * piece, ((t + 1) * piece).min(total));
+            while i < end {
+                let (row, k1a) = (i / n[0], i % n[0]);
+                let k1b = n[0].min(k1a + (end - i));
+                f(row % n[1], row / n[1], k1a, k1b);
+                i += k1b - k1a;
+            }
+        });
+    }
+
     /// Type 1: `f[i] = fw[fine(i)] / ψ̂` for every mode (overwrites `f`, length Πn).
     pub fn fine_to_modes(&self, fw: &[Complex<T>], f: &mut [Complex<T>], threads: &Threads) {
-        let n = self.n;
-        let nf = self.nf;
+        let (n, nf) = (self.n, self.nf);
         let fp = SyncPtr(f.as_mut_ptr());
-        threads.for_each(n[2], |k3| {
+        self.for_each_piece(threads, |k2, k3, k1a, k1b| {
             let fp = fp;
-            for k2 in 0..n[1] {
-                let s23 = self.inv[1][k2] * self.inv[2][k3];
-                let src = nf[0] * (self.fine[1][k2] + nf[1] * self.fine[2][k3]);
-                let dst = n[0] * (k2 + n[1] * k3);
-                for k1 in 0..n[0] {
-                    // SAFETY: each (k1,k2,k3) written by one task (k3 is the task index).
-                    unsafe { *fp.0.add(dst + k1) = fw[src + self.fine[0][k1]] * (s23 * self.inv[0][k1]) };
-                }
+            let s23 = self.inv[1][k2] * self.inv[2][k3];
+            let src = nf[0] * (self.fine[1][k2] + nf[1] * self.fine[2][k3]);
+            let dst = n[0] * (k2 + n[1] * k3);
+            for k1 in k1a..k1b {
+                // SAFETY: each mode (k1,k2,k3) belongs to one piece.
+                unsafe { *fp.0.add(dst + k1) = fw[src + self.fine[0][k1]] * (s23 * self.inv[0][k1]) };
             }
         });
     }
@@ -76,20 +97,17 @@ impl<T: Real> ModeMap<T> {
     /// Type 2: `fw[fine(i)] = f[i] / ψ̂` for every mode; the other entries of `fw` must already
     /// be zero.
     pub fn modes_to_fine(&self, f: &[Complex<T>], fw: &mut [Complex<T>], threads: &Threads) {
-        let n = self.n;
-        let nf = self.nf;
+        let (n, nf) = (self.n, self.nf);
         let wp = SyncPtr(fw.as_mut_ptr());
-        threads.for_each(n[2], |k3| {
+        self.for_each_piece(threads, |k2, k3, k1a, k1b| {
             let wp = wp;
-            for k2 in 0..n[1] {
-                let s23 = self.inv[1][k2] * self.inv[2][k3];
-                let dst = nf[0] * (self.fine[1][k2] + nf[1] * self.fine[2][k3]);
-                let src = n[0] * (k2 + n[1] * k3);
-                for k1 in 0..n[0] {
-                    // SAFETY: distinct modes map to distinct fine indices (n ≤ nf per axis);
-                    // each k3 plane is handled by one task.
-                    unsafe { *wp.0.add(dst + self.fine[0][k1]) = f[src + k1] * (s23 * self.inv[0][k1]) };
-                }
+            let s23 = self.inv[1][k2] * self.inv[2][k3];
+            let dst = nf[0] * (self.fine[1][k2] + nf[1] * self.fine[2][k3]);
+            let src = n[0] * (k2 + n[1] * k3);
+            for k1 in k1a..k1b {
+                // SAFETY: distinct modes map to distinct fine indices (n ≤ nf per axis), and
+                // each mode belongs to one piece.
+                unsafe { *wp.0.add(dst + self.fine[0][k1]) = f[src + k1] * (s23 * self.inv[0][k1]) };
             }
         });
     }

@@ -383,12 +383,16 @@ impl NufftParams {
             }
             let phihat = self.kernel.try_fourier_series(self.nf[d], self.n[d] / 2)?;
             let mut v = crate::error::try_vec(self.n[d], "NUFFT deconvolution factors")?;
-            for i in 0..self.n[d] {
-                v.push(1.0 / phihat[mode_of(i, self.n[d], self.modeord).unsigned_abs() as usize]);
-            }
+            v.extend((0..self.n[d]).map(|i| self.deconv_factor(d, i, &phihat)));
             out[d] = v;
         }
         Ok(out)
+    }
+
+    /// The factor `1/ψ̂(k_i)` of output index `i` of axis `d`, from `phihat` = the kernel's
+    /// Fourier series `ψ̂(0 … N_d/2)` on that axis's fine grid.
+    pub fn deconv_factor(&self, d: usize, i: usize, phihat: &[f64]) -> f64 {
+        1.0 / phihat[mode_of(i, self.n[d], self.modeord).unsigned_abs() as usize]
     }
 
     /// A one-line description for `opts.debug` prints.
