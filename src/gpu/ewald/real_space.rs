@@ -33,6 +33,10 @@
 //!    atom (no atomics; the `k` partial sums are added by warp shuffles) and the energy and
 //!    virial partials (per block) count each pair twice and are halved. Reading the neighbour
 //!    atoms straight from the cached sorted array keeps the kernel free of barriers in its loops.
+//!    The evaluation is deferred: each lane first runs its cheap distance tests up to its next
+//!    pair within `r_c`, then the lanes of a warp evaluate the pair functions together — about
+//!    a third of the candidates of a `r_c/2` cell stencil pass, so a plain loop would run the
+//!    polynomials with most lanes idle.
 //! 4. **Totals** (`ff_ewr_finish`, one block): energy, virial and the status words (the
 //!    coincidence flag and the three first-bad indices), downloaded together (88 bytes).
 //! 5. **Results** (`ff_ewr_scatter`): only after the status is clean, the potentials and fields
@@ -135,6 +139,8 @@ pub struct GpuRealSpace<D: Device> {
     par: D::Buf,
     /// The totals of `ff_ewr_finish`, `u64[11]`.
     status: D::Buf,
+    /// Per-block energy and virial partials of the pair kernel (capacity in blocks, buffer).
+    part: Option<(usize, D::Buf)>,
 }
 
 /// The cell grid for `n` atoms in `bx` with cutoff `rc` (module docs).
@@ -249,6 +255,7 @@ impl<D: Device> GpuRealSpace<D> {
             stencil: None,
             par,
             status,
+            part: None,
         })
     }
 
@@ -452,16 +459,20 @@ impl<D: Device> GpuRealSpace<D> {
             Arg::I32(ncell as i32), Arg::Buf(&cl.start), Arg::Buf(&at.pos), Arg::Buf(&cl.bbox),
         ])?;
         let nb = nblocks(n * kpa as usize, PAIR_BLOCK);
-        let part = dev.alloc(7 * 8 * nb as usize)?;
+        if self.part.as_ref().map_or(true, |p| p.0 < nb as usize) {
+            self.part = None;
+            self.part = Some((nb as usize, dev.alloc(7 * 8 * nb as usize)?));
+        }
+        let part = &self.part.as_ref().expect("allocated above").1;
         let want_field = field.is_some();
         dev.launch("ff_ewr_pairs", nb, PAIR_BLOCK, 0, &[
             Arg::I32(n32), Arg::I32(kpa as i32), Arg::Buf(&at.pos), Arg::Buf(&at.perm), Arg::Buf(&at.keys), Arg::Buf(&cl.start),
             Arg::Buf(&cl.bbox), Arg::Buf(&st.buf), Arg::I32(st.n as i32), Arg::I32(nc32[0]), Arg::I32(nc32[1]), Arg::I32(nc32[2]), Arg::Buf(&self.par),
             Arg::Buf(&self.coef), Arg::I32(self.ncoef as i32), Arg::I32(self.consts.exact as i32), Arg::Buf(&self.xptr),
             Arg::Buf(&self.xlist), Arg::I32(self.nxa as i32), Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::I32(want_field as i32),
-            Arg::I32(virial as i32), Arg::Buf(&at.out), Arg::Buf(&part), Arg::U64(flag),
+            Arg::I32(virial as i32), Arg::Buf(&at.out), Arg::Buf(part), Arg::U64(flag),
         ])?;
-        dev.launch("ff_ewr_finish", 1, PAIR_BLOCK, 0, &[Arg::I32(nb as i32), Arg::Buf(&part), Arg::U64(flag), Arg::U64(bad), Arg::Buf(&self.status)])?;
+        dev.launch("ff_ewr_finish", 1, PAIR_BLOCK, 0, &[Arg::I32(nb as i32), Arg::Buf(part), Arg::U64(flag), Arg::U64(bad), Arg::Buf(&self.status)])?;
         let s: Vec<u64> = download_vec(&dev, &self.status, 11)?;
         self.check_status(bx, &s, n, xyz, q)?;
         if phi.is_some() || want_field {

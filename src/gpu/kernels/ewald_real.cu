@@ -268,61 +268,84 @@ FF_EXTERN_C __global__ void ff_ewr_pairs(int n, int kpa, const double* pos, cons
         const int ac[3] = {(int)(a % nc0), (int)((a / nc0) % nc1), (int)(a / ((long long)nc0 * nc1))};
         const int nc[3] = {nc0, nc1, nc2};
         const double rc2 = p[FF_EWR_P_RC2], r2co = p[FF_EWR_P_R2CO];
-        for (int s = prt; s < nst; s += kpa) {
-            if (ff_ewr_stopped(flag)) break;
-            int img[3], bc[3];
-            bool self = true;
-            for (int d = 0; d < 3; ++d) {
-                const int o = stencil[3 * s + d];
-                self = self && o == 0;
-                const int c = ac[d] + o;
-                img[d] = c >= 0 ? c / nc[d] : -((-c + nc[d] - 1) / nc[d]);
-                bc[d] = c - img[d] * nc[d];
-            }
-            const size_t b = (size_t)bc[0] + (size_t)nc0 * ((size_t)bc[1] + (size_t)nc1 * bc[2]);
-            const unsigned j0 = start[b], j1 = start[b + 1];
-            if (j0 == j1) continue;
-            const double xs = xi0 - (img[0] * p[FF_EWR_P_AX] + img[1] * p[FF_EWR_P_BX] + img[2] * p[FF_EWR_P_CX]);
-            const double ys = yi0 - (img[1] * p[FF_EWR_P_BY] + img[2] * p[FF_EWR_P_CY]);
-            const double zs = zi0 - img[2] * p[FF_EWR_P_CZ];
-            const double* bb = bbox + 6 * b;
-            const double ex = fmax(fmax(bb[0] - xs, xs - bb[3]), 0.0);
-            const double ey = fmax(fmax(bb[1] - ys, ys - bb[4]), 0.0);
-            const double ez = fmax(fmax(bb[2] - zs, zs - bb[5]), 0.0);
-            if (ex * ex + ey * ey + ez * ez >= rc2) continue;
-            for (unsigned j = j0; j < j1; ++j) {
-                if (self && j == (unsigned)slot) continue;
-                const double* pj = pos + 4 * (size_t)j;
-                const double dx = xs - pj[0], dy = ys - pj[1], dz = zs - pj[2];
-                const double r2 = dx * dx + dy * dy + dz * dz;
+        // Deferred evaluation: each lane first advances, across its stencil entries, to its
+        // next pair within r_c (the cheap distance tests run divergently), then the lanes of a
+        // warp evaluate their pairs together, so the polynomial runs with (nearly) all lanes
+        // busy instead of with the ~30 % whose current candidate passes. Per lane the pairs are
+        // visited in the same order as by a plain loop (entries s, s + kpa, …; j ascending).
+        int s = prt - kpa;
+        unsigned j = 0, j1 = 0;
+        bool self = false;
+        double xs = 0.0, ys = 0.0, zs = 0.0;
+        for (;;) {
+            bool found = false;
+            double dx = 0.0, dy = 0.0, dz = 0.0, r2 = 0.0, qj = 0.0;
+            for (;;) {
+                if (j >= j1) {
+                    s += kpa;
+                    if (s >= nst || ff_ewr_stopped(flag)) break;
+                    int img[3], bc[3];
+                    self = true;
+                    for (int d = 0; d < 3; ++d) {
+                        const int o = stencil[3 * s + d];
+                        self = self && o == 0;
+                        const int c = ac[d] + o;
+                        img[d] = c >= 0 ? c / nc[d] : -((-c + nc[d] - 1) / nc[d]);
+                        bc[d] = c - img[d] * nc[d];
+                    }
+                    const size_t b = (size_t)bc[0] + (size_t)nc0 * ((size_t)bc[1] + (size_t)nc1 * bc[2]);
+                    j = start[b];
+                    j1 = start[b + 1];
+                    if (j == j1) continue;
+                    xs = xi0 - (img[0] * p[FF_EWR_P_AX] + img[1] * p[FF_EWR_P_BX] + img[2] * p[FF_EWR_P_CX]);
+                    ys = yi0 - (img[1] * p[FF_EWR_P_BY] + img[2] * p[FF_EWR_P_CY]);
+                    zs = zi0 - img[2] * p[FF_EWR_P_CZ];
+                    const double* bb = bbox + 6 * b;
+                    const double ex = fmax(fmax(bb[0] - xs, xs - bb[3]), 0.0);
+                    const double ey = fmax(fmax(bb[1] - ys, ys - bb[4]), 0.0);
+                    const double ez = fmax(fmax(bb[2] - zs, zs - bb[5]), 0.0);
+                    if (ex * ex + ey * ey + ez * ez >= rc2) j = j1;
+                    continue;
+                }
+                const unsigned jj = j++;
+                if (self && jj == (unsigned)slot) continue;
+                const double* pj = pos + 4 * (size_t)jj;
+                dx = xs - pj[0];
+                dy = ys - pj[1];
+                dz = zs - pj[2];
+                r2 = dx * dx + dy * dy + dz * dz;
                 if (r2 <= r2co) {
-                    const unsigned oj = perm[j];
+                    const unsigned oj = perm[jj];
                     if (!ff_ewr_excluded(oi, oj, xptr, xlist, nxa)) {
                         const unsigned lo = oi < oj ? oi : oj, hi = oi < oj ? oj : oi;
                         atomicMin(flag, ((unsigned long long)lo << 32) | hi);
                     }
                     continue;
                 }
-                if (!(r2 < rc2)) continue;
-                const double qj = pj[3];
-                double pot, fs;
-                ff_ewr_pair(r2, p, g, h, ncoef, exact, pot, fs);
-                acc[0] += qj * pot;
-                if (want_field) {
-                    const double t = qj * fs;
-                    acc[1] += t * dx;
-                    acc[2] += t * dy;
-                    acc[3] += t * dz;
+                if (r2 < rc2) {
+                    qj = pj[3];
+                    found = true;
+                    break;
                 }
-                if (want_virial) {
-                    const double c = qi * qj * fs;
-                    w[0] += c * dx * dx;
-                    w[1] += c * dx * dy;
-                    w[2] += c * dx * dz;
-                    w[3] += c * dy * dy;
-                    w[4] += c * dy * dz;
-                    w[5] += c * dz * dz;
-                }
+            }
+            if (!found) break;
+            double pot, fs;
+            ff_ewr_pair(r2, p, g, h, ncoef, exact, pot, fs);
+            acc[0] += qj * pot;
+            if (want_field) {
+                const double t = qj * fs;
+                acc[1] += t * dx;
+                acc[2] += t * dy;
+                acc[3] += t * dz;
+            }
+            if (want_virial) {
+                const double c = qi * qj * fs;
+                w[0] += c * dx * dx;
+                w[1] += c * dx * dy;
+                w[2] += c * dx * dz;
+                w[3] += c * dy * dy;
+                w[4] += c * dy * dz;
+                w[5] += c * dz * dz;
             }
         }
         // exclusion corrections of atom i (its share of its list)
