@@ -152,6 +152,30 @@ fn cell_grids_and_stencils() {
 }
 
 #[test]
+fn more_than_one_sort_tile() {
+    // 5000 charges: the radix sort's multi-pass path (more than 4096 keys), 512 cells;
+    // the same pass called twice (buffers reused; results added again)
+    let s = system([6.0, 0.0, 0.0, 0.8, 5.7, 0.0, -0.6, 0.9, 5.9], 5000, true, 11);
+    check("5000 charges", &s, 3.0 / 0.8, 0.8, 1e-10, false, &[[1, 2], [4000, 4999]], &[Some(1)]);
+    let dev = EmuDevice::default();
+    let mut rs = GpuRealSpace::new(dev.clone(), 3.0 / 0.8, 0.8, 1e-10, false).unwrap();
+    rs.set_threads_per_atom(Some(1)).unwrap();
+    let xb = upload_new(&dev, &s.xyz).unwrap();
+    let qb = upload_new(&dev, &s.q).unwrap();
+    let mut pb = dev_zeros(&dev, 5000);
+    let a = rs.compute(&s.bx, 5000, &xb, &qb, Some(&mut pb), None, true).unwrap();
+    let p1 = download_vec::<EmuDevice, f64>(&dev, &pb, 5000).unwrap();
+    let b = rs.compute(&s.bx, 5000, &xb, &qb, Some(&mut pb), None, true).unwrap();
+    let p2 = download_vec::<EmuDevice, f64>(&dev, &pb, 5000).unwrap();
+    assert_eq!(a, b, "deterministic energy and virial");
+    assert!(p1.iter().zip(&p2).all(|(x, y)| *y == 2.0 * x), "the second call adds the same potentials");
+}
+
+fn dev_zeros(dev: &EmuDevice, n: usize) -> EmuBuf {
+    upload_new(dev, &vec![0.0f64; n]).unwrap()
+}
+
+#[test]
 fn exclusions_with_a_coincident_pair() {
     for (cell, neutral, seed) in [(ORTHO, true, 8u64), (TRI, false, 9)] {
         let mut s = system(cell, 240, neutral, seed);
