@@ -171,6 +171,33 @@ fn more_than_one_sort_tile() {
     assert!(p1.iter().zip(&p2).all(|(x, y)| *y == 2.0 * x), "the second call adds the same potentials");
 }
 
+#[test]
+fn optional_outputs() {
+    // φ only without the virial, E only with it: the same numbers as the full call
+    let s = system(TRI, 120, false, 12);
+    let rc = 0.9 * half_min_height(&TRI);
+    let (xi, n) = (3.2 / rc, 120);
+    let full = gpu(&s, xi, rc, 1e-13, false, &[[3, 4]], None, true).unwrap();
+    let dev = EmuDevice::default();
+    let mut rs = GpuRealSpace::new(dev.clone(), xi, rc, 1e-13, false).unwrap();
+    rs.set_exclusions(&[[4, 3]]).unwrap();
+    let xb = upload_new(&dev, &s.xyz).unwrap();
+    let qb = upload_new(&dev, &s.q).unwrap();
+    let mut pb = dev_zeros(&dev, n);
+    let (e, w) = rs.compute(&s.bx, n, &xb, &qb, Some(&mut pb), None, false).unwrap();
+    assert_eq!(w, [0.0; 9]);
+    assert!((e - full.energy).abs() <= 1e-14 * full.energy.abs());
+    let phi = download_vec::<EmuDevice, f64>(&dev, &pb, n).unwrap();
+    assert!(rel_rms(&phi, &full.phi) <= 1e-14);
+    let mut fb = dev_zeros(&dev, 3 * n);
+    let (e2, w2) = rs.compute(&s.bx, n, &xb, &qb, None, Some(&mut fb), true).unwrap();
+    assert_eq!(e2, e);
+    let field = download_vec::<EmuDevice, f64>(&dev, &fb, 3 * n).unwrap();
+    assert!(rel_rms(&field, &full.field) <= 1e-14);
+    let wmax = full.virial.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    assert!(w2.iter().zip(&full.virial).all(|(a, b)| (a - b).abs() <= 1e-14 * wmax));
+}
+
 fn dev_zeros(dev: &EmuDevice, n: usize) -> EmuBuf {
     upload_new(dev, &vec![0.0f64; n]).unwrap()
 }
