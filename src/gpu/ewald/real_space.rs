@@ -293,14 +293,20 @@ impl<D: Device> GpuRealSpace<D> {
         Ok(())
     }
 
+    /// Threads per atom for `n` atoms: the setting, or automatic (module docs); lowered until
+    /// `n·k` threads stay below 2³¹ (32-bit thread indices).
     fn threads_per_atom(&self, n: usize) -> u32 {
-        self.kpa.unwrap_or_else(|| {
+        let mut k = self.kpa.unwrap_or_else(|| {
             let mut k = 1u32;
             while k < 8 && n * (k as usize) < TARGET_THREADS {
                 k *= 2;
             }
             k
-        })
+        });
+        while k > 1 && n * k as usize > i32::MAX as usize {
+            k /= 2;
+        }
+        k
     }
 
     /// Per-atom buffers for at least `n` atoms.
