@@ -118,6 +118,10 @@ fn every_library_kernel_is_in_the_emulator() {
     for k in ["group", "rows", "plain", "sym", "lattice_rows"] {
         names.push(format!("ff_fmm_m2l_{k}"));
     }
+    // Ewald real space (ewald_real.cu)
+    for k in ["wrap", "cell_start", "gather", "cell_bounds", "pairs", "finish", "scatter"] {
+        names.push(format!("ff_ewr_{k}"));
+    }
     for n in &names {
         assert!(has_kernel(n), "{n} missing");
     }

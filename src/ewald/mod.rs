@@ -68,9 +68,9 @@ pub mod box_;
 mod direct;
 mod erfc;
 mod influence;
-mod pair_kernel;
+pub(crate) mod pair_kernel;
 pub mod params;
-mod real_space;
+pub(crate) mod real_space;
 mod spectral;
 mod spme;
 #[cfg(test)]
@@ -78,6 +78,8 @@ mod tests;
 
 pub use box_::PeriodicBox;
 pub use params::{Method, Overrides};
+#[doc(hidden)]
+pub use real_space::real_space_only;
 
 use crate::error::{try_resize, try_vec, Error, Result};
 use crate::scale::{exponent_of, pow2, rescale};
@@ -296,6 +298,51 @@ fn make_params(method: Method, bx: &PeriodicBox, c: &Chosen, e: i32, tol_used: f
     }
 }
 
+/// The excluded pairs `pairs` as sorted, deduplicated keys `min << 32 | max` (a pair is
+/// unordered, one listed several times is excluded once), every index checked against
+/// `0 … n_max − 1`. Shared by [`EwaldPlan::set_exclusions`] and the GPU real-space pass
+/// (`crate::gpu::ewald::real_space`). Errors: [`Error::InvalidArg`] (an index out of range or
+/// a pair `(i, i)`, naming the pair and the index), [`Error::Alloc`].
+pub(crate) fn exclusion_keys(pairs: &[[i64; 2]], n_max: usize) -> Result<Vec<u64>> {
+    let mut v = try_vec::<u64>(pairs.len(), "exclusion list")?;
+    for (k, p) in pairs.iter().enumerate() {
+        for &i in p {
+            if i < 0 || i as u64 >= n_max as u64 {
+                return Err(Error::InvalidArg(format!(
+                    "exclusion pair {k} = ({}, {}): index {i} outside 0 … n_max − 1 = {}",
+                    p[0],
+                    p[1],
+                    n_max - 1
+                )));
+            }
+        }
+        if p[0] == p[1] {
+            return Err(Error::InvalidArg(format!(
+                "exclusion pair {k} = ({}, {}) pairs charge {} with itself",
+                p[0], p[1], p[0]
+            )));
+        }
+        let (a, b) = (p[0].min(p[1]) as u64, p[0].max(p[1]) as u64);
+        v.push((a << 32) | b);
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// Checks the sorted exclusion keys `excl` (see [`exclusion_keys`]) against the number of
+/// charges `n` of a call. Error: [`Error::InvalidArg`] naming the first pair with an index ≥ n.
+pub(crate) fn check_exclusions(excl: &[u64], n: usize) -> Result<()> {
+    if let Some((k, p)) = excl.iter().enumerate().find(|(_, &p)| (p >> 32) as usize >= n || (p & 0xffff_ffff) as usize >= n) {
+        return Err(Error::InvalidArg(format!(
+            "exclusion pair {k} (sorted) = ({}, {}) refers to a charge ≥ n = {n}",
+            p >> 32,
+            p & 0xffff_ffff
+        )));
+    }
+    Ok(())
+}
+
 impl EwaldPlan {
     /// Makes a plan for up to `n_max` charges in the cell `cell` (`cell[3*i + j]` = component
     /// `j` of lattice vector `i`, lower-triangular) with relative RMS force accuracy `tol`.
@@ -437,30 +484,7 @@ impl EwaldPlan {
     /// `(i, i)`, naming the pair and the index), [`Error::Alloc`]. On error the earlier list is
     /// kept.
     pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
-        let mut v = try_vec::<u64>(pairs.len(), "exclusion list")?;
-        for (k, p) in pairs.iter().enumerate() {
-            for &i in p {
-                if i < 0 || i as u64 >= self.n_max as u64 {
-                    return Err(Error::InvalidArg(format!(
-                        "exclusion pair {k} = ({}, {}): index {i} outside 0 … n_max − 1 = {}",
-                        p[0],
-                        p[1],
-                        self.n_max - 1
-                    )));
-                }
-            }
-            if p[0] == p[1] {
-                return Err(Error::InvalidArg(format!(
-                    "exclusion pair {k} = ({}, {}) pairs charge {} with itself",
-                    p[0], p[1], p[0]
-                )));
-            }
-            let (a, b) = (p[0].min(p[1]) as u64, p[0].max(p[1]) as u64);
-            v.push((a << 32) | b);
-        }
-        v.sort_unstable();
-        v.dedup();
-        self.excl = v;
+        self.excl = exclusion_keys(pairs, self.n_max)?;
         Ok(())
     }
 
@@ -512,13 +536,7 @@ impl EwaldPlan {
         if let Some(i) = th.find_first(n, |i| !q[i].is_finite()) {
             return Err(Error::NonFinite(format!("q[{i}] is {}", q[i])));
         }
-        if let Some((k, p)) = self.excl.iter().enumerate().find(|(_, &p)| (p >> 32) as usize >= n || (p & 0xffff_ffff) as usize >= n) {
-            return Err(Error::InvalidArg(format!(
-                "exclusion pair {k} (sorted) = ({}, {}) refers to a charge ≥ n = {n}",
-                p >> 32,
-                p & 0xffff_ffff
-            )));
-        }
+        check_exclusions(&self.excl, n)?;
         let want_field = field.is_some();
         // internal units: lengths / 2^scale_e, charges / 2^eq (module docs)
         let eq = exponent_of(q.iter().fold(0.0f64, |a, v| a.max(v.abs())));

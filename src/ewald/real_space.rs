@@ -33,6 +33,16 @@ use std::sync::Mutex;
 /// into the cell, a few ulps of the cell length, the `1/r` interaction is not resolved).
 pub(crate) const COINC_REL: f64 = 1.0 / (1u64 << 40) as f64;
 
+/// The error for two distinct, not excluded charges `i < j` closer than [`COINC_REL`] times
+/// the largest cell length (`rel`: their distance in units of that length); shared with the GPU
+/// real-space pass.
+pub(crate) fn coincident_error(i: usize, j: usize, rel: f64) -> Error {
+    Error::InvalidArg(format!(
+        "charges {i} and {j} coincide (distance {rel:.3e} times the largest cell length, at most 2^-40): \
+         their interaction energy is infinite; exclude the pair or move them apart"
+    ))
+}
+
 /// Sub-bins along z within a cell (for spatially coherent blocks of 4).
 const ZSUB: usize = 8;
 
@@ -260,11 +270,7 @@ impl RealSpace {
             (true, true) => self.run::<true, true>(bx, threads, excl),
         };
         if let Some((i, j, r2)) = found {
-            return Err(Error::InvalidArg(format!(
-                "charges {i} and {j} coincide (distance {:.3e} times the largest cell length, at most 2^-40): \
-                 their interaction energy is infinite; exclude the pair or move them apart",
-                r2.sqrt() / lmax
-            )));
+            return Err(coincident_error(i as usize, j as usize, r2.sqrt() / lmax));
         }
         // reduce the thread accumulators into the caller's order
         let pp = SyncPtr(phi.as_mut_ptr());
@@ -497,4 +503,61 @@ impl RealSpace {
             }
         }
     }
+}
+
+/// Test hook (re-exported, doc-hidden, as `crate::ewald::real_space_only`): the CPU real-space
+/// part alone, as [`super::EwaldPlan::execute`] computes it — the pair sum of
+/// `erfc(ξr)/r` within `r_c` by cell lists and the exclusion corrections of this module — on
+/// one thread, for the GPU emulator tests (`gpu-emu/tests/ewald_real.rs`) to compare the device
+/// pass ([`crate::gpu::ewald::real_space::GpuRealSpace`]) with.
+///
+/// Input in the units the plan's real-space pass works in: the cell `bx`, positions `xyz`
+/// (`xyz[3i + d]`, `n = q.len()` charges; wrapped into the cell here exactly as `execute` wraps
+/// them), charges `q`, splitting parameter `xi`, cutoff `rc` (at most half the smallest
+/// height), erfc fit accuracy `erfc_acc` (`exact`: `libm::erfc` instead of the fit) and the
+/// excluded pairs `excl` (validated as [`super::EwaldPlan::set_exclusions`] with `n_max = n`).
+/// Returns `(φ^R [n], E^R [3n] (empty unless want_field), U^R = ½ Σ q_i φ^R_i, W^R)` with the
+/// virial at `[3α + β]` (zeros unless `virial`). Errors: [`Error::InvalidArg`] (lengths, the
+/// cutoff, the exclusions, coincident charges), [`Error::NonFinite`], [`Error::Alloc`].
+#[doc(hidden)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn real_space_only(
+    bx: &PeriodicBox, xyz: &[f64], q: &[f64], xi: f64, rc: f64, erfc_acc: f64, exact: bool, excl: &[[i64; 2]], want_field: bool,
+    virial: bool,
+) -> Result<(Vec<f64>, Vec<f64>, f64, [f64; 9])> {
+    let n = q.len();
+    if xyz.len() != 3 * n {
+        return Err(Error::InvalidArg(format!("xyz has {} values for {n} charges (need 3n)", xyz.len())));
+    }
+    if !(rc > 0.0 && rc <= 0.5 * bx.min_height() * (1.0 + 1e-12)) {
+        return Err(Error::InvalidArg(format!("cutoff rc = {rc:e} not in (0, half the smallest height {:e}]", 0.5 * bx.min_height())));
+    }
+    if let Some(i) = xyz.iter().chain(q).position(|v| !v.is_finite()) {
+        return Err(Error::NonFinite(format!("input value {i} is not finite")));
+    }
+    let keys = super::exclusion_keys(excl, n.max(1))?;
+    let mut s = try_zeroed_vec::<[f64; 3]>(n, "fractional positions")?;
+    let mut r = try_zeroed_vec::<[f64; 3]>(n, "wrapped positions")?;
+    for i in 0..n {
+        let f = bx.frac([xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]]);
+        s[i] = [super::box_::wrap01(f[0]), super::box_::wrap01(f[1]), super::box_::wrap01(f[2])];
+        r[i] = bx.cart(s[i]);
+    }
+    let threads = Threads::new(1)?;
+    let mut rs = RealSpace::new(xi, rc, erfc_acc, exact);
+    let mut phi = try_zeroed_vec::<f64>(n, "real-space potentials")?;
+    let mut field = try_zeroed_vec::<f64>(if want_field { 3 * n } else { 0 }, "real-space fields")?;
+    let mut w6 = rs.compute(bx, &s, &r, q, &threads, &mut phi, want_field.then_some(&mut field[..]), virial, &keys)?;
+    if !keys.is_empty() {
+        rs.exclusions(bx, &s, q, &keys, &mut phi, want_field.then_some(&mut field[..]), Some(&mut w6));
+    }
+    let energy = 0.5 * q.iter().zip(&phi).map(|(a, b)| a * b).sum::<f64>();
+    let mut w = [0.0; 9];
+    if virial {
+        for (c, &(a, b)) in [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)].iter().enumerate() {
+            w[3 * a + b] = w6[c];
+            w[3 * b + a] = w6[c];
+        }
+    }
+    Ok((phi, field, energy, w))
 }

@@ -1,0 +1,551 @@
+//! The real-space part of the Ewald sum on the device (kernels in `kernels/ewald_real.cu`),
+//! written once against [`Device`] so that it runs on CUDA and on the CPU emulator alike. It
+//! computes exactly what the CPU pass [`crate::ewald`] computes in its real-space step
+//! (`src/ewald/real_space.rs`): with the Ewald split of Essmann et al., J. Chem. Phys. 103
+//! (1995) 8577, eq. 2.1–2.3,
+//! `φ_i^R = Σ_{j, n}' q_j erfc(ξ|r_ij + n|)/|r_ij + n|` over the pairs (and periodic images
+//! `n`) closer than `r_c`, the field `E_i^R = −∇_i φ^R`, the energy `U^R = ½ Σ q_i φ_i^R` and the
+//! virial `W^R = Σ_pairs q_i q_j f(r) d ⊗ d` (`d = r_i − r_j`, `f = −v'(r)/r`), minus the full
+//! `1/r` interaction (nearest image) of every excluded pair. `erfc(ξr)/r` and `f` come from the
+//! CPU's polynomial fit ([`crate::ewald`]'s `erfc` module: `1/r − ξG(r²)`, `1/r³ − ξ³H(r²)`,
+//! Chebyshev fits in `r²`, coefficients uploaded once) or, when `exact`, from `erfc` and `exp`.
+//!
+//! ## Per call, all on the device
+//! 1. **Wrap and bin** (`ff_ewr_wrap`, one thread per atom): fractional coordinates wrapped into
+//!    `[0, 1)` as `EwaldPlan::execute` wraps them, the cell key of each atom on an
+//!    `n_1 × n_2 × n_3` grid of parallelepiped cells (cells at least `r_c/2` high and holding
+//!    about 8 atoms on average or more, at most 1024 per axis), and the finiteness checks
+//!    (first bad index by `atomicMin`).
+//! 2. **Sort** the keys with the stable device radix sort of the FMM tree
+//!    ([`crate::gpu::fmm::tree::radix_sort`]: per-tile digit counts, exclusive scan, stable
+//!    scatter), so the order within a cell is the caller's order and every sum is
+//!    deterministic; cell starts by one thread per sorted slot (`ff_ewr_cell_start`), sorted
+//!    positions and charges (`ff_ewr_gather`, `[x, y, z, q]` per slot) and each cell's
+//!    bounding box (`ff_ewr_cell_bounds`).
+//! 3. **Pairs** (`ff_ewr_pairs`): `k` threads per atom (adjacent lanes of a warp, `k` = 1, 2,
+//!    4 or 8: the smallest giving at least 2¹⁷ threads, so that ~25 000 atoms still fill an
+//!    H100), thread `p` of an atom taking the neighbour offsets `p, p + k, …` of the full-shell
+//!    stencil (the CPU's stencil rule: offset `o` is kept when `(|o_d| − 1) h_d/n_d < r_c` on
+//!    every axis; each offset is one cell image, so small cell grids need no minimum-image
+//!    convention and triclinic cells no special case) and the same share of the atom's
+//!    exclusion list. A neighbour cell whose atoms' bounding box lies at least `r_c` from the
+//!    atom is skipped. Each pair is met from both sides, so every thread writes only its own
+//!    atom (no atomics; the `k` partial sums are added by warp shuffles) and the energy and
+//!    virial partials (per block) count each pair twice and are halved. Reading the neighbour
+//!    atoms straight from the cached sorted array keeps the kernel free of barriers in its loops.
+//!    The evaluation is deferred: each lane first runs its cheap distance tests up to its next
+//!    pair within `r_c`, then the lanes of a warp evaluate the pair functions together — about
+//!    a third of the candidates of a `r_c/2` cell stencil pass, so a plain loop would run the
+//!    polynomials with most lanes idle.
+//! 4. **Totals** (`ff_ewr_finish`, one block): energy, virial and the status words (the
+//!    coincidence flag and the three first-bad indices), downloaded together (88 bytes).
+//! 5. **Results** (`ff_ewr_scatter`): only after the status is clean, the potentials and fields
+//!    are *added* into the caller's arrays in the caller's order — a failed call leaves them
+//!    untouched.
+//!
+//! Exclusions are stored on the device as CSR per atom (row `i`: the partners of atom `i`,
+//! sorted), so that the pair kernel corrects each atom from its own row and looks up a
+//! coincident pair by binary search. Coincident charges (closer than 2⁻⁴⁰ of the largest cell
+//! length) that are not excluded lower a flag to the smallest such pair `(i, j)`; threads stop
+//! at their next neighbour cell once it is set, and the call fails with the CPU's
+//! [`Error::InvalidArg`] naming both.
+
+use crate::error::{try_vec, Error, Result};
+use crate::ewald::box_::PeriodicBox;
+use crate::ewald::pair_kernel::PairConsts;
+use crate::ewald::real_space::{coincident_error, COINC_REL};
+use crate::ewald::{check_exclusions, exclusion_keys};
+use crate::gpu::device::{download_vec, upload_new, Arg, Device};
+use crate::gpu::fmm::tree::radix_sort;
+use crate::gpu::types::{as_bytes, as_bytes_mut};
+
+/// Threads per block of the pair and total kernels (`FF_EWR_BLOCK`).
+const PAIR_BLOCK: u32 = 128;
+/// Threads per block of the per-atom and per-cell kernels.
+const BLOCK: u32 = 128;
+/// Cells are at least `r_c / CELL_DIV` high.
+const CELL_DIV: f64 = 2.0;
+/// ... and hold at least this many atoms on average.
+const ATOMS_PER_CELL: f64 = 8.0;
+/// Most cells per axis.
+const MAX_CELLS_AXIS: usize = 1024;
+/// The automatic threads per atom give at least this many threads.
+const TARGET_THREADS: usize = 1 << 17;
+/// Most coefficients per fit polynomial the kernel holds (`FF_EWR_MAXC`).
+const MAX_COEF: usize = 40;
+/// Doubles of the parameter block (`FF_EWR_P_*` of the kernels).
+const N_PAR: usize = 18;
+/// Byte offsets of the coincidence flag (`u64`) and of the three first-bad indices (`u32`)
+/// behind the parameter block in the same buffer.
+const FLAG_OFF: usize = 8 * N_PAR;
+const BAD_OFF: usize = FLAG_OFF + 8;
+/// Largest number of atoms (so that `8n` threads and `4n` values index with 32-bit ints).
+const MAX_ATOMS: usize = 1 << 28;
+
+/// Per-atom device buffers (capacity `cap` atoms).
+struct AtomBufs<B> {
+    cap: usize,
+    /// `u64` cell keys (sorted after the radix sort) and `u32` atom indices; second buffers.
+    keys: B,
+    perm: B,
+    k2: B,
+    p2: B,
+    /// Wrapped fractional coordinates, caller's order, `f64[3n]`.
+    sfrac: B,
+    /// Sorted `[x, y, z, q]`, `f64[4n]`.
+    pos: B,
+    /// Sorted results `φ | E_x | E_y | E_z`, `f64[4n]`.
+    out: B,
+}
+
+/// Per-cell device buffers (capacity `cap` cells).
+struct CellBufs<B> {
+    cap: usize,
+    /// `u32[ncell + 1]` first sorted slot of each cell.
+    start: B,
+    /// `f64[6 ncell]` bounding boxes.
+    bbox: B,
+}
+
+/// The full-shell neighbour stencil for one cell grid and cell.
+struct Stencil<B> {
+    key: ([usize; 3], [u64; 9]),
+    buf: B,
+    n: usize,
+}
+
+/// The real-space Ewald pass on device `D` (module docs): splitting parameter `ξ` (`xi`,
+/// 1/length), cutoff `r_c` (`rc`), the pair functions' fit and the excluded pairs; device
+/// buffers are kept between calls and grown when needed.
+pub struct GpuRealSpace<D: Device> {
+    dev: D,
+    consts: PairConsts,
+    rc: f64,
+    /// Fit coefficients `g | h` (`ncoef` each).
+    coef: D::Buf,
+    ncoef: usize,
+    /// Excluded pairs, sorted keys `min << 32 | max`.
+    excl: Vec<u64>,
+    /// Exclusion CSR: `u32[nxa + 1]` row starts, `u32` partners.
+    xptr: D::Buf,
+    xlist: D::Buf,
+    nxa: usize,
+    /// Threads per atom (`None`: automatic).
+    kpa: Option<u32>,
+    atoms: Option<AtomBufs<D::Buf>>,
+    cells: Option<CellBufs<D::Buf>>,
+    stencil: Option<Stencil<D::Buf>>,
+    /// Parameter block, coincidence flag and first-bad indices (uploaded per call).
+    par: D::Buf,
+    /// The totals of `ff_ewr_finish`, `u64[11]`.
+    status: D::Buf,
+    /// Per-block energy and virial partials of the pair kernel (capacity in blocks, buffer).
+    part: Option<(usize, D::Buf)>,
+}
+
+/// The cell grid for `n` atoms in `bx` with cutoff `rc` (module docs).
+fn cell_grid(bx: &PeriodicBox, n: usize, rc: f64) -> [usize; 3] {
+    let dens = (bx.volume * ATOMS_PER_CELL / n.max(1) as f64).cbrt();
+    let cs = (rc / CELL_DIV).max(dens);
+    let mut nc = [1usize; 3];
+    for d in 0..3 {
+        let v = (bx.heights[d] / cs).floor();
+        nc[d] = if v >= MAX_CELLS_AXIS as f64 { MAX_CELLS_AXIS } else { (v as usize).max(1) };
+    }
+    nc
+}
+
+/// The full-shell stencil of the cell grid `nc` (the rule of the CPU's half shell, both
+/// halves and the zero offset): offsets `o` with `(|o_d| − 1) h_d / n_d < r_c` on every axis,
+/// flattened `[o_0, o_1, o_2]` per entry.
+fn stencil_offsets(bx: &PeriodicBox, nc: [usize; 3], rc: f64) -> Vec<i32> {
+    let mut r = [0i32; 3];
+    for d in 0..3 {
+        r[d] = (rc * nc[d] as f64 / bx.heights[d] - 1e-12).ceil().max(1.0) as i32;
+    }
+    let mut st = Vec::new();
+    for o2 in -r[2]..=r[2] {
+        for o1 in -r[1]..=r[1] {
+            for o0 in -r[0]..=r[0] {
+                let o = [o0, o1, o2];
+                let lb = (0..3)
+                    .map(|d| (o[d].unsigned_abs().saturating_sub(1)) as f64 / nc[d] as f64 * bx.heights[d])
+                    .fold(0.0, f64::max);
+                if lb < rc {
+                    st.extend_from_slice(&o);
+                }
+            }
+        }
+    }
+    st
+}
+
+/// The exclusion CSR of the sorted keys: row starts (`nxa + 1`, `nxa` = largest index + 1) and
+/// the partners of each atom in increasing order. Error: [`Error::Alloc`].
+fn exclusion_csr(keys: &[u64]) -> Result<(Vec<u32>, Vec<u32>, usize)> {
+    let nxa = keys.iter().map(|&k| (k & 0xffff_ffff) as usize + 1).max().unwrap_or(0);
+    let mut ptr = try_vec::<u32>(nxa + 1, "exclusion rows")?;
+    ptr.resize(nxa + 1, 0);
+    for &k in keys {
+        ptr[(k >> 32) as usize + 1] += 1;
+        ptr[(k & 0xffff_ffff) as usize + 1] += 1;
+    }
+    for i in 0..nxa {
+        ptr[i + 1] += ptr[i];
+    }
+    let mut list = try_vec::<u32>(2 * keys.len(), "exclusion partners")?;
+    list.resize(2 * keys.len(), 0);
+    let mut fill = ptr.clone();
+    for &k in keys {
+        let (a, b) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
+        list[fill[a] as usize] = b as u32;
+        fill[a] += 1;
+        list[fill[b] as usize] = a as u32;
+        fill[b] += 1;
+    }
+    for i in 0..nxa {
+        list[ptr[i] as usize..ptr[i + 1] as usize].sort_unstable();
+    }
+    Ok((ptr, list, nxa))
+}
+
+fn nblocks(threads: usize, block: u32) -> u32 {
+    threads.div_ceil(block as usize).max(1) as u32
+}
+
+impl<D: Device> GpuRealSpace<D> {
+    /// A real-space pass on `dev` with splitting parameter `xi` (1/length) and cutoff `rc`
+    /// (length), in the units the caller's positions will have; `erfc_acc` is the relative
+    /// accuracy of the polynomial fit of `erfc(ξr)/r` and its derivative (as the CPU pass:
+    /// clamped to `[1e-15, 1e-3]`), `exact` selects `erfc`/`exp` on the device instead (the
+    /// reference path of the direct Ewald sum). Same meaning as the CPU's real-space
+    /// constructor. Errors: [`Error::InvalidArg`] (`xi`, `rc` not finite and positive,
+    /// `erfc_acc` not finite and positive), device errors ([`Error::Alloc`]).
+    pub fn new(dev: D, xi: f64, rc: f64, erfc_acc: f64, exact: bool) -> Result<Self> {
+        for (name, v) in [("xi", xi), ("rc", rc), ("erfc_acc", erfc_acc)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::InvalidArg(format!("GPU Ewald real space: {name} = {v:e} must be finite and positive")));
+            }
+        }
+        let consts = PairConsts::new(xi, rc, erfc_acc, exact);
+        let ncoef = consts.fit.g.len();
+        if ncoef > MAX_COEF || consts.fit.h.len() != ncoef {
+            return Err(Error::Internal(format!("erfc fit with {ncoef} coefficients (the kernel holds {MAX_COEF})")));
+        }
+        let mut c = consts.fit.g.clone();
+        c.extend_from_slice(&consts.fit.h);
+        let coef = upload_new(&dev, &c)?;
+        let xptr = upload_new(&dev, &[0u32])?;
+        let xlist = upload_new(&dev, &[0u32])?;
+        let par = dev.alloc(BAD_OFF + 16)?;
+        let status = dev.alloc(11 * 8)?;
+        Ok(GpuRealSpace {
+            dev,
+            consts,
+            rc,
+            coef,
+            ncoef,
+            excl: Vec::new(),
+            xptr,
+            xlist,
+            nxa: 0,
+            kpa: None,
+            atoms: None,
+            cells: None,
+            stencil: None,
+            par,
+            status,
+            part: None,
+        })
+    }
+
+    /// Sets the excluded pairs (replacing earlier ones), as
+    /// [`crate::ewald::EwaldPlan::set_exclusions`]: a pair is unordered, `(i, j)` and `(j, i)`
+    /// are the same pair, and one given several times is excluded once. For each pair the
+    /// full `1/r` interaction of the nearest image is removed from potentials, fields, energy
+    /// and virial: its real-space `erfc` term is dropped and `erf(ξr)/r` subtracted (the
+    /// `r → 0` limit `2ξ/√π` for a coincident pair). Stored on the device as CSR per atom.
+    /// Indices are checked here against `0 … 2³² − 2` and against `n` at
+    /// [`GpuRealSpace::compute`]. Errors: [`Error::InvalidArg`] (a negative or too large index,
+    /// a pair `(i, i)`, naming the pair), [`Error::Alloc`]; on error the earlier list is kept.
+    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
+        let keys = exclusion_keys(pairs, u32::MAX as usize)?;
+        let (ptr, list, nxa) = exclusion_csr(&keys)?;
+        let xptr = upload_new(&self.dev, &ptr)?;
+        let xlist = upload_new(&self.dev, &list)?;
+        self.excl = keys;
+        self.xptr = xptr;
+        self.xlist = xlist;
+        self.nxa = nxa;
+        Ok(())
+    }
+
+    /// Test and tuning hook: threads per atom of the pair kernel (1, 2, 4, 8, 16 or 32;
+    /// `None`: automatic, module docs). Error: [`Error::InvalidArg`] for another value.
+    #[doc(hidden)]
+    pub fn set_threads_per_atom(&mut self, k: Option<u32>) -> Result<()> {
+        if let Some(k) = k {
+            if !matches!(k, 1 | 2 | 4 | 8 | 16 | 32) {
+                return Err(Error::InvalidArg(format!("threads per atom {k} is not 1, 2, 4, 8, 16 or 32")));
+            }
+        }
+        self.kpa = k;
+        Ok(())
+    }
+
+    /// Threads per atom for `n` atoms: the setting, or automatic (module docs); lowered until
+    /// `n·k` threads stay below 2³¹ (32-bit thread indices).
+    fn threads_per_atom(&self, n: usize) -> u32 {
+        let mut k = self.kpa.unwrap_or_else(|| {
+            let mut k = 1u32;
+            while k < 8 && n * (k as usize) < TARGET_THREADS {
+                k *= 2;
+            }
+            k
+        });
+        while k > 1 && n * k as usize > i32::MAX as usize {
+            k /= 2;
+        }
+        k
+    }
+
+    /// Per-atom buffers for at least `n` atoms.
+    fn ensure_atoms(&mut self, n: usize) -> Result<()> {
+        if self.atoms.as_ref().is_some_and(|a| a.cap >= n) {
+            return Ok(());
+        }
+        self.atoms = None;
+        let d = &self.dev;
+        self.atoms = Some(AtomBufs {
+            cap: n,
+            keys: d.alloc(8 * n)?,
+            perm: d.alloc(4 * n)?,
+            k2: d.alloc(8 * n)?,
+            p2: d.alloc(4 * n)?,
+            sfrac: d.alloc(24 * n)?,
+            pos: d.alloc(32 * n)?,
+            out: d.alloc(32 * n)?,
+        });
+        Ok(())
+    }
+
+    /// Per-cell buffers for at least `ncell` cells.
+    fn ensure_cells(&mut self, ncell: usize) -> Result<()> {
+        if self.cells.as_ref().is_some_and(|c| c.cap >= ncell) {
+            return Ok(());
+        }
+        self.cells = None;
+        self.cells = Some(CellBufs { cap: ncell, start: self.dev.alloc(4 * (ncell + 1))?, bbox: self.dev.alloc(48 * ncell)? });
+        Ok(())
+    }
+
+    /// The stencil of the cell grid `nc` in `bx` (re-uploaded only when either changed).
+    fn ensure_stencil(&mut self, bx: &PeriodicBox, nc: [usize; 3]) -> Result<()> {
+        let key = (nc, bx.as_array().map(f64::to_bits));
+        if self.stencil.as_ref().is_some_and(|s| s.key == key) {
+            return Ok(());
+        }
+        let st = stencil_offsets(bx, nc, self.rc);
+        let buf = upload_new(&self.dev, &st)?;
+        self.stencil = Some(Stencil { key, buf, n: st.len() / 3 });
+        Ok(())
+    }
+
+    /// Adds the real-space potentials and fields of `n` charges to device arrays and returns
+    /// the real-space energy `U^R = ½ Σ q_i φ_i^R` and virial `W^R` (`[3α + β]`, symmetric;
+    /// zeros unless `virial`), both summed on the device (module docs; the CPU's real-space
+    /// step with its exclusion corrections, [`crate::ewald`]).
+    ///
+    /// * `bx`: the cell (lower-triangular lattice vectors, [`PeriodicBox`]), in the units of
+    ///   the positions; `rc` must not exceed half its smallest height.
+    /// * `xyz`: `f64[3n]` positions interleaved (`xyz[3i + d]`), any finite values (wrapped
+    ///   into the cell here); `q`: `f64[n]` charges. The units are those the CPU real-space
+    ///   pass of an Ewald plan receives (its internal, power-of-two scaled units); nothing is
+    ///   rescaled here.
+    /// * `phi`: `f64[n]`, `φ_i^R` is **added** (caller's order); `field`: `f64[3n]`, `E_i^R`
+    ///   is **added** at `field[3i + d]`. Both optional; buffers are only read or added to
+    ///   after every check has passed, so a failed call leaves them unchanged.
+    ///
+    /// Work is issued on the device's stream; the call waits for it (it downloads the totals).
+    /// Errors: [`Error::InvalidArg`] (`rc` above half the smallest height; a buffer shorter
+    /// than `n` values; an excluded pair with an index ≥ n; two distinct charges closer than
+    /// 2⁻⁴⁰ of the largest cell length that are not an excluded pair, naming both, smaller
+    /// first), [`Error::NonFinite`] (the first non-finite position, else charge, as the CPU
+    /// plan names it), [`Error::Range`] (a position so far outside the cell that its
+    /// fractional coordinates are not representable), [`Error::NPoints`] (`n ≥ 2²⁸`),
+    /// [`Error::Alloc`] and device errors.
+    #[allow(clippy::too_many_arguments)]
+    pub fn compute(
+        &mut self, bx: &PeriodicBox, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>,
+        virial: bool,
+    ) -> Result<(f64, [f64; 9])> {
+        let half = 0.5 * bx.min_height();
+        if self.rc > half * (1.0 + 1e-12) {
+            return Err(Error::InvalidArg(format!(
+                "cutoff rc = {:e} exceeds half the smallest height ({half:.6e}) of the box; use a smaller cutoff or a larger box",
+                self.rc
+            )));
+        }
+        if n >= MAX_ATOMS {
+            return Err(Error::NPoints(format!("n = {n} charges exceed the GPU real-space limit 2^28 − 1")));
+        }
+        let dev = self.dev.clone();
+        let short = |what: &str, b: &D::Buf, per: usize| -> Result<()> {
+            if dev.len(b) < 8 * per * n {
+                return Err(Error::InvalidArg(format!(
+                    "{what}: a device buffer of {} bytes holds fewer than {} values for n = {n} charges",
+                    dev.len(b),
+                    per * n
+                )));
+            }
+            Ok(())
+        };
+        short("xyz", xyz, 3)?;
+        short("q", q, 1)?;
+        if let Some(p) = &phi {
+            short("phi", p, 1)?;
+        }
+        if let Some(f) = &field {
+            short("field", f, 3)?;
+        }
+        check_exclusions(&self.excl, n)?;
+        if n == 0 {
+            return Ok((0.0, [0.0; 9]));
+        }
+        let nc = cell_grid(bx, n, self.rc);
+        let ncell = nc[0] * nc[1] * nc[2];
+        self.ensure_stencil(bx, nc)?;
+        self.ensure_atoms(n)?;
+        self.ensure_cells(ncell)?;
+        let kpa = self.threads_per_atom(n);
+        // parameter block, flag and first-bad indices
+        let lmax = bx.lengths.iter().cloned().fold(0.0, f64::max);
+        let (v, r) = (&bx.vecs, &bx.recip);
+        let pv: [f64; N_PAR] = [
+            v[0][0],
+            v[1][0],
+            v[1][1],
+            v[2][0],
+            v[2][1],
+            v[2][2],
+            r[0][0],
+            r[0][1],
+            r[0][2],
+            r[1][1],
+            r[1][2],
+            r[2][2],
+            self.consts.rc2,
+            (COINC_REL * lmax) * (COINC_REL * lmax),
+            self.consts.fit.s,
+            self.consts.c2,
+            self.consts.xi,
+            if bx.is_orthorhombic() { 0.0 } else { 1.0 },
+        ];
+        let mut bytes = as_bytes(&pv).to_vec();
+        bytes.extend_from_slice(&u64::MAX.to_ne_bytes());
+        bytes.extend_from_slice(as_bytes(&[u32::MAX; 3]));
+        dev.upload(&mut self.par, &bytes)?;
+        let paddr = dev.addr(&self.par);
+        let (flag, bad) = (paddr + FLAG_OFF as u64, paddr + BAD_OFF as u64);
+        let n32 = n as i32;
+        let nc32 = nc.map(|v| v as i32);
+        let at = self.atoms.as_mut().expect("ensured above");
+        dev.launch("ff_ewr_wrap", nblocks(n, BLOCK), BLOCK, 0, &[
+            Arg::I32(n32), Arg::Buf(xyz), Arg::Buf(q), Arg::Buf(&self.par), Arg::I32(nc32[0]), Arg::I32(nc32[1]), Arg::I32(nc32[2]),
+            Arg::Buf(&at.sfrac), Arg::Buf(&at.keys), Arg::Buf(&at.perm), Arg::U64(bad),
+        ])?;
+        radix_sort(&dev, &mut at.keys, &mut at.perm, &mut at.k2, &mut at.p2, n as u64)?;
+        let cl = self.cells.as_ref().expect("ensured above");
+        let st = self.stencil.as_ref().expect("ensured above");
+        dev.launch("ff_ewr_cell_start", nblocks(n, BLOCK), BLOCK, 0, &[Arg::I32(n32), Arg::Buf(&at.keys), Arg::I32(ncell as i32), Arg::Buf(&cl.start)])?;
+        dev.launch("ff_ewr_gather", nblocks(n, BLOCK), BLOCK, 0, &[
+            Arg::I32(n32), Arg::Buf(&at.perm), Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::Buf(&self.par), Arg::Buf(&at.pos),
+        ])?;
+        dev.launch("ff_ewr_cell_bounds", nblocks(ncell, BLOCK), BLOCK, 0, &[
+            Arg::I32(ncell as i32), Arg::Buf(&cl.start), Arg::Buf(&at.pos), Arg::Buf(&cl.bbox),
+        ])?;
+        let nb = nblocks(n * kpa as usize, PAIR_BLOCK);
+        if self.part.as_ref().map_or(true, |p| p.0 < nb as usize) {
+            self.part = None;
+            self.part = Some((nb as usize, dev.alloc(7 * 8 * nb as usize)?));
+        }
+        let part = &self.part.as_ref().expect("allocated above").1;
+        let want_field = field.is_some();
+        dev.launch("ff_ewr_pairs", nb, PAIR_BLOCK, 0, &[
+            Arg::I32(n32), Arg::I32(kpa as i32), Arg::Buf(&at.pos), Arg::Buf(&at.perm), Arg::Buf(&at.keys), Arg::Buf(&cl.start),
+            Arg::Buf(&cl.bbox), Arg::Buf(&st.buf), Arg::I32(st.n as i32), Arg::I32(nc32[0]), Arg::I32(nc32[1]), Arg::I32(nc32[2]), Arg::Buf(&self.par),
+            Arg::Buf(&self.coef), Arg::I32(self.ncoef as i32), Arg::I32(self.consts.exact as i32), Arg::Buf(&self.xptr),
+            Arg::Buf(&self.xlist), Arg::I32(self.nxa as i32), Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::I32(want_field as i32),
+            Arg::I32(virial as i32), Arg::Buf(&at.out), Arg::Buf(part), Arg::U64(flag),
+        ])?;
+        dev.launch("ff_ewr_finish", 1, PAIR_BLOCK, 0, &[Arg::I32(nb as i32), Arg::Buf(part), Arg::U64(flag), Arg::U64(bad), Arg::Buf(&self.status)])?;
+        let s: Vec<u64> = download_vec(&dev, &self.status, 11)?;
+        self.check_status(bx, &s, n, xyz, q)?;
+        if phi.is_some() || want_field {
+            let at = self.atoms.as_ref().expect("ensured above");
+            let (pa, fa) = (phi.as_deref().map_or(Arg::Null, Arg::Buf), field.as_deref().map_or(Arg::Null, Arg::Buf));
+            dev.launch("ff_ewr_scatter", nblocks(n, BLOCK), BLOCK, 0, &[Arg::I32(n32), Arg::Buf(&at.perm), Arg::Buf(&at.out), pa, fa])?;
+        }
+        let energy = 0.5 * f64::from_bits(s[4]);
+        let mut w = [0.0; 9];
+        if virial {
+            for (c, &(a, b)) in [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)].iter().enumerate() {
+                let val = 0.5 * f64::from_bits(s[5 + c]);
+                w[3 * a + b] = val;
+                w[3 * b + a] = val;
+            }
+        }
+        Ok((energy, w))
+    }
+
+    /// The errors recorded by the kernels (`s`: the status words of `ff_ewr_finish`), in the
+    /// CPU plan's order: non-finite positions, charges, unrepresentable fractional
+    /// coordinates, then coincident charges. Only the offending values are downloaded.
+    fn check_status(&self, bx: &PeriodicBox, s: &[u64], n: usize, xyz: &D::Buf, q: &D::Buf) -> Result<()> {
+        let dev = &self.dev;
+        let one = |b: &D::Buf, i: usize| -> Result<f64> {
+            let mut v = [0.0f64];
+            dev.download(b, 8 * i, as_bytes_mut(&mut v))?;
+            Ok(v[0])
+        };
+        let first = |k: usize| (s[k] < n as u64).then_some(s[k] as usize);
+        if let Some(a) = first(1) {
+            for d in 0..3 {
+                let v = one(xyz, 3 * a + d)?;
+                if !v.is_finite() {
+                    let i = 3 * a + d;
+                    return Err(Error::NonFinite(format!("xyz[{i}] (coordinate {} of charge {a}) is {v}", ["x", "y", "z"][d])));
+                }
+            }
+        }
+        if let Some(i) = first(2) {
+            return Err(Error::NonFinite(format!("q[{i}] is {}", one(q, i)?)));
+        }
+        if let Some(i) = first(3) {
+            let (x, y, z) = (one(xyz, 3 * i)?, one(xyz, 3 * i + 1)?, one(xyz, 3 * i + 2)?);
+            return Err(Error::Range(format!(
+                "charge {i} at ({x:e}, {y:e}, {z:e}) is too far outside the cell for its fractional coordinates to be represented"
+            )));
+        }
+        if s[0] != u64::MAX {
+            let (i, j) = ((s[0] >> 32) as usize, (s[0] & 0xffff_ffff) as usize);
+            let at = self.atoms.as_ref().expect("allocated by compute");
+            let mut si = [0.0f64; 3];
+            let mut sj = [0.0f64; 3];
+            dev.download(&at.sfrac, 24 * i, as_bytes_mut(&mut si))?;
+            dev.download(&at.sfrac, 24 * j, as_bytes_mut(&mut sj))?;
+            let ds: [f64; 3] = std::array::from_fn(|d| {
+                let v = si[d] - sj[d];
+                v - v.round()
+            });
+            let mut r2 = f64::INFINITY;
+            for m in 0..27 {
+                let c = bx.cart([ds[0] + (m % 3) as f64 - 1.0, ds[1] + ((m / 3) % 3) as f64 - 1.0, ds[2] + (m / 9) as f64 - 1.0]);
+                r2 = r2.min(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+            }
+            let lmax = bx.lengths.iter().cloned().fold(0.0, f64::max);
+            return Err(coincident_error(i, j, r2.sqrt() / lmax));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,463 @@
+// farfield GPU Ewald real-space kernels (CUDA C++); host side and the algorithm's description in
+// src/gpu/ewald/real_space.rs, the CPU pass it reproduces in src/ewald/real_space.rs. Compiled
+// by NVRTC and, unchanged, by the CUDA-on-CPU emulator (see spread.cu for the rules: no
+// #include, convergent barriers and shuffles); every name here starts with ff_ewr_ (the emulator
+// compiles all .cu files as one translation unit).
+//
+// Per call: ff_ewr_wrap (wrap into the cell, cell keys, finiteness), a stable radix sort of the
+// keys (src/gpu/fmm/tree.rs), ff_ewr_cell_start (first slot of every cell), ff_ewr_gather
+// (sorted positions and charges), ff_ewr_cell_bounds (bounding box of each cell's atoms),
+// ff_ewr_pairs (the pair sums and the exclusion corrections, energy and virial partials per
+// block), ff_ewr_finish (one block: the totals and the status words), ff_ewr_scatter (adds the
+// results into the caller's arrays, in the caller's order).
+//
+// The parameter block `par` (doubles, uploaded per call; FF_EWR_P_* below): the lower-triangular
+// cell a = (ax, 0, 0), b = (bx, by, 0), c = (cx, cy, cz); the reciprocal rows a*_d (without 2π);
+// r_c², the squared coincidence distance, the fit's s, 2ξ/√π, ξ, and 1 for a triclinic cell.
+
+#ifndef FF_EMULATION
+#define FF_EXTERN_C extern "C"
+#define FF_REGISTER(name)
+#endif
+
+#define FF_EWR_P_AX 0
+#define FF_EWR_P_BX 1
+#define FF_EWR_P_BY 2
+#define FF_EWR_P_CX 3
+#define FF_EWR_P_CY 4
+#define FF_EWR_P_CZ 5
+#define FF_EWR_P_R00 6
+#define FF_EWR_P_R01 7
+#define FF_EWR_P_R02 8
+#define FF_EWR_P_R11 9
+#define FF_EWR_P_R12 10
+#define FF_EWR_P_R22 11
+#define FF_EWR_P_RC2 12
+#define FF_EWR_P_R2CO 13
+#define FF_EWR_P_S 14
+#define FF_EWR_P_C2 15
+#define FF_EWR_P_XI 16
+#define FF_EWR_P_TRI 17
+// Threads per block of ff_ewr_pairs and ff_ewr_finish (a power of two; host: PAIR_BLOCK).
+#define FF_EWR_BLOCK 128
+// Most coefficients of one fit polynomial (src/ewald/erfc.rs: degree ≤ 39).
+#define FF_EWR_MAXC 40
+#define FF_EWR_FULL_MASK 0xffffffffu
+#define FF_EWR_DMAX 1.7976931348623157e308
+
+__device__ __forceinline__ unsigned ff_ewr_gid() { return blockIdx.x * blockDim.x + threadIdx.x; }
+
+__device__ __forceinline__ double ff_ewr_rsqrt(double x) {
+#ifdef FF_EMULATION
+    return 1.0 / sqrt(x);
+#else
+    return rsqrt(x);
+#endif
+}
+
+// The coincidence flag (smallest key min << 32 | max of a coincident, not excluded pair, or all
+// ones): read while other threads may lower it.
+__device__ __forceinline__ bool ff_ewr_stopped(const unsigned long long* flag) {
+#ifdef FF_EMULATION
+    return __atomic_load_n(flag, __ATOMIC_RELAXED) != ~0ull;
+#else
+    return *(volatile const unsigned long long*)flag != ~0ull;
+#endif
+}
+
+// wrap01 of src/ewald/box_.rs: a fractional coordinate into [0, 1).
+__device__ __forceinline__ double ff_ewr_wrap01(double s) {
+    const double w = s - floor(s);
+    return w >= 1.0 ? 0.0 : w;
+}
+
+// PeriodicBox::cart: Cartesian position of fractional coordinates s.
+__device__ __forceinline__ void ff_ewr_cart(const double* p, double s0, double s1, double s2, double* r) {
+    r[0] = s0 * p[FF_EWR_P_AX] + s1 * p[FF_EWR_P_BX] + s2 * p[FF_EWR_P_CX];
+    r[1] = s1 * p[FF_EWR_P_BY] + s2 * p[FF_EWR_P_CY];
+    r[2] = s2 * p[FF_EWR_P_CZ];
+}
+
+// Horner split into even and odd parts, as poly() of src/ewald/erfc.rs.
+__device__ __forceinline__ double ff_ewr_poly(const double* c, int n, double w) {
+    const double w2 = w * w;
+    double e = 0.0, o = 0.0;
+    for (int i = n - 1; i >= 0; --i) {
+        if (i & 1) o = o * w2 + c[i];
+        else e = e * w2 + c[i];
+    }
+    return o * w + e;
+}
+
+// (v(r), f(r)) of src/ewald/pair_kernel.rs for 0 < r² ≤ r_c²: v = erfc(ξr)/r,
+// f = −v'(r)/r = (erfc(ξr)/r + (2ξ/√π) e^{−ξ²r²}) / r²; by the fit (g, h: nc coefficients each,
+// in w = r² s − 1) or, with `exact`, by erfc and exp.
+__device__ __forceinline__ void ff_ewr_pair(double r2, const double* p, const double* g, const double* h, int nc, int exact,
+                                            double& pot, double& fs) {
+    const double rinv = ff_ewr_rsqrt(r2);
+    if (exact) {
+        const double x = p[FF_EWR_P_XI] * (r2 * rinv);
+        pot = erfc(x) * rinv;
+        fs = (pot + p[FF_EWR_P_C2] * exp(-x * x)) * rinv * rinv;
+    } else {
+        const double w = r2 * p[FF_EWR_P_S] - 1.0;
+        pot = rinv - ff_ewr_poly(g, nc, w);
+        fs = rinv * rinv * rinv - ff_ewr_poly(h, nc, w);
+    }
+}
+
+// Sum over the block (blockDim.x a power of two ≤ FF_EWR_BLOCK); every thread gets the total.
+__device__ double ff_ewr_block_sum(double v, double* s) {
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (int off = blockDim.x / 2; off > 0; off >>= 1) {
+        if ((int)threadIdx.x < off) s[threadIdx.x] += s[threadIdx.x + off];
+        __syncthreads();
+    }
+    const double r = s[0];
+    __syncthreads();
+    return r;
+}
+
+// One thread per atom i (caller's order): fractional coordinates wrapped into [0, 1) (as
+// EwaldPlan::execute), its cell key c0 + nc0 (c1 + nc1 c2) with c_d = ⌊s_d nc_d⌋ (at most
+// nc_d − 1), perm[i] = i. First non-finite position and charge, and first position whose
+// fractional coordinates are not representable, into bad[0..3] by atomicMin (such an atom is
+// put at s = 0 so that nothing downstream indexes out of range; the host reports the error).
+FF_EXTERN_C __global__ void ff_ewr_wrap(int n, const double* xyz, const double* q, const double* par, int nc0, int nc1,
+                                        int nc2, double* sfrac, unsigned long long* keys, unsigned* perm, unsigned* bad) {
+    const int i = (int)ff_ewr_gid();
+    if (i >= n) return;
+    const double x = xyz[3 * (size_t)i], y = xyz[3 * (size_t)i + 1], z = xyz[3 * (size_t)i + 2];
+    const bool fin = fabs(x) <= FF_EWR_DMAX && fabs(y) <= FF_EWR_DMAX && fabs(z) <= FF_EWR_DMAX;
+    if (!fin) atomicMin(bad, (unsigned)i);
+    if (!(fabs(q[i]) <= FF_EWR_DMAX)) atomicMin(bad + 1, (unsigned)i);
+    const double* p = par;
+    double s[3] = {
+        ff_ewr_wrap01(p[FF_EWR_P_R00] * x + p[FF_EWR_P_R01] * y + p[FF_EWR_P_R02] * z),
+        ff_ewr_wrap01(p[FF_EWR_P_R11] * y + p[FF_EWR_P_R12] * z),
+        ff_ewr_wrap01(p[FF_EWR_P_R22] * z),
+    };
+    bool ok = true;
+    for (int d = 0; d < 3; ++d) {
+        if (!(s[d] >= 0.0 && s[d] < 1.0)) {
+            ok = false;
+            s[d] = 0.0;
+        }
+    }
+    if (fin && !ok) atomicMin(bad + 2, (unsigned)i);
+    const int nc[3] = {nc0, nc1, nc2};
+    int c[3];
+    for (int d = 0; d < 3; ++d) {
+        c[d] = (int)(s[d] * (double)nc[d]);
+        if (c[d] > nc[d] - 1) c[d] = nc[d] - 1;
+        sfrac[3 * (size_t)i + d] = s[d];
+    }
+    keys[i] = (unsigned long long)c[0] + (unsigned long long)nc0 * ((unsigned long long)c[1] + (unsigned long long)nc1 * c[2]);
+    perm[i] = (unsigned)i;
+}
+FF_REGISTER(ff_ewr_wrap)
+
+// One thread per sorted slot p: start[c] = first slot of cell c for the cells between the key
+// before p and the key at p; the last slot also closes the cells after it (start[ncell] = n).
+FF_EXTERN_C __global__ void ff_ewr_cell_start(int n, const unsigned long long* keys, int ncell, unsigned* start) {
+    const int p = (int)ff_ewr_gid();
+    if (p >= n) return;
+    const long long k = (long long)keys[p];
+    const long long prev = p == 0 ? -1 : (long long)keys[p - 1];
+    for (long long c = prev + 1; c <= k; ++c) start[c] = (unsigned)p;
+    if (p == n - 1)
+        for (long long c = k + 1; c <= ncell; ++c) start[c] = (unsigned)n;
+}
+FF_REGISTER(ff_ewr_cell_start)
+
+// One thread per sorted slot: pos[4 slot + (0, 1, 2, 3)] = wrapped Cartesian position and charge
+// of atom perm[slot].
+FF_EXTERN_C __global__ void ff_ewr_gather(int n, const unsigned* perm, const double* sfrac, const double* q,
+                                          const double* par, double* pos) {
+    const int slot = (int)ff_ewr_gid();
+    if (slot >= n) return;
+    const size_t i = perm[slot];
+    double r[3];
+    ff_ewr_cart(par, sfrac[3 * i], sfrac[3 * i + 1], sfrac[3 * i + 2], r);
+    double* o = pos + 4 * (size_t)slot;
+    o[0] = r[0];
+    o[1] = r[1];
+    o[2] = r[2];
+    o[3] = q[i];
+}
+FF_REGISTER(ff_ewr_gather)
+
+// One thread per cell: the Cartesian bounding box of its atoms, bbox[6c + (lo x, y, z, hi x, y, z)]
+// (left as is for an empty cell, which the pair kernel never reads).
+FF_EXTERN_C __global__ void ff_ewr_cell_bounds(int ncell, const unsigned* start, const double* pos, double* bbox) {
+    const int c = (int)ff_ewr_gid();
+    if (c >= ncell) return;
+    const unsigned a = start[c], b = start[c + 1];
+    if (a == b) return;
+    double lo[3] = {FF_EWR_DMAX, FF_EWR_DMAX, FF_EWR_DMAX}, hi[3] = {-FF_EWR_DMAX, -FF_EWR_DMAX, -FF_EWR_DMAX};
+    for (unsigned j = a; j < b; ++j) {
+        for (int d = 0; d < 3; ++d) {
+            const double v = pos[4 * (size_t)j + d];
+            lo[d] = v < lo[d] ? v : lo[d];
+            hi[d] = v > hi[d] ? v : hi[d];
+        }
+    }
+    for (int d = 0; d < 3; ++d) {
+        bbox[6 * (size_t)c + d] = lo[d];
+        bbox[6 * (size_t)c + 3 + d] = hi[d];
+    }
+}
+FF_REGISTER(ff_ewr_cell_bounds)
+
+// Whether atom j (caller's index) is in the sorted exclusion list of atom i.
+__device__ __forceinline__ bool ff_ewr_excluded(unsigned i, unsigned j, const unsigned* xptr, const unsigned* xlist,
+                                                int nxa) {
+    if ((int)i >= nxa) return false;
+    unsigned lo = xptr[i], hi = xptr[i + 1];
+    while (lo < hi) {
+        const unsigned mid = (lo + hi) / 2;
+        const unsigned v = xlist[mid];
+        if (v == j) return true;
+        if (v < j) lo = mid + 1;
+        else hi = mid;
+    }
+    return false;
+}
+
+// The pair sums. Thread g works on sorted slot g / kpa (atom i) and part g % kpa: the stencil
+// entries part, part + kpa, … (offsets o of the cell grid, full shell, the cell itself
+// included) and, in the same way, the entries of i's exclusion list. For an entry: the
+// neighbour cell b = a + o wrapped, with the lattice shift of its image subtracted from x_i; the
+// cell is skipped if x_i is at least r_c from its atoms' bounding box; else every atom j of b
+// (not i itself in the zero offset) within r_c contributes q_j v(r) to φ_i, q_j f(r) d to E_i
+// and q_i q_j f(r) d⊗d to W (d = x_i − x_j); a pair closer than the coincidence distance
+// contributes nothing and, unless excluded, lowers the flag (and every thread stops at its next
+// entry). Exclusions (src/ewald/real_space.rs `exclusions`, from i's side): the nearest image
+// of the pair from the wrapped fractional coordinates (27 images searched in a triclinic cell),
+// minus the real-space term (if r_c > r > coincidence distance) and minus erf(ξr)/r (its limit
+// 2ξ/√π at r → 0). The kpa parts of an atom are adjacent lanes, summed by shuffles; part 0
+// writes φ_i and E_i into out (slot order: φ | E_x | E_y | E_z, n each). Energy partials
+// Σ q_i φ_i and W (xx, xy, xz, yy, yz, zz; each pair is met from both sides, the host halves
+// both) are summed per block into part[7 · block + k].
+FF_EXTERN_C __global__ void ff_ewr_pairs(int n, int kpa, const double* pos, const unsigned* perm,
+                                         const unsigned long long* keys, const unsigned* start, const double* bbox,
+                                         const int* stencil, int nst, int nc0, int nc1, int nc2, const double* par,
+                                         const double* coef, int ncoef, int exact, const unsigned* xptr,
+                                         const unsigned* xlist, int nxa, const double* sfrac, const double* q,
+                                         int want_field, int want_virial, double* out, double* part,
+                                         unsigned long long* flag) {
+    __shared__ double sc[2 * FF_EWR_MAXC];
+    __shared__ double red[FF_EWR_BLOCK];
+    for (int t = threadIdx.x; t < 2 * ncoef; t += blockDim.x) sc[t] = coef[t];
+    __syncthreads();
+    const double* g = sc;
+    const double* h = sc + ncoef;
+    const double* p = par;
+    const long long gid = (long long)ff_ewr_gid();
+    const int slot = (int)(gid / kpa), prt = (int)(gid % kpa);
+    double acc[4] = {0.0, 0.0, 0.0, 0.0};
+    double w[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double qi = 0.0;
+    if (slot < n) {
+        const double* pi = pos + 4 * (size_t)slot;
+        const double xi0 = pi[0], yi0 = pi[1], zi0 = pi[2];
+        qi = pi[3];
+        const unsigned oi = perm[slot];
+        const long long a = (long long)keys[slot];
+        const int ac[3] = {(int)(a % nc0), (int)((a / nc0) % nc1), (int)(a / ((long long)nc0 * nc1))};
+        const int nc[3] = {nc0, nc1, nc2};
+        const double rc2 = p[FF_EWR_P_RC2], r2co = p[FF_EWR_P_R2CO];
+        // Deferred evaluation: each lane first advances, across its stencil entries, to its
+        // next pair within r_c (the cheap distance tests run divergently), then the lanes of a
+        // warp evaluate their pairs together, so the polynomial runs with (nearly) all lanes
+        // busy instead of with the ~30 % whose current candidate passes. Per lane the pairs are
+        // visited in the same order as by a plain loop (entries s, s + kpa, …; j ascending).
+        int s = prt - kpa;
+        unsigned j = 0, j1 = 0;
+        bool self = false;
+        double xs = 0.0, ys = 0.0, zs = 0.0;
+        for (;;) {
+            bool found = false;
+            double dx = 0.0, dy = 0.0, dz = 0.0, r2 = 0.0, qj = 0.0;
+            for (;;) {
+                if (j >= j1) {
+                    s += kpa;
+                    if (s >= nst || ff_ewr_stopped(flag)) break;
+                    int img[3], bc[3];
+                    self = true;
+                    for (int d = 0; d < 3; ++d) {
+                        const int o = stencil[3 * s + d];
+                        self = self && o == 0;
+                        const int c = ac[d] + o;
+                        img[d] = c >= 0 ? c / nc[d] : -((-c + nc[d] - 1) / nc[d]);
+                        bc[d] = c - img[d] * nc[d];
+                    }
+                    const size_t b = (size_t)bc[0] + (size_t)nc0 * ((size_t)bc[1] + (size_t)nc1 * bc[2]);
+                    j = start[b];
+                    j1 = start[b + 1];
+                    if (j == j1) continue;
+                    xs = xi0 - (img[0] * p[FF_EWR_P_AX] + img[1] * p[FF_EWR_P_BX] + img[2] * p[FF_EWR_P_CX]);
+                    ys = yi0 - (img[1] * p[FF_EWR_P_BY] + img[2] * p[FF_EWR_P_CY]);
+                    zs = zi0 - img[2] * p[FF_EWR_P_CZ];
+                    const double* bb = bbox + 6 * b;
+                    const double ex = fmax(fmax(bb[0] - xs, xs - bb[3]), 0.0);
+                    const double ey = fmax(fmax(bb[1] - ys, ys - bb[4]), 0.0);
+                    const double ez = fmax(fmax(bb[2] - zs, zs - bb[5]), 0.0);
+                    if (ex * ex + ey * ey + ez * ez >= rc2) j = j1;
+                    continue;
+                }
+                const unsigned jj = j++;
+                if (self && jj == (unsigned)slot) continue;
+                const double* pj = pos + 4 * (size_t)jj;
+                dx = xs - pj[0];
+                dy = ys - pj[1];
+                dz = zs - pj[2];
+                r2 = dx * dx + dy * dy + dz * dz;
+                if (r2 <= r2co) {
+                    const unsigned oj = perm[jj];
+                    if (!ff_ewr_excluded(oi, oj, xptr, xlist, nxa)) {
+                        const unsigned lo = oi < oj ? oi : oj, hi = oi < oj ? oj : oi;
+                        atomicMin(flag, ((unsigned long long)lo << 32) | hi);
+                    }
+                    continue;
+                }
+                if (r2 < rc2) {
+                    qj = pj[3];
+                    found = true;
+                    break;
+                }
+            }
+            if (!found) break;
+            double pot, fs;
+            ff_ewr_pair(r2, p, g, h, ncoef, exact, pot, fs);
+            acc[0] += qj * pot;
+            if (want_field) {
+                const double t = qj * fs;
+                acc[1] += t * dx;
+                acc[2] += t * dy;
+                acc[3] += t * dz;
+            }
+            if (want_virial) {
+                const double c = qi * qj * fs;
+                w[0] += c * dx * dx;
+                w[1] += c * dx * dy;
+                w[2] += c * dx * dz;
+                w[3] += c * dy * dy;
+                w[4] += c * dy * dz;
+                w[5] += c * dz * dz;
+            }
+        }
+        // exclusion corrections of atom i (its share of its list)
+        if ((int)oi < nxa) {
+            const double xi = p[FF_EWR_P_XI], c2 = p[FF_EWR_P_C2];
+            const double* si = sfrac + 3 * (size_t)oi;
+            for (unsigned k = xptr[oi] + prt; k < xptr[oi + 1]; k += kpa) {
+                const unsigned oj = xlist[k];
+                const double* sj = sfrac + 3 * (size_t)oj;
+                double ds[3];
+                for (int d = 0; d < 3; ++d) {
+                    const double v = si[d] - sj[d];
+                    ds[d] = v - round(v);
+                }
+                double dv[3];
+                ff_ewr_cart(p, ds[0], ds[1], ds[2], dv);
+                double r2 = dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2];
+                if (p[FF_EWR_P_TRI] != 0.0) {
+                    for (int m = 0; m < 27; ++m) {
+                        double c[3];
+                        ff_ewr_cart(p, ds[0] + (double)(m % 3 - 1), ds[1] + (double)((m / 3) % 3 - 1), ds[2] + (double)(m / 9 - 1), c);
+                        const double cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+                        if (cc < r2) {
+                            r2 = cc;
+                            dv[0] = c[0];
+                            dv[1] = c[1];
+                            dv[2] = c[2];
+                        }
+                    }
+                }
+                double pot = 0.0, fs = 0.0;
+                if (r2 < rc2 && r2 > r2co) ff_ewr_pair(r2, p, g, h, ncoef, exact, pot, fs);
+                const double r = sqrt(r2);
+                const double x = xi * r;
+                if (x < 1e-4) {
+                    pot += c2 * (1.0 - x * x / 3.0);
+                    fs += 4.0 * xi * xi * xi / (3.0 * 1.7724538509055160273) * (1.0 - 0.6 * x * x);
+                } else {
+                    const double p2 = erf(x) / r;
+                    pot += p2;
+                    fs += (p2 - c2 * exp(-x * x)) / r2;
+                }
+                const double qj = q[oj];
+                acc[0] -= qj * pot;
+                if (want_field) {
+                    acc[1] -= qj * fs * dv[0];
+                    acc[2] -= qj * fs * dv[1];
+                    acc[3] -= qj * fs * dv[2];
+                }
+                if (want_virial) {
+                    const double c = qi * qj * fs;
+                    w[0] -= c * dv[0] * dv[0];
+                    w[1] -= c * dv[0] * dv[1];
+                    w[2] -= c * dv[0] * dv[2];
+                    w[3] -= c * dv[1] * dv[1];
+                    w[4] -= c * dv[1] * dv[2];
+                    w[5] -= c * dv[2] * dv[2];
+                }
+            }
+        }
+    }
+    const double en = qi * acc[0];
+    // sum the kpa parts of the atom (adjacent lanes; every thread of the block takes part)
+    for (int off = 1; off < kpa; off *= 2)
+        for (int d = 0; d < 4; ++d) acc[d] += __shfl_xor_sync(FF_EWR_FULL_MASK, acc[d], off, kpa);
+    if (slot < n && prt == 0) {
+        out[slot] = acc[0];
+        if (want_field) {
+            out[(size_t)n + slot] = acc[1];
+            out[2 * (size_t)n + slot] = acc[2];
+            out[3 * (size_t)n + slot] = acc[3];
+        }
+    }
+    const double tot_e = ff_ewr_block_sum(en, red);
+    if (threadIdx.x == 0) part[7 * (size_t)blockIdx.x] = tot_e;
+    if (want_virial) {
+        for (int k = 0; k < 6; ++k) {
+            const double t = ff_ewr_block_sum(w[k], red);
+            if (threadIdx.x == 0) part[7 * (size_t)blockIdx.x + 1 + k] = t;
+        }
+    } else if (threadIdx.x == 0) {
+        for (int k = 0; k < 6; ++k) part[7 * (size_t)blockIdx.x + 1 + k] = 0.0;
+    }
+}
+FF_REGISTER(ff_ewr_pairs)
+
+// One block of FF_EWR_BLOCK threads: out[0] = the coincidence flag, out[1..4] = bad[0..3],
+// out[4 + k] = the bits of Σ_blocks part[7 · block + k] (k < 7).
+FF_EXTERN_C __global__ void ff_ewr_finish(int nparts, const double* part, const unsigned long long* flag,
+                                          const unsigned* bad, unsigned long long* out) {
+    __shared__ double red[FF_EWR_BLOCK];
+    for (int k = 0; k < 7; ++k) {
+        double acc = 0.0;
+        for (int j = threadIdx.x; j < nparts; j += blockDim.x) acc += part[7 * (size_t)j + k];
+        const double t = ff_ewr_block_sum(acc, red);
+        if (threadIdx.x == 0) out[4 + k] = (unsigned long long)__double_as_longlong(t);
+    }
+    if (threadIdx.x == 0) {
+        out[0] = *flag;
+        for (int k = 0; k < 3; ++k) out[1 + k] = bad[k];
+    }
+}
+FF_REGISTER(ff_ewr_finish)
+
+// One thread per sorted slot: phi[i] += φ, field[3i + d] += E_d for atom i = perm[slot] (a null
+// output is skipped).
+FF_EXTERN_C __global__ void ff_ewr_scatter(int n, const unsigned* perm, const double* out, double* phi, double* field) {
+    const int slot = (int)ff_ewr_gid();
+    if (slot >= n) return;
+    const size_t i = perm[slot];
+    if (phi != nullptr) phi[i] += out[slot];
+    if (field != nullptr)
+        for (int d = 0; d < 3; ++d) field[3 * i + d] += out[(size_t)(1 + d) * n + slot];
+}
+FF_REGISTER(ff_ewr_scatter)
