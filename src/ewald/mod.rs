@@ -67,7 +67,7 @@
 pub mod box_;
 mod direct;
 mod erfc;
-mod influence;
+pub(crate) mod influence;
 mod pair_kernel;
 pub mod params;
 mod real_space;
@@ -245,6 +245,8 @@ pub struct EwaldPlan {
     kspace: KSpace,
     /// Excluded pairs, keys `min << 32 | max`, sorted, without duplicates.
     excl: Vec<u64>,
+    /// Parts evaluated by `execute` (all unless changed by [`EwaldPlan::set_parts`]).
+    parts: EwaldParts,
     qs: Vec<f64>,
     s: Vec<[f64; 3]>,
     r: Vec<[f64; 3]>,
@@ -268,7 +270,8 @@ fn build_kspace(method: Method, bx: &PeriodicBox, c: &Chosen, opts: &EwaldOpts, 
     })
 }
 
-fn erfc_accuracy(tol: f64) -> f64 {
+/// Accuracy of the real-space `erfc` approximation for the tolerance `tol` in use.
+pub(crate) fn erfc_accuracy(tol: f64) -> f64 {
     (0.01 * tol).clamp(1e-14, 1e-6)
 }
 
@@ -296,6 +299,65 @@ fn make_params(method: Method, bx: &PeriodicBox, c: &Chosen, e: i32, tol_used: f
     }
 }
 
+/// What a plan decides before it allocates anything, shared by [`EwaldPlan`] and the GPU plan
+/// (`crate::gpu::ewald`), so that both backends use the same rule and the same parameters.
+pub(crate) struct Setup {
+    /// Tolerance in use (the request raised to [`params::min_tol`] if below it).
+    pub tol_used: f64,
+    /// The cell as the caller gave it.
+    pub user_box: PeriodicBox,
+    /// The internal length unit is `2^scale_e` (module docs).
+    pub scale_e: i32,
+    /// The cell in internal units.
+    pub bx: PeriodicBox,
+    /// The parameters in internal units.
+    pub chosen: Chosen,
+    /// The parameters in the caller's units.
+    pub params: EwaldParams,
+}
+
+/// Validates the arguments of [`EwaldPlan::new`] and chooses the parameters (errors there).
+pub(crate) fn setup(method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opts: &EwaldOpts) -> Result<Setup> {
+    if !(tol > 0.0 && tol < 1.0) {
+        return Err(Error::Tol(format!("tol = {tol:e}; the Ewald accuracy must satisfy 0 < tol < 1")));
+    }
+    if n_max == 0 || n_max >= u32::MAX as usize {
+        return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
+    }
+    let (tol_used, warnings) = if tol < params::min_tol(method) { (params::min_tol(method), WARN_TOL_CLAMPED) } else { (tol, 0) };
+    let user_box = PeriodicBox::new(cell)?;
+    let scale_e = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+    let bx = internal_box(cell, scale_e)?;
+    EwaldPlan::check_rc(&opts.overrides, &bx, scale_e)?;
+    let ov = internal_overrides(&opts.overrides, scale_e)?;
+    let chosen = params::choose(method, &bx, n_max, tol_used, &ov)?;
+    let warnings = warn_bits(&chosen, tol_used, warnings);
+    let params = make_params(method, &bx, &chosen, scale_e, tol_used, warnings);
+    Ok(Setup { tol_used, user_box, scale_e, bx, chosen, params })
+}
+
+/// Which parts of the sum [`EwaldPlan::execute_with`] evaluates (all by default): a diagnostic
+/// hook for comparing one part with another implementation of it (the GPU parts are checked
+/// against these on the emulator). The real-space part includes the exclusion corrections and
+/// the coincidence check; the self/background part is the self term and, for a net charge,
+/// the neutralising background (module docs).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EwaldParts {
+    /// Real-space sum and exclusions.
+    pub real: bool,
+    /// k-space part.
+    pub kspace: bool,
+    /// Self and background terms.
+    pub self_bg: bool,
+}
+
+impl Default for EwaldParts {
+    fn default() -> Self {
+        EwaldParts { real: true, kspace: true, self_bg: true }
+    }
+}
+
 impl EwaldPlan {
     /// Makes a plan for up to `n_max` charges in the cell `cell` (`cell[3*i + j]` = component
     /// `j` of lattice vector `i`, lower-triangular) with relative RMS force accuracy `tol`.
@@ -306,24 +368,11 @@ impl EwaldPlan {
     /// [`params`], an override not representable at the cell's scale), [`Error::Alloc`],
     /// [`Error::Fft`]. The cost is bounded by the problem size (no unbounded search).
     pub fn new(method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opts: &EwaldOpts) -> Result<Self> {
-        if !(tol > 0.0 && tol < 1.0) {
-            return Err(Error::Tol(format!("tol = {tol:e}; the Ewald accuracy must satisfy 0 < tol < 1")));
-        }
-        if n_max == 0 || n_max >= u32::MAX as usize {
-            return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
-        }
-        let (tol_used, warnings) = if tol < params::min_tol(method) { (params::min_tol(method), WARN_TOL_CLAMPED) } else { (tol, 0) };
-        let user_box = PeriodicBox::new(cell)?;
-        let scale_e = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
-        let bx = internal_box(cell, scale_e)?;
-        Self::check_rc(&opts.overrides, &bx, scale_e)?;
-        let ov = internal_overrides(&opts.overrides, scale_e)?;
+        let Setup { tol_used, user_box, scale_e, bx, chosen, params } = setup(method, cell, n_max, tol, opts)?;
+        let warnings = params.warnings;
         let threads = Threads::new(opts.nthreads)?;
-        let chosen = params::choose(method, &bx, n_max, tol_used, &ov)?;
-        let warnings = warn_bits(&chosen, tol_used, warnings);
         let real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(tol_used), method == Method::Direct);
         let kspace = build_kspace(method, &bx, &chosen, opts, threads.count())?;
-        let params = make_params(method, &bx, &chosen, scale_e, tol_used, warnings);
         if opts.debug > 0 {
             eprintln!(
                 "[farfield ewald] {method:?} n_max {n_max} tol {tol:e}{}: xi {:e} rc {:e} grid {:?} order {} eta {:.4} kc {:e} \
@@ -347,6 +396,7 @@ impl EwaldPlan {
             real,
             kspace,
             excl: Vec::new(),
+            parts: EwaldParts::default(),
             qs: Vec::new(),
             s: Vec::new(),
             r: Vec::new(),
@@ -464,6 +514,13 @@ impl EwaldPlan {
         Ok(())
     }
 
+    /// Diagnostic hook: evaluate only the given parts of the sum from now on (the default is all
+    /// of them); see [`EwaldParts`].
+    #[doc(hidden)]
+    pub fn set_parts(&mut self, parts: EwaldParts) {
+        self.parts = parts;
+    }
+
     /// Number of distinct excluded pairs.
     pub fn n_exclusions(&self) -> usize {
         self.excl.len()
@@ -563,34 +620,46 @@ impl EwaldPlan {
         try_resize(&mut self.f_k, fl, 0.0, "k-space fields")?;
         let q = &self.qs[..];
         let t0 = Instant::now();
-        let mut vir_r = self.real.compute(
-            &self.bx,
-            &self.s,
-            &self.r,
-            q,
-            &self.threads,
-            &mut self.phi_r,
-            if want_field { Some(&mut self.f_r[..]) } else { None },
-            virial,
-            &self.excl,
-        )?;
-        if !self.excl.is_empty() {
-            self.real.exclusions(
+        let mut vir_r = [0.0; 6];
+        if self.parts.real {
+            vir_r = self.real.compute(
                 &self.bx,
                 &self.s,
+                &self.r,
                 q,
-                &self.excl,
+                &self.threads,
                 &mut self.phi_r,
                 if want_field { Some(&mut self.f_r[..]) } else { None },
-                Some(&mut vir_r),
-            );
+                virial,
+                &self.excl,
+            )?;
+            if !self.excl.is_empty() {
+                self.real.exclusions(
+                    &self.bx,
+                    &self.s,
+                    q,
+                    &self.excl,
+                    &mut self.phi_r,
+                    if want_field { Some(&mut self.f_r[..]) } else { None },
+                    Some(&mut vir_r),
+                );
+            }
+        } else {
+            self.phi_r.fill(0.0);
+            self.f_r.fill(0.0);
         }
         let t1 = Instant::now();
         let fk = if want_field { Some(&mut self.f_k[..]) } else { None };
-        let vir_k = match &mut self.kspace {
-            KSpace::Spectral(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
-            KSpace::Spme(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
-            KSpace::Direct(d) => d.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
+        let vir_k = if self.parts.kspace {
+            match &mut self.kspace {
+                KSpace::Spectral(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
+                KSpace::Spme(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
+                KSpace::Direct(d) => d.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
+            }
+        } else {
+            self.phi_k.fill(0.0);
+            self.f_k.fill(0.0);
+            [0.0; 6]
         };
         let t2 = Instant::now();
         self.params.real_s = (t1 - t0).as_secs_f64();
@@ -599,8 +668,9 @@ impl EwaldPlan {
         let xi = self.chosen.xi;
         let qtot: f64 = q.iter().sum();
         let v = self.bx.volume;
-        let c_self = 2.0 * xi / std::f64::consts::PI.sqrt();
-        let phi_bg = -std::f64::consts::PI * qtot / (v * xi * xi);
+        let sb = if self.parts.self_bg { 1.0 } else { 0.0 };
+        let c_self = sb * 2.0 * xi / std::f64::consts::PI.sqrt();
+        let phi_bg = -sb * std::f64::consts::PI * qtot / (v * xi * xi);
         let u_bg = 0.5 * qtot * phi_bg;
         let mut u = 0.0;
         for i in 0..n {
