@@ -336,6 +336,38 @@ pub(crate) fn setup(method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opt
     Ok(Setup { tol_used, user_box, scale_e, bx, chosen, params })
 }
 
+/// What a cell change does to a plan (the rule of [`EwaldPlan::set_box`], shared with the GPU
+/// plan).
+pub(crate) enum NewBox {
+    /// Same parameters and internal unit: only the influence function changes (`eta`: the
+    /// spectral Ewald shape in the new cell).
+    Keep { bx: PeriodicBox, user_box: PeriodicBox, eta: f64 },
+    /// New parameters (caller overrides kept).
+    Replan(Setup),
+}
+
+/// The rule of [`EwaldPlan::set_box`] for a plan with internal unit `2^scale_e`, parameters
+/// `chosen` (internal units) and `params` (caller's units, tolerance and warnings in use).
+/// Errors as [`EwaldPlan::set_box`].
+pub(crate) fn new_box(
+    method: Method, cell: &[f64; 9], n_max: usize, opts: &EwaldOpts, scale_e: i32, chosen: &Chosen, params: &EwaldParams,
+) -> Result<NewBox> {
+    let user_box = PeriodicBox::new(cell)?;
+    let e_new = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+    let e = if (e_new - scale_e).abs() <= 8 { scale_e } else { e_new };
+    let bx = internal_box(cell, e)?;
+    EwaldPlan::check_rc(&opts.overrides, &bx, e)?;
+    let ov = internal_overrides(&opts.overrides, e)?;
+    let (tol_used, clamped) = (params.tol_used, params.warnings & WARN_TOL_CLAMPED);
+    if e == scale_e && params::still_accurate(method, &bx, n_max, tol_used, chosen) {
+        let eta = make_params(method, &bx, chosen, e, tol_used, 0).eta;
+        return Ok(NewBox::Keep { bx, user_box, eta });
+    }
+    let chosen = params::choose(method, &bx, n_max, tol_used, &ov)?;
+    let params = make_params(method, &bx, &chosen, e, tol_used, warn_bits(&chosen, tol_used, clamped));
+    Ok(NewBox::Replan(Setup { tol_used, user_box, scale_e: e, bx, chosen, params }))
+}
+
 /// Which parts of the sum [`EwaldPlan::execute_with`] evaluates (all by default): a diagnostic
 /// hook for comparing one part with another implementation of it (the GPU parts are checked
 /// against these on the emulator). The real-space part includes the exclusion corrections and
@@ -447,33 +479,29 @@ impl EwaldPlan {
     /// the plan re-planned). Errors as [`EwaldPlan::new`] (e.g. a fixed cutoff above half the
     /// new smallest height); on error the plan is unchanged.
     pub fn set_box(&mut self, cell: &[f64; 9]) -> Result<()> {
-        let user_box = PeriodicBox::new(cell)?;
-        let e_new = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
-        let e = if (e_new - self.scale_e).abs() <= 8 { self.scale_e } else { e_new };
-        let bx = internal_box(cell, e)?;
-        Self::check_rc(&self.opts.overrides, &bx, e)?;
-        let ov = internal_overrides(&self.opts.overrides, e)?;
-        let (tol_used, clamped) = (self.params.tol_used, self.params.warnings & WARN_TOL_CLAMPED);
-        if e == self.scale_e && params::still_accurate(self.method, &bx, self.n_max, self.tol, &self.chosen) {
-            match &mut self.kspace {
-                KSpace::Spectral(s) => s.set_box(&bx)?,
-                KSpace::Spme(s) => s.set_box(&bx)?,
-                KSpace::Direct(d) => d.set_box(&bx)?,
+        match new_box(self.method, cell, self.n_max, &self.opts, self.scale_e, &self.chosen, &self.params)? {
+            NewBox::Keep { bx, user_box, eta } => {
+                match &mut self.kspace {
+                    KSpace::Spectral(s) => s.set_box(&bx)?,
+                    KSpace::Spme(s) => s.set_box(&bx)?,
+                    KSpace::Direct(d) => d.set_box(&bx)?,
+                }
+                self.params.eta = eta;
+                self.bx = bx;
+                self.user_box = user_box;
+                return Ok(());
             }
-            self.params.eta = make_params(self.method, &bx, &self.chosen, e, tol_used, 0).eta;
-            self.bx = bx;
-            self.user_box = user_box;
-            return Ok(());
+            NewBox::Replan(Setup { tol_used: _, user_box, scale_e, bx, chosen, params }) => {
+                let kspace = build_kspace(self.method, &bx, &chosen, &self.opts, self.threads.count())?;
+                self.real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(self.tol), self.method == Method::Direct);
+                self.kspace = kspace;
+                self.params = params;
+                self.chosen = chosen;
+                self.bx = bx;
+                self.user_box = user_box;
+                self.scale_e = scale_e;
+            }
         }
-        let chosen = params::choose(self.method, &bx, self.n_max, self.tol, &ov)?;
-        let kspace = build_kspace(self.method, &bx, &chosen, &self.opts, self.threads.count())?;
-        self.real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(self.tol), self.method == Method::Direct);
-        self.kspace = kspace;
-        self.params = make_params(self.method, &bx, &chosen, e, tol_used, warn_bits(&chosen, tol_used, clamped));
-        self.chosen = chosen;
-        self.bx = bx;
-        self.user_box = user_box;
-        self.scale_e = e;
         if self.opts.debug > 0 {
             eprintln!("[farfield ewald] set_box re-planned: {:?}", self.params);
         }

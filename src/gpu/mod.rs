@@ -15,6 +15,9 @@
 //!   [`crate::nufft::params`]; its CUDA executor is chosen by `crate::dispatch`;
 //! * [`type3`]: GPU NUFFT type 3 (pre-phase, spreading on the type-3 fine grid, the GPU type 2,
 //!   deconvolution), its host set-up shared with the CPU type 3 ([`crate::nufft::type3`]);
+//! * [`ewald`]: periodic electrostatics on the device: the k-space part of SPME and spectral
+//!   Ewald ([`ewald::kspace`]) and the plan that combines the parts ([`ewald::GpuEwaldPlan`]),
+//!   with the parameters of the CPU path [`crate::ewald`];
 //! * [`fmm`]: the CUDA FMM (tree, P2M/M2M/M2L/L2L/L2P/P2P, periodic lattice operator) on the
 //!   conventions of the CPU FMM [`crate::fmm`];
 //! * [`types`]: by-value kernel argument structs, and [`types::ff_kernel`], the one function
@@ -35,6 +38,7 @@
 pub mod check;
 pub mod cuda;
 pub mod device;
+pub mod ewald;
 pub mod fmm;
 pub mod nufft;
 pub mod runtime;
@@ -49,4 +53,5 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("fmm_tree.cu", include_str!("kernels/fmm_tree.cu")),
     ("fmm_ops.cu", include_str!("kernels/fmm_ops.cu")),
     ("fmm_m2l.cu", include_str!("kernels/fmm_m2l.cu")),
+    ("ewald_kspace.cu", include_str!("kernels/ewald_kspace.cu")),
 ];
