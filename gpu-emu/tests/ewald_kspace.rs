@@ -207,10 +207,16 @@ fn bad_input() {
         other => panic!("{other:?}"),
     }
     q[3] = 0.25;
-    // a position whose fractional coordinate overflows
-    xyz[0] = 1e308;
-    xyz[1] = -1e308;
-    assert!(matches!(run(&mut g, 8, &xyz, &q, &mut pb), Err(Error::Range(_)) | Err(Error::NonFinite(_))));
+    // a position whose fractional coordinate overflows (cell edges of 0.5: s = 2x)
+    let half = [0.5, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.5];
+    let mut h = GpuEwaldPlan::<f64, EmuDevice>::new(dev.clone(), method, &half, 8, 1e-6, &opts(method), GpuSpreadOpts::default()).unwrap();
+    xyz[3 * 2] = 1e308;
+    match run(&mut h, 8, &xyz, &q, &mut pb) {
+        Err(Error::Range(m)) => assert!(m.contains("charge 2"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    let mut c = EwaldPlan::new(method, &half, 8, 1e-6, &opts(method)).unwrap();
+    assert!(matches!(c.execute(&xyz, &q, None, None, false), Err(Error::Range(_))));
     // the real-space part is not on the device yet; the direct sum has no device path
     let (xyz, q) = system(8, &ORTHO, 0.0, 1);
     let xb = upload_new(&dev, &xyz).unwrap();
