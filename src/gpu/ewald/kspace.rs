@@ -15,9 +15,9 @@
 //!    GROUP; chosen by [`crate::gpu::spread::select_method`] unless fixed in the options);
 //! 3. forward c2c FFT ([`FftDevice`]: cuFFT, or FFTW on the emulator);
 //! 4. multiplication by the influence function `θ(m) = (4π/V) e^{−k²/4ξ²}/k² / Π_d C_d(m_d)`
-//!    (`crate::ewald::influence`, with SPME's `C_d = |b_d(m_d)|⁻²`-denominator and spectral
-//!    Ewald's `C_d = ψ̂_d(m_d)²` — the B-spline and Gaussian deconvolution), computed on the host
-//!    once per cell by the CPU code and kept on the device; the k-space virial
+//!    (`crate::ewald::influence`; the B-spline deconvolution of SPME, `C_d = 1/|b_d(m_d)|²` with
+//!    Essmann's `b_d`, and the Gaussian one of spectral Ewald, `C_d = ψ̂_d(m_d)²`), computed on
+//!    the host by the CPU code once per cell and kept on the device; the k-space virial
 //!    `Σ_m ½θ|B|² [δ − 2(1/(4ξ²) + 1/k²) k ⊗ k]` is reduced in the same pass (f64 partial
 //!    sums per block, added in a fixed order);
 //! 5. inverse FFT and interpolation at the charges, as the CPU path:

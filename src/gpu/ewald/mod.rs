@@ -20,7 +20,8 @@ pub mod kspace;
 // `pub struct GpuRealSpace<D: Device>` (`new(dev, xi, rc, erfc_acc, exact)`,
 // `set_exclusions(&mut self, pairs)`, `compute(&mut self, bx, n, xyz, q, phi, field, virial)`,
 // which adds its φ and field into the f64 device buffers and returns its energy and virial).
-// Declare it here: `pub mod real_space;`
+// Declare it here: `pub mod real_space;`, and give `GpuEwaldPlan` a `set_exclusions(&mut self,
+// pairs: &[[i64; 2]]) -> Result<()>` that forwards to it (the CPU plan's exclusion semantics).
 
 pub use kspace::{GpuKspace, KspaceResult};
 
