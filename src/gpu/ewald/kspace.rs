@@ -11,8 +11,10 @@
 //!    (triclinic cells need nothing special) → spreader coordinates `2π(s_d − sh_d)`, with the
 //!    shift `sh_d = p/(2K_d)` of SPME's centred B-spline of order `p` (0 for spectral Ewald);
 //!    charges → complex strengths `(q, 0)`; non-finite input is reported by index;
-//! 2. spreading of the charges with [`GpuSpreader`] (the seed-002 methods GM, GM-sort, SM, CSR,
-//!    GROUP; chosen by [`crate::gpu::spread::select_method`] unless fixed in the options);
+//! 2. spreading of the charges with [`GpuSpreader`] (GM, GM-sort, SM, CSR single mesh, GROUP
+//!    mesh: the particle-mesh spreading methods of Guo, Liu, Xu, Du & Chow, Procedia Comput.
+//!    Sci. 51 (2015) 120, and cuFINUFFT's subproblems; chosen by
+//!    [`crate::gpu::spread::select_method`] unless fixed in the options);
 //! 3. forward c2c FFT ([`FftDevice`]: cuFFT, or FFTW on the emulator);
 //! 4. multiplication by the influence function `θ(m) = (4π/V) e^{−k²/4ξ²}/k² / Π_d C_d(m_d)`
 //!    (`crate::ewald::influence`; the B-spline deconvolution of SPME, `C_d = 1/|b_d(m_d)|²` with
