@@ -17,7 +17,7 @@
 
 pub mod kspace;
 
-// REAL SPACE (issue 15, part B): `src/gpu/ewald/real_space.rs` with
+// REAL SPACE (issue 15, part B): a module `real_space` (file real_space.rs beside this one) with
 // `pub struct GpuRealSpace<D: Device>` (`new(dev, xi, rc, erfc_acc, exact)`,
 // `set_exclusions(&mut self, pairs)`, `compute(&mut self, bx, n, xyz, q, phi, field, virial)`,
 // which adds its φ and field into the f64 device buffers and returns its energy and virial).
