@@ -175,6 +175,9 @@ fn set_box_follows_the_cpu_rule() {
         let rc = c.execute(&xyz, &q, Some(&mut phi), None, true).unwrap();
         assert!((rg.energy - rc.energy).abs() <= 1e-12 * rc.energy.abs(), "{} vs {}", rg.energy, rc.energy);
         assert!(rel_rms(&download_vec::<_, f64>(&dev, &pb, 19).unwrap(), &phi) <= 1e-11);
+        // energy and virial without output buffers (the plan's own scratch)
+        let r0 = g.execute_parts(19, &xb, &qb, None, None, true, KSPACE).unwrap();
+        assert!((r0.energy - rg.energy).abs() <= 1e-14 * rg.energy.abs() && r0.virial == rg.virial);
     }
 }
 
@@ -191,6 +194,9 @@ fn bad_input() {
         g.execute_parts(n, &xb, &qb, Some(pb), None, false, KSPACE)
     };
     assert!(run(&mut g, 8, &xyz, &q, &mut pb).is_ok());
+    // no charges: zeros
+    let r = run(&mut g, 0, &xyz, &q, &mut pb).unwrap();
+    assert_eq!((r.energy, r.virial), (0.0, [0.0; 9]));
     // more charges than n_max; buffers shorter than n
     assert!(matches!(run(&mut g, 9, &xyz, &q, &mut pb), Err(Error::NPoints(_))));
     assert!(matches!(run(&mut g, 8, &xyz[..21], &q, &mut pb), Err(Error::InvalidArg(_))));

@@ -235,8 +235,8 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
     /// (one download of 72 bytes). Errors: [`Error::NPoints`] (`n > n_max`),
     /// [`Error::InvalidArg`] (a buffer too small), [`Error::NonFinite`] (naming the first
     /// non-finite position or charge), [`Error::Range`] (a position too far outside the cell
-    /// for its fractional coordinates to be represented), device errors; the outputs are then
-    /// unspecified.
+    /// for its fractional coordinates to be represented) — all reported before any output is
+    /// written —, and device errors, after which the outputs are unspecified.
     pub fn execute(
         &mut self, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>, virial: bool,
     ) -> Result<KspaceResult> {
