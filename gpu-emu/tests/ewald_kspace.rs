@@ -125,6 +125,28 @@ fn every_spreading_method() {
 }
 
 #[test]
+fn spme_orders() {
+    // 4, 5, 6 and 8 have their own gather code; 3 and 7 take the general loop
+    let (xyz, q) = system(17, &TRICLINIC, 0.5, 13);
+    for order in [3, 4, 5, 7, 8] {
+        let o = EwaldOpts { overrides: Overrides { order, ..opts(Method::Spme).overrides }, ..opts(Method::Spme) };
+        let mut cp = EwaldPlan::new(Method::Spme, &TRICLINIC, 17, 1e-6, &o).unwrap();
+        cp.set_parts(KSPACE);
+        let (mut phi, mut field) = (vec![0.0; 17], vec![0.0; 51]);
+        let r = cp.execute(&xyz, &q, Some(&mut phi), Some(&mut field), true).unwrap();
+        let c = Out { phi, field, energy: r.energy, virial: r.virial };
+        let dev = EmuDevice::default();
+        let mut gp = GpuEwaldPlan::<f64, EmuDevice>::new(dev.clone(), Method::Spme, &TRICLINIC, 17, 1e-6, &o, GpuSpreadOpts::default()).unwrap();
+        assert_eq!(gp.params().order, order);
+        let (xb, qb) = (upload_new(&dev, &xyz).unwrap(), upload_new(&dev, &q).unwrap());
+        let (mut pb, mut fb) = (dev.alloc(8 * 17).unwrap(), dev.alloc(24 * 17).unwrap());
+        let r = gp.execute_parts(17, &xb, &qb, Some(&mut pb), Some(&mut fb), true, KSPACE).unwrap();
+        let g = Out { phi: download_vec(&dev, &pb, 17).unwrap(), field: download_vec(&dev, &fb, 51).unwrap(), energy: r.energy, virial: r.virial };
+        compare(&format!("SPME order {order}"), &g, &c, 1e-12, 1e-11);
+    }
+}
+
+#[test]
 fn self_and_background_terms() {
     let parts = EwaldParts { real: false, kspace: true, self_bg: true };
     for method in [Method::Spme, Method::Spectral] {

@@ -212,15 +212,17 @@ __device__ __forceinline__ int ff_ew_wrap(int i, int n) { return i < 0 ? i + n :
 // interp_grad_real), from the spreader's folded grid coordinates g ∈ [0, K_d): weights
 // ψ(l − g) = M_n(l − g + n/2) at l = ceil(g − n/2) + j; the field is E_a = −Σ_d ∂φ/∂g_d K_d a*_d,a.
 // Overwrites phi[i] and, when field is not NULL, field[3i + a]. Accumulation in double.
-template <typename T>
-__device__ void ff_ew_spme_gather(int n, int nf0, int nf1, int nf2, int order, const T* gx, const T* gy, const T* gz,
+// P > 0: the order is the constant P (loops unrolled, weights in registers); P = 0: any order.
+template <typename T, int P>
+__device__ void ff_ew_spme_gather(int n, int nf0, int nf1, int nf2, int order_rt, const T* gx, const T* gy, const T* gz,
                                   const T* grid, const double* rb, double* phi, double* field) {
+    const int order = P > 0 ? P : order_rt;
     const int stride = gridDim.x * blockDim.x;
     const int nf[3] = {nf0, nf1, nf2};
     const T half = (T)(0.5 * order);
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const T g[3] = {gx[i], gy[i], gz[i]};
-        T v[3][FF_EW_MAXORD], dv[3][FF_EW_MAXORD];
+        T v[3][P > 0 ? P : FF_EW_MAXORD], dv[3][P > 0 ? P : FF_EW_MAXORD];
         int i0[3];
         for (int d = 0; d < 3; ++d) {
             const T start = ff_ew_ceil(g[d] - half);
@@ -257,6 +259,19 @@ __device__ void ff_ew_spme_gather(int n, int nf0, int nf1, int nf2, int order, c
     }
 }
 
+// The common SPME orders with the order a constant, others by the general loop.
+template <typename T>
+__device__ void ff_ew_spme_gather_any(int n, int nf0, int nf1, int nf2, int order, const T* gx, const T* gy, const T* gz,
+                                      const T* grid, const double* rb, double* phi, double* field) {
+    switch (order) {
+        case 4: ff_ew_spme_gather<T, 4>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field); break;
+        case 5: ff_ew_spme_gather<T, 5>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field); break;
+        case 6: ff_ew_spme_gather<T, 6>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field); break;
+        case 8: ff_ew_spme_gather<T, 8>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field); break;
+        default: ff_ew_spme_gather<T, 0>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field); break;
+    }
+}
+
 // Spectral Ewald: potentials and fields from the interpolated values (vals[0..n): φ + iE_x,
 // vals[n..2n): E_y + iE_z; interleaved complex T). Overwrites phi and, when not NULL, field.
 template <typename T>
@@ -288,7 +303,7 @@ __device__ void ff_ew_spectral_out(int n, const T* vals, double* phi, double* fi
     FF_EXTERN_C __global__ void ff_ewald_spme_gather_##S(int n, int nf0, int nf1, int nf2, int order, const T* gx, \
                                                          const T* gy, const T* gz, const T* grid, const double* rb, \
                                                          double* phi, double* field) {                             \
-        ff_ew_spme_gather<T>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field);                           \
+        ff_ew_spme_gather_any<T>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field);                           \
     }                                                                                                              \
     FF_REGISTER(ff_ewald_spme_gather_##S)                                                                          \
     FF_EXTERN_C __global__ void ff_ewald_spectral_out_##S(int n, const T* vals, double* phi, double* field) {      \
