@@ -218,9 +218,12 @@ fn set_box_follows_the_cpu_rule() {
         let rc = c.execute(&xyz, &q, Some(&mut phi), None, true).unwrap();
         assert!((rg.energy - rc.energy).abs() <= 1e-12 * rc.energy.abs(), "{} vs {}", rg.energy, rc.energy);
         assert!(rel_rms(&download_vec::<_, f64>(&dev, &pb, 19).unwrap(), &phi) <= 1e-11);
-        // energy and virial without output buffers (the plan's own scratch)
+        // energy and virial without output buffers (the plan's own scratch); equal up to the
+        // order of the spreader's atomic additions
         let r0 = g.execute_parts(19, &xb, &qb, None, None, true, KSPACE).unwrap();
-        assert!((r0.energy - rg.energy).abs() <= 1e-14 * rg.energy.abs() && r0.virial == rg.virial);
+        let wn = rg.virial.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        assert!((r0.energy - rg.energy).abs() <= 1e-13 * rg.energy.abs(), "{} vs {}", r0.energy, rg.energy);
+        assert!(r0.virial.iter().zip(&rg.virial).all(|(a, b)| (a - b).abs() <= 1e-13 * wn));
     }
 }
 
