@@ -186,5 +186,6 @@ int ff_emu_launch(const char* name, const unsigned grid[3], const unsigned block
 #include "../../src/gpu/kernels/fmm_ops.cu"
 #include "../../src/gpu/kernels/fmm_m2l.cu"
 #include "../../src/gpu/kernels/ewald_real.cu"
+#include "../../src/gpu/kernels/ewald_kspace.cu"
 // Harness self-test kernels.
 #include "selftest.cu"

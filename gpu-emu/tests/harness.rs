@@ -122,6 +122,15 @@ fn every_library_kernel_is_in_the_emulator() {
     for k in ["wrap", "cell_start", "gather", "cell_bounds", "pairs", "finish", "scatter"] {
         names.push(format!("ff_ewr_{k}"));
     }
+    // Ewald k-space (ewald_kspace.cu)
+    for t in ["f32", "f64"] {
+        for k in ["prep", "scale", "spme_gather", "spectral_out"] {
+            names.push(format!("ff_ewald_{k}_{t}"));
+        }
+    }
+    for k in ["charge_sums", "sum_partials", "self_bg"] {
+        names.push(format!("ff_ewald_{k}"));
+    }
     for n in &names {
         assert!(has_kernel(n), "{n} missing");
     }

@@ -16,6 +16,30 @@
 
 use super::box_::PeriodicBox;
 use crate::error::{try_zeroed_vec, Result};
+use crate::kernel::bspline::BSplineParams;
+use crate::kernel::Kernel;
+
+/// SPME's `C_d` at every FFT index of each axis of the grid `nf`: Essmann's `1/|b_d(m)|²`
+/// (eq. 4.7–4.8) for cardinal B-splines of order `order`.
+pub(crate) fn spme_corr(nf: [usize; 3], order: usize) -> [Vec<f64>; 3] {
+    let p = BSplineParams { order };
+    [0, 1, 2].map(|d| p.euler_denominator(nf[d]))
+}
+
+/// Spectral Ewald's `C_d = ψ̂_d(m)²` at every FFT index of each axis of the grid `nf`, for the
+/// window `kernel` (the truncated Gaussian).
+pub(crate) fn spectral_corr(nf: [usize; 3], kernel: &Kernel) -> [Vec<f64>; 3] {
+    [0, 1, 2].map(|d| {
+        let n = nf[d];
+        let fs = kernel.fourier_series(n, n / 2);
+        (0..n)
+            .map(|i| {
+                let m = if 2 * i <= n { i } else { n - i };
+                fs[m] * fs[m]
+            })
+            .collect()
+    })
+}
 
 /// The integer mode of FFT index `i` on an axis of `n` points (`None` on the Nyquist index).
 #[inline(always)]

@@ -67,7 +67,7 @@
 pub mod box_;
 mod direct;
 mod erfc;
-mod influence;
+pub(crate) mod influence;
 pub(crate) mod pair_kernel;
 pub mod params;
 pub(crate) mod real_space;
@@ -247,6 +247,8 @@ pub struct EwaldPlan {
     kspace: KSpace,
     /// Excluded pairs, keys `min << 32 | max`, sorted, without duplicates.
     excl: Vec<u64>,
+    /// Parts evaluated by `execute` (all unless changed by [`EwaldPlan::set_parts`]).
+    parts: EwaldParts,
     qs: Vec<f64>,
     s: Vec<[f64; 3]>,
     r: Vec<[f64; 3]>,
@@ -270,7 +272,8 @@ fn build_kspace(method: Method, bx: &PeriodicBox, c: &Chosen, opts: &EwaldOpts, 
     })
 }
 
-fn erfc_accuracy(tol: f64) -> f64 {
+/// Accuracy of the real-space `erfc` approximation for the tolerance `tol` in use.
+pub(crate) fn erfc_accuracy(tol: f64) -> f64 {
     (0.01 * tol).clamp(1e-14, 1e-6)
 }
 
@@ -343,6 +346,97 @@ pub(crate) fn check_exclusions(excl: &[u64], n: usize) -> Result<()> {
     Ok(())
 }
 
+/// What a plan decides before it allocates anything, shared by [`EwaldPlan`] and the GPU plan
+/// (`crate::gpu::ewald`), so that both backends use the same rule and the same parameters.
+pub(crate) struct Setup {
+    /// Tolerance in use (the request raised to [`params::min_tol`] if below it).
+    pub tol_used: f64,
+    /// The cell as the caller gave it.
+    pub user_box: PeriodicBox,
+    /// The internal length unit is `2^scale_e` (module docs).
+    pub scale_e: i32,
+    /// The cell in internal units.
+    pub bx: PeriodicBox,
+    /// The parameters in internal units.
+    pub chosen: Chosen,
+    /// The parameters in the caller's units.
+    pub params: EwaldParams,
+}
+
+/// Validates the arguments of [`EwaldPlan::new`] and chooses the parameters (errors there).
+pub(crate) fn setup(method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opts: &EwaldOpts) -> Result<Setup> {
+    if !(tol > 0.0 && tol < 1.0) {
+        return Err(Error::Tol(format!("tol = {tol:e}; the Ewald accuracy must satisfy 0 < tol < 1")));
+    }
+    if n_max == 0 || n_max >= u32::MAX as usize {
+        return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
+    }
+    let (tol_used, warnings) = if tol < params::min_tol(method) { (params::min_tol(method), WARN_TOL_CLAMPED) } else { (tol, 0) };
+    let user_box = PeriodicBox::new(cell)?;
+    let scale_e = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+    let bx = internal_box(cell, scale_e)?;
+    EwaldPlan::check_rc(&opts.overrides, &bx, scale_e)?;
+    let ov = internal_overrides(&opts.overrides, scale_e)?;
+    let chosen = params::choose(method, &bx, n_max, tol_used, &ov)?;
+    let warnings = warn_bits(&chosen, tol_used, warnings);
+    let params = make_params(method, &bx, &chosen, scale_e, tol_used, warnings);
+    Ok(Setup { tol_used, user_box, scale_e, bx, chosen, params })
+}
+
+/// What a cell change does to a plan (the rule of [`EwaldPlan::set_box`], shared with the GPU
+/// plan).
+pub(crate) enum NewBox {
+    /// Same parameters and internal unit: only the influence function changes (`eta`: the
+    /// spectral Ewald shape in the new cell).
+    Keep { bx: PeriodicBox, user_box: PeriodicBox, eta: f64 },
+    /// New parameters (caller overrides kept).
+    Replan(Setup),
+}
+
+/// The rule of [`EwaldPlan::set_box`] for a plan with internal unit `2^scale_e`, parameters
+/// `chosen` (internal units) and `params` (caller's units, tolerance and warnings in use).
+/// Errors as [`EwaldPlan::set_box`].
+pub(crate) fn new_box(
+    method: Method, cell: &[f64; 9], n_max: usize, opts: &EwaldOpts, scale_e: i32, chosen: &Chosen, params: &EwaldParams,
+) -> Result<NewBox> {
+    let user_box = PeriodicBox::new(cell)?;
+    let e_new = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+    let e = if (e_new - scale_e).abs() <= 8 { scale_e } else { e_new };
+    let bx = internal_box(cell, e)?;
+    EwaldPlan::check_rc(&opts.overrides, &bx, e)?;
+    let ov = internal_overrides(&opts.overrides, e)?;
+    let (tol_used, clamped) = (params.tol_used, params.warnings & WARN_TOL_CLAMPED);
+    if e == scale_e && params::still_accurate(method, &bx, n_max, tol_used, chosen) {
+        let eta = make_params(method, &bx, chosen, e, tol_used, 0).eta;
+        return Ok(NewBox::Keep { bx, user_box, eta });
+    }
+    let chosen = params::choose(method, &bx, n_max, tol_used, &ov)?;
+    let params = make_params(method, &bx, &chosen, e, tol_used, warn_bits(&chosen, tol_used, clamped));
+    Ok(NewBox::Replan(Setup { tol_used, user_box, scale_e: e, bx, chosen, params }))
+}
+
+/// Which parts of the sum [`EwaldPlan::execute_with`] evaluates (all by default): a diagnostic
+/// hook for comparing one part with another implementation of it (the GPU parts are checked
+/// against these on the emulator). The real-space part includes the exclusion corrections and
+/// the coincidence check; the self/background part is the self term and, for a net charge,
+/// the neutralising background (module docs).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EwaldParts {
+    /// Real-space sum and exclusions.
+    pub real: bool,
+    /// k-space part.
+    pub kspace: bool,
+    /// Self and background terms.
+    pub self_bg: bool,
+}
+
+impl Default for EwaldParts {
+    fn default() -> Self {
+        EwaldParts { real: true, kspace: true, self_bg: true }
+    }
+}
+
 impl EwaldPlan {
     /// Makes a plan for up to `n_max` charges in the cell `cell` (`cell[3*i + j]` = component
     /// `j` of lattice vector `i`, lower-triangular) with relative RMS force accuracy `tol`.
@@ -353,24 +447,11 @@ impl EwaldPlan {
     /// [`params`], an override not representable at the cell's scale), [`Error::Alloc`],
     /// [`Error::Fft`]. The cost is bounded by the problem size (no unbounded search).
     pub fn new(method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opts: &EwaldOpts) -> Result<Self> {
-        if !(tol > 0.0 && tol < 1.0) {
-            return Err(Error::Tol(format!("tol = {tol:e}; the Ewald accuracy must satisfy 0 < tol < 1")));
-        }
-        if n_max == 0 || n_max >= u32::MAX as usize {
-            return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
-        }
-        let (tol_used, warnings) = if tol < params::min_tol(method) { (params::min_tol(method), WARN_TOL_CLAMPED) } else { (tol, 0) };
-        let user_box = PeriodicBox::new(cell)?;
-        let scale_e = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
-        let bx = internal_box(cell, scale_e)?;
-        Self::check_rc(&opts.overrides, &bx, scale_e)?;
-        let ov = internal_overrides(&opts.overrides, scale_e)?;
+        let Setup { tol_used, user_box, scale_e, bx, chosen, params } = setup(method, cell, n_max, tol, opts)?;
+        let warnings = params.warnings;
         let threads = Threads::new(opts.nthreads)?;
-        let chosen = params::choose(method, &bx, n_max, tol_used, &ov)?;
-        let warnings = warn_bits(&chosen, tol_used, warnings);
         let real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(tol_used), method == Method::Direct);
         let kspace = build_kspace(method, &bx, &chosen, opts, threads.count())?;
-        let params = make_params(method, &bx, &chosen, scale_e, tol_used, warnings);
         if opts.debug > 0 {
             eprintln!(
                 "[farfield ewald] {method:?} n_max {n_max} tol {tol:e}{}: xi {:e} rc {:e} grid {:?} order {} eta {:.4} kc {:e} \
@@ -394,6 +475,7 @@ impl EwaldPlan {
             real,
             kspace,
             excl: Vec::new(),
+            parts: EwaldParts::default(),
             qs: Vec::new(),
             s: Vec::new(),
             r: Vec::new(),
@@ -444,33 +526,29 @@ impl EwaldPlan {
     /// the plan re-planned). Errors as [`EwaldPlan::new`] (e.g. a fixed cutoff above half the
     /// new smallest height); on error the plan is unchanged.
     pub fn set_box(&mut self, cell: &[f64; 9]) -> Result<()> {
-        let user_box = PeriodicBox::new(cell)?;
-        let e_new = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
-        let e = if (e_new - self.scale_e).abs() <= 8 { self.scale_e } else { e_new };
-        let bx = internal_box(cell, e)?;
-        Self::check_rc(&self.opts.overrides, &bx, e)?;
-        let ov = internal_overrides(&self.opts.overrides, e)?;
-        let (tol_used, clamped) = (self.params.tol_used, self.params.warnings & WARN_TOL_CLAMPED);
-        if e == self.scale_e && params::still_accurate(self.method, &bx, self.n_max, self.tol, &self.chosen) {
-            match &mut self.kspace {
-                KSpace::Spectral(s) => s.set_box(&bx)?,
-                KSpace::Spme(s) => s.set_box(&bx)?,
-                KSpace::Direct(d) => d.set_box(&bx)?,
+        match new_box(self.method, cell, self.n_max, &self.opts, self.scale_e, &self.chosen, &self.params)? {
+            NewBox::Keep { bx, user_box, eta } => {
+                match &mut self.kspace {
+                    KSpace::Spectral(s) => s.set_box(&bx)?,
+                    KSpace::Spme(s) => s.set_box(&bx)?,
+                    KSpace::Direct(d) => d.set_box(&bx)?,
+                }
+                self.params.eta = eta;
+                self.bx = bx;
+                self.user_box = user_box;
+                return Ok(());
             }
-            self.params.eta = make_params(self.method, &bx, &self.chosen, e, tol_used, 0).eta;
-            self.bx = bx;
-            self.user_box = user_box;
-            return Ok(());
+            NewBox::Replan(Setup { tol_used: _, user_box, scale_e, bx, chosen, params }) => {
+                let kspace = build_kspace(self.method, &bx, &chosen, &self.opts, self.threads.count())?;
+                self.real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(self.tol), self.method == Method::Direct);
+                self.kspace = kspace;
+                self.params = params;
+                self.chosen = chosen;
+                self.bx = bx;
+                self.user_box = user_box;
+                self.scale_e = scale_e;
+            }
         }
-        let chosen = params::choose(self.method, &bx, self.n_max, self.tol, &ov)?;
-        let kspace = build_kspace(self.method, &bx, &chosen, &self.opts, self.threads.count())?;
-        self.real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(self.tol), self.method == Method::Direct);
-        self.kspace = kspace;
-        self.params = make_params(self.method, &bx, &chosen, e, tol_used, warn_bits(&chosen, tol_used, clamped));
-        self.chosen = chosen;
-        self.bx = bx;
-        self.user_box = user_box;
-        self.scale_e = e;
         if self.opts.debug > 0 {
             eprintln!("[farfield ewald] set_box re-planned: {:?}", self.params);
         }
@@ -486,6 +564,13 @@ impl EwaldPlan {
     pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
         self.excl = exclusion_keys(pairs, self.n_max)?;
         Ok(())
+    }
+
+    /// Diagnostic hook: evaluate only the given parts of the sum from now on (the default is all
+    /// of them); see [`EwaldParts`].
+    #[doc(hidden)]
+    pub fn set_parts(&mut self, parts: EwaldParts) {
+        self.parts = parts;
     }
 
     /// Number of distinct excluded pairs.
@@ -581,34 +666,46 @@ impl EwaldPlan {
         try_resize(&mut self.f_k, fl, 0.0, "k-space fields")?;
         let q = &self.qs[..];
         let t0 = Instant::now();
-        let mut vir_r = self.real.compute(
-            &self.bx,
-            &self.s,
-            &self.r,
-            q,
-            &self.threads,
-            &mut self.phi_r,
-            if want_field { Some(&mut self.f_r[..]) } else { None },
-            virial,
-            &self.excl,
-        )?;
-        if !self.excl.is_empty() {
-            self.real.exclusions(
+        let mut vir_r = [0.0; 6];
+        if self.parts.real {
+            vir_r = self.real.compute(
                 &self.bx,
                 &self.s,
+                &self.r,
                 q,
-                &self.excl,
+                &self.threads,
                 &mut self.phi_r,
                 if want_field { Some(&mut self.f_r[..]) } else { None },
-                Some(&mut vir_r),
-            );
+                virial,
+                &self.excl,
+            )?;
+            if !self.excl.is_empty() {
+                self.real.exclusions(
+                    &self.bx,
+                    &self.s,
+                    q,
+                    &self.excl,
+                    &mut self.phi_r,
+                    if want_field { Some(&mut self.f_r[..]) } else { None },
+                    Some(&mut vir_r),
+                );
+            }
+        } else {
+            self.phi_r.fill(0.0);
+            self.f_r.fill(0.0);
         }
         let t1 = Instant::now();
         let fk = if want_field { Some(&mut self.f_k[..]) } else { None };
-        let vir_k = match &mut self.kspace {
-            KSpace::Spectral(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
-            KSpace::Spme(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
-            KSpace::Direct(d) => d.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
+        let vir_k = if self.parts.kspace {
+            match &mut self.kspace {
+                KSpace::Spectral(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
+                KSpace::Spme(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
+                KSpace::Direct(d) => d.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
+            }
+        } else {
+            self.phi_k.fill(0.0);
+            self.f_k.fill(0.0);
+            [0.0; 6]
         };
         let t2 = Instant::now();
         self.params.real_s = (t1 - t0).as_secs_f64();
@@ -617,8 +714,9 @@ impl EwaldPlan {
         let xi = self.chosen.xi;
         let qtot: f64 = q.iter().sum();
         let v = self.bx.volume;
-        let c_self = 2.0 * xi / std::f64::consts::PI.sqrt();
-        let phi_bg = -std::f64::consts::PI * qtot / (v * xi * xi);
+        let sb = if self.parts.self_bg { 1.0 } else { 0.0 };
+        let c_self = sb * 2.0 * xi / std::f64::consts::PI.sqrt();
+        let phi_bg = -sb * std::f64::consts::PI * qtot / (v * xi * xi);
         let u_bg = 0.5 * qtot * phi_bg;
         let mut u = 0.0;
         for i in 0..n {

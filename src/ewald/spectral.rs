@@ -17,7 +17,7 @@
 //! forward FFT, two inverse FFTs, one spread and two interpolations.
 
 use super::box_::PeriodicBox;
-use super::influence::{add_virial, influence, mode_of};
+use super::influence::{add_virial, influence, mode_of, spectral_corr};
 use crate::error::{try_grow, try_resize, Result};
 use crate::fft::{AlignedVec, FftPlan, Sign};
 use crate::kernel::gaussian::GaussParams;
@@ -75,14 +75,7 @@ impl Spectral {
     /// Recomputes the influence function for a new cell (same grid). Errors:
     /// [`crate::Error::Alloc`] (the state is then unchanged).
     pub fn set_box(&mut self, bx: &PeriodicBox) -> Result<()> {
-        let corr: [Vec<f64>; 3] = [0, 1, 2].map(|d| {
-            let n = self.nf[d];
-            let fs = self.kernel.fourier_series(n, n / 2);
-            (0..n).map(|i| {
-                let m = if 2 * i <= n { i } else { n - i };
-                fs[m] * fs[m]
-            }).collect()
-        });
+        let corr = spectral_corr(self.nf, &self.kernel);
         self.theta = influence(bx, self.xi, self.nf, self.nf[0], &corr)?;
         Ok(())
     }

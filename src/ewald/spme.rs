@@ -12,7 +12,7 @@
 //! FFT (half the cost of a complex one).
 
 use super::box_::PeriodicBox;
-use super::influence::{add_virial, influence, mode_of};
+use super::influence::{add_virial, influence, mode_of, spme_corr};
 use crate::error::{try_grow, try_resize, Result};
 use crate::fft::{half_len, AlignedVec, FftPlan};
 use crate::kernel::bspline::BSplineParams;
@@ -64,8 +64,7 @@ impl Spme {
     /// Recomputes the influence function for a new cell (same grid). Errors:
     /// [`crate::Error::Alloc`] (the state is then unchanged).
     pub fn set_box(&mut self, bx: &PeriodicBox) -> Result<()> {
-        let p = BSplineParams { order: self.order };
-        let corr: [Vec<f64>; 3] = [0, 1, 2].map(|d| p.euler_denominator(self.nf[d]));
+        let corr = spme_corr(self.nf, self.order);
         self.theta = influence(bx, self.xi, self.nf, self.nf[0] / 2 + 1, &corr)?;
         Ok(())
     }

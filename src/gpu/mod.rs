@@ -15,7 +15,10 @@
 //!   [`crate::nufft::params`]; its CUDA executor is chosen by `crate::dispatch`;
 //! * [`type3`]: GPU NUFFT type 3 (pre-phase, spreading on the type-3 fine grid, the GPU type 2,
 //!   deconvolution), its host set-up shared with the CPU type 3 ([`crate::nufft::type3`]);
-//! * [`ewald`]: Ewald electrostatics on the device (the real-space pass by device cell lists);
+//! * [`ewald`]: periodic electrostatics on the device: the k-space part of SPME and spectral
+//!   Ewald ([`ewald::kspace`]), the real-space pass by device cell lists ([`ewald::real_space`])
+//!   and the plan that combines the parts ([`ewald::GpuEwaldPlan`]), with the parameters of the
+//!   CPU path [`crate::ewald`];
 //! * [`fmm`]: the CUDA FMM (tree, P2M/M2M/M2L/L2L/L2P/P2P, periodic lattice operator) on the
 //!   conventions of the CPU FMM [`crate::fmm`];
 //! * [`types`]: by-value kernel argument structs, and [`types::ff_kernel`], the one function
@@ -52,4 +55,5 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("fmm_ops.cu", include_str!("kernels/fmm_ops.cu")),
     ("fmm_m2l.cu", include_str!("kernels/fmm_m2l.cu")),
     ("ewald_real.cu", include_str!("kernels/ewald_real.cu")),
+    ("ewald_kspace.cu", include_str!("kernels/ewald_kspace.cu")),
 ];

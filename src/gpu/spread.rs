@@ -419,6 +419,14 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         self.pts.as_ref().map(|p| (p.cu, p.cu_interp))
     }
 
+    /// The current points' folded grid coordinates, one device buffer of M values of precision
+    /// `T` per used axis (`g ∈ [0, nf_d)`, the caller's point order), for kernels that gather
+    /// with their own weights (the SPME gradient interpolation of [`super::ewald`]); `None`
+    /// before `setpts`.
+    pub(crate) fn folded_coords(&self) -> Option<&[D::Buf]> {
+        self.pts.as_ref().map(|p| &p.g[..])
+    }
+
     /// Number of points set (0 before `setpts`).
     pub fn num_points(&self) -> usize {
         self.pts.as_ref().map_or(0, |p| p.m)

@@ -1,3 +1,204 @@
-//! Ewald electrostatics on the device (issue 15): the real-space pass ([`real_space`]).
+//! Periodic electrostatics on the device (issue 15): smooth particle-mesh Ewald (Essmann et al.,
+//! J. Chem. Phys. 103 (1995) 8577) and spectral Ewald (Lindbo & Tornberg, J. Comput. Phys. 230
+//! (2011) 8744) with the GPU particle-mesh spreading methods of [`crate::gpu::spread`] (Guo et
+//! al., Procedia Comput. Sci. 51 (2015) 120), written against
+//! the [`FftDevice`] trait so that the whole path runs on the CUDA-on-CPU emulator in CI.
+//!
+//! * [`kspace`]: the k-space part ([`GpuKspace`]);
+//! * [`real_space`]: the real-space pass by device cell lists ([`real_space::GpuRealSpace`]);
+//! * [`GpuEwaldPlan`]: the plan a caller uses — parameters from the CPU rule
+//!   (`crate::ewald::setup`, the same `ξ`, `r_c`, grid, order/support and `τ` as
+//!   [`crate::ewald::EwaldPlan`] for the same cell, `n_max`, tolerance and options), the k-space
+//!   part, the real-space part, and the self and background terms.
+//!
+//! What is computed, units and conventions: as [`crate::ewald`] (potentials `φ_i = ∂U/∂q_i`,
+//! fields `E = −∇φ`, energy `U = ½ Σ q_i φ_i`, virial `W = −∂U/∂ε`, tin-foil boundary
+//! conditions, the neutralising background for a net charge; no Coulomb constant). Positions
+//! `xyz[3i + d]`, charges, potentials and fields `field[3i + d]` are `f64` device buffers.
 
+pub mod kspace;
 pub mod real_space;
+pub use kspace::{GpuKspace, KspaceResult};
+
+use crate::error::{Error, Result};
+use crate::ewald::params::Chosen;
+use crate::ewald::{erfc_accuracy, new_box, setup, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Method, NewBox, PeriodicBox, Setup};
+use crate::gpu::device::{Arg, FftDevice};
+use crate::gpu::spread::GpuSpreadOpts;
+use crate::gpu::types::GpuReal;
+use kspace::{ew_blocks, EW_BLOCK, SUM_Q};
+use real_space::GpuRealSpace;
+
+/// An Ewald plan on device `D` (module docs), grids and FFT in precision `T` (`f64`; `f32` for
+/// mixed precision, with `f64` interpolation sums, potentials, fields and reductions).
+pub struct GpuEwaldPlan<T: GpuReal, D: FftDevice> {
+    dev: D,
+    method: Method,
+    n_max: usize,
+    opts: EwaldOpts,
+    sopts: GpuSpreadOpts,
+    /// The internal length unit of the CPU rule (`2^scale_e`), kept for [`Self::set_box`].
+    scale_e: i32,
+    chosen: Chosen,
+    params: EwaldParams,
+    user_box: PeriodicBox,
+    kspace: GpuKspace<T, D>,
+    real: GpuRealSpace<D>,
+    /// The excluded pairs as given to [`Self::set_exclusions`] (kept for a re-plan).
+    exclusions: Vec<[i64; 2]>,
+}
+
+impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
+    /// Makes a plan for up to `n_max` charges in the cell `cell` (`cell[3i + j]` = component
+    /// `j` of lattice vector `i`, lower-triangular) with relative RMS force accuracy `tol`,
+    /// the parameters chosen by the CPU rule ([`crate::ewald::EwaldPlan::new`]: overrides in
+    /// `opts.overrides`; `opts.nthreads` and `opts.fftw_flags` do not apply) and the spreader
+    /// options `sopts` ([`GpuKspace::new`]). Errors: those of
+    /// [`crate::ewald::EwaldPlan::new`], [`Error::NotSupported`] for [`Method::Direct`], and
+    /// those of [`GpuKspace::new`] (device allocation → [`Error::Alloc`]).
+    pub fn new(dev: D, method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opts: &EwaldOpts, sopts: GpuSpreadOpts) -> Result<Self> {
+        if method == Method::Direct {
+            return Err(Error::NotSupported("the direct Ewald sum has no device path (use SPME or spectral Ewald)".into()));
+        }
+        let Setup { user_box, scale_e, chosen, params, .. } = setup(method, cell, n_max, tol, opts)?;
+        let kspace = GpuKspace::new(dev.clone(), method, cell, &params, n_max, sopts)?;
+        let real = GpuRealSpace::new(dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
+        if opts.debug > 0 {
+            eprintln!(
+                "[farfield ewald gpu] {method:?} on {}: n_max {n_max} xi {:e} rc {:e} grid {:?} order {} tau {:.4} spreading {:?}",
+                dev.name(), params.xi, params.rc, params.grid, params.order, params.tau, sopts.method
+            );
+        }
+        Ok(GpuEwaldPlan { dev, method, n_max, opts: *opts, sopts, scale_e, chosen, params, user_box, kspace, real, exclusions: Vec::new() })
+    }
+
+    /// The method.
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// Largest number of charges per call.
+    pub fn n_max(&self) -> usize {
+        self.n_max
+    }
+
+    /// The cell (as the caller gave it).
+    pub fn cell(&self) -> &PeriodicBox {
+        &self.user_box
+    }
+
+    /// Parameters in use (the same as the CPU plan's for the same arguments; timings are not
+    /// filled in).
+    pub fn params(&self) -> &EwaldParams {
+        &self.params
+    }
+
+    /// The k-space part.
+    pub fn kspace(&self) -> &GpuKspace<T, D> {
+        &self.kspace
+    }
+
+    /// Sets the excluded pairs (replacing earlier ones), with the CPU plan's semantics
+    /// ([`crate::ewald::EwaldPlan::set_exclusions`]: indices in `0 … n_max − 1`, unordered,
+    /// duplicates once; the full `1/r` of each pair is removed).
+    /// Errors: [`Error::InvalidArg`], [`Error::Alloc`]; on error the plan keeps its old list.
+    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
+        crate::ewald::exclusion_keys(pairs, self.n_max)?;
+        let mut kept = crate::error::try_vec(pairs.len(), "exclusion list")?;
+        kept.extend_from_slice(pairs);
+        self.real.set_exclusions(pairs)?;
+        self.exclusions = kept;
+        Ok(())
+    }
+
+    /// Changes the cell by the CPU rule ([`crate::ewald::EwaldPlan::set_box`]): the parameters
+    /// are kept while the estimated error stays within 1.5× the target (only the influence
+    /// function is recomputed), else new ones are chosen and the k-space part is rebuilt.
+    /// Errors as [`crate::ewald::EwaldPlan::set_box`] and [`GpuKspace::new`]; on error the plan
+    /// is unchanged.
+    pub fn set_box(&mut self, cell: &[f64; 9]) -> Result<()> {
+        match new_box(self.method, cell, self.n_max, &self.opts, self.scale_e, &self.chosen, &self.params)? {
+            NewBox::Keep { user_box, eta, .. } => {
+                self.kspace.set_box(cell)?;
+                self.params.eta = eta;
+                self.user_box = user_box;
+            }
+            NewBox::Replan(Setup { user_box, scale_e, chosen, params, .. }) => {
+                let kspace = GpuKspace::new(self.dev.clone(), self.method, cell, &params, self.n_max, self.sopts)?;
+                let mut real = GpuRealSpace::new(self.dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
+                real.set_exclusions(&self.exclusions)?;
+                self.kspace = kspace;
+                self.real = real;
+                self.scale_e = scale_e;
+                self.chosen = chosen;
+                self.params = params;
+                self.user_box = user_box;
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates all parts: potentials (`phi`, n f64), fields (`field`, 3n f64), energy and (if
+    /// `virial`) the virial for `n ≤ n_max` charges at `xyz` (3n f64) with charges `q` (n f64),
+    /// all device buffers of this device; `phi` and `field` are overwritten. Same as
+    /// [`Self::execute_parts`] with every part.
+    pub fn execute(
+        &mut self, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>, virial: bool,
+    ) -> Result<EwaldResult> {
+        self.execute_parts(n, xyz, q, phi, field, virial, EwaldParts::default())
+    }
+
+    /// Evaluates the chosen parts of the sum ([`EwaldParts`]; a diagnostic hook, as
+    /// [`crate::ewald::EwaldPlan::set_parts`] on the CPU): the k-space part writes `phi` and
+    /// `field` (zeros when it is not chosen), the real-space part adds to them, the self and
+    /// background terms add `−2ξ/√π q_i − πQ/(Vξ²)` to `phi` (on the device, the net charge `Q`
+    /// read there). The energy is `U_k + U_real − ξ/√π Σq² − πQ²/(2Vξ²)` for the chosen parts,
+    /// the virial `W_k + W_real − πQ²/(2Vξ²) δ`. Errors: those of [`GpuKspace::execute`] and
+    /// [`GpuRealSpace::compute`] (e.g. coincident charges that are not excluded:
+    /// [`Error::InvalidArg`]; `phi` and `field` may then hold the k-space part only).
+    #[allow(clippy::too_many_arguments)]
+    pub fn execute_parts(
+        &mut self, n: usize, xyz: &D::Buf, q: &D::Buf, mut phi: Option<&mut D::Buf>, mut field: Option<&mut D::Buf>, virial: bool,
+        parts: EwaldParts,
+    ) -> Result<EwaldResult> {
+        // the k-space part always runs: it also reduces Σq and Σq² for the self and
+        // background terms; without it the outputs are zeroed
+        let k = self.kspace.execute(n, xyz, q, phi.as_deref_mut(), field.as_deref_mut(), virial)?;
+        let (mut u, mut w) = if parts.kspace { (k.energy, k.virial) } else { (0.0, [0.0; 9]) };
+        if !parts.kspace {
+            if let Some(p) = phi.as_deref_mut() {
+                self.dev.zero(p)?;
+            }
+            if let Some(f) = field.as_deref_mut() {
+                self.dev.zero(f)?;
+            }
+        }
+        if parts.real {
+            let (u_r, w_r) = self.real.compute(&self.user_box, n, xyz, q, phi.as_deref_mut(), field.as_deref_mut(), virial)?;
+            u += u_r;
+            for (a, b) in w.iter_mut().zip(w_r) {
+                *a += b;
+            }
+        }
+        if parts.self_bg {
+            let xi = self.params.xi;
+            let pi = std::f64::consts::PI;
+            let c_self = 2.0 * xi / pi.sqrt();
+            let bg = -pi / (self.user_box.volume * xi * xi);
+            let u_bg = 0.5 * bg * k.q_sum * k.q_sum;
+            u += -0.5 * c_self * k.q2_sum + u_bg;
+            if virial {
+                for d in 0..3 {
+                    w[4 * d] += u_bg;
+                }
+            }
+            if let Some(p) = phi.as_deref_mut() {
+                self.dev.launch("ff_ewald_self_bg", ew_blocks(n), EW_BLOCK, 0, &[
+                    Arg::I32(n as i32), Arg::Buf(q), Arg::F64(c_self), Arg::F64(bg), Arg::Buf(self.kspace.sums()), Arg::I32(SUM_Q),
+                    Arg::Buf(&*p),
+                ])?;
+            }
+        }
+        Ok(EwaldResult { energy: u, virial: w })
+    }
+}

@@ -1,0 +1,107 @@
+//! The device Ewald k-space part (`farfield::gpu::ewald`) on a CUDA device against the CPU
+//! plan's k-space part on the same parameters: SPME and spectral Ewald, a triclinic cell, a
+//! net-charged random system, every spreading method; f64 to rounding (≤ 1e-11), f32 grids to
+//! ≤ 1e-5. Prints the time per evaluation. Skipped (passes) without a CUDA device; the
+//! emulator tests (`gpu-emu/tests/ewald_kspace.rs`) run the same host path everywhere.
+
+use farfield::ewald::{EwaldOpts, EwaldParts, EwaldPlan, Method};
+use farfield::gpu::cuda::CudaDevice;
+use farfield::gpu::device::{download_vec, upload_new, Device};
+use farfield::gpu::ewald::GpuEwaldPlan;
+use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts};
+use farfield::gpu::types::GpuReal;
+use rand::{Rng, SeedableRng};
+use std::time::Instant;
+
+const KSPACE: EwaldParts = EwaldParts { real: false, kspace: true, self_bg: false };
+
+fn rel_rms(a: &[f64], b: &[f64]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let den: f64 = b.iter().map(|y| y * y).sum();
+    (num / den).sqrt()
+}
+
+fn device() -> Option<CudaDevice> {
+    match farfield::gpu::runtime::discover() {
+        Ok(d) if !d.is_empty() => Some(CudaDevice::new(0).expect("CUDA device 0")),
+        other => {
+            eprintln!("gpu_ewald: skipped, no CUDA device ({other:?})");
+            None
+        }
+    }
+}
+
+/// `n` charges at water-like density (100 per unit volume) in a triclinic cell, net charge 3.
+fn system(n: usize) -> ([f64; 9], Vec<f64>, Vec<f64>) {
+    let l = (n as f64 / 100.0).cbrt();
+    let cell = [l, 0.0, 0.0, 0.1 * l, 0.95 * l, 0.0, -0.05 * l, 0.1 * l, 1.05 * l];
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(n as u64);
+    let mut xyz = vec![0.0; 3 * n];
+    for i in 0..n {
+        let s: [f64; 3] = [0, 1, 2].map(|_| rng.gen_range(-0.5..1.5));
+        for a in 0..3 {
+            xyz[3 * i + a] = (0..3).map(|d| s[d] * cell[3 * d + a]).sum();
+        }
+    }
+    let mut q: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+    let mean = q.iter().sum::<f64>() / n as f64;
+    q.iter_mut().for_each(|v| *v += 3.0 / n as f64 - mean);
+    (cell, xyz, q)
+}
+
+fn run<T: GpuReal>(dev: &CudaDevice, method: Method, cell: &[f64; 9], xyz: &[f64], q: &[f64], tol: f64, sopts: GpuSpreadOpts,
+                   cpu: &(Vec<f64>, Vec<f64>, f64, [f64; 9]), reps: usize) -> (f64, f64, f64, f64, Option<GpuMethod>) {
+    let n = q.len();
+    let mut plan = GpuEwaldPlan::<T, CudaDevice>::new(dev.clone(), method, cell, n, tol, &EwaldOpts::default(), sopts).unwrap();
+    let xb = upload_new(dev, xyz).unwrap();
+    let qb = upload_new(dev, q).unwrap();
+    let mut pb = dev.alloc(8 * n).unwrap();
+    let mut fb = dev.alloc(24 * n).unwrap();
+    let mut r = plan.execute_parts(n, &xb, &qb, Some(&mut pb), Some(&mut fb), true, KSPACE).unwrap();
+    let mut times = Vec::new();
+    for _ in 0..reps {
+        let t = Instant::now();
+        r = plan.execute_parts(n, &xb, &qb, Some(&mut pb), Some(&mut fb), true, KSPACE).unwrap();
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    let phi: Vec<f64> = download_vec(dev, &pb, n).unwrap();
+    let field: Vec<f64> = download_vec(dev, &fb, 3 * n).unwrap();
+    let e = (r.energy - cpu.2).abs() / cpu.2.abs();
+    let wn: f64 = cpu.3.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let w = r.virial.iter().zip(&cpu.3).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt() / wn;
+    let f = rel_rms(&field, &cpu.1).max(rel_rms(&phi, &cpu.0));
+    let med = if times.is_empty() { f64::NAN } else { times[times.len() / 2] };
+    (e.max(w), f, med, r.energy, plan.kspace().spreader().method())
+}
+
+#[test]
+fn cuda_kspace_equals_cpu() {
+    let Some(dev) = device() else { return };
+    eprintln!("gpu_ewald on {}", dev.name());
+    for (n, reps) in [(3000usize, 3usize), (23558, 20)] {
+        let (cell, xyz, q) = system(n);
+        for method in [Method::Spme, Method::Spectral] {
+            let tol = 1e-5;
+            let mut cp = EwaldPlan::new(method, &cell, n, tol, &EwaldOpts::default()).unwrap();
+            cp.set_parts(KSPACE);
+            let (mut phi, mut field) = (vec![0.0; n], vec![0.0; 3 * n]);
+            let t = Instant::now();
+            let r = cp.execute(&xyz, &q, Some(&mut phi), Some(&mut field), true).unwrap();
+            let cpu_s = t.elapsed().as_secs_f64();
+            let p = cp.params();
+            eprintln!("n {n} {method:?}: grid {:?} order {} tau {:.3} xi {:.4}; CPU k-space {:.2} ms", p.grid, p.order, p.tau, p.xi, 1e3 * cpu_s);
+            let cpu = (phi, field, r.energy, r.virial);
+            let methods: Vec<Option<GpuMethod>> = if n <= 3000 { GpuMethod::all().into_iter().map(Some).collect() } else { vec![None] };
+            for gm in methods {
+                let sopts = GpuSpreadOpts { method: gm, ..GpuSpreadOpts::default() };
+                let (ew, ef, ms, _, used) = run::<f64>(&dev, method, &cell, &xyz, &q, tol, sopts, &cpu, reps);
+                eprintln!("  f64 {used:?}: energy/virial {ew:.1e}, phi/field {ef:.1e}, {:.3} ms per k-space evaluation", 1e3 * ms);
+                assert!(ew <= 1e-11 && ef <= 1e-11, "f64 {method:?} {used:?}: {ew:e} {ef:e}");
+                let (ew, ef, ms, _, used) = run::<f32>(&dev, method, &cell, &xyz, &q, tol, sopts, &cpu, reps);
+                eprintln!("  f32 {used:?}: energy/virial {ew:.1e}, phi/field {ef:.1e}, {:.3} ms per k-space evaluation", 1e3 * ms);
+                assert!(ew <= 1e-5 && ef <= 1e-5, "f32 {method:?} {used:?}: {ew:e} {ef:e}");
+            }
+        }
+    }
+}
