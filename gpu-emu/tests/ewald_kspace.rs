@@ -290,3 +290,67 @@ fn bad_input() {
         Err(Error::Alloc(_))
     ));
 }
+
+// ---- the whole plan: k-space, real space (`gpu::ewald::real_space`), self and background ----
+
+/// CPU and device plans with every part and the exclusions `excl`, on the same parameters.
+fn whole(method: Method, cell: &[f64; 9], xyz: &[f64], q: &[f64], tol: f64, ov: Overrides, excl: &[[i64; 2]]) -> (Out, Out) {
+    let n = q.len();
+    let o = EwaldOpts { nthreads: 1, overrides: ov, ..EwaldOpts::default() };
+    let mut plan = EwaldPlan::new(method, cell, n, tol, &o).unwrap();
+    plan.set_exclusions(excl).unwrap();
+    let (mut phi, mut field) = (vec![0.0; n], vec![0.0; 3 * n]);
+    let r = plan.execute(xyz, q, Some(&mut phi), Some(&mut field), true).unwrap();
+    let c = Out { phi, field, energy: r.energy, virial: r.virial };
+    let dev = EmuDevice::default();
+    let mut gp = GpuEwaldPlan::<f64, EmuDevice>::new(dev.clone(), method, cell, n, tol, &o, GpuSpreadOpts::default()).unwrap();
+    gp.set_exclusions(excl).unwrap();
+    assert_eq!((gp.params().xi, gp.params().rc, gp.params().grid), (plan.params().xi, plan.params().rc, plan.params().grid));
+    let xb = upload_new(&dev, xyz).unwrap();
+    let qb = upload_new(&dev, q).unwrap();
+    let mut pb = upload_new(&dev, &vec![7.0f64; n]).unwrap();
+    let mut fb = upload_new(&dev, &vec![7.0f64; 3 * n]).unwrap();
+    let r = gp.execute(n, &xb, &qb, Some(&mut pb), Some(&mut fb), true).unwrap();
+    let g = Out { phi: download_vec(&dev, &pb, n).unwrap(), field: download_vec(&dev, &fb, 3 * n).unwrap(), energy: r.energy, virial: r.virial };
+    (g, c)
+}
+
+#[test]
+fn whole_plan_equals_cpu_with_exclusions() {
+    for method in [Method::Spme, Method::Spectral] {
+        for (cname, cell) in [("orthorhombic", &ORTHO), ("triclinic", &TRICLINIC)] {
+            for net in [0.0, 1.5] {
+                let (xyz, q) = system(41, cell, net, 23 + net as u64);
+                let excl = [[0, 1], [1, 2], [5, 40], [40, 5], [7, 9]];
+                let (g, c) = whole(method, cell, &xyz, &q, 1e-6, opts(method).overrides, &excl);
+                compare(&format!("whole {method:?} {cname} net {net}"), &g, &c, 1e-12, 1e-11);
+            }
+        }
+    }
+}
+
+#[test]
+fn nacl_madelung_constant() {
+    // rock salt: k³ conventional cells of side a, 8k³ ions; U = −(N/2) M q²/r0, r0 = a/2
+    const MADELUNG: f64 = 1.747_564_594_633_182;
+    let (k, a) = (2usize, 1.0f64);
+    let mut xyz = Vec::new();
+    let mut q = Vec::new();
+    for i in 0..2 * k {
+        for j in 0..2 * k {
+            for l in 0..2 * k {
+                xyz.extend_from_slice(&[i as f64 * a / 2.0, j as f64 * a / 2.0, l as f64 * a / 2.0]);
+                q.push(if (i + j + l) % 2 == 0 { 1.0 } else { -1.0 });
+            }
+        }
+    }
+    let l = k as f64 * a;
+    let cell = [l, 0.0, 0.0, 0.0, l, 0.0, 0.0, 0.0, l];
+    for method in [Method::Spme, Method::Spectral] {
+        let (g, c) = whole(method, &cell, &xyz, &q, 1e-11, Overrides::default(), &[]);
+        let m = -g.energy / (q.len() as f64 / 2.0) * (a / 2.0);
+        eprintln!("{method:?}: Madelung {m:.15} (CPU {:.15})", -c.energy / (q.len() as f64 / 2.0) * (a / 2.0));
+        assert!((m - MADELUNG).abs() <= 1e-9 * MADELUNG, "{method:?}: Madelung constant {m} vs {MADELUNG}");
+        assert!((g.energy - c.energy).abs() <= 1e-12 * c.energy.abs());
+    }
+}
