@@ -104,7 +104,7 @@ pub struct SpreadBenchArgs {
     pub json: bool,
 }
 
-fn method_of(m: MethodArg) -> Option<GpuMethod> {
+pub(crate) fn method_of(m: MethodArg) -> Option<GpuMethod> {
     match m {
         MethodArg::Auto => None,
         MethodArg::Gm => Some(GpuMethod::Gm),

@@ -104,6 +104,19 @@ pub struct EwaldArgs {
     /// Print a JSON summary as the last line of stdout.
     #[arg(long)]
     pub json: bool,
+    /// Where to evaluate: the CPU plan, or the device plan on CUDA device 0 (positions, charges,
+    /// potentials and fields in device memory; each timed evaluation ends when its energy is
+    /// back on the host).
+    #[arg(long, value_enum, default_value_t = crate::bench_spread::BackendArg::Cpu)]
+    pub backend: crate::bench_spread::BackendArg,
+    /// With --backend cuda: precision of the grids and FFTs (f32 = mixed precision: f64
+    /// positions, interpolation sums, outputs and reductions).
+    #[arg(long, value_enum, default_value_t = crate::bench::PrecArg::F64)]
+    pub prec: crate::bench::PrecArg,
+    /// With --backend cuda: the spreading method of the k-space part (default: the selection
+    /// rule).
+    #[arg(long, value_enum, default_value_t = crate::bench_spread::MethodArg::Auto)]
+    pub gpu_method: crate::bench_spread::MethodArg,
 }
 
 /// What one run measured.
@@ -162,6 +175,39 @@ pub fn evaluate(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, repeat
     Ok(EwaldRun { energy, time_s: if repeats == 0 { f64::NAN } else { best }, median_s, real_s, kspace_s, plan_s, params: plan.params().clone(), threads, phi, field })
 }
 
+/// [`evaluate`] on CUDA device 0 with the device plan (`farfield::gpu::ewald::GpuEwaldPlan`,
+/// grids in precision `T`): the system uploaded once, one warm-up, then `repeats` timed
+/// evaluations from device arrays (wall clock until the energy is on the host); real-space and
+/// k-space times are not separated (NaN).
+pub fn evaluate_cuda<T: farfield::gpu::types::GpuReal>(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, sopts: farfield::gpu::spread::GpuSpreadOpts,
+                                                       repeats: usize) -> CliResult<EwaldRun> {
+    use farfield::gpu::device::{download_vec, upload_new, Device};
+    let e = |e: farfield::Error| format!("ewald (cuda): {e}");
+    let cell = sys.cell.ok_or_else(|| format!("{}: no periodic cell", sys.name))?;
+    let n = sys.n();
+    let dev = farfield::gpu::cuda::CudaDevice::new(0).map_err(e)?;
+    let t = Instant::now();
+    let mut plan = farfield::gpu::ewald::GpuEwaldPlan::<T, _>::new(dev.clone(), method, &cell, n, tol, opts, sopts).map_err(e)?;
+    dev.synchronize().map_err(e)?;
+    let plan_s = t.elapsed().as_secs_f64();
+    let xb = upload_new(&dev, &sys.xyz).map_err(e)?;
+    let qb = upload_new(&dev, &sys.q).map_err(e)?;
+    let mut pb = dev.alloc(8 * n).map_err(e)?;
+    let mut fb = dev.alloc(24 * n).map_err(e)?;
+    let mut energy = plan.execute(n, &xb, &qb, Some(&mut pb), Some(&mut fb), false).map_err(e)?.energy;
+    let mut times = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let t = Instant::now();
+        energy = plan.execute(n, &xb, &qb, Some(&mut pb), Some(&mut fb), false).map_err(e)?.energy;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    let phi = download_vec(&dev, &pb, n).map_err(e)?;
+    let field = download_vec(&dev, &fb, 3 * n).map_err(e)?;
+    let (time_s, median_s) = if times.is_empty() { (f64::NAN, f64::NAN) } else { (times[0], times[times.len() / 2]) };
+    Ok(EwaldRun { energy, time_s, median_s, real_s: f64::NAN, kspace_s: f64::NAN, plan_s, params: plan.params().clone(), threads: 0, phi, field })
+}
+
 /// Relative RMS difference of the forces `q_i E_i`: `‖F − F_ref‖ / ‖F_ref‖` over all
 /// components.
 pub fn rel_rms_force(q: &[f64], field: &[f64], field_ref: &[f64]) -> f64 {
@@ -217,14 +263,25 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
     println!("farfield ewald — {} ({} charges, net charge {:+.6} e)", sys.name, n, sys.net_charge());
     println!("cell (nm):  a = ({:.6}, {:.6}, {:.6}), b = ({:.6}, {:.6}, {:.6}), c = ({:.6}, {:.6}, {:.6})",
              cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8]);
-    let r = evaluate(&sys, args.method.method(), args.tol, &opts, args.repeats)?;
+    use crate::bench::PrecArg;
+    use crate::bench_spread::BackendArg;
+    let sopts = farfield::gpu::spread::GpuSpreadOpts { method: crate::bench_spread::method_of(args.gpu_method), ..Default::default() };
+    let r = match (args.backend, args.prec) {
+        (BackendArg::Cpu, _) => evaluate(&sys, args.method.method(), args.tol, &opts, args.repeats)?,
+        (BackendArg::Cuda, PrecArg::F64) => evaluate_cuda::<f64>(&sys, args.method.method(), args.tol, &opts, sopts, args.repeats)?,
+        (BackendArg::Cuda, PrecArg::F32) => evaluate_cuda::<f32>(&sys, args.method.method(), args.tol, &opts, sopts, args.repeats)?,
+    };
+    let device = match args.backend {
+        BackendArg::Cpu => format!("{} threads", r.threads),
+        BackendArg::Cuda => format!("CUDA device 0, grids in {}", if args.prec == PrecArg::F32 { "f32" } else { "f64" }),
+    };
     let p = &r.params;
     let order_label = match args.method {
         MethodArg::Spectral => format!("support P = {}, eta = {:.4}", p.order, p.eta),
         MethodArg::Spme => format!("B-spline order {}", p.order),
         MethodArg::Direct => format!("k cutoff {:.4} 1/nm", p.kc),
     };
-    println!("method:     {}, tol {:e}, {} threads", args.method.name(), args.tol, r.threads);
+    println!("method:     {}, tol {:e}, {device}", args.method.name(), args.tol);
     println!("parameters: xi = {:.6} 1/nm, r_c = {:.6} nm, grid {}x{}x{}, {}; estimated rel. RMS force error {:.2e}",
              p.xi, p.rc, p.grid[0], p.grid[1], p.grid[2], order_label, p.est_rel_err);
     println!("energy:     {:.10e} e^2/nm = {:.6} kJ/mol{}", r.energy, r.energy * KJ_PER_MOL,
@@ -238,6 +295,8 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
     obj.insert("n".into(), json!(n));
     obj.insert("tol".into(), json!(args.tol));
     obj.insert("threads".into(), json!(r.threads));
+    obj.insert("backend".into(), json!(if args.backend == BackendArg::Cuda { "cuda" } else { "cpu" }));
+    obj.insert("prec".into(), json!(if args.prec == PrecArg::F32 { "f32" } else { "f64" }));
     obj.insert("energy".into(), json!(r.energy));
     obj.insert("energy_kj_mol".into(), json!(r.energy * KJ_PER_MOL));
     obj.insert("time_s".into(), json!(r.time_s));

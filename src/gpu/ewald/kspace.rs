@@ -13,8 +13,12 @@
 //!    charges → complex strengths `(q, 0)`; non-finite input is reported by index;
 //! 2. spreading of the charges with [`GpuSpreader`] (GM, GM-sort, SM, CSR single mesh, GROUP
 //!    mesh: the particle-mesh spreading methods of Guo, Liu, Xu, Du & Chow, Procedia Comput.
-//!    Sci. 51 (2015) 120, and cuFINUFFT's subproblems; chosen by
-//!    [`crate::gpu::spread::select_method`] unless fixed in the options);
+//!    Sci. 51 (2015) 120, and cuFINUFFT's subproblems): GM unless fixed in the options, for
+//!    plans of fewer than 2¹⁷ charges (MD: new positions every execute, one or two grid passes
+//!    per configuration, so no sort or tile set-up is amortised — measured on an H100 with JAC
+//!    DHFR, 23 558 charges, grids 72–96³, order 6–10, per evaluation: GM 0.99–2.08 ms, GM-sort
+//!    1.08–2.05, SM 1.30–3.24, CSR 1.40–5.0; `benches/results/ewald_gpu_2026-11-25.md`), else
+//!    by [`crate::gpu::spread::select_method`];
 //! 3. forward c2c FFT ([`FftDevice`]: cuFFT, or FFTW on the emulator);
 //! 4. multiplication by the influence function `θ(m) = (4π/V) e^{−k²/4ξ²}/k² / Π_d C_d(m_d)`
 //!    (`crate::ewald::influence`; the B-spline deconvolution of SPME, `C_d = 1/|b_d(m_d)|²` with
@@ -44,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::ewald::influence::{influence, spectral_corr, spme_corr};
 use crate::ewald::{EwaldParams, Method, PeriodicBox};
 use crate::gpu::device::{download_vec, Arg, FftDevice};
-use crate::gpu::spread::{GpuSpreadOpts, GpuSpreader};
+use crate::gpu::spread::{GpuMethod, GpuSpreadOpts, GpuSpreader};
 use crate::gpu::types::GpuReal;
 use crate::kernel::bspline::BSplineParams;
 use crate::kernel::gaussian::GaussParams;
@@ -76,6 +80,9 @@ pub struct KspaceResult {
     /// `Σ_i q_i²`.
     pub q2_sum: f64,
 }
+
+/// Plans for fewer charges than this spread with GM unless a method is given (module docs).
+const GM_BELOW_CHARGES: usize = 1 << 17;
 
 /// The k-space part of SPME or spectral Ewald on device `D`, grids and FFT in precision `T`
 /// (module docs). Owns its grids, FFT plans, spreader and scratch: `execute` with new
@@ -159,7 +166,10 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
             return Err(Error::InvalidArg(format!("grid {nf:?}: every size must be even and positive")));
         }
         let hint = if sopts.reuse_hint == 0 { if method == Method::Spme { 1 } else { 2 } } else { sopts.reuse_hint };
-        let sopts = GpuSpreadOpts { reuse_hint: hint, interp_only: false, ..sopts };
+        // one point configuration per execute, a few tens of thousands of charges: GM unless a
+        // method is given (module docs, step 2)
+        let gm = (sopts.method.is_none() && n_max < GM_BELOW_CHARGES).then_some(GpuMethod::Gm);
+        let sopts = GpuSpreadOpts { reuse_hint: hint, interp_only: false, method: sopts.method.or(gm), ..sopts };
         let spreader = GpuSpreader::<T, D>::new(dev.clone(), 3, &nf, &kernel, sopts)?;
         let total: usize = nf.iter().product();
         let tb = std::mem::size_of::<T>();
