@@ -102,22 +102,22 @@ impl<T: Real> CpuNufft<T> {
         let (opts, threads) = (&self.opts, &self.threads);
         let FineGrid { modes, spreader, fw, fft } = fresh.as_mut().unwrap_or(&mut self.grid);
         let (need_fft, need_modes) = (fft.is_none(), modes.is_none());
-        // the FFTW plans (serial) and the mode map beside the bin sort
-        let (made, sorted) = threads.join(
-            || -> Result<(Option<FineFft<T>>, Option<ModeMap<T>>)> {
-                let f = if need_fft { Some(FineGrid::plan_fft(&params, opts, threads, fw)?) } else { None };
-                let m = if need_modes { Some(ModeMap::new(&params, threads)?) } else { None };
-                Ok((f, m))
-            },
-            || {
-                if copy {
-                    spreader.setpts(coords, threads)
-                } else {
-                    // SAFETY: forwarded from this function's callers' contract.
-                    unsafe { spreader.setpts_by_reference(coords, threads) }
-                }
-            },
-        );
+        let mut prepare = || -> Result<(Option<FineFft<T>>, Option<ModeMap<T>>)> {
+            let f = if need_fft { Some(FineGrid::plan_fft(&params, opts, threads, fw)?) } else { None };
+            let m = if need_modes { Some(ModeMap::new(&params, threads)?) } else { None };
+            Ok((f, m))
+        };
+        let mut sort = || {
+            if copy {
+                spreader.setpts(coords, threads)
+            } else {
+                // SAFETY: forwarded from this function's callers' contract.
+                unsafe { spreader.setpts_by_reference(coords, threads) }
+            }
+        };
+        // the FFTW plans (serial) and the mode map beside the bin sort, unless FFTW measures
+        // (its timings would include the sort's load)
+        let (made, sorted) = if opts.fftw & crate::fft::FFTW_ESTIMATE != 0 { threads.join(prepare, sort) } else { (prepare(), sort()) };
         sorted?;
         let (f, m) = made?;
         if f.is_some() {
