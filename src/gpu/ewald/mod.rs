@@ -103,6 +103,7 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
     /// duplicates once; the full `1/r` of each pair is removed).
     /// Errors: [`Error::InvalidArg`], [`Error::Alloc`]; on error the plan keeps its old list.
     pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
+        // the CPU plan's checks against n_max (the device pass checks against n at execute)
         crate::ewald::exclusion_keys(pairs, self.n_max)?;
         let mut kept = crate::error::try_vec(pairs.len(), "exclusion list")?;
         kept.extend_from_slice(pairs);
