@@ -93,9 +93,12 @@ def load(np, folder):
 
 
 # ----------------------------------------------------------------------------- ours
-def run_ours(folder, method, tol, threads, repeats, out):
+def run_ours(folder, method, tol, threads, repeats, out, device=None):
+    """`device` = None (CPU) or the grid precision ("f32", "f64") of `--backend cuda`."""
     cmd = [str(BIN), "ewald", "--input", str(folder), "--method", method, "--tol", repr(tol),
            "--threads", str(threads), "--repeats", str(repeats), "--json", "--out", str(out)]
+    if device is not None and method != "direct":
+        cmd += ["--backend", "cuda", "--prec", device]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr}")
@@ -108,7 +111,8 @@ def ours_forces(np, out, q):
 
 
 # ----------------------------------------------------------------------------- OpenMM
-def openmm_context(mm, unit, x, q, box, cutoff, tol, threads):
+def openmm_context(mm, unit, x, q, box, cutoff, tol, threads, gpu=None):
+    """`gpu` = None (CPU platform, `threads`) or the OpenCL platform's precision."""
     system = mm.System()
     for _ in range(len(q)):
         system.addParticle(1.0)
@@ -124,15 +128,17 @@ def openmm_context(mm, unit, x, q, box, cutoff, tol, threads):
     vecs = [mm.Vec3(*[float(v) for v in row]) for row in box]
     system.setDefaultPeriodicBoxVectors(*vecs)
     integ = mm.VerletIntegrator(0.001)
-    plat = mm.Platform.getPlatformByName("CPU")
-    ctx = mm.Context(system, integ, plat, {"Threads": str(threads)})
+    if gpu is None:
+        ctx = mm.Context(system, integ, mm.Platform.getPlatformByName("CPU"), {"Threads": str(threads)})
+    else:
+        ctx = mm.Context(system, integ, mm.Platform.getPlatformByName("OpenCL"), {"Precision": gpu})
     ctx.setPositions(x)
     return ctx, nb, integ
 
 
-def run_openmm(mm, unit, np, x, q, box, cutoff, tol, threads, repeats):
+def run_openmm(mm, unit, np, x, q, box, cutoff, tol, threads, repeats, gpu=None):
     t = time.perf_counter()
-    ctx, nb, integ = openmm_context(mm, unit, x, q, box, cutoff, tol, threads)
+    ctx, nb, integ = openmm_context(mm, unit, x, q, box, cutoff, tol, threads, gpu)
     st = ctx.getState(getEnergy=True, getForces=True)  # warm-up (also builds the PME plans)
     plan_s = time.perf_counter() - t
     best = float("inf")
@@ -170,6 +176,10 @@ def main():
     ap.add_argument("--openmm-tols", default="5e-4,2e-4,1e-4,5e-5,2e-5,1e-5,5e-6")
     ap.add_argument("--build", action="store_true")
     ap.add_argument("--json", type=Path, help="write all rows to this file")
+    ap.add_argument("--gpu", action="store_true",
+                    help="on a GPU machine: ours with --backend cuda, OpenMM on its OpenCL platform")
+    ap.add_argument("--ours-prec", default="f32", help="with --gpu: grid precision of ours (f32, f64)")
+    ap.add_argument("--openmm-precision", default="single", help="with --gpu: OpenCL precision (single, mixed, double)")
     args = ap.parse_args()
     ensure_venv()
     ensure_binary(args.build)
@@ -210,7 +220,7 @@ def main():
         for method in args.ours_methods.split(","):
             for tol in floats(args.ours_tols):
                 out = tmp / f"ours-{method}-{tol}"
-                r = run_ours(folder, method, tol, args.threads, args.repeats, out)
+                r = run_ours(folder, method, tol, args.threads, args.repeats, out, args.ours_prec if args.gpu else None)
                 f = ours_forces(np, out, q)
                 row = {"code": f"farfield {method}", "setting": f"tol {tol:g}", "time_s": r["time_s"],
                        "real_s": r["real_s"], "kspace_s": r["kspace_s"],
@@ -222,8 +232,9 @@ def main():
             if 2 * cutoff > min(np.diag(box)):
                 continue
             for tol in floats(args.openmm_tols):
-                r, f = run_openmm(mm, unit, np, x, q, box, cutoff, tol, args.threads, args.repeats)
-                row = {"code": "OpenMM CPU PME", "setting": f"rc {cutoff:g}, tol {tol:g}", "time_s": r["time_s"],
+                r, f = run_openmm(mm, unit, np, x, q, box, cutoff, tol, args.threads, args.repeats,
+                                  args.openmm_precision if args.gpu else None)
+                row = {"code": f"OpenMM {'OpenCL ' + args.openmm_precision if args.gpu else 'CPU'} PME", "setting": f"rc {cutoff:g}, tol {tol:g}", "time_s": r["time_s"],
                        "force_err": rel_rms(np, f, fref), "energy_err": abs(r["energy_kj_mol"] - uref) / abs(uref),
                        "params": f"alpha {r['alpha']:.3f}, grid {r['grid'][0]}"}
                 log(f"  {row['code']:18} {row['setting']:24} {row['time_s']*1e3:8.2f} ms  force err {row['force_err']:.2e}  {row['params']}")
@@ -235,8 +246,10 @@ def main():
             table.append((name, n, method, mine, peer))
 
     load_avg = os.getloadavg()
+    where = (f"GPU: ours --backend cuda --prec {args.ours_prec} (device arrays), OpenMM OpenCL {args.openmm_precision}"
+             if args.gpu else f"{args.threads} threads")
     print(f"\nEwald at relative RMS force error <= {args.target:g} (measured against the classic Ewald sum), "
-          f"{args.threads} threads, fastest of {args.repeats} after a warm-up; load average {load_avg[0]:.1f}\n")
+          f"{where}, fastest of {args.repeats} after a warm-up; load average {load_avg[0]:.1f}\n")
     print("| system | N | ours | ours: setting, error, time | OpenMM: setting, error, time | ours/OpenMM |")
     print("|---|---|---|---|---|---|")
     for name, n, method, mine, peer in table:
