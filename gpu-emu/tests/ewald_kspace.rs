@@ -269,11 +269,19 @@ fn bad_input() {
     }
     let mut c = EwaldPlan::new(method, &half, 8, 1e-6, &opts(method)).unwrap();
     assert!(matches!(c.execute(&xyz, &q, None, None, false), Err(Error::Range(_))));
-    // the real-space part is not on the device yet; the direct sum has no device path
-    let (xyz, q) = system(8, &ORTHO, 0.0, 1);
+    // the whole plan: coincident charges that are not excluded are refused by the real-space
+    // part, as on the CPU; excluded, they are fine. The direct sum has no device path.
+    let (mut xyz, q) = system(8, &ORTHO, 0.0, 1);
+    xyz.copy_within(0..3, 3);
     let xb = upload_new(&dev, &xyz).unwrap();
     let qb = upload_new(&dev, &q).unwrap();
-    assert!(matches!(g.execute(8, &xb, &qb, Some(&mut pb), None, false), Err(Error::NotSupported(_))));
+    match g.execute(8, &xb, &qb, Some(&mut pb), None, false) {
+        Err(Error::InvalidArg(m)) => assert!(m.contains('0') && m.contains('1'), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    g.set_exclusions(&[[1, 0]]).unwrap();
+    assert!(g.execute(8, &xb, &qb, Some(&mut pb), None, false).is_ok());
+    assert!(matches!(g.set_exclusions(&[[1, 8]]), Err(Error::InvalidArg(_))));
     assert!(matches!(
         GpuEwaldPlan::<f64, EmuDevice>::new(dev.clone(), Method::Direct, &ORTHO, 8, 1e-6, &EwaldOpts::default(), GpuSpreadOpts::default()),
         Err(Error::NotSupported(_))
