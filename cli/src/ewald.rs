@@ -157,22 +157,25 @@ pub fn evaluate(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, repeat
     let mut energy = plan.execute(&sys.xyz, &sys.q, Some(&mut phi), Some(&mut field), false).map_err(|e| format!("ewald execute: {e}"))?.energy;
     let mut times = Vec::with_capacity(repeats);
     let (mut real_s, mut kspace_s) = (plan.params().real_s, plan.params().kspace_s);
-    let mut best = f64::INFINITY;
     for _ in 0..repeats {
         let t = Instant::now();
         energy = plan.execute(&sys.xyz, &sys.q, Some(&mut phi), Some(&mut field), false).map_err(|e| format!("ewald execute: {e}"))?.energy;
         let dt = t.elapsed().as_secs_f64();
-        times.push(dt);
-        if dt < best {
-            best = dt;
+        if times.iter().all(|&b| dt < b) {
             real_s = plan.params().real_s;
             kspace_s = plan.params().kspace_s;
         }
+        times.push(dt);
     }
-    times.sort_by(f64::total_cmp);
-    let median_s = if times.is_empty() { f64::NAN } else { times[times.len() / 2] };
+    let (time_s, median_s) = fastest_and_median(&mut times);
     let threads = if opts.nthreads == 0 { rayon::current_num_threads() } else { opts.nthreads };
-    Ok(EwaldRun { energy, time_s: if repeats == 0 { f64::NAN } else { best }, median_s, real_s, kspace_s, plan_s, params: plan.params().clone(), threads, phi, field })
+    Ok(EwaldRun { energy, time_s, median_s, real_s, kspace_s, plan_s, params: plan.params().clone(), threads, phi, field })
+}
+
+/// The fastest and the median of `times` (sorted in place); NaN for none.
+fn fastest_and_median(times: &mut [f64]) -> (f64, f64) {
+    times.sort_by(f64::total_cmp);
+    if times.is_empty() { (f64::NAN, f64::NAN) } else { (times[0], times[times.len() / 2]) }
 }
 
 /// [`evaluate`] on CUDA device 0 with the device plan (`farfield::gpu::ewald::GpuEwaldPlan`,
@@ -201,10 +204,9 @@ pub fn evaluate_cuda<T: farfield::gpu::types::GpuReal>(sys: &System, method: Met
         energy = plan.execute(n, &xb, &qb, Some(&mut pb), Some(&mut fb), false).map_err(e)?.energy;
         times.push(t.elapsed().as_secs_f64());
     }
-    times.sort_by(f64::total_cmp);
     let phi = download_vec(&dev, &pb, n).map_err(e)?;
     let field = download_vec(&dev, &fb, 3 * n).map_err(e)?;
-    let (time_s, median_s) = if times.is_empty() { (f64::NAN, f64::NAN) } else { (times[0], times[times.len() / 2]) };
+    let (time_s, median_s) = fastest_and_median(&mut times);
     Ok(EwaldRun { energy, time_s, median_s, real_s: f64::NAN, kspace_s: f64::NAN, plan_s, params: plan.params().clone(), threads: 0, phi, field })
 }
 

@@ -44,8 +44,6 @@ pub struct GpuEwaldPlan<T: GpuReal, D: FftDevice> {
     user_box: PeriodicBox,
     kspace: GpuKspace<T, D>,
     real: GpuRealSpace<D>,
-    /// The excluded pairs as given to [`Self::set_exclusions`] (kept for a re-plan).
-    exclusions: Vec<[i64; 2]>,
 }
 
 impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
@@ -69,7 +67,7 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
                 dev.name(), params.xi, params.rc, params.grid, params.order, params.tau, sopts.method
             );
         }
-        Ok(GpuEwaldPlan { dev, method, n_max, opts: *opts, sopts, scale_e, chosen, params, user_box, kspace, real, exclusions: Vec::new() })
+        Ok(GpuEwaldPlan { dev, method, n_max, opts: *opts, sopts, scale_e, chosen, params, user_box, kspace, real })
     }
 
     /// The method.
@@ -105,11 +103,7 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
     pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
         // the CPU plan's checks against n_max (the device pass checks against n at execute)
         crate::ewald::exclusion_keys(pairs, self.n_max)?;
-        let mut kept = crate::error::try_vec(pairs.len(), "exclusion list")?;
-        kept.extend_from_slice(pairs);
-        self.real.set_exclusions(pairs)?;
-        self.exclusions = kept;
-        Ok(())
+        self.real.set_exclusions(pairs)
     }
 
     /// Changes the cell by the CPU rule ([`crate::ewald::EwaldPlan::set_box`]): the parameters
@@ -127,7 +121,7 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
             NewBox::Replan(Setup { user_box, scale_e, chosen, params, .. }) => {
                 let kspace = GpuKspace::new(self.dev.clone(), self.method, cell, &params, self.n_max, self.sopts)?;
                 let mut real = GpuRealSpace::new(self.dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
-                real.set_exclusions(&self.exclusions)?;
+                real.take_exclusions(&mut self.real);
                 self.kspace = kspace;
                 self.real = real;
                 self.scale_e = scale_e;

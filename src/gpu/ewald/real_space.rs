@@ -280,6 +280,16 @@ impl<D: Device> GpuRealSpace<D> {
         Ok(())
     }
 
+    /// Moves the exclusions of `other` (host keys and device CSR) into this pass, leaving
+    /// `other`'s in their place: a plan rebuilt for new `ξ`, `r_c` keeps its exclusions
+    /// without converting or uploading them again.
+    pub(crate) fn take_exclusions(&mut self, other: &mut Self) {
+        std::mem::swap(&mut self.excl, &mut other.excl);
+        std::mem::swap(&mut self.xptr, &mut other.xptr);
+        std::mem::swap(&mut self.xlist, &mut other.xlist);
+        std::mem::swap(&mut self.nxa, &mut other.nxa);
+    }
+
     /// Test and tuning hook: threads per atom of the pair kernel (1, 2, 4, 8, 16 or 32;
     /// `None`: automatic, module docs). Error: [`Error::InvalidArg`] for another value.
     #[doc(hidden)]
