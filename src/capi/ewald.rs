@@ -239,8 +239,9 @@ unsafe fn read_box(b: *const f64) -> Result<[f64; 9]> {
 ///   the largest entry.
 /// * `n_max`: largest number of charges per execute (1 … 2^32 − 2); the accuracy target
 ///   assumes about this many charges.
-/// * `tol`: requested relative RMS force accuracy, `0 < tol < 1` (measured errors on molecular
-///   systems come out 5–20× smaller; see `crate::ewald::params`). Below what the method reaches
+/// * `tol`: requested relative RMS force accuracy, `0 < tol < 1`, calibrated on condensed
+///   molecular systems (their measured errors land within [tol/3, tol]; random charges lower;
+///   see `crate::ewald::params`). Below what the method reaches
 ///   in double precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
 ///   and `FARFIELD_WARN_TOL_CLAMPED` is reported by `farfield_ewald_get_warnings` (with `tol_used`).
 /// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.

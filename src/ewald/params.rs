@@ -23,13 +23,20 @@
 //!   conservative for triclinic cells). The Gaussian's truncation to `P` points is added as a
 //!   relative window error `erfc(P/(4√τ))`.
 //!
-//! The request `tol` is read as `ΔF ≤ tol · F_s` with the force scale
-//! `F_s = (Q/N) (N/V)^{2/3}` — the force between two r.m.s. charges at the mean interparticle
-//! distance — with a safety factor ½, so the target is `ε ≤ ε* = ½ tol (N/V)^{2/3}/√N`
-//! (independent of the charges; `N` is the plan's `n_max`). Real molecular systems have RMS
-//! forces several times `F_s` (close pairs dominate), so measured relative RMS force errors come
-//! out 5–20× below `tol` (TIP3P water: ≈ 0.1 tol), and relative energy errors below `tol` even
-//! for random charges. The budget is split evenly: `ε_R = ε_K = ε*/√2`.
+//! The request `tol` is read as a relative RMS force error of a condensed molecular system:
+//! `ΔF ≤ s · tol · F_mol` with `F_mol = κ F_s`, where `F_s = (Q/N) (N/V)^{2/3}` is the force
+//! between two r.m.s. charges at the mean interparticle distance and `κ` ([`FORCE_SCALE`]) the
+//! measured ratio `F_rms / F_s` of such systems (4.2–5.3 on the five systems of the data folder:
+//! TIP3P water, a DNA dodecamer in water, JAC DHFR, adenylate kinase, Src kinase;
+//! `benches/calibrate_ewald.py`), and `s` ([`SAFETY`]) a margin for the model's scatter. So the
+//! target is `ε ≤ ε* = s κ tol (N/V)^{2/3}/√N` (independent of the charges; `N` is the plan's
+//! `n_max`). Calibrated so that the measured relative RMS force error of those systems lands
+//! within `[tol/3, tol]` (0.4–0.7 tol for SPME and spectral Ewald, 1e-3 ≥ tol ≥ 1e-6). Random
+//! charges with a minimum separation of 0.3 mean spacings have `F_rms ≈ 6.5 F_s` and land lower;
+//! a system whose RMS force is below `κ F_s` (e.g. a perturbed ionic lattice, whose forces
+//! vanish at the ideal sites) has larger relative errors in proportion: its absolute force error
+//! is still `ΔF ≤ s tol F_mol`, and [`super::EwaldParams::est_rel_err`] reports the estimate in units of
+//! `F_mol`. The budget is split evenly: `ε_R = ε_K = ε*/√2`.
 //!
 //! ## Cost model
 //! Relative costs calibrated from instruction counts (see the constants): real space per pair
@@ -108,14 +115,17 @@ pub fn se_tau(p: usize) -> f64 {
     (p * p) as f64 / (8.0 * m2)
 }
 
-/// Safety factor applied to the target (so that the energy, whose relative error in random
-/// test systems is comparable to the force's, also stays below `tol`).
-const SAFETY: f64 = 0.5;
+/// `κ = F_rms / F_s` of condensed molecular systems (module docs; measured 4.2–5.3).
+pub(crate) const FORCE_SCALE: f64 = 4.5;
 
-/// Target `ε*` of the module docs (including the safety factor 1/2).
+/// Margin `s` on the target (module docs): the model's estimate is 0.8–1.0× the measured force
+/// error of the data folder's systems, and the discrete grids land below the target.
+pub(crate) const SAFETY: f64 = 0.75;
+
+/// Target `ε*` of the module docs (including the force scale and the safety factor).
 pub fn target(tol: f64, n: usize, v: f64) -> f64 {
     let n = n.max(1) as f64;
-    SAFETY * tol * (n / v).powf(2.0 / 3.0) / n.sqrt()
+    SAFETY * FORCE_SCALE * tol * (n / v).powf(2.0 / 3.0) / n.sqrt()
 }
 
 /// Kolafa–Perram real-space error `ε_R`.

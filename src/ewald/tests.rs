@@ -162,8 +162,12 @@ fn random_systems_against_direct_sum() {
                     p.params().est_rel_err, p.params().xi, p.params().rc, p.params().grid, p.params().order,
                     1e3 * p.params().real_s, 1e3 * p.params().kspace_s
                 );
-                assert!(ef <= tol, "{cname} {method:?} tol {tol}: force error {ef}");
-                assert!(eu <= tol, "{cname} {method:?} tol {tol}: energy error {eu}");
+                // the contract (params module docs): forces within [tol/3, tol] for random
+                // charges too; the energy's relative error is of the order of tol, up to 4 tol
+                // on random charges (documented on `crate::ewald`)
+                assert!(ef <= tol && ef >= tol / 3.0, "{cname} {method:?} tol {tol}: force error {ef}");
+                assert!(ev <= 8.0 * tol, "{cname} {method:?} tol {tol}: virial error {ev}");
+                assert!(eu <= 4.0 * tol, "{cname} {method:?} tol {tol}: energy error {eu}");
                 // Newton's third law up to the accuracy
                 let fr = forces(&f, &q);
                 let rms = (fr.iter().map(|v| v * v).sum::<f64>() / n as f64).sqrt();
@@ -446,7 +450,8 @@ fn water_box() {
             let ef = rel_rms(&forces(&f, &q), &fr0);
             let eu = (r.energy - r0.energy).abs() / r0.energy.abs();
             eprintln!("water {method:?} tol {tol:e}: force {ef:.2e} energy {eu:.2e} params {:?}", p.params());
-            assert!(ef <= tol && eu <= tol, "water {method:?} tol {tol}: force {ef} energy {eu}");
+            // calibrated on the data folder's systems: force error within [tol/3, tol]
+            assert!(ef <= tol && ef >= tol / 3.0 && eu <= tol, "water {method:?} tol {tol}: force {ef} energy {eu}");
         }
     }
 }

@@ -115,6 +115,8 @@ pub struct GpuKspace<T: GpuReal, D: FftDevice> {
     partials: D::Buf,
     /// `[Σ qφ, Σ q, Σ q², W_xx, W_xy, W_xz, W_yy, W_yz, W_zz]` of the last execute (f64).
     sums: D::Buf,
+    /// Print per-phase device timings of each execute ([`super::Phases`]).
+    debug: bool,
 }
 
 fn check_len<D: FftDevice>(dev: &D, b: &D::Buf, need: usize, what: &str) -> Result<()> {
@@ -189,10 +191,15 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
         let theta = dev.alloc(total * tb)?;
         let mut s = GpuKspace {
             dev, method, xi, nf, order, n_max, kernel, spreader, fft1, fft2, rb, theta, grid, coords, strengths, vals, phi_scratch,
-            bad, partials, sums,
+            bad, partials, sums, debug: false,
         };
         s.upload_box(&bx)?;
         Ok(s)
+    }
+
+    /// Prints the device time of each phase of every execute to stderr when `on`.
+    pub fn set_debug(&mut self, on: bool) {
+        self.debug = on;
     }
 
     /// The method.
@@ -265,6 +272,7 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
         let sfx = T::SUFFIX;
         let nfi = self.nf.map(|k| k as i32);
         let sh = if self.method == Method::Spme { self.nf.map(|k| 0.5 * self.order as f64 / k as f64) } else { [0.0; 3] };
+        let mut ph = super::Phases::start(&dev, self.debug)?;
         // 1. coordinates and strengths, checked
         dev.upload(&mut self.bad, crate::gpu::types::as_bytes(&[n as i32; 3]))?;
         dev.launch(&format!("ff_ewald_prep_{sfx}"), ew_blocks(n), EW_BLOCK, 0, &[
@@ -289,10 +297,14 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
             let i = bad[1] as usize;
             return Err(Error::NonFinite(format!("q[{i}] is {}", download_at::<D>(&dev, q, i, 1)?[0])));
         }
+        ph.end("prep+check")?;
         // 2. spreading, 3. forward FFT
         self.spreader.setpts_dev(n, [Some(&self.coords[0]), Some(&self.coords[1]), Some(&self.coords[2])])?;
+        ph.end("setpts")?;
         self.spreader.spread_dev(&self.strengths, &mut self.grid)?;
+        ph.end("spread")?;
         dev.fft_exec(&self.fft1, &mut self.grid, -1)?;
+        ph.end("fft")?;
         // 4. influence function, ik-differentiation, virial
         let total: usize = self.nf.iter().product();
         let gblocks = ew_blocks(total);
@@ -312,11 +324,13 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
                 Arg::I32(gblocks as i32), Arg::I32(6), Arg::I32(3), Arg::Buf(&self.partials), Arg::Buf(&self.sums),
             ])?;
         }
+        ph.end("influence")?;
         // 5. inverse FFT, interpolation
         match (&self.fft2, packed) {
             (Some(f2), true) => dev.fft_exec(f2, &mut self.grid, 1)?,
             _ => dev.fft_exec(&self.fft1, &mut self.grid, 1)?,
         }
+        ph.end("ifft")?;
         let phi_out: &mut D::Buf = match phi {
             Some(p) => p,
             None => &mut self.phi_scratch,
@@ -341,6 +355,7 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
                 ])?;
             }
         }
+        ph.end("interp")?;
         // 6. Σ qφ, Σ q, Σ q²
         let pblocks = ew_blocks(n);
         dev.launch("ff_ewald_charge_sums", pblocks, EW_BLOCK, 0, &[
@@ -350,6 +365,8 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
             Arg::I32(pblocks as i32), Arg::I32(3), Arg::I32(0), Arg::Buf(&self.partials), Arg::Buf(&self.sums),
         ])?;
         let s = download_vec::<D, f64>(&dev, &self.sums, 9)?;
+        ph.end("sums")?;
+        ph.report("k-space (ms)")?;
         let mut w = [0.0; 9];
         if virial {
             let idx = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)];

@@ -23,11 +23,49 @@ pub use kspace::{GpuKspace, KspaceResult};
 use crate::error::{Error, Result};
 use crate::ewald::params::Chosen;
 use crate::ewald::{erfc_accuracy, new_box, setup, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Method, NewBox, PeriodicBox, Setup};
-use crate::gpu::device::{Arg, FftDevice};
+use crate::gpu::device::{Arg, Device, FftDevice};
 use crate::gpu::spread::GpuSpreadOpts;
 use crate::gpu::types::GpuReal;
 use kspace::{ew_blocks, EW_BLOCK, SUM_Q};
 use real_space::GpuRealSpace;
+
+/// Device-event marks at the ends of the phases of one evaluation, for the per-phase timings
+/// that `opts.debug > 0` prints (off: no events, no cost).
+pub(crate) struct Phases<D: Device> {
+    dev: Option<D>,
+    marks: Vec<(&'static str, D::Mark)>,
+}
+
+impl<D: Device> Phases<D> {
+    /// Starts the timing when `on`.
+    pub(crate) fn start(dev: &D, on: bool) -> Result<Self> {
+        let mut p = Phases { dev: on.then(|| dev.clone()), marks: Vec::new() };
+        p.end("start")?;
+        Ok(p)
+    }
+
+    /// Marks the end of phase `name` (in stream order).
+    pub(crate) fn end(&mut self, name: &'static str) -> Result<()> {
+        if let Some(d) = &self.dev {
+            self.marks.push((name, d.mark()?));
+        }
+        Ok(())
+    }
+
+    /// Prints `what: phase ms, …, total ms` to stderr (after the stream reached the last mark).
+    pub(crate) fn report(&self, what: &str) -> Result<()> {
+        let Some(d) = &self.dev else { return Ok(()) };
+        let mut line = format!("[farfield ewald gpu] {what}:");
+        for w in self.marks.windows(2) {
+            line += &format!(" {} {:.3}", w[1].0, 1e3 * d.seconds(&w[0].1, &w[1].1)?);
+        }
+        if let (Some(a), Some(b)) = (self.marks.first(), self.marks.last()) {
+            line += &format!(" | total {:.3} ms", 1e3 * d.seconds(&a.1, &b.1)?);
+        }
+        eprintln!("{line}");
+        Ok(())
+    }
+}
 
 /// An Ewald plan on device `D` (module docs), grids and FFT in precision `T` (`f64`; `f32` for
 /// mixed precision, with `f64` interpolation sums, potentials, fields and reductions).
@@ -59,8 +97,10 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
             return Err(Error::NotSupported("the direct Ewald sum has no device path (use SPME or spectral Ewald)".into()));
         }
         let Setup { user_box, scale_e, chosen, params, .. } = setup(method, cell, n_max, tol, opts)?;
-        let kspace = GpuKspace::new(dev.clone(), method, cell, &params, n_max, sopts)?;
-        let real = GpuRealSpace::new(dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
+        let mut kspace = GpuKspace::new(dev.clone(), method, cell, &params, n_max, sopts)?;
+        let mut real = GpuRealSpace::new(dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
+        kspace.set_debug(opts.debug > 0);
+        real.set_debug(opts.debug > 0);
         if opts.debug > 0 {
             eprintln!(
                 "[farfield ewald gpu] {method:?} on {}: n_max {n_max} xi {:e} rc {:e} grid {:?} order {} tau {:.4} spreading {:?}",
@@ -85,8 +125,9 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
         &self.user_box
     }
 
-    /// Parameters in use (the same as the CPU plan's for the same arguments; timings are not
-    /// filled in).
+    /// Parameters in use (the same as the CPU plan's for the same arguments); `real_s` and
+    /// `kspace_s` are the wall-clock seconds of the two parts in the last evaluation (each part
+    /// ends by reading its sums back, so they include the device work and the launches).
     pub fn params(&self) -> &EwaldParams {
         &self.params
     }
@@ -119,9 +160,11 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
                 self.user_box = user_box;
             }
             NewBox::Replan(Setup { user_box, scale_e, chosen, params, .. }) => {
-                let kspace = GpuKspace::new(self.dev.clone(), self.method, cell, &params, self.n_max, self.sopts)?;
+                let mut kspace = GpuKspace::new(self.dev.clone(), self.method, cell, &params, self.n_max, self.sopts)?;
                 let mut real = GpuRealSpace::new(self.dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
                 real.take_exclusions(&mut self.real);
+                kspace.set_debug(self.opts.debug > 0);
+                real.set_debug(self.opts.debug > 0);
                 self.kspace = kspace;
                 self.real = real;
                 self.scale_e = scale_e;
@@ -158,7 +201,10 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
     ) -> Result<EwaldResult> {
         // the k-space part always runs: it also reduces Σq and Σq² for the self and
         // background terms; without it the outputs are zeroed
+        let t0 = std::time::Instant::now();
         let k = self.kspace.execute(n, xyz, q, phi.as_deref_mut(), field.as_deref_mut(), virial)?;
+        self.params.kspace_s = t0.elapsed().as_secs_f64();
+        self.params.real_s = 0.0;
         let (mut u, mut w) = if parts.kspace { (k.energy, k.virial) } else { (0.0, [0.0; 9]) };
         if !parts.kspace {
             if let Some(p) = phi.as_deref_mut() {
@@ -169,7 +215,9 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
             }
         }
         if parts.real {
+            let t0 = std::time::Instant::now();
             let (u_r, w_r) = self.real.compute(&self.user_box, n, xyz, q, phi.as_deref_mut(), field.as_deref_mut(), virial)?;
+            self.params.real_s = t0.elapsed().as_secs_f64();
             u += u_r;
             for (a, b) in w.iter_mut().zip(w_r) {
                 *a += b;

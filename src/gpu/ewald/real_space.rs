@@ -141,6 +141,8 @@ pub struct GpuRealSpace<D: Device> {
     status: D::Buf,
     /// Per-block energy and virial partials of the pair kernel (capacity in blocks, buffer).
     part: Option<(usize, D::Buf)>,
+    /// Print per-phase device timings of each call ([`super::Phases`]).
+    debug: bool,
 }
 
 /// The cell grid for `n` atoms in `bx` with cutoff `rc` (module docs).
@@ -256,7 +258,13 @@ impl<D: Device> GpuRealSpace<D> {
             par,
             status,
             part: None,
+            debug: false,
         })
+    }
+
+    /// Prints the device time of each phase of every call to stderr when `on`.
+    pub fn set_debug(&mut self, on: bool) {
+        self.debug = on;
     }
 
     /// Sets the excluded pairs (replacing earlier ones), as
@@ -451,6 +459,7 @@ impl<D: Device> GpuRealSpace<D> {
             self.consts.xi,
             if bx.is_orthorhombic() { 0.0 } else { 1.0 },
         ];
+        let mut ph = super::Phases::start(&dev, self.debug)?;
         let mut bytes = as_bytes(&pv).to_vec();
         bytes.extend_from_slice(&u64::MAX.to_ne_bytes());
         bytes.extend_from_slice(as_bytes(&[u32::MAX; 3]));
@@ -464,7 +473,9 @@ impl<D: Device> GpuRealSpace<D> {
             Arg::I32(n32), Arg::Buf(xyz), Arg::Buf(q), Arg::Buf(&self.par), Arg::I32(nc32[0]), Arg::I32(nc32[1]), Arg::I32(nc32[2]),
             Arg::Buf(&at.sfrac), Arg::Buf(&at.keys), Arg::Buf(&at.perm), Arg::U64(bad),
         ])?;
+        ph.end("wrap")?;
         radix_sort(&dev, &mut at.keys, &mut at.perm, &mut at.k2, &mut at.p2, n as u64)?;
+        ph.end("sort")?;
         let cl = self.cells.as_ref().expect("ensured above");
         let st = self.stencil.as_ref().expect("ensured above");
         dev.launch("ff_ewr_cell_start", nblocks(n, BLOCK), BLOCK, 0, &[Arg::I32(n32), Arg::Buf(&at.keys), Arg::I32(ncell as i32), Arg::Buf(&cl.start)])?;
@@ -474,6 +485,7 @@ impl<D: Device> GpuRealSpace<D> {
         dev.launch("ff_ewr_cell_bounds", nblocks(ncell, BLOCK), BLOCK, 0, &[
             Arg::I32(ncell as i32), Arg::Buf(&cl.start), Arg::Buf(&at.pos), Arg::Buf(&cl.bbox),
         ])?;
+        ph.end("cells")?;
         let nb = nblocks(n * kpa as usize, PAIR_BLOCK);
         if self.part.as_ref().map_or(true, |p| p.0 < nb as usize) {
             self.part = None;
@@ -488,14 +500,18 @@ impl<D: Device> GpuRealSpace<D> {
             Arg::Buf(&self.xlist), Arg::I32(self.nxa as i32), Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::I32(want_field as i32),
             Arg::I32(virial as i32), Arg::Buf(&at.out), Arg::Buf(part), Arg::U64(flag),
         ])?;
+        ph.end("pairs")?;
         dev.launch("ff_ewr_finish", 1, PAIR_BLOCK, 0, &[Arg::I32(nb as i32), Arg::Buf(part), Arg::U64(flag), Arg::U64(bad), Arg::Buf(&self.status)])?;
         let s: Vec<u64> = download_vec(&dev, &self.status, 11)?;
+        ph.end("finish")?;
         self.check_status(bx, &s, n, xyz, q)?;
         if phi.is_some() || want_field {
             let at = self.atoms.as_ref().expect("ensured above");
             let (pa, fa) = (phi.as_deref().map_or(Arg::Null, Arg::Buf), field.as_deref().map_or(Arg::Null, Arg::Buf));
             dev.launch("ff_ewr_scatter", nblocks(n, BLOCK), BLOCK, 0, &[Arg::I32(n32), Arg::Buf(&at.perm), Arg::Buf(&at.out), pa, fa])?;
         }
+        ph.end("scatter")?;
+        ph.report("real space (ms)")?;
         let energy = 0.5 * f64::from_bits(s[4]);
         let mut w = [0.0; 9];
         if virial {
