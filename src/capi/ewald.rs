@@ -779,19 +779,28 @@ mod tests {
         assert_eq!(FARFIELD_EWALD_WARN_TOL_NOT_MET, crate::ewald::WARN_TOL_NOT_MET);
         abi::check_fields::<farfield_ewald_opts>();
         abi::check_fields::<farfield_ewald_params>();
-        assert_eq!(std::mem::size_of::<farfield_ewald_opts>(), 64);
+        assert_eq!(std::mem::size_of::<farfield_ewald_opts>(), 88);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, nthreads), 8);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, xi), 24);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, grid), 40);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, backend), 64);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, gpu_precision), 68);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, gpu_method), 72);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, reserved), 76);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, gpu_stream), 80);
         assert_eq!(std::mem::size_of::<farfield_ewald_params>(), 96);
         assert_eq!(std::mem::offset_of!(farfield_ewald_params, xi), 8);
         assert_eq!(std::mem::offset_of!(farfield_ewald_params, eta), 56);
         assert_eq!(std::mem::offset_of!(farfield_ewald_params, kspace_s), 88);
         let sz = std::mem::size_of::<farfield_ewald_opts>();
-        let mut o = farfield_ewald_opts { struct_size: 9, nthreads: 9, debug: 9, fftw: 9, order_or_support: 9, xi: 9.0, rc: 9.0, grid: [9; 3] };
+        let mut o = farfield_ewald_opts {
+            struct_size: 9, nthreads: 9, debug: 9, fftw: 9, order_or_support: 9, xi: 9.0, rc: 9.0, grid: [9; 3], backend: 9,
+            gpu_precision: 9, gpu_method: 9, reserved: 9, gpu_stream: 9 as *mut c_void,
+        };
         assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, sz) }, 0);
         assert_eq!(o, default_opts());
-        assert_eq!((o.fftw, o.struct_size), (64, 64));
+        assert_eq!((o.fftw, o.struct_size, o.backend, o.gpu_precision, o.gpu_method, o.reserved), (64, 88, 0, 0, 0, 0));
+        assert!(o.gpu_stream.is_null());
         assert_eq!(unsafe { farfield_ewald_default_opts(null_mut(), sz) }, FARFIELD_ERR_NULL_POINTER);
         assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, 0) }, FARFIELD_ERR_INVALID_ARG);
         assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, 44) }, FARFIELD_ERR_INVALID_ARG);
@@ -803,6 +812,24 @@ mod tests {
         assert_eq!(s, 0, "{}", msg());
         old.struct_size = 64;
         assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &old).0, FARFIELD_ERR_INVALID_ARG);
+        // a 1.2.0 caller (64 bytes): whatever follows its struct (here: CUDA, mixed, GROUP, a
+        // non-zero reserved and a stream, each refused if it were read) is never read
+        let v120 = farfield_ewald_opts {
+            struct_size: 64, grid: [0; 3], backend: 2, gpu_precision: 1, gpu_method: 5, reserved: 7, gpu_stream: 0x40 as *mut c_void, ..o
+        };
+        let (s2, p2) = make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &v120);
+        assert_eq!(s2, 0, "{}", msg());
+        assert!(matches!(*unsafe { &*p2 }.inner.lock().unwrap(), Exec::Cpu(_)));
+        unsafe { farfield_ewald_destroy(p2) };
+        // sizes ending inside the new fields
+        for sz in [66, 70, 84] {
+            assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, sz) }, FARFIELD_ERR_INVALID_ARG, "{sz}");
+        }
+        for sz in [68, 72, 76, 80] {
+            let mut part = default_opts();
+            assert_eq!(unsafe { farfield_ewald_default_opts(&mut part, sz) }, 0, "{sz}");
+            assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &part).0, 0, "{sz}: {}", msg());
+        }
         // get_params into an older, smaller struct (up to `method`) leaves the rest alone
         let mut prm = farfield_ewald_params { struct_size: 56, eta: -7.0, ..Default::default() };
         unsafe {
@@ -888,7 +915,7 @@ mod tests {
             assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u, w.as_mut_ptr()), 0);
         }
         // same as the Rust plan
-        let mut rp = EwaldPlan::new(Method::Spme, &CUBE, n, 1e-6, &convert_opts(&o).unwrap()).unwrap();
+        let mut rp = EwaldPlan::new(Method::Spme, &CUBE, n, 1e-6, &convert_opts(&o).unwrap().0).unwrap();
         let mut phi2 = vec![0.0; n];
         let mut f2 = vec![0.0; 3 * n];
         let r = rp.execute(&xyz, &q, Some(&mut phi2), Some(&mut f2), true).unwrap();
@@ -1249,5 +1276,106 @@ mod tests {
             farfield_ewald_destroy(p);
         }
         assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
+    }
+
+    fn no_device() -> bool {
+        crate::gpu::runtime::discover().as_ref().map_or(true, |d| d.is_empty())
+    }
+
+    #[test]
+    fn gpu_options_are_validated() {
+        let o = farfield_ewald_opts { nthreads: 1, ..default_opts() };
+        let cuda = farfield_ewald_opts { backend: FARFIELD_BACKEND_CUDA, ..o };
+        // every bad value, named
+        let fake = 0x5000 as *mut c_void;
+        let cases: [(&str, farfield_ewald_opts); 9] = [
+            ("opts.backend", farfield_ewald_opts { backend: 3, ..o }),
+            ("opts.backend", farfield_ewald_opts { backend: -1, ..o }),
+            ("opts.gpu_precision", farfield_ewald_opts { gpu_precision: 2, ..cuda }),
+            ("opts.gpu_precision", farfield_ewald_opts { gpu_precision: -1, ..cuda }),
+            ("opts.gpu_method", farfield_ewald_opts { gpu_method: 6, ..cuda }),
+            ("opts.gpu_method", farfield_ewald_opts { gpu_method: -1, ..cuda }),
+            ("opts.reserved", farfield_ewald_opts { reserved: 1, ..cuda }),
+            ("opts.reserved", farfield_ewald_opts { reserved: 1, ..o }),
+            ("opts.gpu_stream", farfield_ewald_opts { gpu_stream: fake, ..o }),
+        ];
+        for (name, bad) in cases {
+            assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-5, &bad), (FARFIELD_ERR_INVALID_ARG, null_mut()), "{name}");
+            assert!(msg().contains(name), "{name}: {}", msg());
+        }
+        // GPU-only options on a CPU plan (AUTO or CPU): refused, naming the field
+        for backend in [FARFIELD_BACKEND_AUTO, FARFIELD_BACKEND_CPU] {
+            for (name, bad) in [
+                ("opts.gpu_stream", farfield_ewald_opts { backend, gpu_stream: fake, ..o }),
+                ("opts.gpu_precision", farfield_ewald_opts { backend, gpu_precision: FARFIELD_EWALD_GPU_MIXED, ..o }),
+                ("opts.gpu_method", farfield_ewald_opts { backend, gpu_method: 1, ..o }),
+            ] {
+                assert_eq!(make(FARFIELD_EWALD_SPECTRAL, &CUBE, 10, 1e-5, &bad).0, FARFIELD_ERR_INVALID_ARG, "{name}");
+                assert!(msg().contains(name) && msg().contains("CPU"), "{}", msg());
+            }
+        }
+        // the Rust options carry the CUDA choices
+        let c = farfield_ewald_opts { gpu_precision: FARFIELD_EWALD_GPU_MIXED, gpu_method: 3, gpu_stream: fake, ..cuda };
+        let (_, co) = convert_opts(&c).unwrap();
+        let co = co.unwrap();
+        assert!(co.mixed);
+        assert_eq!(co.sopts.method, Some(crate::gpu::spread::GpuMethod::Sm));
+        assert_eq!(co.stream.map(|s| s.as_raw()), Some(0x5000));
+        assert!(convert_opts(&o).unwrap().1.is_none());
+        // the CPU options are checked on a CUDA plan too (before the device is looked for)
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-5, &farfield_ewald_opts { xi: f64::NAN, ..cuda }).0, FARFIELD_ERR_INVALID_ARG);
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 2.0, &cuda).0, FARFIELD_ERR_TOL);
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 0, 1e-5, &cuda).0, FARFIELD_ERR_NPOINTS);
+        let mut flat = CUBE;
+        flat[8] = 1e-300;
+        assert_eq!(make(FARFIELD_EWALD_SPME, &flat, 10, 1e-5, &cuda).0, FARFIELD_ERR_RANGE);
+        // the direct sum has no CUDA path, with or without a device
+        assert_eq!(make(FARFIELD_EWALD_DIRECT, &CUBE, 10, 1e-5, &cuda), (FARFIELD_ERR_NOT_SUPPORTED, null_mut()));
+        assert!(msg().contains("DIRECT"), "{}", msg());
+        // without a device: NO_DEVICE naming what was looked for (the mixed one too)
+        if no_device() {
+            for m in [FARFIELD_EWALD_SPME, FARFIELD_EWALD_SPECTRAL] {
+                for prec in [FARFIELD_EWALD_GPU_DOUBLE, FARFIELD_EWALD_GPU_MIXED] {
+                    let c = farfield_ewald_opts { gpu_precision: prec, ..cuda };
+                    assert_eq!(make(m, &CUBE, 10, 1e-5, &c), (FARFIELD_ERR_NO_DEVICE, null_mut()));
+                    assert!(msg().contains("Ewald") && msg().contains("CUDA"), "{}", msg());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn execute_device_needs_a_cuda_plan() {
+        let o = farfield_ewald_opts { nthreads: 1, ..default_opts() };
+        let (s, p) = make(FARFIELD_EWALD_SPME, &CUBE, 8, 1e-5, &o);
+        assert_eq!(s, 0);
+        let (xyz, q) = nacl(2.0);
+        let (mut phi, mut f, mut u, mut w) = ([7.0; 8], [7.0; 24], 7.0, [7.0; 9]);
+        unsafe {
+            let x = xyz.as_ptr();
+            let run = |n: i64, x: *const f64, q: *const f64, phi: *mut f64, f: *mut f64, u: *mut f64, w: *mut f64| {
+                farfield_ewald_execute_device(p, n, x, q, phi, f, u, w)
+            };
+            // checked before the backend: NULL plan, n, NULL inputs, overlaps
+            assert_eq!(farfield_ewald_execute_device(null_mut(), 8, x, q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(run(-1, x, q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NPOINTS);
+            assert_eq!(run(9, x, q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NPOINTS);
+            assert_eq!(run(8, null(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert!(msg().contains("xyz"), "{}", msg());
+            assert_eq!(run(8, x, null(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(run(8, x, q.as_ptr(), phi.as_mut_ptr(), phi.as_mut_ptr(), &mut u, null_mut()), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("`phi`") && msg().contains("`field`"), "{}", msg());
+            assert_eq!(run(8, x, q.as_ptr(), null_mut(), null_mut(), w.as_mut_ptr().add(3), w.as_mut_ptr()), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("`energy`") && msg().contains("`virial`"), "{}", msg());
+            // a CPU plan: refused with the message, nothing read or written
+            assert_eq!(run(8, x, q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u, w.as_mut_ptr()), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("execute_device needs a CUDA plan"), "{}", msg());
+            assert_eq!(run(0, null(), null(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_INVALID_ARG);
+            assert_eq!((phi[0], f[0], u, w[0]), (7.0, 7.0, 7.0, 7.0));
+            // the plan still works
+            assert_eq!(farfield_ewald_execute(p, 8, x, q.as_ptr(), phi.as_mut_ptr(), null_mut(), &mut u, null_mut()), 0);
+            assert!(u < 0.0);
+            farfield_ewald_destroy(p);
+        }
     }
 }
