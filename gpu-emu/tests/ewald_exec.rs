@@ -7,46 +7,33 @@
 //! charges), outputs untouched on failure (host and device), only the requested outputs
 //! written, n = 0, set_box and set_exclusions.
 
-use farfield::ewald::{EwaldOpts, EwaldPlan, Method, Overrides};
+use farfield::ewald::{EwaldPlan, Method};
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::ewald::GpuEwaldExec;
 use farfield::gpu::spread::GpuSpreadOpts;
 use farfield::Error;
 use farfield_gpu_emu::EmuDevice;
-use rand::{Rng, SeedableRng};
 
-const TRICLINIC: [f64; 9] = [3.0, 0.0, 0.0, 0.8, 2.8, 0.0, -0.5, 0.6, 3.2];
+mod ewald_common;
+use ewald_common::{opts, rel_rms, TRICLINIC};
+
 const N: usize = 40;
 const PAIRS: [[i64; 2]; 3] = [[0, 1], [5, 2], [7, 30]];
 
-fn rel_rms(a: &[f64], b: &[f64]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
-    let den: f64 = b.iter().map(|y| y * y).sum();
-    (num / den).sqrt()
-}
-
 /// `n` random charges around the cell with net charge 1.5; charge 1 bonded to charge 0.
 fn system(n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
-    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
-    let mut xyz = vec![0.0; 3 * n];
-    for i in 0..n {
-        let s: [f64; 3] = [0, 1, 2].map(|_| rng.gen_range(-1.0..2.0));
-        for a in 0..3 {
-            xyz[3 * i + a] = (0..3).map(|d| s[d] * TRICLINIC[3 * d + a]).sum();
-        }
-    }
+    let (mut xyz, q) = ewald_common::system(n, &TRICLINIC, 1.5, seed);
     for d in 0..3 {
         xyz[3 + d] = xyz[d] + 0.1 * (d as f64 + 1.0);
     }
-    let mut q: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
-    let mean = q.iter().sum::<f64>() / n as f64;
-    q.iter_mut().for_each(|v| *v += 1.5 / n as f64 - mean);
     (xyz, q)
 }
 
-fn opts(method: Method) -> EwaldOpts {
-    let order = if method == Method::Spme { 6 } else { 8 };
-    EwaldOpts { nthreads: 1, overrides: Overrides { grid: [16, 18, 20], order, ..Overrides::default() }, ..EwaldOpts::default() }
+/// The CPU plan with the exclusions `PAIRS`.
+fn cpu_plan(method: Method) -> EwaldPlan {
+    let mut p = EwaldPlan::new(method, &TRICLINIC, N, 1e-6, &opts(method)).unwrap();
+    p.set_exclusions(&PAIRS).unwrap();
+    p
 }
 
 struct Out {
@@ -57,8 +44,7 @@ struct Out {
 }
 
 fn cpu(method: Method, xyz: &[f64], q: &[f64]) -> Out {
-    let mut p = EwaldPlan::new(method, &TRICLINIC, N, 1e-6, &opts(method)).unwrap();
-    p.set_exclusions(&PAIRS).unwrap();
+    let mut p = cpu_plan(method);
     let (mut phi, mut field) = (vec![0.0; q.len()], vec![0.0; 3 * q.len()]);
     let r = p.execute_with(xyz, q, Some(&mut phi), Some(&mut field), true, true).unwrap();
     Out { phi, field, energy: r.energy, virial: r.virial }
@@ -102,7 +88,7 @@ fn host_and_device_arrays_equal_the_cpu_plan() {
         for mixed in [false, true] {
             let tol = if mixed { (1e-5, 1e-5) } else { (1e-12, 1e-11) };
             let mut g = exec(method, mixed);
-            let cp = EwaldPlan::new(method, &TRICLINIC, N, 1e-6, &opts(method)).unwrap();
+            let cp = cpu_plan(method);
             assert_eq!((g.params().xi, g.params().rc, g.params().grid), (cp.params().xi, cp.params().rc, cp.params().grid));
             assert_eq!((g.mixed(), g.method(), g.n_max()), (mixed, method, N));
             compare(&format!("{method:?} mixed {mixed} host"), &host(&mut g, &xyz, &q).unwrap(), &c, tol.0, tol.1);
@@ -116,8 +102,7 @@ fn the_cpu_checks_and_outputs_untouched_on_error() {
     let (xyz, q) = system(N, 5);
     let method = Method::Spme;
     let mut g = exec(method, false);
-    let mut cp = EwaldPlan::new(method, &TRICLINIC, N, 1e-6, &opts(method)).unwrap();
-    cp.set_exclusions(&PAIRS).unwrap();
+    let mut cp = cpu_plan(method);
     // the same status as the CPU plan, with host and device arrays, nothing written
     let mut coincident = xyz.clone();
     for d in 0..3 {
@@ -173,8 +158,7 @@ fn the_cpu_checks_and_outputs_untouched_on_error() {
 fn set_box_and_exclusions_follow_the_cpu_plan() {
     let (xyz, q) = system(N, 9);
     let method = Method::Spectral;
-    let mut g = exec(method, false);
-    let mut cp = EwaldPlan::new(method, &TRICLINIC, N, 1e-6, &opts(method)).unwrap();
+    let (mut g, mut cp) = (exec(method, false), cpu_plan(method));
     let b2 = [3.1, 0.0, 0.0, 0.7, 2.9, 0.0, -0.4, 0.5, 3.3];
     g.set_box(&b2).unwrap();
     cp.set_box(&b2).unwrap();
