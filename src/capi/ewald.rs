@@ -62,7 +62,7 @@ use crate::gpu::spread::GpuSpreadOpts;
 use crate::nufft::options::{FARFIELD_BACKEND_AUTO, FARFIELD_BACKEND_CPU, FARFIELD_BACKEND_CUDA};
 use crate::nufft::GpuStream;
 use std::ffi::{c_int, c_void};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 /// Spectral Ewald (Lindbo–Tornberg, Gaussian windows, ik-differentiation). `method` value.
 pub const FARFIELD_EWALD_SPECTRAL: c_int = 0;
@@ -383,15 +383,17 @@ fn plan_ref<'a>(plan: farfield_ewald_plan) -> Result<&'a farfield_ewald_plan_s> 
     Ok(unsafe { &*plan })
 }
 
-/// The number of charges of an execute: `FARFIELD_ERR_NPOINTS` when negative or above `n_max`.
-fn checked_n(n: i64, n_max: usize) -> Result<usize> {
+/// The locked plan of an execute and its number of charges: `FARFIELD_ERR_NULL_POINTER` for a
+/// NULL plan, `FARFIELD_ERR_NPOINTS` when `n` is negative or above `n_max`.
+fn lock_for_execute<'a>(plan: farfield_ewald_plan, n: i64) -> Result<(MutexGuard<'a, Exec>, usize)> {
+    let p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
     if n < 0 {
         return Err(Error::NPoints(format!("n = {n} is negative")));
     }
-    if n as u64 > n_max as u64 {
-        return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {n_max}")));
+    if n as u64 > p.n_max() as u64 {
+        return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", p.n_max())));
     }
-    Ok(n as usize)
+    Ok((p, n as usize))
 }
 
 /// Writes the requested energy and virial of `r` (host pointers, NULL = not wanted).
@@ -593,9 +595,7 @@ pub unsafe extern "C" fn farfield_ewald_execute(
     virial: *mut f64,
 ) -> c_int {
     guard(|| {
-        let p = plan_ref(plan)?;
-        let mut p = p.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let n = checked_n(n, p.n_max())?;
+        let (mut p, n) = lock_for_execute(plan, n)?;
         check_outputs_disjoint(
             &[region(xyz, 3 * n, "xyz"), region(q, n, "q")],
             &[region(phi, n, "phi"), region(field, 3 * n, "field"), region(energy, 1, "energy"), region(virial, 9, "virial")],
@@ -663,9 +663,7 @@ pub unsafe extern "C" fn farfield_ewald_execute_device(
     virial: *mut f64,
 ) -> c_int {
     guard(|| {
-        let p = plan_ref(plan)?;
-        let mut p = p.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let n = checked_n(n, p.n_max())?;
+        let (mut p, n) = lock_for_execute(plan, n)?;
         if n > 0 {
             non_null(xyz, "xyz")?;
             non_null(q, "q")?;
