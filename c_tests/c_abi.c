@@ -51,6 +51,13 @@ typedef struct {
 
 typedef struct {
     size_t struct_size;
+    int32_t nthreads, debug, fftw, order_or_support;
+    double xi, rc;
+    int64_t grid[3];
+} v120_ewald_opts; /* the 1.2.0 header's struct (64 bytes): without backend … gpu_stream */
+
+typedef struct {
+    size_t struct_size;
     double xi, rc;
     int64_t grid[3];
     int32_t order_or_support, method;
@@ -129,6 +136,7 @@ static void test_layouts_are_prefixes(void) {
     EXPECT(offsetof(guarded_nufft_opts, guard) == sizeof(old_nufft_opts));
     EXPECT(sizeof(v100_nufft_opts) == 56 && sizeof(v100_nufft_opts) == offsetof(farfield_nufft_opts, gpu_stream));
     EXPECT(sizeof(v110_fmm_opts) == 32 && sizeof(v110_fmm_opts) == offsetof(farfield_fmm_opts, gpu_stream));
+    EXPECT(sizeof(v120_ewald_opts) == 64 && sizeof(v120_ewald_opts) == offsetof(farfield_ewald_opts, backend));
     EXPECT(offsetof(v100_nufft_opts, gpu_spread_reuse_hint) == offsetof(farfield_nufft_opts, gpu_spread_reuse_hint));
     EXPECT(offsetof(guarded_v100_nufft_opts, guard) == sizeof(v100_nufft_opts));
     EXPECT(offsetof(guarded_nufft_info, guard) == sizeof(old_nufft_info));
@@ -342,6 +350,28 @@ static void test_ewald_old_caller(void) {
     gp.s.struct_size = 0;
     EXPECT_STATUS(farfield_ewald_get_params(p, (farfield_ewald_params *)&gp.s), FARFIELD_ERR_INVALID_ARG);
     farfield_ewald_destroy(p);
+    /* a 1.2.0 caller (64 bytes, no backend … gpu_stream): the guard where they would be is not
+       read (backend 0xA5A5A5A5 and a non-NULL stream would be refused) */
+    GUARDED(v120_ewald_opts) g120;
+    memset(&g120, GUARD_BYTE, sizeof g120);
+    EXPECT_STATUS(farfield_ewald_default_opts((farfield_ewald_opts *)&g120.s, sizeof g120.s), FARFIELD_OK);
+    EXPECT(guard_intact(g120.guard) && g120.s.struct_size == 64 && g120.s.grid[0] == 0 && g120.s.fftw == 64);
+    g120.s.nthreads = 1;
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, NQ, 1e-6, &p, (farfield_ewald_opts *)&g120.s), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_execute(p, NQ, xyz, q, phi_old, NULL, NULL, NULL), FARFIELD_OK);
+    EXPECT(memcmp(phi_old, phi_full, sizeof phi_full) == 0);
+    /* device execution of a CPU plan */
+    EXPECT_STATUS(farfield_ewald_execute_device(p, NQ, xyz, q, phi_old, NULL, NULL, NULL), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(strstr(farfield_last_error_message(), "CUDA") != NULL);
+    farfield_ewald_destroy(p);
+    /* a stream on a CPU plan; a full-size caller must leave `reserved` at 0 */
+    full.gpu_stream = (void *)&full;
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, NQ, 1e-6, &p, &full), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(p == NULL && strstr(farfield_last_error_message(), "gpu_stream") != NULL);
+    full.gpu_stream = NULL;
+    full.reserved = 1;
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, NQ, 1e-6, &p, &full), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(p == NULL);
     EXPECT_STATUS(farfield_ewald_default_opts((farfield_ewald_opts *)&g.s, 44), FARFIELD_ERR_INVALID_ARG);
     EXPECT_STATUS(farfield_ewald_default_opts(NULL, sizeof full), FARFIELD_ERR_NULL_POINTER);
 }

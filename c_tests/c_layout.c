@@ -62,7 +62,7 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_poisson_opts, vico_factor), 24);
 
     /* farfield_ewald_opts */
-    EXPECT_SIZE(sizeof(farfield_ewald_opts), 64);
+    EXPECT_SIZE(sizeof(farfield_ewald_opts), 88);
     EXPECT_SIZE(offsetof(farfield_ewald_opts, struct_size), 0);
     EXPECT_SIZE(sizeof(((farfield_ewald_opts *)0)->struct_size), sizeof(size_t));
     EXPECT_SIZE(offsetof(farfield_ewald_opts, nthreads), 8);
@@ -73,6 +73,12 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_ewald_opts, rc), 32);
     EXPECT_SIZE(offsetof(farfield_ewald_opts, grid), 40);
     EXPECT_SIZE(sizeof(((farfield_ewald_opts *)0)->grid), 24);
+    EXPECT_SIZE(offsetof(farfield_ewald_opts, backend), 64);
+    EXPECT_SIZE(offsetof(farfield_ewald_opts, gpu_precision), 68);
+    EXPECT_SIZE(offsetof(farfield_ewald_opts, gpu_method), 72);
+    EXPECT_SIZE(offsetof(farfield_ewald_opts, reserved), 76);
+    EXPECT_SIZE(offsetof(farfield_ewald_opts, gpu_stream), 80);
+    EXPECT_SIZE(sizeof(((farfield_ewald_opts *)0)->gpu_stream), 8);
 
     /* farfield_ewald_params */
     EXPECT_SIZE(sizeof(farfield_ewald_params), 96);
@@ -159,6 +165,8 @@ int main(void) {
     EXPECT(eo.struct_size == sizeof eo);
     EXPECT(eo.nthreads == 0 && eo.debug == 0 && eo.fftw == 64 && eo.order_or_support == 0);
     EXPECT(eo.xi == 0.0 && eo.rc == 0.0 && eo.grid[0] == 0 && eo.grid[1] == 0 && eo.grid[2] == 0);
+    EXPECT(eo.backend == FARFIELD_BACKEND_AUTO && eo.gpu_precision == FARFIELD_EWALD_GPU_DOUBLE);
+    EXPECT(eo.gpu_method == FARFIELD_GPU_METHOD_AUTO && eo.reserved == 0 && eo.gpu_stream == NULL);
     EXPECT(farfield_ewald_default_opts(NULL, sizeof eo) == FARFIELD_ERR_NULL_POINTER);
 
     farfield_fmm_opts fo;
@@ -176,6 +184,7 @@ int main(void) {
     EXPECT(FARFIELD_WARN_TOL_CLAMPED == 1);
     EXPECT(FARFIELD_POISSON_HOCKNEY == 0 && FARFIELD_POISSON_VICO == 1 && FARFIELD_POISSON_VICO_DCT == 2);
     EXPECT(FARFIELD_EWALD_SPECTRAL == 0 && FARFIELD_EWALD_SPME == 1 && FARFIELD_EWALD_DIRECT == 2);
+    EXPECT(FARFIELD_EWALD_GPU_DOUBLE == 0 && FARFIELD_EWALD_GPU_MIXED == 1);
     EXPECT(FARFIELD_FMM_OPEN == 0 && FARFIELD_FMM_PERIODIC == 1);
     EXPECT(FARFIELD_FMM_BACKEND_AUTO == 0 && FARFIELD_FMM_BACKEND_CPU == 1 && FARFIELD_FMM_BACKEND_CUDA == 2);
     return ff_finish("c_layout");

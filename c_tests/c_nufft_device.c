@@ -11,49 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ff_test.h"
 
-#include <dlfcn.h>
-
-/* ---- the few CUDA driver calls the device part needs, looked up at run time -------------- */
-typedef unsigned long long ff_cu_ptr;
-typedef struct {
-    void *lib;
-    int (*init)(unsigned);
-    int (*device_get)(int *, int);
-    int (*ctx_retain)(void **, int);
-    int (*ctx_set)(void *);
-    int (*mem_alloc)(ff_cu_ptr *, size_t);
-    int (*htod)(ff_cu_ptr, const void *, size_t);
-    int (*mem_free)(ff_cu_ptr);
-} ff_cuda;
-
-static int cuda_open(ff_cuda *cu) {
-    memset(cu, 0, sizeof *cu);
-    cu->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!cu->lib) return 0;
-    /* POSIX's idiom for function pointers from dlsym (no object-to-function pointer cast) */
-    *(void **)(&cu->init) = dlsym(cu->lib, "cuInit");
-    *(void **)(&cu->device_get) = dlsym(cu->lib, "cuDeviceGet");
-    *(void **)(&cu->ctx_retain) = dlsym(cu->lib, "cuDevicePrimaryCtxRetain");
-    *(void **)(&cu->ctx_set) = dlsym(cu->lib, "cuCtxSetCurrent");
-    *(void **)(&cu->mem_alloc) = dlsym(cu->lib, "cuMemAlloc_v2");
-    *(void **)(&cu->htod) = dlsym(cu->lib, "cuMemcpyHtoD_v2");
-    *(void **)(&cu->mem_free) = dlsym(cu->lib, "cuMemFree_v2");
-    if (!cu->init || !cu->device_get || !cu->ctx_retain || !cu->ctx_set || !cu->mem_alloc || !cu->htod || !cu->mem_free) return 0;
-    int dev = 0;
-    void *ctx = NULL;
-    /* the library uses device 0's primary context: arrays allocated in it are the plan's */
-    return cu->init(0) == 0 && cu->device_get(&dev, 0) == 0 && cu->ctx_retain(&ctx, dev) == 0 && cu->ctx_set(ctx) == 0;
-}
-
-static ff_cu_ptr cuda_upload(ff_cuda *cu, const void *src, size_t bytes) {
-    ff_cu_ptr p = 0;
-    if (cu->mem_alloc(&p, bytes) != 0) return 0;
-    if (cu->htod(p, src, bytes) != 0) {
-        cu->mem_free(p);
-        return 0;
-    }
-    return p;
-}
+#include "ff_cuda.h"
 
 enum { M = 200, N1 = 12, N2 = 10 };
 
@@ -119,7 +77,7 @@ static void with_device(ff_cuda *cu) {
     if (!p) return;
     EXPECT_STATUS(farfield_nufft_setpts(p, M, x, y, NULL, 0, NULL, NULL, NULL), 0);
     EXPECT_STATUS(farfield_nufft_execute(p, cc, fh), 0);
-    ff_cu_ptr dx = cuda_upload(cu, x, sizeof x), dy = cuda_upload(cu, y, sizeof y);
+    ff_cu_ptr dx = ff_cuda_upload(cu, x, sizeof x), dy = ff_cuda_upload(cu, y, sizeof y);
     EXPECT(dx != 0 && dy != 0);
     EXPECT_STATUS(farfield_nufft_setpts_device(p, M, (const double *)(uintptr_t)dx, (const double *)(uintptr_t)dy, NULL), 0);
     cu->mem_free(dx); /* copied: the arrays may go */
@@ -132,8 +90,8 @@ static void with_device(ff_cuda *cu) {
     EXPECT(e_exact < 10 * tol);
     /* a non-finite device coordinate */
     x[123] = NAN;
-    dx = cuda_upload(cu, x, sizeof x);
-    dy = cuda_upload(cu, y, sizeof y);
+    dx = ff_cuda_upload(cu, x, sizeof x);
+    dy = ff_cuda_upload(cu, y, sizeof y);
     EXPECT_STATUS(farfield_nufft_setpts_device(p, M, (const double *)(uintptr_t)dx, (const double *)(uintptr_t)dy, NULL),
                   FARFIELD_ERR_NONFINITE);
     EXPECT(strstr(farfield_last_error_message(), "point 123") != NULL);
@@ -155,7 +113,7 @@ static void with_device(ff_cuda *cu) {
     for (int k = 0; k < N1; k++) fm[k] = (float)ff_range(&r, -1, 1);
     EXPECT_STATUS(farfield_nufftf_setpts(q, M, xf, NULL, NULL, 0, NULL, NULL, NULL), 0);
     EXPECT_STATUS(farfield_nufftf_execute(q, ch, fm), 0);
-    ff_cu_ptr dxf = cuda_upload(cu, xf, sizeof xf);
+    ff_cu_ptr dxf = ff_cuda_upload(cu, xf, sizeof xf);
     EXPECT_STATUS(farfield_nufftf_setpts_device(q, M, (const float *)(uintptr_t)dxf, NULL, NULL), 0);
     cu->mem_free(dxf);
     EXPECT_STATUS(farfield_nufftf_execute(q, cd, fm), 0);
@@ -178,7 +136,7 @@ int main(void) {
     const int64_t n[1] = {8};
     const int have_plan = farfield_nufft_makeplan(1, 1, n, 1, 1, 1e-6, &probe, &o) == 0;
     farfield_nufft_destroy(probe);
-    if (have_plan && cuda_open(&cu)) {
+    if (have_plan && ff_cuda_open(&cu)) {
         with_device(&cu);
     } else {
         printf("c_nufft_device: no CUDA device; the device comparison is skipped (error paths checked)\n");

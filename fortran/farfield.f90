@@ -90,6 +90,10 @@ module farfield
   integer(c_int64_t), parameter, public :: FARFIELD_EWALD_MAX_EXCLUSIONS = 1099511627776_c_int64_t
   !> Warning bit of farfield_ewald_get_warnings: overrides keep est_rel_err above tol_used.
   integer(c_int32_t), parameter, public :: FARFIELD_EWALD_WARN_TOL_NOT_MET = 2
+  !> opts%gpu_precision of a CUDA Ewald plan: double-precision grids and FFT (default), or
+  !> single-precision grids and FFT with double-precision sums, potentials, fields, energy, virial.
+  integer(c_int32_t), parameter, public :: FARFIELD_EWALD_GPU_DOUBLE = 0
+  integer(c_int32_t), parameter, public :: FARFIELD_EWALD_GPU_MIXED = 1
 
   ! ---- FMM boundaries (argument `boundary` of farfield_fmm_makeplan) and backends ------------
   integer(c_int), parameter, public :: FARFIELD_FMM_OPEN = 0
@@ -166,6 +170,11 @@ module farfield
      real(c_double)     :: xi                !< splitting parameter; 0 = automatic
      real(c_double)     :: rc                !< real-space cutoff; 0 = automatic
      integer(c_int64_t) :: grid(3)           !< grid per axis (all or none); 0 = automatic
+     integer(c_int32_t) :: backend           !< FARFIELD_BACKEND_* (AUTO = CPU, CPU, CUDA)
+     integer(c_int32_t) :: gpu_precision     !< CUDA only: FARFIELD_EWALD_GPU_DOUBLE / _MIXED
+     integer(c_int32_t) :: gpu_method        !< CUDA only: FARFIELD_GPU_METHOD_* (0 = automatic)
+     integer(c_int32_t) :: reserved          !< must be 0 (set by the default options)
+     type(c_ptr)        :: gpu_stream = c_null_ptr !< CUDA only: the caller's cudaStream_t (NULL = default stream)
   end type farfield_ewald_opts
 
   !> Parameters and last timings of an Ewald plan (C: farfield_ewald_params, filled by
@@ -236,7 +245,7 @@ module farfield
   public :: farfield_spreadf_interp_complex, farfield_spreadf_get_width, farfield_spreadf_destroy
   public :: farfield_ewald_default_opts, farfield_ewald_makeplan, farfield_ewald_set_box
   public :: farfield_ewald_set_exclusions, farfield_ewald_execute, farfield_ewald_get_params
-  public :: farfield_ewald_get_warnings
+  public :: farfield_ewald_get_warnings, farfield_ewald_execute_device
   public :: farfield_ewald_destroy
   public :: farfield_fmm_default_opts, farfield_fmm_makeplan, farfield_fmm_execute, farfield_fmm_execute_device
   public :: farfield_fmm_get_params, farfield_fmm_destroy
@@ -691,6 +700,22 @@ module farfield
        type(c_ptr), value :: phi, field, energy, virial
        integer(c_int) :: ier
      end function farfield_ewald_execute
+
+     !> int farfield_ewald_execute_device(plan, int64_t n, const double *xyz, const double *q,
+     !>     double *phi, double *field, double *energy, double *virial)
+     !> As farfield_ewald_execute with DEVICE arrays (c_devptr / CUDA Fortran device memory passed
+     !> as c_ptr): xyz(3, n), q(n), phi(n), field(3, n) (the outputs may be c_null_ptr); energy (1)
+     !> and virial (9) are host pointers (or c_null_ptr). Needs a plan with backend
+     !> FARFIELD_BACKEND_CUDA. phi and field are complete in the plan stream's order on return
+     !> (synchronise that stream before reading them on the host); energy and virial are final.
+     function farfield_ewald_execute_device(plan, n, xyz, q, phi, field, energy, virial) result(ier) &
+          bind(c, name="farfield_ewald_execute_device")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: n
+       type(c_ptr), value :: xyz, q, phi, field, energy, virial
+       integer(c_int) :: ier
+     end function farfield_ewald_execute_device
 
      !> int farfield_ewald_get_params(plan, farfield_ewald_params *out)
      function farfield_ewald_get_params(plan, out) result(ier) bind(c, name="farfield_ewald_get_params")

@@ -33,7 +33,18 @@ typedef float _Complex farfield_complexf;
 #define FARFIELD_EWALD_SPME 1
 
 // Classic Ewald sum with an explicit k-space sum, `O(N^{3/2})` (reference). `method` value.
+// CPU only (with `opts.backend = FARFIELD_BACKEND_CUDA`: `FARFIELD_ERR_NOT_SUPPORTED`).
 #define FARFIELD_EWALD_DIRECT 2
+
+// `opts.gpu_precision` (CUDA plans): grids and FFT in double precision (default).
+#define FARFIELD_EWALD_GPU_DOUBLE 0
+
+// `opts.gpu_precision` (CUDA plans): mixed precision — grids and FFT in single precision,
+// interpolation sums, potentials, fields, energy and virial accumulated in double precision.
+// The k-space part then carries single-precision rounding (tested: its potentials and fields
+// within 1e-5 relative RMS of the double-precision ones), so it suits tolerances down to
+// about 1e-5.
+#define FARFIELD_EWALD_GPU_MIXED 1
 
 // Warning bit of `farfield_ewald_get_warnings`: the caller's overrides (`opts.order_or_support`,
 // `opts.grid`, `opts.xi`, `opts.rc`) keep the estimated error `est_rel_err` above `tol_used`.
@@ -355,6 +366,36 @@ typedef struct farfield_ewald_opts {
   // Grid size per axis (even, ≥ 2·order, ≤ 65536, product ≤ 2^33; all three or none);
   // 0 = automatic. For the direct sum: wave vectors per axis `2 m_max + 1`.
   int64_t grid[3];
+  // Compute backend: `FARFIELD_BACKEND_AUTO` (0, default: the CPU for now),
+  // `FARFIELD_BACKEND_CPU` (1) or `FARFIELD_BACKEND_CUDA` (2: device 0, SPME and spectral
+  // Ewald; no usable device or driver → `FARFIELD_ERR_NO_DEVICE` from makeplan, the message
+  // saying what was looked for). `nthreads` and `fftw` do not apply to a CUDA plan. Other
+  // values → `FARFIELD_ERR_INVALID_ARG`. Appended after 1.2.0, as are the fields below: a
+  // caller built against an older header (a 64-byte struct) gets the CPU.
+  int32_t backend;
+  // CUDA backend only: `FARFIELD_EWALD_GPU_DOUBLE` (0, default: double-precision grids and
+  // FFT) or `FARFIELD_EWALD_GPU_MIXED` (1: single-precision grids and FFT, double-precision
+  // accumulation of potentials, fields, energy and virial). Other values, or a non-zero
+  // value with a CPU plan → `FARFIELD_ERR_INVALID_ARG`.
+  int32_t gpu_precision;
+  // CUDA backend only: the spreading method of the k-space part, the values of
+  // `farfield_nufft_opts.gpu_method`: `FARFIELD_GPU_METHOD_AUTO` (0, default: GM for plans
+  // of fewer than 2^17 charges, else the selection rule), `_GM` (1) … `_GROUP` (5). Other
+  // values, or a non-zero value with a CPU plan → `FARFIELD_ERR_INVALID_ARG`.
+  int32_t gpu_method;
+  // Must be 0 (set by `farfield_ewald_default_opts`; other values →
+  // `FARFIELD_ERR_INVALID_ARG`): it keeps `gpu_stream` 8-byte aligned with no padding, and
+  // is the place of a future 4-byte option whose default is 0.
+  int32_t reserved;
+  // CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
+  // (default) for the default stream of device 0's context. Every kernel launch, copy and
+  // cuFFT execution of the plan runs on it (what each execute waits for: see
+  // `farfield_ewald_execute` and `farfield_ewald_execute_device`). The stream must belong to
+  // device 0's primary context (the CUDA runtime's) and stay valid until the plan is
+  // destroyed (its device memory is freed in stream order on it); the library never
+  // destroys it. A non-NULL stream for a CPU plan → `FARFIELD_ERR_INVALID_ARG` naming
+  // `opts.gpu_stream`.
+  void *gpu_stream;
 } farfield_ewald_opts;
 
 // Handle to an Ewald plan (`NULL` when none).
@@ -633,8 +674,9 @@ extern "C" {
 #endif // __cplusplus
 
 // Writes the default options (all cores, no debug output, `FFTW_ESTIMATE`, every parameter
-// automatic) into the first `struct_size` bytes of `*opts` and sets `opts->struct_size`; call
-// it as `farfield_ewald_default_opts(&o, sizeof o)`.
+// automatic, backend AUTO, double-precision grids, automatic spreading method, no stream) into
+// the first `struct_size` bytes of `*opts` and sets `opts->struct_size`; call it as
+// `farfield_ewald_default_opts(&o, sizeof o)`.
 //
 // Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL, `FARFIELD_ERR_INVALID_ARG`
 // (`struct_size` smaller than the `struct_size` field or ending inside a field; nothing
@@ -733,7 +775,14 @@ int farfield_ewald_set_exclusions(farfield_ewald_plan plan, int64_t npairs, cons
 // exclusion index ≥ n; two coincident charges that are not an excluded pair, both named),
 // `FARFIELD_ERR_RANGE` (a requested output overflows, or its largest value underflows below
 // the smallest normal double, at this scale; a position whose fractional coordinate is not
-// representable), `FARFIELD_ERR_ALLOC` (with the byte count).
+// representable), `FARFIELD_ERR_ALLOC` (with the byte count; on a CUDA plan also device
+// memory), `FARFIELD_ERR_INTERNAL` (a device error, CUDA plans).
+//
+// CUDA plans (`opts.backend = FARFIELD_BACKEND_CUDA`) take the same host arrays and give the
+// same status codes: the positions and charges are copied into device buffers of the plan
+// (`32·n_max` bytes, allocated by the first call), the results copied back, all on the
+// plan's stream (`opts.gpu_stream` or the default stream), which the call synchronises
+// before it returns. Their `farfield_ewald_params.real_s` and `kspace_s` stay 0.
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; arrays of the sizes above.
@@ -745,6 +794,56 @@ int farfield_ewald_execute(farfield_ewald_plan plan,
                            double *field,
                            double *energy,
                            double *virial);
+
+// Like `farfield_ewald_execute` with **device** arrays, for GPU MD codes. The plan must have
+// been made with `opts.backend = FARFIELD_BACKEND_CUDA`.
+//
+// * `xyz` (`3n` doubles, `xyz[3*i + d]`), `q` (`n`), `phi` (`n`) and `field` (`3n`,
+//   `field[3*i + d]`): device pointers (CUDA memory of device 0's primary context, the CUDA
+//   runtime's); `phi` and `field` may be NULL (not wanted); `xyz` and `q` may be NULL when
+//   `n = 0`. Same conventions, units and meaning as `farfield_ewald_execute`.
+// * `energy` (one double) and `virial` (nine, `W[3a + b]`): **host** pointers, or NULL.
+//
+// Streams: the work is issued on the plan's stream (`opts.gpu_stream`, or the default
+// stream); `xyz` and `q` must be ready in that stream's order when the call is made. The call
+// synchronises that stream while it runs (it reads back the input checks, the real-space
+// status and the energy and virial reductions), so work queued on the stream before the call
+// is complete when it returns. The last steps — the self and background terms added to the
+// potentials and the copies of the potentials and fields from the plan's result buffers into
+// `phi` and `field` — are queued on the stream after the last synchronisation and are **not**
+// waited for: on return `phi` and `field` are complete in stream order (work the caller
+// queues on the same stream sees them), while the host or another stream must synchronise
+// with the plan's stream before reading them. `energy` and `virial` are final on return.
+//
+// Outputs are written only on success: the plan computes into its own device buffers
+// (`32·n_max` bytes, allocated by the first call that wants them) and copies into `phi` and
+// `field` only after every check has passed; `phi` and `field` must not overlap the inputs or
+// each other (compared by address). Checks as `farfield_ewald_execute` (non-finite input,
+// exclusions, coincident charges, positions too far outside the cell: found on the device),
+// except that `phi` and `field` are not scanned for overflow (that would take a device
+// reduction per array and call): the energy and the virial are, and a non-finite potential
+// makes the energy non-finite unless its charge is 0.
+//
+// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`; `xyz` or `q` NULL with `n > 0`),
+// `FARFIELD_ERR_NPOINTS` (`n` < 0 or `n > n_max`), `FARFIELD_ERR_INVALID_ARG` (a CPU plan:
+// "execute_device needs a CUDA plan"; overlapping arrays; an exclusion index ≥ n; coincident
+// charges that are not an excluded pair, both named), `FARFIELD_ERR_NONFINITE` (the first bad
+// position or charge, named), `FARFIELD_ERR_RANGE` (a position whose fractional coordinates
+// are not representable; an energy or virial that is not finite or underflows),
+// `FARFIELD_ERR_ALLOC` (device memory), `FARFIELD_ERR_INTERNAL` (a device error). These are
+// checked in this order up to the backend; the device checks follow.
+//
+// # Safety
+// `plan` from `farfield_ewald_makeplan`; each non-NULL array a device allocation of device 0
+// of the stated size; `energy` NULL or a writable host double, `virial` NULL or nine.
+int farfield_ewald_execute_device(farfield_ewald_plan plan,
+                                  int64_t n,
+                                  const double *xyz,
+                                  const double *q,
+                                  double *phi,
+                                  double *field,
+                                  double *energy,
+                                  double *virial);
 
 // Writes the plan's parameters (in the box's units) and the timings of its last execute into
 // `*out` (the tolerance in use and the warnings: `farfield_ewald_get_warnings`). The caller

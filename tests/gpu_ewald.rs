@@ -1,16 +1,23 @@
 //! The device Ewald k-space part (`farfield::gpu::ewald`) on a CUDA device against the CPU
 //! plan's k-space part on the same parameters: SPME and spectral Ewald, a triclinic cell, a
 //! net-charged random system, every spreading method; f64 to rounding (≤ 1e-11), f32 grids to
-//! ≤ 1e-5. Prints the time per evaluation. Skipped (passes) without a CUDA device; the
-//! emulator tests (`gpu-emu/tests/ewald_kspace.rs`) run the same host path everywhere.
+//! ≤ 1e-5. Prints the time per evaluation. Also the Ewald C API with
+//! `opts.backend = FARFIELD_BACKEND_CUDA` against the CPU backend with the same arguments (SPME
+//! and spectral Ewald, double and mixed precision, exclusions, `farfield_ewald_execute` and
+//! `farfield_ewald_execute_device`; tolerances as `c_tests/c_ewald_device.c`: 1e-10 in double
+//! precision, 1e-5 with f32 grids). Skipped (passes) without a CUDA device; the emulator tests
+//! (`gpu-emu/tests/ewald_kspace.rs`, `ewald_exec.rs`) run the same host path everywhere.
 
+use farfield::capi::ewald::*;
 use farfield::ewald::{EwaldOpts, EwaldParts, EwaldPlan, Method};
 use farfield::gpu::cuda::CudaDevice;
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::ewald::GpuEwaldPlan;
 use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts};
 use farfield::gpu::types::GpuReal;
+use farfield::nufft::options::{FARFIELD_BACKEND_CPU, FARFIELD_BACKEND_CUDA};
 use rand::{Rng, SeedableRng};
+use std::ptr::null_mut;
 use std::time::Instant;
 
 const KSPACE: EwaldParts = EwaldParts { real: false, kspace: true, self_bg: false };
@@ -101,6 +108,100 @@ fn cuda_kspace_equals_cpu() {
                 let (ew, ef, ms, _, used) = run::<f32>(&dev, method, &cell, &xyz, &q, tol, sopts, &cpu, reps);
                 eprintln!("  f32 {used:?}: energy/virial {ew:.1e}, phi/field {ef:.1e}, {:.3} ms per k-space evaluation", 1e3 * ms);
                 assert!(ew <= 1e-5 && ef <= 1e-5, "f32 {method:?} {used:?}: {ew:e} {ef:e}");
+            }
+        }
+    }
+}
+
+struct COut {
+    phi: Vec<f64>,
+    field: Vec<f64>,
+    energy: f64,
+    virial: [f64; 9],
+}
+
+fn plan(method: i32, backend: i32, prec: i32, cell: &[f64; 9], n: usize, tol: f64, pairs: &[i64]) -> farfield_ewald_plan {
+    let mut o: farfield_ewald_opts = unsafe { std::mem::zeroed() };
+    let mut p = null_mut();
+    unsafe {
+        assert_eq!(farfield_ewald_default_opts(&mut o, std::mem::size_of::<farfield_ewald_opts>()), 0);
+        o.backend = backend;
+        o.gpu_precision = prec;
+        assert_eq!(farfield_ewald_makeplan(method, cell.as_ptr(), n as i64, tol, &mut p, &o), 0);
+        assert_eq!(farfield_ewald_set_exclusions(p, (pairs.len() / 2) as i64, pairs.as_ptr()), 0);
+    }
+    p
+}
+
+fn host(p: farfield_ewald_plan, xyz: &[f64], q: &[f64]) -> COut {
+    let n = q.len();
+    let mut o = COut { phi: vec![0.0; n], field: vec![0.0; 3 * n], energy: 0.0, virial: [0.0; 9] };
+    let s = unsafe { farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), o.phi.as_mut_ptr(), o.field.as_mut_ptr(), &mut o.energy, o.virial.as_mut_ptr()) };
+    assert_eq!(s, 0);
+    o
+}
+
+/// Largest of the relative RMS differences of φ and of the forces, and of U and W on the scale
+/// `½ Σ |q_i φ_i|`.
+fn diff(g: &COut, c: &COut, q: &[f64]) -> f64 {
+    let force = |o: &COut| -> Vec<f64> { o.field.iter().enumerate().map(|(k, e)| q[k / 3] * e).collect() };
+    let us: f64 = q.iter().zip(&c.phi).map(|(a, b)| 0.5 * (a * b).abs()).sum();
+    let dw = g.virial.iter().zip(&c.virial).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    rel_rms(&g.phi, &c.phi).max(rel_rms(&force(g), &force(c))).max((g.energy - c.energy).abs() / us).max(dw / us)
+}
+
+#[test]
+fn cuda_c_api_equals_the_cpu_backend() {
+    let Some(dev) = device() else { return };
+    eprintln!("gpu_ewald C API on {}", dev.name());
+    let n = 3000;
+    let (cell, mut xyz, q) = system(n);
+    // charge 2k + 1 bonded to 2k (0.1 apart) and the pair excluded, k < n/10
+    let mut pairs = Vec::new();
+    for k in 0..n / 10 {
+        for a in 0..3 {
+            xyz[3 * (2 * k + 1) + a] = xyz[3 * 2 * k + a] + if a == k % 3 { 0.1 } else { 0.0 };
+        }
+        pairs.extend([2 * k as i64, 2 * k as i64 + 1]);
+    }
+    let (xb, qb) = (upload_new(&dev, &xyz).unwrap(), upload_new(&dev, &q).unwrap());
+    let (pb, fb) = (dev.alloc(8 * n).unwrap(), dev.alloc(24 * n).unwrap());
+    for (method, name) in [(FARFIELD_EWALD_SPME, "SPME"), (FARFIELD_EWALD_SPECTRAL, "spectral")] {
+        for prec in [FARFIELD_EWALD_GPU_DOUBLE, FARFIELD_EWALD_GPU_MIXED] {
+            let (tol, bound) = if prec == FARFIELD_EWALD_GPU_MIXED { (1e-5, 1e-5) } else { (1e-6, 1e-10) };
+            let cp = plan(method, FARFIELD_BACKEND_CPU, 0, &cell, n, tol, &pairs);
+            let gp = plan(method, FARFIELD_BACKEND_CUDA, prec, &cell, n, tol, &pairs);
+            let (mut a, mut b) = (farfield_ewald_params::default(), farfield_ewald_params::default());
+            unsafe {
+                assert_eq!(farfield_ewald_get_params(cp, &mut a), 0);
+                assert_eq!(farfield_ewald_get_params(gp, &mut b), 0);
+            }
+            assert_eq!((a.xi, a.rc, a.grid, a.order_or_support, a.est_rel_err), (b.xi, b.rc, b.grid, b.order_or_support, b.est_rel_err));
+            let c = host(cp, &xyz, &q);
+            let t = Instant::now();
+            let g = host(gp, &xyz, &q);
+            let t_host = t.elapsed().as_secs_f64();
+            let dh = diff(&g, &c, &q);
+            // device arrays: the outputs are complete in stream order; synchronise, then read
+            let mut d = COut { phi: vec![], field: vec![], energy: 0.0, virial: [0.0; 9] };
+            let ptr = |b: &_| dev.addr(b) as *mut f64;
+            let mut t_dev = f64::INFINITY;
+            for _ in 0..3 {
+                let t = Instant::now();
+                let s = unsafe { farfield_ewald_execute_device(gp, n as i64, ptr(&xb), ptr(&qb), ptr(&pb), ptr(&fb), &mut d.energy, d.virial.as_mut_ptr()) };
+                assert_eq!(s, 0);
+                dev.synchronize().unwrap();
+                t_dev = t_dev.min(t.elapsed().as_secs_f64());
+            }
+            d.phi = download_vec(&dev, &pb, n).unwrap();
+            d.field = download_vec(&dev, &fb, 3 * n).unwrap();
+            let dd = diff(&d, &c, &q);
+            eprintln!("  {name} {}: host arrays {dh:.1e} ({:.2} ms), device arrays {dd:.1e} ({:.2} ms)",
+                      if prec == 1 { "mixed" } else { "double" }, 1e3 * t_host, 1e3 * t_dev);
+            assert!(dh < bound && dd < bound, "{name} prec {prec}: {dh:e} {dd:e}");
+            unsafe {
+                farfield_ewald_destroy(gp);
+                farfield_ewald_destroy(cp);
             }
         }
     }

@@ -47,7 +47,7 @@ void farfield_test_poisson_opts_layout(int64_t out[7]) {
 }
 
 /* out[0] = sizeof, out[1..] = offsets (struct_size first). */
-void farfield_test_ewald_opts_layout(int64_t out[9]) {
+void farfield_test_ewald_opts_layout(int64_t out[14]) {
     out[0] = (int64_t)sizeof(farfield_ewald_opts);
     out[1] = (int64_t)offsetof(farfield_ewald_opts, struct_size);
     out[2] = (int64_t)offsetof(farfield_ewald_opts, nthreads);
@@ -57,6 +57,11 @@ void farfield_test_ewald_opts_layout(int64_t out[9]) {
     out[6] = (int64_t)offsetof(farfield_ewald_opts, xi);
     out[7] = (int64_t)offsetof(farfield_ewald_opts, rc);
     out[8] = (int64_t)offsetof(farfield_ewald_opts, grid);
+    out[9] = (int64_t)offsetof(farfield_ewald_opts, backend);
+    out[10] = (int64_t)offsetof(farfield_ewald_opts, gpu_precision);
+    out[11] = (int64_t)offsetof(farfield_ewald_opts, gpu_method);
+    out[12] = (int64_t)offsetof(farfield_ewald_opts, reserved);
+    out[13] = (int64_t)offsetof(farfield_ewald_opts, gpu_stream);
 }
 
 /* out[0] = sizeof, out[1..] = offsets (struct_size first). */

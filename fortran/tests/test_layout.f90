@@ -24,7 +24,7 @@ program test_layout
      end subroutine farfield_test_poisson_opts_layout
      subroutine farfield_test_ewald_opts_layout(out) bind(c, name="farfield_test_ewald_opts_layout")
        import :: c_int64_t
-       integer(c_int64_t), intent(out) :: out(9)
+       integer(c_int64_t), intent(out) :: out(14)
      end subroutine farfield_test_ewald_opts_layout
      subroutine farfield_test_ewald_params_layout(out) bind(c, name="farfield_test_ewald_params_layout")
        import :: c_int64_t
@@ -45,7 +45,7 @@ program test_layout
   integer(c_int64_t), parameter :: opts_abi(14) = [64, 0, 8, 12, 16, 20, 24, 32, 36, 40, 44, 48, 52, 56]
   integer(c_int64_t), parameter :: info_abi(10) = [72, 0, 8, 32, 36, 40, 48, 56, 64, 68]
   integer(c_int64_t), parameter :: poisson_abi(7) = [32, 0, 8, 12, 16, 20, 24]
-  integer(c_int64_t), parameter :: ewo_abi(9) = [64, 0, 8, 12, 16, 20, 24, 32, 40]
+  integer(c_int64_t), parameter :: ewo_abi(14) = [88, 0, 8, 12, 16, 20, 24, 32, 40, 64, 68, 72, 76, 80]
   integer(c_int64_t), parameter :: ewp_abi(12) = [96, 0, 8, 16, 24, 48, 52, 56, 64, 72, 80, 88]
   integer(c_int64_t), parameter :: fmo_abi(9) = [40, 0, 8, 12, 16, 20, 24, 28, 32]
   integer(c_int64_t), parameter :: fmp_abi(18) = [120, 0, 8, 12, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 116]
@@ -58,7 +58,7 @@ program test_layout
   type(farfield_ewald_params), target :: ewp
   type(farfield_fmm_opts), target :: fmo
   type(farfield_fmm_params), target :: fmp
-  integer(c_int64_t) :: fewo(9), cewo(9), fewp(12), cewp(12), ffmo(9), cfmo(9), ffmp(18), cfmp(18)
+  integer(c_int64_t) :: fewo(14), cewo(14), fewp(12), cewp(12), ffmo(9), cfmo(9), ffmp(18), cfmp(18)
   integer :: failures = 0, i
 
   fo(1) = c_sizeof(o)
@@ -104,6 +104,11 @@ program test_layout
   fewo(7) = off(c_loc(ewo%xi), c_loc(ewo))
   fewo(8) = off(c_loc(ewo%rc), c_loc(ewo))
   fewo(9) = off(c_loc(ewo%grid), c_loc(ewo))
+  fewo(10) = off(c_loc(ewo%backend), c_loc(ewo))
+  fewo(11) = off(c_loc(ewo%gpu_precision), c_loc(ewo))
+  fewo(12) = off(c_loc(ewo%gpu_method), c_loc(ewo))
+  fewo(13) = off(c_loc(ewo%reserved), c_loc(ewo))
+  fewo(14) = off(c_loc(ewo%gpu_stream), c_loc(ewo))
 
   fewp(1) = c_sizeof(ewp)
   fewp(2) = off(c_loc(ewp%struct_size), c_loc(ewp))
@@ -174,15 +179,15 @@ program test_layout
      call expect(cp(i) == poisson_abi(i), 'poisson opts layout (C) vs frozen ABI', i)
   end do
   call expect(c_sizeof(inf%nf) == 24, 'sizeof(info%nf)', 0)
-  write (*, '(a, 9i4)') 'ewald opts Fortran: ', fewo
-  write (*, '(a, 9i4)') 'ewald opts C:       ', cewo
+  write (*, '(a, 14i4)') 'ewald opts Fortran: ', fewo
+  write (*, '(a, 14i4)') 'ewald opts C:       ', cewo
   write (*, '(a, 12i4)') 'ewald params Fortran: ', fewp
   write (*, '(a, 12i4)') 'ewald params C:       ', cewp
   write (*, '(a, 9i4)') 'fmm opts Fortran: ', ffmo
   write (*, '(a, 9i4)') 'fmm opts C:       ', cfmo
   write (*, '(a, 18i4)') 'fmm params Fortran: ', ffmp
   write (*, '(a, 18i4)') 'fmm params C:       ', cfmp
-  do i = 1, 9
+  do i = 1, 14
      call expect(fewo(i) == ewo_abi(i), 'ewald opts layout (Fortran) vs frozen ABI', i)
      call expect(cewo(i) == ewo_abi(i), 'ewald opts layout (C) vs frozen ABI', i)
   end do
@@ -223,11 +228,19 @@ program test_layout
   call expect(abs(po%vico_factor - 1.1_c_double) < 1e-15_c_double, 'poisson default opts (2)', 0)
   ewo%grid = -7
   ewo%xi = -7
+  ewo%backend = -7
+  ewo%gpu_precision = -7
+  ewo%gpu_method = -7
+  ewo%reserved = -7
+  ewo%gpu_stream = c_loc(ewo)
   call expect(farfield_ewald_default_opts_f(ewo) == FARFIELD_OK .and. &
-       ewo%struct_size == 64, 'ewald default opts status', 0)
+       ewo%struct_size == 88, 'ewald default opts status', 0)
   call expect(ewo%nthreads == 0 .and. ewo%debug == 0 .and. ewo%fftw == 64 .and. ewo%order_or_support == 0, &
        'ewald default opts (1)', 0)
   call expect(abs(ewo%xi) <= 0 .and. abs(ewo%rc) <= 0 .and. all(ewo%grid == 0), 'ewald default opts (2)', 0)
+  call expect(ewo%backend == FARFIELD_BACKEND_AUTO .and. ewo%gpu_precision == FARFIELD_EWALD_GPU_DOUBLE .and. &
+       ewo%gpu_method == FARFIELD_GPU_METHOD_AUTO .and. ewo%reserved == 0 .and. .not. c_associated(ewo%gpu_stream), &
+       'ewald default opts (3)', 0)
   fmo%depth = -7
   fmo%backend = -7
   call expect(farfield_fmm_default_opts_f(fmo) == FARFIELD_OK .and. &

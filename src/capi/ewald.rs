@@ -5,8 +5,8 @@
 //! Lifecycle: `farfield_ewald_default_opts(&o, sizeof o)` → `farfield_ewald_makeplan(method, box, n_max,
 //! tol, &plan, &o)` → optionally `farfield_ewald_set_exclusions(plan, npairs, pairs)` →
 //! `farfield_ewald_execute(plan, n, xyz, q, phi, field, &energy, virial)` any number of times
-//! (`farfield_ewald_set_box(plan, box)` between calls for a changing cell) →
-//! `farfield_ewald_destroy(plan)`.
+//! (`farfield_ewald_set_box(plan, box)` between calls for a changing cell; on a CUDA plan also
+//! `farfield_ewald_execute_device` with device arrays) → `farfield_ewald_destroy(plan)`.
 //!
 //! Conventions: `box[3*i + j]` = component `j` of lattice vector `i` (rows a, b, c;
 //! lower-triangular, as GROMACS/LAMMPS/OpenMM store them: `box[1] = box[2] = box[5] = 0`);
@@ -17,6 +17,21 @@
 //! A net charge gets the uniform neutralising background (`U_bg = −π Q²/(2 V ξ²)`).
 //! Thread safety: different plans may be used concurrently; calls on one plan are serialised
 //! by a lock inside the plan.
+//!
+//! Backends (`opts.backend`, docs/design.md §5.4): the CPU (`FARFIELD_BACKEND_AUTO`, the
+//! default, and `FARFIELD_BACKEND_CPU`), or CUDA device 0 (`FARFIELD_BACKEND_CUDA`: SPME and
+//! spectral Ewald; `crate::gpu::ewald`, docs/design.md §5.7–5.8). A CUDA plan takes its
+//! parameters from the same rule as a CPU plan (the same `ξ`, `r_c`, grid and order/support
+//! for the same cell, `n_max`, `tol` and overrides, reported by `farfield_ewald_get_params`),
+//! keeps its grids, FFT plans and buffers on the device, and runs every launch and copy on
+//! one stream (`opts.gpu_stream`, or the default stream). Grids and FFT are in double
+//! precision, or with `opts.gpu_precision = FARFIELD_EWALD_GPU_MIXED` in single precision
+//! with double-precision interpolation sums, potentials, fields, energy and virial. It
+//! accepts host arrays (`farfield_ewald_execute`, the same checks and status codes as the
+//! CPU) and device arrays (`farfield_ewald_execute_device`). Unlike the CPU plan it computes
+//! in the caller's units (no power-of-two rescaling): cells and charges of ordinary
+//! magnitude are assumed, and a requested result that is not finite or underflows is
+//! `FARFIELD_ERR_RANGE`.
 //!
 //! Limits (issue 10; each checked before anything is allocated or looped over):
 //! * scale: any cell scale whose results are representable in double precision (the plan
@@ -36,20 +51,34 @@
 //! * exclusions: unordered pairs, duplicates removed, at most 2^40 pairs.
 
 use super::abi::{self, versioned};
-use super::{check_outputs_disjoint, destroy_boxed, guard, non_null, region, slice_in, slice_out};
+use super::{check_outputs_disjoint, destroy_boxed, gpu_method_of, guard, non_null, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::ewald::params::MAX_GRID_AXIS;
-use crate::ewald::{EwaldOpts, EwaldPlan, Method, Overrides};
+use crate::ewald::{EwaldOpts, EwaldParams, EwaldPlan, EwaldResult, Method, Overrides};
 use crate::fft::FFTW_ESTIMATE;
-use std::ffi::c_int;
-use std::sync::Mutex;
+use crate::gpu::cuda::CudaDevice;
+use crate::gpu::ewald::GpuEwaldExec;
+use crate::gpu::spread::GpuSpreadOpts;
+use crate::nufft::options::{FARFIELD_BACKEND_AUTO, FARFIELD_BACKEND_CPU, FARFIELD_BACKEND_CUDA};
+use crate::nufft::GpuStream;
+use std::ffi::{c_int, c_void};
+use std::sync::{Mutex, MutexGuard};
 
 /// Spectral Ewald (Lindbo–Tornberg, Gaussian windows, ik-differentiation). `method` value.
 pub const FARFIELD_EWALD_SPECTRAL: c_int = 0;
 /// Smooth particle-mesh Ewald (Essmann et al., B-splines, analytic forces). `method` value.
 pub const FARFIELD_EWALD_SPME: c_int = 1;
 /// Classic Ewald sum with an explicit k-space sum, `O(N^{3/2})` (reference). `method` value.
+/// CPU only (with `opts.backend = FARFIELD_BACKEND_CUDA`: `FARFIELD_ERR_NOT_SUPPORTED`).
 pub const FARFIELD_EWALD_DIRECT: c_int = 2;
+/// `opts.gpu_precision` (CUDA plans): grids and FFT in double precision (default).
+pub const FARFIELD_EWALD_GPU_DOUBLE: i32 = 0;
+/// `opts.gpu_precision` (CUDA plans): mixed precision — grids and FFT in single precision,
+/// interpolation sums, potentials, fields, energy and virial accumulated in double precision.
+/// The k-space part then carries single-precision rounding (tested: its potentials and fields
+/// within 1e-5 relative RMS of the double-precision ones), so it suits tolerances down to
+/// about 1e-5.
+pub const FARFIELD_EWALD_GPU_MIXED: i32 = 1;
 
 /// Options of an Ewald plan (versioned: `struct_size` first, fields only ever appended,
 /// docs/design.md §3). Fill with `farfield_ewald_default_opts(&o, sizeof o)` and then change
@@ -76,6 +105,36 @@ pub struct farfield_ewald_opts {
     /// Grid size per axis (even, ≥ 2·order, ≤ 65536, product ≤ 2^33; all three or none);
     /// 0 = automatic. For the direct sum: wave vectors per axis `2 m_max + 1`.
     pub grid: [i64; 3],
+    /// Compute backend: `FARFIELD_BACKEND_AUTO` (0, default: the CPU for now),
+    /// `FARFIELD_BACKEND_CPU` (1) or `FARFIELD_BACKEND_CUDA` (2: device 0, SPME and spectral
+    /// Ewald; no usable device or driver → `FARFIELD_ERR_NO_DEVICE` from makeplan, the message
+    /// saying what was looked for). `nthreads` and `fftw` do not apply to a CUDA plan. Other
+    /// values → `FARFIELD_ERR_INVALID_ARG`. Appended after 1.2.0, as are the fields below: a
+    /// caller built against an older header (a 64-byte struct) gets the CPU.
+    pub backend: i32,
+    /// CUDA backend only: `FARFIELD_EWALD_GPU_DOUBLE` (0, default: double-precision grids and
+    /// FFT) or `FARFIELD_EWALD_GPU_MIXED` (1: single-precision grids and FFT, double-precision
+    /// accumulation of potentials, fields, energy and virial). Other values, or a non-zero
+    /// value with a CPU plan → `FARFIELD_ERR_INVALID_ARG`.
+    pub gpu_precision: i32,
+    /// CUDA backend only: the spreading method of the k-space part, the values of
+    /// `farfield_nufft_opts.gpu_method`: `FARFIELD_GPU_METHOD_AUTO` (0, default: GM for plans
+    /// of fewer than 2^17 charges, else the selection rule), `_GM` (1) … `_GROUP` (5). Other
+    /// values, or a non-zero value with a CPU plan → `FARFIELD_ERR_INVALID_ARG`.
+    pub gpu_method: i32,
+    /// Must be 0 (set by `farfield_ewald_default_opts`; other values →
+    /// `FARFIELD_ERR_INVALID_ARG`): it keeps `gpu_stream` 8-byte aligned with no padding, and
+    /// is the place of a future 4-byte option whose default is 0.
+    pub reserved: i32,
+    /// CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
+    /// (default) for the default stream of device 0's context. Every kernel launch, copy and
+    /// cuFFT execution of the plan runs on it (what each execute waits for: see
+    /// `farfield_ewald_execute` and `farfield_ewald_execute_device`). The stream must belong to
+    /// device 0's primary context (the CUDA runtime's) and stay valid until the plan is
+    /// destroyed (its device memory is freed in stream order on it); the library never
+    /// destroys it. A non-NULL stream for a CPU plan → `FARFIELD_ERR_INVALID_ARG` naming
+    /// `opts.gpu_stream`.
+    pub gpu_stream: *mut c_void,
 }
 
 /// Parameters of a plan and timings of its last execute (`farfield_ewald_get_params`;
@@ -117,10 +176,62 @@ pub const FARFIELD_EWALD_WARN_TOL_NOT_MET: i32 = 2;
 pub const FARFIELD_EWALD_MAX_EXCLUSIONS: i64 = 1_099_511_627_776;
 const MAX_EXCLUSIONS: i64 = FARFIELD_EWALD_MAX_EXCLUSIONS;
 
+/// What a plan runs on.
+enum Exec {
+    Cpu(EwaldPlan),
+    Cuda(GpuEwaldExec<CudaDevice>),
+}
+
+impl Exec {
+    fn params(&self) -> &EwaldParams {
+        match self {
+            Exec::Cpu(p) => p.params(),
+            Exec::Cuda(g) => g.params(),
+        }
+    }
+
+    fn method(&self) -> Method {
+        match self {
+            Exec::Cpu(p) => p.method(),
+            Exec::Cuda(g) => g.method(),
+        }
+    }
+
+    fn n_max(&self) -> usize {
+        match self {
+            Exec::Cpu(p) => p.n_max(),
+            Exec::Cuda(g) => g.n_max(),
+        }
+    }
+
+    fn set_box(&mut self, b: &[f64; 9]) -> Result<()> {
+        match self {
+            Exec::Cpu(p) => p.set_box(b),
+            Exec::Cuda(g) => g.set_box(b),
+        }
+    }
+
+    fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
+        match self {
+            Exec::Cpu(p) => p.set_exclusions(pairs),
+            Exec::Cuda(g) => g.set_exclusions(pairs),
+        }
+    }
+
+    /// Host arrays, on either backend (`EwaldPlan::execute_with`'s contract).
+    fn execute_host(&mut self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>, energy: bool, virial: bool)
+                    -> Result<EwaldResult> {
+        match self {
+            Exec::Cpu(p) => p.execute_with(xyz, q, phi, field, energy, virial),
+            Exec::Cuda(g) => g.execute_host(xyz, q, phi, field, energy, virial),
+        }
+    }
+}
+
 /// Opaque Ewald plan (C: `farfield_ewald_plan`, a pointer to this).
 #[allow(non_camel_case_types)]
 pub struct farfield_ewald_plan_s {
-    inner: Mutex<EwaldPlan>,
+    inner: Mutex<Exec>,
 }
 
 /// Handle to an Ewald plan (`NULL` when none).
@@ -137,10 +248,16 @@ fn default_opts() -> farfield_ewald_opts {
         xi: 0.0,
         rc: 0.0,
         grid: [0; 3],
+        backend: FARFIELD_BACKEND_AUTO,
+        gpu_precision: FARFIELD_EWALD_GPU_DOUBLE,
+        gpu_method: 0,
+        reserved: 0,
+        gpu_stream: std::ptr::null_mut(),
     }
 }
 
-versioned!(farfield_ewald_opts, "farfield_ewald_opts", [struct_size, nthreads, debug, fftw, order_or_support, xi, rc, grid],
+versioned!(farfield_ewald_opts, "farfield_ewald_opts",
+           [struct_size, nthreads, debug, fftw, order_or_support, xi, rc, grid, backend, gpu_precision, gpu_method, reserved, gpu_stream],
            default_opts());
 versioned!(farfield_ewald_params, "farfield_ewald_params",
            [struct_size, xi, rc, grid, order_or_support, method, eta, kc, est_rel_err, real_s, kspace_s],
@@ -166,8 +283,9 @@ impl Default for farfield_ewald_params {
 }
 
 /// Writes the default options (all cores, no debug output, `FFTW_ESTIMATE`, every parameter
-/// automatic) into the first `struct_size` bytes of `*opts` and sets `opts->struct_size`; call
-/// it as `farfield_ewald_default_opts(&o, sizeof o)`.
+/// automatic, backend AUTO, double-precision grids, automatic spreading method, no stream) into
+/// the first `struct_size` bytes of `*opts` and sets `opts->struct_size`; call it as
+/// `farfield_ewald_default_opts(&o, sizeof o)`.
 ///
 /// Returns 0, or `FARFIELD_ERR_NULL_POINTER` if `opts` is NULL, `FARFIELD_ERR_INVALID_ARG`
 /// (`struct_size` smaller than the `struct_size` field or ending inside a field; nothing
@@ -180,7 +298,52 @@ pub unsafe extern "C" fn farfield_ewald_default_opts(opts: *mut farfield_ewald_o
     guard(|| abi::write_defaults(opts, struct_size))
 }
 
-fn convert_opts(o: &farfield_ewald_opts) -> Result<EwaldOpts> {
+/// What a CUDA plan needs beyond [`EwaldOpts`].
+struct CudaOpts {
+    mixed: bool,
+    sopts: GpuSpreadOpts,
+    stream: Option<GpuStream>,
+}
+
+/// The C options → the plan options, and the CUDA options when `backend = CUDA` (`None`: the
+/// CPU). Errors: [`Error::InvalidArg`] naming the field ([`Error::Range`] for a grid above the
+/// limit).
+fn convert_opts(o: &farfield_ewald_opts) -> Result<(EwaldOpts, Option<CudaOpts>)> {
+    let cuda = match o.backend {
+        FARFIELD_BACKEND_AUTO | FARFIELD_BACKEND_CPU => false,
+        FARFIELD_BACKEND_CUDA => true,
+        b => return Err(Error::InvalidArg(format!("opts.backend = {b}; must be 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
+    };
+    let mixed = match o.gpu_precision {
+        FARFIELD_EWALD_GPU_DOUBLE => false,
+        FARFIELD_EWALD_GPU_MIXED => true,
+        v => {
+            return Err(Error::InvalidArg(format!(
+                "opts.gpu_precision = {v}; must be 0 (FARFIELD_EWALD_GPU_DOUBLE) or 1 (FARFIELD_EWALD_GPU_MIXED)"
+            )))
+        }
+    };
+    let method = gpu_method_of(o.gpu_method)?;
+    if o.reserved != 0 {
+        return Err(Error::InvalidArg(format!("opts.reserved = {}; must be 0 (use farfield_ewald_default_opts)", o.reserved)));
+    }
+    // SAFETY: the C caller's promise on `gpu_stream` (documented on the field): a stream of
+    // device 0's primary context that outlives the plan; a CPU plan refuses it.
+    let stream = unsafe { GpuStream::from_raw(o.gpu_stream as u64) };
+    if !cuda {
+        for (name, set) in [("gpu_stream", stream.is_some()), ("gpu_precision", mixed), ("gpu_method", method.is_some())] {
+            if set {
+                return Err(Error::InvalidArg(format!(
+                    "opts.{name} is set but the plan runs on the CPU (backend AUTO or CPU): it needs backend CUDA"
+                )));
+            }
+        }
+    }
+    let cuda = cuda.then_some(CudaOpts { mixed, sopts: GpuSpreadOpts { method, ..GpuSpreadOpts::default() }, stream });
+    Ok((convert_cpu_opts(o)?, cuda))
+}
+
+fn convert_cpu_opts(o: &farfield_ewald_opts) -> Result<EwaldOpts> {
     if o.nthreads < 0 {
         return Err(Error::InvalidArg(format!("opts.nthreads = {}; must be ≥ 0", o.nthreads)));
     }
@@ -218,6 +381,32 @@ fn plan_ref<'a>(plan: farfield_ewald_plan) -> Result<&'a farfield_ewald_plan_s> 
     non_null(plan, "plan")?;
     // SAFETY: non-NULL handles come from makeplan and stay valid until destroy.
     Ok(unsafe { &*plan })
+}
+
+/// The locked plan of an execute and its number of charges: `FARFIELD_ERR_NULL_POINTER` for a
+/// NULL plan, `FARFIELD_ERR_NPOINTS` when `n` is negative or above `n_max`.
+fn lock_for_execute<'a>(plan: farfield_ewald_plan, n: i64) -> Result<(MutexGuard<'a, Exec>, usize)> {
+    let p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
+    if n < 0 {
+        return Err(Error::NPoints(format!("n = {n} is negative")));
+    }
+    if n as u64 > p.n_max() as u64 {
+        return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", p.n_max())));
+    }
+    Ok((p, n as usize))
+}
+
+/// Writes the requested energy and virial of `r` (host pointers, NULL = not wanted).
+///
+/// # Safety
+/// `energy` NULL or one writable double, `virial` NULL or nine.
+unsafe fn write_energy_virial(r: &EwaldResult, energy: *mut f64, virial: *mut f64) {
+    if !energy.is_null() {
+        energy.write(r.energy);
+    }
+    if !virial.is_null() {
+        std::ptr::copy_nonoverlapping(r.virial.as_ptr(), virial, 9);
+    }
 }
 
 /// Reads the nine box numbers.
@@ -288,8 +477,23 @@ pub unsafe extern "C" fn farfield_ewald_makeplan(
         if n_max < 1 || n_max >= u32::MAX as i64 {
             return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
         }
-        let o = abi::read_in(opts)?;
-        let p = EwaldPlan::new(m, &b, n_max as usize, tol, &convert_opts(&o)?)?;
+        let (eo, cuda) = convert_opts(&abi::read_in(opts)?)?;
+        let n_max = n_max as usize;
+        let p = match cuda {
+            None => Exec::Cpu(EwaldPlan::new(m, &b, n_max, tol, &eo)?),
+            Some(c) => {
+                // the arguments first (their own status on a machine without a device), then
+                // the method, then the device
+                crate::ewald::setup(m, &b, n_max, tol, &eo)?;
+                if m == Method::Direct {
+                    return Err(Error::NotSupported(
+                        "method = FARFIELD_EWALD_DIRECT has no CUDA path; use SPME or spectral Ewald, or backend CPU".into(),
+                    ));
+                }
+                let dev = CudaDevice::for_plan("Ewald plans", c.stream, eo.debug.max(0) as u32)?;
+                Exec::Cuda(GpuEwaldExec::new(dev, m, &b, n_max, tol, &eo, c.sopts, c.mixed)?)
+            }
+        };
         plan.write(Box::into_raw(Box::new(farfield_ewald_plan_s { inner: Mutex::new(p) })));
         Ok(())
     })
@@ -369,7 +573,14 @@ pub unsafe extern "C" fn farfield_ewald_set_exclusions(plan: farfield_ewald_plan
 /// exclusion index ≥ n; two coincident charges that are not an excluded pair, both named),
 /// `FARFIELD_ERR_RANGE` (a requested output overflows, or its largest value underflows below
 /// the smallest normal double, at this scale; a position whose fractional coordinate is not
-/// representable), `FARFIELD_ERR_ALLOC` (with the byte count).
+/// representable), `FARFIELD_ERR_ALLOC` (with the byte count; on a CUDA plan also device
+/// memory), `FARFIELD_ERR_INTERNAL` (a device error, CUDA plans).
+///
+/// CUDA plans (`opts.backend = FARFIELD_BACKEND_CUDA`) take the same host arrays and give the
+/// same status codes: the positions and charges are copied into device buffers of the plan
+/// (`32·n_max` bytes, allocated by the first call), the results copied back, all on the
+/// plan's stream (`opts.gpu_stream` or the default stream), which the call synchronises
+/// before it returns. Their `farfield_ewald_params.real_s` and `kspace_s` stay 0.
 ///
 /// # Safety
 /// `plan` from `farfield_ewald_makeplan`; arrays of the sizes above.
@@ -385,15 +596,7 @@ pub unsafe extern "C" fn farfield_ewald_execute(
     virial: *mut f64,
 ) -> c_int {
     guard(|| {
-        let p = plan_ref(plan)?;
-        let mut p = p.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if n < 0 {
-            return Err(Error::NPoints(format!("n = {n} is negative")));
-        }
-        if n as u64 > p.n_max() as u64 {
-            return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", p.n_max())));
-        }
-        let n = n as usize;
+        let (mut p, n) = lock_for_execute(plan, n)?;
         check_outputs_disjoint(
             &[region(xyz, 3 * n, "xyz"), region(q, n, "q")],
             &[region(phi, n, "phi"), region(field, 3 * n, "field"), region(energy, 1, "energy"), region(virial, 9, "virial")],
@@ -402,13 +605,80 @@ pub unsafe extern "C" fn farfield_ewald_execute(
         let q = slice_in(q, n, "q")?;
         let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
         let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
-        let r = p.execute_with(xyz, q, phi, field, !energy.is_null(), !virial.is_null())?;
-        if !energy.is_null() {
-            energy.write(r.energy);
+        let r = p.execute_host(xyz, q, phi, field, !energy.is_null(), !virial.is_null())?;
+        write_energy_virial(&r, energy, virial);
+        Ok(())
+    })
+}
+
+/// Like `farfield_ewald_execute` with **device** arrays, for GPU MD codes. The plan must have
+/// been made with `opts.backend = FARFIELD_BACKEND_CUDA`.
+///
+/// * `xyz` (`3n` doubles, `xyz[3*i + d]`), `q` (`n`), `phi` (`n`) and `field` (`3n`,
+///   `field[3*i + d]`): device pointers (CUDA memory of device 0's primary context, the CUDA
+///   runtime's); `phi` and `field` may be NULL (not wanted); `xyz` and `q` may be NULL when
+///   `n = 0`. Same conventions, units and meaning as `farfield_ewald_execute`.
+/// * `energy` (one double) and `virial` (nine, `W[3a + b]`): **host** pointers, or NULL.
+///
+/// Streams: the work is issued on the plan's stream (`opts.gpu_stream`, or the default
+/// stream); `xyz` and `q` must be ready in that stream's order when the call is made. The call
+/// synchronises that stream while it runs (it reads back the input checks, the real-space
+/// status and the energy and virial reductions), so work queued on the stream before the call
+/// is complete when it returns. The last steps — the self and background terms added to the
+/// potentials and the copies of the potentials and fields from the plan's result buffers into
+/// `phi` and `field` — are queued on the stream after the last synchronisation and are **not**
+/// waited for: on return `phi` and `field` are complete in stream order (work the caller
+/// queues on the same stream sees them), while the host or another stream must synchronise
+/// with the plan's stream before reading them. `energy` and `virial` are final on return.
+///
+/// Outputs are written only on success: the plan computes into its own device buffers
+/// (`32·n_max` bytes, allocated by the first call that wants them) and copies into `phi` and
+/// `field` only after every check has passed; `phi` and `field` must not overlap the inputs or
+/// each other (compared by address). Checks as `farfield_ewald_execute` (non-finite input,
+/// exclusions, coincident charges, positions too far outside the cell: found on the device),
+/// except that `phi` and `field` are not scanned for overflow (that would take a device
+/// reduction per array and call): the energy and the virial are, and a non-finite potential
+/// makes the energy non-finite unless its charge is 0.
+///
+/// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`; `xyz` or `q` NULL with `n > 0`),
+/// `FARFIELD_ERR_NPOINTS` (`n` < 0 or `n > n_max`), `FARFIELD_ERR_INVALID_ARG` (a CPU plan:
+/// "execute_device needs a CUDA plan"; overlapping arrays; an exclusion index ≥ n; coincident
+/// charges that are not an excluded pair, both named), `FARFIELD_ERR_NONFINITE` (the first bad
+/// position or charge, named), `FARFIELD_ERR_RANGE` (a position whose fractional coordinates
+/// are not representable; an energy or virial that is not finite or underflows),
+/// `FARFIELD_ERR_ALLOC` (device memory), `FARFIELD_ERR_INTERNAL` (a device error). These are
+/// checked in this order up to the backend; the device checks follow.
+///
+/// # Safety
+/// `plan` from `farfield_ewald_makeplan`; each non-NULL array a device allocation of device 0
+/// of the stated size; `energy` NULL or a writable host double, `virial` NULL or nine.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_execute_device(
+    plan: farfield_ewald_plan,
+    n: i64,
+    xyz: *const f64,
+    q: *const f64,
+    phi: *mut f64,
+    field: *mut f64,
+    energy: *mut f64,
+    virial: *mut f64,
+) -> c_int {
+    guard(|| {
+        let (mut p, n) = lock_for_execute(plan, n)?;
+        if n > 0 {
+            non_null(xyz, "xyz")?;
+            non_null(q, "q")?;
         }
-        if !virial.is_null() {
-            std::ptr::copy_nonoverlapping(r.virial.as_ptr(), virial, 9);
-        }
+        // device arrays among themselves, host outputs among themselves
+        check_outputs_disjoint(&[region(xyz, 3 * n, "xyz"), region(q, n, "q")], &[region(phi, n, "phi"), region(field, 3 * n, "field")])?;
+        check_outputs_disjoint(&[], &[region(energy, 1, "energy"), region(virial, 9, "virial")])?;
+        let Exec::Cuda(g) = &mut *p else {
+            return Err(Error::InvalidArg(
+                "execute_device needs a CUDA plan (opts.backend = FARFIELD_BACKEND_CUDA); this plan runs on the CPU".into(),
+            ));
+        };
+        let r = g.execute_device(n, xyz as u64, q as u64, phi as u64, field as u64, !energy.is_null(), !virial.is_null())?;
+        write_energy_virial(&r, energy, virial);
         Ok(())
     })
 }
@@ -508,19 +778,28 @@ mod tests {
         assert_eq!(FARFIELD_EWALD_WARN_TOL_NOT_MET, crate::ewald::WARN_TOL_NOT_MET);
         abi::check_fields::<farfield_ewald_opts>();
         abi::check_fields::<farfield_ewald_params>();
-        assert_eq!(std::mem::size_of::<farfield_ewald_opts>(), 64);
+        assert_eq!(std::mem::size_of::<farfield_ewald_opts>(), 88);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, nthreads), 8);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, xi), 24);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, grid), 40);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, backend), 64);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, gpu_precision), 68);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, gpu_method), 72);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, reserved), 76);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, gpu_stream), 80);
         assert_eq!(std::mem::size_of::<farfield_ewald_params>(), 96);
         assert_eq!(std::mem::offset_of!(farfield_ewald_params, xi), 8);
         assert_eq!(std::mem::offset_of!(farfield_ewald_params, eta), 56);
         assert_eq!(std::mem::offset_of!(farfield_ewald_params, kspace_s), 88);
         let sz = std::mem::size_of::<farfield_ewald_opts>();
-        let mut o = farfield_ewald_opts { struct_size: 9, nthreads: 9, debug: 9, fftw: 9, order_or_support: 9, xi: 9.0, rc: 9.0, grid: [9; 3] };
+        let mut o = farfield_ewald_opts {
+            struct_size: 9, nthreads: 9, debug: 9, fftw: 9, order_or_support: 9, xi: 9.0, rc: 9.0, grid: [9; 3], backend: 9,
+            gpu_precision: 9, gpu_method: 9, reserved: 9, gpu_stream: 9 as *mut c_void,
+        };
         assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, sz) }, 0);
         assert_eq!(o, default_opts());
-        assert_eq!((o.fftw, o.struct_size), (64, 64));
+        assert_eq!((o.fftw, o.struct_size, o.backend, o.gpu_precision, o.gpu_method, o.reserved), (64, 88, 0, 0, 0, 0));
+        assert!(o.gpu_stream.is_null());
         assert_eq!(unsafe { farfield_ewald_default_opts(null_mut(), sz) }, FARFIELD_ERR_NULL_POINTER);
         assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, 0) }, FARFIELD_ERR_INVALID_ARG);
         assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, 44) }, FARFIELD_ERR_INVALID_ARG);
@@ -532,6 +811,24 @@ mod tests {
         assert_eq!(s, 0, "{}", msg());
         old.struct_size = 64;
         assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &old).0, FARFIELD_ERR_INVALID_ARG);
+        // a 1.2.0 caller (64 bytes): whatever follows its struct (here: CUDA, mixed, GROUP, a
+        // non-zero reserved and a stream, each refused if it were read) is never read
+        let v120 = farfield_ewald_opts {
+            struct_size: 64, grid: [0; 3], backend: 2, gpu_precision: 1, gpu_method: 5, reserved: 7, gpu_stream: 0x40 as *mut c_void, ..o
+        };
+        let (s2, p2) = make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &v120);
+        assert_eq!(s2, 0, "{}", msg());
+        assert!(matches!(*unsafe { &*p2 }.inner.lock().unwrap(), Exec::Cpu(_)));
+        unsafe { farfield_ewald_destroy(p2) };
+        // sizes ending inside the new fields
+        for sz in [66, 70, 84] {
+            assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, sz) }, FARFIELD_ERR_INVALID_ARG, "{sz}");
+        }
+        for sz in [68, 72, 76, 80] {
+            let mut part = default_opts();
+            assert_eq!(unsafe { farfield_ewald_default_opts(&mut part, sz) }, 0, "{sz}");
+            assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &part).0, 0, "{sz}: {}", msg());
+        }
         // get_params into an older, smaller struct (up to `method`) leaves the rest alone
         let mut prm = farfield_ewald_params { struct_size: 56, eta: -7.0, ..Default::default() };
         unsafe {
@@ -617,7 +914,7 @@ mod tests {
             assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u, w.as_mut_ptr()), 0);
         }
         // same as the Rust plan
-        let mut rp = EwaldPlan::new(Method::Spme, &CUBE, n, 1e-6, &convert_opts(&o).unwrap()).unwrap();
+        let mut rp = EwaldPlan::new(Method::Spme, &CUBE, n, 1e-6, &convert_opts(&o).unwrap().0).unwrap();
         let mut phi2 = vec![0.0; n];
         let mut f2 = vec![0.0; 3 * n];
         let r = rp.execute(&xyz, &q, Some(&mut phi2), Some(&mut f2), true).unwrap();
@@ -978,5 +1275,106 @@ mod tests {
             farfield_ewald_destroy(p);
         }
         assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
+    }
+
+    fn no_device() -> bool {
+        crate::gpu::runtime::discover().as_ref().map_or(true, |d| d.is_empty())
+    }
+
+    #[test]
+    fn gpu_options_are_validated() {
+        let o = farfield_ewald_opts { nthreads: 1, ..default_opts() };
+        let cuda = farfield_ewald_opts { backend: FARFIELD_BACKEND_CUDA, ..o };
+        // every bad value, named
+        let fake = 0x5000 as *mut c_void;
+        let cases: [(&str, farfield_ewald_opts); 9] = [
+            ("opts.backend", farfield_ewald_opts { backend: 3, ..o }),
+            ("opts.backend", farfield_ewald_opts { backend: -1, ..o }),
+            ("opts.gpu_precision", farfield_ewald_opts { gpu_precision: 2, ..cuda }),
+            ("opts.gpu_precision", farfield_ewald_opts { gpu_precision: -1, ..cuda }),
+            ("opts.gpu_method", farfield_ewald_opts { gpu_method: 6, ..cuda }),
+            ("opts.gpu_method", farfield_ewald_opts { gpu_method: -1, ..cuda }),
+            ("opts.reserved", farfield_ewald_opts { reserved: 1, ..cuda }),
+            ("opts.reserved", farfield_ewald_opts { reserved: 1, ..o }),
+            ("opts.gpu_stream", farfield_ewald_opts { gpu_stream: fake, ..o }),
+        ];
+        for (name, bad) in cases {
+            assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-5, &bad), (FARFIELD_ERR_INVALID_ARG, null_mut()), "{name}");
+            assert!(msg().contains(name), "{name}: {}", msg());
+        }
+        // GPU-only options on a CPU plan (AUTO or CPU): refused, naming the field
+        for backend in [FARFIELD_BACKEND_AUTO, FARFIELD_BACKEND_CPU] {
+            for (name, bad) in [
+                ("opts.gpu_stream", farfield_ewald_opts { backend, gpu_stream: fake, ..o }),
+                ("opts.gpu_precision", farfield_ewald_opts { backend, gpu_precision: FARFIELD_EWALD_GPU_MIXED, ..o }),
+                ("opts.gpu_method", farfield_ewald_opts { backend, gpu_method: 1, ..o }),
+            ] {
+                assert_eq!(make(FARFIELD_EWALD_SPECTRAL, &CUBE, 10, 1e-5, &bad).0, FARFIELD_ERR_INVALID_ARG, "{name}");
+                assert!(msg().contains(name) && msg().contains("CPU"), "{}", msg());
+            }
+        }
+        // the Rust options carry the CUDA choices
+        let c = farfield_ewald_opts { gpu_precision: FARFIELD_EWALD_GPU_MIXED, gpu_method: 3, gpu_stream: fake, ..cuda };
+        let (_, co) = convert_opts(&c).unwrap();
+        let co = co.unwrap();
+        assert!(co.mixed);
+        assert_eq!(co.sopts.method, Some(crate::gpu::spread::GpuMethod::Sm));
+        assert_eq!(co.stream.map(|s| s.as_raw()), Some(0x5000));
+        assert!(convert_opts(&o).unwrap().1.is_none());
+        // the CPU options are checked on a CUDA plan too (before the device is looked for)
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-5, &farfield_ewald_opts { xi: f64::NAN, ..cuda }).0, FARFIELD_ERR_INVALID_ARG);
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 2.0, &cuda).0, FARFIELD_ERR_TOL);
+        assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 0, 1e-5, &cuda).0, FARFIELD_ERR_NPOINTS);
+        let mut flat = CUBE;
+        flat[8] = 1e-300;
+        assert_eq!(make(FARFIELD_EWALD_SPME, &flat, 10, 1e-5, &cuda).0, FARFIELD_ERR_RANGE);
+        // the direct sum has no CUDA path, with or without a device
+        assert_eq!(make(FARFIELD_EWALD_DIRECT, &CUBE, 10, 1e-5, &cuda), (FARFIELD_ERR_NOT_SUPPORTED, null_mut()));
+        assert!(msg().contains("DIRECT"), "{}", msg());
+        // without a device: NO_DEVICE naming what was looked for (the mixed one too)
+        if no_device() {
+            for m in [FARFIELD_EWALD_SPME, FARFIELD_EWALD_SPECTRAL] {
+                for prec in [FARFIELD_EWALD_GPU_DOUBLE, FARFIELD_EWALD_GPU_MIXED] {
+                    let c = farfield_ewald_opts { gpu_precision: prec, ..cuda };
+                    assert_eq!(make(m, &CUBE, 10, 1e-5, &c), (FARFIELD_ERR_NO_DEVICE, null_mut()));
+                    assert!(msg().contains("Ewald") && msg().contains("CUDA"), "{}", msg());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn execute_device_needs_a_cuda_plan() {
+        let o = farfield_ewald_opts { nthreads: 1, ..default_opts() };
+        let (s, p) = make(FARFIELD_EWALD_SPME, &CUBE, 8, 1e-5, &o);
+        assert_eq!(s, 0);
+        let (xyz, q) = nacl(2.0);
+        let (mut phi, mut f, mut u, mut w) = ([7.0; 8], [7.0; 24], 7.0, [7.0; 9]);
+        unsafe {
+            let x = xyz.as_ptr();
+            let run = |n: i64, x: *const f64, q: *const f64, phi: *mut f64, f: *mut f64, u: *mut f64, w: *mut f64| {
+                farfield_ewald_execute_device(p, n, x, q, phi, f, u, w)
+            };
+            // checked before the backend: NULL plan, n, NULL inputs, overlaps
+            assert_eq!(farfield_ewald_execute_device(null_mut(), 8, x, q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(run(-1, x, q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NPOINTS);
+            assert_eq!(run(9, x, q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NPOINTS);
+            assert_eq!(run(8, null(), q.as_ptr(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert!(msg().contains("xyz"), "{}", msg());
+            assert_eq!(run(8, x, null(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_NULL_POINTER);
+            assert_eq!(run(8, x, q.as_ptr(), phi.as_mut_ptr(), phi.as_mut_ptr(), &mut u, null_mut()), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("`phi`") && msg().contains("`field`"), "{}", msg());
+            assert_eq!(run(8, x, q.as_ptr(), null_mut(), null_mut(), w.as_mut_ptr().add(3), w.as_mut_ptr()), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("`energy`") && msg().contains("`virial`"), "{}", msg());
+            // a CPU plan: refused with the message, nothing read or written
+            assert_eq!(run(8, x, q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u, w.as_mut_ptr()), FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("execute_device needs a CUDA plan"), "{}", msg());
+            assert_eq!(run(0, null(), null(), null_mut(), null_mut(), &mut u, null_mut()), FARFIELD_ERR_INVALID_ARG);
+            assert_eq!((phi[0], f[0], u, w[0]), (7.0, 7.0, 7.0, 7.0));
+            // the plan still works
+            assert_eq!(farfield_ewald_execute(p, 8, x, q.as_ptr(), phi.as_mut_ptr(), null_mut(), &mut u, null_mut()), 0);
+            assert!(u < 0.0);
+            farfield_ewald_destroy(p);
+        }
     }
 }

@@ -80,6 +80,18 @@ pub(crate) fn last_error_message() -> String {
     unsafe { std::ffi::CStr::from_ptr(last_error_ptr()) }.to_string_lossy().into_owned()
 }
 
+/// `opts.gpu_method` (the `FARFIELD_GPU_METHOD_*` values of the spreading, NUFFT and Ewald
+/// options) → the spreading method: 0 (AUTO) = `None`, 1–5 = GM, GM-sort, SM, CSR, GROUP.
+/// Error: [`Error::InvalidArg`] naming `opts.gpu_method`.
+pub(crate) fn gpu_method_of(v: i32) -> Result<Option<crate::gpu::spread::GpuMethod>> {
+    match v {
+        0 => Ok(None),
+        m => crate::gpu::spread::GpuMethod::from_code(m)
+            .map(Some)
+            .ok_or_else(|| Error::InvalidArg(format!("opts.gpu_method = {m}; must be 0 (AUTO) or 1–5 (GM, GM_SORT, SM, CSR, GROUP)"))),
+    }
+}
+
 /// Checks a pointer argument for NULL, naming it in the error.
 pub(crate) fn non_null<P>(p: *const P, name: &str) -> Result<()> {
     if p.is_null() {

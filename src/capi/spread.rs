@@ -15,7 +15,7 @@
 use super::abi::{read_in, versioned, write_defaults};
 use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
-use crate::gpu::spread::{GpuMethod, GpuSpreadOpts};
+use crate::gpu::spread::GpuSpreadOpts;
 use crate::gpu::types::GpuReal;
 use crate::spread::plan::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlan, SpreadPlanOpts};
 use num_complex::{Complex, Complex32, Complex64};
@@ -88,12 +88,7 @@ fn convert_opts(o: &farfield_spread_opts) -> Result<SpreadPlanOpts> {
     if o.gpu_reuse_hint < 0 {
         return Err(Error::InvalidArg(format!("opts.gpu_reuse_hint = {}; must be ≥ 0", o.gpu_reuse_hint)));
     }
-    let method = match o.gpu_method {
-        0 => None,
-        m => Some(GpuMethod::from_code(m).ok_or_else(|| {
-            Error::InvalidArg(format!("opts.gpu_method = {m}; must be 0 (AUTO) or 1–5 (GM, GM_SORT, SM, CSR, GROUP)"))
-        })?),
-    };
+    let method = super::gpu_method_of(o.gpu_method)?;
     Ok(SpreadPlanOpts {
         nthreads: o.nthreads as usize,
         debug: o.debug,

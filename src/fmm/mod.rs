@@ -79,7 +79,6 @@ use crate::error::{Error, Result};
 use crate::gpu::cuda::CudaDevice;
 use crate::gpu::fmm::{plan, GpuFmm};
 use crate::threads::Threads;
-use cudarc::driver::CudaSlice;
 use harmonics::RegTables;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -284,11 +283,7 @@ impl FmmPlan {
         }
         let gpu = match opts.backend {
             Backend::Cuda => {
-                crate::gpu::runtime::resolve_backend(2, "FMM plans", true)?;
-                let stream = opts.gpu_stream.map_or(0, |s| s.as_raw());
-                // SAFETY: a GpuStream is made by the unsafe `GpuStream::from_raw`, whose caller
-                // promises a valid stream of device 0's primary context that outlives the plan.
-                let dev = unsafe { CudaDevice::with_stream(0, stream, opts.debug.max(0) as u32)? };
+                let dev = CudaDevice::for_plan("FMM plans", opts.gpu_stream, opts.debug.max(0) as u32)?;
                 Some(GpuFmm::new(dev, boundary, p, opts.depth)?)
             }
             _ => None,
@@ -362,16 +357,9 @@ impl FmmPlan {
             Ok(plan::GpuRun::default())
         } else {
             let dev = g.device();
-            let opt = |ptr: u64, bytes: usize, f: &mut dyn FnMut(Option<&mut CudaSlice<u8>>) -> Result<plan::GpuRun>| {
-                if ptr == 0 {
-                    f(None)
-                } else {
-                    dev.with_foreign(ptr, bytes, |b| f(Some(b)))
-                }
-            };
             dev.with_foreign(xyz, 24 * n, |x| {
                 dev.with_foreign(q, 8 * n, |c| {
-                    opt(phi, 8 * n, &mut |mut ph| opt(field, 24 * n, &mut |fd| g.execute_dev(x, c, n, ph.as_deref_mut(), fd)))
+                    dev.with_foreign_opt(phi, 8 * n, |ph| dev.with_foreign_opt(field, 24 * n, |fd| g.execute_dev(x, c, n, ph, fd)))
                 })
             })
         }?;

@@ -351,6 +351,17 @@ impl CudaDevice {
         unsafe { Self::with_stream(0, s, opts.debug) }
     }
 
+    /// Device 0 for a plan of kind `what` (e.g. "FMM plans", named in the error) made with
+    /// backend CUDA, on the caller's `stream` (the default stream when `None`), printing the
+    /// opening stages when `debug > 0`. Errors: [`Error::NoDevice`] (naming `what` and what was
+    /// looked for), those of [`CudaDevice::new`].
+    pub fn for_plan(what: &str, stream: Option<crate::nufft::GpuStream>, debug: u32) -> Result<CudaDevice> {
+        super::runtime::resolve_backend(2, what, true)?;
+        // SAFETY: a GpuStream is made by the unsafe `GpuStream::from_raw`, whose caller
+        // promises a valid stream of device 0's primary context that outlives the plan.
+        unsafe { Self::with_stream(0, stream.map_or(0, |s| s.as_raw()), debug) }
+    }
+
     /// The device's limits (queried once per process).
     pub fn limits(&self) -> DeviceLimits {
         self.st.limits
@@ -392,6 +403,18 @@ impl CudaDevice {
         let r = f(&mut s);
         let _ = s.leak();
         r
+    }
+
+    /// [`CudaDevice::with_foreign`] for an optional array: `f(None)` when `ptr` is 0.
+    ///
+    /// # Safety
+    /// As [`CudaDevice::with_foreign`] for a non-zero `ptr`.
+    pub unsafe fn with_foreign_opt<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(Option<&mut CudaSlice<u8>>) -> R) -> R {
+        if ptr == 0 {
+            f(None)
+        } else {
+            self.with_foreign(ptr, bytes, |b| f(Some(b)))
+        }
     }
 
     /// Runs `run` on two caller-owned device arrays of complex values of precision `T` — `c`

@@ -9,15 +9,21 @@
 //! * [`GpuEwaldPlan`]: the plan a caller uses — parameters from the CPU rule
 //!   (`crate::ewald::setup`, the same `ξ`, `r_c`, grid, order/support and `τ` as
 //!   [`crate::ewald::EwaldPlan`] for the same cell, `n_max`, tolerance and options), the k-space
-//!   part, the real-space part, and the self and background terms.
+//!   part, the real-space part, and the self and background terms;
+//! * [`exec`]: [`GpuEwaldExec`], a plan of either grid precision with its own input and result
+//!   buffers — host-array and device-array evaluation with the CPU plan's checks and
+//!   outputs-only-on-success; the executor of the C API's CUDA plans (`farfield_ewald_*` with
+//!   `opts.backend = FARFIELD_BACKEND_CUDA`).
 //!
 //! What is computed, units and conventions: as [`crate::ewald`] (potentials `φ_i = ∂U/∂q_i`,
 //! fields `E = −∇φ`, energy `U = ½ Σ q_i φ_i`, virial `W = −∂U/∂ε`, tin-foil boundary
 //! conditions, the neutralising background for a net charge; no Coulomb constant). Positions
 //! `xyz[3i + d]`, charges, potentials and fields `field[3i + d]` are `f64` device buffers.
 
+pub mod exec;
 pub mod kspace;
 pub mod real_space;
+pub use exec::GpuEwaldExec;
 pub use kspace::{GpuKspace, KspaceResult};
 
 use crate::error::{Error, Result};
