@@ -782,7 +782,8 @@ int farfield_ewald_set_exclusions(farfield_ewald_plan plan, int64_t npairs, cons
 // same status codes: the positions and charges are copied into device buffers of the plan
 // (`32·n_max` bytes, allocated by the first call), the results copied back, all on the
 // plan's stream (`opts.gpu_stream` or the default stream), which the call synchronises
-// before it returns. Their `farfield_ewald_params.real_s` and `kspace_s` stay 0.
+// before it returns. Their `farfield_ewald_params.real_s` and `kspace_s` are the wall-clock
+// seconds of the two device parts of the last execute (each ends by reading its sums back).
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; arrays of the sizes above.

@@ -133,7 +133,7 @@ impl<D: FftDevice + 'static> GpuEwaldExec<D> {
     }
 
     /// Parameters in use (those of the CPU plan for the same arguments; `real_s` and
-    /// `kspace_s` are 0).
+    /// `kspace_s`: [`GpuEwaldPlan::params`]).
     pub fn params(&self) -> &EwaldParams {
         self.plan.params()
     }
