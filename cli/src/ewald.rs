@@ -104,6 +104,10 @@ pub struct EwaldArgs {
     /// Print a JSON summary as the last line of stdout.
     #[arg(long)]
     pub json: bool,
+    /// Diagnostic output of the library on stderr (`EwaldOpts::debug`): 1 = the chosen
+    /// parameters and per-call timings (with --backend cuda: the device time of each phase).
+    #[arg(long, default_value_t = 0, value_name = "LEVEL")]
+    pub debug: i32,
     /// Where to evaluate: the CPU plan, or the device plan on CUDA device 0 (positions, charges,
     /// potentials and fields in device memory; each timed evaluation ends when its energy is
     /// back on the host).
@@ -180,8 +184,8 @@ fn fastest_and_median(times: &mut [f64]) -> (f64, f64) {
 
 /// [`evaluate`] on CUDA device 0 with the device plan (`farfield::gpu::ewald::GpuEwaldPlan`,
 /// grids in precision `T`): the system uploaded once, one warm-up, then `repeats` timed
-/// evaluations from device arrays (wall clock until the energy is on the host); real-space and
-/// k-space times are not separated (NaN).
+/// evaluations from device arrays (wall clock until the energy is on the host); the real-space
+/// and k-space times are those of the last evaluation (`EwaldParams::real_s`, `kspace_s`).
 pub fn evaluate_cuda<T: farfield::gpu::types::GpuReal>(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, sopts: farfield::gpu::spread::GpuSpreadOpts,
                                                        repeats: usize) -> CliResult<EwaldRun> {
     use farfield::gpu::device::{download_vec, upload_new, Device};
@@ -207,7 +211,8 @@ pub fn evaluate_cuda<T: farfield::gpu::types::GpuReal>(sys: &System, method: Met
     let phi = download_vec(&dev, &pb, n).map_err(e)?;
     let field = download_vec(&dev, &fb, 3 * n).map_err(e)?;
     let (time_s, median_s) = fastest_and_median(&mut times);
-    Ok(EwaldRun { energy, time_s, median_s, real_s: f64::NAN, kspace_s: f64::NAN, plan_s, params: plan.params().clone(), threads: 0, phi, field })
+    let (real_s, kspace_s) = (plan.params().real_s, plan.params().kspace_s);
+    Ok(EwaldRun { energy, time_s, median_s, real_s, kspace_s, plan_s, params: plan.params().clone(), threads: 0, phi, field })
 }
 
 /// Relative RMS difference of the forces `q_i E_i`: `‖F − F_ref‖ / ‖F_ref‖` over all
@@ -260,7 +265,7 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
         grid: args.grid.map(|k| [k; 3]).unwrap_or([0; 3]),
         order: args.order.unwrap_or(0),
     };
-    let opts = EwaldOpts { nthreads: args.threads, overrides, fftw_flags: args.fftw.flags(), ..EwaldOpts::default() };
+    let opts = EwaldOpts { nthreads: args.threads, overrides, fftw_flags: args.fftw.flags(), debug: args.debug, ..EwaldOpts::default() };
     let cell = sys.cell.expect("read_dir/nacl give a cell");
     println!("farfield ewald — {} ({} charges, net charge {:+.6} e)", sys.name, n, sys.net_charge());
     println!("cell (nm):  a = ({:.6}, {:.6}, {:.6}), b = ({:.6}, {:.6}, {:.6}), c = ({:.6}, {:.6}, {:.6})",

@@ -16,12 +16,13 @@
 //!    `n_1 × n_2 × n_3` grid of parallelepiped cells (cells at least `r_c/2` high and holding
 //!    about 8 atoms on average or more, at most 1024 per axis), and the finiteness checks
 //!    (first bad index by `atomicMin`).
-//! 2. **Sort** the keys with the stable device radix sort of the FMM tree
-//!    ([`crate::gpu::fmm::tree::radix_sort`]: per-tile digit counts, exclusive scan, stable
-//!    scatter), so the order within a cell is the caller's order and every sum is
-//!    deterministic; cell starts by one thread per sorted slot (`ff_ewr_cell_start`), sorted
-//!    positions and charges (`ff_ewr_gather`, `[x, y, z, q]` per slot) and each cell's
-//!    bounding box (`ff_ewr_cell_bounds`).
+//! 2. **Sort** by cell with a counting sort: the wrap kernel counts the atoms of each cell
+//!    (`atomicAdd`), an exclusive scan ([`crate::gpu::fmm::tree::scan`]) gives the cell
+//!    starts, `ff_ewr_bucket` puts each atom in a slot of its cell, and `ff_ewr_cell_order`
+//!    sorts each cell's atoms by index, so the order within a cell is the caller's order (that
+//!    of a stable sort by cell) and every sum is deterministic — no host synchronisation and
+//!    no allocation on the way; then the sorted positions and charges (`ff_ewr_gather`,
+//!    `[x, y, z, q]` per slot) and each cell's bounding box (`ff_ewr_cell_bounds`).
 //! 3. **Pairs** (`ff_ewr_pairs`): `k` threads per atom (adjacent lanes of a warp, `k` = 1, 2,
 //!    4 or 8: the smallest giving at least 2¹⁷ threads, so that ~25 000 atoms still fill an
 //!    H100), thread `p` of an atom taking the neighbour offsets `p, p + k, …` of the full-shell
@@ -56,7 +57,7 @@ use crate::ewald::pair_kernel::PairConsts;
 use crate::ewald::real_space::{coincident_error, COINC_REL};
 use crate::ewald::{check_exclusions, exclusion_keys};
 use crate::gpu::device::{download_vec, upload_new, Arg, Device};
-use crate::gpu::fmm::tree::radix_sort;
+use crate::gpu::fmm::tree::scan;
 use crate::gpu::types::{as_bytes, as_bytes_mut};
 
 /// Threads per block of the pair and total kernels (`FF_EWR_BLOCK`).
@@ -85,11 +86,11 @@ const MAX_ATOMS: usize = 1 << 28;
 /// Per-atom device buffers (capacity `cap` atoms).
 struct AtomBufs<B> {
     cap: usize,
-    /// `u64` cell keys (sorted after the radix sort) and `u32` atom indices; second buffers.
+    /// `u64` cell keys (caller's order, then sorted) and `u32` atom indices of the sorted
+    /// slots; the second key buffer.
     keys: B,
     perm: B,
     k2: B,
-    p2: B,
     /// Wrapped fractional coordinates, caller's order, `f64[3n]`.
     sfrac: B,
     /// Sorted `[x, y, z, q]`, `f64[4n]`.
@@ -101,8 +102,10 @@ struct AtomBufs<B> {
 /// Per-cell device buffers (capacity `cap` cells).
 struct CellBufs<B> {
     cap: usize,
-    /// `u32[ncell + 1]` first sorted slot of each cell.
+    /// `u32[ncell + 1]` first sorted slot of each cell (the counts before the scan).
     start: B,
+    /// `u32[ncell]` arrivals per cell in `ff_ewr_bucket`.
+    fill: B,
     /// `f64[6 ncell]` bounding boxes.
     bbox: B,
 }
@@ -339,7 +342,6 @@ impl<D: Device> GpuRealSpace<D> {
             keys: d.alloc(8 * n)?,
             perm: d.alloc(4 * n)?,
             k2: d.alloc(8 * n)?,
-            p2: d.alloc(4 * n)?,
             sfrac: d.alloc(24 * n)?,
             pos: d.alloc(32 * n)?,
             out: d.alloc(32 * n)?,
@@ -353,7 +355,12 @@ impl<D: Device> GpuRealSpace<D> {
             return Ok(());
         }
         self.cells = None;
-        self.cells = Some(CellBufs { cap: ncell, start: self.dev.alloc(4 * (ncell + 1))?, bbox: self.dev.alloc(48 * ncell)? });
+        self.cells = Some(CellBufs {
+            cap: ncell,
+            start: self.dev.alloc(4 * (ncell + 1))?,
+            fill: self.dev.alloc(4 * ncell)?,
+            bbox: self.dev.alloc(48 * ncell)?,
+        });
         Ok(())
     }
 
@@ -469,16 +476,23 @@ impl<D: Device> GpuRealSpace<D> {
         let n32 = n as i32;
         let nc32 = nc.map(|v| v as i32);
         let at = self.atoms.as_mut().expect("ensured above");
+        let cl = self.cells.as_mut().expect("ensured above");
+        dev.zero(&mut cl.start)?;
+        dev.zero(&mut cl.fill)?;
         dev.launch("ff_ewr_wrap", nblocks(n, BLOCK), BLOCK, 0, &[
             Arg::I32(n32), Arg::Buf(xyz), Arg::Buf(q), Arg::Buf(&self.par), Arg::I32(nc32[0]), Arg::I32(nc32[1]), Arg::I32(nc32[2]),
-            Arg::Buf(&at.sfrac), Arg::Buf(&at.keys), Arg::Buf(&at.perm), Arg::U64(bad),
+            Arg::Buf(&at.sfrac), Arg::Buf(&at.keys), Arg::Buf(&cl.start), Arg::U64(bad),
         ])?;
         ph.end("wrap")?;
-        radix_sort(&dev, &mut at.keys, &mut at.perm, &mut at.k2, &mut at.p2, n as u64)?;
+        scan(&dev, &cl.start, ncell as u64 + 1)?;
+        dev.launch("ff_ewr_bucket", nblocks(n, BLOCK), BLOCK, 0, &[
+            Arg::I32(n32), Arg::Buf(&at.keys), Arg::Buf(&cl.start), Arg::Buf(&cl.fill), Arg::Buf(&at.perm), Arg::Buf(&at.k2),
+        ])?;
+        dev.launch("ff_ewr_cell_order", nblocks(ncell, BLOCK), BLOCK, 0, &[Arg::I32(ncell as i32), Arg::Buf(&cl.start), Arg::Buf(&at.perm)])?;
+        std::mem::swap(&mut at.keys, &mut at.k2);
         ph.end("sort")?;
         let cl = self.cells.as_ref().expect("ensured above");
         let st = self.stencil.as_ref().expect("ensured above");
-        dev.launch("ff_ewr_cell_start", nblocks(n, BLOCK), BLOCK, 0, &[Arg::I32(n32), Arg::Buf(&at.keys), Arg::I32(ncell as i32), Arg::Buf(&cl.start)])?;
         dev.launch("ff_ewr_gather", nblocks(n, BLOCK), BLOCK, 0, &[
             Arg::I32(n32), Arg::Buf(&at.perm), Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::Buf(&self.par), Arg::Buf(&at.pos),
         ])?;

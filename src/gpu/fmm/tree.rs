@@ -74,7 +74,7 @@ fn from_ord(o: u64) -> f64 {
 
 /// Exclusive prefix sum of the `n` `u32` values at the start of `buf`, in place. Error:
 /// [`Error::Alloc`].
-pub(super) fn scan<D: Device>(dev: &D, buf: &D::Buf, n: u64) -> Result<()> {
+pub(crate) fn scan<D: Device>(dev: &D, buf: &D::Buf, n: u64) -> Result<()> {
     if n <= SCAN_SINGLE_MAX {
         return dev.launch("ff_fmmt_scan_single", 1, SCAN_T, 0, &[Arg::Buf(buf), Arg::U64(n)]);
     }

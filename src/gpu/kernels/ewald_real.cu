@@ -4,8 +4,9 @@
 // #include, convergent barriers and shuffles); every name here starts with ff_ewr_ (the emulator
 // compiles all .cu files as one translation unit).
 //
-// Per call: ff_ewr_wrap (wrap into the cell, cell keys, finiteness), a stable radix sort of the
-// keys (src/gpu/fmm/tree.rs), ff_ewr_cell_start (first slot of every cell), ff_ewr_gather
+// Per call: ff_ewr_wrap (wrap into the cell, cell keys and counts, finiteness), the scan of the
+// counts (src/gpu/fmm/tree.rs) into cell starts, ff_ewr_bucket and ff_ewr_cell_order (a
+// counting sort by cell, the caller's order within a cell), ff_ewr_gather
 // (sorted positions and charges), ff_ewr_cell_bounds (bounding box of each cell's atoms),
 // ff_ewr_pairs (the pair sums and the exclusion corrections, energy and virial partials per
 // block), ff_ewr_finish (one block: the totals and the status words), ff_ewr_scatter (adds the
@@ -121,11 +122,11 @@ __device__ double ff_ewr_block_sum(double v, double* s) {
 
 // One thread per atom i (caller's order): fractional coordinates wrapped into [0, 1) (as
 // EwaldPlan::execute), its cell key c0 + nc0 (c1 + nc1 c2) with c_d = ⌊s_d nc_d⌋ (at most
-// nc_d − 1), perm[i] = i. First non-finite position and charge, and first position whose
+// nc_d − 1), counted in cnt[key] (zeroed by the caller). First non-finite position and charge, and first position whose
 // fractional coordinates are not representable, into bad[0..3] by atomicMin (such an atom is
 // put at s = 0 so that nothing downstream indexes out of range; the host reports the error).
 FF_EXTERN_C __global__ void ff_ewr_wrap(int n, const double* xyz, const double* q, const double* par, int nc0, int nc1,
-                                        int nc2, double* sfrac, unsigned long long* keys, unsigned* perm, unsigned* bad) {
+                                        int nc2, double* sfrac, unsigned long long* keys, unsigned* cnt, unsigned* bad) {
     const int i = (int)ff_ewr_gid();
     if (i >= n) return;
     const double x = xyz[3 * (size_t)i], y = xyz[3 * (size_t)i + 1], z = xyz[3 * (size_t)i + 2];
@@ -153,23 +154,45 @@ FF_EXTERN_C __global__ void ff_ewr_wrap(int n, const double* xyz, const double* 
         if (c[d] > nc[d] - 1) c[d] = nc[d] - 1;
         sfrac[3 * (size_t)i + d] = s[d];
     }
-    keys[i] = (unsigned long long)c[0] + (unsigned long long)nc0 * ((unsigned long long)c[1] + (unsigned long long)nc1 * c[2]);
-    perm[i] = (unsigned)i;
+    const unsigned long long key =
+        (unsigned long long)c[0] + (unsigned long long)nc0 * ((unsigned long long)c[1] + (unsigned long long)nc1 * c[2]);
+    keys[i] = key;
+    atomicAdd(cnt + key, 1u);
 }
 FF_REGISTER(ff_ewr_wrap)
 
-// One thread per sorted slot p: start[c] = first slot of cell c for the cells between the key
-// before p and the key at p; the last slot also closes the cells after it (start[ncell] = n).
-FF_EXTERN_C __global__ void ff_ewr_cell_start(int n, const unsigned long long* keys, int ncell, unsigned* start) {
-    const int p = (int)ff_ewr_gid();
-    if (p >= n) return;
-    const long long k = (long long)keys[p];
-    const long long prev = p == 0 ? -1 : (long long)keys[p - 1];
-    for (long long c = prev + 1; c <= k; ++c) start[c] = (unsigned)p;
-    if (p == n - 1)
-        for (long long c = k + 1; c <= ncell; ++c) start[c] = (unsigned)n;
+// One thread per atom i: its slot in the cell order, start[key] + the arrival rank within the
+// cell (fill[key], zeroed by the caller); perm[slot] = i, skeys[slot] = key. The order within a
+// cell is then made the caller's order by ff_ewr_cell_order.
+FF_EXTERN_C __global__ void ff_ewr_bucket(int n, const unsigned long long* keys, const unsigned* start, unsigned* fill,
+                                          unsigned* perm, unsigned long long* skeys) {
+    const int i = (int)ff_ewr_gid();
+    if (i >= n) return;
+    const unsigned long long key = keys[i];
+    const unsigned slot = start[key] + atomicAdd(fill + key, 1u);
+    perm[slot] = (unsigned)i;
+    skeys[slot] = key;
 }
-FF_REGISTER(ff_ewr_cell_start)
+FF_REGISTER(ff_ewr_bucket)
+
+// One thread per cell: its atoms' indices perm[start[c] .. start[c+1]) sorted ascending
+// (insertion sort; cells hold about 8 atoms), so that the cell order equals a stable sort by
+// key and every sum downstream is deterministic.
+FF_EXTERN_C __global__ void ff_ewr_cell_order(int ncell, const unsigned* start, unsigned* perm) {
+    const int c = (int)ff_ewr_gid();
+    if (c >= ncell) return;
+    const unsigned a = start[c], b = start[c + 1];
+    for (unsigned j = a + 1; j < b; ++j) {
+        const unsigned v = perm[j];
+        unsigned k = j;
+        while (k > a && perm[k - 1] > v) {
+            perm[k] = perm[k - 1];
+            --k;
+        }
+        perm[k] = v;
+    }
+}
+FF_REGISTER(ff_ewr_cell_order)
 
 // One thread per sorted slot: pos[4 slot + (0, 1, 2, 3)] = wrapped Cartesian position and charge
 // of atom perm[slot].
