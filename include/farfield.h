@@ -168,46 +168,6 @@ typedef float _Complex farfield_complexf;
 
 
 
-// Number of M2L offsets `v ∈ [−3,3]³` with `max|v_i| ≥ 2`.
-#define NOPS 316
-
-// Number of reference offsets `a ∈ [0,3]³` with `max a_i ≥ 2`.
-#define NREFS 56
-
-// The memory bound of the automatic NUFFT batch size ([`GpuSpreadOpts::max_batch`] = 0): the
-// fine grids of one batch (`B·Π nf·2·sizeof(T)` bytes) stay within 1 GiB, or one grid when a
-// single grid is larger.
-#define BATCH_SCRATCH_BYTES (1 << 30)
-
-// Samples of ξ on `[0, 1/(2σ)]` in [`aliasing_error`] (ends included).
-#define ALIAS_XI_SAMPLES 385
-
-// Aliases `m = −K … K` (m ≠ 0) summed in [`aliasing_error`]; the sum's truncation changes the
-// error by less than 1 % of itself (test `kernel::es::tests::alias_sum_converges`).
-#define ALIAS_TERMS 16
-
-// Smallest error the model resolves: below it, the rounding of the quadrature (sums of terms of
-// size ψ̂(0) that cancel to ψ̂(ξ+m)) dominates; tabulated errors are clamped to it.
-#define ALIAS_FLOOR 1e-15
-
-// First σ of the table [`table::ES_TABLE`].
-#define TABLE_SIGMA0 1.20
-
-// Step of σ in the table.
-#define TABLE_SIGMA_STEP 0.05
-
-// Number of σ values in the table (1.20 … 2.50).
-#define TABLE_NSIGMA 27
-
-// Smallest width in the table (widths 2 … [`MAX_ES_WIDTH`]).
-#define TABLE_W0 2
-
-// Smallest M for which `setpts` re-chooses σ and the kernel for the actual M
-// ([`NufftParams::with_points`]): 2²⁰. Below it the makeplan choice (made for M = number of
-// modes) is kept — the transform is cheap either way — and the CPU plan computes the same
-// approximation as the CUDA plan, which does not re-choose yet.
-#define RECHOOSE_MIN_POINTS (1 << 20)
-
 // Backend value `AUTO`.
 #define FARFIELD_BACKEND_AUTO 0
 
@@ -245,64 +205,6 @@ typedef float _Complex farfield_complexf;
 // in single precision) or the widest kernel at the plan's upsampling factor σ can give, and
 // was clamped; `tol_used` holds the value used.
 #define FARFIELD_WARN_TOL_CLAMPED 1
-
-// FFTW planner flags accepted in `opts.fftw`: FFTW_ESTIMATE (64), FFTW_MEASURE (0),
-// FFTW_PATIENT (32), FFTW_EXHAUSTIVE (8), and FFTW_DESTROY_INPUT (1).
-#define FFTW_FLAGS_ACCEPTED (((FFTW_ESTIMATE | FFTW_PATIENT) | 8) | FFTW_DESTROY_INPUT)
-
-// Largest fine (upsampled) grid size along one axis: FFTW's `int` range, 2³¹ − 1. With
-// σ = 2 an axis therefore holds at most about 1.07·10⁹ modes (1.7·10⁹ at σ = 1.25).
-#define MAX_FINE_AXIS (size_t)INT32_MAX
-
-// Largest number of non-uniform points M: 2³² − 1 (point indices are stored as `u32`).
-#define MAX_POINTS (size_t)UINT32_MAX
-
-// Largest σ the automatic choice takes (the last column of the ES table,
-// [`crate::kernel::es::table::ES_TABLE`]); type 3 bounds its grid by it.
-#define AUTO_SIGMA_MAX 2.5
-
-// Largest spacing ratio `h_max / h_min` a plan accepts (every method): 1e150. Within it, the
-// kernel is evaluated in scaled units (spacings divided by a power of two near their geometric
-// mean) where every intermediate (`|x|²`, the cell average of `G`, the spectrum) is a normal
-// double; beyond it → [`Error::Range`]. The Vico methods are further limited by
-// [`MAX_PRECOMPUTE_RATIO`] (in practice to ratios of order 10–100).
-#define MAX_ANISOTROPY 1e150
-
-// Largest `vico_factor` (the Vico truncation radius `L` in units of the box diagonal): 4.
-// The precomputation grid grows like `vico_factor^dim`; the default 1.1 (Mayani et al. 2025)
-// suffices.
-#define MAX_VICO_FACTOR 4.0
-
-// Largest Vico precomputation grid relative to the doubled grid: `Π P_d ≤ 512 · Π 2n_d`
-// (a cube at the default `vico_factor` uses `4^dim/2^dim`, i.e. 8 in 3D; a 64×64×2 slab 108).
-#define MAX_PRECOMPUTE_RATIO 512
-
-// Largest doubled grid `Π 2n_d` (= [`crate::error::MAX_ELEMENTS`], 2⁴⁰ points: 8 TiB per
-// real buffer); each `2n_d` must also fit FFTW's `int` (`≤ 2³¹ − 1`).
-#define MAX_GRID_POINTS MAX_ELEMENTS
-
-// Address space probed (allocated and freed, [`crate::fft::fftw_headroom`]) at the start of
-// every execute: 32 MiB. FFTW aborts the process when its own `malloc` fails, and its buffered
-// solvers allocate while they run (a few 1D lines and scratch, far less than this for the
-// grid sizes allowed here), so the probe turns an imminent FFTW abort into [`Error::Alloc`].
-// (Plans are probed by [`crate::fft::FftPlan`] itself.)
-#define FFTW_HEADROOM_BYTES (32 << 20)
-
-// Width of the Gaussian test problem ([`gaussian`]).
-#define GAUSSIAN_SIGMA 0.05
-
-// Side of the cube holding the uniform ball of radius 1 ([`uniform_ball`]).
-#define BALL_BOX 2.4
-
-// Largest |x| (radians) for which [`reduce_2pi`] is exact to ~1e-15 rad: 10¹⁶. Beyond it the
-// reduction (and so the transform) loses accuracy, though it stays finite.
-#define MAX_EXACT_COORD 1e16
-
-// Complex entries a box must have past its last row (f32 vectors of 16 lanes: up to 15 reals).
-#define BOX_PAD 8
-
-// Largest number of buckets of the scatter pass (each a run of `2^shift` bins).
-#define MAX_BUCKETS 256
 
 // The cost model of the automatic choice of σ and w (types 1 and 2, ES kernel), in seconds on
 // one thread:

@@ -18,6 +18,15 @@ fn header_is_fresh() {
         std::fs::write(&path, &generated).unwrap();
         return;
     }
+    // every macro is the library's (FARFIELD_ prefix; the include guard is FARFIELD_H): no
+    // crate-internal constant leaks into the C namespace (add it to cbindgen.toml's exclude)
+    let leaked: Vec<&str> = generated
+        .lines()
+        .filter_map(|l| l.strip_prefix("#define "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| !name.starts_with("FARFIELD_"))
+        .collect();
+    assert!(leaked.is_empty(), "macros without the FARFIELD_ prefix in the header: {leaked:?} (exclude them in cbindgen.toml)");
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,

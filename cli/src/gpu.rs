@@ -67,6 +67,8 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
         Err(why) => format!("none ({why})"),
     });
     let mut results = Vec::new();
+    // column width of the longest source name (e.g. ewald_kspace.cu)
+    let sw = rep.results.iter().map(|r| r.source.len()).max().unwrap_or(0);
     for r in &rep.results {
         let status = match (&r.compile_error, r.assembled) {
             (Some(_), _) => "COMPILE FAILED".to_string(),
@@ -74,7 +76,7 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
             (None, Some(false)) => "compiled, ptxas FAILED".to_string(),
             (None, None) => "compiled".to_string(),
         };
-        println!("  {:<12} {:<8} {:>3} kernels  PTX {}  CUBIN {}  {status}", r.source, r.arch, r.entries.len(), r.ptx_version.as_deref().unwrap_or("-"),
+        println!("  {:<sw$} {:<8} {:>3} kernels  PTX {}  CUBIN {}  {status}", r.source, r.arch, r.entries.len(), r.ptx_version.as_deref().unwrap_or("-"),
                  r.cubin_bytes.map_or("none".to_string(), |b| format!("{b} B")));
         if let Some(e) = &r.compile_error {
             println!("{e}");

@@ -78,7 +78,10 @@ fn ewald_reads_a_folder_and_checks_forces() {
         let tol: f64 = tol.parse().unwrap();
         let ef = j["rel_rms_force_error"].as_f64().unwrap();
         assert!(ef <= tol, "tol {tol}: force error {ef}");
-        assert!(j["energy_rel_error"].as_f64().unwrap() <= tol);
+        // random charges: the energy's relative error is documented up to 4 tol
+        // (`farfield::ewald` module docs, "Accuracy and parameters")
+        let eu = j["energy_rel_error"].as_f64().unwrap();
+        assert!(eu <= 4.0 * tol, "tol {tol}: energy error {eu}");
     }
     // a cutoff above half the box
     let out = farfield().args(["ewald", "--rc", "1.5", "--input"]).arg(dir.path()).output().unwrap();
