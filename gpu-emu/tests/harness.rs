@@ -119,7 +119,7 @@ fn every_library_kernel_is_in_the_emulator() {
         names.push(format!("ff_fmm_m2l_{k}"));
     }
     // Ewald real space (ewald_real.cu)
-    for k in ["wrap", "cell_start", "gather", "cell_bounds", "pairs", "finish", "scatter"] {
+    for k in ["wrap", "bucket", "cell_order", "gather", "cell_bounds", "pairs", "finish", "scatter"] {
         names.push(format!("ff_ewr_{k}"));
     }
     // Ewald k-space (ewald_kspace.cu)
