@@ -24,13 +24,20 @@ file(REMOVE_RECURSE "${PREFIX}" "${WORK_DIR}")
 # 1. install
 run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${PREFIX}")
 
-# 2. layout
+# 2. layout (the farfield tool when the build made it: FARFIELD_CLI)
 string(REGEX MATCH "^[0-9]+" _major "${VERSION}")
+if(EXISTS "${BUILD_DIR}/CMakeCache.txt")
+  file(STRINGS "${BUILD_DIR}/CMakeCache.txt" _cli REGEX "^FARFIELD_CLI:BOOL=ON")
+  if(_cli)
+    run("${PREFIX}/bin/farfield" --version)
+  endif()
+endif()
 set(_lib "${PREFIX}/${LIBDIR}")
 foreach(_f "${_lib}/libfarfield.so.${VERSION}" "${_lib}/libfarfield.a" "${PREFIX}/${INCLUDEDIR}/farfield.h"
            "${PREFIX}/${INCLUDEDIR}/farfield/fortran/farfield.mod" "${_lib}/libfarfield_fortran.a"
            "${_lib}/cmake/farfield/farfieldConfig.cmake" "${_lib}/cmake/farfield/farfieldConfigVersion.cmake"
-           "${_lib}/cmake/farfield/farfieldFortranTargets.cmake" "${_lib}/pkgconfig/farfield.pc")
+           "${_lib}/cmake/farfield/farfieldFortranTargets.cmake" "${_lib}/pkgconfig/farfield.pc"
+           "${PREFIX}/share/doc/farfield/LICENSE-MIT" "${PREFIX}/share/doc/farfield/LICENSE-APACHE")
   if(NOT EXISTS "${_f}")
     message(FATAL_ERROR "not installed: ${_f}")
   endif()
