@@ -4,8 +4,6 @@
 Usage (from the repository root; builds target/release/farfield if it is missing):
 
     python3 benches/calibrate_ewald.py --data DIR                    # measured / tol per system
-    python3 benches/calibrate_ewald.py --data DIR --parts             # real-space and k-space
-                                                                       # errors against the model
     python3 benches/calibrate_ewald.py --data DIR --systems jac_dhfr --methods spme --tols 1e-5
 
 DIR is the folder of real inputs (`FARFIELD_DATA_DIR`, docs/design.md §11.1: `jac_dhfr`,
@@ -16,12 +14,6 @@ parameters and prints the measured relative RMS force error `sqrt(Σ q²|E − E
 its ratio to tol (the goal: within [1/3, 1]), the chosen ξ, r_c, grid and order, the time per
 evaluation and the ratio `F_rms / F_s` of the system's RMS force to the model's force scale
 `F_s = (Σq²/N) (N/V)^{2/3}`.
-
-With --parts, each run is repeated twice more with the same ξ: once with the k-space part made
-negligible (a grid twice as fine, order + 2), which measures the real-space error alone, and
-once with r_c at half the smallest box height (the real-space error negligible), which measures
-the mesh error alone; both are printed as ratios to the model's `est_rel_err` split (the JSON
-keys `est_real`, `est_kspace`).
 """
 
 import argparse
@@ -68,15 +60,14 @@ def main():
     ap.add_argument("--tols", default="1e-3,1e-4,1e-5,1e-6")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=0, help="timed evaluations per run (0: no timing)")
-    ap.add_argument("--parts", action="store_true", help="also measure the real-space and mesh errors alone")
     ap.add_argument("--json", type=Path, help="write all rows to this file")
     a = ap.parse_args()
     ensure_binary()
     cache = ROOT / "target" / "ewald_refs"
     tmp = cache / "run"
     rows = []
-    print("| system | method | tol | measured | / tol | F_rms/F_s | ξ | r_c | grid | order | ms | real/est_R | mesh/est_K |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| system | method | tol | measured | / tol | F_rms/F_s | ξ | r_c | grid | order | ms |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for s in a.systems.split(","):
         sysdir = a.data / s
         q = np.load(sysdir / "charges.npy")
@@ -92,22 +83,9 @@ def main():
                 row = dict(system=s, method=m, tol=float(t), err=err, frms_fs=f_rms / f_s, xi=j["xi"], rc=j["rc"],
                            grid=j["grid"], order=j["order_or_support"], est=j["est_rel_err"],
                            ms=(j["time_s"] or 0) * 1e3)
-                rp = kp = float("nan")
-                if a.parts:
-                    base = ["--method", m, "--tol", t, "--xi", repr(j["xi"])]
-                    g2 = 2 * max(j["grid"])
-                    er, _ = rel_err(sysdir, q, ref, base + ["--rc", repr(j["rc"]), "--grid", str(g2),
-                                                          "--order", str(j["order_or_support"] + 2)], tmp, a.threads, 0)
-                    rhalf = 0.5 * min(np.linalg.norm(box.reshape(3, 3), axis=1)) * 0.999
-                    ek, _ = rel_err(sysdir, q, ref, base + ["--rc", repr(rhalf), "--grid", str(max(j["grid"])),
-                                                          "--order", str(j["order_or_support"])], tmp, a.threads, 0)
-                    rp = er / j["est_real"] if j.get("est_real") else er
-                    kp = ek / j["est_kspace"] if j.get("est_kspace") else ek
-                    row.update(err_real=er, err_mesh=ek, est_real=j.get("est_real"), est_kspace=j.get("est_kspace"))
                 rows.append(row)
                 print(f"| {s} | {m} | {t} | {err:.2e} | {err / float(t):.2f} | {f_rms / f_s:.1f} | {j['xi']:.3f} | "
-                      f"{j['rc']:.3f} | {'×'.join(map(str, j['grid']))} | {j['order_or_support']} | {row['ms']:.1f} | "
-                      f"{rp:.3g} | {kp:.3g} |", flush=True)
+                      f"{j['rc']:.3f} | {'×'.join(map(str, j['grid']))} | {j['order_or_support']} | {row['ms']:.1f} |", flush=True)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1))
 

@@ -103,10 +103,7 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
             return Err(Error::NotSupported("the direct Ewald sum has no device path (use SPME or spectral Ewald)".into()));
         }
         let Setup { user_box, scale_e, chosen, params, .. } = setup(method, cell, n_max, tol, opts)?;
-        let mut kspace = GpuKspace::new(dev.clone(), method, cell, &params, n_max, sopts)?;
-        let mut real = GpuRealSpace::new(dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
-        kspace.set_debug(opts.debug > 0);
-        real.set_debug(opts.debug > 0);
+        let (kspace, real) = Self::parts(&dev, method, cell, &params, n_max, sopts, opts.debug > 0)?;
         if opts.debug > 0 {
             eprintln!(
                 "[farfield ewald gpu] {method:?} on {}: n_max {n_max} xi {:e} rc {:e} grid {:?} order {} tau {:.4} spreading {:?}",
@@ -114,6 +111,18 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
             );
         }
         Ok(GpuEwaldPlan { dev, method, n_max, opts: *opts, sopts, scale_e, chosen, params, user_box, kspace, real })
+    }
+
+    /// The k-space and real-space parts for the parameters `params` (by [`Self::new`] and a
+    /// re-planning [`Self::set_box`]), printing per-phase timings when `debug`.
+    fn parts(
+        dev: &D, method: Method, cell: &[f64; 9], params: &EwaldParams, n_max: usize, sopts: GpuSpreadOpts, debug: bool,
+    ) -> Result<(GpuKspace<T, D>, GpuRealSpace<D>)> {
+        let mut kspace = GpuKspace::new(dev.clone(), method, cell, params, n_max, sopts)?;
+        let mut real = GpuRealSpace::new(dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
+        kspace.set_debug(debug);
+        real.set_debug(debug);
+        Ok((kspace, real))
     }
 
     /// The method.
@@ -166,11 +175,9 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
                 self.user_box = user_box;
             }
             NewBox::Replan(Setup { user_box, scale_e, chosen, params, .. }) => {
-                let mut kspace = GpuKspace::new(self.dev.clone(), self.method, cell, &params, self.n_max, self.sopts)?;
-                let mut real = GpuRealSpace::new(self.dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
+                let (kspace, mut real) =
+                    Self::parts(&self.dev, self.method, cell, &params, self.n_max, self.sopts, self.opts.debug > 0)?;
                 real.take_exclusions(&mut self.real);
-                kspace.set_debug(self.opts.debug > 0);
-                real.set_debug(self.opts.debug > 0);
                 self.kspace = kspace;
                 self.real = real;
                 self.scale_e = scale_e;
