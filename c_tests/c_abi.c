@@ -364,14 +364,14 @@ static void test_ewald_old_caller(void) {
     EXPECT_STATUS(farfield_ewald_execute_device(p, NQ, xyz, q, phi_old, NULL, NULL, NULL), FARFIELD_ERR_INVALID_ARG);
     EXPECT(strstr(farfield_last_error_message(), "CUDA") != NULL);
     farfield_ewald_destroy(p);
-    /* a stream on a CPU plan; a full-size caller must leave `reserved` at 0 */
+    /* a stream on a CPU plan; terms outside ALL, KSPACE, REAL */
     full.gpu_stream = (void *)&full;
     EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, NQ, 1e-6, &p, &full), FARFIELD_ERR_INVALID_ARG);
     EXPECT(p == NULL && strstr(farfield_last_error_message(), "gpu_stream") != NULL);
     full.gpu_stream = NULL;
-    full.reserved = 1;
+    full.terms = 3;
     EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, box, NQ, 1e-6, &p, &full), FARFIELD_ERR_INVALID_ARG);
-    EXPECT(p == NULL);
+    EXPECT(p == NULL && strstr(farfield_last_error_message(), "opts.terms") != NULL);
     EXPECT_STATUS(farfield_ewald_default_opts((farfield_ewald_opts *)&g.s, 44), FARFIELD_ERR_INVALID_ARG);
     EXPECT_STATUS(farfield_ewald_default_opts(NULL, sizeof full), FARFIELD_ERR_NULL_POINTER);
 }

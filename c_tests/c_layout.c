@@ -76,7 +76,7 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_ewald_opts, backend), 64);
     EXPECT_SIZE(offsetof(farfield_ewald_opts, gpu_precision), 68);
     EXPECT_SIZE(offsetof(farfield_ewald_opts, gpu_method), 72);
-    EXPECT_SIZE(offsetof(farfield_ewald_opts, reserved), 76);
+    EXPECT_SIZE(offsetof(farfield_ewald_opts, terms), 76);
     EXPECT_SIZE(offsetof(farfield_ewald_opts, gpu_stream), 80);
     EXPECT_SIZE(sizeof(((farfield_ewald_opts *)0)->gpu_stream), 8);
 
@@ -166,7 +166,7 @@ int main(void) {
     EXPECT(eo.nthreads == 0 && eo.debug == 0 && eo.fftw == 64 && eo.order_or_support == 0);
     EXPECT(eo.xi == 0.0 && eo.rc == 0.0 && eo.grid[0] == 0 && eo.grid[1] == 0 && eo.grid[2] == 0);
     EXPECT(eo.backend == FARFIELD_BACKEND_AUTO && eo.gpu_precision == FARFIELD_EWALD_GPU_DOUBLE);
-    EXPECT(eo.gpu_method == FARFIELD_GPU_METHOD_AUTO && eo.reserved == 0 && eo.gpu_stream == NULL);
+    EXPECT(eo.gpu_method == FARFIELD_GPU_METHOD_AUTO && eo.terms == FARFIELD_EWALD_TERMS_ALL && eo.gpu_stream == NULL);
     EXPECT(farfield_ewald_default_opts(NULL, sizeof eo) == FARFIELD_ERR_NULL_POINTER);
 
     farfield_fmm_opts fo;

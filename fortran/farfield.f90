@@ -94,6 +94,12 @@ module farfield
   !> single-precision grids and FFT with double-precision sums, potentials, fields, energy, virial.
   integer(c_int32_t), parameter, public :: FARFIELD_EWALD_GPU_DOUBLE = 0
   integer(c_int32_t), parameter, public :: FARFIELD_EWALD_GPU_MIXED = 1
+  !> opts%terms: every term (default); the k-space, self and background terms and the k-space
+  !> share of the exclusion corrections (the MD code sums erfc(xi r)/r itself); the real-space
+  !> pair sum and its share of the exclusion corrections. KSPACE + REAL = ALL.
+  integer(c_int32_t), parameter, public :: FARFIELD_EWALD_TERMS_ALL = 0
+  integer(c_int32_t), parameter, public :: FARFIELD_EWALD_TERMS_KSPACE = 1
+  integer(c_int32_t), parameter, public :: FARFIELD_EWALD_TERMS_REAL = 2
 
   ! ---- FMM boundaries (argument `boundary` of farfield_fmm_makeplan) and backends ------------
   integer(c_int), parameter, public :: FARFIELD_FMM_OPEN = 0
@@ -173,7 +179,7 @@ module farfield
      integer(c_int32_t) :: backend           !< FARFIELD_BACKEND_* (AUTO = CPU, CPU, CUDA)
      integer(c_int32_t) :: gpu_precision     !< CUDA only: FARFIELD_EWALD_GPU_DOUBLE / _MIXED
      integer(c_int32_t) :: gpu_method        !< CUDA only: FARFIELD_GPU_METHOD_* (0 = automatic)
-     integer(c_int32_t) :: reserved          !< must be 0 (set by the default options)
+     integer(c_int32_t) :: terms             !< FARFIELD_EWALD_TERMS_ALL (default) / _KSPACE / _REAL
      type(c_ptr)        :: gpu_stream = c_null_ptr !< CUDA only: the caller's cudaStream_t (NULL = default stream)
   end type farfield_ewald_opts
 
@@ -244,7 +250,8 @@ module farfield
   public :: farfield_spreadf_spread, farfield_spreadf_spread_complex, farfield_spreadf_interp
   public :: farfield_spreadf_interp_complex, farfield_spreadf_get_width, farfield_spreadf_destroy
   public :: farfield_ewald_default_opts, farfield_ewald_makeplan, farfield_ewald_set_box
-  public :: farfield_ewald_set_exclusions, farfield_ewald_execute, farfield_ewald_get_params
+  public :: farfield_ewald_set_exclusions, farfield_ewald_set_exclusions_scaled
+  public :: farfield_ewald_execute, farfield_ewald_get_params
   public :: farfield_ewald_get_warnings, farfield_ewald_execute_device
   public :: farfield_ewald_destroy
   public :: farfield_fmm_default_opts, farfield_fmm_makeplan, farfield_fmm_execute, farfield_fmm_execute_device
@@ -687,6 +694,19 @@ module farfield
        type(c_ptr), value :: pairs
        integer(c_int) :: ier
      end function farfield_ewald_set_exclusions
+
+     !> int farfield_ewald_set_exclusions_scaled(plan, int64_t npairs, const int64_t *pairs,
+     !>     const double *scales): pair k interacts as scales(k) q_i q_j / r (0 = excluded,
+     !> e.g. 0.5 or 1/1.2 for 1-4 pairs); pairs(2, npairs) 0-based, scales(npairs).
+     function farfield_ewald_set_exclusions_scaled(plan, npairs, pairs, scales) result(ier) &
+          bind(c, name="farfield_ewald_set_exclusions_scaled")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: npairs
+       type(c_ptr), value :: pairs
+       type(c_ptr), value :: scales
+       integer(c_int) :: ier
+     end function farfield_ewald_set_exclusions_scaled
 
      !> int farfield_ewald_execute(plan, int64_t n, const double *xyz, const double *q,
      !>     double *phi, double *field, double *energy, double *virial)

@@ -53,6 +53,16 @@ typedef float _Complex farfield_complexf;
 // Largest `npairs` of `farfield_ewald_set_exclusions`: 2^40.
 #define FARFIELD_EWALD_MAX_EXCLUSIONS 1099511627776
 
+// `opts.terms`: every term (default).
+#define FARFIELD_EWALD_TERMS_ALL 0
+
+// `opts.terms`: the k-space, self and background terms and the k-space share of the exclusion
+// corrections (an MD code sums the real-space term itself).
+#define FARFIELD_EWALD_TERMS_KSPACE 1
+
+// `opts.terms`: the real-space pair sum and the real-space share of the exclusion corrections.
+#define FARFIELD_EWALD_TERMS_REAL 2
+
 // Open (free-space) boundaries: value of `boundary` in `farfield_fmm_makeplan`.
 #define FARFIELD_FMM_OPEN 0
 
@@ -246,9 +256,10 @@ typedef struct farfield_spread_plan_s farfield_spread_plan_s;
 // Opaque single-precision spreading plan (C: `struct farfield_spreadf_plan_s`).
 typedef struct farfield_spreadf_plan_s farfield_spreadf_plan_s;
 
-// Options of an Ewald plan (versioned: `struct_size` first, fields only ever appended,
-// docs/design.md §3). Fill with `farfield_ewald_default_opts(&o, sizeof o)` and then change
-// fields. Every override left at 0 is chosen automatically from `tol`.
+// Options of an Ewald plan (versioned: `struct_size` first, fields only ever appended, so a
+// program built against an older header keeps working). Fill with
+// `farfield_ewald_default_opts(&o, sizeof o)` and then change fields. Every override left at 0
+// is chosen automatically from `tol`.
 typedef struct farfield_ewald_opts {
   // Size of the struct as the caller compiled it (`sizeof(farfield_ewald_opts)`), set by
   // `farfield_ewald_default_opts`; the library reads only this many bytes.
@@ -285,10 +296,17 @@ typedef struct farfield_ewald_opts {
   // of fewer than 2^17 charges, else the selection rule), `_GM` (1) … `_GROUP` (5). Other
   // values, or a non-zero value with a CPU plan → `FARFIELD_ERR_INVALID_ARG`.
   int32_t gpu_method;
-  // Must be 0 (set by `farfield_ewald_default_opts`; other values →
-  // `FARFIELD_ERR_INVALID_ARG`): it keeps `gpu_stream` 8-byte aligned with no padding, and
-  // is the place of a future 4-byte option whose default is 0.
-  int32_t reserved;
+  // The terms the plan evaluates: `FARFIELD_EWALD_TERMS_ALL` (0, default: everything),
+  // `FARFIELD_EWALD_TERMS_KSPACE` (1: for MD codes that sum the real-space term in their own
+  // pair loop — the k-space sum, the self term, the background of a net charge and the
+  // k-space share `−(1 − s) erf(ξr)/r` of each excluded or scaled pair; give the code's
+  // cutoff as `rc` so that `ξ` and the grid are chosen for it, or give `xi`) or
+  // `FARFIELD_EWALD_TERMS_REAL` (2: the real-space pair sum `erfc(ξr)/r` within `rc`,
+  // excluded pairs dropped and scaled pairs scaled; no FFT). KSPACE + REAL = ALL for the
+  // same `xi`, `rc` and grid. Other values → `FARFIELD_ERR_INVALID_ARG`. CUDA plans: KSPACE
+  // and REAL only without exclusions (`farfield_ewald_set_exclusions*` then gives
+  // `FARFIELD_ERR_NOT_SUPPORTED`).
+  int32_t terms;
   // CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
   // (default) for the default stream of device 0's context. Every kernel launch, copy and
   // cuFFT execution of the plan runs on it (what each execute waits for: see
@@ -323,7 +341,7 @@ typedef struct farfield_ewald_params {
   double eta;
   // Direct-sum k-space cutoff; else 0.
   double kc;
-  // Estimated relative RMS force error (model of `crate::ewald::params`).
+  // Estimated relative RMS force error (the library's error model, calibrated on molecular systems).
   double est_rel_err;
   // Seconds in the real-space part during the last execute.
   double real_s;
@@ -597,9 +615,10 @@ int farfield_ewald_default_opts(struct farfield_ewald_opts *opts, size_t struct_
 // * `n_max`: largest number of charges per execute (1 … 2^32 − 2); the accuracy target
 //   assumes about this many charges.
 // * `tol`: requested relative RMS force accuracy, `0 < tol < 1`, calibrated on condensed
-//   molecular systems (their measured errors land within [tol/3, tol]; random charges lower;
-//   see `crate::ewald::params`). Below what the method reaches
-//   in double precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
+//   molecular systems (their measured errors land within [tol/3, tol]; random charges about
+//   0.5–0.8 tol; ionic crystals near their symmetric sites, whose forces nearly cancel, can
+//   exceed tol relative to those small forces). Below what the method reaches in double
+//   precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
 //   and `FARFIELD_WARN_TOL_CLAMPED` is reported by `farfield_ewald_get_warnings` (with `tol_used`).
 // * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
 // * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units;
@@ -646,24 +665,61 @@ int farfield_ewald_set_box(farfield_ewald_plan plan, const double *box);
 // Pairs are unordered and deduplicated: `(i, j)` and `(j, i)` are the same pair, and a pair
 // listed several times is excluded once. An excluded pair may coincide (its k-space part is
 // then removed by the r → 0 limit `2ξ/√π q_i q_j`). `npairs = 0` clears the list (`pairs` may
-// then be NULL). The list is copied (sorted, 8 bytes per distinct pair).
+// then be NULL). The list is copied (sorted, 8 bytes per distinct pair). With
+// `opts.terms = FARFIELD_EWALD_TERMS_KSPACE` only the k-space share `erf(ξr)/r` of each pair
+// is removed (the caller's pair loop leaves out the pair's `erfc(ξr)/r`); with `_REAL` only
+// the real-space share.
 //
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
 // index out of range or a pair (i, i), named in the message with the index),
 // `FARFIELD_ERR_RANGE` (`npairs` above `FARFIELD_EWALD_MAX_EXCLUSIONS` = 2^40),
-// `FARFIELD_ERR_ALLOC` (with the byte count). On error the earlier list is kept.
+// `FARFIELD_ERR_ALLOC` (with the byte count), `FARFIELD_ERR_NOT_SUPPORTED` (a non-empty list
+// on a CUDA plan whose `opts.terms` is not ALL). On error the earlier list is kept.
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads.
 int farfield_ewald_set_exclusions(farfield_ewald_plan plan, int64_t npairs, const int64_t *pairs);
 
-// Evaluates the electrostatics of `n` charges.
+// Sets the excluded and scaled pairs (replacing earlier ones, those of
+// `farfield_ewald_set_exclusions` included): pair `k` = (`pairs[2k]`, `pairs[2k+1]`)
+// interacts as `scales[k] q_i q_j / r` (nearest image) instead of `q_i q_j / r`, as force
+// fields scale 1-4 pairs (AMBER `1/1.2`, OPLS and GROMOS `0.5`); `0` excludes the pair (as
+// `farfield_ewald_set_exclusions`), `1` leaves it unchanged (dropped from the list); any
+// finite value. Pairs are unordered; a pair listed several times with the same scale counts
+// once. Only fully excluded pairs (scale 0) may coincide. With `opts.terms =
+// FARFIELD_EWALD_TERMS_KSPACE` only the k-space share `(1 − s) erf(ξr)/r` of each correction
+// is applied (the caller's pair loop scales the pair's `erfc(ξr)/r` by `s`); with `_REAL`
+// only the real-space share. `npairs = 0` clears the list (`pairs` and `scales` may then be
+// NULL). Copied: 16 bytes per distinct pair.
 //
-// * `xyz`: `3n` positions, `xyz[3*i + d]`; `q`: `n` charges (both may be NULL when `n = 0`).
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
+// index out of range, a pair (i, i), a pair listed with two different scales: named in the
+// message), `FARFIELD_ERR_NONFINITE` (a scale NaN/Inf, named), `FARFIELD_ERR_RANGE` (`npairs`
+// above `FARFIELD_EWALD_MAX_EXCLUSIONS`), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_NOT_SUPPORTED`
+// (CUDA plans: a scale other than 0 and 1, or a non-empty list when `opts.terms` is not ALL).
+// On error the earlier list is kept.
+//
+// # Safety
+// `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads, `scales` for
+// `npairs`.
+int farfield_ewald_set_exclusions_scaled(farfield_ewald_plan plan,
+                                         int64_t npairs,
+                                         const int64_t *pairs,
+                                         const double *scales);
+
+// Evaluates the electrostatics of `n` charges (the terms of `opts.terms`: all by default).
+//
+// * `xyz`: `3n` positions, `xyz[3*i + d]` (row-major `n × 3`); `q`: `n` charges (both may be
+//   NULL when `n = 0`).
 // * `phi`: NULL, or `n` potentials `φ_i = ∂U/∂q_i` (all images, self term, background).
 // * `field`: NULL, or `3n` values `E = −∇φ`, `field[3*i + d]`; force `F_i = q_i E_i`.
 // * `energy`: NULL, or `U = ½ Σ q_i φ_i`.
 // * `virial`: NULL, or 9 values `W[3a + b] = −∂U/∂ε_ab` (symmetric; costs a little extra).
+//
+// Units: the caller's, with the kernel `1/r` and no Coulomb constant: `φ` in charge/length,
+// `E` in charge/length², `U` and `W` in charge²/length. Multiply by the code's constant
+// (1/(4πε₀); LAMMPS `force->qqrd2e`, GROMACS 138.935458 kJ mol⁻¹ nm e⁻²). (The Poisson
+// solvers use the kernel `1/(4πr)` instead, `−∇²φ = ρ`.)
 //
 // Positions may lie anywhere (they are wrapped into the cell; far outside it they lose
 // accuracy like any wrapped coordinate: about `|s| · 1e-16` cell lengths for a fractional

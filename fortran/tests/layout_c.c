@@ -60,7 +60,7 @@ void farfield_test_ewald_opts_layout(int64_t out[14]) {
     out[9] = (int64_t)offsetof(farfield_ewald_opts, backend);
     out[10] = (int64_t)offsetof(farfield_ewald_opts, gpu_precision);
     out[11] = (int64_t)offsetof(farfield_ewald_opts, gpu_method);
-    out[12] = (int64_t)offsetof(farfield_ewald_opts, reserved);
+    out[12] = (int64_t)offsetof(farfield_ewald_opts, terms);
     out[13] = (int64_t)offsetof(farfield_ewald_opts, gpu_stream);
 }
 

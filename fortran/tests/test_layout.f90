@@ -107,7 +107,7 @@ program test_layout
   fewo(10) = off(c_loc(ewo%backend), c_loc(ewo))
   fewo(11) = off(c_loc(ewo%gpu_precision), c_loc(ewo))
   fewo(12) = off(c_loc(ewo%gpu_method), c_loc(ewo))
-  fewo(13) = off(c_loc(ewo%reserved), c_loc(ewo))
+  fewo(13) = off(c_loc(ewo%terms), c_loc(ewo))
   fewo(14) = off(c_loc(ewo%gpu_stream), c_loc(ewo))
 
   fewp(1) = c_sizeof(ewp)
@@ -231,7 +231,7 @@ program test_layout
   ewo%backend = -7
   ewo%gpu_precision = -7
   ewo%gpu_method = -7
-  ewo%reserved = -7
+  ewo%terms = -7
   ewo%gpu_stream = c_loc(ewo)
   call expect(farfield_ewald_default_opts_f(ewo) == FARFIELD_OK .and. &
        ewo%struct_size == 88, 'ewald default opts status', 0)
@@ -239,7 +239,8 @@ program test_layout
        'ewald default opts (1)', 0)
   call expect(abs(ewo%xi) <= 0 .and. abs(ewo%rc) <= 0 .and. all(ewo%grid == 0), 'ewald default opts (2)', 0)
   call expect(ewo%backend == FARFIELD_BACKEND_AUTO .and. ewo%gpu_precision == FARFIELD_EWALD_GPU_DOUBLE .and. &
-       ewo%gpu_method == FARFIELD_GPU_METHOD_AUTO .and. ewo%reserved == 0 .and. .not. c_associated(ewo%gpu_stream), &
+       ewo%gpu_method == FARFIELD_GPU_METHOD_AUTO .and. ewo%terms == FARFIELD_EWALD_TERMS_ALL .and. &
+       .not. c_associated(ewo%gpu_stream), &
        'ewald default opts (3)', 0)
   fmo%depth = -7
   fmo%backend = -7

@@ -5,7 +5,9 @@
 //! 1e-11 relative RMS in φ and E) and f32 grids (1e-5) — and the contract the C API relies on:
 //! the CPU's status for every bad input (n > n_max, non-finite, exclusions ≥ n, coincident
 //! charges), outputs untouched on failure (host and device), only the requested outputs
-//! written, n = 0, set_box and set_exclusions.
+//! written, n = 0, set_box and set_exclusions; the k-space-only and real-space-only terms
+//! (without exclusions) and what the device does not do yet (scaled pairs, exclusions with
+//! those terms: `NotSupported`, the plan unchanged).
 
 use farfield::ewald::{EwaldPlan, Method};
 use farfield::gpu::device::{download_vec, upload_new, Device};
@@ -52,7 +54,7 @@ fn cpu(method: Method, xyz: &[f64], q: &[f64]) -> Out {
 
 fn exec(method: Method, mixed: bool) -> GpuEwaldExec<EmuDevice> {
     let mut g = GpuEwaldExec::new(EmuDevice::default(), method, &TRICLINIC, N, 1e-6, &opts(method), GpuSpreadOpts::default(), mixed).unwrap();
-    g.set_exclusions(&PAIRS).unwrap();
+    g.set_exclusions(&PAIRS, None).unwrap();
     g
 }
 
@@ -146,7 +148,7 @@ fn the_cpu_checks_and_outputs_untouched_on_error() {
     let cpu0 = cp.execute_with(&[], &[], None, None, true, true).unwrap_err();
     let e = g.execute_host(&[], &[], None, None, true, true).unwrap_err();
     assert_eq!(e.code(), cpu0.code());
-    g.set_exclusions(&[]).unwrap();
+    g.set_exclusions(&[], None).unwrap();
     let r = g.execute_host(&[], &[], Some(&mut []), Some(&mut []), true, true).unwrap();
     assert_eq!((r.energy, r.virial), (0.0, [0.0; 9]));
     let dev = g.device().clone();
@@ -162,13 +164,37 @@ fn set_box_and_exclusions_follow_the_cpu_plan() {
     let b2 = [3.1, 0.0, 0.0, 0.7, 2.9, 0.0, -0.4, 0.5, 3.3];
     g.set_box(&b2).unwrap();
     cp.set_box(&b2).unwrap();
-    g.set_exclusions(&[[3, 4]]).unwrap();
+    g.set_exclusions(&[[3, 4]], None).unwrap();
     cp.set_exclusions(&[[4, 3]]).unwrap();
     assert_eq!((g.params().xi, g.params().rc, g.params().grid), (cp.params().xi, cp.params().rc, cp.params().grid));
     let (mut phi, mut field) = (vec![0.0; N], vec![0.0; 3 * N]);
     let r = cp.execute_with(&xyz, &q, Some(&mut phi), Some(&mut field), true, true).unwrap();
     compare("spectral after set_box", &host(&mut g, &xyz, &q).unwrap(), &Out { phi, field, energy: r.energy, virial: r.virial }, 1e-12, 1e-11);
     // a bad list keeps the old one
-    assert!(matches!(g.set_exclusions(&[[0, N as i64]]), Err(Error::InvalidArg(_))));
+    assert!(matches!(g.set_exclusions(&[[0, N as i64]], None), Err(Error::InvalidArg(_))));
     assert!((host(&mut g, &xyz, &q).unwrap().energy - r.energy).abs() < 1e-12 * r.energy.abs());
+}
+
+#[test]
+fn kspace_and_real_terms_follow_the_cpu_plan() {
+    use farfield::ewald::{EwaldOpts, Terms};
+    let (xyz, q) = system(N, 13);
+    let method = Method::Spme;
+    for terms in [Terms::KSpace, Terms::Real] {
+        let o = EwaldOpts { terms, ..opts(method) };
+        let mut cp = EwaldPlan::new(method, &TRICLINIC, N, 1e-6, &o).unwrap();
+        let mut g = GpuEwaldExec::new(EmuDevice::default(), method, &TRICLINIC, N, 1e-6, &o, GpuSpreadOpts::default(), false).unwrap();
+        let (mut phi, mut field) = (vec![0.0; N], vec![0.0; 3 * N]);
+        let r = cp.execute_with(&xyz, &q, Some(&mut phi), Some(&mut field), true, true).unwrap();
+        let c = Out { phi, field, energy: r.energy, virial: r.virial };
+        compare(&format!("{terms:?} terms"), &host(&mut g, &xyz, &q).unwrap(), &c, 1e-12, 1e-11);
+        // what the device pass does not do yet, refused with the plan unchanged
+        assert!(matches!(g.set_exclusions(&PAIRS, None), Err(Error::NotSupported(_))));
+        compare(&format!("{terms:?} terms after a refused list"), &host(&mut g, &xyz, &q).unwrap(), &c, 1e-12, 1e-11);
+    }
+    let mut g = exec(method, false);
+    assert!(matches!(g.set_exclusions(&PAIRS, Some(&[0.0, 0.5, 0.0])), Err(Error::NotSupported(_))));
+    // scales 0 and 1 only: the scale-1 pair is no exclusion
+    g.set_exclusions(&[[0, 1], [5, 2], [7, 30], [9, 10]], Some(&[0.0, 0.0, 0.0, 1.0])).unwrap();
+    compare("scales 0 and 1", &host(&mut g, &xyz, &q).unwrap(), &cpu(method, &xyz, &q), 1e-12, 1e-11);
 }

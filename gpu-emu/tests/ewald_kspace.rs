@@ -245,9 +245,9 @@ fn bad_input() {
         Err(Error::InvalidArg(m)) => assert!(m.contains('0') && m.contains('1'), "{m}"),
         other => panic!("{other:?}"),
     }
-    g.set_exclusions(&[[1, 0]]).unwrap();
+    g.set_exclusions(&[[1, 0]], None).unwrap();
     assert!(g.execute(8, &xb, &qb, Some(&mut pb), None, false).is_ok());
-    assert!(matches!(g.set_exclusions(&[[1, 8]]), Err(Error::InvalidArg(_))));
+    assert!(matches!(g.set_exclusions(&[[1, 8]], None), Err(Error::InvalidArg(_))));
     assert!(matches!(
         GpuEwaldPlan::<f64, EmuDevice>::new(dev.clone(), Method::Direct, &ORTHO, 8, 1e-6, &EwaldOpts::default(), GpuSpreadOpts::default()),
         Err(Error::NotSupported(_))
@@ -278,7 +278,7 @@ fn whole(method: Method, cell: &[f64; 9], xyz: &[f64], q: &[f64], tol: f64, ov: 
     let c = Out { phi, field, energy: r.energy, virial: r.virial };
     let dev = EmuDevice::default();
     let mut gp = GpuEwaldPlan::<f64, EmuDevice>::new(dev.clone(), method, cell, n, tol, &o, GpuSpreadOpts::default()).unwrap();
-    gp.set_exclusions(excl).unwrap();
+    gp.set_exclusions(excl, None).unwrap();
     assert_eq!((gp.params().xi, gp.params().rc, gp.params().grid), (plan.params().xi, plan.params().rc, plan.params().grid));
     let xb = upload_new(&dev, xyz).unwrap();
     let qb = upload_new(&dev, q).unwrap();

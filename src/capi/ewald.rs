@@ -54,7 +54,7 @@ use super::abi::{self, versioned};
 use super::{check_outputs_disjoint, destroy_boxed, gpu_method_of, guard, non_null, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::ewald::params::MAX_GRID_AXIS;
-use crate::ewald::{EwaldOpts, EwaldParams, EwaldPlan, EwaldResult, Method, Overrides};
+use crate::ewald::{EwaldOpts, EwaldParams, EwaldPlan, EwaldResult, Method, Overrides, Terms};
 use crate::fft::FFTW_ESTIMATE;
 use crate::gpu::cuda::CudaDevice;
 use crate::gpu::ewald::GpuEwaldExec;
@@ -80,9 +80,10 @@ pub const FARFIELD_EWALD_GPU_DOUBLE: i32 = 0;
 /// about 1e-5.
 pub const FARFIELD_EWALD_GPU_MIXED: i32 = 1;
 
-/// Options of an Ewald plan (versioned: `struct_size` first, fields only ever appended,
-/// docs/design.md §3). Fill with `farfield_ewald_default_opts(&o, sizeof o)` and then change
-/// fields. Every override left at 0 is chosen automatically from `tol`.
+/// Options of an Ewald plan (versioned: `struct_size` first, fields only ever appended, so a
+/// program built against an older header keeps working). Fill with
+/// `farfield_ewald_default_opts(&o, sizeof o)` and then change fields. Every override left at 0
+/// is chosen automatically from `tol`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[allow(non_camel_case_types)]
@@ -122,10 +123,17 @@ pub struct farfield_ewald_opts {
     /// of fewer than 2^17 charges, else the selection rule), `_GM` (1) … `_GROUP` (5). Other
     /// values, or a non-zero value with a CPU plan → `FARFIELD_ERR_INVALID_ARG`.
     pub gpu_method: i32,
-    /// Must be 0 (set by `farfield_ewald_default_opts`; other values →
-    /// `FARFIELD_ERR_INVALID_ARG`): it keeps `gpu_stream` 8-byte aligned with no padding, and
-    /// is the place of a future 4-byte option whose default is 0.
-    pub reserved: i32,
+    /// The terms the plan evaluates: `FARFIELD_EWALD_TERMS_ALL` (0, default: everything),
+    /// `FARFIELD_EWALD_TERMS_KSPACE` (1: for MD codes that sum the real-space term in their own
+    /// pair loop — the k-space sum, the self term, the background of a net charge and the
+    /// k-space share `−(1 − s) erf(ξr)/r` of each excluded or scaled pair; give the code's
+    /// cutoff as `rc` so that `ξ` and the grid are chosen for it, or give `xi`) or
+    /// `FARFIELD_EWALD_TERMS_REAL` (2: the real-space pair sum `erfc(ξr)/r` within `rc`,
+    /// excluded pairs dropped and scaled pairs scaled; no FFT). KSPACE + REAL = ALL for the
+    /// same `xi`, `rc` and grid. Other values → `FARFIELD_ERR_INVALID_ARG`. CUDA plans: KSPACE
+    /// and REAL only without exclusions (`farfield_ewald_set_exclusions*` then gives
+    /// `FARFIELD_ERR_NOT_SUPPORTED`).
+    pub terms: i32,
     /// CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
     /// (default) for the default stream of device 0's context. Every kernel launch, copy and
     /// cuFFT execution of the plan runs on it (what each execute waits for: see
@@ -160,7 +168,7 @@ pub struct farfield_ewald_params {
     pub eta: f64,
     /// Direct-sum k-space cutoff; else 0.
     pub kc: f64,
-    /// Estimated relative RMS force error (model of `crate::ewald::params`).
+    /// Estimated relative RMS force error (the library's error model, calibrated on molecular systems).
     pub est_rel_err: f64,
     /// Seconds in the real-space part during the last execute.
     pub real_s: f64,
@@ -174,6 +182,13 @@ pub const FARFIELD_EWALD_WARN_TOL_NOT_MET: i32 = 2;
 
 /// Largest `npairs` of `farfield_ewald_set_exclusions`: 2^40.
 pub const FARFIELD_EWALD_MAX_EXCLUSIONS: i64 = 1_099_511_627_776;
+/// `opts.terms`: every term (default).
+pub const FARFIELD_EWALD_TERMS_ALL: i32 = 0;
+/// `opts.terms`: the k-space, self and background terms and the k-space share of the exclusion
+/// corrections (an MD code sums the real-space term itself).
+pub const FARFIELD_EWALD_TERMS_KSPACE: i32 = 1;
+/// `opts.terms`: the real-space pair sum and the real-space share of the exclusion corrections.
+pub const FARFIELD_EWALD_TERMS_REAL: i32 = 2;
 const MAX_EXCLUSIONS: i64 = FARFIELD_EWALD_MAX_EXCLUSIONS;
 
 /// What a plan runs on.
@@ -211,10 +226,11 @@ impl Exec {
         }
     }
 
-    fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
-        match self {
-            Exec::Cpu(p) => p.set_exclusions(pairs),
-            Exec::Cuda(g) => g.set_exclusions(pairs),
+    fn set_exclusions(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()> {
+        match (self, scales) {
+            (Exec::Cpu(p), None) => p.set_exclusions(pairs),
+            (Exec::Cpu(p), Some(s)) => p.set_exclusions_scaled(pairs, s),
+            (Exec::Cuda(g), s) => g.set_exclusions(pairs, s),
         }
     }
 
@@ -251,13 +267,13 @@ fn default_opts() -> farfield_ewald_opts {
         backend: FARFIELD_BACKEND_AUTO,
         gpu_precision: FARFIELD_EWALD_GPU_DOUBLE,
         gpu_method: 0,
-        reserved: 0,
+        terms: FARFIELD_EWALD_TERMS_ALL,
         gpu_stream: std::ptr::null_mut(),
     }
 }
 
 versioned!(farfield_ewald_opts, "farfield_ewald_opts",
-           [struct_size, nthreads, debug, fftw, order_or_support, xi, rc, grid, backend, gpu_precision, gpu_method, reserved, gpu_stream],
+           [struct_size, nthreads, debug, fftw, order_or_support, xi, rc, grid, backend, gpu_precision, gpu_method, terms, gpu_stream],
            default_opts());
 versioned!(farfield_ewald_params, "farfield_ewald_params",
            [struct_size, xi, rc, grid, order_or_support, method, eta, kc, est_rel_err, real_s, kspace_s],
@@ -324,9 +340,6 @@ fn convert_opts(o: &farfield_ewald_opts) -> Result<(EwaldOpts, Option<CudaOpts>)
         }
     };
     let method = gpu_method_of(o.gpu_method)?;
-    if o.reserved != 0 {
-        return Err(Error::InvalidArg(format!("opts.reserved = {}; must be 0 (use farfield_ewald_default_opts)", o.reserved)));
-    }
     // SAFETY: the C caller's promise on `gpu_stream` (documented on the field): a stream of
     // device 0's primary context that outlives the plan; a CPU plan refuses it.
     let stream = unsafe { GpuStream::from_raw(o.gpu_stream as u64) };
@@ -374,6 +387,16 @@ fn convert_cpu_opts(o: &farfield_ewald_opts) -> Result<EwaldOpts> {
         debug: o.debug,
         overrides: Overrides { xi: o.xi, rc: o.rc, grid, order: o.order_or_support as usize },
         fftw_flags: o.fftw as u32,
+        terms: match o.terms {
+            FARFIELD_EWALD_TERMS_ALL => Terms::All,
+            FARFIELD_EWALD_TERMS_KSPACE => Terms::KSpace,
+            FARFIELD_EWALD_TERMS_REAL => Terms::Real,
+            t => {
+                return Err(Error::InvalidArg(format!(
+                    "opts.terms = {t}; must be 0 (FARFIELD_EWALD_TERMS_ALL), 1 (_KSPACE) or 2 (_REAL)"
+                )))
+            }
+        },
     })
 }
 
@@ -429,9 +452,10 @@ unsafe fn read_box(b: *const f64) -> Result<[f64; 9]> {
 /// * `n_max`: largest number of charges per execute (1 … 2^32 − 2); the accuracy target
 ///   assumes about this many charges.
 /// * `tol`: requested relative RMS force accuracy, `0 < tol < 1`, calibrated on condensed
-///   molecular systems (their measured errors land within [tol/3, tol]; random charges lower;
-///   see `crate::ewald::params`). Below what the method reaches
-///   in double precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
+///   molecular systems (their measured errors land within [tol/3, tol]; random charges about
+///   0.5–0.8 tol; ionic crystals near their symmetric sites, whose forces nearly cancel, can
+///   exceed tol relative to those small forces). Below what the method reaches in double
+///   precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
 ///   and `FARFIELD_WARN_TOL_CLAMPED` is reported by `farfield_ewald_get_warnings` (with `tol_used`).
 /// * `plan`: receives the plan; `*plan` is set to NULL first and stays NULL on failure.
 /// * `opts`: options, or NULL for the defaults; `opts.xi` and `opts.rc` in the box's units;
@@ -526,40 +550,90 @@ pub unsafe extern "C" fn farfield_ewald_set_box(plan: farfield_ewald_plan, r#box
 /// Pairs are unordered and deduplicated: `(i, j)` and `(j, i)` are the same pair, and a pair
 /// listed several times is excluded once. An excluded pair may coincide (its k-space part is
 /// then removed by the r → 0 limit `2ξ/√π q_i q_j`). `npairs = 0` clears the list (`pairs` may
-/// then be NULL). The list is copied (sorted, 8 bytes per distinct pair).
+/// then be NULL). The list is copied (sorted, 8 bytes per distinct pair). With
+/// `opts.terms = FARFIELD_EWALD_TERMS_KSPACE` only the k-space share `erf(ξr)/r` of each pair
+/// is removed (the caller's pair loop leaves out the pair's `erfc(ξr)/r`); with `_REAL` only
+/// the real-space share.
 ///
 /// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
 /// index out of range or a pair (i, i), named in the message with the index),
 /// `FARFIELD_ERR_RANGE` (`npairs` above `FARFIELD_EWALD_MAX_EXCLUSIONS` = 2^40),
-/// `FARFIELD_ERR_ALLOC` (with the byte count). On error the earlier list is kept.
+/// `FARFIELD_ERR_ALLOC` (with the byte count), `FARFIELD_ERR_NOT_SUPPORTED` (a non-empty list
+/// on a CUDA plan whose `opts.terms` is not ALL). On error the earlier list is kept.
 ///
 /// # Safety
 /// `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_ewald_set_exclusions(plan: farfield_ewald_plan, npairs: i64, pairs: *const i64) -> c_int {
-    guard(|| {
-        let p = plan_ref(plan)?;
-        if npairs < 0 {
-            return Err(Error::InvalidArg(format!("npairs = {npairs} is negative")));
-        }
-        if npairs as u64 > MAX_EXCLUSIONS as u64 {
-            return Err(Error::Range(format!("npairs = {npairs} exceeds the limit of 2^40 exclusion pairs")));
-        }
-        let np = npairs as usize;
-        let s = slice_in(pairs, 2 * np, "pairs")?;
-        // SAFETY: [i64; 2] has the layout and alignment of two consecutive i64; 2·np elements.
-        let v: &[[i64; 2]] = if np == 0 { &[] } else { std::slice::from_raw_parts(s.as_ptr() as *const [i64; 2], np) };
-        p.inner.lock().unwrap_or_else(|e| e.into_inner()).set_exclusions(v)
-    })
+    guard(|| set_pairs(plan, npairs, pairs, None))
 }
 
-/// Evaluates the electrostatics of `n` charges.
+/// Sets the excluded and scaled pairs (replacing earlier ones, those of
+/// `farfield_ewald_set_exclusions` included): pair `k` = (`pairs[2k]`, `pairs[2k+1]`)
+/// interacts as `scales[k] q_i q_j / r` (nearest image) instead of `q_i q_j / r`, as force
+/// fields scale 1-4 pairs (AMBER `1/1.2`, OPLS and GROMOS `0.5`); `0` excludes the pair (as
+/// `farfield_ewald_set_exclusions`), `1` leaves it unchanged (dropped from the list); any
+/// finite value. Pairs are unordered; a pair listed several times with the same scale counts
+/// once. Only fully excluded pairs (scale 0) may coincide. With `opts.terms =
+/// FARFIELD_EWALD_TERMS_KSPACE` only the k-space share `(1 − s) erf(ξr)/r` of each correction
+/// is applied (the caller's pair loop scales the pair's `erfc(ξr)/r` by `s`); with `_REAL`
+/// only the real-space share. `npairs = 0` clears the list (`pairs` and `scales` may then be
+/// NULL). Copied: 16 bytes per distinct pair.
 ///
-/// * `xyz`: `3n` positions, `xyz[3*i + d]`; `q`: `n` charges (both may be NULL when `n = 0`).
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
+/// index out of range, a pair (i, i), a pair listed with two different scales: named in the
+/// message), `FARFIELD_ERR_NONFINITE` (a scale NaN/Inf, named), `FARFIELD_ERR_RANGE` (`npairs`
+/// above `FARFIELD_EWALD_MAX_EXCLUSIONS`), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_NOT_SUPPORTED`
+/// (CUDA plans: a scale other than 0 and 1, or a non-empty list when `opts.terms` is not ALL).
+/// On error the earlier list is kept.
+///
+/// # Safety
+/// `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads, `scales` for
+/// `npairs`.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_set_exclusions_scaled(
+    plan: farfield_ewald_plan, npairs: i64, pairs: *const i64, scales: *const f64,
+) -> c_int {
+    guard(|| set_pairs(plan, npairs, pairs, Some(scales)))
+}
+
+/// The checks and the work of both `set_exclusions` calls (`scales`: `None` for the unscaled
+/// one).
+///
+/// # Safety
+/// As `farfield_ewald_set_exclusions_scaled`.
+unsafe fn set_pairs(plan: farfield_ewald_plan, npairs: i64, pairs: *const i64, scales: Option<*const f64>) -> Result<()> {
+    let p = plan_ref(plan)?;
+    if npairs < 0 {
+        return Err(Error::InvalidArg(format!("npairs = {npairs} is negative")));
+    }
+    if npairs as u64 > MAX_EXCLUSIONS as u64 {
+        return Err(Error::Range(format!("npairs = {npairs} exceeds the limit of 2^40 exclusion pairs")));
+    }
+    let np = npairs as usize;
+    let s = slice_in(pairs, 2 * np, "pairs")?;
+    // SAFETY: [i64; 2] has the layout and alignment of two consecutive i64; 2·np elements.
+    let v: &[[i64; 2]] = if np == 0 { &[] } else { std::slice::from_raw_parts(s.as_ptr() as *const [i64; 2], np) };
+    let sc = match scales {
+        Some(p) => Some(slice_in(p, np, "scales")?),
+        None => None,
+    };
+    p.inner.lock().unwrap_or_else(|e| e.into_inner()).set_exclusions(v, sc)
+}
+
+/// Evaluates the electrostatics of `n` charges (the terms of `opts.terms`: all by default).
+///
+/// * `xyz`: `3n` positions, `xyz[3*i + d]` (row-major `n × 3`); `q`: `n` charges (both may be
+///   NULL when `n = 0`).
 /// * `phi`: NULL, or `n` potentials `φ_i = ∂U/∂q_i` (all images, self term, background).
 /// * `field`: NULL, or `3n` values `E = −∇φ`, `field[3*i + d]`; force `F_i = q_i E_i`.
 /// * `energy`: NULL, or `U = ½ Σ q_i φ_i`.
 /// * `virial`: NULL, or 9 values `W[3a + b] = −∂U/∂ε_ab` (symmetric; costs a little extra).
+///
+/// Units: the caller's, with the kernel `1/r` and no Coulomb constant: `φ` in charge/length,
+/// `E` in charge/length², `U` and `W` in charge²/length. Multiply by the code's constant
+/// (1/(4πε₀); LAMMPS `force->qqrd2e`, GROMACS 138.935458 kJ mol⁻¹ nm e⁻²). (The Poisson
+/// solvers use the kernel `1/(4πr)` instead, `−∇²φ = ρ`.)
 ///
 /// Positions may lie anywhere (they are wrapped into the cell; far outside it they lose
 /// accuracy like any wrapped coordinate: about `|s| · 1e-16` cell lengths for a fractional
@@ -786,7 +860,7 @@ mod tests {
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, backend), 64);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, gpu_precision), 68);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, gpu_method), 72);
-        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, reserved), 76);
+        assert_eq!(std::mem::offset_of!(farfield_ewald_opts, terms), 76);
         assert_eq!(std::mem::offset_of!(farfield_ewald_opts, gpu_stream), 80);
         assert_eq!(std::mem::size_of::<farfield_ewald_params>(), 96);
         assert_eq!(std::mem::offset_of!(farfield_ewald_params, xi), 8);
@@ -795,11 +869,11 @@ mod tests {
         let sz = std::mem::size_of::<farfield_ewald_opts>();
         let mut o = farfield_ewald_opts {
             struct_size: 9, nthreads: 9, debug: 9, fftw: 9, order_or_support: 9, xi: 9.0, rc: 9.0, grid: [9; 3], backend: 9,
-            gpu_precision: 9, gpu_method: 9, reserved: 9, gpu_stream: 9 as *mut c_void,
+            gpu_precision: 9, gpu_method: 9, terms: 9, gpu_stream: 9 as *mut c_void,
         };
         assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, sz) }, 0);
         assert_eq!(o, default_opts());
-        assert_eq!((o.fftw, o.struct_size, o.backend, o.gpu_precision, o.gpu_method, o.reserved), (64, 88, 0, 0, 0, 0));
+        assert_eq!((o.fftw, o.struct_size, o.backend, o.gpu_precision, o.gpu_method, o.terms), (64, 88, 0, 0, 0, 0));
         assert!(o.gpu_stream.is_null());
         assert_eq!(unsafe { farfield_ewald_default_opts(null_mut(), sz) }, FARFIELD_ERR_NULL_POINTER);
         assert_eq!(unsafe { farfield_ewald_default_opts(&mut o, 0) }, FARFIELD_ERR_INVALID_ARG);
@@ -813,9 +887,9 @@ mod tests {
         old.struct_size = 64;
         assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &old).0, FARFIELD_ERR_INVALID_ARG);
         // a 1.2.0 caller (64 bytes): whatever follows its struct (here: CUDA, mixed, GROUP, a
-        // non-zero reserved and a stream, each refused if it were read) is never read
+        // bad terms and a stream, each refused if it were read) is never read
         let v120 = farfield_ewald_opts {
-            struct_size: 64, grid: [0; 3], backend: 2, gpu_precision: 1, gpu_method: 5, reserved: 7, gpu_stream: 0x40 as *mut c_void, ..o
+            struct_size: 64, grid: [0; 3], backend: 2, gpu_precision: 1, gpu_method: 5, terms: 7, gpu_stream: 0x40 as *mut c_void, ..o
         };
         let (s2, p2) = make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &v120);
         assert_eq!(s2, 0, "{}", msg());
@@ -1295,8 +1369,8 @@ mod tests {
             ("opts.gpu_precision", farfield_ewald_opts { gpu_precision: -1, ..cuda }),
             ("opts.gpu_method", farfield_ewald_opts { gpu_method: 6, ..cuda }),
             ("opts.gpu_method", farfield_ewald_opts { gpu_method: -1, ..cuda }),
-            ("opts.reserved", farfield_ewald_opts { reserved: 1, ..cuda }),
-            ("opts.reserved", farfield_ewald_opts { reserved: 1, ..o }),
+            ("opts.terms", farfield_ewald_opts { terms: 3, ..cuda }),
+            ("opts.terms", farfield_ewald_opts { terms: -1, ..o }),
             ("opts.gpu_stream", farfield_ewald_opts { gpu_stream: fake, ..o }),
         ];
         for (name, bad) in cases {

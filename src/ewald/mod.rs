@@ -28,13 +28,35 @@
 //! charge `Q = Σ q_i ≠ 0`, the uniform neutralising background: energy `−π Q²/(2 V ξ²)`, potential
 //! `−π Q/(V ξ²)` on every charge, virial `−π Q²/(2 V ξ²) δ_αβ` (no force).
 //!
-//! ## Exclusions
+//! ## Exclusions and scaled pairs
 //! [`EwaldPlan::set_exclusions`] takes index pairs whose full `1/r` interaction (nearest image)
 //! is removed from potentials, fields, energy and virial, as MD codes need for bonded pairs:
 //! the real-space `erfc` term is dropped and `erf(ξr)/r` subtracted (its `r → 0` limit
 //! `2ξ/√π` for a coincident excluded pair, whose real-space term the pair kernel skips).
 //! A pair is unordered: `(i, j)` and `(j, i)` are the same pair, and a pair listed several
-//! times is excluded once.
+//! times is excluded once. [`EwaldPlan::set_exclusions_scaled`] gives each pair a scale `s`:
+//! the pair then interacts as `s q_i q_j / r` (1-4 pairs of AMBER: `s = 1/1.2`, OPLS: 0.5;
+//! `s = 0` is an exclusion), i.e. `(1 − s)` times the correction above is applied.
+//!
+//! ## Terms: k-space only, real space only
+//! MD codes (GROMACS, LAMMPS, OpenMM) sum the real-space term in their own pair loop and ask
+//! the long-range solver for the rest. [`EwaldOpts::terms`] selects what a plan evaluates:
+//! * [`Terms::All`] (default): everything above;
+//! * [`Terms::KSpace`]: `φ^F + φ^self + φ^bg` and, for each excluded or scaled pair, the
+//!   k-space share of its correction, `−(1 − s) erf(ξr)/r` (nearest image). The caller's pair
+//!   loop must add `Σ erfc(ξr)/r` over the pairs within its cutoff, using the plan's `ξ`
+//!   ([`EwaldPlan::params`]), skipping excluded pairs and scaling scaled ones (LAMMPS's
+//!   `coul/long` styles instead keep every pair and subtract `(1 − s) q_i q_j / r` themselves:
+//!   then give the plan no exclusions). Give the caller's cutoff as
+//!   [`Overrides::rc`], so that `ξ` and the mesh are chosen for it and `tol`, or `ξ` (and the
+//!   grid) directly. No real-space work or storage; no coincidence check (the caller's loop
+//!   meets coincident charges).
+//! * [`Terms::Real`]: `φ^R`, the pair sum of `erfc(ξr)/r` within `r_c`, each excluded pair
+//!   dropped and each scaled pair scaled (`−(1 − s) erfc(ξr)/r` for `r < r_c`). No FFT grids.
+//!
+//! `KSpace` + `Real` = `All` for the same `ξ`, `r_c` and grid (tested to rounding): a code
+//! that wants both from one set of parameters makes the `KSpace` plan first and passes its
+//! `ξ` and `r_c` to the `Real` plan.
 //!
 //! ## Accuracy and parameters
 //! `tol` is a relative RMS force accuracy, calibrated on condensed molecular systems (their
@@ -72,6 +94,7 @@
 pub mod box_;
 mod direct;
 mod erfc;
+pub(crate) mod exclusions;
 pub(crate) mod influence;
 pub(crate) mod pair_kernel;
 pub mod params;
@@ -80,17 +103,21 @@ mod spectral;
 mod spme;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_terms;
 
 pub use box_::PeriodicBox;
 pub use params::{Method, Overrides};
 #[doc(hidden)]
 pub use real_space::real_space_only;
 
-use crate::error::{try_resize, try_vec, Error, Result};
+use crate::error::{try_resize, Error, Result};
 use crate::scale::{exponent_of, pow2, rescale};
 use crate::fft::FFTW_ESTIMATE;
 use crate::threads::{SyncPtr, Threads};
 use direct::DirectKspace;
+pub(crate) use exclusions::{check_exclusions, exclusion_keys};
+use exclusions::Exclusions;
 use params::Chosen;
 use real_space::RealSpace;
 use spectral::Spectral;
@@ -170,6 +197,18 @@ fn internal_overrides(ov: &Overrides, e: i32) -> Result<Overrides> {
 }
 
 
+/// Which terms of the Ewald sum a plan evaluates (module docs, "Terms").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Terms {
+    /// Everything (default).
+    #[default]
+    All,
+    /// k-space, self and background terms and the k-space share of the exclusion corrections.
+    KSpace,
+    /// The real-space pair sum and the real-space share of the exclusion corrections.
+    Real,
+}
+
 /// Options of an Ewald plan.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EwaldOpts {
@@ -181,11 +220,13 @@ pub struct EwaldOpts {
     pub overrides: Overrides,
     /// FFTW planner flags (default `FFTW_ESTIMATE`).
     pub fftw_flags: u32,
+    /// The terms evaluated (default [`Terms::All`]).
+    pub terms: Terms,
 }
 
 impl Default for EwaldOpts {
     fn default() -> Self {
-        EwaldOpts { nthreads: 0, debug: 0, overrides: Overrides::default(), fftw_flags: FFTW_ESTIMATE }
+        EwaldOpts { nthreads: 0, debug: 0, overrides: Overrides::default(), fftw_flags: FFTW_ESTIMATE, terms: Terms::All }
     }
 }
 
@@ -231,6 +272,8 @@ enum KSpace {
     Spectral(Spectral),
     Spme(Spme),
     Direct(DirectKspace),
+    /// A [`Terms::Real`] plan: no k-space part.
+    None,
 }
 
 /// An Ewald plan: method, cell, parameters and all reusable state.
@@ -250,8 +293,8 @@ pub struct EwaldPlan {
     threads: Threads,
     real: RealSpace,
     kspace: KSpace,
-    /// Excluded pairs, keys `min << 32 | max`, sorted, without duplicates.
-    excl: Vec<u64>,
+    /// Excluded and scaled pairs.
+    excl: Exclusions,
     /// Parts evaluated by `execute` (all unless changed by [`EwaldPlan::set_parts`]).
     parts: EwaldParts,
     qs: Vec<f64>,
@@ -266,6 +309,9 @@ pub struct EwaldPlan {
 /// Errors: [`Error::Alloc`], [`Error::Fft`], [`Error::Range`] (a grid the spreader or FFTW
 /// cannot index; their [`Error::Modes`] is reported as this, the documented status of Ewald).
 fn build_kspace(method: Method, bx: &PeriodicBox, c: &Chosen, opts: &EwaldOpts, nthreads: usize) -> Result<KSpace> {
+    if opts.terms == Terms::Real {
+        return Ok(KSpace::None);
+    }
     let k = match method {
         Method::Spectral => Spectral::new(bx, c.xi, c.grid, c.order, c.tau, opts.fftw_flags, nthreads).map(KSpace::Spectral),
         Method::Spme => Spme::new(bx, c.xi, c.grid, c.order, opts.fftw_flags, nthreads).map(KSpace::Spme),
@@ -304,51 +350,6 @@ fn make_params(method: Method, bx: &PeriodicBox, c: &Chosen, e: i32, tol_used: f
         tol_used,
         warnings,
     }
-}
-
-/// The excluded pairs `pairs` as sorted, deduplicated keys `min << 32 | max` (a pair is
-/// unordered, one listed several times is excluded once), every index checked against
-/// `0 … n_max − 1`. Shared by [`EwaldPlan::set_exclusions`] and the GPU real-space pass
-/// (`crate::gpu::ewald::real_space`). Errors: [`Error::InvalidArg`] (an index out of range or
-/// a pair `(i, i)`, naming the pair and the index), [`Error::Alloc`].
-pub(crate) fn exclusion_keys(pairs: &[[i64; 2]], n_max: usize) -> Result<Vec<u64>> {
-    let mut v = try_vec::<u64>(pairs.len(), "exclusion list")?;
-    for (k, p) in pairs.iter().enumerate() {
-        for &i in p {
-            if i < 0 || i as u64 >= n_max as u64 {
-                return Err(Error::InvalidArg(format!(
-                    "exclusion pair {k} = ({}, {}): index {i} outside 0 … n_max − 1 = {}",
-                    p[0],
-                    p[1],
-                    n_max - 1
-                )));
-            }
-        }
-        if p[0] == p[1] {
-            return Err(Error::InvalidArg(format!(
-                "exclusion pair {k} = ({}, {}) pairs charge {} with itself",
-                p[0], p[1], p[0]
-            )));
-        }
-        let (a, b) = (p[0].min(p[1]) as u64, p[0].max(p[1]) as u64);
-        v.push((a << 32) | b);
-    }
-    v.sort_unstable();
-    v.dedup();
-    Ok(v)
-}
-
-/// Checks the sorted exclusion keys `excl` (see [`exclusion_keys`]) against the number of
-/// charges `n` of a call. Error: [`Error::InvalidArg`] naming the first pair with an index ≥ n.
-pub(crate) fn check_exclusions(excl: &[u64], n: usize) -> Result<()> {
-    if let Some((k, p)) = excl.iter().enumerate().find(|(_, &p)| (p >> 32) as usize >= n || (p & 0xffff_ffff) as usize >= n) {
-        return Err(Error::InvalidArg(format!(
-            "exclusion pair {k} (sorted) = ({}, {}) refers to a charge ≥ n = {n}",
-            p >> 32,
-            p & 0xffff_ffff
-        )));
-    }
-    Ok(())
 }
 
 /// What a plan decides before it allocates anything, shared by [`EwaldPlan`] and the GPU plan
@@ -420,11 +421,12 @@ pub(crate) fn new_box(
     Ok(NewBox::Replan(Setup { tol_used, user_box, scale_e: e, bx, chosen, params }))
 }
 
-/// Which parts of the sum [`EwaldPlan::execute_with`] evaluates (all by default): a diagnostic
-/// hook for comparing one part with another implementation of it (the GPU parts are checked
-/// against these on the emulator). The real-space part includes the exclusion corrections and
-/// the coincidence check; the self/background part is the self term and, for a net charge,
-/// the neutralising background (module docs).
+/// Which parts of the sum [`EwaldPlan::execute_with`] evaluates (those of [`EwaldOpts::terms`]
+/// by default): a diagnostic hook for comparing one part with another implementation of it (the
+/// GPU parts are checked against these on the emulator). The real-space part includes the
+/// coincidence check and the real-space share of the exclusion corrections; the
+/// self/background part is the self term, for a net charge the neutralising background, and the
+/// k-space share of the exclusion corrections (module docs).
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EwaldParts {
@@ -439,6 +441,17 @@ pub struct EwaldParts {
 impl Default for EwaldParts {
     fn default() -> Self {
         EwaldParts { real: true, kspace: true, self_bg: true }
+    }
+}
+
+impl EwaldParts {
+    /// The parts of the terms `t`.
+    pub fn of(t: Terms) -> Self {
+        match t {
+            Terms::All => EwaldParts::default(),
+            Terms::KSpace => EwaldParts { real: false, kspace: true, self_bg: true },
+            Terms::Real => EwaldParts { real: true, kspace: false, self_bg: false },
+        }
     }
 }
 
@@ -479,8 +492,8 @@ impl EwaldPlan {
             threads,
             real,
             kspace,
-            excl: Vec::new(),
-            parts: EwaldParts::default(),
+            excl: Exclusions::default(),
+            parts: EwaldParts::of(opts.terms),
             qs: Vec::new(),
             s: Vec::new(),
             r: Vec::new(),
@@ -537,6 +550,7 @@ impl EwaldPlan {
                     KSpace::Spectral(s) => s.set_box(&bx)?,
                     KSpace::Spme(s) => s.set_box(&bx)?,
                     KSpace::Direct(d) => d.set_box(&bx)?,
+                    KSpace::None => {}
                 }
                 self.params.eta = eta;
                 self.bx = bx;
@@ -567,8 +581,27 @@ impl EwaldPlan {
     /// `(i, i)`, naming the pair and the index), [`Error::Alloc`]. On error the earlier list is
     /// kept.
     pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
-        self.excl = exclusion_keys(pairs, self.n_max)?;
+        self.excl = Exclusions::new(pairs, None, self.n_max)?;
         Ok(())
+    }
+
+    /// Sets the excluded and scaled pairs (replacing earlier ones, those of
+    /// [`EwaldPlan::set_exclusions`] included): pair `k` = `pairs[k]` interacts as
+    /// `scales[k] q_i q_j / r` (nearest image) instead of `q_i q_j / r` — `0` excludes it, `0.5`
+    /// halves it (OPLS 1-4 pairs), `1` leaves it as it is (such pairs are dropped from the list);
+    /// any finite value. A pair is unordered; one given several times with the same scale counts
+    /// once. Only fully excluded pairs (`0`) may coincide. Errors: [`Error::InvalidArg`] (an
+    /// index out of range, a pair `(i, i)`, `scales` of another length than `pairs`, a pair
+    /// given with two different scales: each naming the pair), [`Error::NonFinite`] (a scale,
+    /// naming it), [`Error::Alloc`]. On error the earlier list is kept.
+    pub fn set_exclusions_scaled(&mut self, pairs: &[[i64; 2]], scales: &[f64]) -> Result<()> {
+        self.excl = Exclusions::new(pairs, Some(scales), self.n_max)?;
+        Ok(())
+    }
+
+    /// The terms this plan evaluates.
+    pub fn terms(&self) -> Terms {
+        self.opts.terms
     }
 
     /// Diagnostic hook: evaluate only the given parts of the sum from now on (the default is all
@@ -578,7 +611,7 @@ impl EwaldPlan {
         self.parts = parts;
     }
 
-    /// Number of distinct excluded pairs.
+    /// Number of distinct excluded and scaled pairs.
     pub fn n_exclusions(&self) -> usize {
         self.excl.len()
     }
@@ -626,7 +659,7 @@ impl EwaldPlan {
         if let Some(i) = th.find_first(n, |i| !q[i].is_finite()) {
             return Err(Error::NonFinite(format!("q[{i}] is {}", q[i])));
         }
-        check_exclusions(&self.excl, n)?;
+        check_exclusions(&self.excl.keys, n)?;
         let want_field = field.is_some();
         // internal units: lengths / 2^scale_e, charges / 2^eq (module docs)
         let eq = exponent_of(q.iter().fold(0.0f64, |a, v| a.max(v.abs())));
@@ -684,20 +717,21 @@ impl EwaldPlan {
                 virial,
                 &self.excl,
             )?;
-            if !self.excl.is_empty() {
-                self.real.exclusions(
-                    &self.bx,
-                    &self.s,
-                    q,
-                    &self.excl,
-                    &mut self.phi_r,
-                    if want_field { Some(&mut self.f_r[..]) } else { None },
-                    Some(&mut vir_r),
-                );
-            }
         } else {
             self.phi_r.fill(0.0);
             self.f_r.fill(0.0);
+        }
+        if !self.excl.is_empty() && (self.parts.real || self.parts.self_bg) {
+            self.real.exclusions(
+                &self.bx,
+                &self.s,
+                q,
+                &self.excl,
+                (self.parts.real, self.parts.self_bg),
+                &mut self.phi_r,
+                if want_field { Some(&mut self.f_r[..]) } else { None },
+                Some(&mut vir_r),
+            );
         }
         let t1 = Instant::now();
         let fk = if want_field { Some(&mut self.f_k[..]) } else { None };
@@ -706,6 +740,13 @@ impl EwaldPlan {
                 KSpace::Spectral(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
                 KSpace::Spme(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
                 KSpace::Direct(d) => d.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
+                KSpace::None => {
+                    self.phi_k.fill(0.0);
+                    if let Some(f) = fk {
+                        f.fill(0.0);
+                    }
+                    [0.0; 6]
+                }
             }
         } else {
             self.phi_k.fill(0.0);

@@ -16,16 +16,17 @@
 //! that is not excluded (so an all-coincident input costs `O(n)`, not `O(n²)`).
 
 use super::erfc::{poly, PairFit};
+use super::exclusions::Exclusions;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// Coincident pairs met by the pair kernels: a pair with `r² ≤ PairConsts::r2_coinc` (the
-/// plan's coincidence distance) is skipped; unless it is an excluded pair (`excl`: sorted keys `min << 32 | max`
-/// of the caller's indices), it is recorded and `stop` is raised, which ends every kernel at
+/// plan's coincidence distance) is skipped; unless it is a fully excluded pair of `excl`
+/// (caller's indices), it is recorded and `stop` is raised, which ends every kernel at
 /// its next atom.
 pub(crate) struct Coinc<'a> {
     pub orig: &'a [u32],
-    pub excl: &'a [u64],
+    pub excl: &'a Exclusions,
     pub stop: AtomicBool,
     pub found: Mutex<Option<(u32, u32, f64)>>,
 }
@@ -46,7 +47,7 @@ impl Coinc<'_> {
             return;
         }
         let (lo, hi) = (a.min(b), a.max(b));
-        if self.excl.binary_search(&(((lo as u64) << 32) | hi as u64)).is_ok() {
+        if self.excl.allows_coincident(lo, hi) {
             return;
         }
         let mut f = self.found.lock().unwrap_or_else(|e| e.into_inner());
@@ -382,7 +383,7 @@ mod tests {
             let mut a1 = vec![0.0; 4 * n];
             let mut a2 = vec![0.0; 4 * n];
             let orig: Vec<u32> = (0..n as u32).collect();
-            let co = Coinc { orig: &orig, excl: &[], stop: AtomicBool::new(false), found: Mutex::new(None) };
+            let co = Coinc { orig: &orig, excl: &Exclusions::default(), stop: AtomicBool::new(false), found: Mutex::new(None) };
             let (mut v1, mut v2) = ([0.0; 6], [0.0; 6]);
             unsafe {
                 let p = a1.as_mut_ptr();
@@ -437,7 +438,7 @@ mod bench {
             let nbr = [Nbr { j0: 0, j1: n, shift: [0.001, 0.0, 0.0], bbox: [-1.0, -1.0, -1.0, 1.0, 1.0, 1.0], is_self: false }];
             let mut vir = [0.0; 6];
             let orig: Vec<u32> = (0..n as u32).collect();
-            let co = Coinc { orig: &orig, excl: &[], stop: AtomicBool::new(false), found: Mutex::new(None) };
+            let co = Coinc { orig: &orig, excl: &Exclusions::default(), stop: AtomicBool::new(false), found: Mutex::new(None) };
             let cpu = || {
                 let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
                 // SAFETY: valid pointer.

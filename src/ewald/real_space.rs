@@ -19,9 +19,12 @@
 //!   atom meets its own image.
 //! * Exclusions: for an excluded pair `(i, j)`, the whole `1/r` interaction of the nearest image
 //!   is removed: the real-space term `erfc(ξr)/r` (if `r < r_c`, computed exactly as the loop
-//!   computed it, so the two cancel) and the `erf(ξr)/r` that the k-space sum contains.
+//!   computed it, so the two cancel) and the `erf(ξr)/r` that the k-space sum contains; for a
+//!   pair with scale `s` ([`super::exclusions`]), `(1 − s)` times both. Each share can be
+//!   applied alone (the terms of [`super::Terms`]).
 
 use super::box_::PeriodicBox;
+use super::exclusions::Exclusions;
 use super::pair_kernel::{block, Acc, Coinc, Nbr, PairConsts, Soa};
 use crate::error::{try_resize, try_zeroed_vec, Error, Result};
 use crate::threads::{SyncPtr, Threads};
@@ -237,14 +240,15 @@ impl RealSpace {
     /// Computes the real-space potentials (into `phi`, overwritten, caller's atom order), fields
     /// (`field[3i + d]`, overwritten, when given) and returns the virial (xx, xy, xz, yy, yz, zz;
     /// zeros unless `virial`). `s`, `r`: wrapped fractional and Cartesian positions; `excl`:
-    /// the sorted keys `min << 32 | max` of the excluded pairs. Errors: [`Error::Alloc`];
+    /// the excluded and scaled pairs (only for the coincidence check: the pair sum includes
+    /// every pair, [`RealSpace::exclusions`] corrects them). Errors: [`Error::Alloc`];
     /// [`Error::InvalidArg`] naming two distinct charges closer than [`COINC_REL`] times the
-    /// largest cell length that are not an excluded pair (found in the cell-list pass, which
+    /// largest cell length that are not a fully excluded pair (found in the cell-list pass, which
     /// stops there).
     #[allow(clippy::too_many_arguments)]
     pub fn compute(
         &mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], threads: &Threads, phi: &mut [f64],
-        field: Option<&mut [f64]>, virial: bool, excl: &[u64],
+        field: Option<&mut [f64]>, virial: bool, excl: &Exclusions,
     ) -> Result<[f64; 6]> {
         let lmax = bx.lengths.iter().cloned().fold(0.0, f64::max);
         self.consts.r2_coinc = (COINC_REL * lmax) * (COINC_REL * lmax);
@@ -314,7 +318,7 @@ impl RealSpace {
     }
 
     /// Runs the pair kernels over all cells; returns the coincident pair found, if any.
-    fn run<const FIELD: bool, const VIR: bool>(&mut self, bx: &PeriodicBox, threads: &Threads, excl: &[u64]) -> Option<(u32, u32, f64)> {
+    fn run<const FIELD: bool, const VIR: bool>(&mut self, bx: &PeriodicBox, threads: &Threads, excl: &Exclusions) -> Option<(u32, u32, f64)> {
         let nc = self.nc;
         let ncell = nc[0] * nc[1] * nc[2];
         let npad = self.npad;
@@ -436,13 +440,15 @@ impl RealSpace {
         found
     }
 
-    /// Removes the full `1/r` interaction of the nearest image of each excluded pair (module
-    /// docs) from `phi`, `field` (when given) and `vir`. `s`: wrapped fractional positions. A
-    /// pair closer than the coincidence distance (see [`COINC_REL`]; the real-space pass
-    /// skipped it) loses only the `r → 0` limit `2ξ/√π` of its k-space part.
+    /// Removes `(1 − s)` times the `1/r` interaction of the nearest image of each pair of
+    /// `ex` (module docs) from `phi`, `field` (when given) and `vir`: its real-space share
+    /// `erfc(ξr)/r` (for `r < r_c`) if `shares.0`, its k-space share `erf(ξr)/r` if `shares.1`.
+    /// `s`: wrapped fractional positions. A pair closer than the coincidence distance (see
+    /// [`COINC_REL`]; the real-space pass skipped it) has no real-space share, and the `r → 0`
+    /// limit `2ξ/√π` as its k-space share.
     #[allow(clippy::too_many_arguments)]
     pub fn exclusions(
-        &self, bx: &PeriodicBox, s: &[[f64; 3]], q: &[f64], pairs: &[u64], phi: &mut [f64],
+        &self, bx: &PeriodicBox, s: &[[f64; 3]], q: &[f64], ex: &Exclusions, shares: (bool, bool), phi: &mut [f64],
         mut field: Option<&mut [f64]>, vir: Option<&mut [f64; 6]>,
     ) {
         let k = &self.consts;
@@ -450,8 +456,9 @@ impl RealSpace {
         let sqpi = std::f64::consts::PI.sqrt();
         let tri = !bx.is_orthorhombic();
         let mut w = [0.0f64; 6];
-        for &key in pairs {
+        for (m, &key) in ex.keys.iter().enumerate() {
             let (i, j) = ((key >> 32) as usize, (key & 0xffff_ffff) as usize);
+            let w1 = 1.0 - ex.scale_of(m);
             let mut ds = [0.0; 3];
             for d in 0..3 {
                 let v = s[i][d] - s[j][d];
@@ -470,17 +477,21 @@ impl RealSpace {
                     }
                 }
             }
-            let (mut pot, mut fs) = if r2 < k.rc2 && r2 > k.r2_coinc { k.pair(r2) } else { (0.0, 0.0) };
+            let (mut pot, mut fs) = if shares.0 && r2 < k.rc2 && r2 > k.r2_coinc { k.pair(r2) } else { (0.0, 0.0) };
             let r = r2.sqrt();
             let x = xi * r;
-            if x < 1e-4 {
-                pot += k.c2 * (1.0 - x * x / 3.0);
-                fs += 4.0 * xi * xi * xi / (3.0 * sqpi) * (1.0 - 0.6 * x * x);
-            } else {
-                let p2 = libm::erf(x) / r;
-                pot += p2;
-                fs += (p2 - k.c2 * (-x * x).exp()) / r2;
+            if shares.1 {
+                if x < 1e-4 {
+                    pot += k.c2 * (1.0 - x * x / 3.0);
+                    fs += 4.0 * xi * xi * xi / (3.0 * sqpi) * (1.0 - 0.6 * x * x);
+                } else {
+                    let p2 = libm::erf(x) / r;
+                    pot += p2;
+                    fs += (p2 - k.c2 * (-x * x).exp()) / r2;
+                }
             }
+            pot *= w1;
+            fs *= w1;
             phi[i] -= q[j] * pot;
             phi[j] -= q[i] * pot;
             if let Some(f) = field.as_deref_mut() {
@@ -535,7 +546,7 @@ pub fn real_space_only(
     if let Some(i) = xyz.iter().chain(q).position(|v| !v.is_finite()) {
         return Err(Error::NonFinite(format!("input value {i} is not finite")));
     }
-    let keys = super::exclusion_keys(excl, n.max(1))?;
+    let keys = Exclusions::new(excl, None, n.max(1))?;
     let mut s = try_zeroed_vec::<[f64; 3]>(n, "fractional positions")?;
     let mut r = try_zeroed_vec::<[f64; 3]>(n, "wrapped positions")?;
     for i in 0..n {
@@ -549,7 +560,7 @@ pub fn real_space_only(
     let mut field = try_zeroed_vec::<f64>(if want_field { 3 * n } else { 0 }, "real-space fields")?;
     let mut w6 = rs.compute(bx, &s, &r, q, &threads, &mut phi, want_field.then_some(&mut field[..]), virial, &keys)?;
     if !keys.is_empty() {
-        rs.exclusions(bx, &s, q, &keys, &mut phi, want_field.then_some(&mut field[..]), Some(&mut w6));
+        rs.exclusions(bx, &s, q, &keys, (true, true), &mut phi, want_field.then_some(&mut field[..]), Some(&mut w6));
     }
     let energy = 0.5 * q.iter().zip(&phi).map(|(a, b)| a * b).sum::<f64>();
     let mut w = [0.0; 9];

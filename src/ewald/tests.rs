@@ -5,15 +5,15 @@ use super::*;
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
-fn opts(nthreads: usize) -> EwaldOpts {
+pub(super) fn opts(nthreads: usize) -> EwaldOpts {
     EwaldOpts { nthreads, ..EwaldOpts::default() }
 }
 
-fn cube(l: f64) -> [f64; 9] {
+pub(super) fn cube(l: f64) -> [f64; 9] {
     [l, 0.0, 0.0, 0.0, l, 0.0, 0.0, 0.0, l]
 }
 
-fn run(plan: &mut EwaldPlan, xyz: &[f64], q: &[f64], virial: bool) -> (Vec<f64>, Vec<f64>, EwaldResult) {
+pub(super) fn run(plan: &mut EwaldPlan, xyz: &[f64], q: &[f64], virial: bool) -> (Vec<f64>, Vec<f64>, EwaldResult) {
     let n = q.len();
     let mut phi = vec![0.0; n];
     let mut f = vec![0.0; 3 * n];
@@ -92,7 +92,7 @@ fn madelung_constants() {
 
 /// `n` random positions in the cell with a minimum separation of `0.3 ℓ` (mean spacing ℓ) and
 /// random charges with zero sum (plus `net` spread evenly).
-fn random_system(cell: &[f64; 9], n: usize, seed: u64, net: f64) -> (Vec<f64>, Vec<f64>) {
+pub(super) fn random_system(cell: &[f64; 9], n: usize, seed: u64, net: f64) -> (Vec<f64>, Vec<f64>) {
     let bx = PeriodicBox::new(cell).unwrap();
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
     let dmin = 0.3 * (bx.volume / n as f64).cbrt();
@@ -126,17 +126,17 @@ fn random_system(cell: &[f64; 9], n: usize, seed: u64, net: f64) -> (Vec<f64>, V
     (xyz, q)
 }
 
-fn rel_rms(a: &[f64], b: &[f64]) -> f64 {
+pub(super) fn rel_rms(a: &[f64], b: &[f64]) -> f64 {
     let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
     let den: f64 = b.iter().map(|y| y * y).sum();
     (num / den).sqrt()
 }
 
-fn forces(f: &[f64], q: &[f64]) -> Vec<f64> {
+pub(super) fn forces(f: &[f64], q: &[f64]) -> Vec<f64> {
     f.iter().enumerate().map(|(k, e)| e * q[k / 3]).collect()
 }
 
-fn triclinic() -> [f64; 9] {
+pub(super) fn triclinic() -> [f64; 9] {
     [3.1, 0.0, 0.0, 0.9, 2.9, 0.0, -0.7, 1.1, 3.3]
 }
 
@@ -279,6 +279,50 @@ fn nonneutral_background_term() {
     assert!((r.energy - 0.5 * -2.837297479480620).abs() < 1e-8, "{}", r.energy);
 }
 
+/// Changes the interaction of each pair `pairs[k]` (nearest image, searched over ±2 cells)
+/// from `q_i q_j / r` to `scales[k] q_i q_j / r` in reference results `phi`, `f` (fields),
+/// `u`, `w` (virial): the reference of the exclusion tests, by the plain pair formula.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn scale_pairs(
+    bx: &PeriodicBox, xyz: &[f64], q: &[f64], pairs: &[[i64; 2]], scales: &[f64], phi: &mut [f64], f: &mut [f64],
+    u: &mut f64, w: &mut [f64; 9],
+) {
+    for (p, &s) in pairs.iter().zip(scales) {
+        let c = 1.0 - s;
+        let (i, j) = (p[0] as usize, p[1] as usize);
+        let si = bx.frac([xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]]);
+        let sj = bx.frac([xyz[3 * j], xyz[3 * j + 1], xyz[3 * j + 2]]);
+        let ds: Vec<f64> = (0..3).map(|d| (si[d] - sj[d]) - (si[d] - sj[d]).round()).collect();
+        let mut best = [0.0; 3];
+        let mut r2b = f64::INFINITY;
+        for a in -2..=2 {
+            for b in -2..=2 {
+                for cc in -2..=2 {
+                    let d = bx.cart([ds[0] + a as f64, ds[1] + b as f64, ds[2] + cc as f64]);
+                    let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                    if r2 < r2b {
+                        r2b = r2;
+                        best = d;
+                    }
+                }
+            }
+        }
+        let r = r2b.sqrt();
+        phi[i] -= c * q[j] / r;
+        phi[j] -= c * q[i] / r;
+        *u -= c * q[i] * q[j] / r;
+        for d in 0..3 {
+            f[3 * i + d] -= c * q[j] * best[d] / (r * r2b);
+            f[3 * j + d] += c * q[i] * best[d] / (r * r2b);
+        }
+        for a in 0..3 {
+            for b in 0..3 {
+                w[3 * a + b] -= c * q[i] * q[j] * best[a] * best[b] / (r * r2b);
+            }
+        }
+    }
+}
+
 #[test]
 fn exclusions_remove_nearest_image_pairs() {
     let n = 150;
@@ -290,43 +334,8 @@ fn exclusions_remove_nearest_image_pairs() {
     let mut dp = EwaldPlan::new(Method::Direct, &cell, n, 1e-11, &opts(2)).unwrap();
     let (phi0, f0, r0) = run(&mut dp, &xyz, &q, true);
     // reference: subtract q_i q_j/r for the nearest image
-    let mut phi_ref = phi0.clone();
-    let mut f_ref = f0.clone();
-    let mut u_ref = r0.energy;
-    let mut w_ref = r0.virial;
-    for p in &pairs {
-        let (i, j) = (p[0] as usize, p[1] as usize);
-        let si = bx.frac([xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]]);
-        let sj = bx.frac([xyz[3 * j], xyz[3 * j + 1], xyz[3 * j + 2]]);
-        let ds: Vec<f64> = (0..3).map(|d| (si[d] - sj[d]) - (si[d] - sj[d]).round()).collect();
-        let mut best = [0.0; 3];
-        let mut r2b = f64::INFINITY;
-        for a in -2..=2 {
-            for b in -2..=2 {
-                for c in -2..=2 {
-                    let d = bx.cart([ds[0] + a as f64, ds[1] + b as f64, ds[2] + c as f64]);
-                    let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-                    if r2 < r2b {
-                        r2b = r2;
-                        best = d;
-                    }
-                }
-            }
-        }
-        let r = r2b.sqrt();
-        phi_ref[i] -= q[j] / r;
-        phi_ref[j] -= q[i] / r;
-        u_ref -= q[i] * q[j] / r;
-        for d in 0..3 {
-            f_ref[3 * i + d] -= q[j] * best[d] / (r * r2b);
-            f_ref[3 * j + d] += q[i] * best[d] / (r * r2b);
-        }
-        for a in 0..3 {
-            for b in 0..3 {
-                w_ref[3 * a + b] -= q[i] * q[j] * best[a] * best[b] / (r * r2b);
-            }
-        }
-    }
+    let (mut phi_ref, mut f_ref, mut u_ref, mut w_ref) = (phi0, f0, r0.energy, r0.virial);
+    scale_pairs(&bx, &xyz, &q, &pairs, &[0.0; 6], &mut phi_ref, &mut f_ref, &mut u_ref, &mut w_ref);
     for method in [Method::Direct, Method::Spectral, Method::Spme] {
         let tol = if method == Method::Direct { 1e-11 } else { 1e-8 };
         let mut p = EwaldPlan::new(method, &cell, n, tol, &opts(2)).unwrap();

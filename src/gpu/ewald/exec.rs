@@ -36,7 +36,7 @@ trait AnyPrecision<D: FftDevice> {
     fn n_max(&self) -> usize;
     fn params(&self) -> &EwaldParams;
     fn set_box(&mut self, cell: &[f64; 9]) -> Result<()>;
-    fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()>;
+    fn set_exclusions(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()>;
     fn execute(&mut self, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>, virial: bool)
                -> Result<EwaldResult>;
 }
@@ -54,8 +54,8 @@ impl<T: crate::gpu::types::GpuReal, D: FftDevice> AnyPrecision<D> for GpuEwaldPl
     fn set_box(&mut self, cell: &[f64; 9]) -> Result<()> {
         GpuEwaldPlan::set_box(self, cell)
     }
-    fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
-        GpuEwaldPlan::set_exclusions(self, pairs)
+    fn set_exclusions(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()> {
+        GpuEwaldPlan::set_exclusions(self, pairs, scales)
     }
     fn execute(&mut self, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>, virial: bool)
                -> Result<EwaldResult> {
@@ -144,8 +144,8 @@ impl<D: FftDevice + 'static> GpuEwaldExec<D> {
     }
 
     /// [`GpuEwaldPlan::set_exclusions`].
-    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
-        self.plan.set_exclusions(pairs)
+    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()> {
+        self.plan.set_exclusions(pairs, scales)
     }
 
     /// Evaluates `n = q.len()` charges from host arrays, with the contract of

@@ -28,7 +28,8 @@ pub use kspace::{GpuKspace, KspaceResult};
 
 use crate::error::{Error, Result};
 use crate::ewald::params::Chosen;
-use crate::ewald::{erfc_accuracy, new_box, setup, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Method, NewBox, PeriodicBox, Setup};
+use crate::ewald::exclusions::Exclusions;
+use crate::ewald::{erfc_accuracy, new_box, setup, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Method, NewBox, PeriodicBox, Setup, Terms};
 use crate::gpu::device::{Arg, Device, FftDevice};
 use crate::gpu::spread::GpuSpreadOpts;
 use crate::gpu::types::GpuReal;
@@ -153,13 +154,32 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
     }
 
     /// Sets the excluded pairs (replacing earlier ones), with the CPU plan's semantics
-    /// ([`crate::ewald::EwaldPlan::set_exclusions`]: indices in `0 … n_max − 1`, unordered,
-    /// duplicates once; the full `1/r` of each pair is removed).
-    /// Errors: [`Error::InvalidArg`], [`Error::Alloc`]; on error the plan keeps its old list.
-    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
+    /// ([`crate::ewald::EwaldPlan::set_exclusions`] for `scales = None`,
+    /// [`crate::ewald::EwaldPlan::set_exclusions_scaled`] otherwise: indices in
+    /// `0 … n_max − 1`, unordered, duplicates once; the full `1/r` of each pair is removed).
+    /// Errors: [`Error::InvalidArg`], [`Error::NonFinite`], [`Error::Alloc`] as on the CPU;
+    /// [`Error::NotSupported`] for what the device pass does not do yet: a scale other than 0
+    /// and 1, or a non-empty list with [`Terms`] other than `All` (the device applies both
+    /// shares of the correction in one pass). On error the plan keeps its old list.
+    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()> {
         // the CPU plan's checks against n_max (the device pass checks against n at execute)
-        crate::ewald::exclusion_keys(pairs, self.n_max)?;
-        self.real.set_exclusions(pairs)
+        let ex = Exclusions::new(pairs, scales, self.n_max)?;
+        if !ex.all_full() {
+            return Err(Error::NotSupported(
+                "scaled pairs (a scale other than 0 and 1) on the CUDA backend; use the CPU backend".into(),
+            ));
+        }
+        if !ex.is_empty() && self.opts.terms != Terms::All {
+            return Err(Error::NotSupported(format!(
+                "exclusions on a CUDA plan with terms {:?} (only with all terms); use the CPU backend",
+                self.opts.terms
+            )));
+        }
+        let full: Vec<[i64; 2]> = match scales {
+            None => pairs.to_vec(),
+            Some(s) => pairs.iter().zip(s).filter(|(_, &s)| s == 0.0).map(|(p, _)| *p).collect(),
+        };
+        self.real.set_exclusions(&full)
     }
 
     /// Changes the cell by the CPU rule ([`crate::ewald::EwaldPlan::set_box`]): the parameters
@@ -196,7 +216,7 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
     pub fn execute(
         &mut self, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>, virial: bool,
     ) -> Result<EwaldResult> {
-        self.execute_parts(n, xyz, q, phi, field, virial, EwaldParts::default())
+        self.execute_parts(n, xyz, q, phi, field, virial, EwaldParts::of(self.opts.terms))
     }
 
     /// Evaluates the chosen parts of the sum ([`EwaldParts`]; a diagnostic hook, as
