@@ -2,7 +2,7 @@
 # Installs the system packages farfield's build and tests need, only those that are missing
 # (idempotent; a second run changes nothing). Debian/Ubuntu with apt; run as root or with sudo.
 #   libfftw3-dev  FFTW 3 (double + single precision, threads libraries)
-#   gfortran      Fortran module and tests
+#   gfortran      Fortran module and tests (optional when building for C/C++ only: FARFIELD_FORTRAN)
 #   cmake         C ABI packaging: build, tests, install, consumer test
 #   valgrind      C tests under valgrind
 #   pkg-config, build-essential (gcc, g++, make)
