@@ -396,8 +396,8 @@ typedef struct farfield_fmm_params {
 // Options of a NUFFT plan (versioned: `struct_size` first, fields only ever appended, so a
 // program built against this header keeps working with later libraries of the same major
 // version). Fill with `farfield_nufft_default_opts(&opts, sizeof opts)`, change fields, pass
-// to makeplan (both precisions). Every value is validated at makeplan (`FARFIELD_ERR_INVALID_ARG` naming the
-// field).
+// to makeplan (both precisions). Every value is validated at makeplan
+// (`FARFIELD_ERR_INVALID_ARG` naming the field).
 typedef struct farfield_nufft_opts {
   // Size of the struct as the caller compiled it (`sizeof(farfield_nufft_opts)`), set by
   // `farfield_nufft_default_opts`; the library reads only this many bytes (fields past it
@@ -414,8 +414,8 @@ typedef struct farfield_nufft_opts {
   // `FARFIELD_KERNEL_GAUSSIAN` (1, fast Gaussian gridding).
   int32_t kernel;
   // Upsampling factor σ: 0 = automatic (ES kernel: σ in [1.2, 2.5] and the width w chosen
-  // together by the library's cost model (spreading and FFT time) over its tabulated ES kernels, for the
-  // number of modes at makeplan and again, on the CPU, for the number of points M at each
+  // together by the library's model of spreading and FFT time over its tabulated ES
+  // kernels, for the number of modes at makeplan and again, on the CPU, for the number of points M at each
   // setpts with M ≥ 2^20, where the plan's fine grid may change — `get_info` after setpts reports the final choice;
   // always 2.0 for the Gaussian kernel), or any value in (1, 4], used as given. When the
   // widest kernel cannot reach tol at σ, the tolerance is clamped to what it reaches,
