@@ -54,7 +54,7 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
         }
     }
     // one step per (source, architecture) compilation (stderr, only when it is a terminal)
-    let pb = progress::bar(0, "gpu", progress::visible());
+    let pb = progress::bar((farfield::gpu::KERNEL_SOURCES.len() * archs.len()) as u64, "gpu", progress::visible());
     pb.set_message("loading NVRTC");
     let rep = farfield::gpu::check::run_with_progress(&archs, ptxas, |done, total, source, arch| {
         pb.set_length(total as u64);

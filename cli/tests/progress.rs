@@ -7,8 +7,15 @@ use common::{farfield, last_json};
 use std::process::Command;
 
 /// Runs `farfield args` with stderr on a pseudo-terminal and stdout in a file; returns (what the
-/// terminal received, stdout).
+/// terminal received, stdout), after checking that it succeeded.
 fn on_a_terminal(args: &[&str]) -> (String, String) {
+    let (ok, tty, stdout) = on_a_terminal_status(args);
+    assert!(ok, "farfield {args:?} failed: {tty}");
+    (tty, stdout)
+}
+
+/// [`on_a_terminal`] without the success check: (succeeded, terminal, stdout).
+fn on_a_terminal_status(args: &[&str]) -> (bool, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("stdout");
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
@@ -18,8 +25,7 @@ fn on_a_terminal(args: &[&str]) -> (String, String) {
     let r = Command::new("script").args(["-q", "-e", "-c", &cmd, "/dev/null"]).output()
         .expect("util-linux `script` is needed for this test (Debian: bsdutils, an essential package)");
     let tty = String::from_utf8_lossy(&r.stdout).into_owned();
-    assert!(r.status.success(), "farfield {args:?} failed: {tty}");
-    (tty, std::fs::read_to_string(&out).unwrap())
+    (r.status.success(), tty, std::fs::read_to_string(&out).unwrap())
 }
 
 #[test]
@@ -44,6 +50,26 @@ fn long_runs_show_progress_on_a_terminal_and_keep_stdout_clean() {
         assert!(!stdout.contains(" [=") && !stdout.contains("] 0/"), "farfield {args:?}: a bar on stdout: {stdout}");
         let j = last_json(stdout.as_bytes());
         assert!(j.is_object(), "{j}");
+    }
+}
+
+/// `gpu check`: one step per kernel source and architecture. Without NVRTC (no
+/// `FARFIELD_NVRTC_LIB`, nothing on the loader path) the check fails after "loading NVRTC",
+/// with the bar shown meanwhile and the JSON still the last stdout line.
+#[test]
+#[cfg(target_os = "linux")]
+fn gpu_check_shows_progress_on_a_terminal() {
+    let (ok, tty, stdout) = on_a_terminal_status(&["gpu", "check", "--arch", "sm_80,sm_90", "--json"]);
+    let j = last_json(stdout.as_bytes());
+    assert!(!stdout.contains('\x1b'), "control codes on stdout: {stdout:?}");
+    assert_eq!(j["ok"].as_bool(), Some(ok), "{j}");
+    assert!(tty.contains(" gpu [") && tty.contains("loading NVRTC"), "{tty:?}");
+    let steps = 2 * j["results"].as_array().map_or(0, |r| r.len() / 2);
+    if j["nvrtc"]["found"] == true {
+        // every source for both architectures, e.g. "spread.cu sm_90"
+        assert!(steps > 0 && tty.contains(&format!("/{steps} ")) && tty.contains("sm_90"), "{tty:?}");
+    } else {
+        eprintln!("gpu check: NVRTC not loadable here, only the bar before loading it was checked");
     }
 }
 
