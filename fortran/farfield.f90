@@ -23,7 +23,13 @@
 !> mode arrays are x fastest, i.e. a Fortran array `f(N1, N2, N3)` in CMCL order
 !> (k = -N/2 ... (N-1)/2 along each axis by default); coordinates in radians, 2*pi-periodic.
 !> Poisson grids are node values x fastest, i.e. `rho(nx, ny, nz)`; the field is
-!> `e(nx, ny, nz, 3)` (component last).
+!> `e(nx, ny, nz, 3)` (component last). Poisson solves lap(phi) = -rho with the Green's
+!> function 1/(4 pi r) (2D: -ln(r)/(2 pi)): a point charge q gives phi = q/(4 pi r).
+!> Ewald and FMM use the bare Coulomb kernel 1/r, no 1/(4 pi eps0) inside: phi_i =
+!> sum_j q_j/r_ij, E = -grad phi, U = 1/2 sum_i q_i phi_i, i.e. potentials in charge/length,
+!> fields in charge/length**2, energies in charge**2/length (multiply by your Coulomb
+!> constant). Their particle arrays are xyz(3, n), q(n), phi(n), field(3, n) (component
+!> first: C's interleaved xyz[3*i + d], field[3*i + d]).
 !> Complex arrays are `complex(c_double_complex)` / `complex(c_float_complex)`.
 module farfield
   use, intrinsic :: iso_c_binding, only: c_int, c_int32_t, c_int64_t, c_double, c_float, &
@@ -458,8 +464,9 @@ module farfield
      end function farfield_poisson_estimate
 
      !> int farfield_poisson_execute(plan, const double *rho, double *phi, double *efield,
-     !>     double *energy): efield (dim*prod(n) values, component last) and energy may be
-     !> c_null_ptr.
+     !>     double *energy): solves lap(phi) = -rho, Green's function 1/(4 pi r) (2D
+     !> -ln(r)/(2 pi)); rho(nx, ny, nz), phi(nx, ny, nz) x fastest; efield (dim*prod(n)
+     !> values, component last: e(nx, ny, nz, 3)) and energy may be c_null_ptr.
      function farfield_poisson_execute(plan, rho, phi, efield, energy) result(ier) &
           bind(c, name="farfield_poisson_execute")
        import :: c_int, c_double, c_ptr
@@ -788,7 +795,9 @@ module farfield
 
      !> int farfield_fmm_execute(plan, int64_t n, const double *xyz, const double *q,
      !>     double *phi, double *field, double *energy)
-     !> xyz(3, n), q(n); phi (n), field (3n) and energy (1) may be c_null_ptr.
+     !> xyz(3, n), q(n); phi (n), field (3, n) and energy (1) may be c_null_ptr. Kernel 1/r, no
+     !> 1/(4 pi eps0): phi_i = sum_j q_j/r_ij (charge/length), E = -grad phi (charge/length**2),
+     !> energy = 1/2 sum q_i phi_i (charge**2/length).
      function farfield_fmm_execute(plan, n, xyz, q, phi, field, energy) result(ier) &
           bind(c, name="farfield_fmm_execute")
        import :: c_int, c_int64_t, c_double, c_ptr
@@ -1074,9 +1083,10 @@ contains
     ier = farfield_poisson_makeplan(int(method, c_int), int(size(n), c_int), nn, hh, plan, popts)
   end function farfield_poisson_makeplan_f
 
-  !> Solves for one right-hand side: rho and phi of prod(n) values (any rank, e.g.
-  !> rho(nx, ny, nz)); optional efield of dim*prod(n) values (e.g. e(nx, ny, nz, 3)) and
-  !> energy.
+  !> Solves lap(phi) = -rho (Green's function 1/(4 pi r); 2D -ln(r)/(2 pi)) for one
+  !> right-hand side: rho and phi of prod(n) values, x fastest (any rank, e.g.
+  !> rho(nx, ny, nz)); optional efield of dim*prod(n) values, component last (e.g.
+  !> e(nx, ny, nz, 3)), and energy.
   function farfield_poisson_execute_f(plan, rho, phi, efield, energy) result(ier)
     type(c_ptr), intent(in) :: plan
     real(c_double), intent(in) :: rho(*)
@@ -1251,7 +1261,8 @@ contains
   end function farfield_fmm_makeplan_f
 
   !> Evaluates n = size(q) charges at xyz(3, n); optional outputs phi(n), field(3, n) and
-  !> energy. FARFIELD_ERR_NPOINTS if the sizes disagree.
+  !> energy. Kernel 1/r, no 1/(4 pi eps0) (phi_i = sum_j q_j/r_ij). FARFIELD_ERR_NPOINTS if
+  !> the sizes disagree.
   function farfield_fmm_execute_f(plan, xyz, q, phi, field, energy) result(ier)
     type(c_ptr), intent(in) :: plan
     real(c_double), intent(in), contiguous :: xyz(:, :), q(:)

@@ -216,23 +216,6 @@ typedef float _Complex farfield_complexf;
 // was clamped; `tol_used` holds the value used.
 #define FARFIELD_WARN_TOL_CLAMPED 1
 
-// The cost model of the automatic choice of σ and w (types 1 and 2, ES kernel), in seconds on
-// one thread:
-//
-// `t(σ, w) = M·(c_pt[d] + c_tap[d]·w^d) + Nf·(c_grid[d] + c_fft[d]·log2 Nf)`,
-//
-// `M` points, `d` dimensions, `Nf = Π nf_d` fine-grid points ([`fine_grid`]). The first term
-// is spreading or interpolation (a cost per point — sorting, kernel evaluation — and per
-// kernel tap), the second the FFT and the passes over the fine grid (zeroing, wrap-add).
-// Calibrated on a 2-core x86-64 (AVX2) with the release binary, one thread, f64, type 1:
-// `farfield bench nufft --type 1 --dim D --modes N --points 2e6 --tol T --upsampfac S
-// --threads 1 --check 0 --json` for D = 1, 2, 3 (N = 10⁶, 1000², 128³), S ∈ {1.25, 1.5, 2,
-// 2.5} and T ∈ {1e-3, 1e-6, 1e-9, 1e-12} (w from 3 to 16), best of two runs; `spread_s` was
-// fitted by least squares to `M(c_pt + c_tap w^d) + c_grid Nf` per dimension and `fft_s` to
-// `c_fft Nf log2 Nf` (FFTW_ESTIMATE plans; 3D FFTs cost about 3× more per point than 1D ones,
-// and 256³ is as slow as 320³ there). docs/design.md §9.1 lists the choices it makes for the benchmark cases.
-typedef struct CostModel CostModel;
-
 // Opaque Ewald plan (C: `farfield_ewald_plan`, a pointer to this).
 typedef struct farfield_ewald_plan_s farfield_ewald_plan_s;
 
@@ -349,9 +332,9 @@ typedef struct farfield_ewald_params {
   double kspace_s;
 } farfield_ewald_params;
 
-// Options of an FMM plan (versioned: `struct_size` first, fields only ever appended,
-// docs/design.md §3). Fill with `farfield_fmm_default_opts(&o, sizeof o)` and then change
-// fields.
+// Options of an FMM plan (versioned: `struct_size` first, fields only ever appended, so a
+// program built against this header keeps working with later libraries of the same major
+// version). Fill with `farfield_fmm_default_opts(&o, sizeof o)` and then change fields.
 typedef struct farfield_fmm_opts {
   // Size of the struct as the caller compiled it (`sizeof(farfield_fmm_opts)`), set by
   // `farfield_fmm_default_opts`; the library reads only this many bytes.
@@ -428,10 +411,11 @@ typedef struct farfield_fmm_params {
   int32_t nthreads;
 } farfield_fmm_params;
 
-// Options of a NUFFT plan (versioned: `struct_size` first, docs/design.md §3). Fill with
-// `farfield_nufft_default_opts(&opts, sizeof opts)`, change fields, pass to makeplan (both
-// precisions). Every value is validated at makeplan (`FARFIELD_ERR_INVALID_ARG` naming the
-// field).
+// Options of a NUFFT plan (versioned: `struct_size` first, fields only ever appended, so a
+// program built against this header keeps working with later libraries of the same major
+// version). Fill with `farfield_nufft_default_opts(&opts, sizeof opts)`, change fields, pass
+// to makeplan (both precisions). Every value is validated at makeplan
+// (`FARFIELD_ERR_INVALID_ARG` naming the field).
 typedef struct farfield_nufft_opts {
   // Size of the struct as the caller compiled it (`sizeof(farfield_nufft_opts)`), set by
   // `farfield_nufft_default_opts`; the library reads only this many bytes (fields past it
@@ -448,8 +432,8 @@ typedef struct farfield_nufft_opts {
   // `FARFIELD_KERNEL_GAUSSIAN` (1, fast Gaussian gridding).
   int32_t kernel;
   // Upsampling factor σ: 0 = automatic (ES kernel: σ in [1.2, 2.5] and the width w chosen
-  // together by the cost model of docs/design.md §9 over the tabulated ES kernels, for the
-  // number of modes at makeplan and again, on the CPU, for the number of points M at each
+  // together by the library's model of spreading and FFT time over its tabulated ES
+  // kernels, for the number of modes at makeplan and again, on the CPU, for the number of points M at each
   // setpts with M ≥ 2^20, where the plan's fine grid may change — `get_info` after setpts reports the final choice;
   // always 2.0 for the Gaussian kernel), or any value in (1, 4], used as given. When the
   // widest kernel cannot reach tol at σ, the tolerance is clamped to what it reaches,
@@ -529,9 +513,9 @@ typedef struct farfield_nufft_info {
 // Handle of a single-precision NUFFT plan.
 typedef struct farfield_nufftf_plan_s *farfield_nufftf_plan;
 
-// Options of a Poisson plan (versioned: `struct_size` first, fields only ever appended,
-// docs/design.md §3). Fill with `farfield_poisson_default_opts(&o, sizeof o)` and then change
-// fields.
+// Options of a Poisson plan (versioned: `struct_size` first, fields only ever appended, so a
+// program built against this header keeps working with later libraries of the same major
+// version). Fill with `farfield_poisson_default_opts(&o, sizeof o)` and then change fields.
 typedef struct farfield_poisson_opts {
   // Size of the struct as the caller compiled it (`sizeof(farfield_poisson_opts)`), set by
   // `farfield_poisson_default_opts`; the library reads only this many bytes.
@@ -586,8 +570,6 @@ typedef struct farfield_spread_plan_s *farfield_spread_plan;
 
 // Handle of a single-precision spreading plan (`NULL` when none).
 typedef struct farfield_spreadf_plan_s *farfield_spreadf_plan;
-
-
 
 #ifdef __cplusplus
 extern "C" {
@@ -845,7 +827,10 @@ int farfield_ewald_destroy(farfield_ewald_plan plan);
 // `opts` must be NULL or point to `struct_size` writable bytes.
 int farfield_fmm_default_opts(struct farfield_fmm_opts *opts, size_t struct_size);
 
-// Makes an FMM plan.
+// Makes an FMM plan for the Coulomb kernel `1/r` — no `1/(4πε₀)` or `1/(4π)` factor: a
+// charge `q` at distance `r` contributes `q/r` to a potential, as in the Ewald functions
+// (`farfield_poisson_*` uses `1/(4πr)` instead); units and array layouts at
+// `farfield_fmm_execute`.
 //
 // * `boundary`: `FARFIELD_FMM_OPEN` (then `box` is ignored and may be NULL) or
 //   `FARFIELD_FMM_PERIODIC` (then `box` is required).
@@ -893,6 +878,21 @@ int farfield_fmm_makeplan(int boundary,
 // `field[3*i + d]` (`E = −∇φ`) and the energy `*energy = ½ Σ q_i φ_i`; each output may be
 // NULL (not computed/written, except that the potentials are always computed internally).
 //
+// Kernel and units: the bare Coulomb kernel `1/r`, no `1/(4πε₀)` (nor `1/(4π)`) inside:
+// `phi[i] = Σ_{j≠i} q_j / r_ij`, `field[3*i + d] = Σ_{j≠i} q_j (x_i − x_j)_d / r_ij³`,
+// `*energy = ½ Σ_i q_i phi[i]`. With charges in a unit Q and lengths in a unit L, `phi` is in
+// Q/L, `field` in Q/L² and `energy` in Q²/L (charge²/length); multiply by your Coulomb
+// constant (138.935458 kJ mol⁻¹ nm e⁻² for e and nm, `1/(4πε₀)` in SI). The Ewald functions
+// use the same kernel and units; `farfield_poisson_execute` solves `∇²φ = −ρ` with the Green's
+// function `1/(4πr)`, i.e. its potential of a point charge `q` is `q/(4πr)`. Periodic plans
+// sum over all images: Ewald summation with tin-foil (conducting) boundary, a net charge
+// neutralised by a uniform background.
+//
+// Array layouts (all `double`, in the caller's particle order): `xyz[3*i + d]` interleaved
+// (`n × 3`, row `i` = particle `i`, `d` = 0, 1, 2 for x, y, z — the layout of MD codes),
+// `q[i]`, `phi[i]`, and the field interleaved the same way, `field[3*i + d]` (not
+// component-major like `farfield_poisson_execute`'s `efield[idx + npts·d]`).
+//
 // * `n = 0` is a valid no-op (`*energy = 0`; the arrays may be NULL); at most `2³² − 1`
 //   particles. Memory: about `64 + 24 (with field)` bytes per particle of work arrays kept
 //   in the plan, plus the tree, lists and expansions (≈ `16 (p+1)(p+2)` bytes per occupied
@@ -939,8 +939,10 @@ int farfield_fmm_execute(farfield_fmm_plan plan,
 // (`opts.gpu_stream` or the default stream); the inputs must be ready in that stream's order
 // when the call is made, and the call returns after the work is done (the result checks of
 // `farfield_fmm_execute` need the values). Outputs are written only on success; they must
-// not overlap the inputs or each other. Same conventions, limits and checks as
-// `farfield_fmm_execute` (the checks run on the device).
+// not overlap the inputs or each other. Same kernel (`1/r`, no `1/(4πε₀)` factor), units
+// (potential charge/length, field charge/length², energy charge²/length), interleaved
+// layouts (`xyz[3*i + d]`, `field[3*i + d]`), limits and checks as `farfield_fmm_execute`
+// (the checks run on the device).
 //
 // Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`, or `xyz`/`q` NULL with `n > 0`),
 // `FARFIELD_ERR_INVALID_ARG` (a CPU plan; coincident particles), `FARFIELD_ERR_NPOINTS`,
@@ -1104,7 +1106,11 @@ int farfield_nufft_setpts_device(farfield_nufft_plan plan,
 
 // Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
 // (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`; type 3: reads `c` (`ntrans·M`), writes
-// `f` (`ntrans·N`, the N frequencies of setpts). Sizes are those of makeplan and setpts
+// `f` (`ntrans·N`, the N frequencies of setpts). Layouts: strengths `c[t·M + j]` for
+// transform `t` and point `j` (setpts order); modes `f[t·N1·N2·N3 + k1 + N1·(k2 + N2·k3)]`,
+// x fastest (C `f[t][k3][k2][k1]`, Fortran `f(N1, N2, N3, ntrans)`), each index in CMCL
+// order (array index 0 ↔ mode `−⌊N/2⌋`) or FFT order (index 0 ↔ mode 0), per
+// `opts.modeord`; type 3: `f[t·N + k]`. Sizes are those of makeplan and setpts
 // (limits there). Memory: per spreading subproblem (at most `opts.spread_max_subprob_size`
 // points, default 10 000) a private box up to the fine grid's size; failure →
 // `FARFIELD_ERR_ALLOC` (the output is then partly written). The output is checked: a value
@@ -1144,7 +1150,7 @@ int farfield_nufft_get_info(farfield_nufft_plan plan,
 // Destroys a double-precision plan and frees its memory. NULL is fine. Returns 0.
 int farfield_nufft_destroy(farfield_nufft_plan plan);
 
-// Single-precision [`farfield_nufft_makeplan`] (tolerances below 1e-7, or below what the
+// Single-precision `farfield_nufft_makeplan` (tolerances below 1e-7, or below what the
 // kernel reaches at σ, are clamped with a warning). Same options struct, same limits
 // (memory: 8·Πnf_d bytes for the fine grid, and as much headroom for FFTW).
 int farfield_nufftf_makeplan(int type,
@@ -1156,7 +1162,7 @@ int farfield_nufftf_makeplan(int type,
                              farfield_nufftf_plan *plan,
                              const struct farfield_nufft_opts *opts);
 
-// Single-precision [`farfield_nufft_setpts`]. Same limits; the reduction mod 2π is done in
+// Single-precision `farfield_nufft_setpts`. Same limits; the reduction mod 2π is done in
 // double precision on the exact (widened) float coordinates, and only the resulting grid
 // coordinate is rounded to single precision, so large |x| cost no more accuracy than in
 // double precision beyond the float representation of x itself (relative 6e-8: the result is
@@ -1171,28 +1177,28 @@ int farfield_nufftf_setpts(farfield_nufftf_plan plan,
                            const float *t,
                            const float *u);
 
-// Single-precision [`farfield_nufft_execute`] (same memory rule and errors).
+// Single-precision `farfield_nufft_execute` (same memory rule and errors).
 int farfield_nufftf_execute(farfield_nufftf_plan plan, farfield_complexf *c, farfield_complexf *f);
 
-// Single-precision [`farfield_nufft_setpts_device`] (device arrays of floats).
+// Single-precision `farfield_nufft_setpts_device` (device arrays of floats).
 //
 // # Safety
-// As [`farfield_nufft_setpts_device`], with `M` floats per used axis.
+// As `farfield_nufft_setpts_device`, with `M` floats per used axis.
 int farfield_nufftf_setpts_device(farfield_nufftf_plan plan,
                                   int64_t m,
                                   const float *x,
                                   const float *y,
                                   const float *z);
 
-// Single-precision [`farfield_nufft_execute_device`].
+// Single-precision `farfield_nufft_execute_device`.
 int farfield_nufftf_execute_device(farfield_nufftf_plan plan,
                                    farfield_complexf *c,
                                    farfield_complexf *f);
 
-// Single-precision [`farfield_nufft_get_info`].
+// Single-precision `farfield_nufft_get_info`.
 int farfield_nufftf_get_info(farfield_nufftf_plan plan, struct farfield_nufft_info *info);
 
-// Single-precision [`farfield_nufft_destroy`].
+// Single-precision `farfield_nufft_destroy`.
 int farfield_nufftf_destroy(farfield_nufftf_plan plan);
 
 // Writes the default options (nthreads 0, debug 0, fftw `FFTW_ESTIMATE`, check_input 1,
@@ -1208,7 +1214,10 @@ int farfield_nufftf_destroy(farfield_nufftf_plan plan);
 int farfield_poisson_default_opts(struct farfield_poisson_opts *opts, size_t struct_size);
 
 // Makes a free-space Poisson plan for grids of `n[0] × n[1] (× n[2])` nodes with spacings
-// `h[0], h[1] (, h[2])`.
+// `h[0], h[1] (, h[2])`. The plan solves `∇²φ = −ρ` with free-space boundary conditions,
+// `φ = G ∗ ρ` with the Green's function `G(x) = 1/(4π|x|)` in 3D and `−ln|x|/(2π)` in 2D
+// (so a point charge `q` has `φ = q/(4πr)`, not the `q/r` of the Ewald and FMM functions);
+// grid layout, units and outputs at `farfield_poisson_execute`.
 //
 // * `method`: `FARFIELD_POISSON_HOCKNEY`, `FARFIELD_POISSON_VICO` or `FARFIELD_POISSON_VICO_DCT`.
 // * `dim`: 2 or 3; only the first `dim` entries of `n` and `h` are read.
@@ -1273,14 +1282,26 @@ int farfield_poisson_estimate(int method,
                               int64_t *field_bytes,
                               int64_t *peak_bytes);
 
-// Solves `∇²φ = −ρ` for one right-hand side with a plan (any number of times).
+// Solves `∇²φ = −ρ` for one right-hand side with a plan (any number of times), with
+// free-space boundary conditions: `φ = G ∗ ρ`, `G(x) = 1/(4π|x|)` in 3D, `−ln|x|/(2π)` in 2D.
+// Note the `4π`: a point charge `q` gives `φ = q/(4πr)`, whereas the Ewald and FMM functions
+// use the kernel `1/r` (`q/r`); for potentials in their convention pass `4π·ρ` (or multiply
+// `phi`, `efield` by `4π` and `energy` by `(4π)²`). Units are the caller's: `φ` is in units of
+// `ρ·length²` (`ρ` per unit volume in 3D, per unit area in 2D); for SI potentials pass
+// `ρ/ε₀`.
 //
-// * `rho`: source at the nodes, `npts = Π n_d` values, x fastest.
-// * `phi`: output potential, `npts` values, same layout.
+// Grid layout: node `(i, j, k)`, at `origin + (i·h_x, j·h_y, k·h_z)`, is element
+// `idx = i + n_x·(j + n_y·k)` (2D: `i + n_x·j`), x fastest — C `a[k][j][i]`, Fortran
+// `a(nx, ny, nz)`; the origin does not enter.
+//
+// * `rho`: source at the nodes, `npts = Π n_d` values, `rho[idx]`.
+// * `phi`: output potential, `npts` values, `phi[idx]`.
 // * `efield`: NULL, or output `E = −∇φ` with `dim·npts` values, **component-major**:
 //   `efield[idx + npts·d]` is component `d` (0 = x, 1 = y, 2 = z) at node `idx` (Fortran
-//   `e(nx, ny, nz, 3)`). Spectral differentiation on the doubled grid.
-// * `energy`: NULL, or output `U = ½ Σ ρ_i φ_i · Π h_d` (≈ ½∫ρφ).
+//   `e(nx, ny, nz, 3)`) — not interleaved like the FMM's and Ewald's `field[3*i + d]`.
+//   Spectral differentiation on the doubled grid.
+// * `energy`: NULL, or output `U = ½ Σ ρ_idx φ_idx · Π h_d` (≈ ½∫ρφ), in units of
+//   `ρ²·length^(dim+2)`.
 //
 // Scale: any finite `rho` and spacings work when the requested outputs are representable (the
 // solve is normalised and rescaled exactly by powers of two). Each requested output (`phi`,
@@ -1371,7 +1392,8 @@ int farfield_spread_setpts(farfield_spread_plan plan,
                            const double *z);
 
 // Spreads M real `values` (one per point, in setpts order) onto the real `grid`
-// (`n0·n1·n2` values, x fastest), **overwriting** it:
+// (`n0·n1·n2` values, x fastest: grid point `(l0, l1, l2)`, at `box_lo + l·h`, is
+// `grid[l0 + n0·(l1 + n1·l2)]`), **overwriting** it:
 // `grid_l = Σ_j values_j Π_d ψ(l_d − g_{j,d})` (periodised on periodic axes).
 // Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, INVALID_ARG (overlapping arrays),
 // ALLOC}`.
@@ -1388,7 +1410,8 @@ int farfield_spread_spread_complex(farfield_spread_plan plan,
                                    const farfield_complex *values,
                                    farfield_complex *grid);
 
-// Interpolates the real `grid` (`n0·n1·n2` values, x fastest) at the points into `values`
+// Interpolates the real `grid` (`n0·n1·n2` values, x fastest: `grid[l0 + n0·(l1 + n1·l2)]`,
+// as `farfield_spread_spread` writes it) at the points into `values`
 // (M values, setpts order), overwriting them: `values_j = Σ_l grid_l Π_d ψ(l_d − g_{j,d})`.
 // `grad`: NULL, or `M·dim` values receiving the gradient of the interpolant in physical
 // units (per unit length), interleaved `grad[dim·j + d] = ∂values_j/∂x_d`; available for

@@ -88,7 +88,7 @@ pub struct NufftBenchArgs {
     #[arg(long, value_name = "T", default_value_t = 1e-6)]
     pub tol: f64,
     /// Threads (0 = all cores).
-    #[arg(long, value_name = "K", default_value_t = 0)]
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = crate::args::whole::<usize>)]
     pub threads: usize,
     /// Upsampling factor σ (0 = automatic).
     #[arg(long, value_name = "S", default_value_t = 0.0)]
@@ -101,16 +101,16 @@ pub struct NufftBenchArgs {
     pub prec: PrecArg,
     /// Sign of the exponent (default: +1 for type 1, −1 for type 2, as FINUFFT's Python
     /// interface).
-    #[arg(long, value_name = "±1", allow_hyphen_values = true)]
+    #[arg(long, value_name = "±1")]
     pub iflag: Option<i32>,
     /// FFTW planner effort.
     #[arg(long, value_enum, default_value_t = FftwArg::Estimate)]
     pub fftw: FftwArg,
     /// Outputs checked against direct sums (0 = no check).
-    #[arg(long, value_name = "N", default_value_t = 100)]
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = crate::args::whole::<usize>)]
     pub check: usize,
     /// Random seed.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, value_parser = crate::args::whole::<u64>)]
     pub seed: u64,
     /// Write the inputs and the output as .npy to DIR, for comparisons with other libraries:
     /// x.npy, y.npy, z.npy, input.npy, output.npy (modes flat, x fastest), and the checked
@@ -127,7 +127,7 @@ pub struct NufftBenchArgs {
     pub by_reference: bool,
     /// Diagnostic output of the library on stderr (`NufftOpts::debug`, as FINUFFT's `debug`):
     /// 0 none, 1 the plan's choices and the setpts passes' times.
-    #[arg(long, value_name = "LEVEL", default_value_t = 0)]
+    #[arg(long, value_name = "LEVEL", default_value_t = 0, value_parser = crate::args::whole::<u32>)]
     pub debug: u32,
 }
 
@@ -251,6 +251,9 @@ pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
     }
     if !(a.tol.is_finite() && a.tol > 0.0) {
         return Err(format!("--tol {} must be positive", a.tol));
+    }
+    if !(a.upsampfac == 0.0 || (a.upsampfac > 1.0 && a.upsampfac <= 4.0)) {
+        return Err(format!("--upsampfac {} must be 0 (automatic) or in (1, 4]", a.upsampfac));
     }
     let iflag = a.iflag.unwrap_or(if a.ty == 1 { 1 } else { -1 });
     let fftw = a.fftw.flags();

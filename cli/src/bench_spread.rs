@@ -61,7 +61,7 @@ pub enum MethodArg {
 #[derive(Args, Debug)]
 pub struct SpreadBenchArgs {
     /// Dimension 1, 2 or 3.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = crate::args::whole::<usize>)]
     pub dim: usize,
     /// Grid points per axis.
     #[arg(long, value_parser = parse_count, default_value = "128")]
@@ -76,7 +76,7 @@ pub struct SpreadBenchArgs {
     #[arg(long, default_value_t = 1e-6)]
     pub tol: f64,
     /// B-spline order 1–8 (--kernel bspline).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = crate::args::whole::<usize>)]
     pub order: usize,
     /// Free (non-periodic) axes instead of periodic ones.
     #[arg(long)]
@@ -91,13 +91,13 @@ pub struct SpreadBenchArgs {
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
     /// Executes announced per point configuration (GPU selection rule).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::whole::<usize>)]
     pub reuse: usize,
     /// Timed repetitions of spread and interp.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = crate::args::whole::<usize>)]
     pub reps: usize,
     /// CPU threads (0 = all).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::args::whole::<usize>)]
     pub threads: usize,
     /// Print a JSON object as the last line of stdout.
     #[arg(long)]
@@ -198,6 +198,9 @@ fn run_json(r: &Run) -> serde_json::Value {
 pub fn run(a: &SpreadBenchArgs) -> CliResult<()> {
     if !(1..=3).contains(&a.dim) {
         return Err("--dim must be 1, 2 or 3".into());
+    }
+    if a.kernel != KernelArg::Bspline && !(a.tol > 0.0 && a.tol < 1.0) {
+        return Err(format!("--tol {} must be in (0, 1) (the ES and Gaussian kernels' relative tolerance)", a.tol));
     }
     let e = |e: farfield::Error| e.to_string();
     if a.m > farfield::spread::MAX_POINTS {

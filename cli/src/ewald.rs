@@ -8,11 +8,13 @@
 //! GROMACS's/OpenMM's Coulomb constant [`KJ_PER_MOL`].
 
 use crate::json;
+use crate::progress::{self, say};
 use crate::npy;
 use crate::system::{self, System};
 use crate::CliResult;
 use clap::{Args, ValueEnum};
 use farfield::ewald::{EwaldOpts, EwaldParams, EwaldPlan, Method, Overrides};
+use indicatif::ProgressBar;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -65,7 +67,7 @@ pub struct EwaldArgs {
     #[arg(long, value_name = "DIR")]
     pub input: Option<PathBuf>,
     /// Without --input: conventional cells per axis of the built-in NaCl crystal (8k³ ions).
-    #[arg(long, value_name = "K", default_value_t = 8)]
+    #[arg(long, value_name = "K", default_value_t = 8, value_parser = crate::args::whole::<usize>)]
     pub nacl_cells: usize,
     /// Solver.
     #[arg(long, value_enum, default_value_t = MethodArg::Spme)]
@@ -74,10 +76,10 @@ pub struct EwaldArgs {
     #[arg(long, value_name = "T", default_value_t = 1e-5)]
     pub tol: f64,
     /// Threads (0 = all cores).
-    #[arg(long, value_name = "K", default_value_t = 0)]
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = crate::args::whole::<usize>)]
     pub threads: usize,
     /// Timed evaluations after one warm-up (the fastest is reported as time_s).
-    #[arg(long, value_name = "R", default_value_t = 5)]
+    #[arg(long, value_name = "R", default_value_t = 5, value_parser = crate::args::whole_in::<usize>(1, u64::MAX))]
     pub repeats: usize,
     /// Also compute the classic Ewald sum at a 100× tighter tolerance and report the relative
     /// RMS force and energy errors against it.
@@ -93,10 +95,10 @@ pub struct EwaldArgs {
     #[arg(long, value_name = "RC")]
     pub rc: Option<f64>,
     /// Override the grid (one size for all axes).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = crate::args::whole::<usize>)]
     pub grid: Option<usize>,
     /// Override the SPME order or the spectral Ewald support P.
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", value_parser = crate::args::whole::<usize>)]
     pub order: Option<usize>,
     /// FFTW planner: estimate (default) or measure (slower plans, sometimes faster FFTs).
     #[arg(long, value_enum, default_value_t = crate::bench::FftwArg::Estimate)]
@@ -106,7 +108,7 @@ pub struct EwaldArgs {
     pub json: bool,
     /// Diagnostic output of the library on stderr (`EwaldOpts::debug`): 1 = the chosen
     /// parameters and per-call timings (with --backend cuda: the device time of each phase).
-    #[arg(long, default_value_t = 0, value_name = "LEVEL")]
+    #[arg(long, default_value_t = 0, value_name = "LEVEL", value_parser = crate::args::whole::<i32>)]
     pub debug: i32,
     /// Where to evaluate: the CPU plan, or the device plan on CUDA device 0 (positions, charges,
     /// potentials and fields in device memory; each timed evaluation ends when its energy is
@@ -151,17 +153,29 @@ pub struct EwaldRun {
 /// Plans and evaluates `sys` with `method` at `tol`: one warm-up, then `repeats` timed
 /// evaluations of potentials, fields and energy.
 pub fn evaluate(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, repeats: usize) -> CliResult<EwaldRun> {
+    evaluate_with(sys, method, tol, opts, repeats, &ProgressBar::hidden(), "")
+}
+
+/// [`evaluate`], advancing `pb` by one step for the plan, one for the warm-up and one per timed
+/// evaluation (`2 + repeats` steps), with messages prefixed by `what`.
+pub fn evaluate_with(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, repeats: usize, pb: &ProgressBar, what: &str)
+                     -> CliResult<EwaldRun> {
     let cell = sys.cell.ok_or_else(|| format!("{}: no periodic cell", sys.name))?;
     let n = sys.n();
+    pb.set_message(format!("{what}plan"));
     let t = Instant::now();
     let mut plan = EwaldPlan::new(method, &cell, n, tol, opts).map_err(|e| format!("ewald plan: {e}"))?;
     let plan_s = t.elapsed().as_secs_f64();
+    pb.inc(1);
+    pb.set_message(format!("{what}{}", if repeats > 0 { "warm-up evaluation" } else { "evaluation" }));
     let mut phi = vec![0.0; n];
     let mut field = vec![0.0; 3 * n];
     let mut energy = plan.execute(&sys.xyz, &sys.q, Some(&mut phi), Some(&mut field), false).map_err(|e| format!("ewald execute: {e}"))?.energy;
+    pb.inc(1);
     let mut times = Vec::with_capacity(repeats);
     let (mut real_s, mut kspace_s) = (plan.params().real_s, plan.params().kspace_s);
-    for _ in 0..repeats {
+    for k in 0..repeats {
+        pb.set_message(format!("{what}evaluation {}/{repeats}", k + 1));
         let t = Instant::now();
         energy = plan.execute(&sys.xyz, &sys.q, Some(&mut phi), Some(&mut field), false).map_err(|e| format!("ewald execute: {e}"))?.energy;
         let dt = t.elapsed().as_secs_f64();
@@ -170,6 +184,7 @@ pub fn evaluate(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, repeat
             kspace_s = plan.params().kspace_s;
         }
         times.push(dt);
+        pb.inc(1);
     }
     let (time_s, median_s) = fastest_and_median(&mut times);
     let threads = if opts.nthreads == 0 { rayon::current_num_threads() } else { opts.nthreads };
@@ -182,31 +197,37 @@ fn fastest_and_median(times: &mut [f64]) -> (f64, f64) {
     if times.is_empty() { (f64::NAN, f64::NAN) } else { (times[0], times[times.len() / 2]) }
 }
 
-/// [`evaluate`] on CUDA device 0 with the device plan (`farfield::gpu::ewald::GpuEwaldPlan`,
+/// [`evaluate_with`] on CUDA device 0 with the device plan (`farfield::gpu::ewald::GpuEwaldPlan`,
 /// grids in precision `T`): the system uploaded once, one warm-up, then `repeats` timed
 /// evaluations from device arrays (wall clock until the energy is on the host); the real-space
 /// and k-space times are those of the last evaluation (`EwaldParams::real_s`, `kspace_s`).
 pub fn evaluate_cuda<T: farfield::gpu::types::GpuReal>(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, sopts: farfield::gpu::spread::GpuSpreadOpts,
-                                                       repeats: usize) -> CliResult<EwaldRun> {
+                                                       repeats: usize, bar: &ProgressBar) -> CliResult<EwaldRun> {
     use farfield::gpu::device::{download_vec, upload_new, Device};
     let e = |e: farfield::Error| format!("ewald (cuda): {e}");
     let cell = sys.cell.ok_or_else(|| format!("{}: no periodic cell", sys.name))?;
     let n = sys.n();
+    bar.set_message("plan (CUDA device 0)");
     let dev = farfield::gpu::cuda::CudaDevice::new(0).map_err(e)?;
     let t = Instant::now();
     let mut plan = farfield::gpu::ewald::GpuEwaldPlan::<T, _>::new(dev.clone(), method, &cell, n, tol, opts, sopts).map_err(e)?;
     dev.synchronize().map_err(e)?;
     let plan_s = t.elapsed().as_secs_f64();
+    bar.inc(1);
+    bar.set_message("warm-up evaluation");
     let xb = upload_new(&dev, &sys.xyz).map_err(e)?;
     let qb = upload_new(&dev, &sys.q).map_err(e)?;
     let mut pb = dev.alloc(8 * n).map_err(e)?;
     let mut fb = dev.alloc(24 * n).map_err(e)?;
     let mut energy = plan.execute(n, &xb, &qb, Some(&mut pb), Some(&mut fb), false).map_err(e)?.energy;
+    bar.inc(1);
     let mut times = Vec::with_capacity(repeats);
-    for _ in 0..repeats {
+    for k in 0..repeats {
+        bar.set_message(format!("evaluation {}/{repeats}", k + 1));
         let t = Instant::now();
         energy = plan.execute(n, &xb, &qb, Some(&mut pb), Some(&mut fb), false).map_err(e)?.energy;
         times.push(t.elapsed().as_secs_f64());
+        bar.inc(1);
     }
     let phi = download_vec(&dev, &pb, n).map_err(e)?;
     let field = download_vec(&dev, &fb, 3 * n).map_err(e)?;
@@ -229,11 +250,13 @@ pub fn rel_rms_force(q: &[f64], field: &[f64], field_ref: &[f64]) -> f64 {
     (num / den).sqrt()
 }
 
-/// The reference: classic Ewald sum at `min(tol/100, 1e-7)` (its estimated error), timed.
-pub fn reference(sys: &System, tol: f64, nthreads: usize) -> CliResult<(EwaldRun, f64)> {
+/// The reference: classic Ewald sum at `min(tol/100, 1e-7)` (its estimated error), timed;
+/// two steps of `pb` (plan, evaluation).
+pub fn reference(sys: &System, tol: f64, nthreads: usize, pb: &ProgressBar) -> CliResult<(EwaldRun, f64)> {
     let ref_tol = (0.01 * tol).min(1e-7);
     let opts = EwaldOpts { nthreads, ..EwaldOpts::default() };
-    Ok((evaluate(sys, Method::Direct, ref_tol, &opts, 0)?, ref_tol))
+    let what = format!("check: classic Ewald sum at tol {ref_tol:e}: ");
+    Ok((evaluate_with(sys, Method::Direct, ref_tol, &opts, 0, pb, &what)?, ref_tol))
 }
 
 /// The system to run: `--input` or the NaCl crystal.
@@ -257,6 +280,11 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
     if !(args.tol > 0.0 && args.tol < 1.0) {
         return Err(format!("--tol {} must be in (0, 1)", args.tol));
     }
+    for (name, v, what) in [("--xi", args.xi, "ξ from --tol"), ("--rc", args.rc, "r_c from --tol")] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(format!("{name} {v} must be a positive number (leave it out to choose {what})"));
+        }
+    }
     let sys = load(args)?;
     let n = sys.n();
     let overrides = Overrides {
@@ -273,10 +301,14 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
     use crate::bench::PrecArg;
     use crate::bench_spread::BackendArg;
     let sopts = farfield::gpu::spread::GpuSpreadOpts { method: crate::bench_spread::method_of(args.gpu_method), ..Default::default() };
+    // steps: plan, warm-up, the timed evaluations, and with --check the reference's plan and
+    // evaluation (stderr, only when it is a terminal)
+    let steps = 2 + args.repeats + if args.check { 2 } else { 0 };
+    let pb = progress::bar(steps as u64, "ewald", progress::visible());
     let r = match (args.backend, args.prec) {
-        (BackendArg::Cpu, _) => evaluate(&sys, args.method.method(), args.tol, &opts, args.repeats)?,
-        (BackendArg::Cuda, PrecArg::F64) => evaluate_cuda::<f64>(&sys, args.method.method(), args.tol, &opts, sopts, args.repeats)?,
-        (BackendArg::Cuda, PrecArg::F32) => evaluate_cuda::<f32>(&sys, args.method.method(), args.tol, &opts, sopts, args.repeats)?,
+        (BackendArg::Cpu, _) => evaluate_with(&sys, args.method.method(), args.tol, &opts, args.repeats, &pb, "")?,
+        (BackendArg::Cuda, PrecArg::F64) => evaluate_cuda::<f64>(&sys, args.method.method(), args.tol, &opts, sopts, args.repeats, &pb)?,
+        (BackendArg::Cuda, PrecArg::F32) => evaluate_cuda::<f32>(&sys, args.method.method(), args.tol, &opts, sopts, args.repeats, &pb)?,
     };
     let device = match args.backend {
         BackendArg::Cpu => format!("{} threads", r.threads),
@@ -288,12 +320,12 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
         MethodArg::Spme => format!("B-spline order {}", p.order),
         MethodArg::Direct => format!("k cutoff {:.4} 1/nm", p.kc),
     };
-    println!("method:     {}, tol {:e}, {device}", args.method.name(), args.tol);
-    println!("parameters: xi = {:.6} 1/nm, r_c = {:.6} nm, grid {}x{}x{}, {}; estimated rel. RMS force error {:.2e}",
+    say!(pb, "method:     {}, tol {:e}, {device}", args.method.name(), args.tol);
+    say!(pb, "parameters: xi = {:.6} 1/nm, r_c = {:.6} nm, grid {}x{}x{}, {}; estimated rel. RMS force error {:.2e}",
              p.xi, p.rc, p.grid[0], p.grid[1], p.grid[2], order_label, p.est_rel_err);
-    println!("energy:     {:.10e} e^2/nm = {:.6} kJ/mol{}", r.energy, r.energy * KJ_PER_MOL,
+    say!(pb, "energy:     {:.10e} e^2/nm = {:.6} kJ/mol{}", r.energy, r.energy * KJ_PER_MOL,
              if sys.net_charge().abs() > 1e-9 { " (incl. the neutralising-background term)" } else { "" });
-    println!("time:       {:.4} s per evaluation (fastest of {}; median {:.4} s): real space {:.4} s, k-space {:.4} s; plan {:.4} s",
+    say!(pb, "time:       {:.4} s per evaluation (fastest of {}; median {:.4} s): real space {:.4} s, k-space {:.4} s; plan {:.4} s",
              r.time_s, args.repeats, r.median_s, r.real_s, r.kspace_s, r.plan_s);
 
     let mut obj = Map::new();
@@ -319,10 +351,10 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
 
     if args.check {
         let t = Instant::now();
-        let (rf, ref_tol) = reference(&sys, args.tol, args.threads)?;
+        let (rf, ref_tol) = reference(&sys, args.tol, args.threads, &pb)?;
         let ef = rel_rms_force(&sys.q, &r.field, &rf.field);
         let eu = (r.energy - rf.energy).abs() / rf.energy.abs();
-        println!("check:      classic Ewald sum at tol {:e} ({:.2} s): rel. RMS force error {:.3e}, energy rel. error {:.3e} — {}",
+        say!(pb, "check:      classic Ewald sum at tol {:e} ({:.2} s): rel. RMS force error {:.3e}, energy rel. error {:.3e} — {}",
                  ref_tol, t.elapsed().as_secs_f64(), ef, eu,
                  if ef <= args.tol { "within tol" } else { "ABOVE tol" });
         obj.insert("rel_rms_force_error".into(), json!(ef));
@@ -333,8 +365,9 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         npy::write_array(&dir.join("potential.npy"), &[n as u64], &r.phi)?;
         npy::write_array(&dir.join("field.npy"), &[n as u64, 3], &r.field)?;
-        println!("wrote:      {}/potential.npy (e/nm), field.npy (e/nm^2)", dir.display());
+        say!(pb, "wrote:      {}/potential.npy (e/nm), field.npy (e/nm^2)", dir.display());
     }
+    pb.finish_and_clear();
     if args.json {
         json::emit(&Value::Object(obj));
     }

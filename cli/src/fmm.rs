@@ -32,11 +32,13 @@
 use crate::bench::parse_count;
 use crate::json;
 use crate::npy;
+use crate::progress::{self, say};
 use crate::CliResult;
 use clap::{Args, ValueEnum};
 use farfield::ewald::{self, EwaldOpts, EwaldPlan};
 use farfield::fmm::{Backend, Boundary, FmmOpts, FmmPlan, FmmStats, StageTimes};
 use farfield::gpu::fmm::m2l::M2lMethod;
+use indicatif::ProgressBar;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
@@ -102,13 +104,13 @@ pub struct FmmArgs {
     #[arg(long)]
     pub periodic: bool,
     /// Threads (0 = all cores).
-    #[arg(long, value_name = "K", default_value_t = 0)]
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = crate::args::whole::<usize>)]
     pub threads: usize,
     /// Expansion order p (0 = from the tolerance).
-    #[arg(long, value_name = "P", default_value_t = 0)]
+    #[arg(long, value_name = "P", default_value_t = 0, value_parser = crate::args::whole::<usize>)]
     pub order: usize,
     /// Tree depth D (default: from the particle distribution).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", value_parser = crate::args::whole::<usize>)]
     pub depth: Option<usize>,
     /// Backend: the CPU FMM or the CUDA FMM (device 0; no device → an error naming what was
     /// looked for).
@@ -122,16 +124,16 @@ pub struct FmmArgs {
     #[arg(long)]
     pub compare_cpu: bool,
     /// Timed executes (the fastest is reported).
-    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "R", default_value_t = 1, value_parser = crate::args::whole_in::<u64>(1, u64::MAX))]
     pub reps: u64,
     /// Random targets of the direct-sum check for N > --full-check-max (0 = no check).
-    #[arg(long, value_name = "M", default_value_t = 1000)]
+    #[arg(long, value_name = "M", default_value_t = 1000, value_parser = crate::args::whole::<usize>)]
     pub check: usize,
     /// Largest N checked exactly against the full direct sum (open boundary).
-    #[arg(long, value_name = "N", default_value_t = 20000)]
+    #[arg(long, value_name = "N", default_value_t = 20000, value_parser = crate::args::whole::<usize>)]
     pub full_check_max: usize,
     /// Random seed (inputs and check targets).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, value_parser = crate::args::whole::<u64>)]
     pub seed: u64,
     /// Write potential.npy (N) and field.npy (N×3), in the input order, to DIR.
     #[arg(long, value_name = "DIR")]
@@ -244,28 +246,36 @@ impl Solved {
 /// Plans and executes the FMM `reps` times (fastest kept) with potentials and fields.
 /// Errors: the library's (bad tolerance, order, depth, non-finite input).
 pub fn solve(xyz: &[f64], q: &[f64], boundary: Boundary, tol: f64, opts: &FmmOpts, reps: usize) -> CliResult<Solved> {
-    solve_with(xyz, q, boundary, tol, opts, reps, M2lMethod::Symmetric)
+    solve_with(xyz, q, boundary, tol, opts, reps, M2lMethod::Symmetric, &ProgressBar::hidden(), "")
 }
 
-/// [`solve`] with the M2L kernel of a CUDA plan.
-pub fn solve_with(xyz: &[f64], q: &[f64], boundary: Boundary, tol: f64, opts: &FmmOpts, reps: usize, m2l: M2lMethod) -> CliResult<Solved> {
+/// [`solve`] with the M2L kernel of a CUDA plan, advancing `pb` by one step for the plan and
+/// one per execute (`1 + max(reps, 1)` steps), with messages prefixed by `what`.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_with(xyz: &[f64], q: &[f64], boundary: Boundary, tol: f64, opts: &FmmOpts, reps: usize, m2l: M2lMethod, pb: &ProgressBar,
+                  what: &str) -> CliResult<Solved> {
     let n = q.len();
+    pb.set_message(format!("{what}plan"));
     let t = Instant::now();
     let mut plan = FmmPlan::new(boundary, tol, opts).map_err(|e| format!("fmm plan: {e}"))?;
     if let Some(g) = plan.gpu() {
         g.set_m2l_method(m2l);
     }
     let plan_s = t.elapsed().as_secs_f64();
+    pb.inc(1);
     let mut phi = crate::mem::try_vec(n, "potentials", || 0.0)?;
     let mut field = crate::mem::try_vec(3 * n, "fields", || 0.0)?;
     let mut best: Option<(f64, FmmStats, f64)> = None;
-    for _ in 0..reps.max(1) {
+    let reps = reps.max(1);
+    for k in 0..reps {
+        pb.set_message(format!("{what}execute{}", if reps > 1 { format!(" {}/{reps}", k + 1) } else { String::new() }));
         let t = Instant::now();
         let u = plan.execute(xyz, q, Some(&mut phi), Some(&mut field)).map_err(|e| format!("fmm execute: {e}"))?;
         let s = t.elapsed().as_secs_f64();
         if best.as_ref().map_or(true, |b| s < b.0) {
             best = Some((s, plan.stats(), u));
         }
+        pb.inc(1);
     }
     let (execute_s, stats, energy) = best.expect("at least one repetition");
     Ok(Solved { plan_s, execute_s, stats, phi, field, energy })
@@ -468,54 +478,62 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
     };
     let opts = FmmOpts { nthreads: args.threads, order: args.order, depth: args.depth, backend, ..FmmOpts::default() };
     let bname = if args.periodic { "periodic" } else { "open" };
-    println!("farfield fmm — {} N = {n}, {bname} boundary{}, tol {:e}, backend {}", parts.name,
+    let reps = args.reps as usize;
+    let compare = args.compare_cpu && backend == Backend::Cuda && n > 0;
+    let will_check = n > 0 && (parts.side.is_some() || args.check > 0 || n <= args.full_check_max);
+    // steps: plan and executes, the same for the CPU comparison, the error check (stderr, only
+    // when it is a terminal)
+    let steps = (1 + reps) * if compare { 2 } else { 1 } + will_check as usize;
+    let pb = progress::bar(steps as u64, "fmm", progress::visible());
+    say!(pb, "farfield fmm — {} N = {n}, {bname} boundary{}, tol {:e}, backend {}", parts.name,
              parts.side.map(|l| format!(" (cubic box side {l})")).unwrap_or_default(), args.tol,
              if backend == Backend::Cuda { format!("cuda ({} M2L)", if m2l == M2lMethod::Plain { "plain" } else { "symmetric" }) } else { "cpu".into() });
-    let s = solve_with(&parts.xyz, &parts.q, boundary, args.tol, &opts, args.reps as usize, m2l)?;
+    let s = solve_with(&parts.xyz, &parts.q, boundary, args.tol, &opts, reps, m2l, &pb, "")?;
     let st = &s.stats;
     let depth = st.depth.unwrap_or(0);
     if backend == Backend::Cuda {
-        println!("params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf); stage times from CUDA events",
+        say!(pb, "params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf); stage times from CUDA events",
                  st.order, st.nleaves, n as f64 / st.nleaves.max(1) as f64);
     } else {
-        println!("params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf), {} threads{}",
+        say!(pb, "params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf), {} threads{}",
                  st.order, st.nleaves, n as f64 / st.nleaves.max(1) as f64, st.nthreads,
                  if st.tol_clamped { " (tol clamped: order limit reached)" } else { "" });
     }
     if backend == Backend::Cuda && st.gpu_m2l_counts[0][0] > 0 {
         let [pl, sy] = st.gpu_m2l_counts;
-        println!("M2L work:   operator coefficients loaded {:.3e} (plain {:.3e}, {:.2}× saved), complex multiplications {:.3e} (plain {:.3e}, {:.2}× saved)",
+        say!(pb, "M2L work:   operator coefficients loaded {:.3e} (plain {:.3e}, {:.2}× saved), complex multiplications {:.3e} (plain {:.3e}, {:.2}× saved)",
                  sy[0] as f64, pl[0] as f64, pl[0] as f64 / sy[0].max(1) as f64, sy[1] as f64, pl[1] as f64, pl[1] as f64 / sy[1].max(1) as f64);
     }
-    let vs_cpu = if args.compare_cpu && backend == Backend::Cuda && n > 0 {
+    let vs_cpu = if compare {
         let o = FmmOpts { backend: Backend::Cpu, order: st.order, depth: Some(depth), ..opts };
-        let c = solve(&parts.xyz, &parts.q, boundary, args.tol, &o, args.reps as usize)?;
+        let c = solve_with(&parts.xyz, &parts.q, boundary, args.tol, &o, reps, M2lMethod::Symmetric, &pb, "CPU comparison: ")?;
         let rel = |a: &[f64], b: &[f64]| {
             let m = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
             a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / m
         };
         let (dp, df) = (rel(&s.phi, &c.phi), rel(&s.field, &c.field));
-        println!("vs CPU:     same p, D on {} threads: max rel difference potential {dp:.3e}, field {df:.3e}; CPU execute {:.4} s = {:.2}× the CUDA execute",
+        say!(pb, "vs CPU:     same p, D on {} threads: max rel difference potential {dp:.3e}, field {df:.3e}; CPU execute {:.4} s = {:.2}× the CUDA execute",
                  c.stats.nthreads, c.execute_s, c.execute_s / s.execute_s.max(1e-300));
         Some((dp, df, c.execute_s))
     } else {
         None
     };
-    println!("time:       plan {:.4} s + execute {:.4} s = {:.4} s{}; {:.3e} particles/s", s.plan_s, s.execute_s, s.time_s(),
+    say!(pb, "time:       plan {:.4} s + execute {:.4} s = {:.4} s{}; {:.3e} particles/s", s.plan_s, s.execute_s, s.time_s(),
              if args.reps > 1 { format!(" (fastest of {})", args.reps) } else { String::new() }, n as f64 / s.execute_s);
-    println!("stages [s]: {}", stages_line(&st.times));
-    println!("energy:     {:.15e}", s.energy);
-    let check = if n == 0 {
+    say!(pb, "stages [s]: {}", stages_line(&st.times));
+    say!(pb, "energy:     {:.15e}", s.energy);
+    let check = if !will_check {
         None
     } else if let Some(side) = parts.side {
+        pb.set_message("check: spectral Ewald reference");
         Some(check_periodic(&parts.xyz, &parts.q, side, &s, args.tol, args.threads)?)
-    } else if args.check > 0 || n <= args.full_check_max {
-        Some(check_open(&parts.xyz, &parts.q, &s, args.check, args.full_check_max, args.seed))
     } else {
-        None
+        pb.set_message("check: direct sum");
+        Some(check_open(&parts.xyz, &parts.q, &s, args.check, args.full_check_max, args.seed))
     };
+    pb.inc(will_check as u64);
     if let Some(c) = &check {
-        println!("error:      rel l2 potential {:.3e}, field {:.3e}{} against {} ({:.2} s){}",
+        say!(pb, "error:      rel l2 potential {:.3e}, field {:.3e}{} against {} ({:.2} s){}",
                  c.rel_phi, c.rel_field,
                  c.rel_energy.map(|e| format!(", energy {e:.3e}")).unwrap_or_default(),
                  c.reference, c.ref_s,
@@ -525,8 +543,9 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         npy::write_array(&dir.join("potential.npy"), &[n as u64], &s.phi)?;
         npy::write_array(&dir.join("field.npy"), &[n as u64, 3], &s.field)?;
-        println!("wrote:      {} (potential.npy, field.npy)", dir.display());
+        say!(pb, "wrote:      {} (potential.npy, field.npy)", dir.display());
     }
+    pb.finish_and_clear();
     if args.json {
         let mut o = Map::new();
         o.insert("n".into(), json!(n));

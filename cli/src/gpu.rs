@@ -8,6 +8,7 @@
 //! assembled, when ptxas was given).
 
 use crate::json;
+use crate::progress;
 use crate::CliResult;
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -52,7 +53,15 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
             return Err(format!("FARFIELD_PTXAS={} is not a file", p.display()));
         }
     }
-    let rep = farfield::gpu::check::run(&archs, ptxas);
+    // one step per (source, architecture) compilation (stderr, only when it is a terminal)
+    let pb = progress::bar((farfield::gpu::KERNEL_SOURCES.len() * archs.len()) as u64, "gpu", progress::visible());
+    pb.set_message("loading NVRTC");
+    let rep = farfield::gpu::check::run_with_progress(&archs, ptxas, |done, total, source, arch| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+        pb.set_message(if done < total { format!("{source} {arch}") } else { String::new() });
+    });
+    pb.finish_and_clear();
     match &rep.nvrtc {
         Ok(from) => println!("NVRTC: loaded from {from}"),
         Err(e) => println!("NVRTC: {e}"),

@@ -16,7 +16,10 @@
 //!   architectures, without a GPU.
 //!
 //! All print human-readable lines; with `--json` the last stdout line is one JSON object.
+//! Numeric options accept negative values as values (checked by the tool, see [`args`]);
+//! long runs show progress on stderr when it is a terminal ([`progress`]).
 
+mod args;
 mod bench;
 mod bench_spread;
 mod bench_type3;
@@ -34,7 +37,7 @@ mod poisson;
 mod progress;
 mod system;
 
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -81,7 +84,8 @@ enum BenchCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // the derived parser, with negative numbers accepted as option values (`args::command`)
+    let cli = Cli::from_arg_matches(&args::command::<Cli>().get_matches()).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(BenchCommand::Nufft(args)) => bench::run_nufft(&args),
@@ -103,3 +107,50 @@ fn main() -> ExitCode {
 /// Error type of the tool: a message (library errors, I/O errors and argument problems are
 /// all turned into text for the user).
 pub type CliResult<T> = Result<T, String>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every option that takes a value, in every subcommand, reads a negative number as its
+    /// value (issue 16: `--tol -1` was "unexpected argument '-1'").
+    #[test]
+    fn every_value_option_accepts_negative_numbers() {
+        fn walk(cmd: &clap::Command, path: &str, checked: &mut usize) {
+            for a in cmd.get_arguments().filter(|a| a.get_action().takes_values() && !a.is_positional()) {
+                assert!(a.is_allow_negative_numbers_set(), "{path} --{}", a.get_long().unwrap_or("?"));
+                *checked += 1;
+            }
+            // the numeric ones take any dash value (`-1e-3` is not a number to clap)
+            for name in ["tol", "threads", "xi", "rc", "upsampfac", "seed"] {
+                if let Some(a) = cmd.get_arguments().find(|a| a.get_long() == Some(name)) {
+                    assert!(a.is_allow_hyphen_values_set(), "{path} --{name}");
+                }
+            }
+            for s in cmd.get_subcommands() {
+                walk(s, &format!("{path} {}", s.get_name()), checked);
+            }
+        }
+        let mut checked = 0;
+        walk(&args::command::<Cli>(), "farfield", &mut checked);
+        assert!(checked > 50, "only {checked} options found");
+        let parse = |v: &[&str]| Cli::from_arg_matches(&args::command::<Cli>().try_get_matches_from(v).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string());
+        match parse(&["farfield", "ewald", "--tol", "-1e-3", "--xi", "-2.5e-1", "--rc", "-.5"]).unwrap().command {
+            Command::Ewald(a) => assert_eq!((a.tol, a.xi, a.rc), (-1e-3, Some(-0.25), Some(-0.5))),
+            c => panic!("{c:?}"),
+        }
+        match parse(&["farfield", "bench", "nufft", "--type", "2", "--dim", "1", "--modes", "-8", "--points", "10", "--iflag", "-1"]).unwrap().command {
+            Command::Bench(BenchCommand::Nufft(a)) => assert_eq!((a.modes.as_str(), a.iflag), ("-8", Some(-1))),
+            c => panic!("{c:?}"),
+        }
+        // a negative whole number reaches our parser and its message
+        let e = parse(&["farfield", "fmm", "--n", "10", "--threads", "-2"]).unwrap_err();
+        assert!(e.contains("-2 is negative: expected a whole number ≥ 0"), "{e}");
+        // a forgotten number is reported by the number parser, naming the option
+        let e = parse(&["farfield", "ewald", "--tol", "--json"]).unwrap_err();
+        assert!(e.contains("'--tol <T>'"), "{e}");
+        // a dash that is not a number is still a flag for a non-numeric option
+        assert!(parse(&["farfield", "ewald", "--out", "--json"]).is_err());
+    }
+}

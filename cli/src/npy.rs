@@ -98,15 +98,29 @@ pub fn read_array(path: &Path) -> CliResult<(Vec<usize>, Vec<f64>)> {
     parse_array(BufReader::new(f)).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// A shape as numpy prints it: `(200,)`, `(200, 3)`, `()`.
+pub fn shape_str(shape: &[usize]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => format!("({})", shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+    }
+}
+
 /// Parses a 2D image from `.npy` bytes (see the module docs for order and dtypes).
 pub fn parse_image<R: Read>(reader: R) -> CliResult<Image> {
     let (shape, data) = parse_array(reader)?;
+    image_from_array(shape, data)
+}
+
+/// A 2D array (`shape`, values in C order) as an image: errors for other ranks, an empty
+/// array, or a value that is not finite.
+pub fn image_from_array(shape: Vec<usize>, data: Vec<f64>) -> CliResult<Image> {
     if shape.len() != 2 {
-        return Err(format!("expected a 2D array, found shape {shape:?}"));
+        return Err(format!("expected a 2D array, found shape {}", shape_str(&shape)));
     }
     let (rows, cols) = (shape[0], shape[1]);
     if rows == 0 || cols == 0 {
-        return Err(format!("empty image of shape {shape:?}"));
+        return Err(format!("empty image of shape {}", shape_str(&shape)));
     }
     if let Some(i) = data.iter().position(|v| !v.is_finite()) {
         return Err(format!("pixel ({}, {}) is not finite ({})", i / cols, i % cols, data[i]));
@@ -189,6 +203,13 @@ mod tests {
         let b = npy_bytes::<f64>(&[1, 2], Order::C, &[1., f64::NAN]);
         assert!(parse_image(&b[..]).unwrap_err().contains("not finite"));
         assert!(parse_image(&b"not an npy file"[..]).is_err());
+    }
+
+    #[test]
+    fn shapes_print_as_numpy_does() {
+        assert_eq!(shape_str(&[200]), "(200,)");
+        assert_eq!(shape_str(&[200, 3]), "(200, 3)");
+        assert_eq!(shape_str(&[]), "()");
     }
 
     #[test]

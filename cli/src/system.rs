@@ -33,35 +33,41 @@ impl System {
 }
 
 /// Reads a folder holding `positions.npy` (N×3), `charges.npy` (N) and, when `need_box`,
-/// `box.npy` (3 lengths, or 3×3 with row i = lattice vector i). Checks shapes and finiteness.
+/// `box.npy` (3 lengths, or 3×3 with row i = lattice vector i). Checks shapes exactly (a
+/// charges array of shape (N, 1) or (1, N) is refused, not reinterpreted) and finiteness.
 pub fn read_dir(dir: &Path, need_box: bool) -> CliResult<System> {
     let (ps, xyz) = npy::read_array(&dir.join("positions.npy"))?;
     let (qs, q) = npy::read_array(&dir.join("charges.npy"))?;
+    let d = dir.display();
     if ps.len() != 2 || ps[1] != 3 {
-        return Err(format!("{}: positions.npy has shape {ps:?}, expected (N, 3)", dir.display()));
+        return Err(format!("{d}: positions.npy has shape {}, expected (N, 3): one row (x, y, z) per particle",
+                           npy::shape_str(&ps)));
     }
-    if qs.iter().product::<usize>() != ps[0] {
-        return Err(format!("{}: charges.npy has shape {qs:?} for {} positions", dir.display(), ps[0]));
+    let n = ps[0];
+    if qs.len() != 1 || qs[0] != n {
+        return Err(format!("{d}: charges.npy has shape {}, expected ({n},): a 1-D array of one charge per particle, \
+                            as many as positions.npy {} has rows", npy::shape_str(&qs), npy::shape_str(&ps)));
     }
-    if ps[0] == 0 {
-        return Err(format!("{}: no particles", dir.display()));
+    if n == 0 {
+        return Err(format!("{d}: no particles"));
     }
     if let Some(i) = xyz.iter().position(|v| !v.is_finite()) {
-        return Err(format!("{}: position of particle {} is not finite", dir.display(), i / 3));
+        return Err(format!("{d}: position of particle {} is not finite", i / 3));
     }
     if let Some(i) = q.iter().position(|v| !v.is_finite()) {
-        return Err(format!("{}: charge of particle {i} is not finite", dir.display()));
+        return Err(format!("{d}: charge of particle {i} is not finite"));
     }
     let box_path = dir.join("box.npy");
     let cell = if box_path.exists() {
         let (bs, b) = npy::read_array(&box_path)?;
-        Some(match b.len() {
-            3 => [b[0], 0.0, 0.0, 0.0, b[1], 0.0, 0.0, 0.0, b[2]],
-            9 => b.try_into().expect("nine values"),
-            _ => return Err(format!("{}: box.npy has shape {bs:?}, expected (3,) or (3, 3)", dir.display())),
+        Some(match bs[..] {
+            [3] => [b[0], 0.0, 0.0, 0.0, b[1], 0.0, 0.0, 0.0, b[2]],
+            [3, 3] => b.try_into().expect("nine values"),
+            _ => return Err(format!("{d}: box.npy has shape {}, expected (3,) (the side lengths) or (3, 3) (lattice vectors \
+                                     as rows)", npy::shape_str(&bs))),
         })
     } else if need_box {
-        return Err(format!("{}: box.npy not found (a periodic cell is needed)", dir.display()));
+        return Err(format!("{d}: box.npy not found (a periodic cell is needed)"));
     } else {
         None
     };
@@ -112,6 +118,15 @@ mod tests {
         assert_eq!(s.cell.unwrap(), [2.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 4.0]);
         npy::write_array(&d.path().join("charges.npy"), &[3], &[1.0, -1.0, 0.0]).unwrap();
         assert!(read_dir(d.path(), true).is_err());
+        // the right number of charges in a 2-D array is refused too, with both shapes named
+        for shape in [[2u64, 1], [1, 2]] {
+            npy::write_array(&d.path().join("charges.npy"), &shape, &[1.0, -1.0]).unwrap();
+            let e = read_dir(d.path(), true).unwrap_err();
+            assert!(e.contains(&format!("charges.npy has shape ({}, {}), expected (2,)", shape[0], shape[1])) && e.contains("(2, 3)"), "{e}");
+        }
+        npy::write_array(&d.path().join("charges.npy"), &[2], &[1.0, -1.0]).unwrap();
+        npy::write_array(&d.path().join("box.npy"), &[9], &[2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0]).unwrap();
+        assert!(read_dir(d.path(), true).unwrap_err().contains("box.npy has shape (9,)"));
     }
 
     #[test]

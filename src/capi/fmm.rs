@@ -44,9 +44,9 @@ pub const FARFIELD_FMM_BACKEND_CPU: c_int = 1;
 /// `opts.backend`: CUDA device 0 (no device → `FARFIELD_ERR_NO_DEVICE` from makeplan).
 pub const FARFIELD_FMM_BACKEND_CUDA: c_int = 2;
 
-/// Options of an FMM plan (versioned: `struct_size` first, fields only ever appended,
-/// docs/design.md §3). Fill with `farfield_fmm_default_opts(&o, sizeof o)` and then change
-/// fields.
+/// Options of an FMM plan (versioned: `struct_size` first, fields only ever appended, so a
+/// program built against this header keeps working with later libraries of the same major
+/// version). Fill with `farfield_fmm_default_opts(&o, sizeof o)` and then change fields.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(non_camel_case_types)]
@@ -253,7 +253,10 @@ fn checked_n(n: i64) -> Result<usize> {
     Ok(n as usize)
 }
 
-/// Makes an FMM plan.
+/// Makes an FMM plan for the Coulomb kernel `1/r` — no `1/(4πε₀)` or `1/(4π)` factor: a
+/// charge `q` at distance `r` contributes `q/r` to a potential, as in the Ewald functions
+/// (`farfield_poisson_*` uses `1/(4πr)` instead); units and array layouts at
+/// `farfield_fmm_execute`.
 ///
 /// * `boundary`: `FARFIELD_FMM_OPEN` (then `box` is ignored and may be NULL) or
 ///   `FARFIELD_FMM_PERIODIC` (then `box` is required).
@@ -321,6 +324,21 @@ pub unsafe extern "C" fn farfield_fmm_makeplan(
 /// Computes, for `n` charges `q` at `xyz`, the potentials `phi[i]`, the fields
 /// `field[3*i + d]` (`E = −∇φ`) and the energy `*energy = ½ Σ q_i φ_i`; each output may be
 /// NULL (not computed/written, except that the potentials are always computed internally).
+///
+/// Kernel and units: the bare Coulomb kernel `1/r`, no `1/(4πε₀)` (nor `1/(4π)`) inside:
+/// `phi[i] = Σ_{j≠i} q_j / r_ij`, `field[3*i + d] = Σ_{j≠i} q_j (x_i − x_j)_d / r_ij³`,
+/// `*energy = ½ Σ_i q_i phi[i]`. With charges in a unit Q and lengths in a unit L, `phi` is in
+/// Q/L, `field` in Q/L² and `energy` in Q²/L (charge²/length); multiply by your Coulomb
+/// constant (138.935458 kJ mol⁻¹ nm e⁻² for e and nm, `1/(4πε₀)` in SI). The Ewald functions
+/// use the same kernel and units; `farfield_poisson_execute` solves `∇²φ = −ρ` with the Green's
+/// function `1/(4πr)`, i.e. its potential of a point charge `q` is `q/(4πr)`. Periodic plans
+/// sum over all images: Ewald summation with tin-foil (conducting) boundary, a net charge
+/// neutralised by a uniform background.
+///
+/// Array layouts (all `double`, in the caller's particle order): `xyz[3*i + d]` interleaved
+/// (`n × 3`, row `i` = particle `i`, `d` = 0, 1, 2 for x, y, z — the layout of MD codes),
+/// `q[i]`, `phi[i]`, and the field interleaved the same way, `field[3*i + d]` (not
+/// component-major like `farfield_poisson_execute`'s `efield[idx + npts·d]`).
 ///
 /// * `n = 0` is a valid no-op (`*energy = 0`; the arrays may be NULL); at most `2³² − 1`
 ///   particles. Memory: about `64 + 24 (with field)` bytes per particle of work arrays kept
@@ -401,8 +419,10 @@ pub unsafe extern "C" fn farfield_fmm_execute(
 /// (`opts.gpu_stream` or the default stream); the inputs must be ready in that stream's order
 /// when the call is made, and the call returns after the work is done (the result checks of
 /// `farfield_fmm_execute` need the values). Outputs are written only on success; they must
-/// not overlap the inputs or each other. Same conventions, limits and checks as
-/// `farfield_fmm_execute` (the checks run on the device).
+/// not overlap the inputs or each other. Same kernel (`1/r`, no `1/(4πε₀)` factor), units
+/// (potential charge/length, field charge/length², energy charge²/length), interleaved
+/// layouts (`xyz[3*i + d]`, `field[3*i + d]`), limits and checks as `farfield_fmm_execute`
+/// (the checks run on the device).
 ///
 /// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan`, or `xyz`/`q` NULL with `n > 0`),
 /// `FARFIELD_ERR_INVALID_ARG` (a CPU plan; coincident particles), `FARFIELD_ERR_NPOINTS`,

@@ -43,10 +43,11 @@ pub type farfield_nufft_plan = *mut farfield_nufft_plan_s;
 #[allow(non_camel_case_types)]
 pub type farfield_nufftf_plan = *mut farfield_nufftf_plan_s;
 
-/// Options of a NUFFT plan (versioned: `struct_size` first, docs/design.md §3). Fill with
-/// `farfield_nufft_default_opts(&opts, sizeof opts)`, change fields, pass to makeplan (both
-/// precisions). Every value is validated at makeplan (`FARFIELD_ERR_INVALID_ARG` naming the
-/// field).
+/// Options of a NUFFT plan (versioned: `struct_size` first, fields only ever appended, so a
+/// program built against this header keeps working with later libraries of the same major
+/// version). Fill with `farfield_nufft_default_opts(&opts, sizeof opts)`, change fields, pass
+/// to makeplan (both precisions). Every value is validated at makeplan
+/// (`FARFIELD_ERR_INVALID_ARG` naming the field).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[allow(non_camel_case_types)]
@@ -66,8 +67,8 @@ pub struct farfield_nufft_opts {
     /// `FARFIELD_KERNEL_GAUSSIAN` (1, fast Gaussian gridding).
     pub kernel: i32,
     /// Upsampling factor σ: 0 = automatic (ES kernel: σ in [1.2, 2.5] and the width w chosen
-    /// together by the cost model of docs/design.md §9 over the tabulated ES kernels, for the
-    /// number of modes at makeplan and again, on the CPU, for the number of points M at each
+    /// together by the library's model of spreading and FFT time over its tabulated ES
+    /// kernels, for the number of modes at makeplan and again, on the CPU, for the number of points M at each
     /// setpts with M ≥ 2^20, where the plan's fine grid may change — `get_info` after setpts reports the final choice;
     /// always 2.0 for the Gaussian kernel), or any value in (1, 4], used as given. When the
     /// widest kernel cannot reach tol at σ, the tolerance is clamped to what it reaches,
@@ -501,7 +502,11 @@ pub unsafe extern "C" fn farfield_nufft_setpts_device(plan: farfield_nufft_plan,
 
 /// Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
 /// (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`; type 3: reads `c` (`ntrans·M`), writes
-/// `f` (`ntrans·N`, the N frequencies of setpts). Sizes are those of makeplan and setpts
+/// `f` (`ntrans·N`, the N frequencies of setpts). Layouts: strengths `c[t·M + j]` for
+/// transform `t` and point `j` (setpts order); modes `f[t·N1·N2·N3 + k1 + N1·(k2 + N2·k3)]`,
+/// x fastest (C `f[t][k3][k2][k1]`, Fortran `f(N1, N2, N3, ntrans)`), each index in CMCL
+/// order (array index 0 ↔ mode `−⌊N/2⌋`) or FFT order (index 0 ↔ mode 0), per
+/// `opts.modeord`; type 3: `f[t·N + k]`. Sizes are those of makeplan and setpts
 /// (limits there). Memory: per spreading subproblem (at most `opts.spread_max_subprob_size`
 /// points, default 10 000) a private box up to the fine grid's size; failure →
 /// `FARFIELD_ERR_ALLOC` (the output is then partly written). The output is checked: a value
@@ -550,7 +555,7 @@ pub unsafe extern "C" fn farfield_nufft_destroy(plan: farfield_nufft_plan) -> c_
     destroy_boxed(plan)
 }
 
-/// Single-precision [`farfield_nufft_makeplan`] (tolerances below 1e-7, or below what the
+/// Single-precision `farfield_nufft_makeplan` (tolerances below 1e-7, or below what the
 /// kernel reaches at σ, are clamped with a warning). Same options struct, same limits
 /// (memory: 8·Πnf_d bytes for the fine grid, and as much headroom for FFTW).
 #[no_mangle]
@@ -566,7 +571,7 @@ pub unsafe extern "C" fn farfield_nufftf_makeplan(r#type: c_int, dim: c_int, n_m
     })
 }
 
-/// Single-precision [`farfield_nufft_setpts`]. Same limits; the reduction mod 2π is done in
+/// Single-precision `farfield_nufft_setpts`. Same limits; the reduction mod 2π is done in
 /// double precision on the exact (widened) float coordinates, and only the resulting grid
 /// coordinate is rounded to single precision, so large |x| cost no more accuracy than in
 /// double precision beyond the float representation of x itself (relative 6e-8: the result is
@@ -578,35 +583,35 @@ pub unsafe extern "C" fn farfield_nufftf_setpts(plan: farfield_nufftf_plan, m: i
     guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z, n, s, t, u))
 }
 
-/// Single-precision [`farfield_nufft_execute`] (same memory rule and errors).
+/// Single-precision `farfield_nufft_execute` (same memory rule and errors).
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_execute(plan: farfield_nufftf_plan, c: *mut Complex32, f: *mut Complex32) -> c_int {
     guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
 }
 
-/// Single-precision [`farfield_nufft_setpts_device`] (device arrays of floats).
+/// Single-precision `farfield_nufft_setpts_device` (device arrays of floats).
 ///
 /// # Safety
-/// As [`farfield_nufft_setpts_device`], with `M` floats per used axis.
+/// As `farfield_nufft_setpts_device`, with `M` floats per used axis.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_setpts_device(plan: farfield_nufftf_plan, m: i64, x: *const f32, y: *const f32,
                                                        z: *const f32) -> c_int {
     guard(|| setpts_device(&plan_ref(plan, "plan")?.inner, m, x, y, z))
 }
 
-/// Single-precision [`farfield_nufft_execute_device`].
+/// Single-precision `farfield_nufft_execute_device`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_execute_device(plan: farfield_nufftf_plan, c: *mut Complex32, f: *mut Complex32) -> c_int {
     guard(|| execute_device(&plan_ref(plan, "plan")?.inner, c, f))
 }
 
-/// Single-precision [`farfield_nufft_get_info`].
+/// Single-precision `farfield_nufft_get_info`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_get_info(plan: farfield_nufftf_plan, info: *mut farfield_nufft_info) -> c_int {
     guard(|| get_info(&plan_ref(plan, "plan")?.inner, info))
 }
 
-/// Single-precision [`farfield_nufft_destroy`].
+/// Single-precision `farfield_nufft_destroy`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_destroy(plan: farfield_nufftf_plan) -> c_int {
     destroy_boxed(plan)

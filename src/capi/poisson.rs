@@ -39,9 +39,9 @@ pub const FARFIELD_POISSON_VICO: c_int = 1;
 /// temporary memory `8·Π (P_d/2+1)` bytes).
 pub const FARFIELD_POISSON_VICO_DCT: c_int = 2;
 
-/// Options of a Poisson plan (versioned: `struct_size` first, fields only ever appended,
-/// docs/design.md §3). Fill with `farfield_poisson_default_opts(&o, sizeof o)` and then change
-/// fields.
+/// Options of a Poisson plan (versioned: `struct_size` first, fields only ever appended, so a
+/// program built against this header keeps working with later libraries of the same major
+/// version). Fill with `farfield_poisson_default_opts(&o, sizeof o)` and then change fields.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[allow(non_camel_case_types)]
@@ -159,7 +159,10 @@ unsafe fn plan_args<'a>(
 }
 
 /// Makes a free-space Poisson plan for grids of `n[0] × n[1] (× n[2])` nodes with spacings
-/// `h[0], h[1] (, h[2])`.
+/// `h[0], h[1] (, h[2])`. The plan solves `∇²φ = −ρ` with free-space boundary conditions,
+/// `φ = G ∗ ρ` with the Green's function `G(x) = 1/(4π|x|)` in 3D and `−ln|x|/(2π)` in 2D
+/// (so a point charge `q` has `φ = q/(4πr)`, not the `q/r` of the Ewald and FMM functions);
+/// grid layout, units and outputs at `farfield_poisson_execute`.
 ///
 /// * `method`: `FARFIELD_POISSON_HOCKNEY`, `FARFIELD_POISSON_VICO` or `FARFIELD_POISSON_VICO_DCT`.
 /// * `dim`: 2 or 3; only the first `dim` entries of `n` and `h` are read.
@@ -256,14 +259,26 @@ pub unsafe extern "C" fn farfield_poisson_estimate(
     })
 }
 
-/// Solves `∇²φ = −ρ` for one right-hand side with a plan (any number of times).
+/// Solves `∇²φ = −ρ` for one right-hand side with a plan (any number of times), with
+/// free-space boundary conditions: `φ = G ∗ ρ`, `G(x) = 1/(4π|x|)` in 3D, `−ln|x|/(2π)` in 2D.
+/// Note the `4π`: a point charge `q` gives `φ = q/(4πr)`, whereas the Ewald and FMM functions
+/// use the kernel `1/r` (`q/r`); for potentials in their convention pass `4π·ρ` (or multiply
+/// `phi`, `efield` by `4π` and `energy` by `(4π)²`). Units are the caller's: `φ` is in units of
+/// `ρ·length²` (`ρ` per unit volume in 3D, per unit area in 2D); for SI potentials pass
+/// `ρ/ε₀`.
 ///
-/// * `rho`: source at the nodes, `npts = Π n_d` values, x fastest.
-/// * `phi`: output potential, `npts` values, same layout.
+/// Grid layout: node `(i, j, k)`, at `origin + (i·h_x, j·h_y, k·h_z)`, is element
+/// `idx = i + n_x·(j + n_y·k)` (2D: `i + n_x·j`), x fastest — C `a[k][j][i]`, Fortran
+/// `a(nx, ny, nz)`; the origin does not enter.
+///
+/// * `rho`: source at the nodes, `npts = Π n_d` values, `rho[idx]`.
+/// * `phi`: output potential, `npts` values, `phi[idx]`.
 /// * `efield`: NULL, or output `E = −∇φ` with `dim·npts` values, **component-major**:
 ///   `efield[idx + npts·d]` is component `d` (0 = x, 1 = y, 2 = z) at node `idx` (Fortran
-///   `e(nx, ny, nz, 3)`). Spectral differentiation on the doubled grid.
-/// * `energy`: NULL, or output `U = ½ Σ ρ_i φ_i · Π h_d` (≈ ½∫ρφ).
+///   `e(nx, ny, nz, 3)`) — not interleaved like the FMM's and Ewald's `field[3*i + d]`.
+///   Spectral differentiation on the doubled grid.
+/// * `energy`: NULL, or output `U = ½ Σ ρ_idx φ_idx · Π h_d` (≈ ½∫ρφ), in units of
+///   `ρ²·length^(dim+2)`.
 ///
 /// Scale: any finite `rho` and spacings work when the requested outputs are representable (the
 /// solve is normalised and rescaled exactly by powers of two). Each requested output (`phi`,

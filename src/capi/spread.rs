@@ -298,7 +298,8 @@ pub unsafe extern "C" fn farfield_spread_setpts(plan: farfield_spread_plan, m: i
 }
 
 /// Spreads M real `values` (one per point, in setpts order) onto the real `grid`
-/// (`n0·n1·n2` values, x fastest), **overwriting** it:
+/// (`n0·n1·n2` values, x fastest: grid point `(l0, l1, l2)`, at `box_lo + l·h`, is
+/// `grid[l0 + n0·(l1 + n1·l2)]`), **overwriting** it:
 /// `grid_l = Σ_j values_j Π_d ψ(l_d − g_{j,d})` (periodised on periodic axes).
 /// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, INVALID_ARG (overlapping arrays),
 /// ALLOC}`.
@@ -319,7 +320,8 @@ pub unsafe extern "C" fn farfield_spread_spread_complex(plan: farfield_spread_pl
     guard(|| spread_complex(&*lock(plan)?, values, grid))
 }
 
-/// Interpolates the real `grid` (`n0·n1·n2` values, x fastest) at the points into `values`
+/// Interpolates the real `grid` (`n0·n1·n2` values, x fastest: `grid[l0 + n0·(l1 + n1·l2)]`,
+/// as `farfield_spread_spread` writes it) at the points into `values`
 /// (M values, setpts order), overwriting them: `values_j = Σ_l grid_l Π_d ψ(l_d − g_{j,d})`.
 /// `grad`: NULL, or `M·dim` values receiving the gradient of the interpolant in physical
 /// units (per unit length), interleaved `grad[dim·j + d] = ∂values_j/∂x_d`; available for

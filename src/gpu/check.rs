@@ -182,6 +182,13 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> std::result::Result<(), 
 
 /// Runs the check for `archs` (ptxas from `ptxas` when given).
 pub fn run(archs: &[String], ptxas: Option<PathBuf>) -> CheckReport {
+    run_with_progress(archs, ptxas, |_, _, _, _| {})
+}
+
+/// [`run`], calling `progress(done, total, source, arch)` before each (source, architecture)
+/// pair is compiled (`done` of the `total` pairs finished) and `progress(total, total, "", "")`
+/// at the end; not called when NVRTC cannot be loaded.
+pub fn run_with_progress(archs: &[String], ptxas: Option<PathBuf>, mut progress: impl FnMut(usize, usize, &str, &str)) -> CheckReport {
     let mut rep = CheckReport {
         archs: archs.to_vec(),
         device_found: matches!(super::runtime::discover(), Ok(d) if !d.is_empty()),
@@ -197,8 +204,10 @@ pub fn run(archs: &[String], ptxas: Option<PathBuf>) -> CheckReport {
         return rep;
     }
     let mut all = std::collections::BTreeSet::new();
+    let total = super::KERNEL_SOURCES.len() * archs.len();
     for (name, src) in super::KERNEL_SOURCES {
         for arch in archs {
+            progress(rep.results.len(), total, name, arch);
             let mut r = ArchResult {
                 source: name.to_string(),
                 arch: arch.clone(),
@@ -237,6 +246,7 @@ pub fn run(archs: &[String], ptxas: Option<PathBuf>) -> CheckReport {
             rep.results.push(r);
         }
     }
+    progress(total, total, "", "");
     rep.kernels = all.len();
     rep
 }

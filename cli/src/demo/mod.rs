@@ -24,8 +24,7 @@ use crate::plot;
 use crate::CliResult;
 use clap::Args;
 use serde_json::{json, Map, Value};
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Environment variable naming a folder of real input data to use instead of the repository's
 /// `data/` (layout: docs/design.md §11.1).
@@ -57,7 +56,7 @@ pub fn data_path(rel: &str) -> Option<PathBuf> {
 #[derive(Args, Debug, Clone)]
 pub struct DemoArgs {
     /// Image to reconstruct: a 2D real .npy array (float64, or any real dtype), C or Fortran
-    /// order, first index = image row. Default: the MRI slice
+    /// order, first index = image row, at least 8×8 pixels. Default: the MRI slice
     /// data/images/mri_s1045_256.npy (or under $FARFIELD_DATA_DIR) when that exists, else a 256×256 Shepp–Logan
     /// phantom.
     #[arg(long, value_name = "FILE.npy")]
@@ -66,25 +65,25 @@ pub struct DemoArgs {
     #[arg(long, value_name = "DIR", default_value = "farfield-demo")]
     pub out: PathBuf,
     /// Threads for the NUFFTs (0 = all cores).
-    #[arg(long, value_name = "K", default_value_t = 0)]
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = crate::args::whole::<usize>)]
     pub threads: usize,
-    /// Print a JSON summary as the last line of stdout (and no progress bar).
+    /// Print a JSON summary as the last line of stdout.
     #[arg(long)]
     pub json: bool,
     /// NUFFT tolerance.
     #[arg(long, value_name = "TOL", default_value_t = 1e-6)]
     pub tol: f64,
     /// Conjugate-gradient iterations.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = crate::args::whole::<usize>)]
     pub iters: usize,
     /// Number of radial spokes (default: Nyquist, ⌈(π/2)·N⌉).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::args::whole::<usize>)]
     pub spokes: Option<usize>,
     /// Use the analytic Shepp–Logan phantom instead of the MRI slice.
     #[arg(long, conflicts_with = "image")]
     pub phantom: bool,
     /// Phantom size N (N×N pixels; implies --phantom). Small sizes make a fast smoke test.
-    #[arg(long, value_name = "N", conflicts_with = "image", hide = true)]
+    #[arg(long, value_name = "N", conflicts_with = "image", hide = true, value_parser = crate::args::whole::<usize>)]
     pub size: Option<usize>,
 }
 
@@ -100,7 +99,7 @@ pub struct Source {
 /// the data folder ([`data_path`]) when it exists, else the phantom.
 pub fn resolve_source(args: &DemoArgs) -> CliResult<Source> {
     if let Some(p) = &args.image {
-        return Ok(Source { name: p.display().to_string(), image: npy::read_image(p)? });
+        return Ok(Source { name: p.display().to_string(), image: read_image_arg(p)? });
     }
     let want_phantom = args.phantom || args.size.is_some();
     if !want_phantom {
@@ -115,6 +114,37 @@ pub fn resolve_source(args: &DemoArgs) -> CliResult<Source> {
     Ok(Source { name: format!("shepp-logan {n}x{n}"), image: phantom::shepp_logan(n) })
 }
 
+/// Smallest number of rows and of columns of an `--image`.
+pub const MIN_IMAGE_SIDE: usize = 8;
+
+/// What an `--image` file must hold, for the error messages.
+const IMAGE_FORMAT: &str = "an image is a 2D .npy array of real pixel values, rows x columns (first index = row), \
+                            both at least 8, e.g. data/images/mri_s1045_256.npy (256, 256)";
+
+/// Reads `--image`: a 2D array of at least [`MIN_IMAGE_SIDE`]² pixels. Anything else — a 1-D
+/// array, a 3-D one, a particle file (`positions.npy` of shape (N, 3), or its transpose) — is
+/// refused with its shape and what an image must look like, instead of being reconstructed as
+/// a 3-pixel-wide picture.
+pub fn read_image_arg(p: &Path) -> CliResult<Image> {
+    let (shape, data) = npy::read_array(p).map_err(|e| format!("--image {e}"))?;
+    let shape_s = npy::shape_str(&shape);
+    let not_image = |why: &str| {
+        let hint = if shape.len() == 2 && (shape[1] == 3 || shape[0] == 3) {
+            " (it looks like particle positions: positions.npy of `farfield ewald --input` is an (N, 3) array)"
+        } else {
+            ""
+        };
+        format!("--image {}: shape {shape_s} is not an image{why}{hint}; {IMAGE_FORMAT}", p.display())
+    };
+    if shape.len() != 2 {
+        return Err(not_image(&format!(" ({}-D array)", shape.len())));
+    }
+    if shape[0] < MIN_IMAGE_SIDE || shape[1] < MIN_IMAGE_SIDE {
+        return Err(not_image(""));
+    }
+    npy::image_from_array(shape, data).map_err(|e| format!("--image {}: {e}", p.display()))
+}
+
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> CliResult<()> {
     if !(args.tol.is_finite() && args.tol > 0.0) {
@@ -122,7 +152,7 @@ pub fn run(args: &DemoArgs) -> CliResult<()> {
     }
     let src = resolve_source(args)?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
-    let progress = !args.json && std::io::stderr().is_terminal();
+    let progress = crate::progress::visible();
     let mut summary = Map::new();
     summary.insert("image".into(), json!(src.name));
     summary.insert("rows".into(), json!(src.image.rows));

@@ -12,6 +12,7 @@ use super::{fftw_flags, solve, MethodArg, PoissonArgs, SourceArg};
 use crate::json;
 use crate::mem;
 use crate::plot;
+use crate::progress::{self, say};
 use crate::CliResult;
 use farfield::poisson::testcases::fitted_order;
 use farfield::poisson::PoissonOpts;
@@ -93,36 +94,44 @@ pub fn run(a: &PoissonArgs) -> CliResult<()> {
     let t_all = Instant::now();
 
     println!("farfield poisson --convergence: N = {:?}, {} threads", ns, threads);
+    // one step per (problem, N, method), skipped cases included (stderr, only when it is a
+    // terminal)
+    let pb = progress::bar((sources.len() * ns.len() * methods.len()) as u64, "poisson", progress::visible());
     let mut results: Vec<(SourceArg, Vec<(MethodArg, Series)>)> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     for &src in &sources {
         let mut per: Vec<(MethodArg, Series)> = methods.iter().map(|&m| (m, Series::default())).collect();
         for &n in &ns {
+            pb.set_message(format!("{} N = {n}: sampling", src.name()));
             let tc = src.make(n);
             for (m, s) in per.iter_mut() {
+                pb.set_message(format!("{} N = {n}: {}", src.name(), m.name()));
                 if *m == MethodArg::Vico {
                     if let Some(why) = vico_skip(n) {
                         let note = format!("Vico (4N) not run at N = {n}: {why}; Vico-DCT gives the same result.");
                         if !notes.contains(&note) {
-                            println!("  {note}");
+                            say!(pb, "  {note}");
                             notes.push(note);
                         }
                         s.err.push(None);
                         s.plan_s.push(None);
                         s.solve_s.push(None);
+                        pb.inc(1);
                         continue;
                     }
                 }
                 let r = solve(*m, &tc, &opts, 1)?;
-                println!("  {:8} N = {n:3}  {:9}  rel L2 {:.3e}  plan {:.3} s  solve {:.3} s",
-                         src.name(), m.name(), r.rel_error, r.plan_s, r.best_solve());
+                say!(pb, "  {:8} N = {n:3}  {:9}  rel L2 {:.3e}  plan {:.3} s  solve {:.3} s",
+                     src.name(), m.name(), r.rel_error, r.plan_s, r.best_solve());
                 s.err.push(Some(r.rel_error));
                 s.plan_s.push(Some(r.plan_s));
                 s.solve_s.push(Some(r.best_solve()));
+                pb.inc(1);
             }
         }
         results.push((src, per));
     }
+    pb.finish_and_clear();
 
     // fitted orders
     let mut orders = Map::new();

@@ -105,16 +105,16 @@ pub struct PoissonArgs {
     pub method: Option<MethodArg>,
     /// Grid nodes per axis (N³ nodes; the solve works on the doubled (2N)³ grid).
     #[arg(long, value_name = "N", required_unless_present = "convergence", conflicts_with = "convergence",
-          value_parser = clap::value_parser!(u64).range(2..=4096))]
+          value_parser = crate::args::whole_in::<u64>(2, 4096))]
     pub n: Option<u64>,
     /// Test problem (default gaussian; with --convergence default both).
     #[arg(long, value_enum)]
     pub source: Option<SourceArg>,
     /// Threads for FFTW and the pointwise loops (0 = all cores).
-    #[arg(long, value_name = "K", default_value_t = 0)]
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = crate::args::whole::<usize>)]
     pub threads: usize,
     /// Timed repetitions of the solve and of the FFT pair (the minimum is reported).
-    #[arg(long, value_name = "R", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "R", default_value_t = 3, value_parser = crate::args::whole_in::<u64>(1, u64::MAX))]
     pub reps: u64,
     /// FFTW planner effort (for the solver's transforms and the reference FFT pair alike).
     #[arg(long, value_enum, default_value_t = FftwArg::Estimate)]
@@ -127,7 +127,7 @@ pub struct PoissonArgs {
     #[arg(long)]
     pub convergence: bool,
     /// Largest N of the sweep.
-    #[arg(long, value_name = "N", default_value_t = 256, requires = "convergence")]
+    #[arg(long, value_name = "N", default_value_t = 256, requires = "convergence", value_parser = crate::args::whole::<usize>)]
     pub max_n: usize,
     /// Output directory of the sweep (created if missing).
     #[arg(long, value_name = "DIR", default_value = "farfield-poisson")]
