@@ -8,12 +8,14 @@
 #   pkg-config, build-essential (gcc, g++, make)
 #   python3-venv  the GPU kernel check's NVRTC/ptxas wheels (scripts/gpu-check.sh) and the peer
 #                 benchmarks' virtual environments
+#   liblammps-dev, lammps-examples  LAMMPS as a library and its example inputs, for the LAMMPS
+#                 driver (examples/lammps) and its tests (skipped without them)
 # It also checks that a Rust toolchain (cargo) is available; it does not install one.
 #
 # Environment: FARFIELD_SKIP_DEPS=1 skips the package step (e.g. on a machine you don't own).
 set -euo pipefail
 
-PKGS=(libfftw3-dev gfortran cmake valgrind pkg-config build-essential python3-venv)
+PKGS=(libfftw3-dev gfortran cmake valgrind pkg-config build-essential python3-venv liblammps-dev lammps-examples)
 RUST_MIN="1.89"   # rust-version of the crate (Cargo.toml)
 
 say() { printf '[install-deps] %s\n' "$*"; }
