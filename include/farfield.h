@@ -596,9 +596,10 @@ int farfield_ewald_default_opts(struct farfield_ewald_opts *opts, size_t struct_
 //   the largest entry.
 // * `n_max`: largest number of charges per execute (1 … 2^32 − 2); the accuracy target
 //   assumes about this many charges.
-// * `tol`: requested relative RMS force accuracy, `0 < tol < 1`, calibrated on condensed
-//   molecular systems (their measured errors land within [tol/3, tol]; random charges about
-//   0.5–0.8 tol; ionic crystals near their symmetric sites, whose forces nearly cancel, can
+// * `tol`: requested relative RMS force accuracy, `0 < tol < 1`: the RMS force error over the
+//   RMS Coulomb force of all pairs (no exclusions; a force field's own Coulomb forces, 1-2 and
+//   1-3 pairs excluded, are 10–15× smaller), calibrated on condensed molecular systems (their
+//   measured errors land within [tol/3, tol]; random charges about 0.5–1.1 tol; ionic crystals near their symmetric sites, whose forces nearly cancel, can
 //   exceed tol relative to those small forces). Below what the method reaches in double
 //   precision (1e-12 spectral Ewald and SPME, 1e-14 direct) it is raised to that
 //   and `FARFIELD_WARN_TOL_CLAMPED` is reported by `farfield_ewald_get_warnings` (with `tol_used`).
