@@ -47,10 +47,12 @@ struct System {
     double coul_cut;
 };
 
-// The inputs: the peptide as examples/peptide/in.peptide (CHARMM force field, SHAKE, NVT), the
-// SPC/E box of examples/HEAT (rigid water by SHAKE, NVT), each with a 10 Angstrom Coulomb
-// cutoff. The k-space line is inserted before read_data; farfield's fix before the integrator
-// and SHAKE (`fixes`), so that SHAKE's constraint forces see the k-space forces.
+// The inputs: the peptide as in LAMMPS's peptide example, in.peptide (CHARMM force field,
+// SHAKE, NVT), and the SPC/E box of LAMMPS's HEAT example (rigid water by SHAKE, NVT), each with
+// a 10 Angstrom Coulomb cutoff and `pair_modify table 0` (LAMMPS's default 12-bit Coulomb table
+// has errors of its own, different for each run's xi). The k-space line is inserted before
+// read_data; farfield's fix before the integrator and SHAKE (`fixes`), so that SHAKE's
+// constraint forces see the k-space forces.
 System make_system(const std::string &which, const std::string &ex) {
     if (which == "peptide")
         return {"peptide",
