@@ -299,7 +299,8 @@ pub struct EwaldPlan {
     kspace: KSpace,
     /// Excluded and scaled pairs.
     excl: Exclusions,
-    /// Parts evaluated by `execute` (all unless changed by [`EwaldPlan::set_parts`]).
+    /// Parts evaluated by `execute` (those of `opts.terms` unless changed by
+    /// [`EwaldPlan::set_parts`]).
     parts: EwaldParts,
     qs: Vec<f64>,
     s: Vec<[f64; 3]>,
