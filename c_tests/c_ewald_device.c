@@ -35,15 +35,6 @@
 
 enum { NQ = 300, NPAIR = 50 };
 
-static double rel_rms(const double *a, const double *b, size_t len) {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < len; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return sqrt(num / den);
-}
-
 typedef struct {
     double phi[NQ], field[3 * NQ], energy, virial[9];
 } result;

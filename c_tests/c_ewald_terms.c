@@ -28,15 +28,6 @@ static const double L[3] = {2.6, 2.8, 3.0};
 static const int64_t PAIRS[2 * NP] = {0, 1, 1, 2, 0, 3, 10, 11, 20, 21, 30, 31, 40, 41};
 static const double SCALES[NP] = {0.0, 0.0, 1.0 / 1.2, 0.5, 0.0, 1.0, 0.5};
 
-static double rel_rms(const double *a, const double *b, size_t len) {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < len; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return sqrt(num / den);
-}
-
 static void min_image(const double *xyz, int i, int j, double d[3]) {
     for (int a = 0; a < 3; a++) {
         double v = xyz[3 * i + a] - xyz[3 * j + a];

@@ -70,6 +70,16 @@ static inline void ff_expect_nufft_makeplan(int single, int type, int dim, const
 }
 
 /* ---- deterministic random numbers (64-bit LCG + xorshift output) ---------------------- */
+/* Relative RMS difference of a from b (len values): sqrt(sum (a-b)^2 / sum b^2). */
+static inline double rel_rms(const double *a, const double *b, size_t len) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < len; i++) {
+        num += (a[i] - b[i]) * (a[i] - b[i]);
+        den += b[i] * b[i];
+    }
+    return sqrt(num / den);
+}
+
 typedef struct { uint64_t s; } ff_rng;
 static inline double ff_uniform(ff_rng *r) { /* in [0, 1) */
     r->s = r->s * 6364136223846793005ULL + 1442695040888963407ULL;

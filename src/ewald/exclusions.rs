@@ -36,13 +36,9 @@ impl Exclusions {
         if let Some(k) = sc.iter().position(|s| !s.is_finite()) {
             return Err(Error::NonFinite(format!("scale {k} (of pair ({}, {})) is {}", pairs[k][0], pairs[k][1], sc[k])));
         }
-        // validate indices (and get each pair's key) with the unscaled rule, pair by pair
         let mut v = try_vec::<(u64, f64)>(pairs.len(), "exclusion list")?;
         for (k, p) in pairs.iter().enumerate() {
-            let key = exclusion_keys(std::slice::from_ref(p), n_max).map_err(|e| match e {
-                Error::InvalidArg(m) => Error::InvalidArg(m.replacen("pair 0", &format!("pair {k}"), 1)),
-                e => e,
-            })?[0];
+            let key = pair_key(k, p, n_max)?;
             if sc[k] != 1.0 {
                 v.push((key, sc[k]));
             }
@@ -111,28 +107,31 @@ impl Exclusions {
 pub(crate) fn exclusion_keys(pairs: &[[i64; 2]], n_max: usize) -> Result<Vec<u64>> {
     let mut v = try_vec::<u64>(pairs.len(), "exclusion list")?;
     for (k, p) in pairs.iter().enumerate() {
-        for &i in p {
-            if i < 0 || i as u64 >= n_max as u64 {
-                return Err(Error::InvalidArg(format!(
-                    "exclusion pair {k} = ({}, {}): index {i} outside 0 … n_max − 1 = {}",
-                    p[0],
-                    p[1],
-                    n_max - 1
-                )));
-            }
-        }
-        if p[0] == p[1] {
-            return Err(Error::InvalidArg(format!(
-                "exclusion pair {k} = ({}, {}) pairs charge {} with itself",
-                p[0], p[1], p[0]
-            )));
-        }
-        let (a, b) = (p[0].min(p[1]) as u64, p[0].max(p[1]) as u64);
-        v.push((a << 32) | b);
+        v.push(pair_key(k, p, n_max)?);
     }
     v.sort_unstable();
     v.dedup();
     Ok(v)
+}
+
+/// The key `min << 32 | max` of pair `k` = `p`, its indices checked against `0 … n_max − 1`.
+/// Error: [`Error::InvalidArg`] (an index out of range or a pair `(i, i)`, naming the pair and
+/// the index).
+fn pair_key(k: usize, p: &[i64; 2], n_max: usize) -> Result<u64> {
+    for &i in p {
+        if i < 0 || i as u64 >= n_max as u64 {
+            return Err(Error::InvalidArg(format!(
+                "exclusion pair {k} = ({}, {}): index {i} outside 0 … n_max − 1 = {}",
+                p[0],
+                p[1],
+                n_max - 1
+            )));
+        }
+    }
+    if p[0] == p[1] {
+        return Err(Error::InvalidArg(format!("exclusion pair {k} = ({}, {}) pairs charge {} with itself", p[0], p[1], p[0])));
+    }
+    Ok(((p[0].min(p[1]) as u64) << 32) | p[0].max(p[1]) as u64)
 }
 
 /// Checks the sorted exclusion keys `excl` (see [`exclusion_keys`]) against the number of
