@@ -43,7 +43,7 @@ fn check_rows(len: usize, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], o: usiz
 // taking a closure, the intrinsics inside the closure are no longer inlined into the AVX2/FMA
 // clone (closures do not inherit `target_feature`) and spreading ran 15× slower (measured).
 macro_rules! row_kernels {
-    ($t:ty, $lanes:expr, $v:ty, $zero:ident, $set1:ident, $loadu:ident, $storeu:ident, $fmadd:ident, $kvec:ident, $spread:ident, $interp:ident) => {
+    ($t:ty, $lanes:expr, $v:ty, $zero:ident, $add:ident, $set1:ident, $loadu:ident, $storeu:ident, $fmadd:ident, $kvec:ident, $spread:ident, $interp:ident) => {
         /// Spreads one point into a box (as [`super::inner::spread_w`], `W ≤ 16`).
         ///
         /// # Safety
@@ -80,16 +80,34 @@ macro_rules! row_kernels {
             let nv = (o + 2 * W).div_ceil(L);
             check_rows(bx.len(), s, l, wyz, o, nv * L);
             let p0 = bx.as_ptr() as *const $t;
+            // two accumulator banks, even and odd rows: with one, every row's FMAs wait for
+            // the previous row's (4 cycles), and once the rows come from L1 (points ordered by
+            // sub-cell, super::sort::sub_cells) that latency is what bounds the loop
             let mut acc = [$zero(); MAX_VECTORS];
+            let mut acc2 = [$zero(); MAX_VECTORS];
             for k in 0..wyz[1] {
                 let vz = ker[2][k];
-                for j in 0..wyz[0] {
+                let mut j = 0;
+                while j + 1 < wyz[0] {
+                    let (v, v2) = ($set1(vz * ker[1][j]), $set1(vz * ker[1][j + 1]));
+                    let p = p0.add(2 * (l[0] + s[0] * (l[1] + j + s[1] * (l[2] + k))) - o);
+                    let p2 = p.add(2 * s[0]);
+                    for q in 0..nv {
+                        acc[q] = $fmadd($loadu(p.add(q * L)), v, acc[q]);
+                        acc2[q] = $fmadd($loadu(p2.add(q * L)), v2, acc2[q]);
+                    }
+                    j += 2;
+                }
+                if j < wyz[0] {
                     let v = $set1(vz * ker[1][j]);
                     let p = p0.add(2 * (l[0] + s[0] * (l[1] + j + s[1] * (l[2] + k))) - o);
                     for q in 0..nv {
                         acc[q] = $fmadd($loadu(p.add(q * L)), v, acc[q]);
                     }
                 }
+            }
+            for q in 0..nv {
+                acc[q] = $add(acc[q], acc2[q]);
             }
             // contract with the x-kernel, duplicated for the re/im lanes (zero outside the row)
             let mut kx2 = [$zero(); MAX_VECTORS];
@@ -160,10 +178,10 @@ unsafe fn kvec_f32_512(kx: &[f32; MAX_WIDTH], w: usize, o: usize, nv: usize, c: 
     }
 }
 
-row_kernels!(f64, 4, __m256d, _mm256_setzero_pd, _mm256_set1_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd, kvec_f64_256, spread_f64, interp_f64);
-row_kernels!(f32, 8, __m256, _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps, kvec_f32_256, spread_f32, interp_f32);
-row_kernels!(f64, 8, __m512d, _mm512_setzero_pd, _mm512_set1_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd, kvec_f64_512, spread_f64_512, interp_f64_512);
-row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps, kvec_f32_512, spread_f32_512, interp_f32_512);
+row_kernels!(f64, 4, __m256d, _mm256_setzero_pd, _mm256_add_pd, _mm256_set1_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd, kvec_f64_256, spread_f64, interp_f64);
+row_kernels!(f32, 8, __m256, _mm256_setzero_ps, _mm256_add_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps, kvec_f32_256, spread_f32, interp_f32);
+row_kernels!(f64, 8, __m512d, _mm512_setzero_pd, _mm512_add_pd, _mm512_set1_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd, kvec_f64_512, spread_f64_512, interp_f64_512);
+row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_add_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps, kvec_f32_512, spread_f32_512, interp_f32_512);
 
 #[cfg(test)]
 mod tests {

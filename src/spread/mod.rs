@@ -218,7 +218,7 @@ impl<T: Real> Spreader<T> {
         }
         let dim = self.dim;
         // pass 1 checks the points: a non-finite coordinate leaves the previous points set
-        let counted = match sort::count(coords, dim, self.nf, threads) {
+        let counted = match sort::count(coords, dim, self.nf, sort::sub_cells(dim, self.w[0]), threads) {
             Ok(c) => c,
             Err(e @ Error::NonFinite(_)) => return Err(e),
             Err(e) => {
@@ -893,7 +893,8 @@ mod tests {
 
     #[test]
     fn parallel_sort_equals_serial_stable_sort() {
-        let k = Kernel::for_tolerance(KernelKind::Es, 1e-6, 2.0);
+        // w ≥ 8: ordered by bin, then by sub-cell
+        let k = Kernel::for_tolerance(KernelKind::Es, 1e-9, 2.0);
         let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
         let m = 20_000;
         let x: Vec<Vec<f64>> = (0..3).map(|_| (0..m).map(|_| rng.gen_range(-7.0..7.0)).collect()).collect();
@@ -903,14 +904,11 @@ mod tests {
             // has several bins per bucket
             let mut sp = Spreader::<f64>::new(3, &[256, 96, 64], &k, SpreadOpts { max_subprob_size: 0 }).unwrap();
             sp.setpts([&x[0], &x[1], &x[2]], &th).unwrap();
-            let (bs, nb) = sort::bin_grid(3, sp.nf);
-            let bins: Vec<u32> = (0..m)
-                .map(|i| {
-                    let b: Vec<usize> = (0..3).map(|d| ((fold(x[d][i], sp.nf[d]) * (1.0 / bs[d] as f64)) as usize).min(nb[d] - 1)).collect();
-                    ((b[2] * nb[1] + b[1]) * nb[0] + b[0]) as u32
-                })
-                .collect();
-            assert_eq!(sp.perm, sort::counting_sort(&bins, nb[0] * nb[1] * nb[2]).unwrap(), "threads {threads}");
+            let sub = sort::sub_cells(3, sp.w[0]);
+            assert_eq!(sub, 4, "w = {}: points ordered by sub-cell", sp.w[0]);
+            let key = |i: usize| sort::reference_key(3, sp.nf, sub, std::array::from_fn(|d| fold(x[d][i], sp.nf[d])));
+            let keys: Vec<u32> = (0..m).map(|i| key(i).0 as u32).collect();
+            assert_eq!(sp.perm, sort::counting_sort(&keys, key(0).1).unwrap(), "threads {threads}");
             for s in 0..m {
                 assert_eq!(sp.g[1][s], fold(x[1][sp.perm[s] as usize], 96));
             }

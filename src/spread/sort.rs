@@ -1,8 +1,9 @@
 //! Bin sort of the non-uniform points (Boström's gridding report §4, "unfinished bin-sort";
 //! FINUFFT's `bin_sort`; Barnett et al. 2019 §3.2). Points, folded into grid units
 //! `g ∈ [0, nf)` per axis, are assigned to cache-sized bins (16³ grid points in 3D, 32² in 2D,
-//! 256 in 1D; x fastest, bin index `(b_z·nb_y + b_y)·nb_x + b_x`), and ordered by bin,
-//! stably (points of one bin keep their input order): the result is the permutation
+//! 256 in 1D; x fastest, bin index `(b_z·nb_y + b_y)·nb_x + b_x`), and ordered by bin and,
+//! in 3D for kernels of width ≥ 8, by sub-cell of 4³ within the bin ([`sub_cells`]: the key
+//! `bin·64 + sub-cell`), stably (points of one key keep their input order): the result is the permutation
 //! `perm[s]` = input index of the point at sorted position `s`, the bins' offsets in sorted
 //! order (from which the spreader cuts its subproblems), and optionally the folded coordinates
 //! in sorted order. The bins are compact tiles, not rows: a subproblem's box is then a tile
@@ -41,12 +42,12 @@
 //!    there, measured 2026-11-25); back-to-back calls do not. Chunks fill each bucket in input
 //!    order, so the buckets are stable.
 //! 4. **local** (parallel over groups of consecutive buckets balanced by point count, one
-//!    scratch per group, none per bucket): a stable counting sort by bin within each bucket
+//!    scratch per group, none per bucket): a stable counting sort by key within each bucket
 //!    through the group's scratch (a bucket holds about M/256 points). Reads and writes
-//!    `(4 + b·d)·M` bytes once; skipped when a bucket is a single bin.
+//!    `(4 + b·d)·M` bytes once; skipped when a bucket is a single key.
 //!
 //! Every pass over M is parallel; nothing is allocated per point or per bucket. The result
-//! equals a serial stable counting sort by bin ([`counting_sort`], the test reference) for any
+//! equals a serial stable counting sort by key ([`counting_sort`], the test reference) for any
 //! thread count, and the kept coordinates equal [`super::fold`] bit for bit. Per-pass
 //! wall-clock times are returned in [`SortTimings`] ([`super::Spreader::sort_timings`]).
 //!
@@ -131,32 +132,58 @@ impl SortTimings {
     }
 }
 
+/// Sub-cells per axis of a bin for a dimension and kernel width `w`: within a bin the points
+/// are ordered by sub-cell (x fastest), stably. In 3D from w = 8 a bin of 16³ is cut into 4³
+/// sub-cells of 4³ grid points: the rows that consecutive points touch then overlap, and the
+/// part of the subproblem's box they use (`(4 + w − 1)³` values, 35 KiB at w = 10) stays in
+/// L1 while a sub-cell's points (about 32 at M ≈ 2·nf³/σ³) run, where in input order every
+/// point's `w²` rows came from L2. Measured (3D, M = 1e7, 128³ modes, one thread, AVX-512):
+/// interpolation −23 % at w = 8, −30 % at w = 10 (with the two accumulator banks of the row
+/// loops), 0 at w = 13 (its `16³` values no longer fit L1); spreading −2 to −7 % from w = 8,
+/// but +3 to +15 % at w = 5 (the same rows stored by one point and loaded by the next), hence
+/// one sub-cell below w = 8. In 1D and 2D a bin's box already fits L1 (2D: `(32 + w − 1)²`
+/// values, 31 KiB at w = 13): one sub-cell.
+pub fn sub_cells(dim: usize, w: usize) -> usize {
+    if dim == 3 && w >= 8 { 4 } else { 1 }
+}
+
 /// Bins and buckets of one grid.
 #[derive(Debug, Clone, Copy)]
 struct Geometry {
     nf: [usize; 3],
     nb: [usize; 3],
     inv_bs: [f64; 3],
+    /// Sub-cells per bin axis ([`sub_cells`], a power of two) and their bits in a key.
+    sub: usize,
+    sub_bits: u32,
     /// A bucket is `2^shift` consecutive bins.
     shift: u32,
     nbuck: usize,
 }
 
 impl Geometry {
-    fn new(dim: usize, nf: [usize; 3]) -> Self {
+    fn new(dim: usize, nf: [usize; 3], sub: usize) -> Self {
         let (bs, nb) = bin_grid(dim, nf);
         let nbins = nb[0] * nb[1] * nb[2];
         let mut shift = 0u32;
         while (nbins - 1) >> shift >= MAX_BUCKETS {
             shift += 1;
         }
+        debug_assert!(sub.is_power_of_two() && sub <= bin_sizes(dim)[0]);
         Geometry {
             nf,
             nb,
             inv_bs: [1.0 / bs[0] as f64, 1.0 / bs[1] as f64, 1.0 / bs[2] as f64],
+            sub,
+            sub_bits: dim as u32 * sub.trailing_zeros(),
             shift,
             nbuck: ((nbins - 1) >> shift) + 1,
         }
+    }
+
+    /// Bits of a key within its bucket: the pass-3 sort key (0: no pass 3).
+    fn local_bits(&self) -> u32 {
+        self.shift + self.sub_bits
     }
 
     /// Bin index of a point with grid coordinates `g` (each in `[0, nf)`).
@@ -169,6 +196,27 @@ impl Geometry {
             b = b * self.nb[d] + k.min(self.nb[d] - 1);
         }
         b
+    }
+
+    /// Sort key of a point with grid coordinates `g` (each in `[0, nf)`): its bin
+    /// ([`Self::bin`]) then its sub-cell within the bin (x fastest), `bin·sub^D + cell`.
+    /// Exact: the bin and sub-cell sizes are powers of two.
+    #[inline(always)]
+    fn key<T: Real, const D: usize>(&self, g: [T; 3]) -> usize {
+        if self.sub_bits == 0 {
+            return self.bin::<T, D>(g);
+        }
+        let (mut b, mut c) = (0usize, 0usize);
+        let sub = self.sub as f64;
+        for d in (0..D).rev() {
+            let u = g[d].to_f64v() * self.inv_bs[d];
+            // SAFETY: g ∈ [0, nf) is finite, and nf·inv_bs·sub < 2⁶³
+            let k = (unsafe { u.to_int_unchecked::<i64>() } as usize).min(self.nb[d] - 1);
+            let f = unsafe { (u * sub).to_int_unchecked::<i64>() } as usize;
+            b = b * self.nb[d] + k;
+            c = c * self.sub + f.saturating_sub(k * self.sub).min(self.sub - 1);
+        }
+        (b << self.sub_bits) | c
     }
 }
 
@@ -371,8 +419,8 @@ unsafe fn scatter_body<T: Real, const D: usize, const FLOOR: bool>(geo: &Geometr
         }
         for j in 0..n {
             let gj = [gb[0][j], gb[1][j], gb[2][j]];
-            let key = geo.bin::<T, D>(gj);
-            let b = key >> geo.shift;
+            let key = geo.key::<T, D>(gj);
+            let b = key >> geo.local_bits();
             let s = *off.get_unchecked(b) as usize;
             *off.get_unchecked_mut(b) += 1;
             let s0 = *init.get_unchecked(b) as usize;
@@ -382,7 +430,7 @@ unsafe fn scatter_body<T: Real, const D: usize, const FLOOR: bool>(geo: &Geometr
                     sg[d].put(b, s, s0, gj[d]);
                 }
             } else if keys {
-                sl.put(b, s, s0, (key - (b << geo.shift)) as u32);
+                sl.put(b, s, s0, (key - (b << geo.local_bits())) as u32);
             }
         }
         a += n;
@@ -457,8 +505,8 @@ unsafe fn scatter_chunk<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: 
     dims::<T, false>(geo, dim, x, i0, i1, off, init, stage, out)
 }
 
-/// Pass 3 for buckets `b0..b1`: a stable counting sort by bin within each bucket, through one
-/// scratch for the group. Errors: [`Error::Alloc`] (the scratch).
+/// Pass 3 for buckets `b0..b1`: a stable counting sort by key ([`Geometry::key`]: bin, then
+/// sub-cell) within each bucket, through one scratch for the group. Errors: [`Error::Alloc`] (the scratch).
 ///
 /// # Safety
 /// The buckets' ranges of the outputs (`bucket_start[b]..bucket_start[b + 1]`) must be
@@ -466,7 +514,7 @@ unsafe fn scatter_chunk<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: 
 unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[usize], b0: usize, b1: usize, out: Outputs<T>, bin_start: SyncPtr<usize>) -> Result<()> {
     let copy = !out.g[0].0.is_null();
     let len = (b0..b1).map(|b| bucket_start[b + 1] - bucket_start[b]).max().unwrap_or(0);
-    let nloc = 1usize << geo.shift;
+    let nloc = 1usize << geo.local_bits();
     let nbins = geo.nb[0] * geo.nb[1] * geo.nb[2];
     let mut tp = crate::error::try_filled_vec::<u32>(len, 0, "bin-sort scratch")?;
     let mut lb = crate::error::try_filled_vec::<u32>(len, 0, "bin-sort scratch")?;
@@ -486,7 +534,7 @@ unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[us
         if copy {
             for j in 0..n {
                 let gj = [bg[0][j], if D > 1 { bg[1][j] } else { T::zero() }, if D > 2 { bg[2][j] } else { T::zero() }];
-                lb[j] = (geo.bin::<T, D>(gj) - base) as u32;
+                lb[j] = (geo.key::<T, D>(gj) - (base << geo.sub_bits)) as u32;
             }
         } else {
             lb[..n].copy_from_slice(std::slice::from_raw_parts(out.local.0.add(s0), n));
@@ -499,8 +547,8 @@ unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[us
             off[k + 1] += off[k];
         }
         // the bucket's bins start at s0 + off[k] (its own slots of `bin_start`)
-        for k in 0..nloc.min(nbins - base) {
-            *bin_start.0.add(base + k) = s0 + off[k] as usize;
+        for k in 0..(1usize << geo.shift).min(nbins - base) {
+            *bin_start.0.add(base + k) = s0 + off[k << geo.sub_bits] as usize;
         }
         if n <= 1 {
             continue;
@@ -561,11 +609,11 @@ pub(crate) struct Sorted<T> {
 /// every coordinate is finite and counts the points per bucket.
 /// Errors: [`Error::NonFinite`] naming the first point with a non-finite coordinate and its
 /// first such axis; [`Error::Alloc`] (the histograms).
-pub(crate) fn count<'a, T: Real>(coords: [&'a [T]; 3], dim: usize, nf: [usize; 3], threads: &Threads) -> Result<Counted<'a, T>> {
+pub(crate) fn count<'a, T: Real>(coords: [&'a [T]; 3], dim: usize, nf: [usize; 3], sub: usize, threads: &Threads) -> Result<Counted<'a, T>> {
     let t0 = Instant::now();
     let m = coords[0].len();
     debug_assert!(m <= u32::MAX as usize && (0..dim).all(|d| coords[d].len() == m));
-    let geo = Geometry::new(dim, nf);
+    let geo = Geometry::new(dim, nf, sub);
     let nchunks = (threads.count() * CHUNKS_PER_THREAD).min(m.div_ceil(MIN_CHUNK)).max(1);
     let mut hist = crate::error::try_zeroed_vec::<u32>(nchunks * geo.nbuck, "bucket histograms")?;
     let first_bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
@@ -623,7 +671,7 @@ impl<T: Real> Counted<'_, T> {
                 *gd = crate::error::try_vec::<T>(m, "sorted coordinates")?;
                 advise_huge(gd);
             }
-        } else if geo.shift > 0 {
+        } else if geo.local_bits() > 0 {
             local = crate::error::try_vec::<u32>(m, "bin-sort keys")?;
             advise_huge(&mut local);
         }
@@ -631,7 +679,7 @@ impl<T: Real> Counted<'_, T> {
         let out = Outputs {
             perm: SyncPtr(perm.as_mut_ptr()),
             g: std::array::from_fn(|d| if keep_coords && d < dim { SyncPtr(g[d].as_mut_ptr()) } else { null }),
-            local: SyncPtr(if keep_coords || geo.shift == 0 { std::ptr::null_mut() } else { local.as_mut_ptr() }),
+            local: SyncPtr(if keep_coords || geo.local_bits() == 0 { std::ptr::null_mut() } else { local.as_mut_ptr() }),
         };
         {
             // per thread: staging lines and a copy of the chunk's first slots
@@ -664,7 +712,7 @@ impl<T: Real> Counted<'_, T> {
                 for gd in g.iter_mut().take(dim) {
                     gd.set_len(m);
                 }
-            } else if geo.shift > 0 {
+            } else if geo.local_bits() > 0 {
                 local.set_len(m);
             }
         }
@@ -676,7 +724,7 @@ impl<T: Real> Counted<'_, T> {
         let nbins = geo.nb[0] * geo.nb[1] * geo.nb[2];
         let mut bin_start = crate::error::try_zeroed_vec::<usize>(nbins + 1, "bin offsets")?;
         bin_start[nbins] = m;
-        if geo.shift == 0 {
+        if geo.local_bits() == 0 {
             bin_start[..nbins].copy_from_slice(&bucket_start[..nbins]);
         } else {
             let bsp = SyncPtr(bin_start.as_mut_ptr());
@@ -708,6 +756,22 @@ impl<T: Real> Counted<'_, T> {
         tm.local_s = t0.elapsed().as_secs_f64();
         Ok(Sorted { perm, g, bin_start, timings: tm })
     }
+}
+
+/// The sort key of a point with folded coordinates `g` (test reference of
+/// [`Geometry::key`], in integer arithmetic on the grid cell `⌊g⌋`), and the number of keys.
+#[cfg(test)]
+pub fn reference_key(dim: usize, nf: [usize; 3], sub: usize, g: [f64; 3]) -> (usize, usize) {
+    let (bs, nb) = bin_grid(dim, nf);
+    let (mut b, mut c) = (0usize, 0usize);
+    for d in (0..dim).rev() {
+        let i = g[d].floor() as usize;
+        let k = (i / bs[d]).min(nb[d] - 1);
+        b = b * nb[d] + k;
+        c = c * sub + (i % bs[d] / (bs[d] / sub)).min(sub - 1);
+    }
+    let cells = sub.pow(dim as u32);
+    (b * cells + c, nb[0] * nb[1] * nb[2] * cells)
 }
 
 /// Serial stable counting sort (the test reference of the parallel sort): returns the permutation `perm` (sorted position → input index) that
@@ -780,35 +844,28 @@ mod tests {
             .collect()
     }
 
-    /// The reference bin of each point, from [`super::super::fold`] (the exact fold).
-    fn reference_bins<T: Real>(x: &[Vec<T>; 3], dim: usize, nf: [usize; 3]) -> (Vec<u32>, usize) {
-        let (bs, nb) = bin_grid(dim, nf);
+    /// The reference key of each point ([`reference_key`] of the exact fold
+    /// [`super::super::fold`]), the number of keys and the keys per bin.
+    fn reference_keys<T: Real>(x: &[Vec<T>; 3], dim: usize, nf: [usize; 3], sub: usize) -> (Vec<u32>, usize, usize) {
         let m = x[0].len();
-        let bins = (0..m)
-            .map(|i| {
-                let mut b = 0usize;
-                for d in (0..dim).rev() {
-                    let g = fold(x[d][i], nf[d]).to_f64v();
-                    b = b * nb[d] + ((g * (1.0 / bs[d] as f64)) as usize).min(nb[d] - 1);
-                }
-                b as u32
-            })
-            .collect();
-        (bins, nb[0] * nb[1] * nb[2])
+        let key = |i: usize| reference_key(dim, nf, sub, std::array::from_fn(|d| if d < dim { fold(x[d][i], nf[d]).to_f64v() } else { 0.0 }));
+        let nkeys = reference_key(dim, nf, sub, [0.0; 3]).1;
+        (((0..m).map(|i| key(i).0 as u32)).collect(), nkeys, sub.pow(dim as u32))
     }
 
-    fn check_sort<T: Real>(dim: usize, nf: [usize; 3], m: usize) {
+    fn check_sort<T: Real>(dim: usize, nf: [usize; 3], sub: usize, m: usize) {
         let x: [Vec<T>; 3] = std::array::from_fn(|d| if d < dim { test_coords::<T>(m, 11 + d as u64) } else { Vec::new() });
-        let (bins, nbins) = reference_bins(&x, dim, nf);
-        let want = counting_sort(&bins, nbins).unwrap();
+        let (keys, nkeys, cells) = reference_keys(&x, dim, nf, sub);
+        let want = counting_sort(&keys, nkeys).unwrap();
+        let nbins = nkeys / cells;
         let mut counts = vec![0usize; nbins];
-        bins.iter().for_each(|&k| counts[k as usize] += 1);
+        keys.iter().for_each(|&k| counts[k as usize / cells] += 1);
         for threads in [1, 2, 3] {
             let th = Threads::new(threads).unwrap();
             for keep in [true, false] {
-                let c = count([&x[0][..], &x[1][..], &x[2][..]], dim, nf, &th).unwrap();
+                let c = count([&x[0][..], &x[1][..], &x[2][..]], dim, nf, sub, &th).unwrap();
                 let sorted = c.sort(&th, keep).unwrap();
-                assert!(sorted.perm == want, "{} dim {dim} nf {nf:?} threads {threads} keep {keep}", T::NAME);
+                assert!(sorted.perm == want, "{} dim {dim} nf {nf:?} sub {sub} threads {threads} keep {keep}", T::NAME);
                 // bin b holds the sorted positions bin_start[b]..bin_start[b + 1]
                 assert_eq!(sorted.bin_start.len(), nbins + 1);
                 assert_eq!(sorted.bin_start[nbins], m);
@@ -838,12 +895,15 @@ mod tests {
         let m = 70_001;
         // many bins (several per bucket) and few (one per bucket, no local pass)
         for (dim, nf) in [(1, [1 << 20, 1, 1]), (1, [600, 1, 1]), (2, [1250, 1000, 1]), (2, [64, 48, 1]), (3, [320, 160, 96]), (3, [32, 32, 24])] {
-            check_sort::<f64>(dim, nf, m);
-            check_sort::<f32>(dim, nf, m);
+            // in 3D with and without sub-cells (by bin, then by sub-cell within the bin)
+            for sub in if dim == 3 { vec![1, 4] } else { vec![1] } {
+                check_sort::<f64>(dim, nf, sub, m);
+                check_sort::<f32>(dim, nf, sub, m);
+            }
         }
         // nothing and one point
         for m in [0, 1, 17] {
-            check_sort::<f64>(3, [160, 96, 64], m);
+            check_sort::<f64>(3, [160, 96, 64], 4, m);
         }
     }
 
@@ -885,7 +945,7 @@ mod tests {
         x[1][70_000] = f64::NAN;
         for threads in [1, 3] {
             let th = Threads::new(threads).unwrap();
-            match count([&x[0][..], &x[1][..], &x[2][..]], 3, [64, 64, 64], &th) {
+            match count([&x[0][..], &x[1][..], &x[2][..]], 3, [64, 64, 64], 4, &th) {
                 Err(Error::NonFinite(msg)) => assert!(msg.contains("coordinate y of point 60001"), "{msg}"),
                 Err(e) => panic!("{e}"),
                 Ok(_) => panic!("non-finite points accepted"),
