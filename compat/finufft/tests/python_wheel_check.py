@@ -6,7 +6,7 @@ Copies the installed `finufft` package into a temporary folder, replaces its bun
 library, and runs the wheel's `Plan` (and, through it, the simple functions nufft{1,2,3}d{1,2,3})
 for types 1, 2, 3 in 1D-3D, double and single precision, in a subprocess per library: the
 original wheel and the compat one. Asserts relative l2 agreement <= 3 tol; prints the errors
-and the compat/wheel time ratios (not asserted).
+and the time ratios compat : wheel (not asserted).
 
 Usage: python_wheel_check.py <path to the compat libfinufft.so>
 A Python without numpy or finufft 2.5.1 skips (exit 0, message; CTest SKIP_RETURN_CODE 77 when
@@ -116,7 +116,7 @@ def main():
             subprocess.run([sys.executable, __file__, "--child", prefix], env=env, check=True)
             with open(prefix + "times.json") as f:
                 out[name] = (prefix, json.load(f))
-        print("| case | rel l2 (plan) | rel l2 (simple) | limit 3 tol | time wheel [s] | time compat [s] | compat/wheel |")
+        print("| case | rel l2 (plan) | rel l2 (simple) | limit 3 tol | time wheel [s] | time compat [s] | compat : wheel |")
         print("|---|---|---|---|---|---|---|")
         bad = []
         for key, tw in out["wheel"][1].items():
