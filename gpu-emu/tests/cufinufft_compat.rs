@@ -30,7 +30,7 @@ trait Prec: GpuReal {
                        o: *mut cufinufft_opts) -> c_int;
     unsafe fn setpts(p: Self::Plan, m: i64, x: u64, y: u64, z: u64) -> c_int;
     unsafe fn execute(p: Self::Plan, c: u64, f: u64) -> c_int;
-    unsafe fn destroy(p: Self::Plan) -> c_int;
+    unsafe fn c_destroy(p: Self::Plan) -> c_int;
 }
 
 impl Prec for f64 {
@@ -50,7 +50,7 @@ impl Prec for f64 {
     unsafe fn execute(p: cufinufft_plan, c: u64, f: u64) -> c_int {
         cufinufft_execute(p, c as *mut _, f as *mut _)
     }
-    unsafe fn destroy(p: cufinufft_plan) -> c_int {
+    unsafe fn c_destroy(p: cufinufft_plan) -> c_int {
         cufinufft_destroy(p)
     }
 }
@@ -72,7 +72,7 @@ impl Prec for f32 {
     unsafe fn execute(p: cufinufftf_plan, c: u64, f: u64) -> c_int {
         cufinufftf_execute(p, c as *mut _, f as *mut _)
     }
-    unsafe fn destroy(p: cufinufftf_plan) -> c_int {
+    unsafe fn c_destroy(p: cufinufftf_plan) -> c_int {
         cufinufftf_destroy(p)
     }
 }
@@ -128,7 +128,7 @@ fn check<T: Prec>(ty: i32, dim: usize, ntr: usize, modeord: i32, iflag: i32, gpu
         for _ in 0..2 {
             assert_eq!(T::execute(plan, c, f), 0, "{what}");
         }
-        assert_eq!(T::destroy(plan), 0);
+        assert_eq!(T::c_destroy(plan), 0);
     }
     let out: Vec<Complex<T>> = download_vec(&dev, &outb, ntr * nout).unwrap();
     let back: Vec<Complex<T>> = download_vec(&dev, &inb, ntr * nin).unwrap();
