@@ -4,8 +4,8 @@
    need the CUDA toolkit's cuComplex.h/cufft.h).
    Checks: sizeof/offsetof of every cufinufft_opts field against the published layout (LP64),
    the defaults, and without a GPU (FARFIELD_DISABLE_CUDA=1 hides any there is) makeplan
-   returning FINUFFT_ERR_CUDA_FAILURE with a NULL plan in both precisions, the argument errors
-   reported before the device is looked for, and the NULL-plan codes. The transforms themselves
+   returning FINUFFT_ERR_CUDA_FAILURE with a NULL plan in both precisions and types 1-3, the
+   argument errors reported before the device is looked for, and the NULL-plan codes. The transforms themselves
    are checked on the CUDA-on-CPU emulator (gpu-emu/tests/cufinufft_compat.rs). */
 #define _POSIX_C_SOURCE 200112L /* setenv */
 #include <complex.h>
@@ -97,7 +97,7 @@ static void without_device(void) {
   int64_t nm[3] = {16, 8, 4};
   cufinufft_opts o;
   cufinufft_default_opts(&o);
-  for (int type = 1; type <= 2; type++)
+  for (int type = 1; type <= 3; type++)
     for (int dim = 1; dim <= 3; dim++) {
       cufinufft_plan p = (cufinufft_plan)&o; /* must be reset to NULL */
       int ier = cufinufft_makeplan(type, dim, nm, 1, 2, 1e-6, &p, &o);
@@ -114,7 +114,7 @@ static void without_device(void) {
   /* argument errors come first */
   CHECK(cufinufft_makeplan(1, 4, nm, 1, 1, 1e-6, &p, NULL) == ERR_DIM_NOTVALID, "dim 4");
   CHECK(cufinufft_makeplan(5, 1, nm, 1, 1, 1e-6, &p, NULL) == ERR_TYPE_NOTVALID, "type 5");
-  CHECK(cufinufft_makeplan(3, 1, nm, 1, 1, 1e-6, &p, NULL) == ERR_TYPE_NOTVALID, "type 3 (not supported)");
+  CHECK(cufinufft_makeplan(0, 1, nm, 1, 1, 1e-6, &p, NULL) == ERR_TYPE_NOTVALID, "type 0");
   int64_t bad[3] = {16, 0, 4};
   CHECK(cufinufft_makeplan(1, 2, bad, 1, 1, 1e-6, &p, NULL) == ERR_NDATA_NOTVALID, "a mode count 0");
   CHECK(cufinufft_makeplan(1, 2, nm, 1, 0, 1e-6, &p, NULL) == ERR_NTRANS_NOTVALID, "ntransf 0");

@@ -368,17 +368,67 @@ impl<T: farfield::Real> farfield::nufft::NufftExec<T> for EmuNufft<T> {
     }
 }
 
-/// `NufftPlan::new` for types 1 and 2 with backend CUDA on an emulated device (same arguments,
-/// validation and parameters; the GPU options of `opts` as `CudaNufft` reads them). Other
-/// types → [`Error::NotSupported`].
+/// A type 3 NUFFT executor on the emulator: `farfield::gpu::type3::GpuType3` on an
+/// [`EmuDevice`] behind the `NufftExec` interface (host-array setpts, as `CudaType3`; execute on
+/// addresses of emulator buffers).
+pub struct EmuType3<T: farfield::Real> {
+    plan: farfield::gpu::type3::GpuType3<T, EmuDevice>,
+    ntrans: usize,
+}
+
+impl<T: farfield::Real> farfield::nufft::NufftExec<T> for EmuType3<T> {
+    fn setpts(&mut self, pts: farfield::nufft::Points<'_, T>) -> Result<()> {
+        self.plan.setpts(pts.x, pts.s)
+    }
+    fn has_points(&self) -> bool {
+        self.plan.methods().is_some()
+    }
+    fn num_points(&self) -> usize {
+        self.plan.num_points()
+    }
+    fn num_modes(&self) -> usize {
+        self.plan.num_targets()
+    }
+    fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
+        self.plan.execute(c, f)
+    }
+    unsafe fn execute_device(&mut self, c: u64, f: u64) -> Result<()> {
+        let plan = &self.plan;
+        let nt = self.ntrans;
+        let z = std::mem::size_of::<Complex<T>>();
+        let dev = EmuDevice::default();
+        dev.with_foreign(c, (nt * plan.num_points() * z).max(1), |cs| {
+            dev.with_foreign(f, (nt * plan.num_targets() * z).max(1), |fs| plan.execute_dev_all(cs, fs))
+        })
+    }
+    fn info(&self) -> farfield::nufft::NufftInfo {
+        self.plan.info()
+    }
+    fn kernel(&self) -> &farfield::kernel::Kernel {
+        self.plan.kernel()
+    }
+}
+
+/// `NufftPlan::new` with backend CUDA on an emulated device (same arguments, validation and
+/// parameters; the GPU options of `opts` as `CudaNufft` and `CudaType3` read them).
 pub fn emu_nufft_plan<T: farfield::Real>(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64,
                                          opts: &farfield::nufft::NufftOpts) -> Result<farfield::nufft::NufftPlan<T>> {
     use farfield::nufft::{Backend, NufftParams, NufftPlan, Precision};
+    let sopts = farfield::gpu::spread::GpuSpreadOpts { block: 64, ..farfield::gpu::spread::GpuSpreadOpts::from_nufft_opts(opts) };
     if ty == 3 {
-        return Err(Error::NotSupported("emu_nufft_plan: types 1 and 2 only".into()));
+        let plan = farfield::gpu::type3::GpuType3::new(EmuDevice::default(), dim, iflag, ntrans, tol, opts, sopts)?;
+        return Ok(NufftPlan::from_exec(3, dim, ntrans, Backend::Cuda, opts, Box::new(EmuType3 { plan, ntrans })));
     }
     let params = NufftParams::new(ty, dim, n_modes, iflag, ntrans, tol, Precision::of::<T>(), opts, Backend::Cuda)?;
-    let sopts = farfield::gpu::spread::GpuSpreadOpts { block: 64, ..farfield::gpu::spread::GpuSpreadOpts::from_nufft_opts(opts) };
     let plan = farfield::gpu::nufft::GpuNufft::new(EmuDevice::default(), params, sopts)?;
     Ok(NufftPlan::from_exec(ty, dim, ntrans, Backend::Cuda, opts, Box::new(EmuNufft { plan })))
+}
+
+/// A device → host copy from an emulator buffer's address (the emulator's `cuMemcpyDtoH`).
+///
+/// # Safety
+/// `src` must be valid for reads of `dst.len()` bytes.
+pub unsafe fn emu_download(_opts: &farfield::nufft::NufftOpts, src: u64, dst: &mut [u8]) -> Result<()> {
+    std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len());
+    Ok(())
 }

@@ -2,7 +2,8 @@
 //! points, on the CUDA-on-CPU emulator: the crate's plan maker is replaced by
 //! `farfield_gpu_emu::emu_nufft_plan` (farfield's CUDA NUFFT on an `EmuDevice`), and the
 //! "device arrays" are emulator buffers passed by address, as cuFINUFFT's callers pass device
-//! pointers. Types 1 and 2, dims 1–3, both precisions, ntransf 1 and 3, modeord 0 and 1, both
+//! pointers (type 3's setpts reads them through `emu_download`). Types 1–3, dims 1–3, both
+//! precisions, ntransf 1 and 3, modeord 0 and 1, both
 //! signs, against direct sums of cuFINUFFT's documented definitions (relative l2 error ≤
 //! 10·tol, each vector); the `gpu_method` mapping; bad input and its documented codes.
 
@@ -11,14 +12,14 @@ use cufinufft::opts::cufinufft_opts;
 use cufinufft::plan::{set_plan_makers, PlanMakers};
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::types::GpuReal;
-use farfield_gpu_emu::{emu_nufft_plan, EmuBuf, EmuDevice};
+use farfield_gpu_emu::{emu_download, emu_nufft_plan, EmuBuf, EmuDevice};
 use num_complex::Complex;
 use rand::{Rng, SeedableRng};
 use std::f64::consts::PI;
 use std::ffi::c_int;
 
 fn use_emulator() {
-    set_plan_makers(Some(PlanMakers { f64: emu_nufft_plan::<f64>, f32: emu_nufft_plan::<f32> }));
+    set_plan_makers(Some(PlanMakers { f64: emu_nufft_plan::<f64>, f32: emu_nufft_plan::<f32>, download: emu_download }));
 }
 
 /// One precision's exported functions.
@@ -28,7 +29,8 @@ trait Prec: GpuReal {
     fn null() -> Self::Plan;
     unsafe fn makeplan(ty: c_int, dim: c_int, n: *const i64, iflag: c_int, ntr: c_int, eps: f64, plan: *mut Self::Plan,
                        o: *mut cufinufft_opts) -> c_int;
-    unsafe fn setpts(p: Self::Plan, m: i64, x: u64, y: u64, z: u64) -> c_int;
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn setpts(p: Self::Plan, m: i64, x: u64, y: u64, z: u64, n: i32, s: u64, t: u64, u: u64) -> c_int;
     unsafe fn execute(p: Self::Plan, c: u64, f: u64) -> c_int;
     unsafe fn c_destroy(p: Self::Plan) -> c_int;
 }
@@ -43,9 +45,8 @@ impl Prec for f64 {
                        o: *mut cufinufft_opts) -> c_int {
         cufinufft_makeplan(ty, dim, n, iflag, ntr, eps, plan, o)
     }
-    unsafe fn setpts(p: cufinufft_plan, m: i64, x: u64, y: u64, z: u64) -> c_int {
-        let n = std::ptr::null_mut();
-        cufinufft_setpts(p, m, x as *mut f64, y as *mut f64, z as *mut f64, 0, n, n, n)
+    unsafe fn setpts(p: cufinufft_plan, m: i64, x: u64, y: u64, z: u64, n: i32, s: u64, t: u64, u: u64) -> c_int {
+        cufinufft_setpts(p, m, x as *mut f64, y as *mut f64, z as *mut f64, n, s as *mut f64, t as *mut f64, u as *mut f64)
     }
     unsafe fn execute(p: cufinufft_plan, c: u64, f: u64) -> c_int {
         cufinufft_execute(p, c as *mut _, f as *mut _)
@@ -65,9 +66,8 @@ impl Prec for f32 {
                        o: *mut cufinufft_opts) -> c_int {
         cufinufftf_makeplan(ty, dim, n, iflag, ntr, eps as f32, plan, o)
     }
-    unsafe fn setpts(p: cufinufftf_plan, m: i64, x: u64, y: u64, z: u64) -> c_int {
-        let n = std::ptr::null_mut();
-        cufinufftf_setpts(p, m, x as *mut f32, y as *mut f32, z as *mut f32, 0, n, n, n)
+    unsafe fn setpts(p: cufinufftf_plan, m: i64, x: u64, y: u64, z: u64, n: i32, s: u64, t: u64, u: u64) -> c_int {
+        cufinufftf_setpts(p, m, x as *mut f32, y as *mut f32, z as *mut f32, n, s as *mut f32, t as *mut f32, u as *mut f32)
     }
     unsafe fn execute(p: cufinufftf_plan, c: u64, f: u64) -> c_int {
         cufinufftf_execute(p, c as *mut _, f as *mut _)
@@ -105,26 +105,32 @@ fn check<T: Prec>(ty: i32, dim: usize, ntr: usize, modeord: i32, iflag: i32, gpu
     let mut rng = rand_pcg::Pcg64::seed_from_u64((ty * 100 + modeord * 10) as u64 + dim as u64 + ntr as u64 * 1000);
     let m = 40;
     let n = MODES[dim - 1];
-    let nk = n[0] * n[1] * n[2];
-    let x: Vec<Vec<T>> = (0..dim).map(|_| (0..m).map(|_| T::of(rng.gen_range(-3.0 * PI..3.0 * PI))).collect()).collect();
+    let nk = if ty == 3 { 30 } else { n[0] * n[1] * n[2] };
+    let xr = if ty == 3 { 2.0 } else { 3.0 * PI };
+    let x: Vec<Vec<T>> = (0..dim).map(|_| (0..m).map(|_| T::of(rng.gen_range(-xr..xr))).collect()).collect();
+    // type 3's target frequencies
+    let sf: Vec<Vec<T>> = (0..dim).map(|_| (0..nk).map(|_| T::of(rng.gen_range(-9.0..11.0))).collect()).collect();
     let dev = EmuDevice::default();
     let xb: Vec<EmuBuf> = x.iter().map(|v| upload_new(&dev, v).unwrap()).collect();
+    let sb: Vec<EmuBuf> = if ty == 3 { sf.iter().map(|v| upload_new(&dev, v).unwrap()).collect() } else { vec![] };
     let addr = |d: usize| xb.get(d).map_or(0, |b| dev.addr(b));
+    let saddr = |d: usize| sb.get(d).map_or(0, |b| dev.addr(b));
     let mut o = default_opts();
     o.modeord = modeord;
     o.gpu_method = gpu_method;
     let nm: Vec<i64> = n.iter().map(|&v| v as i64).collect();
     let what = format!("{} type {ty} dim {dim} ntransf {ntr} modeord {modeord} iflag {iflag} gpu_method {gpu_method}", T::NAME);
     let mut plan = T::null();
-    let (nin, nout) = if ty == 1 { (m, nk) } else { (nk, m) };
+    let (nin, nout) = if ty != 2 { (m, nk) } else { (nk, m) };
     let inp: Vec<Complex<T>> = (0..ntr * nin).map(|_| Complex::new(T::of(rng.gen_range(-1.0..1.0)), T::of(rng.gen_range(-1.0..1.0)))).collect();
     let inb = upload_new(&dev, &inp).unwrap();
     let outb = upload_new(&dev, &vec![Complex::new(T::of(7.0), T::of(7.0)); ntr * nout]).unwrap();
-    let (c, f) = if ty == 1 { (dev.addr(&inb), dev.addr(&outb)) } else { (dev.addr(&outb), dev.addr(&inb)) };
+    let (c, f) = if ty != 2 { (dev.addr(&inb), dev.addr(&outb)) } else { (dev.addr(&outb), dev.addr(&inb)) };
     unsafe {
         assert_eq!(T::makeplan(ty, dim as i32, nm.as_ptr(), iflag, ntr as i32, T::TOL, &mut plan, &mut o), 0, "{what}");
-        assert_eq!(T::setpts(plan, m as i64, addr(0), addr(1), addr(2)), 0, "{what}");
+        assert_eq!(T::setpts(plan, m as i64, addr(0), addr(1), addr(2), nk as i32, saddr(0), saddr(1), saddr(2)), 0, "{what}");
         drop(xb); // setpts copied the coordinates
+        drop(sb);
         for _ in 0..2 {
             assert_eq!(T::execute(plan, c, f), 0, "{what}");
         }
@@ -135,13 +141,17 @@ fn check<T: Prec>(ty: i32, dim: usize, ntr: usize, modeord: i32, iflag: i32, gpu
     assert_eq!(back, inp, "{what}: the input is not modified");
     let sg = if iflag >= 0 { 1.0 } else { -1.0 };
     let cf = |v: &Complex<T>| Complex::new(v.re.to_f64v(), v.im.to_f64v());
-    let ks: Vec<[f64; 3]> = (0..nk)
-        .map(|i| [mode(i % n[0], n[0], modeord), mode(i / n[0] % n[1], n[1], modeord), mode(i / (n[0] * n[1]), n[2], modeord)])
-        .collect();
+    let ks: Vec<[f64; 3]> = if ty == 3 {
+        (0..nk).map(|k| [0, 1, 2].map(|d| sf.get(d).map_or(0.0, |v| v[k].to_f64v()))).collect()
+    } else {
+        (0..nk)
+            .map(|i| [mode(i % n[0], n[0], modeord), mode(i / n[0] % n[1], n[1], modeord), mode(i / (n[0] * n[1]), n[2], modeord)])
+            .collect()
+    };
     let phase = |j: usize, k: &[f64; 3]| (0..dim).map(|d| k[d] * x[d][j].to_f64v()).sum::<f64>();
     for t in 0..ntr {
         let input: Vec<Complex<f64>> = inp[t * nin..(t + 1) * nin].iter().map(cf).collect();
-        let want: Vec<Complex<f64>> = if ty == 1 {
+        let want: Vec<Complex<f64>> = if ty != 2 {
             ks.iter().map(|k| (0..m).map(|j| input[j] * Complex::from_polar(1.0, sg * phase(j, k))).sum()).collect()
         } else {
             (0..m).map(|j| ks.iter().zip(&input).map(|(k, v)| v * Complex::from_polar(1.0, sg * phase(j, k))).sum()).collect()
@@ -173,6 +183,15 @@ fn types_1_and_2_against_direct_sums_f32() {
 }
 
 #[test]
+fn type_3_against_direct_sums() {
+    for dim in 1..=3 {
+        check::<f64>(3, dim, 1, 0, 1, 0);
+        check::<f32>(3, dim, 2, 0, -1, 0);
+    }
+    check::<f64>(3, 2, 3, 0, -1, 0);
+}
+
+#[test]
 fn every_gpu_method_maps_and_computes() {
     // 1 with gpu_sort = 1 (default): GM-sort; 2: SM; 3 (output driven): automatic
     for gm in [1, 2, 3] {
@@ -198,7 +217,6 @@ fn bad_input_gives_the_documented_codes() {
         assert_eq!(cufinufft_makeplan(1, 4, nm.as_ptr(), 1, 1, 1e-6, &mut plan, &mut o), 12);
         assert!(plan.is_null());
         assert_eq!(cufinufft_makeplan(4, 2, nm.as_ptr(), 1, 1, 1e-6, &mut plan, &mut o), 10);
-        assert_eq!(cufinufft_makeplan(3, 2, nm.as_ptr(), 1, 1, 1e-6, &mut plan, &mut o), 10, "type 3 is not supported");
         assert_eq!(cufinufft_makeplan(1, 2, [8i64, 0, 1].as_ptr(), 1, 1, 1e-6, &mut plan, &mut o), 14);
         assert_eq!(cufinufft_makeplan(1, 2, [8i64, -3, 1].as_ptr(), 1, 1, 1e-6, &mut plan, &mut o), 14);
         assert_eq!(cufinufft_makeplan(1, 1, [1i64 << 31, 1, 1].as_ptr(), 1, 1, 1e-6, &mut plan, &mut o), 14);
@@ -241,6 +259,13 @@ fn bad_input_gives_the_documented_codes() {
         assert_eq!(cufinufft_execute(plan, n as *mut _, dev.addr(&fb) as *mut _), 21);
         assert_eq!(cufinufft_execute(plan, dev.addr(&cb) as *mut _, dev.addr(&cb) as *mut _), 21);
         assert_eq!(cufinufft_execute(plan, dev.addr(&cb) as *mut _, dev.addr(&fb) as *mut _), 0);
+        assert_eq!(cufinufft_destroy(plan), 0);
+        // type 3: n_modes is not read; N < 0; a NULL frequency array
+        assert_eq!(cufinufft_makeplan(3, 2, std::ptr::null(), 1, 1, 1e-6, &mut plan, &mut o), 0);
+        assert_eq!(cufinufft_setpts(plan, 100, xa, xa, n, -1, xa, xa, n), 20);
+        assert_eq!(cufinufft_setpts(plan, 100, xa, xa, n, 10, xa, n, n), 21);
+        assert_eq!(cufinufft_execute(plan, dev.addr(&cb) as *mut _, dev.addr(&fb) as *mut _), 21, "execute before setpts");
+        assert_eq!(cufinufft_setpts(plan, 100, xa, xa, n, 10, xa, xa, n), 0);
         assert_eq!(cufinufft_destroy(plan), 0);
         // NULL plans
         assert_eq!(cufinufft_setpts(std::ptr::null_mut(), 100, xa, xa, n, 0, n, n, n), 16);

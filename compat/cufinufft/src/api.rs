@@ -76,8 +76,8 @@ pub unsafe extern "C" fn cufinufft_default_opts(opts: *mut cufinufft_opts) {
 
 macro_rules! cu_api {
     ($t:ty, $plan:ty, $makeplan:ident, $setpts:ident, $execute:ident, $destroy:ident) => {
-        /// Makes a plan of type 1 or 2 (type 3: [`FINUFFT_ERR_TYPE_NOTVALID`]) in dimension
-        /// `dim` with the mode counts `n_modes[0..dim]`, sign `iflag` (≥ 0 → +i), `ntransf`
+        /// Makes a plan of type 1, 2 or 3 in dimension `dim` with the mode counts
+        /// `n_modes[0..dim]` (types 1, 2), sign `iflag` (≥ 0 → +i), `ntransf`
         /// vectors per execute and tolerance `eps`, on CUDA device 0. `opts` NULL = defaults.
         /// Returns 0, [`FINUFFT_WARN_EPS_TOO_SMALL`] (planned anyway) or an error code
         /// (`*plan` is then NULL); no CUDA device → [`FINUFFT_ERR_CUDA_FAILURE`].
@@ -92,16 +92,18 @@ macro_rules! cu_api {
         }
 
         /// Sets the `m` non-uniform points from the **device** arrays `x` (and `y` for dim ≥ 2,
-        /// `z` for dim 3), radians; they are copied on the device. `n`, `s`, `t`, `u` are the
-        /// type-3 frequencies of cuFINUFFT's interface (not read: type 3 is not supported).
+        /// `z` for dim 3), radians; they are copied on the device. Type 3: also the `n` target
+        /// frequencies `s` (and `t`, `u`), device arrays too (not read for types 1, 2).
         ///
         /// # Safety
-        /// `plan` must be NULL or a live plan; each used array a device allocation of `m` values.
+        /// `plan` must be NULL or a live plan; each used array a device allocation of `m` (`n`)
+        /// values.
         #[no_mangle]
         pub unsafe extern "C" fn $setpts(plan: $plan, m: i64, x: *mut $t, y: *mut $t, z: *mut $t, n: c_int,
                                          s: *mut $t, t: *mut $t, u: *mut $t) -> c_int {
-            let _ = (n, s, t, u);
-            with_plan(plan, "cufinufft_setpts", |p| p.setpts(m, x as u64, y as u64, z as u64))
+            with_plan(plan, "cufinufft_setpts", |p| {
+                p.setpts(m, x as u64, y as u64, z as u64, n as i64, s as u64, t as u64, u as u64)
+            })
         }
 
         /// Executes on **device** arrays: type 1 reads `c` (`ntransf·M` complex values) and

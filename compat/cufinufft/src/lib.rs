@@ -8,10 +8,11 @@
 //! `cufinufft_default_opts`, `cufinufft[f]_makeplan`, `cufinufft[f]_setpts`,
 //! `cufinufft[f]_execute`, `cufinufft[f]_destroy` ([`api`]).
 //!
-//! Conventions (cuFINUFFT's, checked against direct sums by the emulator tests): every array
-//! is a device array; modes `fk[k1 + N1*(k2 + N2*k3)]` (x fastest), CMCL order `−N/2 …
+//! Conventions (cuFINUFFT's, checked against direct sums by the emulator tests): types 1–3,
+//! 1D–3D; every array is a device array; modes `fk[k1 + N1*(k2 + N2*k3)]` (x fastest), CMCL order `−N/2 …
 //! (N−1)/2` or FFT order with `modeord = 1`; sign `+i` for `iflag ≥ 0`; vectors stacked
-//! (`c[t*M + j]`, `fk[t*N + k]`); work queued on the plan's stream, the caller synchronises.
+//! (`c[t*M + j]`, `fk[t*N + k]`); type 3's frequencies `s, t, u` at setpts; work queued on
+//! the plan's stream, the caller synchronises.
 //!
 //! # Options (`cufinufft_opts`, [`opts`])
 //!
@@ -38,8 +39,9 @@
 //!   → 21, tolerance below the precision's limit → 1 (warning; planned).
 //! * No CUDA driver or device, and device failures (launch, copy, NVRTC, cuFFT) → 15
 //!   `FINUFFT_ERR_CUDA_FAILURE`; a device allocation failure → 11.
-//! * Type 3 → 10 `TYPE_NOTVALID` at makeplan: farfield's CUDA type 3 takes its points from host
-//!   arrays, cuFINUFFT's `setpts` gives device arrays.
+//! * Type 3: N < 0 → 20. farfield's CUDA type 3 sizes its grids from the points and
+//!   frequencies on the host, so its `setpts` downloads them (M + N values per axis, on the
+//!   plan's stream); execute runs on device arrays like types 1 and 2.
 //! * The results agree with cuFINUFFT's to the requested tolerance, not bit for bit.
 
 pub mod api;

@@ -1,5 +1,6 @@
 //! Without a CUDA device (`FARFIELD_DISABLE_CUDA=1` hides any there is), `cufinufft_makeplan`
-//! returns `FINUFFT_ERR_CUDA_FAILURE` (15) and leaves the handle NULL, in both precisions,
+//! returns `FINUFFT_ERR_CUDA_FAILURE` (15) and leaves the handle NULL, in both precisions and
+//! types 1–3,
 //! silently unless `opts.debug`; argument errors are still reported as such first. The
 //! computations themselves are checked on the CUDA-on-CPU emulator
 //! (`gpu-emu/tests/cufinufft_compat.rs`).
@@ -17,7 +18,7 @@ fn makeplan_without_a_device_is_a_cuda_failure() {
         o.assume_init()
     };
     unsafe {
-        for ty in [1, 2] {
+        for ty in [1, 2, 3] {
             for dim in 1..=3 {
                 let mut p: cufinufft_plan = 0x10 as cufinufft_plan;
                 assert_eq!(cufinufft_makeplan(ty, dim, nm.as_ptr(), 1, 2, 1e-6, &mut p, std::ptr::null_mut()), 15);
@@ -34,6 +35,6 @@ fn makeplan_without_a_device_is_a_cuda_failure() {
         // bad arguments are reported before the device is looked for
         assert_eq!(cufinufft_makeplan(1, 0, nm.as_ptr(), 1, 1, 1e-6, &mut p, std::ptr::null_mut()), 12);
         assert_eq!(cufinufft_makeplan(1, 2, nm.as_ptr(), 1, 0, 1e-6, &mut p, std::ptr::null_mut()), 9);
-        assert_eq!(cufinufft_makeplan(3, 2, nm.as_ptr(), 1, 1, 1e-6, &mut p, std::ptr::null_mut()), 10);
+        assert_eq!(cufinufft_makeplan(4, 2, nm.as_ptr(), 1, 1, 1e-6, &mut p, std::ptr::null_mut()), 10);
     }
 }
