@@ -1,0 +1,232 @@
+//! The plan behind a `cufinufft_plan` / `cufinufftf_plan` handle: cuFINUFFT's semantics
+//! (makeplan → setpts with device arrays → execute on device arrays → destroy) on farfield's
+//! CUDA [`NufftPlan`] (`setpts_device`, `execute_device`).
+//!
+//! * Types 1 and 2 map one to one onto a farfield CUDA plan of the same type, sign, modes,
+//!   `ntransf` and tolerance, whose points are set from the device arrays
+//!   ([`NufftPlan::setpts_device`]: copied, folded and sorted on the device).
+//! * Type 3 maps onto farfield's CUDA type 3, which sizes its grids from the points and
+//!   frequencies on the host: `setpts` downloads `x, y, z` and `s, t, u` (on the plan's
+//!   stream, so after the caller's earlier work on it) and sets them as host arrays; execute
+//!   runs on the device arrays as for types 1 and 2.
+//! * Tolerance: a tolerance below what the precision reaches (≤ 0 and NaN included) is raised
+//!   to that limit and makeplan returns [`FINUFFT_WARN_EPS_TOO_SMALL`] (1), as cuFINUFFT; so
+//!   does a clamp by farfield's kernel at the requested `upsampfac`.
+//! * Device errors (a failing launch, copy or cuFFT call) → [`FINUFFT_ERR_CUDA_FAILURE`]; no
+//!   driver or device → [`FINUFFT_ERR_CUDA_FAILURE`] at makeplan.
+//!
+//! How the farfield plan is made, and how type 3 reads device arrays, are function pointers
+//! ([`PlanMakers`]): by default [`NufftPlan::new`] on the CUDA backend and a copy from CUDA
+//! device 0; the tests put plans on the CUDA-on-CPU emulator there
+//! (`gpu-emu/tests/cufinufft_compat.rs`), so that these entry points run without a GPU.
+
+use crate::ier::*;
+use crate::opts::{self, cufinufft_opts};
+use farfield::nufft::options::FARFIELD_WARN_TOL_CLAMPED;
+use farfield::nufft::{NufftOpts, NufftPlan};
+use farfield::{Error, Real};
+use std::ffi::c_int;
+use std::sync::RwLock;
+
+/// Makes the farfield plan of a cuFINUFFT plan: (type, dim, modes, iflag, ntransf, tol,
+/// options with backend CUDA), as [`NufftPlan::new`].
+pub type MakeFn<T> = fn(i32, usize, &[i64], i32, usize, f64, &NufftOpts) -> farfield::Result<NufftPlan<T>>;
+
+/// Copies `dst.len()` bytes from the device address `src` to the host, for a plan made with
+/// these options (its device and stream).
+pub type DownloadFn = unsafe fn(&NufftOpts, u64, &mut [u8]) -> farfield::Result<()>;
+
+/// The plan makers of both precisions, and the device-to-host copy of type 3's setpts.
+#[derive(Clone, Copy)]
+pub struct PlanMakers {
+    /// Double precision (`cufinufft_makeplan`).
+    pub f64: MakeFn<f64>,
+    /// Single precision (`cufinufftf_makeplan`).
+    pub f32: MakeFn<f32>,
+    /// Device → host copy (type 3's points and frequencies).
+    pub download: DownloadFn,
+}
+
+/// The default [`DownloadFn`]: CUDA device 0 on the plan's stream (synchronised).
+///
+/// # Safety
+/// `src` must be a device allocation of device 0 holding at least `dst.len()` bytes.
+unsafe fn cuda_download(o: &NufftOpts, src: u64, dst: &mut [u8]) -> farfield::Result<()> {
+    use farfield::gpu::device::Device;
+    let dev = farfield::gpu::cuda::CudaDevice::for_nufft(o)?;
+    dev.with_foreign(src, dst.len().max(1), |b| dev.download(b, 0, dst))
+}
+
+fn makers() -> Option<PlanMakers> {
+    *MAKERS.read().unwrap_or_else(|e| e.into_inner())
+}
+
+static MAKERS: RwLock<Option<PlanMakers>> = RwLock::new(None);
+
+/// Replaces how plans are made (`None`: [`NufftPlan::new`], the CUDA device). For tests: the
+/// emulator's plans, whose "device addresses" are host addresses of emulator buffers. Affects
+/// every later makeplan of the process.
+#[doc(hidden)]
+pub fn set_plan_makers(m: Option<PlanMakers>) {
+    *MAKERS.write().unwrap_or_else(|e| e.into_inner()) = m;
+}
+
+/// The precisions of the interface (`f64`: `cufinufft_*`, `f32`: `cufinufftf_*`).
+pub trait CuReal: Real {
+    /// This precision's maker in `m`.
+    fn maker(m: &PlanMakers) -> MakeFn<Self>;
+}
+impl CuReal for f64 {
+    fn maker(m: &PlanMakers) -> MakeFn<f64> {
+        m.f64
+    }
+}
+impl CuReal for f32 {
+    fn maker(m: &PlanMakers) -> MakeFn<f32> {
+        m.f32
+    }
+}
+
+/// The cuFINUFFT status of a farfield error on a CUDA plan: device failures (`Internal`: a
+/// driver, NVRTC or launch error; `Fft`: cuFFT) and `NoDevice` → [`FINUFFT_ERR_CUDA_FAILURE`],
+/// the rest as [`ier_of`].
+pub fn failure(e: Error) -> Failure {
+    let ier = match e {
+        Error::Internal(_) | Error::Fft(_) | Error::NoDevice(_) => FINUFFT_ERR_CUDA_FAILURE,
+        ref other => ier_of(other),
+    };
+    Failure::new(ier, e.message())
+}
+
+/// A cuFINUFFT plan of precision `T` (see the module docs).
+pub struct CuPlan<T: Real> {
+    ty: i32,
+    dim: usize,
+    /// The farfield options (type 3's downloads use its device and stream).
+    opts: NufftOpts,
+    inner: NufftPlan<T>,
+}
+
+/// The cuFINUFFT tolerance → the one farfield is given, and whether that is a clamp.
+fn clamp_tol<T: Real>(eps: f64) -> (f64, bool) {
+    if eps >= T::MIN_TOL {
+        (eps.min(1.0), false)
+    } else {
+        (T::MIN_TOL, true)
+    }
+}
+
+impl<T: CuReal> CuPlan<T> {
+    /// `cufinufft_makeplan`: validates (dim, type, modes, ntransf, options) and plans on the
+    /// device. Returns the plan and 0 or [`FINUFFT_WARN_EPS_TOO_SMALL`].
+    ///
+    /// # Safety
+    /// `n_modes` must be NULL or point to 3 values (cuFINUFFT reads the first `dim`).
+    pub unsafe fn new(ty: c_int, dim: c_int, n_modes: *const i64, iflag: c_int, ntransf: c_int, eps: f64,
+                      o: &cufinufft_opts) -> Result<(Self, c_int), Failure> {
+        if !(1..=3).contains(&dim) {
+            return Err(Failure::new(FINUFFT_ERR_DIM_NOTVALID, format!("dim = {dim} is not 1, 2 or 3")));
+        }
+        if !(1..=3).contains(&ty) {
+            return Err(Failure::new(FINUFFT_ERR_TYPE_NOTVALID, format!("type = {ty} is not 1, 2 or 3")));
+        }
+        let dim = dim as usize;
+        let mut modes = [1i64; 3];
+        if ty != 3 {
+            if n_modes.is_null() {
+                return Err(Failure::new(FINUFFT_ERR_INVALID_ARGUMENT, "n_modes is NULL"));
+            }
+            modes[..dim].copy_from_slice(std::slice::from_raw_parts(n_modes, dim));
+            if let Some(d) = modes[..dim].iter().position(|&v| v <= 0 || v > i32::MAX as i64) {
+                return Err(Failure::new(FINUFFT_ERR_NDATA_NOTVALID,
+                                        format!("n_modes[{d}] = {} is not in 1 … 2^31 − 1", modes[d])));
+            }
+        }
+        if ntransf < 1 {
+            return Err(Failure::new(FINUFFT_ERR_NTRANS_NOTVALID, format!("ntransf = {ntransf} must be at least 1")));
+        }
+        opts::validate(o)?;
+        let (tol, clamped) = clamp_tol::<T>(eps);
+        let nopts = opts::to_nufft_opts(o);
+        let make = makers().map_or(NufftPlan::<T>::new as MakeFn<T>, |m| T::maker(&m));
+        let inner = make(ty, dim, &modes[..dim], iflag, ntransf as usize, tol, &nopts).map_err(failure)?;
+        let far_clamped = inner.info().warnings & FARFIELD_WARN_TOL_CLAMPED != 0;
+        let ier = if clamped || far_clamped { FINUFFT_WARN_EPS_TOO_SMALL } else { 0 };
+        Ok((CuPlan { ty, dim, opts: nopts, inner }, ier))
+    }
+
+    /// `cufinufft_setpts`: `m` points from the device arrays `x`, `y`, `z` (axes ≥ dim
+    /// ignored) and, for type 3, `n` target frequencies from `s`, `t`, `u` (not read for types
+    /// 1, 2). Types 1, 2 copy the coordinates on the device; type 3 downloads both sets (see
+    /// the module docs). M < 0 or (type 3) N < 0 → [`FINUFFT_ERR_NUM_NU_PTS_INVALID`],
+    /// M > 2³¹ − 1 → [`FINUFFT_ERR_NDATA_NOTVALID`] (cuFINUFFT's limit), a NULL array of a
+    /// used axis → [`FINUFFT_ERR_INVALID_ARGUMENT`].
+    ///
+    /// # Safety
+    /// Each used address must be a device allocation holding `m` (`s`, `t`, `u`: `n`) values of
+    /// precision `T`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn setpts(&mut self, m: i64, x: u64, y: u64, z: u64, n: i64, s: u64, t: u64, u: u64) -> Result<c_int, Failure> {
+        if m < 0 {
+            return Err(Failure::new(FINUFFT_ERR_NUM_NU_PTS_INVALID, format!("M = {m} is negative")));
+        }
+        if m > i32::MAX as i64 {
+            return Err(Failure::new(FINUFFT_ERR_NDATA_NOTVALID, format!("M = {m} exceeds cuFINUFFT's limit 2^31 − 1")));
+        }
+        if self.ty != 3 {
+            self.inner.setpts_device(m as usize, x, y, z).map_err(failure)?;
+            return Ok(0);
+        }
+        if n < 0 {
+            return Err(Failure::new(FINUFFT_ERR_NUM_NU_PTS_INVALID, format!("N = {n} (type-3 frequencies) is negative")));
+        }
+        let xs = self.download_axes(m as usize, [x, y, z], ["x", "y", "z"])?;
+        let ss = self.download_axes(n as usize, [s, t, u], ["s", "t", "u"])?;
+        self.inner.setpts_type3(&xs[0], &xs[1], &xs[2], &ss[0], &ss[1], &ss[2]).map_err(failure)?;
+        Ok(0)
+    }
+
+    /// The used axes (`dim`) of `len` values each from the device addresses `p`, on the host.
+    unsafe fn download_axes(&self, len: usize, p: [u64; 3], names: [&str; 3]) -> Result<[Vec<T>; 3], Failure> {
+        let download = makers().map_or(cuda_download as DownloadFn, |m| m.download);
+        let mut out: [Vec<T>; 3] = Default::default();
+        for d in 0..self.dim {
+            if len == 0 {
+                continue;
+            }
+            if p[d] == 0 {
+                return Err(Failure::new(FINUFFT_ERR_INVALID_ARGUMENT, format!("device array {} is NULL ({len} values)", names[d])));
+            }
+            let mut v: Vec<T> = farfield::error::try_vec(len, "type-3 host copy").map_err(failure)?;
+            v.resize(len, T::of(0.0));
+            let bytes = std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, len * std::mem::size_of::<T>());
+            download(&self.opts, p[d], bytes).map_err(failure)?;
+            out[d] = v;
+        }
+        Ok(out)
+    }
+
+    /// `cufinufft_execute`: type 1 reads `c` (`ntransf·M` values) and writes `fk`
+    /// (`ntransf·N1·N2·N3`); type 2 reads `fk` and writes `c`. Both are device arrays; the work
+    /// is queued on the plan's stream (the caller synchronises, as with cuFINUFFT).
+    ///
+    /// # Safety
+    /// `c` and `fk` must be device allocations of those sizes.
+    pub unsafe fn execute(&mut self, c: u64, fk: u64) -> Result<c_int, Failure> {
+        if c != 0 && c == fk {
+            return Err(Failure::new(FINUFFT_ERR_INVALID_ARGUMENT, "c and fk are the same array"));
+        }
+        self.inner.execute_device(c, fk).map_err(failure)?;
+        Ok(0)
+    }
+
+    /// The transform type.
+    pub fn transform_type(&self) -> i32 {
+        self.ty
+    }
+
+    /// The farfield plan.
+    pub fn farfield_plan(&self) -> &NufftPlan<T> {
+        &self.inner
+    }
+}
