@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ff_test.h" /* the check harness only */
+
 /* ---- cuFINUFFT 2.5's documented C interface (declared here) ---- */
 typedef struct cufinufft_opts {
   double upsampfac;
@@ -39,25 +41,15 @@ int cufinufftf_destroy(cufinufftf_plan p);
 enum { ERR_NTRANS_NOTVALID = 9, ERR_TYPE_NOTVALID = 10, ERR_DIM_NOTVALID = 12, ERR_NDATA_NOTVALID = 14,
        ERR_CUDA_FAILURE = 15, ERR_PLAN_NOTVALID = 16, ERR_METHOD_NOTVALID = 17 };
 
-static int failures = 0;
-#define CHECK(cond, ...)                                                    \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                  \
-      fprintf(stderr, __VA_ARGS__);                                         \
-      fprintf(stderr, "\n");                                                \
-      failures++;                                                           \
-    }                                                                       \
-  } while (0)
 
-#define OFF(f, want) CHECK(offsetof(cufinufft_opts, f) == (want), #f " at %zu, want %d", offsetof(cufinufft_opts, f), (want))
+#define OFF(f, want) EXPECT_MSG(offsetof(cufinufft_opts, f) == (want), #f " at %zu, want %d", offsetof(cufinufft_opts, f), (want))
 
 static void layout(void) {
   if (sizeof(void *) != 8 || sizeof(int) != 4) {
     printf("layout: not LP64, offsets not checked\n");
     return;
   }
-  CHECK(sizeof(cufinufft_opts) == 88, "sizeof(cufinufft_opts) = %zu, want 88", sizeof(cufinufft_opts));
+  EXPECT_MSG(sizeof(cufinufft_opts) == 88, "sizeof(cufinufft_opts) = %zu, want 88", sizeof(cufinufft_opts));
   OFF(upsampfac, 0);
   OFF(gpu_method, 8);
   OFF(gpu_sort, 12);
@@ -84,7 +76,7 @@ static void defaults(void) {
   unsigned char *b = (unsigned char *)&o;
   for (size_t i = 0; i < sizeof o; i++) b[i] = 0xA5;
   cufinufft_default_opts(&o);
-  CHECK(o.upsampfac == 0.0 && o.gpu_method == 0 && o.gpu_sort == 1 && o.gpu_binsizex == 0 && o.gpu_binsizey == 0 &&
+  EXPECT_MSG(o.upsampfac == 0.0 && o.gpu_method == 0 && o.gpu_sort == 1 && o.gpu_binsizex == 0 && o.gpu_binsizey == 0 &&
             o.gpu_binsizez == 0 && o.gpu_obinsizex == 0 && o.gpu_obinsizey == 0 && o.gpu_obinsizez == 0 &&
             o.gpu_maxsubprobsize == 1024 && o.gpu_kerevalmeth == 1 && o.gpu_spreadinterponly == 0 &&
             o.gpu_maxbatchsize == 0 && o.gpu_device_id == 0 && o.gpu_stream == NULL && o.modeord == 0 && o.gpu_np == 0 &&
@@ -101,32 +93,32 @@ static void without_device(void) {
     for (int dim = 1; dim <= 3; dim++) {
       cufinufft_plan p = (cufinufft_plan)&o; /* must be reset to NULL */
       int ier = cufinufft_makeplan(type, dim, nm, 1, 2, 1e-6, &p, &o);
-      CHECK(ier == ERR_CUDA_FAILURE && p == NULL, "makeplan type %d dim %d without a device: %d", type, dim, ier);
+      EXPECT_MSG(ier == ERR_CUDA_FAILURE && p == NULL, "makeplan type %d dim %d without a device: %d", type, dim, ier);
       cufinufftf_plan pf = NULL;
       ier = cufinufftf_makeplan(type, dim, nm, -1, 1, 1e-5f, &pf, NULL);
-      CHECK(ier == ERR_CUDA_FAILURE && pf == NULL, "makeplanf type %d dim %d without a device: %d", type, dim, ier);
+      EXPECT_MSG(ier == ERR_CUDA_FAILURE && pf == NULL, "makeplanf type %d dim %d without a device: %d", type, dim, ier);
     }
   /* debug = 1 prints farfield's message on stderr; same code */
   o.debug = 1;
   cufinufft_plan p = NULL;
-  CHECK(cufinufft_makeplan(1, 2, nm, 1, 1, 1e-6, &p, &o) == ERR_CUDA_FAILURE, "makeplan with debug");
+  EXPECT_MSG(cufinufft_makeplan(1, 2, nm, 1, 1, 1e-6, &p, &o) == ERR_CUDA_FAILURE, "makeplan with debug");
   o.debug = 0;
   /* argument errors come first */
-  CHECK(cufinufft_makeplan(1, 4, nm, 1, 1, 1e-6, &p, NULL) == ERR_DIM_NOTVALID, "dim 4");
-  CHECK(cufinufft_makeplan(5, 1, nm, 1, 1, 1e-6, &p, NULL) == ERR_TYPE_NOTVALID, "type 5");
-  CHECK(cufinufft_makeplan(0, 1, nm, 1, 1, 1e-6, &p, NULL) == ERR_TYPE_NOTVALID, "type 0");
+  EXPECT_MSG(cufinufft_makeplan(1, 4, nm, 1, 1, 1e-6, &p, NULL) == ERR_DIM_NOTVALID, "dim 4");
+  EXPECT_MSG(cufinufft_makeplan(5, 1, nm, 1, 1, 1e-6, &p, NULL) == ERR_TYPE_NOTVALID, "type 5");
+  EXPECT_MSG(cufinufft_makeplan(0, 1, nm, 1, 1, 1e-6, &p, NULL) == ERR_TYPE_NOTVALID, "type 0");
   int64_t bad[3] = {16, 0, 4};
-  CHECK(cufinufft_makeplan(1, 2, bad, 1, 1, 1e-6, &p, NULL) == ERR_NDATA_NOTVALID, "a mode count 0");
-  CHECK(cufinufft_makeplan(1, 2, nm, 1, 0, 1e-6, &p, NULL) == ERR_NTRANS_NOTVALID, "ntransf 0");
+  EXPECT_MSG(cufinufft_makeplan(1, 2, bad, 1, 1, 1e-6, &p, NULL) == ERR_NDATA_NOTVALID, "a mode count 0");
+  EXPECT_MSG(cufinufft_makeplan(1, 2, nm, 1, 0, 1e-6, &p, NULL) == ERR_NTRANS_NOTVALID, "ntransf 0");
   o.gpu_method = 9;
-  CHECK(cufinufft_makeplan(1, 2, nm, 1, 1, 1e-6, &p, &o) == ERR_METHOD_NOTVALID, "gpu_method 9");
+  EXPECT_MSG(cufinufft_makeplan(1, 2, nm, 1, 1, 1e-6, &p, &o) == ERR_METHOD_NOTVALID, "gpu_method 9");
   /* NULL plans */
-  CHECK(cufinufft_setpts(NULL, 10, NULL, NULL, NULL, 0, NULL, NULL, NULL) == ERR_PLAN_NOTVALID, "setpts NULL plan");
-  CHECK(cufinufftf_setpts(NULL, 10, NULL, NULL, NULL, 0, NULL, NULL, NULL) == ERR_PLAN_NOTVALID, "setptsf NULL plan");
-  CHECK(cufinufft_execute(NULL, NULL, NULL) == ERR_PLAN_NOTVALID, "execute NULL plan");
-  CHECK(cufinufftf_execute(NULL, NULL, NULL) == ERR_PLAN_NOTVALID, "executef NULL plan");
-  CHECK(cufinufft_destroy(NULL) == ERR_PLAN_NOTVALID, "destroy NULL");
-  CHECK(cufinufftf_destroy(NULL) == ERR_PLAN_NOTVALID, "destroyf NULL");
+  EXPECT_MSG(cufinufft_setpts(NULL, 10, NULL, NULL, NULL, 0, NULL, NULL, NULL) == ERR_PLAN_NOTVALID, "setpts NULL plan");
+  EXPECT_MSG(cufinufftf_setpts(NULL, 10, NULL, NULL, NULL, 0, NULL, NULL, NULL) == ERR_PLAN_NOTVALID, "setptsf NULL plan");
+  EXPECT_MSG(cufinufft_execute(NULL, NULL, NULL) == ERR_PLAN_NOTVALID, "execute NULL plan");
+  EXPECT_MSG(cufinufftf_execute(NULL, NULL, NULL) == ERR_PLAN_NOTVALID, "executef NULL plan");
+  EXPECT_MSG(cufinufft_destroy(NULL) == ERR_PLAN_NOTVALID, "destroy NULL");
+  EXPECT_MSG(cufinufftf_destroy(NULL) == ERR_PLAN_NOTVALID, "destroyf NULL");
 }
 
 int main(void) {
@@ -134,10 +126,5 @@ int main(void) {
   layout();
   defaults();
   without_device();
-  if (failures) {
-    fprintf(stderr, "c_cufinufft_compat: %d failure(s)\n", failures);
-    return 1;
-  }
-  printf("c_cufinufft_compat: ok\n");
-  return 0;
+  return ff_finish("c_cufinufft_compat");
 }

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define PI_ 3.14159265358979323846
+#include "ff_test.h" /* the check harness only */
 
 /* ---- FINUFFT 2.5's documented C interface (declared here) ---- */
 typedef struct finufft_opts {
@@ -44,33 +44,20 @@ int finufftf1d1(int64_t nj, float *x, float complex *c, int iflag, float eps, in
 enum { WARN_EPS_TOO_SMALL = 1, ERR_UPSAMPFAC_TOO_SMALL = 7, ERR_NTRANS_NOTVALID = 9, ERR_TYPE_NOTVALID = 10,
        ERR_DIM_NOTVALID = 12, ERR_NUM_NU_PTS_INVALID = 20, ERR_LOCK_FUNS_INVALID = 22 };
 
-static int failures = 0;
-#define CHECK(cond, ...)                                                    \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                  \
-      fprintf(stderr, __VA_ARGS__);                                         \
-      fprintf(stderr, "\n");                                                \
-      failures++;                                                           \
-    }                                                                       \
-  } while (0)
 
-static double urand(double a, double b) { return a + (b - a) * (rand() / (RAND_MAX + 1.0)); }
+static ff_rng rng = {12345};
+static double urand(double a, double b) { return ff_range(&rng, a, b); }
 
-/* k of index i on an axis of n modes: modeord 0 = -n/2.., 1 = FFT order */
-static double freq(int i, int n, int modeord) { return modeord == 1 ? (i < n - n / 2 ? i : i - n) : i - n / 2; }
+/* k of index i on an axis of n modes (modeord 0: -n/2 .., 1: FFT order) */
+static double freq(int i, int n, int modeord) { return (double)ff_mode(i, n, modeord); }
 
+/* ||got - want|| / ||want|| of n complex values */
 static double rel_l2(const double complex *got, const double complex *want, size_t n) {
-  double e = 0, w = 0;
-  for (size_t i = 0; i < n; i++) {
-    e += pow(cabs(got[i] - want[i]), 2);
-    w += pow(cabs(want[i]), 2);
-  }
-  return sqrt(e / w);
+  return ff_rel_err_d((const double *)got, (const double *)want, (int64_t)n);
 }
 
 static void layout(void) {
-  CHECK(sizeof(finufft_opts) == 96, "sizeof(finufft_opts) = %zu", sizeof(finufft_opts));
+  EXPECT_MSG(sizeof(finufft_opts) == 96, "sizeof(finufft_opts) = %zu", sizeof(finufft_opts));
   const size_t off[] = {offsetof(finufft_opts, modeord), offsetof(finufft_opts, spreadinterponly),
                         offsetof(finufft_opts, debug), offsetof(finufft_opts, spread_debug),
                         offsetof(finufft_opts, showwarn), offsetof(finufft_opts, nthreads),
@@ -82,10 +69,10 @@ static void layout(void) {
                         offsetof(finufft_opts, fftw_lock_fun), offsetof(finufft_opts, fftw_unlock_fun),
                         offsetof(finufft_opts, fftw_lock_data)};
   const size_t want[] = {0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 48, 52, 56, 60, 64, 72, 80, 88};
-  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) CHECK(off[i] == want[i], "field %zu at %zu, not %zu", i, off[i], want[i]);
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) EXPECT_MSG(off[i] == want[i], "field %zu at %zu, not %zu", i, off[i], want[i]);
   finufft_opts o;
   finufft_default_opts(&o);
-  CHECK(o.modeord == 0 && o.spreadinterponly == 0 && o.debug == 0 && o.showwarn == 1 && o.nthreads == 0 && o.fftw == 64 &&
+  EXPECT_MSG(o.modeord == 0 && o.spreadinterponly == 0 && o.debug == 0 && o.showwarn == 1 && o.nthreads == 0 && o.fftw == 64 &&
             o.spread_sort == 2 && o.spread_kerevalmeth == 1 && o.spread_kerpad == 1 && o.upsampfac == 0.0 &&
             o.spread_thread == 0 && o.maxbatchsize == 0 && o.spread_nthr_atomic == -1 && o.spread_max_sp_size == 0 &&
             o.spread_kerformula == 0 && !o.fftw_lock_fun && !o.fftw_unlock_fun && !o.fftw_lock_data,
@@ -98,15 +85,15 @@ static void guru_2d(void) {
   int64_t n[2] = {N1, N2};
   static double x[M], y[M];
   static double complex c[NT * M], f[NT * N1 * N2], want[N1 * N2], c2[NT * M], wantc[M];
-  for (int j = 0; j < M; j++) x[j] = urand(-PI_, PI_), y[j] = urand(-3 * PI_, 3 * PI_);
+  for (int j = 0; j < M; j++) x[j] = urand(-FF_PI, FF_PI), y[j] = urand(-3 * FF_PI, 3 * FF_PI);
   for (int j = 0; j < NT * M; j++) c[j] = urand(-1, 1) + I * urand(-1, 1);
   finufft_opts o;
   finufft_default_opts(&o);
   o.modeord = 1;
   finufft_plan p = NULL;
-  CHECK(finufft_makeplan(1, 2, n, -1, NT, 1e-9, &p, &o) == 0, "makeplan");
-  CHECK(finufft_setpts(p, M, x, y, NULL, 0, NULL, NULL, NULL) == 0, "setpts");
-  CHECK(finufft_execute(p, c, f) == 0, "execute");
+  EXPECT_MSG(finufft_makeplan(1, 2, n, -1, NT, 1e-9, &p, &o) == 0, "makeplan");
+  EXPECT_MSG(finufft_setpts(p, M, x, y, NULL, 0, NULL, NULL, NULL) == 0, "setpts");
+  EXPECT_MSG(finufft_execute(p, c, f) == 0, "execute");
   for (int t = 0; t < NT; t++) {
     for (int k2 = 0; k2 < N2; k2++)
       for (int k1 = 0; k1 < N1; k1++) {
@@ -115,10 +102,10 @@ static void guru_2d(void) {
         want[k1 + N1 * k2] = s;
       }
     double e = rel_l2(f + t * N1 * N2, want, N1 * N2);
-    CHECK(e <= 1e-8, "2d1 vector %d: rel l2 %g", t, e);
+    EXPECT_MSG(e <= 1e-8, "2d1 vector %d: rel l2 %g", t, e);
   }
   /* adjoint: c_j = sum_k f_k e^{+i k.x_j} */
-  CHECK(finufft_execute_adjoint(p, c2, f) == 0, "execute_adjoint");
+  EXPECT_MSG(finufft_execute_adjoint(p, c2, f) == 0, "execute_adjoint");
   for (int j = 0; j < M; j++) {
     double complex s = 0;
     for (int k2 = 0; k2 < N2; k2++)
@@ -126,8 +113,8 @@ static void guru_2d(void) {
     wantc[j] = s;
   }
   double e = rel_l2(c2, wantc, M);
-  CHECK(e <= 1e-8, "adjoint rel l2 %g", e);
-  CHECK(finufft_destroy(p) == 0, "destroy");
+  EXPECT_MSG(e <= 1e-8, "adjoint rel l2 %g", e);
+  EXPECT_MSG(finufft_destroy(p) == 0, "destroy");
 }
 
 /* simple interfaces: 1d1 (double, single), 3d3 */
@@ -138,30 +125,30 @@ static void simple(void) {
   static double complex c[M], f[N], want[NK], f3[NK];
   static float complex cf[M], ff[N];
   for (int j = 0; j < M; j++) {
-    x[j] = urand(-PI_, PI_), y[j] = urand(-2, 2), z[j] = urand(-1, 3), xf[j] = (float)x[j];
+    x[j] = urand(-FF_PI, FF_PI), y[j] = urand(-2, 2), z[j] = urand(-1, 3), xf[j] = (float)x[j];
     c[j] = urand(-1, 1) + I * urand(-1, 1), cf[j] = (float complex)c[j];
   }
   for (int k = 0; k < NK; k++) s[k] = urand(-10, 10), t[k] = urand(-5, 8), u[k] = urand(-7, 7);
-  CHECK(finufft1d1(M, x, c, 1, 1e-10, N, f, NULL) == 0, "1d1");
-  CHECK(finufftf1d1(M, xf, cf, 1, 1e-5f, N, ff, NULL) == 0, "f1d1");
+  EXPECT_MSG(finufft1d1(M, x, c, 1, 1e-10, N, f, NULL) == 0, "1d1");
+  EXPECT_MSG(finufftf1d1(M, xf, cf, 1, 1e-5f, N, ff, NULL) == 0, "f1d1");
   double complex w1[N], ffd[N];
   for (int k = 0; k < N; k++) {
     double complex a = 0, b = 0;
     for (int j = 0; j < M; j++) a += c[j] * cexp(I * freq(k, N, 0) * x[j]), b += cf[j] * cexp(I * freq(k, N, 0) * (double)xf[j]);
     w1[k] = a, want[k] = b, ffd[k] = ff[k];
   }
-  CHECK(rel_l2(f, w1, N) <= 1e-9, "1d1 rel l2 %g", rel_l2(f, w1, N));
-  CHECK(rel_l2(ffd, want, N) <= 1e-4, "f1d1 rel l2 %g", rel_l2(ffd, want, N));
-  CHECK(finufft3d3(M, x, y, z, c, -1, 1e-9, NK, s, t, u, f3, NULL) == 0, "3d3");
+  EXPECT_MSG(rel_l2(f, w1, N) <= 1e-9, "1d1 rel l2 %g", rel_l2(f, w1, N));
+  EXPECT_MSG(rel_l2(ffd, want, N) <= 1e-4, "f1d1 rel l2 %g", rel_l2(ffd, want, N));
+  EXPECT_MSG(finufft3d3(M, x, y, z, c, -1, 1e-9, NK, s, t, u, f3, NULL) == 0, "3d3");
   for (int k = 0; k < NK; k++) {
     double complex a = 0;
     for (int j = 0; j < M; j++) a += c[j] * cexp(-I * (s[k] * x[j] + t[k] * y[j] + u[k] * z[j]));
     want[k] = a;
   }
-  CHECK(rel_l2(f3, want, NK) <= 1e-8, "3d3 rel l2 %g", rel_l2(f3, want, NK));
+  EXPECT_MSG(rel_l2(f3, want, NK) <= 1e-8, "3d3 rel l2 %g", rel_l2(f3, want, NK));
   /* tolerance too small: warning 1, result computed */
-  CHECK(finufft1d1(M, x, c, 1, 1e-20, N, f, NULL) == WARN_EPS_TOO_SMALL, "tiny tol warns");
-  CHECK(rel_l2(f, w1, N) <= 1e-12, "tiny tol result");
+  EXPECT_MSG(finufft1d1(M, x, c, 1, 1e-20, N, f, NULL) == WARN_EPS_TOO_SMALL, "tiny tol warns");
+  EXPECT_MSG(rel_l2(f, w1, N) <= 1e-12, "tiny tol result");
 }
 
 static void lock(void *d) { (void)d; }
@@ -172,39 +159,33 @@ static void errors(void) {
   o.showwarn = 0;
   int64_t n[3] = {10, 10, 10};
   finufft_plan p = (finufft_plan)&o;
-  CHECK(finufft_makeplan(0, 1, n, 1, 1, 1e-6, &p, &o) == ERR_TYPE_NOTVALID && p == NULL, "type 0");
-  CHECK(finufft_makeplan(1, 4, n, 1, 1, 1e-6, &p, &o) == ERR_DIM_NOTVALID, "dim 4");
-  CHECK(finufft_makeplan(1, 1, n, 1, 0, 1e-6, &p, &o) == ERR_NTRANS_NOTVALID, "ntrans 0");
+  EXPECT_MSG(finufft_makeplan(0, 1, n, 1, 1, 1e-6, &p, &o) == ERR_TYPE_NOTVALID && p == NULL, "type 0");
+  EXPECT_MSG(finufft_makeplan(1, 4, n, 1, 1, 1e-6, &p, &o) == ERR_DIM_NOTVALID, "dim 4");
+  EXPECT_MSG(finufft_makeplan(1, 1, n, 1, 0, 1e-6, &p, &o) == ERR_NTRANS_NOTVALID, "ntrans 0");
   o.upsampfac = 1.0;
-  CHECK(finufft_makeplan(1, 1, n, 1, 1, 1e-6, &p, &o) == ERR_UPSAMPFAC_TOO_SMALL, "upsampfac 1");
+  EXPECT_MSG(finufft_makeplan(1, 1, n, 1, 1, 1e-6, &p, &o) == ERR_UPSAMPFAC_TOO_SMALL, "upsampfac 1");
   o.upsampfac = 0.0;
   o.fftw_lock_fun = lock;
-  CHECK(finufft_makeplan(1, 1, n, 1, 1, 1e-6, &p, &o) == ERR_LOCK_FUNS_INVALID, "one lock function");
+  EXPECT_MSG(finufft_makeplan(1, 1, n, 1, 1, 1e-6, &p, &o) == ERR_LOCK_FUNS_INVALID, "one lock function");
   o.fftw_lock_fun = NULL;
   finufftf_plan pf = NULL;
-  CHECK(finufftf_makeplan(2, 3, n, 1, 1, 1e-4f, &pf, &o) == 0, "makeplan f32");
+  EXPECT_MSG(finufftf_makeplan(2, 3, n, 1, 1, 1e-4f, &pf, &o) == 0, "makeplan f32");
   float xf[3] = {0, 1, 2};
-  CHECK(finufftf_setpts(pf, -1, xf, xf, xf, 0, NULL, NULL, NULL) == ERR_NUM_NU_PTS_INVALID, "nj < 0");
-  CHECK(finufftf_setpts(pf, 3, xf, xf, xf, 0, NULL, NULL, NULL) == 0, "setpts f32");
+  EXPECT_MSG(finufftf_setpts(pf, -1, xf, xf, xf, 0, NULL, NULL, NULL) == ERR_NUM_NU_PTS_INVALID, "nj < 0");
+  EXPECT_MSG(finufftf_setpts(pf, 3, xf, xf, xf, 0, NULL, NULL, NULL) == 0, "setpts f32");
   static float complex cf[3], ff[1000];
-  CHECK(finufftf_execute(pf, cf, ff) == 0, "execute f32");
-  CHECK(finufftf_destroy(pf) == 0, "destroy f32");
-  CHECK(finufft_destroy(NULL) == 1, "destroy(NULL) = 1 as FINUFFT 2.5");
+  EXPECT_MSG(finufftf_execute(pf, cf, ff) == 0, "execute f32");
+  EXPECT_MSG(finufftf_destroy(pf) == 0, "destroy f32");
+  EXPECT_MSG(finufft_destroy(NULL) == 1, "destroy(NULL) = 1 as FINUFFT 2.5");
   double x[4] = {0, 1, 2, 3};
   double complex c[8], f[8];
-  CHECK(finufft2d2many(0, 4, x, x, c, 1, 1e-6, 2, 4, f, &o) == ERR_NTRANS_NOTVALID, "2d2many ntr 0");
+  EXPECT_MSG(finufft2d2many(0, 4, x, x, c, 1, 1e-6, 2, 4, f, &o) == ERR_NTRANS_NOTVALID, "2d2many ntr 0");
 }
 
 int main(void) {
-  srand(12345);
   layout();
   guru_2d();
   simple();
   errors();
-  if (failures) {
-    fprintf(stderr, "c_finufft_compat: %d failure(s)\n", failures);
-    return 1;
-  }
-  printf("c_finufft_compat: all checks passed\n");
-  return 0;
+  return ff_finish("c_finufft_compat");
 }

@@ -27,6 +27,17 @@ static int ff_failures = 0;
         }                                                                                \
     } while (0)
 
+/* EXPECT with a printf-style message (the values behind a failure). */
+#define EXPECT_MSG(cond, ...)                                                            \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);     \
+            fprintf(stderr, __VA_ARGS__);                                                \
+            fprintf(stderr, "\n");                                                      \
+            ff_failures++;                                                               \
+        }                                                                                \
+    } while (0)
+
 /* Expects status `got` == `want`; prints both (and the last error message) otherwise. */
 #define EXPECT_STATUS(got, want)                                                         \
     do {                                                                                 \
