@@ -5,11 +5,13 @@
 #   build-gpu/libfarfield.so, libfarfield.so.<MAJOR>   the C library, stripped
 #   build-gpu/farfield                                 the command-line tool, stripped
 #   build-gpu/libfftw3*.so.3                           FFTW (double, single, threads) beside them
+#   build-gpu/libcufinufft.so                          the cuFINUFFT drop-in (compat/cufinufft), stripped
 #   build-gpu/env.sh                                   `source` it there: LD_LIBRARY_PATH, PATH
 #
 # Usage: bash scripts/gpu-bundle.sh            (then carry build-gpu/ with the working tree)
 # On the GPU machine: `source build-gpu/env.sh; farfield gpu check`, or
-# `python3 benches/peers/nufft_vs_cufinufft.py --cufinufft-src DIR` (it finds build-gpu/ itself).
+# `python3 benches/peers/nufft_vs_cufinufft.py --cufinufft-src DIR` (it finds build-gpu/ itself), or
+# `python3 compat/cufinufft/tests/python_package_check.py --cufinufft-py DIR/python/cufinufft`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -22,6 +24,12 @@ install -m 755 "$CARGO_TARGET_DIR/release/libfarfield.so" "$OUT/libfarfield.so"
 install -m 755 "$CARGO_TARGET_DIR/release/farfield" "$OUT/farfield"
 strip --strip-unneeded "$OUT/libfarfield.so" "$OUT/farfield"
 ln -sf libfarfield.so "$OUT/libfarfield.so.$MAJOR"
+# libcufinufft.so is linked by CMake (soname, version script: docs/design.md §7.3)
+cmake -S . -B build-gpu-cmake -DCMAKE_BUILD_TYPE=Release -DFARFIELD_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" \
+  -DFARFIELD_FINUFFT_COMPAT=OFF >/dev/null
+cmake --build build-gpu-cmake --target cufinufft_compat >/dev/null
+install -m 755 build-gpu-cmake/lib/cufinufft/libcufinufft.so "$OUT/libcufinufft.so"
+strip --strip-unneeded "$OUT/libcufinufft.so"
 for lib in libfftw3 libfftw3f libfftw3_threads libfftw3f_threads; do
   src=$(ldconfig -p | awk -v n="$lib.so.3" '$1 == n { print $NF; exit }')
   [[ -n "$src" ]] || { echo "gpu-bundle: $lib.so.3 not found (install libfftw3-dev)" >&2; exit 1; }
