@@ -155,8 +155,21 @@ def child(lib, pkg_src, out_dir, timing):
     shutil.copy2(lib, work / "cufinufft" / "libcufinufft.so")
     sys.path.insert(0, str(work))
     import cufinufft
-    res = {"cases": {}, "codes": {}, "timing": {}}
-    outputs = {}
+    res = {"cases": {}, "codes": {}, "timing": {}, "outputs": []}
+    out_dir = Path(out_dir)
+
+    def record(name, entry, out=None):
+        """Stores a case's result at once, so that a library that crashes later leaves what it did."""
+        res["cases"][name] = entry
+        if out is not None:
+            np.save(out_dir / f"o{len(res['outputs'])}.npy", cp.asnumpy(out).reshape(-1))
+            res["outputs"].append(name)
+        (out_dir / "result.json").write_text(json.dumps(res))
+
+    def start(name):
+        res["running"] = name
+        (out_dir / "result.json").write_text(json.dumps(res))
+
     rng = np.random.default_rng(2025)
     for dtype, tol, ty, dim, v in correctness_cases():
         name = case_name(dtype, tol, ty, dim, v)
@@ -164,14 +177,14 @@ def child(lib, pkg_src, out_dir, timing):
         n_modes = MODES[dim]
         pts, freqs, data = make_inputs(cp, np, rng, dtype, ty, dim, ntr, n_modes, m=T3["m"] if ty == 3 else M_POINTS,
                                        nk=T3["n"])
+        start(name)
         try:
             out, isign = run_plan(cufinufft, ty, dim, n_modes, tol, dtype, v, pts, freqs, data)
             cp.cuda.Device().synchronize()
             ref = exact(cp, ty, isign, pts, data, n_modes, v.get("modeord", 0), freqs)
-            res["cases"][name] = {"err": rel_l2(cp, out, ref), "tol": tol}
-            outputs[name] = cp.asnumpy(out).reshape(-1)
+            record(name, {"err": rel_l2(cp, out, ref), "tol": tol}, out)
         except Exception as e:  # reported, compared by the parent
-            res["cases"][name] = {"error": f"{type(e).__name__}: {e}", "tol": tol}
+            record(name, {"error": f"{type(e).__name__}: {e}", "tol": tol})
     # the simple interface, and a caller's stream
     for dtype, tol in (("complex128", 1e-7), ("complex64", 1e-4)):
         for dim in (1, 2, 3):
@@ -181,6 +194,7 @@ def child(lib, pkg_src, out_dir, timing):
                 pts, freqs, data = make_inputs(cp, np, rng, dtype, ty, dim, 1, n_modes, m=T3["m"] if ty == 3 else M_POINTS,
                                                nk=T3["n"])
                 fn = getattr(cufinufft, f"nufft{dim}d{ty}")
+                start(name)
                 try:
                     if ty == 1:
                         out = fn(*pts, data[0], n_modes, eps=tol)
@@ -191,44 +205,23 @@ def child(lib, pkg_src, out_dir, timing):
                     else:
                         out = fn(*pts, data[0], *freqs, eps=tol)
                         ref = exact(cp, 3, 1, pts, data, freqs=freqs)[0]
-                    res["cases"][name] = {"err": rel_l2(cp, out, ref), "tol": tol}
-                    outputs[name] = cp.asnumpy(out).reshape(-1)
+                    record(name, {"err": rel_l2(cp, out, ref), "tol": tol}, out)
                 except Exception as e:
-                    res["cases"][name] = {"error": f"{type(e).__name__}: {e}", "tol": tol}
+                    record(name, {"error": f"{type(e).__name__}: {e}", "tol": tol})
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
         name = "3d1 complex128 on a caller's stream"
         pts, _, data = make_inputs(cp, np, rng, "complex128", 1, 3, 1, MODES[3])
+        start(name)
         try:
             plan = cufinufft.Plan(1, MODES[3], eps=1e-9, dtype="complex128", gpu_stream=stream.ptr)
             plan.setpts(*pts)
             out = plan.execute(data[0])
             stream.synchronize()
             ref = exact(cp, 1, 1, pts, data, MODES[3])[0]
-            res["cases"][name] = {"err": rel_l2(cp, out, ref), "tol": 1e-9}
-            outputs[name] = cp.asnumpy(out).reshape(-1)
+            record(name, {"err": rel_l2(cp, out, ref), "tol": 1e-9}, out)
         except Exception as e:
-            res["cases"][name] = {"error": f"{type(e).__name__}: {e}", "tol": 1e-9}
-    # makeplan's codes for bad arguments (both precisions), through the package's bindings
-    import ctypes
-    from cufinufft import _cufinufft as low
-    bad = {"type 0": (0, 1, (10, 1, 1), 1, 1e-6, {}), "type 4": (4, 1, (10, 1, 1), 1, 1e-6, {}),
-           "dim 4": (1, 4, (10, 1, 1), 1, 1e-6, {}), "ntrans 0": (1, 1, (10, 1, 1), 0, 1e-6, {}),
-           "modes 0": (1, 2, (10, 0, 1), 1, 1e-6, {}), "upsampfac 0.9": (1, 1, (10, 1, 1), 1, 1e-6, {"upsampfac": 0.9}),
-           "gpu_method 7": (1, 2, (10, 10, 1), 1, 1e-6, {"gpu_method": 7}),
-           "tol 1e-20": (1, 1, (10, 1, 1), 1, 1e-20, {}), "modeord 2": (1, 1, (10, 1, 1), 1, 1e-6, {"modeord": 2})}
-    for single in (False, True):
-        for what, (ty, dim, nm, ntr, eps, o) in bad.items():
-            opts = low.NufftOpts()
-            low._default_opts(opts)
-            for k, val in o.items():
-                setattr(opts, k, val)
-            plan = ctypes.c_void_p(None)
-            mk = low._make_planf if single else low._make_plan
-            ier = mk(ty, dim, (ctypes.c_int64 * 3)(*nm), 1, ntr, eps, ctypes.byref(plan), ctypes.byref(opts))
-            if plan.value:
-                (low._destroy_planf if single else low._destroy_plan)(plan)
-            res["codes"][f"{what}{' (f32)' if single else ''}"] = int(ier)
+            record(name, {"error": f"{type(e).__name__}: {e}", "tol": 1e-9})
     if timing:
         for dtype, tol, ty, dims, m, scale in TIMING:
             dim = dims if ty == 3 else len(dims)
@@ -236,6 +229,7 @@ def child(lib, pkg_src, out_dir, timing):
             pts, freqs, data = make_inputs(cp, np, rng, dtype, ty, dim, 1, None if ty == 3 else dims, m=m, nk=m)
             pts = [p * scale for p in pts]  # type 3 in 1D: X·S ≈ 2250
             times = {"plan": [], "setpts": [], "execute": []}
+            start(f"timing {name}")
             for it in range(4):
                 plan, tp = bench.timed(cp, lambda: cufinufft.Plan(ty, dims, eps=tol, dtype=dtype))
                 args = dict(zip("xyz", pts))
@@ -248,9 +242,31 @@ def child(lib, pkg_src, out_dir, timing):
                     for k, t in zip(times, (tp, ts, te)):
                         times[k].append(t)
             res["timing"][name] = {k: statistics.median(t) for k, t in times.items()}
-    np.savez(Path(out_dir) / "outputs.npz", **{f"o{i}": outputs[k] for i, k in enumerate(sorted(outputs))},
-             names=np.array(sorted(outputs)))
-    (Path(out_dir) / "result.json").write_text(json.dumps(res))
+            (out_dir / "result.json").write_text(json.dumps(res))
+    # makeplan's codes for bad arguments (both precisions), through the package's bindings
+    import ctypes
+    from cufinufft import _cufinufft as low
+    bad = {"type 0": (0, 1, (10, 1, 1), 1, 1e-6, {}), "type 4": (4, 1, (10, 1, 1), 1, 1e-6, {}),
+           "dim 4": (1, 4, (10, 1, 1), 1, 1e-6, {}), "ntrans 0": (1, 1, (10, 1, 1), 0, 1e-6, {}),
+           "modes 0": (1, 2, (10, 0, 1), 1, 1e-6, {}), "upsampfac 0.9": (1, 1, (10, 1, 1), 1, 1e-6, {"upsampfac": 0.9}),
+           "gpu_method 7": (1, 2, (10, 10, 1), 1, 1e-6, {"gpu_method": 7}),
+           "tol 1e-20": (1, 1, (10, 1, 1), 1, 1e-20, {}), "modeord 2": (1, 1, (10, 1, 1), 1, 1e-6, {"modeord": 2})}
+    for single in (False, True):
+        for what, (ty, dim, nm, ntr, eps, o) in bad.items():
+            start(f"makeplan with {what}")
+            opts = low.NufftOpts()
+            low._default_opts(opts)
+            for k, val in o.items():
+                setattr(opts, k, val)
+            plan = ctypes.c_void_p(None)
+            mk = low._make_planf if single else low._make_plan
+            ier = mk(ty, dim, (ctypes.c_int64 * 3)(*nm), 1, ntr, eps, ctypes.byref(plan), ctypes.byref(opts))
+            if plan.value:
+                (low._destroy_planf if single else low._destroy_plan)(plan)
+            res["codes"][f"{what}{' (f32)' if single else ''}"] = int(ier)
+            (out_dir / "result.json").write_text(json.dumps(res))
+    res.pop("running", None)
+    (out_dir / "result.json").write_text(json.dumps(res))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,12 +278,18 @@ def run_child(lib, pkg, timing):
     if timing:
         cmd.append("--timing")
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True)
-    log(f"  {lib}: {time.perf_counter() - t0:.1f} s")
+    try:
+        rc = subprocess.run(cmd, timeout=300).returncode
+    except subprocess.TimeoutExpired:
+        rc = 124
+    log(f"  {lib}: {time.perf_counter() - t0:.1f} s, exit status {rc}")
     import numpy as np
-    res = json.loads((Path(out) / "result.json").read_text())
-    z = np.load(Path(out) / "outputs.npz")
-    res["outputs"] = {str(n): z[f"o{i}"] for i, n in enumerate(z["names"])}
+    p = Path(out) / "result.json"
+    res = json.loads(p.read_text()) if p.exists() else {"cases": {}, "codes": {}, "timing": {}, "outputs": []}
+    res["outputs"] = {n: np.load(Path(out) / f"o{i}.npy") for i, n in enumerate(res["outputs"])}
+    res["rc"] = rc
+    if rc != 0:
+        res["crashed_at"] = res.get("running", "start-up")
     return res
 
 
@@ -299,6 +321,11 @@ def main():
         theirs = run_child(ref_lib.resolve(), Path(a.cufinufft_py).resolve(), a.timing)
     import numpy as np
     failures = []
+    if ours["rc"] != 0:
+        failures.append(f"farfield's library: the run stopped with status {ours['rc']} at: {ours['crashed_at']}")
+    if theirs and theirs["rc"] != 0:
+        print(f"note: cuFINUFFT's own library stopped with status {theirs['rc']} at: {theirs['crashed_at']} "
+              "(its later cases are missing below)\n")
     print("| case | farfield error | cuFINUFFT error | farfield vs cuFINUFFT | tol |\n|---|---|---|---|---|")
     for name, r in ours["cases"].items():
         t = theirs["cases"].get(name) if theirs else None
