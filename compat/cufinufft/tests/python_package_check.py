@@ -108,7 +108,7 @@ def correctness_cases():
             for dim in (1, 2, 3):
                 for ty in (1, 2):
                     variants = [dict(), dict(isign=-1 if ty == 1 else 1, modeord=1, n_trans=3, gpu_method=1),
-                                dict(gpu_method=2 if ty == 1 else 1, gpu_sort=0, n_trans=2)]
+                                dict(gpu_method=2, n_trans=2) if ty == 1 else dict(gpu_method=1, gpu_sort=0, n_trans=2)]
                     for v in variants:
                         out.append((dtype, tol, ty, dim, v))
                 for v in (dict(), dict(isign=-1, n_trans=2)):
