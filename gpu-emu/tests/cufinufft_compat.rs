@@ -223,9 +223,11 @@ fn bad_input_gives_the_documented_codes() {
         assert_eq!(cufinufft_makeplan(1, 2, std::ptr::null(), 1, 1, 1e-6, &mut plan, &mut o), 21);
         assert_eq!(cufinufft_makeplan(1, 2, nm.as_ptr(), 1, 0, 1e-6, &mut plan, &mut o), 9);
         assert_eq!(cufinufft_makeplan(1, 2, nm.as_ptr(), 1, 1, 1e-6, std::ptr::null_mut(), &mut o), 21);
-        for (set, code) in [(&(|o: &mut cufinufft_opts| o.upsampfac = 0.5) as &dyn Fn(&mut cufinufft_opts), 7),
-                            (&|o: &mut cufinufft_opts| o.upsampfac = 9.0, 8),
-                            (&|o: &mut cufinufft_opts| o.gpu_method = 7, 17),
+        for (set, code) in [(&(|o: &mut cufinufft_opts| o.upsampfac = 0.5) as &dyn Fn(&mut cufinufft_opts), 8),
+                            (&|o: &mut cufinufft_opts| { o.gpu_kerevalmeth = 0; o.upsampfac = 0.5 }, 7),
+                            (&|o: &mut cufinufft_opts| o.upsampfac = 1.5, 8),
+                            (&|o: &mut cufinufft_opts| { o.gpu_kerevalmeth = 0; o.upsampfac = 9.0 }, 8),
+                            (&|o: &mut cufinufft_opts| o.gpu_method = 7, 19),
                             (&|o: &mut cufinufft_opts| o.gpu_spreadinterponly = 1, 21),
                             (&|o: &mut cufinufft_opts| o.gpu_device_id = 2, 15)] {
             let mut b = default_opts();
@@ -233,9 +235,19 @@ fn bad_input_gives_the_documented_codes() {
             assert_eq!(cufinufft_makeplan(1, 2, nm.as_ptr(), 1, 1, 1e-6, &mut plan, &mut b), code);
             assert!(plan.is_null());
         }
-        // a tolerance below double precision: warning 1, planned anyway
-        assert_eq!(cufinufft_makeplan(2, 2, nm.as_ptr(), 1, 1, 1e-20, &mut plan, std::ptr::null_mut()), 1);
+        // a tolerance below double precision: raised and planned; 0 for types 1 and 2, warning 1
+        // for type 3 (cuFINUFFT 2.5.1's codes)
+        assert_eq!(cufinufft_makeplan(2, 2, nm.as_ptr(), 1, 1, 1e-20, &mut plan, std::ptr::null_mut()), 0);
         assert!(!plan.is_null());
+        assert_eq!(cufinufft_destroy(plan), 0);
+        assert_eq!(cufinufft_makeplan(3, 2, nm.as_ptr(), 1, 1, 1e-20, &mut plan, std::ptr::null_mut()), 1);
+        assert!(!plan.is_null());
+        assert_eq!(cufinufft_destroy(plan), 0);
+        // σ other than 1.25 and 2 with gpu_kerevalmeth = 0 is honoured
+        let mut k0 = default_opts();
+        k0.gpu_kerevalmeth = 0;
+        k0.upsampfac = 1.5;
+        assert_eq!(cufinufft_makeplan(1, 2, nm.as_ptr(), 1, 1, 1e-6, &mut plan, &mut k0), 0);
         assert_eq!(cufinufft_destroy(plan), 0);
         // NULL opts = defaults
         assert_eq!(cufinufft_makeplan(1, 2, nm.as_ptr(), 1, 1, 1e-6, &mut plan, std::ptr::null_mut()), 0);
@@ -272,9 +284,10 @@ fn bad_input_gives_the_documented_codes() {
         assert_eq!(cufinufft_execute(std::ptr::null_mut(), n as *mut _, n as *mut _), 16);
         assert_eq!(cufinufft_destroy(std::ptr::null_mut()), 16);
         assert_eq!(cufinufftf_destroy(std::ptr::null_mut()), 16);
-        // single precision: a tolerance below what f32 reaches is a warning too
+        // single precision: a tolerance below what f32 reaches is raised, type 1 returns 0 (as
+        // cuFINUFFT 2.5.1; its Python package raises on any non-zero code)
         let mut pf = <f32 as Prec>::null();
-        assert_eq!(cufinufftf_makeplan(1, 1, nm.as_ptr(), 1, 1, 1e-9, &mut pf, std::ptr::null_mut()), 1);
+        assert_eq!(cufinufftf_makeplan(1, 1, nm.as_ptr(), 1, 1, 1e-9, &mut pf, std::ptr::null_mut()), 0);
         assert_eq!(cufinufftf_destroy(pf), 0);
     }
 }

@@ -79,7 +79,9 @@ macro_rules! cu_api {
         /// Makes a plan of type 1, 2 or 3 in dimension `dim` with the mode counts
         /// `n_modes[0..dim]` (types 1, 2), sign `iflag` (≥ 0 → +i), `ntransf`
         /// vectors per execute and tolerance `eps`, on CUDA device 0. `opts` NULL = defaults.
-        /// Returns 0, [`FINUFFT_WARN_EPS_TOO_SMALL`] (planned anyway) or an error code
+        /// Returns 0 (also for a tolerance raised to what the precision reaches, types 1 and 2,
+        /// as cuFINUFFT 2.5.1), [`FINUFFT_WARN_EPS_TOO_SMALL`] (type 3 with a raised
+        /// tolerance; planned anyway) or an error code
         /// (`*plan` is then NULL); no CUDA device → [`FINUFFT_ERR_CUDA_FAILURE`].
         ///
         /// # Safety

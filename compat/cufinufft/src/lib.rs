@@ -18,13 +18,13 @@
 //!
 //! | field | here |
 //! |---|---|
-//! | `upsampfac` | honoured: 0 = automatic, (1, 4] as given (1.25, 2.0 and any other); ≤ 1 → 7, > 4 or NaN → 8 |
-//! | `gpu_method` | mapped: 0 = farfield's automatic choice; 1 = points driven: GM (`gpu_sort = 0`) or GM-sort; 2 = SM (shared-memory subproblems); 3 (output driven, which farfield lacks) = automatic; others → 17 `METHOD_NOTVALID` |
+//! | `upsampfac` | honoured: 0 = automatic, 1.25 and 2.0 as given; other values as cuFINUFFT: → 8 with `gpu_kerevalmeth = 1` (the default), else (1, 4] as given, ≤ 1 → 7, > 4 or NaN → 8 |
+//! | `gpu_method` | mapped: 0 = farfield's automatic choice; 1 = points driven: GM (`gpu_sort = 0`) or GM-sort; 2 = SM (shared-memory subproblems); 3 (output driven, which farfield lacks) = automatic; others → 19 `INSUFFICIENT_SHMEM` (cuFINUFFT 2.5.1's code for an unknown method) |
 //! | `gpu_sort` | honoured with `gpu_method = 1` (0 = GM, else GM-sort); otherwise ignored |
 //! | `gpu_binsizex/y/z` | ignored (farfield sizes its bins from the device's shared-memory limit) |
 //! | `gpu_obinsizex/y/z`, `gpu_np` | ignored (output-driven method) |
 //! | `gpu_maxsubprobsize` | ignored (farfield's device subproblem size) |
-//! | `gpu_kerevalmeth` | ignored (farfield's own kernel evaluation) |
+//! | `gpu_kerevalmeth` | read to validate `upsampfac` as cuFINUFFT; farfield evaluates its kernel its own way |
 //! | `gpu_spreadinterponly` | not supported: ≠ 0 → 21 `INVALID_ARGUMENT` |
 //! | `gpu_maxbatchsize` | ignored (farfield's automatic batch: `min(ntransf, 8)` within 1 GiB of fine grids) |
 //! | `gpu_device_id` | 0 only (farfield plans on device 0; use `CUDA_VISIBLE_DEVICES`); others → 15 `CUDA_FAILURE` |

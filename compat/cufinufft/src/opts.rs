@@ -18,12 +18,14 @@ use std::ffi::{c_int, c_void};
 #[derive(Debug, Clone, Copy)]
 #[allow(non_camel_case_types)]
 pub struct cufinufft_opts {
-    /// Upsampling factor σ: 0 = automatic (default), any value in (1, 4] used as given;
-    /// ≤ 1 → [`FINUFFT_ERR_UPSAMPFAC_TOO_SMALL`], > 4 or NaN → [`FINUFFT_ERR_HORNER_WRONG_BETA`].
+    /// Upsampling factor σ: 0 = automatic (default); 1.25 and 2.0 used as given; with
+    /// `gpu_kerevalmeth = 0` any value in (1, 4] (≤ 1 → [`FINUFFT_ERR_UPSAMPFAC_TOO_SMALL`],
+    /// > 4 or NaN → [`FINUFFT_ERR_HORNER_WRONG_BETA`]); other values with `gpu_kerevalmeth = 1`
+    /// → [`FINUFFT_ERR_HORNER_WRONG_BETA`], as cuFINUFFT ([`validate`]).
     pub upsampfac: f64,
     /// 0 = automatic (default), 1 = points driven (GM or GM-sort by `gpu_sort`), 2 = shared
     /// memory subproblems (SM), 3 = output driven (no such method here: automatic); other values
-    /// → [`FINUFFT_ERR_METHOD_NOTVALID`].
+    /// → [`FINUFFT_ERR_INSUFFICIENT_SHMEM`], cuFINUFFT 2.5.1's code for them ([`validate`]).
     pub gpu_method: c_int,
     /// With `gpu_method = 1`: 0 = no sort (GM), otherwise bin-sorted (GM-sort, default 1).
     pub gpu_sort: c_int,
@@ -41,7 +43,8 @@ pub struct cufinufft_opts {
     pub gpu_obinsizez: c_int,
     /// Ignored: farfield's device subproblems have their own size. Default 1024.
     pub gpu_maxsubprobsize: c_int,
-    /// Ignored: farfield evaluates its kernel its own way. Default 1.
+    /// Read only to validate `upsampfac` as cuFINUFFT does (1, the default, allows only 1.25
+    /// and 2.0); farfield evaluates its kernel its own way.
     pub gpu_kerevalmeth: c_int,
     /// ≠ 0 (spread or interpolate only): not supported → [`FINUFFT_ERR_INVALID_ARGUMENT`].
     /// Default 0.
@@ -103,18 +106,33 @@ pub unsafe fn read(o: *const cufinufft_opts) -> cufinufft_opts {
 }
 
 /// Checks the options (`upsampfac`, `gpu_method`, `gpu_spreadinterponly`, `gpu_device_id`,
-/// in that order).
+/// in that order), with the codes cuFINUFFT 2.5.1 returns for them (its `setup_spreader` and
+/// `cufinufft_setup_binsize`, observed on an H100 through its Python package):
+/// * `upsampfac` other than 0 (automatic), 1.25 and 2.0 → [`FINUFFT_ERR_HORNER_WRONG_BETA`]
+///   while `gpu_kerevalmeth = 1` (the default: cuFINUFFT's Horner tables exist for those two
+///   factors only); with `gpu_kerevalmeth = 0`, ≤ 1 → [`FINUFFT_ERR_UPSAMPFAC_TOO_SMALL`], and
+///   beyond farfield's kernel range (> 4, NaN) → [`FINUFFT_ERR_HORNER_WRONG_BETA`];
+/// * `gpu_method` outside 0–3 → [`FINUFFT_ERR_INSUFFICIENT_SHMEM`] (cuFINUFFT 2.5.1 reports an
+///   unknown method from its bin-size set-up, which returns this code, not
+///   `FINUFFT_ERR_METHOD_NOTVALID`).
 pub fn validate(o: &cufinufft_opts) -> Result<(), Failure> {
     let u = o.upsampfac;
-    if u != 0.0 && u <= 1.0 {
-        return Err(Failure::new(FINUFFT_ERR_UPSAMPFAC_TOO_SMALL, format!("opts.upsampfac = {u} is not > 1.0 (or 0 for automatic)")));
-    }
-    if u.is_nan() || u > 4.0 {
-        return Err(Failure::new(FINUFFT_ERR_HORNER_WRONG_BETA,
-                                format!("opts.upsampfac = {u}: farfield's kernels cover upsampling factors in (1, 4] (or 0 for automatic)")));
+    if u != 0.0 && u != 1.25 && u != 2.0 {
+        if o.gpu_kerevalmeth == 1 {
+            return Err(Failure::new(FINUFFT_ERR_HORNER_WRONG_BETA,
+                                    format!("opts.upsampfac = {u} with gpu_kerevalmeth = 1: as cuFINUFFT, only 1.25 and 2.0 (or 0 for automatic); \
+                                             set gpu_kerevalmeth = 0 for other upsampling factors")));
+        }
+        if u <= 1.0 {
+            return Err(Failure::new(FINUFFT_ERR_UPSAMPFAC_TOO_SMALL, format!("opts.upsampfac = {u} is not > 1.0 (or 0 for automatic)")));
+        }
+        if u.is_nan() || u > 4.0 {
+            return Err(Failure::new(FINUFFT_ERR_HORNER_WRONG_BETA,
+                                    format!("opts.upsampfac = {u}: farfield's kernels cover upsampling factors in (1, 4] (or 0 for automatic)")));
+        }
     }
     if !(0..=3).contains(&o.gpu_method) {
-        return Err(Failure::new(FINUFFT_ERR_METHOD_NOTVALID, format!("opts.gpu_method = {} is not 0, 1, 2 or 3", o.gpu_method)));
+        return Err(Failure::new(FINUFFT_ERR_INSUFFICIENT_SHMEM, format!("opts.gpu_method = {} is not 0, 1, 2 or 3", o.gpu_method)));
     }
     if o.gpu_spreadinterponly != 0 {
         return Err(Failure::new(FINUFFT_ERR_INVALID_ARGUMENT,
@@ -191,12 +209,19 @@ mod tests {
             validate(&o).map_err(|e| e.ier)
         };
         assert_eq!(with(&|_| ()), Ok(()));
-        assert_eq!(with(&|o| o.upsampfac = 1.0), Err(7));
-        assert_eq!(with(&|o| o.upsampfac = 5.0), Err(8));
+        // with the default gpu_kerevalmeth = 1: 1.25 and 2.0 only
+        assert_eq!(with(&|o| o.upsampfac = 1.0), Err(8));
+        assert_eq!(with(&|o| o.upsampfac = 1.5), Err(8));
         assert_eq!(with(&|o| o.upsampfac = f64::NAN), Err(8));
         assert_eq!(with(&|o| o.upsampfac = 1.25), Ok(()));
-        assert_eq!(with(&|o| o.gpu_method = 4), Err(17));
-        assert_eq!(with(&|o| o.gpu_method = -1), Err(17));
+        assert_eq!(with(&|o| o.upsampfac = 2.0), Ok(()));
+        // gpu_kerevalmeth = 0: any factor in (1, 4]
+        assert_eq!(with(&|o| { o.gpu_kerevalmeth = 0; o.upsampfac = 1.0 }), Err(7));
+        assert_eq!(with(&|o| { o.gpu_kerevalmeth = 0; o.upsampfac = 1.5 }), Ok(()));
+        assert_eq!(with(&|o| { o.gpu_kerevalmeth = 0; o.upsampfac = 5.0 }), Err(8));
+        assert_eq!(with(&|o| { o.gpu_kerevalmeth = 0; o.upsampfac = f64::NAN }), Err(8));
+        assert_eq!(with(&|o| o.gpu_method = 4), Err(19));
+        assert_eq!(with(&|o| o.gpu_method = -1), Err(19));
         assert_eq!(with(&|o| o.gpu_spreadinterponly = 1), Err(21));
         assert_eq!(with(&|o| o.gpu_device_id = 1), Err(15));
         // ignored fields are accepted

@@ -10,8 +10,11 @@
 //!   stream, so after the caller's earlier work on it) and sets them as host arrays; execute
 //!   runs on the device arrays as for types 1 and 2.
 //! * Tolerance: a tolerance below what the precision reaches (≤ 0 and NaN included) is raised
-//!   to that limit and makeplan returns [`FINUFFT_WARN_EPS_TOO_SMALL`] (1), as cuFINUFFT; so
-//!   does a clamp by farfield's kernel at the requested `upsampfac`.
+//!   to that limit (so is one farfield's kernel cannot reach at the requested `upsampfac`).
+//!   makeplan then returns what cuFINUFFT 2.5.1 returns (observed on an H100): 0 for types 1
+//!   and 2 (its makeplan overwrites the spreader's warning with later steps' status) and
+//!   [`FINUFFT_WARN_EPS_TOO_SMALL`] (1) for type 3. The Python `cufinufft` package raises on
+//!   any non-zero code, so a 1 for types 1 and 2 would break callers that work with cuFINUFFT.
 //! * Device errors (a failing launch, copy or cuFFT call) → [`FINUFFT_ERR_CUDA_FAILURE`]; no
 //!   driver or device → [`FINUFFT_ERR_CUDA_FAILURE`] at makeplan.
 //!
@@ -118,7 +121,8 @@ fn clamp_tol<T: Real>(eps: f64) -> (f64, bool) {
 
 impl<T: CuReal> CuPlan<T> {
     /// `cufinufft_makeplan`: validates (dim, type, modes, ntransf, options) and plans on the
-    /// device. Returns the plan and 0 or [`FINUFFT_WARN_EPS_TOO_SMALL`].
+    /// device. Returns the plan and 0, or [`FINUFFT_WARN_EPS_TOO_SMALL`] for a type-3 plan
+    /// whose tolerance was raised (module docs).
     ///
     /// # Safety
     /// `n_modes` must be NULL or point to 3 values (cuFINUFFT reads the first `dim`).
@@ -151,7 +155,7 @@ impl<T: CuReal> CuPlan<T> {
         let make = makers().map_or(NufftPlan::<T>::new as MakeFn<T>, |m| T::maker(&m));
         let inner = make(ty, dim, &modes[..dim], iflag, ntransf as usize, tol, &nopts).map_err(failure)?;
         let far_clamped = inner.info().warnings & FARFIELD_WARN_TOL_CLAMPED != 0;
-        let ier = if clamped || far_clamped { FINUFFT_WARN_EPS_TOO_SMALL } else { 0 };
+        let ier = if ty == 3 && (clamped || far_clamped) { FINUFFT_WARN_EPS_TOO_SMALL } else { 0 };
         Ok((CuPlan { ty, dim, opts: nopts, inner }, ier))
     }
 
