@@ -345,6 +345,8 @@ impl RealSpace {
             let mut nbr: Vec<Nbr> = Vec::with_capacity(stencil.len());
             #[cfg(target_arch = "x86_64")]
             let avx = !consts.exact && crate::simd::has_avx2_fma();
+            #[cfg(target_arch = "x86_64")]
+            let avx512 = !consts.exact && crate::simd::has_avx512();
             for a in task * chunk..((task + 1) * chunk).min(ncell) {
                 let na = cnt[a] as usize;
                 if na == 0 || co.stopped() {
@@ -385,6 +387,12 @@ impl RealSpace {
                             is_self: *o == [0, 0, 0],
                         });
                     }
+                }
+                #[cfg(target_arch = "x86_64")]
+                if avx512 {
+                    // SAFETY: as below; the CPU has AVX-512F.
+                    unsafe { super::pair_kernel::cell_avx512::<FIELD, VIR>(consts, soa, start[a], start[a] + na, &nbr, acc, &mut buf.vir, co) };
+                    continue;
                 }
                 #[cfg(target_arch = "x86_64")]
                 if avx {
