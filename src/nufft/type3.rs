@@ -263,9 +263,19 @@ impl KernelFt {
     /// [`KernelFt::for_band`] (O(n) and one `exp`), the quadrature elsewhere (O(w) cosines).
     #[inline]
     pub fn eval(&self, omega: f64) -> f64 {
+        match self.ln_in_band(omega) {
+            Some(l) => l.exp(),
+            None => self.eval_quadrature(omega),
+        }
+    }
+
+    /// `ln ψ̂(ω)` from the interpolant when ω lies in its band (O(n), no `exp`); `None`
+    /// outside the band or without one.
+    #[inline]
+    pub fn ln_in_band(&self, omega: f64) -> Option<f64> {
         match &self.band {
-            Some(b) if omega * omega <= b.u_max => b.eval(omega * omega).exp(),
-            _ => self.eval_quadrature(omega),
+            Some(b) if omega * omega <= b.u_max => Some(b.eval(omega * omega)),
+            _ => None,
         }
     }
 
@@ -510,13 +520,20 @@ impl Type3Geometry {
         threads.chunks(&mut deconv, CHUNK, |ci, out| {
             for (i, o) in out.iter_mut().enumerate() {
                 let k = ci * CHUNK + i;
-                let (mut ph, mut amp) = (0.0, 1.0);
+                // Π_d ψ̂ = e^{Σ ln ψ̂} (in-band axes: one exp per target) · Π ψ̂ (other axes)
+                let (mut ph, mut ln_amp, mut amp) = (0.0, 0.0, 1.0);
                 for d in 0..dim {
                     let sd = ss[d][k].to_f64v() - ext_s[d].centre;
-                    amp *= kft.eval(grids[d].h * grids[d].gamma * sd);
+                    let om = grids[d].h * grids[d].gamma * sd;
+                    match kft.ln_in_band(om) {
+                        Some(l) => ln_amp += l,
+                        None => amp *= kft.eval_quadrature(om),
+                    }
                     ph += sd * ext_x[d].centre;
                 }
-                *o = cplx(Complex::from_polar(1.0 / amp, sign * ph));
+                let r = (-ln_amp).exp() / amp;
+                // no post-phase when C = 0 on every axis (centred points): no sincos
+                *o = cplx(if ph == 0.0 { Complex::new(r, 0.0) } else { Complex::from_polar(r, sign * ph) });
             }
         });
         Ok(deconv)
