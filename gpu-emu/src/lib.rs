@@ -248,6 +248,13 @@ impl Device for EmuDevice {
     fn seconds(&self, start: &std::time::Instant, end: &std::time::Instant) -> Result<f64> {
         Ok(end.duration_since(*start).as_secs_f64())
     }
+
+    /// The memory of an [`EmuBuf`] at `ptr` (its [`Device::addr`]), viewed without taking
+    /// ownership: the emulator's counterpart of CUDA's view of a caller's device pointer.
+    unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut EmuBuf) -> R) -> R {
+        let mut b = std::mem::ManuallyDrop::new(EmuBuf { ptr: ptr as *mut u8, bytes });
+        f(&mut b)
+    }
 }
 
 /// FFT plan of the emulated device: the grid shape and batch (FFTW runs on the host buffer,
@@ -296,132 +303,26 @@ impl farfield::gpu::device::FftDevice for EmuDevice {
 
 // ---------------------------------------------------------------------------------------------
 // The NUFFT plan front on the emulator, with "device addresses" (`setpts_device`,
-// `execute_device`): what `NufftPlan::new` gives with backend CUDA, built on an `EmuDevice`.
-// Used by tests of code that takes device pointers (the cuFINUFFT drop-in, compat/cufinufft).
-
-impl EmuDevice {
-    /// Runs `f` on a view of `bytes` bytes at `ptr` (memory of an [`EmuBuf`], as a CUDA device
-    /// address), without taking ownership — the emulator's `CudaDevice::with_foreign`.
-    ///
-    /// # Safety
-    /// `ptr` must be valid for reads and writes of `bytes` bytes for the duration of `f`.
-    pub unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut EmuBuf) -> R) -> R {
-        let mut b = std::mem::ManuallyDrop::new(EmuBuf { ptr: ptr as *mut u8, bytes });
-        f(&mut b)
-    }
-}
-
-/// A type 1 or 2 NUFFT executor on the emulator: `farfield::gpu::nufft::GpuNufft` on an
-/// [`EmuDevice`] behind the `NufftExec` interface, so that `NufftPlan::from_exec` gives a plan
-/// with backend CUDA whose `setpts_device` / `execute_device` take addresses of emulator
-/// buffers ([`Device::addr`]).
-pub struct EmuNufft<T: farfield::Real> {
-    plan: farfield::gpu::nufft::GpuNufft<T, EmuDevice>,
-}
-
-impl<T: farfield::Real> farfield::nufft::NufftExec<T> for EmuNufft<T> {
-    fn setpts(&mut self, pts: farfield::nufft::Points<'_, T>) -> Result<()> {
-        self.plan.setpts(pts.x[0], pts.x[1], pts.x[2])
-    }
-    unsafe fn setpts_device(&mut self, m: usize, x: [u64; 3]) -> Result<()> {
-        let plan = &mut self.plan;
-        let dim = plan.params().dim;
-        if m == 0 {
-            return plan.setpts_dev(0, [None, None, None]);
-        }
-        let bytes = m * std::mem::size_of::<T>();
-        let dev = EmuDevice::default();
-        match dim {
-            1 => dev.with_foreign(x[0], bytes, |a| plan.setpts_dev(m, [Some(&*a), None, None])),
-            2 => dev.with_foreign(x[0], bytes, |a| dev.with_foreign(x[1], bytes, |b| plan.setpts_dev(m, [Some(&*a), Some(&*b), None]))),
-            _ => dev.with_foreign(x[0], bytes, |a| {
-                dev.with_foreign(x[1], bytes, |b| dev.with_foreign(x[2], bytes, |c| plan.setpts_dev(m, [Some(&*a), Some(&*b), Some(&*c)])))
-            }),
-        }
-    }
-    fn has_points(&self) -> bool {
-        self.plan.method().is_some()
-    }
-    fn num_points(&self) -> usize {
-        self.plan.num_points()
-    }
-    fn num_modes(&self) -> usize {
-        self.plan.num_modes()
-    }
-    fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
-        self.plan.execute(c, f)
-    }
-    unsafe fn execute_device(&mut self, c: u64, f: u64) -> Result<()> {
-        let plan = &self.plan;
-        let nt = plan.params().ntrans;
-        let z = std::mem::size_of::<Complex<T>>();
-        let dev = EmuDevice::default();
-        dev.with_foreign(c, (nt * plan.num_points() * z).max(1), |cs| {
-            dev.with_foreign(f, (nt * plan.num_modes() * z).max(1), |fs| plan.execute_dev_all(cs, fs))
-        })
-    }
-    fn info(&self) -> farfield::nufft::NufftInfo {
-        self.plan.info()
-    }
-    fn kernel(&self) -> &farfield::kernel::Kernel {
-        self.plan.kernel()
-    }
-}
-
-/// A type 3 NUFFT executor on the emulator: `farfield::gpu::type3::GpuType3` on an
-/// [`EmuDevice`] behind the `NufftExec` interface (host-array setpts, as `CudaType3`; execute on
-/// addresses of emulator buffers).
-pub struct EmuType3<T: farfield::Real> {
-    plan: farfield::gpu::type3::GpuType3<T, EmuDevice>,
-    ntrans: usize,
-}
-
-impl<T: farfield::Real> farfield::nufft::NufftExec<T> for EmuType3<T> {
-    fn setpts(&mut self, pts: farfield::nufft::Points<'_, T>) -> Result<()> {
-        self.plan.setpts(pts.x, pts.s)
-    }
-    fn has_points(&self) -> bool {
-        self.plan.methods().is_some()
-    }
-    fn num_points(&self) -> usize {
-        self.plan.num_points()
-    }
-    fn num_modes(&self) -> usize {
-        self.plan.num_targets()
-    }
-    fn execute(&mut self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
-        self.plan.execute(c, f)
-    }
-    unsafe fn execute_device(&mut self, c: u64, f: u64) -> Result<()> {
-        let plan = &self.plan;
-        let nt = self.ntrans;
-        let z = std::mem::size_of::<Complex<T>>();
-        let dev = EmuDevice::default();
-        dev.with_foreign(c, (nt * plan.num_points() * z).max(1), |cs| {
-            dev.with_foreign(f, (nt * plan.num_targets() * z).max(1), |fs| plan.execute_dev_all(cs, fs))
-        })
-    }
-    fn info(&self) -> farfield::nufft::NufftInfo {
-        self.plan.info()
-    }
-    fn kernel(&self) -> &farfield::kernel::Kernel {
-        self.plan.kernel()
-    }
-}
+// `execute_device`): what `NufftPlan::new` gives with backend CUDA, built on an `EmuDevice`,
+// with the library's own executors (`GpuNufftExec`, `GpuType3Exec`; the addresses are viewed
+// through `Device::with_foreign`). Used by tests of code that takes device pointers (the
+// cuFINUFFT drop-in, compat/cufinufft).
 
 /// `NufftPlan::new` with backend CUDA on an emulated device (same arguments, validation and
 /// parameters; the GPU options of `opts` as `CudaNufft` and `CudaType3` read them).
 pub fn emu_nufft_plan<T: farfield::Real>(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64,
                                          opts: &farfield::nufft::NufftOpts) -> Result<farfield::nufft::NufftPlan<T>> {
+    use farfield::gpu::nufft::{GpuNufft, GpuNufftExec};
+    use farfield::gpu::type3::{GpuType3, GpuType3Exec};
     use farfield::nufft::{Backend, NufftParams, NufftPlan, Precision};
     let sopts = farfield::gpu::spread::GpuSpreadOpts { block: 64, ..farfield::gpu::spread::GpuSpreadOpts::from_nufft_opts(opts) };
     if ty == 3 {
-        let plan = farfield::gpu::type3::GpuType3::new(EmuDevice::default(), dim, iflag, ntrans, tol, opts, sopts)?;
-        return Ok(NufftPlan::from_exec(3, dim, ntrans, Backend::Cuda, opts, Box::new(EmuType3 { plan, ntrans })));
+        let plan = GpuType3::new(EmuDevice::default(), dim, iflag, ntrans, tol, opts, sopts)?;
+        return Ok(NufftPlan::from_exec(3, dim, ntrans, Backend::Cuda, opts, Box::new(GpuType3Exec::from_plan(plan))));
     }
     let params = NufftParams::new(ty, dim, n_modes, iflag, ntrans, tol, Precision::of::<T>(), opts, Backend::Cuda)?;
-    let plan = farfield::gpu::nufft::GpuNufft::new(EmuDevice::default(), params, sopts)?;
-    Ok(NufftPlan::from_exec(ty, dim, ntrans, Backend::Cuda, opts, Box::new(EmuNufft { plan })))
+    let plan = GpuNufft::new(EmuDevice::default(), params, sopts)?;
+    Ok(NufftPlan::from_exec(ty, dim, ntrans, Backend::Cuda, opts, Box::new(GpuNufftExec::from_plan(plan))))
 }
 
 /// A device → host copy from an emulator buffer's address (the emulator's `cuMemcpyDtoH`).

@@ -77,6 +77,7 @@ mod tests;
 
 use crate::error::{Error, Result};
 use crate::gpu::cuda::CudaDevice;
+use crate::gpu::device::Device;
 use crate::gpu::fmm::{plan, GpuFmm};
 use crate::threads::Threads;
 use harmonics::RegTables;

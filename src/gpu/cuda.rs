@@ -392,47 +392,6 @@ impl CudaDevice {
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.st.ctx
     }
-
-    /// Runs `f` on a caller-owned device allocation of `bytes` bytes at address `ptr`, viewed
-    /// as a buffer of this device (not freed afterwards).
-    ///
-    /// # Safety
-    /// `ptr` must be a device allocation of at least `bytes` bytes in this device's context.
-    pub unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut CudaSlice<u8>) -> R) -> R {
-        let mut s = self.stream.upgrade_device_ptr::<u8>(ptr, bytes);
-        let r = f(&mut s);
-        let _ = s.leak();
-        r
-    }
-
-    /// [`CudaDevice::with_foreign`] for an optional array: `f(None)` when `ptr` is 0.
-    ///
-    /// # Safety
-    /// As [`CudaDevice::with_foreign`] for a non-zero `ptr`.
-    pub unsafe fn with_foreign_opt<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(Option<&mut CudaSlice<u8>>) -> R) -> R {
-        if ptr == 0 {
-            f(None)
-        } else {
-            self.with_foreign(ptr, bytes, |b| f(Some(b)))
-        }
-    }
-
-    /// Runs `run` on two caller-owned device arrays of complex values of precision `T` — `c`
-    /// with `nc` and `f` with `nf` values — seen as buffers of this device (the execute on
-    /// device pointers of the CUDA NUFFT executors, cuFINUFFT style).
-    /// Errors: [`crate::Error::NullPointer`] when either address is 0, and those of `run`.
-    ///
-    /// # Safety
-    /// As [`CudaDevice::with_foreign`], for both arrays.
-    pub unsafe fn with_foreign_pair<T>(&self, c: u64, nc: usize, f: u64, nf: usize,
-                                       run: impl FnOnce(&mut CudaSlice<u8>, &mut CudaSlice<u8>) -> crate::Result<()>)
-                                       -> crate::Result<()> {
-        if c == 0 || f == 0 {
-            return Err(crate::Error::NullPointer("device array c or f is NULL".into()));
-        }
-        let z = 2 * std::mem::size_of::<T>();
-        self.with_foreign(c, (nc * z).max(1), |cs| self.with_foreign(f, (nf * z).max(1), |fs| run(cs, fs)))
-    }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -547,6 +506,13 @@ impl Device for CudaDevice {
 
     fn seconds(&self, start: &cudarc::driver::CudaEvent, end: &cudarc::driver::CudaEvent) -> Result<f64> {
         Ok(start.elapsed_ms(end).map_err(drv("event elapsed"))? as f64 * 1e-3)
+    }
+
+    unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut CudaSlice<u8>) -> R) -> R {
+        let mut s = self.stream.upgrade_device_ptr::<u8>(ptr, bytes);
+        let r = f(&mut s);
+        let _ = s.leak();
+        r
     }
 }
 

@@ -64,6 +64,44 @@ pub trait Device: Clone {
     fn mark(&self) -> Result<Self::Mark>;
     /// Seconds of device work between two marks (waits for `end`).
     fn seconds(&self, start: &Self::Mark, end: &Self::Mark) -> Result<f64>;
+
+    /// Runs `f` on a caller-owned device allocation of `bytes` bytes at address `ptr`, viewed
+    /// as a buffer of this device (not freed afterwards): how device pointers of a foreign
+    /// caller (cuFINUFFT style) reach the host code. CUDA: a slice on this handle's stream;
+    /// the emulator: the host memory of an emulator buffer at that address.
+    ///
+    /// # Safety
+    /// `ptr` must be a device allocation of at least `bytes` bytes in this device's context
+    /// (emulator: memory valid for reads and writes of `bytes` bytes), for the duration of `f`.
+    unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut Self::Buf) -> R) -> R;
+
+    /// [`Device::with_foreign`] for an optional array: `f(None)` when `ptr` is 0.
+    ///
+    /// # Safety
+    /// As [`Device::with_foreign`] for a non-zero `ptr`.
+    unsafe fn with_foreign_opt<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(Option<&mut Self::Buf>) -> R) -> R {
+        if ptr == 0 {
+            f(None)
+        } else {
+            self.with_foreign(ptr, bytes, |b| f(Some(b)))
+        }
+    }
+
+    /// Runs `run` on two caller-owned device arrays of complex values of precision `T` — `c`
+    /// with `nc` and `f` with `nf` values — seen as buffers of this device (the execute on
+    /// device pointers of the NUFFT executors, cuFINUFFT style).
+    /// Errors: [`crate::Error::NullPointer`] when either address is 0, and those of `run`.
+    ///
+    /// # Safety
+    /// As [`Device::with_foreign`], for both arrays.
+    unsafe fn with_foreign_pair<T>(&self, c: u64, nc: usize, f: u64, nf: usize,
+                                   run: impl FnOnce(&mut Self::Buf, &mut Self::Buf) -> Result<()>) -> Result<()> {
+        if c == 0 || f == 0 {
+            return Err(crate::Error::NullPointer("device array c or f is NULL".into()));
+        }
+        let z = 2 * std::mem::size_of::<T>();
+        self.with_foreign(c, (nc * z).max(1), |cs| self.with_foreign(f, (nf * z).max(1), |fs| run(cs, fs)))
+    }
 }
 
 /// Allocates a buffer holding a copy of `v`.

@@ -287,16 +287,30 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
     }
 }
 
-/// The CUDA executor behind the NUFFT plan front (`opts.backend = CUDA`): a
-/// [`GpuNufft`] on device 0.
-pub struct CudaNufft<T: Real> {
-    plan: GpuNufft<T, super::cuda::CudaDevice>,
+/// The executor behind the NUFFT plan front for backend CUDA: a [`GpuNufft`] behind the
+/// [`NufftExec`] interface, on any device — [`CudaNufft`] (the CUDA device) and the
+/// emulator's plans (the `farfield-gpu-emu` test crate), whose `setpts_device` /
+/// `execute_device` take addresses of buffers of that device
+/// ([`super::device::Device::with_foreign`]).
+pub struct GpuNufftExec<T: Real, D: FftDevice> {
+    plan: GpuNufft<T, D>,
 }
 
-// SAFETY: the plan's device handles (cudarc context/stream, Arc'd) are used behind the NUFFT
-// plan's own lock (`&mut self` / the C API's mutex); cudarc's CudaContext binds itself to the
-// calling thread on every call.
-unsafe impl<T: Real> Send for CudaNufft<T> {}
+/// The CUDA executor behind the NUFFT plan front (`opts.backend = CUDA`): a
+/// [`GpuNufft`] on device 0.
+pub type CudaNufft<T> = GpuNufftExec<T, super::cuda::CudaDevice>;
+
+// SAFETY: the plan's device handles (CUDA: cudarc context/stream, Arc'd) are used behind the
+// NUFFT plan's own lock (`&mut self` / the C API's mutex); cudarc's CudaContext binds itself to
+// the calling thread on every call; the emulator's buffers are plain host memory.
+unsafe impl<T: Real, D: FftDevice> Send for GpuNufftExec<T, D> {}
+
+impl<T: Real, D: FftDevice> GpuNufftExec<T, D> {
+    /// The executor of `plan`.
+    pub fn from_plan(plan: GpuNufft<T, D>) -> Self {
+        GpuNufftExec { plan }
+    }
+}
 
 impl<T: Real> CudaNufft<T> {
     /// Opens device 0 and builds the plan for `params` with the GPU options of `opts`
@@ -308,7 +322,7 @@ impl<T: Real> CudaNufft<T> {
         if opts.debug > 0 {
             eprintln!("[farfield nufft{} cuda] {}", if T::NAME == "f32" { "f" } else { "" }, plan.params.describe(1));
         }
-        Ok(CudaNufft { plan })
+        Ok(GpuNufftExec { plan })
     }
 
     /// [`CudaNufft::new`] as a boxed executor.
@@ -317,7 +331,7 @@ impl<T: Real> CudaNufft<T> {
     }
 }
 
-impl<T: Real> NufftExec<T> for CudaNufft<T> {
+impl<T: Real, D: FftDevice> NufftExec<T> for GpuNufftExec<T, D> {
     fn setpts(&mut self, pts: Points<'_, T>) -> Result<()> {
         self.plan.setpts(pts.x[0], pts.x[1], pts.x[2])
     }

@@ -246,15 +246,29 @@ impl<T: Real, D: FftDevice> GpuType3<T, D> {
     }
 }
 
-/// The CUDA executor of type 3 behind the NUFFT plan front (`opts.backend = CUDA`): a
-/// [`GpuType3`] on device 0.
-pub struct CudaType3<T: Real> {
-    plan: GpuType3<T, super::cuda::CudaDevice>,
+/// The executor of type 3 behind the NUFFT plan front for backend CUDA: a [`GpuType3`]
+/// behind the [`NufftExec`] interface, on any device — [`CudaType3`] (the CUDA device) and the
+/// emulator's plans (the `farfield-gpu-emu` test crate); host-array `setpts`, `execute_device`
+/// on addresses of buffers of that device ([`super::device::Device::with_foreign`]).
+pub struct GpuType3Exec<T: Real, D: FftDevice> {
+    plan: GpuType3<T, D>,
 }
 
-// SAFETY: as for `CudaNufft`: the device handles are used behind the NUFFT plan's own lock
-// (`&mut self` / the C API's mutex); cudarc's context binds itself to the calling thread.
-unsafe impl<T: Real> Send for CudaType3<T> {}
+/// The CUDA executor of type 3 behind the NUFFT plan front (`opts.backend = CUDA`): a
+/// [`GpuType3`] on device 0.
+pub type CudaType3<T> = GpuType3Exec<T, super::cuda::CudaDevice>;
+
+// SAFETY: as for `GpuNufftExec`: the device handles are used behind the NUFFT plan's own lock
+// (`&mut self` / the C API's mutex); cudarc's context binds itself to the calling thread; the
+// emulator's buffers are plain host memory.
+unsafe impl<T: Real, D: FftDevice> Send for GpuType3Exec<T, D> {}
+
+impl<T: Real, D: FftDevice> GpuType3Exec<T, D> {
+    /// The executor of `plan`.
+    pub fn from_plan(plan: GpuType3<T, D>) -> Self {
+        GpuType3Exec { plan }
+    }
+}
 
 impl<T: Real> CudaType3<T> {
     /// Opens device 0 and makes the plan (arguments as [`GpuType3::new`], GPU options from
@@ -262,7 +276,7 @@ impl<T: Real> CudaType3<T> {
     pub fn new(dim: usize, iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
         let dev = super::cuda::CudaDevice::for_nufft(opts)?;
         let plan = GpuType3::new(dev, dim, iflag, ntrans, tol, opts, GpuSpreadOpts::from_nufft_opts(opts))?;
-        Ok(CudaType3 { plan })
+        Ok(GpuType3Exec { plan })
     }
 
     /// [`CudaType3::new`] as a boxed executor.
@@ -271,7 +285,7 @@ impl<T: Real> CudaType3<T> {
     }
 }
 
-impl<T: Real> NufftExec<T> for CudaType3<T> {
+impl<T: Real, D: FftDevice> NufftExec<T> for GpuType3Exec<T, D> {
     fn setpts(&mut self, pts: ExecPoints<'_, T>) -> Result<()> {
         self.plan.setpts(pts.x, pts.s)
     }
