@@ -31,7 +31,8 @@ cmake --build build-gpu-cmake --target cufinufft_compat >/dev/null
 install -m 755 build-gpu-cmake/lib/cufinufft/libcufinufft.so "$OUT/libcufinufft.so"
 strip --strip-unneeded "$OUT/libcufinufft.so"
 for lib in libfftw3 libfftw3f libfftw3_threads libfftw3f_threads; do
-  src=$(ldconfig -p | awk -v n="$lib.so.3" '$1 == n { print $NF; exit }')
+  # (no early exit in awk: ldconfig would get SIGPIPE, fatal under pipefail)
+  src=$(ldconfig -p | awk -v n="$lib.so.3" '$1 == n && !f { f = $NF } END { print f }')
   [[ -n "$src" ]] || { echo "gpu-bundle: $lib.so.3 not found (install libfftw3-dev)" >&2; exit 1; }
   cp -L "$src" "$OUT/$lib.so.3"
 done
