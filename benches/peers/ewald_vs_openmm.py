@@ -208,7 +208,7 @@ def main():
         n = len(q)
         log(f"== {name}: {n} charges, box diag {np.diag(box)}")
         t = time.perf_counter()
-        ref = run_ours(folder, "direct", 1e-8, args.threads, 0, tmp / "ref")
+        ref = run_ours(folder, "direct", 1e-8, args.threads, 1, tmp / "ref")
         fref = ours_forces(np, tmp / "ref", q)
         uref = ref["energy"] * KJ
         log(f"reference (classic Ewald sum, tol 1e-8): {uref:.6f} kJ/mol in {time.perf_counter() - t:.1f} s")
