@@ -183,6 +183,119 @@ row_kernels!(f32, 8, __m256, _mm256_setzero_ps, _mm256_add_ps, _mm256_set1_ps, _
 row_kernels!(f64, 8, __m512d, _mm512_setzero_pd, _mm512_add_pd, _mm512_set1_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd, kvec_f64_512, spread_f64_512, interp_f64_512);
 row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_add_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps, kvec_f32_512, spread_f32_512, interp_f32_512);
 
+// ---------------------------------------------------------------------------------------------
+// 1D interpolation: one row per point, so the per-point overheads of the general row loops
+// above (accumulator banks of MAX_VECTORS zeroed on the stack, the x-kernel built through a
+// kernel array of MAX_VECTORS, the lane sum through memory) are most of the work. These take
+// the row from its first complex entry with unaligned loads (masked past the row), the
+// x-kernel duplicated onto the re/im lanes by a permute in registers, `⌈2W/L⌉` vectors only,
+// and sum the lanes pairwise in registers; the value is written straight to `out`.
+// ---------------------------------------------------------------------------------------------
+
+/// Interpolates one 1D point (row starting at complex entry `l0` of `bx`, x-kernel `kx[..W]`)
+/// into `*out`, with 512-bit vectors (f32, `W ≤ 16`).
+///
+/// # Safety
+/// AVX-512F available; `out` valid for a write.
+#[inline(always)]
+pub unsafe fn interp1d_f32_512<const W: usize>(bx: &[[f32; 2]], l0: usize, kx: &[f32; MAX_WIDTH], out: *mut Complex<f32>) {
+    const L: usize = 16;
+    assert!(W <= 16 && l0 + W <= bx.len(), "row in box");
+    let nv = (2 * W).div_ceil(L);
+    let p = (bx.as_ptr() as *const f32).add(2 * l0);
+    let idx = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    let mut sum = _mm512_setzero_ps();
+    for q in 0..nv {
+        let rem = 2 * W - q * L;
+        let m: __mmask16 = if rem >= L { 0xffff } else { (1u16 << rem) - 1 };
+        let kd = _mm512_maskz_permutexvar_ps(m, idx, _mm512_castps256_ps512(_mm256_loadu_ps(kx.as_ptr().add(8 * q))));
+        sum = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, p.add(q * L)), kd, sum);
+    }
+    let s8 = _mm256_add_ps(_mm512_castps512_ps256(sum), _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sum))));
+    let s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps::<1>(s8));
+    let s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    _mm_storel_epi64(out as *mut __m128i, _mm_castps_si128(s2));
+}
+
+/// [`interp1d_f32_512`] for f64 (512-bit vectors).
+///
+/// # Safety
+/// AVX-512F available; `out` valid for a write.
+#[inline(always)]
+pub unsafe fn interp1d_f64_512<const W: usize>(bx: &[[f64; 2]], l0: usize, kx: &[f64; MAX_WIDTH], out: *mut Complex<f64>) {
+    const L: usize = 8;
+    assert!(W <= 16 && l0 + W <= bx.len(), "row in box");
+    let nv = (2 * W).div_ceil(L);
+    let p = (bx.as_ptr() as *const f64).add(2 * l0);
+    let idx = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
+    let mut sum = _mm512_setzero_pd();
+    for q in 0..nv {
+        let rem = 2 * W - q * L;
+        let m: __mmask8 = if rem >= L { 0xff } else { (1u8 << rem) - 1 };
+        let kd = _mm512_maskz_permutexvar_pd(m, idx, _mm512_castpd256_pd512(_mm256_loadu_pd(kx.as_ptr().add(4 * q))));
+        sum = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, p.add(q * L)), kd, sum);
+    }
+    let s4 = _mm256_add_pd(_mm512_castpd512_pd256(sum), _mm512_extractf64x4_pd::<1>(sum));
+    let s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd::<1>(s4));
+    _mm_storeu_pd(out as *mut f64, s2);
+}
+
+/// [`interp1d_f32_512`] with 256-bit vectors (AVX2 and FMA).
+///
+/// # Safety
+/// AVX2 and FMA available; `out` valid for a write.
+#[inline(always)]
+pub unsafe fn interp1d_f32<const W: usize>(bx: &[[f32; 2]], l0: usize, kx: &[f32; MAX_WIDTH], out: *mut Complex<f32>) {
+    const L: usize = 8;
+    assert!(W <= 16 && l0 + W <= bx.len(), "row in box");
+    let nv = (2 * W).div_ceil(L);
+    let p = (bx.as_ptr() as *const f32).add(2 * l0);
+    let idx = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let mut sum = _mm256_setzero_ps();
+    for q in 0..nv {
+        let rem = 2 * W - q * L;
+        let kd = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(kx.as_ptr().add(4 * q))), idx);
+        let (g, kd) = if rem >= L {
+            (_mm256_loadu_ps(p.add(q * L)), kd)
+        } else {
+            let m = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem as i32), lane);
+            (_mm256_maskload_ps(p.add(q * L), m), _mm256_and_ps(kd, _mm256_castsi256_ps(m)))
+        };
+        sum = _mm256_fmadd_ps(g, kd, sum);
+    }
+    let s4 = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps::<1>(sum));
+    let s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    _mm_storel_epi64(out as *mut __m128i, _mm_castps_si128(s2));
+}
+
+/// [`interp1d_f64_512`] with 256-bit vectors (AVX2 and FMA).
+///
+/// # Safety
+/// AVX2 and FMA available; `out` valid for a write.
+#[inline(always)]
+pub unsafe fn interp1d_f64<const W: usize>(bx: &[[f64; 2]], l0: usize, kx: &[f64; MAX_WIDTH], out: *mut Complex<f64>) {
+    const L: usize = 4;
+    assert!(W <= 16 && l0 + W <= bx.len(), "row in box");
+    let nv = (2 * W).div_ceil(L);
+    let p = (bx.as_ptr() as *const f64).add(2 * l0);
+    let mut sum = _mm256_setzero_pd();
+    for q in 0..nv {
+        let rem = 2 * W - q * L;
+        let kd = _mm256_permute4x64_pd::<0b01_01_00_00>(_mm256_castpd128_pd256(_mm_loadu_pd(kx.as_ptr().add(2 * q))));
+        let (g, kd) = if rem >= L {
+            (_mm256_loadu_pd(p.add(q * L)), kd)
+        } else {
+            // rem = 2: the low complex entry only
+            let m = _mm256_setr_epi64x(-1, -1, 0, 0);
+            (_mm256_maskload_pd(p.add(q * L), m), _mm256_and_pd(kd, _mm256_castsi256_pd(m)))
+        };
+        sum = _mm256_fmadd_pd(g, kd, sum);
+    }
+    let s2 = _mm_add_pd(_mm256_castpd256_pd128(sum), _mm256_extractf128_pd::<1>(sum));
+    _mm_storeu_pd(out as *mut f64, s2);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,6 +393,76 @@ mod tests {
             }
         };
     }
+
+    /// The 1D one-row kernels against the portable row loop, for every width, both
+    /// precisions, every row start modulo the vector length, a row ending at the end of the
+    /// box (the masked loads read nothing past it) and kernel values past `W` that must not
+    /// count.
+    macro_rules! check1d {
+        ($name:ident, $t:ty, $tol:expr, $i256:ident, $i512:ident) => {
+            #[test]
+            fn $name() {
+                let has256 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+                let has512 = is_x86_feature_detected!("avx512f");
+                if !has256 {
+                    return;
+                }
+                fn run<const W: usize>(has512: bool) {
+                    let mut ker: PointKernel<$t> = [[0.0; MAX_WIDTH]; 3];
+                    for i in 0..MAX_WIDTH {
+                        // garbage past W (eval may leave any values there)
+                        ker[0][i] = if i < W { (0.3 + 0.07 * (2 * i) as f64).sin() as $t } else { 1e3 };
+                    }
+                    ker[1][0] = 1.0;
+                    ker[2][0] = 1.0;
+                    for l0 in 0..9 {
+                        let len = l0 + W;
+                        let bx: Vec<[$t; 2]> = (0..len).map(|i| [((i % 17) as $t) * 0.25 - 1.0, ((i % 13) as $t) * 0.5 - 2.0]).collect();
+                        let want = interp_w::<$t, W, false>(&bx, [len, 1], [l0, 0, 0], [1, 1], &ker);
+                        let mut got = vec![Complex::new(0.0 as $t, 0.0); 3];
+                        // SAFETY: AVX2 and FMA checked above; got[1] is valid.
+                        unsafe { i256::<W>(&bx, l0, &ker[0], &mut got[1]) };
+                        if has512 {
+                            // SAFETY: AVX-512F checked above.
+                            unsafe { i512::<W>(&bx, l0, &ker[0], &mut got[2]) };
+                        } else {
+                            got[2] = got[1];
+                        }
+                        assert_eq!(got[0], Complex::new(0.0, 0.0), "no write outside the slot");
+                        for g in &got[1..] {
+                            assert!((g - want).norm() <= $tol * 100.0, "W {W} l0 {l0}: {g} vs {want}");
+                        }
+                    }
+                }
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn i256<const W: usize>(bx: &[[$t; 2]], l0: usize, kx: &[$t; MAX_WIDTH], out: *mut Complex<$t>) {
+                    $i256::<W>(bx, l0, kx, out)
+                }
+                #[target_feature(enable = "avx512f,avx2,fma")]
+                unsafe fn i512<const W: usize>(bx: &[[$t; 2]], l0: usize, kx: &[$t; MAX_WIDTH], out: *mut Complex<$t>) {
+                    $i512::<W>(bx, l0, kx, out)
+                }
+                run::<2>(has512);
+                run::<3>(has512);
+                run::<4>(has512);
+                run::<5>(has512);
+                run::<6>(has512);
+                run::<7>(has512);
+                run::<8>(has512);
+                run::<9>(has512);
+                run::<10>(has512);
+                run::<11>(has512);
+                run::<12>(has512);
+                run::<13>(has512);
+                run::<14>(has512);
+                run::<15>(has512);
+                run::<16>(has512);
+            }
+        };
+    }
+
+    check1d!(rows_1d_f64_match_portable_loop, f64, 1e-14, interp1d_f64, interp1d_f64_512);
+    check1d!(rows_1d_f32_match_portable_loop, f32, 2e-6, interp1d_f32, interp1d_f32_512);
 
     check!(rows_f64_match_portable_loops, f64, 1e-14, spread_f64, interp_f64, spread_f64_512, interp_f64_512);
     check!(rows_f32_match_portable_loops, f32, 2e-6, spread_f32, interp_f32, spread_f32_512, interp_f32_512);
