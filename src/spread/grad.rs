@@ -414,7 +414,9 @@ mod tests {
         let m = 200;
         let tp = 2.0 * std::f64::consts::PI;
         let x: Vec<Vec<f64>> = (0..3).map(|_| (0..m).map(|_| rng.gen_range(-7.0..7.0)).collect()).collect();
-        for order in [3usize, 4, 5, 6, 8] {
+        for order in [3usize, 4, 5, 6, 8, 10, 12] {
+            // orders above 8: two 512-bit row vectors; the grid must hold twice the width
+            let nf = if order > 8 { [24usize, 26, 28] } else { nf };
             let p = BSplineParams { order };
             let mut sp = Spreader::<f64>::new_bspline(3, &nf, &p, SpreadOpts { max_subprob_size: 31 }).unwrap();
             sp.setpts([&x[0], &x[1], &x[2]], &th).unwrap();

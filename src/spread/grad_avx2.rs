@@ -1,6 +1,9 @@
 //! AVX2/FMA loops of [`super::grad`] for `f64` (LLVM does not vectorise the generic loops with
 //! fused multiply-adds): x rows are processed as `NV` vectors of 4 (`4·NV ≥ w`, zero weights
-//! past `w`), so every row update is `NV` loads and fused multiply-adds.
+//! past `w`), so every row update is `NV` loads and fused multiply-adds. On CPUs with AVX-512F
+//! ([`crate::simd::has_avx512`]) widths ≥ 5 take the 512-bit loops instead: rows as `NV`
+//! vectors of 8, the last one masked to the width (no access past `w`), which halves the row
+//! updates of the SPME orders 5–8 (one vector instead of two).
 
 use super::super::Spreader;
 use crate::kernel::bspline::BSplineEval;
@@ -33,17 +36,25 @@ impl Spreader<f64> {
     pub(super) fn interp_grad_f64_avx2(&self, k: &BSplineEval<f64>, grid: &[f64], out: &mut [[f64; 4]], threads: &Threads) {
         let op = SyncPtr(out.as_mut_ptr());
         let nv = self.w[0].div_ceil(4);
+        let (wide, nv8) = (crate::simd::has_avx512() && self.w[0] >= 5, self.w[0].div_ceil(8));
         threads.for_each(self.subprobs.len(), |s| {
             let (a, b) = self.subprobs[s];
             let mut loc = vec![[0.0f64; 4]; b - a];
-            // SAFETY: the caller checked that the CPU has AVX2 and FMA.
+            // SAFETY: the caller checked that the CPU has AVX2 and FMA; AVX-512F is probed.
             unsafe {
-                match nv {
+                if wide {
+                    match nv8 {
+                        1 => grad_points512::<1>(self, k, a, grid, &mut loc),
+                        _ => grad_points512::<2>(self, k, a, grid, &mut loc),
+                    }
+                } else {
+                    match nv {
                     1 => grad_points::<1>(self, k, a, grid, &mut loc),
                     2 => grad_points::<2>(self, k, a, grid, &mut loc),
                     3 => grad_points::<3>(self, k, a, grid, &mut loc),
                     4 => grad_points::<4>(self, k, a, grid, &mut loc),
                     _ => unreachable!("B-spline width above 16 handled by the generic loop"),
+                    }
                 }
             }
             let op = op;
@@ -60,6 +71,12 @@ impl Spreader<f64> {
     /// # Safety
     /// The CPU must support AVX2 and FMA.
     pub(super) unsafe fn spread_real_points_f64_avx2<K: KernelEval<f64>>(&self, k: &K, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
+        if self.w[0] >= 5 && crate::simd::has_avx512() {
+            return match self.w[0].div_ceil(8) {
+                1 => spread_points512::<K, 1>(self, k, a, cs, lo, bsz, bx),
+                _ => spread_points512::<K, 2>(self, k, a, cs, lo, bsz, bx),
+            };
+        }
         match self.w[0].div_ceil(4) {
             1 => spread_points::<K, 1>(self, k, a, cs, lo, bsz, bx),
             2 => spread_points::<K, 2>(self, k, a, cs, lo, bsz, bx),
@@ -172,6 +189,118 @@ unsafe fn spread_points<K: KernelEval<f64>, const NV: usize>(sp: &Spreader<f64>,
                 for t in 0..NV {
                     let d = rp.add(4 * t);
                     _mm256_storeu_pd(d, _mm256_fmadd_pd(kc[t], vv, _mm256_loadu_pd(d)));
+                }
+            }
+        }
+    }
+}
+
+/// Lane masks of the `NV` 512-bit vectors of a row of width `w` (`8·NV ≥ w`).
+#[inline(always)]
+fn masks512<const NV: usize>(w: usize) -> [__mmask8; NV] {
+    let mut m = [0 as __mmask8; NV];
+    for (t, mt) in m.iter_mut().enumerate() {
+        let n = w.saturating_sub(8 * t).min(8);
+        *mt = ((1u32 << n) - 1) as __mmask8;
+    }
+    m
+}
+
+/// [`grad_points`] with 512-bit vectors: rows as `NV` vectors of 8, masked to the width.
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn grad_points512<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f64>, a: usize, grid: &[f64], out: &mut [[f64; 4]]) {
+    let w = sp.w[0];
+    let mk = masks512::<NV>(w);
+    let nf = sp.nf;
+    let half = 0.5 * w as f64;
+    let mut v = [[0.0f64; MAX_WIDTH]; 3];
+    let mut dv = [[0.0f64; MAX_WIDTH]; 3];
+    let mut scratch = [0.0f64; MAX_WIDTH];
+    let gp = grid.as_ptr();
+    for (q, o) in out.iter_mut().enumerate() {
+        let p = a + q;
+        let mut i0 = [0isize; 3];
+        for d in 0..3 {
+            let gv = sp.g[d][p];
+            let start = (gv - half).ceil();
+            i0[d] = start as isize;
+            k.eval_with_deriv(start - gv, &mut v[d], &mut dv[d]);
+        }
+        let contiguous = i0[0] >= 0 && i0[0] as usize + w <= nf[0];
+        let mut gyi = [0usize; MAX_WIDTH];
+        let mut gzi = [0usize; MAX_WIDTH];
+        for t in 0..w {
+            gyi[t] = wrap(i0[1] + t as isize, nf[1]);
+            gzi[t] = nf[1] * wrap(i0[2] + t as isize, nf[2]);
+        }
+        let mut av = [_mm512_setzero_pd(); NV];
+        let mut ay = [_mm512_setzero_pd(); NV];
+        let mut az = [_mm512_setzero_pd(); NV];
+        for kz in 0..w {
+            let (vz, dvz) = (v[2][kz], dv[2][kz]);
+            for jy in 0..w {
+                let base = nf[0] * (gyi[jy] + gzi[kz]);
+                let rp: *const f64 = if contiguous {
+                    gp.add(base + i0[0] as usize)
+                } else {
+                    for (dx, sv) in scratch[..w].iter_mut().enumerate() {
+                        *sv = *grid.get_unchecked(base + wrap(i0[0] + dx as isize, nf[0]));
+                    }
+                    scratch.as_ptr()
+                };
+                let wv = _mm512_set1_pd(v[1][jy] * vz);
+                let wy = _mm512_set1_pd(dv[1][jy] * vz);
+                let wz = _mm512_set1_pd(v[1][jy] * dvz);
+                for t in 0..NV {
+                    let r = _mm512_maskz_loadu_pd(mk[t], rp.add(8 * t));
+                    av[t] = _mm512_fmadd_pd(r, wv, av[t]);
+                    ay[t] = _mm512_fmadd_pd(r, wy, ay[t]);
+                    az[t] = _mm512_fmadd_pd(r, wz, az[t]);
+                }
+            }
+        }
+        let z = _mm512_setzero_pd();
+        let (mut sv, mut sx, mut sy, mut sz) = (z, z, z, z);
+        for t in 0..NV {
+            let vx = _mm512_maskz_loadu_pd(mk[t], v[0].as_ptr().add(8 * t));
+            let dvx = _mm512_maskz_loadu_pd(mk[t], dv[0].as_ptr().add(8 * t));
+            sv = _mm512_fmadd_pd(av[t], vx, sv);
+            sx = _mm512_fmadd_pd(av[t], dvx, sx);
+            sy = _mm512_fmadd_pd(ay[t], vx, sy);
+            sz = _mm512_fmadd_pd(az[t], vx, sz);
+        }
+        // ∂/∂g ψ(l − g) = −ψ'(l − g)
+        *o = [_mm512_reduce_add_pd(sv), -_mm512_reduce_add_pd(sx), -_mm512_reduce_add_pd(sy), -_mm512_reduce_add_pd(sz)];
+    }
+}
+
+/// [`spread_points`] with 512-bit vectors: rows as `NV` vectors of 8, masked to the width (no
+/// write past `w`).
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn spread_points512<K: KernelEval<f64>, const NV: usize>(sp: &Spreader<f64>, k: &K, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
+    let w = sp.w[0];
+    let mk = masks512::<NV>(w);
+    let mut ker = [[0.0f64; MAX_WIDTH]; 3];
+    let mut i0 = [0isize; 3];
+    let bp = bx.as_mut_ptr();
+    let g: [&[f64]; 3] = [&sp.g[0], &sp.g[1], &sp.g[2]];
+    for (q, &cv) in cs.iter().enumerate() {
+        sp.point_kernel::<K, false>(k, &g, a + q, &mut ker, &mut i0);
+        let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
+        let c = _mm512_set1_pd(cv);
+        let mut kc = [_mm512_setzero_pd(); NV];
+        for t in 0..NV {
+            kc[t] = _mm512_mul_pd(_mm512_maskz_loadu_pd(mk[t], ker[0].as_ptr().add(8 * t)), c);
+        }
+        // unused axes (dim < 3) have width 1 and weight 1
+        for kz in 0..sp.w[2] {
+            let vz = ker[2][kz];
+            for jy in 0..sp.w[1] {
+                let vv = _mm512_set1_pd(vz * ker[1][jy]);
+                let rp = bp.add(l[0] + bsz[0] * (l[1] + jy + bsz[1] * (l[2] + kz)));
+                for t in 0..NV {
+                    let d = rp.add(8 * t);
+                    _mm512_mask_storeu_pd(d, mk[t], _mm512_fmadd_pd(kc[t], vv, _mm512_maskz_loadu_pd(mk[t], d)));
                 }
             }
         }
