@@ -202,6 +202,28 @@ pub(crate) struct Nbr {
     pub is_self: bool,
 }
 
+impl Nbr {
+    /// For the atom in slot `i` at `xi`: its position moved by the cell's lattice shift, the
+    /// first slot to visit (a multiple of 4 into the padded run) and the first slot that
+    /// counts; `None` when `xi` is at least `√rc2` from the cell's bounding box. The cell
+    /// itself is never skipped, and in it only the slots after `i` count (each pair once).
+    #[inline(always)]
+    pub(crate) fn range_for(&self, i: usize, xi: [f64; 3], rc2: f64) -> Option<([f64; 3], usize, usize)> {
+        let xs = [xi[0] - self.shift[0], xi[1] - self.shift[1], xi[2] - self.shift[2]];
+        if self.is_self {
+            return Some((xs, (i + 1) & !3, i + 1));
+        }
+        let bb = &self.bbox;
+        let ex = (bb[0] - xs[0]).max(xs[0] - bb[3]).max(0.0);
+        let ey = (bb[1] - xs[1]).max(xs[1] - bb[4]).max(0.0);
+        let ez = (bb[2] - xs[2]).max(xs[2] - bb[5]).max(0.0);
+        if ex * ex + ey * ey + ez * ez >= rc2 {
+            return None;
+        }
+        Some((xs, self.j0, self.j0))
+    }
+}
+
 /// All interactions of the atoms in slots `i0..i1` (one cell) with their neighbour cells
 /// `nbr` (the half shell, the cell itself first), AVX2/FMA: the constants are loaded once per
 /// cell, the `i` sums stay in registers across all neighbour cells, and each atom is tested
@@ -237,18 +259,8 @@ pub(crate) unsafe fn cell_avx2<const FIELD: bool, const VIR: bool>(
         let qiv = _mm256_set1_pd(qi);
         let (mut phi_i, mut ex_i, mut ey_i, mut ez_i) = (zero, zero, zero, zero);
         for nb in nbr {
-            let xs = [xi[0] - nb.shift[0], xi[1] - nb.shift[1], xi[2] - nb.shift[2]];
-            let (j0, jmin) = if nb.is_self {
-                ((i + 1) & !3, i + 1)
-            } else {
-                let bb = &nb.bbox;
-                let ex = (bb[0] - xs[0]).max(xs[0] - bb[3]).max(0.0);
-                let ey = (bb[1] - xs[1]).max(xs[1] - bb[4]).max(0.0);
-                let ez = (bb[2] - xs[2]).max(xs[2] - bb[5]).max(0.0);
-                if ex * ex + ey * ey + ez * ez >= k.rc2 {
-                    continue;
-                }
-                (nb.j0, nb.j0)
+            let Some((xs, j0, jmin)) = nb.range_for(i, xi, k.rc2) else {
+                continue;
             };
             let xv = _mm256_set1_pd(xs[0]);
             let yv = _mm256_set1_pd(xs[1]);
@@ -376,18 +388,8 @@ pub(crate) unsafe fn cell_avx512<const FIELD: bool, const VIR: bool>(
         let qiv = _mm512_set1_pd(qi);
         let (mut phi_i, mut ex_i, mut ey_i, mut ez_i) = (zero, zero, zero, zero);
         for nb in nbr {
-            let xs = [xi[0] - nb.shift[0], xi[1] - nb.shift[1], xi[2] - nb.shift[2]];
-            let (j0, jmin) = if nb.is_self {
-                ((i + 1) & !3, i + 1)
-            } else {
-                let bb = &nb.bbox;
-                let ex = (bb[0] - xs[0]).max(xs[0] - bb[3]).max(0.0);
-                let ey = (bb[1] - xs[1]).max(xs[1] - bb[4]).max(0.0);
-                let ez = (bb[2] - xs[2]).max(xs[2] - bb[5]).max(0.0);
-                if ex * ex + ey * ey + ez * ez >= k.rc2 {
-                    continue;
-                }
-                (nb.j0, nb.j0)
+            let Some((xs, j0, jmin)) = nb.range_for(i, xi, k.rc2) else {
+                continue;
             };
             let xv = _mm512_set1_pd(xs[0]);
             let yv = _mm512_set1_pd(xs[1]);

@@ -410,21 +410,8 @@ impl RealSpace {
                     let (xi, qi) = unsafe { ([*soa.x.add(i), *soa.y.add(i), *soa.z.add(i)], *soa.q.add(i)) };
                     let mut oi = [0.0f64; 4];
                     for nb in &nbr {
-                        let sh = nb.shift;
-                        let xs = [xi[0] - sh[0], xi[1] - sh[1], xi[2] - sh[2]];
-                        let (j0, jmin) = if nb.is_self {
-                            ((i + 1) & !3, i + 1)
-                        } else {
-                            let bb = &nb.bbox;
-                            let mut d2 = 0.0;
-                            for d in 0..3 {
-                                let e = (bb[d] - xs[d]).max(xs[d] - bb[3 + d]).max(0.0);
-                                d2 += e * e;
-                            }
-                            if d2 >= rc2 {
-                                continue;
-                            }
-                            (nb.j0, nb.j0)
+                        let Some((xs, j0, jmin)) = nb.range_for(i, xi, rc2) else {
+                            continue;
                         };
                         if j0 >= nb.j1 {
                             continue;

@@ -87,6 +87,30 @@ impl Spreader<f64> {
     }
 }
 
+/// The window of sorted point `p`: B-spline values and derivatives per axis into `vd`, the
+/// window's first grid index per axis, its wrapped y rows (`gyi`) and z plane offsets
+/// (`gzi`, in rows of `nf[1]`), and whether `xlen` entries from its first x index lie inside
+/// the grid row (else the row is gathered with wrap-around).
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn window(sp: &Spreader<f64>, k: &BSplineEval<f64>, p: usize, half: f64, xlen: usize, vd: [&mut [[f64; MAX_WIDTH]; 3]; 2],
+          gyi: &mut [usize; MAX_WIDTH], gzi: &mut [usize; MAX_WIDTH]) -> ([isize; 3], bool) {
+    let (w, nf) = (sp.w[0], sp.nf);
+    let [v, dv] = vd;
+    let mut i0 = [0isize; 3];
+    for d in 0..3 {
+        let gv = sp.g[d][p];
+        let start = (gv - half).ceil();
+        i0[d] = start as isize;
+        k.eval_with_deriv(start - gv, &mut v[d], &mut dv[d]);
+    }
+    for t in 0..w {
+        gyi[t] = wrap(i0[1] + t as isize, nf[1]);
+        gzi[t] = nf[1] * wrap(i0[2] + t as isize, nf[2]);
+    }
+    (i0, i0[0] >= 0 && i0[0] as usize + xlen <= nf[0])
+}
+
 /// Value and gradient of the interpolant at sorted points `a..a+out.len()`.
 #[target_feature(enable = "avx2,fma")]
 unsafe fn grad_points<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f64>, a: usize, grid: &[f64], out: &mut [[f64; 4]]) {
@@ -98,25 +122,12 @@ unsafe fn grad_points<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f64>,
     let mut dv = [[0.0f64; MAX_WIDTH]; 3];
     let mut scratch = [0.0f64; MAX_WIDTH];
     let gp = grid.as_ptr();
+    let (mut gyi, mut gzi) = ([0usize; MAX_WIDTH], [0usize; MAX_WIDTH]);
     for (q, o) in out.iter_mut().enumerate() {
-        let p = a + q;
-        let mut i0 = [0isize; 3];
-        for d in 0..3 {
-            let gv = sp.g[d][p];
-            let start = (gv - half).ceil();
-            i0[d] = start as isize;
-            k.eval_with_deriv(start - gv, &mut v[d], &mut dv[d]);
-        }
+        let (i0, contiguous) = window(sp, k, a + q, half, wp, [&mut v, &mut dv], &mut gyi, &mut gzi);
         for i in w..wp {
             v[0][i] = 0.0;
             dv[0][i] = 0.0;
-        }
-        let contiguous = i0[0] >= 0 && i0[0] as usize + wp <= nf[0];
-        let mut gyi = [0usize; MAX_WIDTH];
-        let mut gzi = [0usize; MAX_WIDTH];
-        for t in 0..w {
-            gyi[t] = wrap(i0[1] + t as isize, nf[1]);
-            gzi[t] = nf[1] * wrap(i0[2] + t as isize, nf[2]);
         }
         let mut av = [_mm256_setzero_pd(); NV];
         let mut ay = [_mm256_setzero_pd(); NV];
@@ -217,22 +228,9 @@ unsafe fn grad_points512<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f6
     let mut dv = [[0.0f64; MAX_WIDTH]; 3];
     let mut scratch = [0.0f64; MAX_WIDTH];
     let gp = grid.as_ptr();
+    let (mut gyi, mut gzi) = ([0usize; MAX_WIDTH], [0usize; MAX_WIDTH]);
     for (q, o) in out.iter_mut().enumerate() {
-        let p = a + q;
-        let mut i0 = [0isize; 3];
-        for d in 0..3 {
-            let gv = sp.g[d][p];
-            let start = (gv - half).ceil();
-            i0[d] = start as isize;
-            k.eval_with_deriv(start - gv, &mut v[d], &mut dv[d]);
-        }
-        let contiguous = i0[0] >= 0 && i0[0] as usize + w <= nf[0];
-        let mut gyi = [0usize; MAX_WIDTH];
-        let mut gzi = [0usize; MAX_WIDTH];
-        for t in 0..w {
-            gyi[t] = wrap(i0[1] + t as isize, nf[1]);
-            gzi[t] = nf[1] * wrap(i0[2] + t as isize, nf[2]);
-        }
+        let (i0, contiguous) = window(sp, k, a + q, half, w, [&mut v, &mut dv], &mut gyi, &mut gzi);
         let mut av = [_mm512_setzero_pd(); NV];
         let mut ay = [_mm512_setzero_pd(); NV];
         let mut az = [_mm512_setzero_pd(); NV];
