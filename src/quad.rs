@@ -2,7 +2,8 @@
 //! (Bogaert's O(n) iteration-free evaluation, I. Bogaert, SIAM J. Sci. Comput. 36 (2014)
 //! A1008–A1026, accurate to a few ulps for every `n`), mapped affinely to an interval `[a, b]`.
 //! Used for the ES kernel's Fourier transform, the Ewald error-estimate tables and the FMM's
-//! rotation projections; add callers here rather than another rule.
+//! rotation projections; add callers here rather than another rule. Also the Chebyshev
+//! interpolation coefficients at first-kind nodes ([`chebyshev_coeffs`]).
 
 use gauss_quad::GaussLegendre;
 use std::num::NonZeroUsize;
@@ -40,4 +41,29 @@ mod tests {
         }
         assert_eq!(gauss_legendre(0, 0.0, 1.0), (vec![], vec![]));
     }
+}
+
+/// The first-kind Chebyshev node `x_k = cos(π(k + ½)/n)` on `[−1, 1]`, `k < n`.
+#[inline]
+pub(crate) fn chebyshev_node(k: usize, n: usize) -> f64 {
+    (std::f64::consts::PI * (k as f64 + 0.5) / n as f64).cos()
+}
+
+/// Coefficients `c_0 … c_{n−1}` of the degree `n − 1` Chebyshev interpolant `Σ c_j T_j(x)` of
+/// the values `vals[k] = f(x_k)` at the nodes [`chebyshev_node`]`(k, n)`, `n = vals.len()`:
+/// `c_j = (2/n) Σ_k f(x_k) cos(π j (k + ½)/n)`, `c_0` halved (the discrete orthogonality of
+/// `T_j` at these nodes; e.g. Trefethen, *Approximation Theory and Approximation Practice*,
+/// SIAM 2013, ch. 3). O(n²), for the plan-time fits of a few dozen nodes.
+pub(crate) fn chebyshev_coeffs(vals: &[f64]) -> Vec<f64> {
+    let n = vals.len();
+    (0..n)
+        .map(|j| {
+            let s: f64 = (0..n).map(|k| vals[k] * (std::f64::consts::PI * j as f64 * (k as f64 + 0.5) / n as f64).cos()).sum();
+            if j == 0 {
+                s / n as f64
+            } else {
+                2.0 * s / n as f64
+            }
+        })
+        .collect()
 }

@@ -63,18 +63,8 @@ pub fn h_ref(z: f64) -> f64 {
 
 /// Monomial coefficients (in `w ∈ [−1, 1]`) of the degree `n − 1` Chebyshev interpolant of `f`.
 fn cheb_monomial(f: &dyn Fn(f64) -> f64, n: usize) -> Vec<f64> {
-    let nodes: Vec<f64> = (0..n).map(|k| (std::f64::consts::PI * (k as f64 + 0.5) / n as f64).cos()).collect();
-    let vals: Vec<f64> = nodes.iter().map(|&w| f(w)).collect();
-    let c: Vec<f64> = (0..n)
-        .map(|j| {
-            let s: f64 = (0..n).map(|k| vals[k] * (std::f64::consts::PI * j as f64 * (k as f64 + 0.5) / n as f64).cos()).sum();
-            if j == 0 {
-                s / n as f64
-            } else {
-                2.0 * s / n as f64
-            }
-        })
-        .collect();
+    let vals: Vec<f64> = (0..n).map(|k| f(crate::quad::chebyshev_node(k, n))).collect();
+    let c = crate::quad::chebyshev_coeffs(&vals);
     // T_j in monomials: T_0 = 1, T_1 = w, T_{j+1} = 2w T_j − T_{j−1}
     let mut out = vec![0.0; n];
     let mut tm1 = vec![0.0; n];

@@ -234,19 +234,14 @@ impl KernelFt {
         for n in [16usize, 24, 32, 48, 64] {
             let mut g = Vec::with_capacity(n);
             for j in 0..n {
-                let u = 0.5 * u_max * (1.0 + (PI * (j as f64 + 0.5) / n as f64).cos());
+                let u = 0.5 * u_max * (1.0 + crate::quad::chebyshev_node(j, n));
                 let v = self.eval_quadrature(u.sqrt());
                 if !(v > 0.0 && v.is_finite()) {
                     return None;
                 }
                 g.push(v.ln());
             }
-            let mut c: Vec<f64> = (0..n).map(|k| {
-                let s: f64 = g.iter().enumerate().map(|(j, &gj)| gj * (PI * k as f64 * (j as f64 + 0.5) / n as f64).cos()).sum();
-                2.0 * s / n as f64
-            }).collect();
-            c[0] *= 0.5;
-            let cheb = LogFtCheb { u_max, c };
+            let cheb = LogFtCheb { u_max, c: crate::quad::chebyshev_coeffs(&g) };
             let ok = (0..=4 * n).all(|i| {
                 let u = 0.5 * u_max * (1.0 + (PI * i as f64 / (4 * n) as f64).cos());
                 let q = self.eval_quadrature(u.sqrt());
