@@ -247,7 +247,7 @@ module farfield
   public :: farfield_nufftf_makeplan, farfield_nufftf_setpts, farfield_nufftf_execute
   public :: farfield_nufftf_get_info, farfield_nufftf_destroy, farfield_nufftf_execute_device
   public :: farfield_poisson_default_opts, farfield_poisson_makeplan, farfield_poisson_execute
-  public :: farfield_poisson_estimate
+  public :: farfield_poisson_estimate, farfield_poisson_makeplan_mpi, farfield_poisson_local_slab
   public :: farfield_poisson_destroy
   public :: farfield_spread_default_opts, farfield_spread_makeplan, farfield_spread_setpts
   public :: farfield_spread_spread, farfield_spread_spread_complex, farfield_spread_interp
@@ -449,6 +449,31 @@ module farfield
        type(c_ptr), value :: opts
        integer(c_int) :: ier
      end function farfield_poisson_makeplan
+
+     !> int farfield_poisson_makeplan_mpi(MPI_Fint comm, method, dim, n, h, plan, opts):
+     !> the distributed plan (collective); `comm` is the Fortran communicator itself
+     !> (`integer :: comm` from `use mpi`, `comm%MPI_VAL` with `mpi_f08`). Returns
+     !> FARFIELD_ERR_NOT_SUPPORTED when the library was built without MPI.
+     function farfield_poisson_makeplan_mpi(comm, method, dim, n, h, plan, opts) result(ier) &
+          bind(c, name="farfield_poisson_makeplan_mpi")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       integer(c_int), value :: comm, method, dim
+       integer(c_int64_t), intent(in) :: n(*)
+       real(c_double), intent(in) :: h(*)
+       type(c_ptr), intent(out) :: plan
+       type(c_ptr), value :: opts
+       integer(c_int) :: ier
+     end function farfield_poisson_makeplan_mpi
+
+     !> int farfield_poisson_local_slab(plan, int64_t *start, int64_t *count): the planes
+     !> start .. start+count-1 (0-based) of the slowest axis held by this process.
+     function farfield_poisson_local_slab(plan, start, count) result(ier) &
+          bind(c, name="farfield_poisson_local_slab")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), intent(out) :: start, count
+       integer(c_int) :: ier
+     end function farfield_poisson_local_slab
 
      !> int farfield_poisson_estimate(method, dim, const int64_t *n, const double *h, opts,
      !>     int64_t *precompute, int64_t *plan_bytes, int64_t *field_bytes, int64_t *peak_bytes):

@@ -4,7 +4,8 @@
 #   bash scripts/test.sh
 #
 #  1. scripts/install-deps.sh            system packages (only the missing ones), cargo check
-#  2. cargo test --workspace --release   Rust unit/integration/doc tests, incl. header freshness
+#  2. cargo test --workspace --release   Rust unit/integration/doc tests, incl. header freshness;
+#     then the MPI tests (feature `mpi`, tests/mpi_poisson.rs under mpirun -np 1…4)
 #  3. cmake configure + build            the crate through cargo, Fortran module, C/C++/Fortran tests
 #  4. ctest                              C, C++, Fortran, static link, valgrind, install + consumer
 #  5. scripts/gpu-check.sh               every CUDA kernel compiles (NVRTC) and assembles (ptxas) for
@@ -82,6 +83,8 @@ echo "tools: $(rustc --version); $(cmake --version | head -1); gcc $(gcc -dumpfu
 echo "CARGO_TARGET_DIR=$CARGO_TARGET_DIR  build dir=$BUILD_DIR  jobs=$JOBS  valgrind=$VALGRIND"
 
 step "cargo test --workspace --release" cargo test --workspace --release
+# the distributed solvers (feature `mpi`): the test launches itself under mpirun -np 1…4
+step "cargo test mpi (mpirun -np 1-4)" cargo test --release -p farfield --features mpi --test mpi_poisson
 
 if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
      -DFARFIELD_VALGRIND="$VALGRIND" -DFARFIELD_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" \

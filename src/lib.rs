@@ -16,6 +16,8 @@
 //! * [`gpu`]: the CUDA backend (kernels checked without a GPU by NVRTC and a CUDA-on-CPU
 //!   emulator; GPU spreading/interpolation; device discovery that never panics);
 //! * [`fft`]: the one FFTW wrapper;
+//! * `mpi` (cargo feature `mpi`): communicators and FFTW-MPI for the distributed solvers
+//!   (`poisson::dist`);
 //! * [`capi`]: every `extern "C"` function (plan → setpts → execute → destroy).
 //!
 //! Conventions (docs/design.md §2): grids and Fourier modes are stored x fastest,
@@ -31,6 +33,8 @@ pub mod fft;
 pub mod fmm;
 pub mod gpu;
 pub mod kernel;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod nufft;
 pub mod poisson;
 pub mod real;

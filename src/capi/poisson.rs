@@ -68,7 +68,56 @@ pub struct farfield_poisson_opts {
 /// calls on one plan are serialised by its lock.
 #[allow(non_camel_case_types)]
 pub struct farfield_poisson_plan_s {
-    inner: Mutex<PoissonPlan>,
+    inner: Mutex<Solver>,
+}
+
+/// The solver behind a C plan: single-process, or distributed over MPI.
+enum Solver {
+    Serial(PoissonPlan),
+    #[cfg(feature = "mpi")]
+    Dist(crate::poisson::dist::DistPoissonPlan),
+}
+
+impl Solver {
+    /// Values of ρ and φ held by this process.
+    fn local_npts(&self) -> usize {
+        match self {
+            Solver::Serial(p) => p.npts(),
+            #[cfg(feature = "mpi")]
+            Solver::Dist(p) => p.local_npts(),
+        }
+    }
+    fn dim(&self) -> usize {
+        match self {
+            Solver::Serial(p) => p.dim(),
+            #[cfg(feature = "mpi")]
+            Solver::Dist(p) => p.dim(),
+        }
+    }
+    /// `(start, count)` planes of the slowest axis held by this process.
+    fn local_slab(&self) -> (usize, usize) {
+        match self {
+            Solver::Serial(p) => (0, p.n()[p.dim() - 1]),
+            #[cfg(feature = "mpi")]
+            Solver::Dist(p) => p.local_slab(),
+        }
+    }
+    /// A distributed plan makes every rank return an error when one rank's arguments failed
+    /// (one collective, called by every rank); a serial plan passes `r` on.
+    fn agree<T>(&self, r: Result<T>) -> Result<T> {
+        match self {
+            Solver::Serial(_) => r,
+            #[cfg(feature = "mpi")]
+            Solver::Dist(p) => p.agree(r),
+        }
+    }
+    fn execute_into(&mut self, rho: &[f64], phi: &mut [f64], e: Option<&mut [f64]>, u: Option<&mut f64>) -> Result<()> {
+        match self {
+            Solver::Serial(p) => p.execute_into(rho, phi, e, u),
+            #[cfg(feature = "mpi")]
+            Solver::Dist(p) => p.execute_into(rho, phi, e, u),
+        }
+    }
 }
 
 /// Handle to a Poisson plan (`NULL` when none).
@@ -205,7 +254,89 @@ pub unsafe extern "C" fn farfield_poisson_makeplan(
         plan.write(std::ptr::null_mut());
         let (method, nu, h, o) = plan_args(method, dim, n, h, opts)?;
         let p = PoissonPlan::new(method, &nu, h, &o)?;
-        plan.write(Box::into_raw(Box::new(farfield_poisson_plan_s { inner: Mutex::new(p) })));
+        plan.write(Box::into_raw(Box::new(farfield_poisson_plan_s { inner: Mutex::new(Solver::Serial(p)) })));
+        Ok(())
+    })
+}
+
+/// Makes a **distributed** free-space Poisson plan over the MPI communicator `comm` (the
+/// Fortran handle `MPI_Fint`: C callers pass `MPI_Comm_c2f(comm)`, Fortran callers their
+/// `integer` communicator, `comm%MPI_VAL` with `mpi_f08`). Collective: every rank calls it with
+/// the same `method`, `dim`, `n`, `h` and options, as `farfield_poisson_makeplan` takes them;
+/// the plan then solves the same problem with the grid split over the ranks.
+///
+/// Data distribution: slabs of whole planes of the slowest axis (z in 3D, y in 2D), as
+/// FFTW-MPI's `fftw_mpi_local_size_many` splits the grid (blocks of `⌈n_z/K⌉` planes; the
+/// last ranks may hold fewer or none). `farfield_poisson_local_slab` gives this rank's
+/// `(start, count)`; `farfield_poisson_execute` (collective) then takes this rank's
+/// `count·n_x·n_y` values of ρ (the plane `start` first, x fastest), returns its slab of φ and
+/// of `E` (component-major over the slab: `efield[idx + n_local·d]`, `n_local = count·n_x·n_y`),
+/// and the total energy on every rank. The doubled grid, the kernel and its precomputation are
+/// distributed too: each rank holds about `1/K` of the single-process memory. Results equal the
+/// single-process plan's to rounding. `farfield_poisson_destroy` is collective as well.
+///
+/// Returns 0 or the statuses of `farfield_poisson_makeplan` (on every rank alike when any rank
+/// fails), and: `FARFIELD_ERR_NOT_SUPPORTED` (the library was built without MPI — cargo
+/// feature `mpi`, CMake `FARFIELD_MPI=ON` — or MPI is not initialised or already finalised),
+/// `FARFIELD_ERR_INVALID_ARG` (`comm` names no communicator or is `MPI_COMM_NULL`; or the
+/// ranks passed different arguments, reported on every rank), `FARFIELD_ERR_INTERNAL` (an
+/// MPI call failed, with MPI's message).
+///
+/// # Safety
+/// As `farfield_poisson_makeplan`. MPI must be initialised; all ranks of `comm` must call.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_poisson_makeplan_mpi(
+    comm: c_int,
+    method: c_int,
+    dim: c_int,
+    n: *const i64,
+    h: *const f64,
+    plan: *mut farfield_poisson_plan,
+    opts: *const farfield_poisson_opts,
+) -> c_int {
+    guard(|| {
+        non_null(plan, "plan")?;
+        plan.write(std::ptr::null_mut());
+        #[cfg(feature = "mpi")]
+        {
+            let comm = crate::mpi::Comm::from_fint(comm)?;
+            // every rank learns whether any rank's arguments failed (one collective)
+            let (method, nu, h, o) = comm.agree(plan_args(method, dim, n, h, opts))?;
+            let p = crate::poisson::dist::DistPoissonPlan::new(comm, method, &nu, h, &o)?;
+            plan.write(Box::into_raw(Box::new(farfield_poisson_plan_s { inner: Mutex::new(Solver::Dist(p)) })));
+            Ok(())
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            let _ = (comm, method, dim, n, h, opts);
+            Err(Error::NotSupported(
+                "this farfield was built without MPI (cargo feature `mpi`, CMake FARFIELD_MPI=ON)".into(),
+            ))
+        }
+    })
+}
+
+/// The part of the grid this process holds: `start` and `count` planes of the slowest axis
+/// (z in 3D, y in 2D); ρ, φ and each field component hold `count·Π_{d<dim−1} n_d` values on
+/// this process. For a single-process plan `(0, n_z)` (2D: `(0, n_y)`). Each output may be
+/// NULL.
+///
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan` NULL).
+///
+/// # Safety
+/// `plan` from a makeplan; outputs NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_poisson_local_slab(plan: farfield_poisson_plan, start: *mut i64, count: *mut i64) -> c_int {
+    guard(|| {
+        non_null(plan, "plan")?;
+        let p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (s, c) = p.local_slab();
+        if !start.is_null() {
+            start.write(s as i64);
+        }
+        if !count.is_null() {
+            count.write(c as i64);
+        }
         Ok(())
     })
 }
@@ -308,15 +439,20 @@ pub unsafe extern "C" fn farfield_poisson_execute(
     guard(|| {
         non_null(plan, "plan")?;
         let mut p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
-        let npts = p.npts();
-        check_outputs_disjoint(
-            &[region(rho, npts, "rho")],
-            &[region(phi, npts, "phi"), region(efield, p.dim() * npts, "efield"), region(energy, 1, "energy")],
-        )?;
-        let rho = slice_in(rho, npts, "rho")?;
-        non_null(phi, "phi")?;
-        let phi = slice_out(phi, npts, "phi")?;
-        let e = if efield.is_null() { None } else { Some(slice_out(efield, p.dim() * npts, "efield")?) };
+        let npts = p.local_npts();
+        let dim = p.dim();
+        let args = (|| {
+            check_outputs_disjoint(
+                &[region(rho, npts, "rho")],
+                &[region(phi, npts, "phi"), region(efield, dim * npts, "efield"), region(energy, 1, "energy")],
+            )?;
+            let rho = slice_in(rho, npts, "rho")?;
+            non_null(phi, "phi")?;
+            let phi = slice_out(phi, npts, "phi")?;
+            let e = if efield.is_null() { None } else { Some(slice_out(efield, dim * npts, "efield")?) };
+            Ok((rho, phi, e))
+        })();
+        let (rho, phi, e) = p.agree(args)?;
         let mut u = 0.0;
         p.execute_into(rho, phi, e, if energy.is_null() { None } else { Some(&mut u) })?;
         if !energy.is_null() {
@@ -367,6 +503,22 @@ mod tests {
         let (s, p) = make(FARFIELD_POISSON_VICO, 2, [8, 8, 1], [0.1; 3], &old);
         assert_eq!(s, 0);
         unsafe { farfield_poisson_destroy(p) };
+    }
+
+    #[test]
+    fn local_slab_and_mpi_entry() {
+        let (s, p) = make(FARFIELD_POISSON_HOCKNEY, 3, [4, 5, 6], [0.1; 3], null());
+        assert_eq!(s, 0);
+        let (mut start, mut count) = (-1i64, -1i64);
+        assert_eq!(unsafe { farfield_poisson_local_slab(p, &mut start, &mut count) }, 0);
+        assert_eq!((start, count), (0, 6));
+        assert_eq!(unsafe { farfield_poisson_local_slab(null_mut(), &mut start, null_mut()) }, FARFIELD_ERR_NULL_POINTER);
+        unsafe { farfield_poisson_destroy(p) };
+        let n = [4i64, 4, 4];
+        let mut q: farfield_poisson_plan = 0x1 as farfield_poisson_plan;
+        let st = unsafe { farfield_poisson_makeplan_mpi(0, FARFIELD_POISSON_HOCKNEY, 3, n.as_ptr(), [0.1; 3].as_ptr(), &mut q, null()) };
+        // without the feature: not supported; with it (and MPI not initialised here): the same
+        assert_eq!((st, q), (FARFIELD_ERR_NOT_SUPPORTED, null_mut()));
     }
 
     #[test]

@@ -14,14 +14,19 @@ use super::{fill_mirrored, Geom};
 
 /// Writes the mirrored, regularised Green's function onto the doubled grid `buf` (unscaled).
 pub(crate) fn fill_kernel(g: &Geom, exec: &Threads, buf: &mut [f64]) {
+    fill_mirrored(g, exec, buf, kernel(g));
+}
+
+/// The regularised Green's function at the node offset `o` (in cells, each `o_d ≥ 0`).
+pub(crate) fn kernel(g: &Geom) -> impl Fn([usize; 3]) -> f64 + Sync + Send {
     let g0 = green::g0_cell_average(g.dim, &g.h);
     let (dim, h) = (g.dim, g.h);
-    fill_mirrored(g, exec, buf, |o| {
+    move |o| {
         if o == [0, 0, 0] {
             g0
         } else {
             let r2: f64 = (0..3).map(|d| (o[d] as f64 * h[d]).powi(2)).sum();
             green::green(dim, r2.sqrt())
         }
-    });
+    }
 }

@@ -72,6 +72,8 @@
 
 pub mod green;
 pub mod testcases;
+#[cfg(feature = "mpi")]
+pub mod dist;
 
 mod field;
 mod hockney;

@@ -9,6 +9,8 @@
 //!   and log-log PNG (as Mayani et al. 2025 Fig. 1).
 
 pub mod convergence;
+#[cfg(feature = "mpi")]
+mod dist;
 
 use crate::bench::FftwArg;
 use crate::json;
@@ -129,6 +131,11 @@ pub struct PoissonArgs {
     /// Largest N of the sweep.
     #[arg(long, value_name = "N", default_value_t = 256, requires = "convergence", value_parser = crate::args::whole::<usize>)]
     pub max_n: usize,
+    /// Run the distributed solver (one process of `mpirun -np K farfield poisson --mpi …`):
+    /// per-rank and total times, and the strong-scaling efficiency against the single-process
+    /// solve of the same run (needs a build with the cargo feature `mpi`).
+    #[arg(long, conflicts_with = "convergence")]
+    pub mpi: bool,
     /// Output directory of the sweep (created if missing).
     #[arg(long, value_name = "DIR", default_value = "farfield-poisson")]
     pub out: PathBuf,
@@ -256,6 +263,12 @@ pub fn run(a: &PoissonArgs) -> CliResult<()> {
     // scratch — on the 4N precomputation grid for Vico–Greengard (64 · 16 bytes)
     let per_node = 48.0 + 256.0 + if method == MethodArg::Vico { 1024.0 } else { 256.0 };
     crate::mem::ensure_fits((n as f64).powi(3) * per_node, &format!("--n {n}"))?;
+    if a.mpi {
+        #[cfg(feature = "mpi")]
+        return dist::run(a, method, n, source, &opts);
+        #[cfg(not(feature = "mpi"))]
+        return Err("--mpi: this farfield was built without MPI (cargo build --release -p farfield-cli --features mpi)".into());
+    }
 
     let t0 = Instant::now();
     let tc = source.make(n);
