@@ -571,6 +571,10 @@ typedef struct farfield_spread_plan_s *farfield_spread_plan;
 // Handle of a single-precision spreading plan (`NULL` when none).
 typedef struct farfield_spreadf_plan_s *farfield_spreadf_plan;
 
+typedef MPI_Comm MpiComm;
+
+typedef void *Plan;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1254,6 +1258,50 @@ int farfield_poisson_makeplan(int method,
                               farfield_poisson_plan *plan,
                               const struct farfield_poisson_opts *opts);
 
+// Makes a **distributed** free-space Poisson plan over the MPI communicator `comm` (the
+// Fortran handle `MPI_Fint`: C callers pass `MPI_Comm_c2f(comm)`, Fortran callers their
+// `integer` communicator, `comm%MPI_VAL` with `mpi_f08`). Collective: every rank calls it with
+// the same `method`, `dim`, `n`, `h` and options, as `farfield_poisson_makeplan` takes them;
+// the plan then solves the same problem with the grid split over the ranks.
+//
+// Data distribution: slabs of whole planes of the slowest axis (z in 3D, y in 2D), as
+// FFTW-MPI's `fftw_mpi_local_size_many` splits the grid (blocks of `⌈n_z/K⌉` planes; the
+// last ranks may hold fewer or none). `farfield_poisson_local_slab` gives this rank's
+// `(start, count)`; `farfield_poisson_execute` (collective) then takes this rank's
+// `count·n_x·n_y` values of ρ (the plane `start` first, x fastest), returns its slab of φ and
+// of `E` (component-major over the slab: `efield[idx + n_local·d]`, `n_local = count·n_x·n_y`),
+// and the total energy on every rank. The doubled grid, the kernel and its precomputation are
+// distributed too: each rank holds about `1/K` of the single-process memory. Results equal the
+// single-process plan's to rounding. `farfield_poisson_destroy` is collective as well.
+//
+// Returns 0 or the statuses of `farfield_poisson_makeplan` (on every rank alike when any rank
+// fails), and: `FARFIELD_ERR_NOT_SUPPORTED` (the library was built without MPI — cargo
+// feature `mpi`, CMake `FARFIELD_MPI=ON` — or MPI is not initialised or already finalised),
+// `FARFIELD_ERR_INVALID_ARG` (`comm` names no communicator or is `MPI_COMM_NULL`; or the
+// ranks passed different arguments, reported on every rank), `FARFIELD_ERR_INTERNAL` (an
+// MPI call failed, with MPI's message).
+//
+// # Safety
+// As `farfield_poisson_makeplan`. MPI must be initialised; all ranks of `comm` must call.
+int farfield_poisson_makeplan_mpi(int comm,
+                                  int method,
+                                  int dim,
+                                  const int64_t *n,
+                                  const double *h,
+                                  farfield_poisson_plan *plan,
+                                  const struct farfield_poisson_opts *opts);
+
+// The part of the grid this process holds: `start` and `count` planes of the slowest axis
+// (z in 3D, y in 2D); ρ, φ and each field component hold `count·Π_{d<dim−1} n_d` values on
+// this process. For a single-process plan `(0, n_z)` (2D: `(0, n_y)`). Each output may be
+// NULL.
+//
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan` NULL).
+//
+// # Safety
+// `plan` from a makeplan; outputs NULL or writable.
+int farfield_poisson_local_slab(farfield_poisson_plan plan, int64_t *start, int64_t *count);
+
 // Memory a plan for these arguments would use, without allocating anything: derived from
 // the same grids `farfield_poisson_makeplan` builds, and failing with the same status where
 // makeplan fails on a limit (same arguments and rules as makeplan).
@@ -1534,6 +1582,64 @@ const char *farfield_last_error_message(void);
 
 // Library version string `"MAJOR.MINOR.PATCH"` (static).
 const char *farfield_version(void);
+
+extern void fftw_mpi_init(void);
+
+extern ptrdiff_t fftw_mpi_local_size_many_transposed(int rnk,
+                                                     const ptrdiff_t *n,
+                                                     ptrdiff_t howmany,
+                                                     ptrdiff_t block0,
+                                                     ptrdiff_t block1,
+                                                     MpiComm comm,
+                                                     ptrdiff_t *local_n0,
+                                                     ptrdiff_t *local_0_start,
+                                                     ptrdiff_t *local_n1,
+                                                     ptrdiff_t *local_1_start);
+
+extern ptrdiff_t fftw_mpi_local_size_many(int rnk,
+                                          const ptrdiff_t *n,
+                                          ptrdiff_t howmany,
+                                          ptrdiff_t block0,
+                                          MpiComm comm,
+                                          ptrdiff_t *local_n0,
+                                          ptrdiff_t *local_0_start);
+
+extern Plan fftw_mpi_plan_many_dft_r2c(int rnk,
+                                       const ptrdiff_t *n,
+                                       ptrdiff_t howmany,
+                                       ptrdiff_t iblock,
+                                       ptrdiff_t oblock,
+                                       double *input,
+                                       farfield_complex *output,
+                                       MpiComm comm,
+                                       unsigned int flags);
+
+extern Plan fftw_mpi_plan_many_dft_c2r(int rnk,
+                                       const ptrdiff_t *n,
+                                       ptrdiff_t howmany,
+                                       ptrdiff_t iblock,
+                                       ptrdiff_t oblock,
+                                       farfield_complex *input,
+                                       double *output,
+                                       MpiComm comm,
+                                       unsigned int flags);
+
+extern Plan fftw_mpi_plan_many_r2r(int rnk,
+                                   const ptrdiff_t *n,
+                                   ptrdiff_t howmany,
+                                   ptrdiff_t iblock,
+                                   ptrdiff_t oblock,
+                                   double *input,
+                                   double *output,
+                                   MpiComm comm,
+                                   const int *kind,
+                                   unsigned int flags);
+
+extern void fftw_mpi_execute_dft_r2c(Plan p, double *input, farfield_complex *output);
+
+extern void fftw_mpi_execute_dft_c2r(Plan p, farfield_complex *input, double *output);
+
+extern void fftw_mpi_execute_r2r(Plan p, double *input, double *output);
 
 #ifdef __cplusplus
 }  // extern "C"
