@@ -15,8 +15,8 @@
 //! `MPI_Comm_c2f(comm)`, Fortran callers their `integer :: comm` (`comm%MPI_VAL` with
 //! `mpi_f08`). [`Comm::from_fint`] rejects an invalid handle with [`Error::InvalidArg`] where
 //! MPI allows it to be detected (Open MPI and MPICH return `MPI_COMM_NULL` or a null handle
-//! for a Fortran index that names no communicator) and MPI not initialised (or already
-//! finalised) with [`Error::NotSupported`]… see [`Comm::from_fint`].
+//! for a Fortran index that names no communicator), and MPI not initialised (or already
+//! finalised) with [`Error::NotSupported`].
 //!
 //! # Threads
 //! All calls on one plan must come from one thread at a time, and from the thread that called
@@ -183,26 +183,24 @@ impl Comm {
 
     /// In-place `MPI_Allreduce` of `v` (every rank passes the same length).
     pub fn allreduce_f64(&self, v: &mut [f64], op: Op) -> Result<()> {
-        let src = v.to_vec();
-        // SAFETY: buffers of v.len() doubles; valid communicator.
-        check(
-            unsafe {
-                ffi::MPI_Allreduce(src.as_ptr() as *const c_void, v.as_mut_ptr() as *mut c_void, v.len() as c_int,
-                                   ffi::RSMPI_DOUBLE, op.raw(), self.raw)
-            },
-            "MPI_Allreduce",
-        )
+        // SAFETY: f64 is MPI_DOUBLE.
+        unsafe { self.allreduce_raw(v, ffi::RSMPI_DOUBLE, op) }
     }
 
     /// In-place `MPI_Allreduce` of `v` as `uint64_t`.
     pub fn allreduce_u64(&self, v: &mut [u64], op: Op) -> Result<()> {
+        // SAFETY: u64 is MPI_UINT64_T.
+        unsafe { self.allreduce_raw(v, ffi::RSMPI_UINT64_T, op) }
+    }
+
+    /// # Safety
+    /// `ty` must be the MPI datatype of `T`.
+    unsafe fn allreduce_raw<T: Copy>(&self, v: &mut [T], ty: ffi::MPI_Datatype, op: Op) -> Result<()> {
         let src = v.to_vec();
-        // SAFETY: as allreduce_f64.
+        // SAFETY: buffers of v.len() elements of type ty; valid communicator.
         check(
-            unsafe {
-                ffi::MPI_Allreduce(src.as_ptr() as *const c_void, v.as_mut_ptr() as *mut c_void, v.len() as c_int,
-                                   ffi::RSMPI_UINT64_T, op.raw(), self.raw)
-            },
+            ffi::MPI_Allreduce(src.as_ptr() as *const c_void, v.as_mut_ptr() as *mut c_void, v.len() as c_int, ty,
+                               op.raw(), self.raw),
             "MPI_Allreduce",
         )
     }

@@ -45,6 +45,7 @@
 //! scaling first — a pencil decomposition (e.g. 2D process grids as in P3DFFT/heFFTe) would
 //! lift the rank limit to `2n_s · 2n_y`.
 
+use super::field::freq_no_nyquist;
 use super::{hockney, Geom, Method, PoissonOpts, Setup, FFTW_HEADROOM_BYTES};
 use crate::error::{try_zeroed_vec, Error, Result};
 use crate::fft::AlignedVec;
@@ -113,17 +114,6 @@ fn row_major(dim: usize, v: [usize; 3]) -> Vec<usize> {
 fn overlap(a: std::ops::Range<usize>, b: std::ops::Range<usize>) -> std::ops::Range<usize> {
     let s = a.start.max(b.start);
     s..a.end.min(b.end).max(s)
-}
-
-/// Signed frequency of index `j` on an axis of even length `n`, the Nyquist mode → 0.
-fn freq_no_nyquist(j: usize, n: usize) -> f64 {
-    if 2 * j == n {
-        0.0
-    } else if 2 * j < n {
-        j as f64
-    } else {
-        j as f64 - n as f64
-    }
 }
 
 /// Encodes the plan arguments for the collective consistency check.

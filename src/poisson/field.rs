@@ -13,28 +13,29 @@ pub(crate) fn derivative(g: &Geom, exec: &Threads, src: &[Complex64], dst: &mut 
     let n2 = g.n2;
     let hx = n2[0] / 2 + 1;
     let dk = 2.0 * PI / (n2[d] as f64 * g.h[d]);
-    // signed frequency of index j on an axis of even length n, Nyquist → 0
-    let freq = |j: usize, n: usize| -> f64 {
-        if 2 * j == n {
-            0.0
-        } else if 2 * j < n {
-            j as f64
-        } else {
-            j as f64 - n as f64
-        }
-    };
     exec.chunks2(dst, hx, src, hx, |row, out, inp| {
         let (j, k) = (row % n2[1], row / n2[1]);
         if d == 0 {
             for (i, (o, s)) in out.iter_mut().zip(inp).enumerate() {
-                let kk = dk * freq(i, n2[0]);
+                let kk = dk * freq_no_nyquist(i, n2[0]);
                 *o = Complex64::new(s.im * kk, -s.re * kk);
             }
         } else {
-            let kk = dk * if d == 1 { freq(j, n2[1]) } else { freq(k, n2[2]) };
+            let kk = dk * if d == 1 { freq_no_nyquist(j, n2[1]) } else { freq_no_nyquist(k, n2[2]) };
             for (o, s) in out.iter_mut().zip(inp) {
                 *o = Complex64::new(s.im * kk, -s.re * kk);
             }
         }
     });
+}
+
+/// Signed frequency of index `j` on an axis of even length `n`, the Nyquist mode → 0.
+pub(crate) fn freq_no_nyquist(j: usize, n: usize) -> f64 {
+    if 2 * j == n {
+        0.0
+    } else if 2 * j < n {
+        j as f64
+    } else {
+        j as f64 - n as f64
+    }
 }
