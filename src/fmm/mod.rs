@@ -6,8 +6,10 @@
 //! For `N` charges `q_i` at `x_i` it computes `φ_i = Σ_{j≠i} q_j/r_ij`, the field
 //! `E_i = −∇φ(x_i) = Σ_{j≠i} q_j (x_i − x_j)/r_ij³` and the energy `U = ½ Σ_i q_i φ_i`, in the
 //! caller's units (no Coulomb constant inside; multiply by yours). With periodic boundaries
-//! the sums run over all periodic images (Ewald convention with tin-foil boundary and a
-//! neutralising background for a net charge, see [`periodic`]).
+//! (a cubic box, [`Boundary::Periodic`], or a rectangular one whose sides are integer
+//! multiples of a common length, [`Boundary::PeriodicBox`]) the sums run over all periodic
+//! images (Ewald convention with tin-foil boundary and a neutralising background for a net
+//! charge, see [`periodic`]).
 //!
 //! # Data conventions
 //! Positions are interleaved `xyz[3*i + d]` (N×3, as MD codes store them), charges `q[i]`, the
@@ -15,7 +17,8 @@
 //!
 //! # Algorithm
 //! * [`tree`]: a uniform octree of depth `D` on the bounding cube (open) or the box
-//!   (periodic; particles outside are folded in), stored sparsely (occupied boxes per level,
+//!   (periodic; particles outside are folded in; a rectangular box of `n₀ × n₁ × n₂` cubes sits
+//!   in a root cube of `2^e` cubes per side, its cubes at level `e`), stored sparsely (occupied boxes per level,
 //!   Morton order); particles sorted by leaf in Morton order (radix sort of 60-bit keys), the
 //!   permutation kept; the per-particle work arrays live in the plan and are reused.
 //! * [`harmonics`]: complex solid harmonics with the `±m` symmetry stored once (`m ≥ 0`);

@@ -1,4 +1,5 @@
-//! Periodic boundaries (cubic box of side `L`): the lattice operator and the Ewald convention.
+//! Periodic boundaries (cubic box of side `L`, or a rectangular box made of cubes): the lattice
+//! operator and the Ewald convention.
 //!
 //! The tree wraps periodically at every level ≥ 1, so P2P and M2L cover the central box and
 //! its 26 neighbour images exactly (the "near zone" `|n|∞ ≤ 1`). All images beyond it
@@ -45,6 +46,48 @@
 //! term; the energy then includes the usual background terms implicitly (it is the
 //! α-independent Ewald energy of the charged system with background, e.g. `−πQ²/(2α²V)` plus
 //! the `−2α/√π` self terms of classic Ewald combined).
+//!
+//! # Rectangular boxes
+//! A box `[0, a) × [0, b) × [0, c)` whose sides are integer multiples `a_d = n_d s` of one
+//! length `s` ([`cube_cells`]: `n_d ≤` [`MAX_CELLS`], `n₀n₁n₂ ≤` [`MAX_CELL_PRODUCT`]) is built
+//! from `n₀ × n₁ × n₂` cubes of side `s`, so that every operator keeps its cubic boxes of equal
+//! side per level (the rotation-based M2L and its tables, the presorted tiles, P2P):
+//!
+//! * the tree's root cube has side `2^e s` with `2^e ≥ max n_d` ([`root_level`]) and holds the
+//!   box in its lower corner; the cubes are its level-`e` boxes, levels above `e` carry no
+//!   expansions, and the tree wraps at every level `l ≥ e` with `n_d 2^{l−e}` boxes per period
+//!   along axis `d` (image shifts `n_d s` per period). Morton keys, the sparse levels and the
+//!   lists are the cubic tree's unchanged (`Tree::root_level`, `Tree::cells`);
+//! * M2L and P2P then cover, for a target in cube `P_t`, exactly the source images whose cube
+//!   is a neighbour of `P_t` (`|·|∞ ≤ 1` in cubes, in the infinite lattice) — for `n_d = 1`
+//!   the 27 images of the cubic case, otherwise a target-dependent set;
+//! * everything else acts through lattice tensors between the boxes of level `e + 1` (the
+//!   level-1 boxes of the cubic case; same convergence, source and target balls of radius
+//!   `√3/4 s` at centre distance ≥ `1.5 s`): for target and source boxes `c_t`, `c_s` the tensor
+//!   `Σ_{n ∉ S} M_LM(c_t − c_s + 2n∘N)` with `S` the images the tree covers ([`RectLattice`]),
+//!   Ewald-summed over the rectangular lattice with reciprocal vectors
+//!   `k = 2π(m₀/a₀, m₁/a₁, m₂/a₂)` and `V = abc` ([`lattice_sum_classes`]; the images of `S`
+//!   enter through `P`, so again without cancellation). For a rectangular lattice the `L = 1, 2`
+//!   sums no longer vanish by symmetry; the Ewald formula gives their tin-foil values. The
+//!   pair's tensor depends on its offset and on its cubes' offset per axis (a few dozen
+//!   classes per axis at most), and costs `(8n₀n₁n₂)²` direct `O(p⁴)` M2Ls per execute;
+//! * the background correction is the cubic one with `V = abc` and the level-`(e+1)` centres
+//!   ([`background_correction_at`]): its derivation uses only `∇²ψ = −4πδ + 4π/V`.
+//!
+//! A cubic box is the case `n = (1, 1, 1)`, `e = 0`, and keeps its own code path (the
+//! [`level1_lattice_tensors`]), so its results are unchanged bit for bit. Sides with an
+//! irrational ratio (or counts beyond the limits, whose `(8n₀n₁n₂)²` lattice M2Ls would
+//! dominate) are refused; a general rectangular box would need boxes that are not cubes, i.e.
+//! anisotropic M2L operators without the rotation scheme's `O(p³)` tables.
+//!
+//! # Triclinic boxes
+//! Not supported. The lattice sums themselves extend (the same Ewald formula over a general
+//! lattice), but the tree does not: with skewed lattice vectors the periodic images of a box
+//! are not boxes of the same grid, so the wrap-around that makes M2L and P2P cover the near
+//! images exactly (one box, an integer image shift) no longer exists; one would have to work
+//! in fractional coordinates with sheared (non-cubic) boxes, losing the rotation-based
+//! operators, or cover the near zone with a cubic tree over a larger region and explicit image
+//! lists. MD codes with triclinic cells should use the Ewald module.
 
 use super::harmonics::{idx, irregular, ncoef};
 use super::tree::Tree;

@@ -96,6 +96,9 @@ fn rectangular_against_ewald_module() {
         let (pe, fe, ue) = ewald(Method::Spectral, sides, &xyz, &q, 1e-13);
         let uabs = 0.5 * q.iter().zip(&pe).map(|(a, b)| (a * b).abs()).sum::<f64>();
         for tol in [1e-3, 1e-6, 1e-9] {
+            let t = std::time::Instant::now();
+            FmmPlan::new(Boundary::PeriodicBox { sides }, tol, &FmmOpts::default()).unwrap();
+            eprintln!("rect {sides:?} tol {tol:e}: plan (lattice tensors) {:.2} s", t.elapsed().as_secs_f64());
             let (phi, field, u, st) = run(Boundary::PeriodicBox { sides }, &xyz, &q, tol, &FmmOpts::default());
             let (ep, ef, eu) = (rel_l2(&phi, &pe), rel_l2(&field, &fe), (u - ue).abs() / uabs);
             eprintln!("rect {sides:?} n = {n} tol {tol:e}: p = {} D = {:?}: phi {ep:.2e} field {ef:.2e} energy {eu:.2e}", st.order, st.depth);
