@@ -458,12 +458,8 @@ pub fn check_open(xyz: &[f64], q: &[f64], s: &Solved, ntargets: usize, full_max:
 /// Periodic check against the repository's spectral Ewald solver (tin-foil boundary, the FMM's
 /// convention) at tolerance `min(tol/100, …)` ≥ 1e-13, over all particles.
 /// Errors: the Ewald module's.
-pub fn check_periodic(xyz: &[f64], q: &[f64], side: f64, s: &Solved, tol: f64, threads: usize) -> CliResult<Check> {
-    check_periodic_box(xyz, q, [side; 3], s, tol, threads)
-}
-
-/// [`check_periodic`] in the rectangular box `[0, a) × [0, b) × [0, c)`, `sides = [a, b, c]`.
-pub fn check_periodic_box(xyz: &[f64], q: &[f64], sides: [f64; 3], s: &Solved, tol: f64, threads: usize) -> CliResult<Check> {
+/// The box is `[0, a) × [0, b) × [0, c)`, `sides = [a, b, c]` (equal for a cubic box).
+pub fn check_periodic(xyz: &[f64], q: &[f64], sides: [f64; 3], s: &Solved, tol: f64, threads: usize) -> CliResult<Check> {
     let n = q.len();
     let t = Instant::now();
     let cell = [sides[0], 0.0, 0.0, 0.0, sides[1], 0.0, 0.0, 0.0, sides[2]];
@@ -569,7 +565,7 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         None
     } else if let Some(sides) = parts.sides {
         pb.set_message("check: spectral Ewald reference");
-        Some(check_periodic_box(&parts.xyz, &parts.q, sides, &s, args.tol, args.threads)?)
+        Some(check_periodic(&parts.xyz, &parts.q, sides, &s, args.tol, args.threads)?)
     } else {
         pb.set_message("check: direct sum");
         Some(check_open(&parts.xyz, &parts.q, &s, args.check, args.full_check_max, args.seed))
@@ -685,17 +681,17 @@ mod tests {
         assert!(c2.rel_phi <= 1e-6 && c2.rel_field <= 1e-6, "{c2:?}");
         let (xyz, q) = generate(DistArg::Uniform, 1000, 8, true);
         let s = solve(&xyz, &q, Boundary::Periodic { side: 1.0 }, 1e-5, &FmmOpts::default(), 1).unwrap();
-        let c = check_periodic(&xyz, &q, 1.0, &s, 1e-5, 0).unwrap();
+        let c = check_periodic(&xyz, &q, [1.0; 3], &s, 1e-5, 0).unwrap();
         assert!(c.rel_phi <= 1e-5 && c.rel_field <= 1e-5, "{c:?}");
         // a wrong answer is detected
         let mut bad = s.clone();
         bad.field[0] += 1.0;
-        assert!(check_periodic(&xyz, &q, 1.0, &bad, 1e-5, 0).unwrap().rel_field > 1e-5);
+        assert!(check_periodic(&xyz, &q, [1.0; 3], &bad, 1e-5, 0).unwrap().rel_field > 1e-5);
         // a rectangular box (--box 1,2,1)
         let (mut xyz, q) = generate(DistArg::Uniform, 1000, 9, true);
         xyz.iter_mut().skip(1).step_by(3).for_each(|v| *v *= 2.0);
         let s = solve(&xyz, &q, box_boundary([1.0, 2.0, 1.0]), 1e-5, &FmmOpts::default(), 1).unwrap();
-        let c = check_periodic_box(&xyz, &q, [1.0, 2.0, 1.0], &s, 1e-5, 0).unwrap();
+        let c = check_periodic(&xyz, &q, [1.0, 2.0, 1.0], &s, 1e-5, 0).unwrap();
         assert!(c.rel_phi <= 1e-5 && c.rel_field <= 1e-5, "{c:?}");
     }
 

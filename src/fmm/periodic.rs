@@ -388,6 +388,10 @@ pub struct RectLattice {
     nclass: [usize; 3],
     /// Tensors (blocks of order `2p`) by `k₀ + K₀(k₁ + K₁k₂)`, `k_d` the class on axis `d`.
     tensors: Vec<Vec<f64>>,
+    /// Per tensor, the M2L order to apply it with: [`super::params::m2l_order`] of the
+    /// nearest image it holds (`|v|² ≥ 9` in box units: the excluded images are at least one
+    /// cube away from the target's cube neighbours).
+    orders: Vec<usize>,
 }
 
 impl RectLattice {
@@ -482,18 +486,46 @@ impl RectLattice {
                 tensors[*i] = t;
             }
         }
-        RectLattice { cells, class, nclass, tensors }
+        // the nearest image each tensor holds → its truncation order
+        let mut orders = vec![p; total];
+        for k2 in 0..nclass[2] {
+            for k1 in 0..nclass[1] {
+                for k0 in 0..nclass[0] {
+                    let ks = [keys[0][k0], keys[1][k1], keys[2][k2]];
+                    let mut r2min = i64::MAX;
+                    for nz in -2..=2 {
+                        for ny in -2..=2 {
+                            for nx in -2..=2 {
+                                let n = [nx, ny, nz];
+                                if (0..3).all(|ax| ks[ax].1 <= n[ax] && n[ax] <= ks[ax].2) {
+                                    continue; // covered by the tree
+                                }
+                                let r2: i64 = (0..3).map(|ax| ((ks[ax].0 + 2 * n[ax] * cells[ax] as i32) as i64).pow(2)).sum();
+                                r2min = r2min.min(r2);
+                            }
+                        }
+                    }
+                    debug_assert!(r2min >= 9);
+                    orders[k0 + nclass[0] * (k1 + nclass[1] * k2)] = super::params::m2l_order(p, r2min as usize);
+                }
+            }
+        }
+        RectLattice { cells, class, nclass, tensors, orders }
     }
 
     /// The tensor between the target and source boxes with integer coordinates `ct`, `cs`
     /// (`0 ≤ c_d < 2n_d`) at the level below the cubes.
+    /// Also returns the order to apply it with ([`super::m2l::m2l_tensor_order`]): the
+    /// distance-dependent truncation [`super::params::m2l_order`] at the nearest image the
+    /// tensor holds (at least 3 boxes away, so at most `⌈0.63 p⌉ + 1`).
     #[inline]
-    pub fn tensor(&self, ct: [u64; 3], cs: [u64; 3]) -> &[f64] {
+    pub fn tensor(&self, ct: [u64; 3], cs: [u64; 3]) -> (&[f64], usize) {
         let k: [usize; 3] = std::array::from_fn(|ax| {
             let nb = 2 * self.cells[ax] as usize;
             self.class[ax][ct[ax] as usize * nb + cs[ax] as usize] as usize
         });
-        &self.tensors[k[0] + self.nclass[0] * (k[1] + self.nclass[1] * k[2])]
+        let i = k[0] + self.nclass[0] * (k[1] + self.nclass[1] * k[2]);
+        (&self.tensors[i], self.orders[i])
     }
 
     /// Number of distinct tensors.

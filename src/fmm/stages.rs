@@ -397,7 +397,8 @@ impl FmmPlan {
             th.chunks(dst, nc2, |t, blk| {
                 let ct = tree::decode(lev.keys[t]);
                 for (s, &ks) in lev.keys.iter().enumerate() {
-                    m2l::m2l_tensor(p, &src[s * nc2..(s + 1) * nc2], rl.tensor(ct, tree::decode(ks)), blk);
+                    let (t, pe) = rl.tensor(ct, tree::decode(ks));
+                    m2l::m2l_tensor_order(p, pe, &src[s * nc2..(s + 1) * nc2], t, blk);
                 }
             });
         }
