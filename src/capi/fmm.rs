@@ -293,7 +293,8 @@ fn checked_n(n: i64) -> Result<usize> {
 ///   cell `[0, a) × [0, b) × [0, c)`) whose sides are integer multiples `n₀, n₁, n₂` of one
 ///   common length `s` (to a relative 1e-12; the box used is `n_d s` with `s = a/n₀`), with
 ///   every `n_d ≤ 4` and `n₀n₁n₂ ≤ 16` (e.g. 2:1:1, 1:2:3, 3:2:2), CPU backend only.
-///   Off-diagonal entries (triclinic boxes) are not supported. Side range: `2.2250738585072014e-308 ≤ L ≤ 1.7976931348623157e308` (the
+///   Off-diagonal entries (triclinic boxes) are not supported. Side range (every side `L`):
+///   `2.2250738585072014e-308 ≤ L ≤ 1.7976931348623157e308` (the
 ///   normal doubles; a subnormal side → `FARFIELD_ERR_RANGE`). The method works in units of
 ///   `L` (the results are scale-covariant: `φ ∝ 1/L`, `E ∝ 1/L²`, `U ∝ 1/L`); at sides where
 ///   an output is not representable (fields overflow below `L ≈ 1e-154`, potentials below
