@@ -134,6 +134,9 @@ fn fmm_bad_arguments() {
         vec!["fmm", "--n", "100", "--input", "/nonexistent-dir"],
         vec!["fmm", "--input", "/nonexistent-dir"],
         vec!["fmm", "--n", "100", "--dist", "gaussian"],
+        vec!["fmm", "--n", "100", "--box", "2,1"],
+        vec!["fmm", "--n", "100", "--box", "2,0,1"],
+        vec!["fmm", "--n", "100", "--box", "1,1.41421356,1"],
     ] {
         assert!(!farfield().args(&args).output().unwrap().status.success(), "{args:?} should fail");
     }
