@@ -181,11 +181,14 @@ pub enum Boundary {
 }
 
 impl Boundary {
-    /// The boundary as the plans use it: a [`Boundary::PeriodicBox`] with three equal sides
-    /// becomes [`Boundary::Periodic`] (same results, bit for bit); others are unchanged.
+    /// The boundary as the plans use it: a [`Boundary::PeriodicBox`] whose sides are equal (to
+    /// the relative `1e-12` of [`periodic::cube_cells`]) becomes [`Boundary::Periodic`] with
+    /// side `sides[0]` (three exactly equal sides: the same results, bit for bit); others are
+    /// unchanged.
     pub fn normalized(self) -> Boundary {
         match self {
             Boundary::PeriodicBox { sides } if sides[0] == sides[1] && sides[1] == sides[2] => Boundary::Periodic { side: sides[0] },
+            Boundary::PeriodicBox { sides } if matches!(periodic::cube_cells(sides), Some((_, [1, 1, 1]))) => Boundary::Periodic { side: sides[0] },
             b => b,
         }
     }

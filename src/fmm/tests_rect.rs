@@ -79,6 +79,8 @@ fn equal_sides_are_the_cubic_box_bit_for_bit() {
         assert_eq!(a.3.depth, b.3.depth);
     }
     assert_eq!(Boundary::PeriodicBox { sides: [1.3; 3] }.normalized(), Boundary::Periodic { side: 1.3 });
+    assert_eq!(Boundary::PeriodicBox { sides: [1.3, 1.3 * (1.0 + 1e-13), 1.3] }.normalized(), Boundary::Periodic { side: 1.3 });
+    assert_eq!(Boundary::PeriodicBox { sides: [2.6, 1.3, 1.3] }.normalized(), Boundary::PeriodicBox { sides: [2.6, 1.3, 1.3] });
 }
 
 /// Random neutral systems in rectangular boxes (2:1:1, 1:2:3, 1:1:4, 3:2:2; some particles
