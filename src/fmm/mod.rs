@@ -201,7 +201,7 @@ impl Boundary {
 
 /// The lattice operator of a rectangular box of `cells` cubes per side at order `p`
 /// ([`periodic::RectLattice`]), computed once per process, order and shape.
-pub(crate) fn rect_lattice(p: usize, cells: [u64; 3]) -> Arc<periodic::RectLattice> {
+pub(crate) fn rect_lattice(p: usize, cells: [u64; 3], threads: &Threads) -> Arc<periodic::RectLattice> {
     type RectCache = OnceLock<Mutex<Vec<((usize, [u64; 3]), Arc<periodic::RectLattice>)>>>;
     static RECT_CACHE: RectCache = OnceLock::new();
     let m = RECT_CACHE.get_or_init(|| Mutex::new(Vec::new()));
@@ -209,7 +209,7 @@ pub(crate) fn rect_lattice(p: usize, cells: [u64; 3]) -> Arc<periodic::RectLatti
         return t.clone();
     }
     // computed outside the lock (seconds at high orders); a concurrent duplicate is harmless
-    let t = Arc::new(periodic::RectLattice::new(p, cells));
+    let t = Arc::new(periodic::RectLattice::new(p, cells, threads));
     let mut v = m.lock().unwrap_or_else(|e| e.into_inner());
     if v.len() >= 4 {
         v.remove(0);
@@ -376,7 +376,7 @@ impl FmmPlan {
             Boundary::Periodic { .. } => Some(lattice_tensors(p)),
             Boundary::Open | Boundary::PeriodicBox { .. } => None,
         };
-        let rect = cells.map(|(s, n)| (s, rect_lattice(p, n)));
+        let rect = cells.map(|(s, n)| (s, rect_lattice(p, n, &threads)));
         let tol_clamped = opts.order == 0 && params::order_for_tol_unclamped(tol) > params::MAX_ORDER as f64;
         if tol_clamped && opts.debug > 0 {
             eprintln!("farfield fmm: warning: tol = {tol:e} needs an order above {}; clamped to it", params::MAX_ORDER);
