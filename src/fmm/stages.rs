@@ -262,7 +262,15 @@ impl FmmPlan {
         let (xyz, q) = (input.xyz, input.q);
         let e = periodic::root_level(cells);
         let size = s * (1u64 << e) as f64;
-        let periods: [f64; 3] = std::array::from_fn(|d| cells[d] as f64 * s);
+        // the periods n_d s, lowered by an ulp where n_d s rounded up, so that the folded unit
+        // coordinates stay below n_d 2^{−e} and every key inside the box's 2n_d boxes per axis
+        let periods: [f64; 3] = std::array::from_fn(|d| {
+            let mut l = cells[d] as f64 * s;
+            while l / size > cells[d] as f64 / (1u64 << e) as f64 {
+                l = l.next_down();
+            }
+            l
+        });
         if !(size.is_finite() && periods.iter().all(|l| l.is_finite())) {
             return Err(Error::Range(format!("periodic box of cubes of side {s:e}: the tree's root cube (side {size:e}) overflows")));
         }

@@ -186,3 +186,27 @@ fn nacl_madelung_in_a_2x1x1_supercell() {
         }
     }
 }
+
+/// Particles just below the upper faces of a box whose side `n_d s` rounds up (`fl(3s)/(4s) >
+/// 3/4`; the tree lowers such a period by an ulp so that no key can fall beyond the box): finite
+/// results, equal to those of the same particles folded by the caller.
+#[test]
+fn particles_on_the_upper_faces_fold_into_the_box() {
+    // fl(3s)/(4s) > 3/4 for this s: the period 3s rounds up
+    let s: f64 = 0.701_546_366_168_601_9;
+    assert!(3.0 * s / (4.0 * s) > 0.75);
+    let sides = [s, 3.0 * s, 3.0 * s];
+    let mut xyz = Vec::new();
+    let mut q = Vec::new();
+    for i in 0..40 {
+        let t = i as f64 / 40.0;
+        xyz.extend([0.5 * s, sides[1].next_down(), t * sides[2]]);
+        xyz.extend([0.25 * s, t * sides[1], sides[2].next_down()]);
+        q.extend([1.0, -1.0]);
+    }
+    let (phi, field, u, _) = run(Boundary::PeriodicBox { sides }, &xyz, &q, 1e-6, &FmmOpts::default());
+    assert!(u.is_finite() && phi.iter().chain(&field).all(|v| v.is_finite()));
+    let folded: Vec<f64> = xyz.iter().enumerate().map(|(i, &x)| if x >= sides[i % 3] { 0.0 } else { x }).collect();
+    let (phi2, _, _, _) = run(Boundary::PeriodicBox { sides }, &folded, &q, 1e-6, &FmmOpts::default());
+    assert!(rel_l2(&phi, &phi2) < 1e-6, "{}", rel_l2(&phi, &phi2));
+}
