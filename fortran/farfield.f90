@@ -806,7 +806,8 @@ module farfield
 
      !> int farfield_fmm_makeplan(int boundary, const double *box, double tol,
      !>     farfield_fmm_plan *plan, const farfield_fmm_opts *opts)
-     !> box: c_null_ptr for FARFIELD_FMM_OPEN, else c_loc(9 values); opts: c_null_ptr or c_loc.
+     !> box: c_null_ptr for FARFIELD_FMM_OPEN, else c_loc(9 values): a diagonal box, cubic or
+     !> rectangular with sides integer multiples of one length (see the C header); opts: c_null_ptr or c_loc.
      function farfield_fmm_makeplan(boundary, box, tol, plan, opts) result(ier) &
           bind(c, name="farfield_fmm_makeplan")
        import :: c_int, c_double, c_ptr

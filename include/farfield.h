@@ -66,7 +66,8 @@ typedef float _Complex farfield_complexf;
 // Open (free-space) boundaries: value of `boundary` in `farfield_fmm_makeplan`.
 #define FARFIELD_FMM_OPEN 0
 
-// Periodic boundaries (cubic box): value of `boundary` in `farfield_fmm_makeplan`.
+// Periodic boundaries (cubic or rectangular box): value of `boundary` in
+// `farfield_fmm_makeplan`.
 #define FARFIELD_FMM_PERIODIC 1
 
 // Largest expansion order (`opts.order`); tolerances needing more are clamped to it.
@@ -839,9 +840,13 @@ int farfield_fmm_default_opts(struct farfield_fmm_opts *opts, size_t struct_size
 //
 // * `boundary`: `FARFIELD_FMM_OPEN` (then `box` is ignored and may be NULL) or
 //   `FARFIELD_FMM_PERIODIC` (then `box` is required).
-// * `box`: 9 doubles, row `i` = lattice vector `i` (`box[3*i + d]`); only cubic boxes (a
-//   diagonal with equal positive entries) are supported for now. The periodic cell is
-//   `[0, L)³`. Side range: `2.2250738585072014e-308 ≤ L ≤ 1.7976931348623157e308` (the
+// * `box`: 9 doubles, row `i` = lattice vector `i` (`box[3*i + d]`): a cubic box (a diagonal
+//   with equal positive entries; cell `[0, L)³`) or a rectangular one (a diagonal `a, b, c`;
+//   cell `[0, a) × [0, b) × [0, c)`) whose sides are integer multiples `n₀, n₁, n₂` of one
+//   common length `s` (to a relative 1e-12; the box used is `n_d s` with `s = a/n₀`), with
+//   every `n_d ≤ 4` and `n₀n₁n₂ ≤ 16` (e.g. 2:1:1, 1:2:3, 3:2:2), CPU backend only.
+//   Off-diagonal entries (triclinic boxes) are not supported. Side range (every side `L`):
+//   `2.2250738585072014e-308 ≤ L ≤ 1.7976931348623157e308` (the
 //   normal doubles; a subnormal side → `FARFIELD_ERR_RANGE`). The method works in units of
 //   `L` (the results are scale-covariant: `φ ∝ 1/L`, `E ∝ 1/L²`, `U ∝ 1/L`); at sides where
 //   an output is not representable (fields overflow below `L ≈ 1e-154`, potentials below
@@ -864,9 +869,11 @@ int farfield_fmm_default_opts(struct farfield_fmm_opts *opts, size_t struct_size
 //
 // Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` NULL, or `box` NULL with periodic
 // boundaries), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)), `FARFIELD_ERR_INVALID_ARG` (unknown
-// boundary, a box entry not finite or a non-positive diagonal, a bad option),
+// boundary, a box entry not finite or a non-positive diagonal, rectangular sides that are not
+// integer multiples of a common length as above, a bad option),
 // `FARFIELD_ERR_RANGE` (a subnormal box side),
-// `FARFIELD_ERR_NOT_SUPPORTED` (a non-cubic box), `FARFIELD_ERR_NO_DEVICE` (`backend = CUDA`
+// `FARFIELD_ERR_NOT_SUPPORTED` (a triclinic box; a rectangular box with `backend = CUDA`),
+// `FARFIELD_ERR_NO_DEVICE` (`backend = CUDA`
 // without a usable CUDA device or driver; the message says what was looked for),
 // `FARFIELD_ERR_ALLOC` (device memory for the operator tables).
 //
@@ -902,9 +909,10 @@ int farfield_fmm_makeplan(int boundary,
 //   particles. Memory: about `64 + 24 (with field)` bytes per particle of work arrays kept
 //   in the plan, plus the tree, lists and expansions (≈ `16 (p+1)(p+2)` bytes per occupied
 //   box); all reserved fallibly. Cost `O(n)` for particles spread through the volume.
-// * Periodic plans fold particles outside `[0, L)³` into the box: any finite coordinate is
-//   accepted; the accuracy contract holds for coordinates within a few `L` of the box (far
-//   outside, folding loses `|x|/L` ulps of the position).
+// * Periodic plans fold particles outside the box (`[0, L)³`, or `[0, a) × [0, b) × [0, c)`)
+//   into it: any finite coordinate is accepted; the accuracy contract holds for coordinates
+//   within a few box sides `L` of the box (far outside, folding loses `|x|/L` ulps of the
+//   position).
 // * Open plans: the particles' extent (largest coordinate spread) must lie between the
 //   smallest normal double and ≈ 1.8e308 (else `FARFIELD_ERR_RANGE`); the method works in
 //   units of it, so the results are scale-covariant as for periodic plans.

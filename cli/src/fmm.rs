@@ -7,10 +7,14 @@
 //!   (½, ½, ½): a 2D surface, the classic non-uniform FMM test), `plummer` (Plummer model
 //!   centred at (½, ½, ½) with scale radius 1/40, radii truncated at 20 scale radii = ½: a
 //!   strongly clustered set). Charges uniform in `[−½, ½)`; with `--periodic` shifted to zero
-//!   net charge.
+//!   net charge. `--box a,b,c`: periodic boundaries in the rectangular box
+//!   `[0, a) × [0, b) × [0, c)` (sides integer multiples of one common length, see
+//!   [`farfield::fmm::Boundary::PeriodicBox`]), the generated positions scaled per axis from the
+//!   unit cube to the box.
 //! * `--input DIR`: `positions.npy` (N×3, float64 or any real dtype) and `charges.npy` (N), as
 //!   in the shared data folders; `box.npy` (3×3, rows = lattice vectors) gives the box with
-//!   `--periodic` (cubic boxes only; positions may lie outside, they are folded in).
+//!   `--periodic` (cubic, or rectangular with sides integer multiples of one common length:
+//!   a diagonal box; positions may lie outside, they are folded in).
 //!
 //! # What is timed
 //! Plan creation (`plan_s`: order selection and the per-order operator tables) and the
@@ -100,9 +104,14 @@ pub struct FmmArgs {
     /// Requested relative accuracy of potentials and fields (0 < T < 1).
     #[arg(long, value_name = "T", default_value_t = 1e-6)]
     pub tol: f64,
-    /// Periodic boundaries: the unit cube for generated inputs, box.npy (cubic) with --input.
+    /// Periodic boundaries: the unit cube for generated inputs, box.npy (cubic or rectangular)
+    /// with --input.
     #[arg(long)]
     pub periodic: bool,
+    /// Periodic boundaries in the rectangular box [0,A)×[0,B)×[0,C) (generated inputs, scaled
+    /// per axis from the unit cube; sides integer multiples of one common length, e.g. 2,1,1).
+    #[arg(long = "box", value_name = "A,B,C", conflicts_with = "input", value_parser = parse_box)]
+    pub r#box: Option<[f64; 3]>,
     /// Threads (0 = all cores).
     #[arg(long, value_name = "K", default_value_t = 0, value_parser = crate::args::whole::<usize>)]
     pub threads: usize,
@@ -152,8 +161,30 @@ pub struct Particles {
     pub xyz: Vec<f64>,
     /// Charges.
     pub q: Vec<f64>,
-    /// Periodic box side (cubic), if any.
-    pub side: Option<f64>,
+    /// Periodic box sides `[a, b, c]` (equal for a cubic box), if any.
+    pub sides: Option<[f64; 3]>,
+}
+
+/// Parses `--box A,B,C`: three finite positive numbers.
+pub fn parse_box(s: &str) -> Result<[f64; 3], String> {
+    let v: Vec<&str> = s.split(',').map(str::trim).collect();
+    if v.len() != 3 {
+        return Err(format!("'{s}': expected three box sides A,B,C"));
+    }
+    let mut out = [0.0; 3];
+    for (o, t) in out.iter_mut().zip(&v) {
+        let x: f64 = t.parse().map_err(|_| format!("'{t}' is not a number: expected three box sides A,B,C"))?;
+        if !(x.is_finite() && x > 0.0) {
+            return Err(format!("box side {t} must be finite and positive"));
+        }
+        *o = x;
+    }
+    Ok(out)
+}
+
+/// The FMM boundary of a periodic box with `sides` (cubic when all three are equal).
+pub fn box_boundary(sides: [f64; 3]) -> Boundary {
+    Boundary::PeriodicBox { sides }.normalized()
 }
 
 /// Generates `n` particles of distribution `dist` in the unit cube (module docs), charges in
@@ -196,27 +227,30 @@ pub fn generate(dist: DistArg, n: usize, seed: u64, neutral: bool) -> (Vec<f64>,
     (xyz, q)
 }
 
-/// Reads `positions.npy`, `charges.npy` and, when `periodic`, the cubic `box.npy` from `dir`.
-/// Errors: missing or malformed files, shape mismatch, non-finite values, a box that is not
-/// cubic (the FMM supports cubic boxes only).
+/// Reads `positions.npy`, `charges.npy` and, when `periodic`, the `box.npy` from `dir`: a
+/// cubic box (diagonal entries equal to a relative 1e-12, as before rectangular boxes were
+/// accepted: the side `box[0]`) or a rectangular one (the diagonal). Errors: missing or
+/// malformed files, shape mismatch, non-finite values, a box with off-diagonal entries
+/// (triclinic: the FMM takes cubic and rectangular boxes only).
 pub fn load_input(dir: &Path, periodic: bool) -> CliResult<Particles> {
     let sys = crate::system::read_dir(dir, periodic)?;
-    let side = if periodic {
+    let sides = if periodic {
         let b = sys.cell.expect("read_dir returns the box when asked for it");
         let l = b[0];
+        let m = b[0].max(b[4]).max(b[8]);
         let off = [b[1], b[2], b[3], b[5], b[6], b[7]];
-        let cubic = l > 0.0
-            && off.iter().all(|v| v.abs() <= 1e-12 * l)
-            && (b[4] - l).abs() <= 1e-12 * l
-            && (b[8] - l).abs() <= 1e-12 * l;
-        if !cubic {
-            return Err(format!("{}: the periodic FMM supports cubic boxes only; box = {b:?}", dir.join("box.npy").display()));
+        if !(l > 0.0 && b[4] > 0.0 && b[8] > 0.0 && off.iter().all(|v| v.abs() <= 1e-12 * m)) {
+            return Err(format!(
+                "{}: the periodic FMM supports cubic and rectangular (diagonal) boxes only, not triclinic ones; box = {b:?}",
+                dir.join("box.npy").display()
+            ));
         }
-        Some(l)
+        let cubic = (b[4] - l).abs() <= 1e-12 * l && (b[8] - l).abs() <= 1e-12 * l;
+        Some(if cubic { [l; 3] } else { [b[0], b[4], b[8]] })
     } else {
         None
     };
-    Ok(Particles { name: sys.name, xyz: sys.xyz, q: sys.q, side })
+    Ok(Particles { name: sys.name, xyz: sys.xyz, q: sys.q, sides })
 }
 
 /// Result of one FMM run.
@@ -424,10 +458,11 @@ pub fn check_open(xyz: &[f64], q: &[f64], s: &Solved, ntargets: usize, full_max:
 /// Periodic check against the repository's spectral Ewald solver (tin-foil boundary, the FMM's
 /// convention) at tolerance `min(tol/100, …)` ≥ 1e-13, over all particles.
 /// Errors: the Ewald module's.
-pub fn check_periodic(xyz: &[f64], q: &[f64], side: f64, s: &Solved, tol: f64, threads: usize) -> CliResult<Check> {
+/// The box is `[0, a) × [0, b) × [0, c)`, `sides = [a, b, c]` (equal for a cubic box).
+pub fn check_periodic(xyz: &[f64], q: &[f64], sides: [f64; 3], s: &Solved, tol: f64, threads: usize) -> CliResult<Check> {
     let n = q.len();
     let t = Instant::now();
-    let cell = [side, 0.0, 0.0, 0.0, side, 0.0, 0.0, 0.0, side];
+    let cell = [sides[0], 0.0, 0.0, 0.0, sides[1], 0.0, 0.0, 0.0, sides[2]];
     let ref_tol = (tol * 1e-2).max(1e-13);
     let opts = EwaldOpts { nthreads: threads, ..EwaldOpts::default() };
     let mut plan = EwaldPlan::new(ewald::Method::Spectral, &cell, n, ref_tol, &opts).map_err(|e| format!("ewald plan: {e}"))?;
@@ -451,6 +486,7 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         return Err(format!("--tol {} must lie in (0, 1)", args.tol));
     }
     let t0 = Instant::now();
+    let periodic = args.periodic || args.r#box.is_some();
     let parts = match &args.input {
         Some(dir) => load_input(dir, args.periodic)?,
         None => {
@@ -458,14 +494,17 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
             // positions, charges, potentials, fields, the tree's sorted copies and the
             // reference: well under 512 bytes per particle
             crate::mem::ensure_fits(n as f64 * 512.0, &format!("--n {n}"))?;
-            let (xyz, q) = generate(args.dist, n, args.seed, args.periodic);
-            Particles { name: args.dist.name().into(), xyz, q, side: args.periodic.then_some(1.0) }
+            let (mut xyz, q) = generate(args.dist, n, args.seed, periodic);
+            if let Some(b) = args.r#box {
+                xyz.iter_mut().enumerate().for_each(|(i, v)| *v *= b[i % 3]);
+            }
+            Particles { name: args.dist.name().into(), xyz, q, sides: args.r#box.or(args.periodic.then_some([1.0; 3])) }
         }
     };
     let n = parts.q.len();
     let gen_s = t0.elapsed().as_secs_f64();
-    let boundary = match parts.side {
-        Some(side) => Boundary::Periodic { side },
+    let boundary = match parts.sides {
+        Some(sides) => box_boundary(sides),
         None => Boundary::Open,
     };
     let backend = match args.backend {
@@ -477,16 +516,16 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         M2lArg::Plain => M2lMethod::Plain,
     };
     let opts = FmmOpts { nthreads: args.threads, order: args.order, depth: args.depth, backend, ..FmmOpts::default() };
-    let bname = if args.periodic { "periodic" } else { "open" };
+    let bname = if periodic { "periodic" } else { "open" };
     let reps = args.reps as usize;
     let compare = args.compare_cpu && backend == Backend::Cuda && n > 0;
-    let will_check = n > 0 && (parts.side.is_some() || args.check > 0 || n <= args.full_check_max);
+    let will_check = n > 0 && (parts.sides.is_some() || args.check > 0 || n <= args.full_check_max);
     // steps: plan and executes, the same for the CPU comparison, the error check (stderr, only
     // when it is a terminal)
     let steps = (1 + reps) * if compare { 2 } else { 1 } + will_check as usize;
     let pb = progress::bar(steps as u64, "fmm", progress::visible());
     say!(pb, "farfield fmm — {} N = {n}, {bname} boundary{}, tol {:e}, backend {}", parts.name,
-             parts.side.map(|l| format!(" (cubic box side {l})")).unwrap_or_default(), args.tol,
+             parts.sides.map(|b| if b[0] == b[1] && b[1] == b[2] { format!(" (cubic box side {})", b[0]) } else { format!(" (box {} × {} × {})", b[0], b[1], b[2]) }).unwrap_or_default(), args.tol,
              if backend == Backend::Cuda { format!("cuda ({} M2L)", if m2l == M2lMethod::Plain { "plain" } else { "symmetric" }) } else { "cpu".into() });
     let s = solve_with(&parts.xyz, &parts.q, boundary, args.tol, &opts, reps, m2l, &pb, "")?;
     let st = &s.stats;
@@ -524,9 +563,9 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
     say!(pb, "energy:     {:.15e}", s.energy);
     let check = if !will_check {
         None
-    } else if let Some(side) = parts.side {
+    } else if let Some(sides) = parts.sides {
         pb.set_message("check: spectral Ewald reference");
-        Some(check_periodic(&parts.xyz, &parts.q, side, &s, args.tol, args.threads)?)
+        Some(check_periodic(&parts.xyz, &parts.q, sides, &s, args.tol, args.threads)?)
     } else {
         pb.set_message("check: direct sum");
         Some(check_open(&parts.xyz, &parts.q, &s, args.check, args.full_check_max, args.seed))
@@ -554,6 +593,9 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
             o.insert("input".into(), json!(d.display().to_string()));
         }
         o.insert("boundary".into(), json!(bname));
+        if let Some(b) = parts.sides {
+            o.insert("box".into(), json!(b));
+        }
         o.insert("tol".into(), json!(args.tol));
         o.insert("p".into(), json!(st.order));
         o.insert("depth".into(), json!(depth));
@@ -639,11 +681,26 @@ mod tests {
         assert!(c2.rel_phi <= 1e-6 && c2.rel_field <= 1e-6, "{c2:?}");
         let (xyz, q) = generate(DistArg::Uniform, 1000, 8, true);
         let s = solve(&xyz, &q, Boundary::Periodic { side: 1.0 }, 1e-5, &FmmOpts::default(), 1).unwrap();
-        let c = check_periodic(&xyz, &q, 1.0, &s, 1e-5, 0).unwrap();
+        let c = check_periodic(&xyz, &q, [1.0; 3], &s, 1e-5, 0).unwrap();
         assert!(c.rel_phi <= 1e-5 && c.rel_field <= 1e-5, "{c:?}");
         // a wrong answer is detected
         let mut bad = s.clone();
         bad.field[0] += 1.0;
-        assert!(check_periodic(&xyz, &q, 1.0, &bad, 1e-5, 0).unwrap().rel_field > 1e-5);
+        assert!(check_periodic(&xyz, &q, [1.0; 3], &bad, 1e-5, 0).unwrap().rel_field > 1e-5);
+        // a rectangular box (--box 1,2,1)
+        let (mut xyz, q) = generate(DistArg::Uniform, 1000, 9, true);
+        xyz.iter_mut().skip(1).step_by(3).for_each(|v| *v *= 2.0);
+        let s = solve(&xyz, &q, box_boundary([1.0, 2.0, 1.0]), 1e-5, &FmmOpts::default(), 1).unwrap();
+        let c = check_periodic(&xyz, &q, [1.0, 2.0, 1.0], &s, 1e-5, 0).unwrap();
+        assert!(c.rel_phi <= 1e-5 && c.rel_field <= 1e-5, "{c:?}");
+    }
+
+    #[test]
+    fn box_option_parses_three_sides() {
+        assert_eq!(parse_box("2,1, 1.5").unwrap(), [2.0, 1.0, 1.5]);
+        for bad in ["2,1", "2,1,1,1", "2,x,1", "2,0,1", "2,-1,1", "inf,1,1"] {
+            assert!(parse_box(bad).is_err(), "{bad}");
+        }
+        assert_eq!(box_boundary([3.0; 3]), Boundary::Periodic { side: 3.0 });
     }
 }

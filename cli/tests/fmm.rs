@@ -85,11 +85,24 @@ fn fmm_input_and_output_files() {
             assert!((field[3 * i + a] - e[a]).abs() < 1e-12, "E[{i}][{a}]");
         }
     }
-    // a non-cubic box is refused with --periodic
-    write_npy(&dir.path().join("box.npy"), &[3, 3], &[2.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 2.0]);
+    // a triclinic box is refused with --periodic, a rectangular one without a common cube side too
+    write_npy(&dir.path().join("box.npy"), &[3, 3], &[2.0, 0.0, 0.0, 0.5, 3.0, 0.0, 0.0, 0.0, 2.0]);
     let o = farfield().args(["fmm", "--input", dir.path().to_str().unwrap(), "--periodic"]).output().unwrap();
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("cubic"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("triclinic"));
+    write_npy(&dir.path().join("box.npy"), &[3, 3], &[2.0, 0.0, 0.0, 0.0, 2.9, 0.0, 0.0, 0.0, 2.0]);
+    let o = farfield().args(["fmm", "--input", dir.path().to_str().unwrap(), "--periodic"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("integer multiples"));
+}
+
+#[test]
+fn fmm_rectangular_box_against_ewald() {
+    let j = run_json(&["fmm", "--n", "3000", "--box", "2,1,1", "--tol", "1e-6", "--threads", "2", "--json"]);
+    assert_eq!(j["boundary"], "periodic");
+    assert_eq!(j["box"], serde_json::json!([2.0, 1.0, 1.0]));
+    let (ep, ef) = (j["rel_error_potential"].as_f64().unwrap(), j["rel_error_field"].as_f64().unwrap());
+    assert!(ep <= 1e-6 && ef <= 1e-6, "{ep:e} {ef:e}");
 }
 
 #[test]
@@ -121,6 +134,9 @@ fn fmm_bad_arguments() {
         vec!["fmm", "--n", "100", "--input", "/nonexistent-dir"],
         vec!["fmm", "--input", "/nonexistent-dir"],
         vec!["fmm", "--n", "100", "--dist", "gaussian"],
+        vec!["fmm", "--n", "100", "--box", "2,1"],
+        vec!["fmm", "--n", "100", "--box", "2,0,1"],
+        vec!["fmm", "--n", "100", "--box", "1,1.41421356,1"],
     ] {
         assert!(!farfield().args(&args).output().unwrap().status.success(), "{args:?} should fail");
     }

@@ -1,5 +1,5 @@
 //! Fast multipole method C API (`farfield_fmm_*`): potentials, fields and energy of point
-//! charges with the Coulomb kernel `1/r`, open or periodic (cubic) boundaries; see
+//! charges with the Coulomb kernel `1/r`, open or periodic (cubic or rectangular) boundaries; see
 //! [`crate::fmm`] for the method and the accuracy.
 //!
 //! Lifecycle: `farfield_fmm_default_opts(&o, sizeof o)` → `farfield_fmm_makeplan(boundary, box, tol,
@@ -12,7 +12,9 @@
 //! `φ_i = Σ_{j≠i} q_j/r_ij`, `E_i = −∇φ(x_i)`, `U = ½ Σ q_i φ_i` — no Coulomb constant inside
 //! (multiply by 138.935458 for GROMACS units, by `1/(4πε₀)` for SI, …).
 //!
-//! Periodic boundaries: cubic box `[0, L)³`, particles outside are folded in (not an error);
+//! Periodic boundaries: cubic box `[0, L)³` or rectangular box `[0, a) × [0, b) × [0, c)` whose
+//! sides are integer multiples of a common length (see `farfield_fmm_makeplan`), particles
+//! outside are folded in (not an error);
 //! the sum runs over all images in the Ewald convention with tin-foil (conducting) boundary,
 //! a net charge being neutralised by a uniform background (classic Ewald summation without
 //! the `k = 0` term); see [`crate::fmm::periodic`].
@@ -31,7 +33,8 @@ use std::sync::Mutex;
 
 /// Open (free-space) boundaries: value of `boundary` in `farfield_fmm_makeplan`.
 pub const FARFIELD_FMM_OPEN: c_int = 0;
-/// Periodic boundaries (cubic box): value of `boundary` in `farfield_fmm_makeplan`.
+/// Periodic boundaries (cubic or rectangular box): value of `boundary` in
+/// `farfield_fmm_makeplan`.
 pub const FARFIELD_FMM_PERIODIC: c_int = 1;
 /// Largest expansion order (`opts.order`); tolerances needing more are clamped to it.
 pub const FARFIELD_FMM_MAX_ORDER: c_int = 40;
@@ -222,7 +225,32 @@ fn convert_opts(o: &farfield_fmm_opts) -> Result<FmmOpts> {
     Ok(FmmOpts { nthreads: o.nthreads as usize, debug: o.debug, order: o.order as usize, depth, backend, gpu_stream })
 }
 
-/// The side of a cubic box given as `box[9]` (row `i` = lattice vector `i`).
+/// The periodic boundary of a box given as `box[9]` (row `i` = lattice vector `i`): a cubic
+/// box (equal diagonal entries and zero off-diagonal ones, to a relative 1e-12: exactly the
+/// boxes accepted before rectangular ones were, with the same side `box[0]`) is
+/// [`Boundary::Periodic`]; another diagonal box is [`Boundary::PeriodicBox`] (whose side rule
+/// [`FmmPlan::new`] checks). Errors: [`Error::InvalidArg`] (an entry not finite, a diagonal
+/// entry not positive), [`Error::NotSupported`] (off-diagonal entries: a triclinic box).
+fn periodic_boundary(b: &[f64]) -> Result<Boundary> {
+    let l = cubic_side(b).or_else(|e| match e {
+        Error::NotSupported(_) => Ok(-1.0),
+        e => Err(e),
+    })?;
+    if l > 0.0 {
+        return Ok(Boundary::Periodic { side: l });
+    }
+    let eps = 1e-12 * b[0].max(b[4]).max(b[8]);
+    if [1, 2, 3, 5, 6, 7].iter().all(|&i| b[i].abs() <= eps) {
+        return Ok(Boundary::PeriodicBox { sides: [b[0], b[4], b[8]] });
+    }
+    Err(Error::NotSupported(format!(
+        "box = [{:e}, {:e}, {:e}; {:e}, {:e}, {:e}; {:e}, {:e}, {:e}]: triclinic boxes (non-zero off-diagonal entries) are not supported; the periodic FMM takes cubic and rectangular (diagonal) boxes",
+        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]
+    )))
+}
+
+/// The side of a cubic box given as `box[9]` (row `i` = lattice vector `i`); a non-cubic box
+/// is an [`Error::NotSupported`] (see [`periodic_boundary`]).
 fn cubic_side(b: &[f64]) -> Result<f64> {
     if let Some(i) = b.iter().position(|v| !v.is_finite()) {
         return Err(Error::InvalidArg(format!("box[{i}] = {:e} is not finite", b[i])));
@@ -260,9 +288,13 @@ fn checked_n(n: i64) -> Result<usize> {
 ///
 /// * `boundary`: `FARFIELD_FMM_OPEN` (then `box` is ignored and may be NULL) or
 ///   `FARFIELD_FMM_PERIODIC` (then `box` is required).
-/// * `box`: 9 doubles, row `i` = lattice vector `i` (`box[3*i + d]`); only cubic boxes (a
-///   diagonal with equal positive entries) are supported for now. The periodic cell is
-///   `[0, L)³`. Side range: `2.2250738585072014e-308 ≤ L ≤ 1.7976931348623157e308` (the
+/// * `box`: 9 doubles, row `i` = lattice vector `i` (`box[3*i + d]`): a cubic box (a diagonal
+///   with equal positive entries; cell `[0, L)³`) or a rectangular one (a diagonal `a, b, c`;
+///   cell `[0, a) × [0, b) × [0, c)`) whose sides are integer multiples `n₀, n₁, n₂` of one
+///   common length `s` (to a relative 1e-12; the box used is `n_d s` with `s = a/n₀`), with
+///   every `n_d ≤ 4` and `n₀n₁n₂ ≤ 16` (e.g. 2:1:1, 1:2:3, 3:2:2), CPU backend only.
+///   Off-diagonal entries (triclinic boxes) are not supported. Side range (every side `L`):
+///   `2.2250738585072014e-308 ≤ L ≤ 1.7976931348623157e308` (the
 ///   normal doubles; a subnormal side → `FARFIELD_ERR_RANGE`). The method works in units of
 ///   `L` (the results are scale-covariant: `φ ∝ 1/L`, `E ∝ 1/L²`, `U ∝ 1/L`); at sides where
 ///   an output is not representable (fields overflow below `L ≈ 1e-154`, potentials below
@@ -285,9 +317,11 @@ fn checked_n(n: i64) -> Result<usize> {
 ///
 /// Returns 0 or: `FARFIELD_ERR_NULL_POINTER` (`plan` NULL, or `box` NULL with periodic
 /// boundaries), `FARFIELD_ERR_TOL` (`tol` not in (0, 1)), `FARFIELD_ERR_INVALID_ARG` (unknown
-/// boundary, a box entry not finite or a non-positive diagonal, a bad option),
+/// boundary, a box entry not finite or a non-positive diagonal, rectangular sides that are not
+/// integer multiples of a common length as above, a bad option),
 /// `FARFIELD_ERR_RANGE` (a subnormal box side),
-/// `FARFIELD_ERR_NOT_SUPPORTED` (a non-cubic box), `FARFIELD_ERR_NO_DEVICE` (`backend = CUDA`
+/// `FARFIELD_ERR_NOT_SUPPORTED` (a triclinic box; a rectangular box with `backend = CUDA`),
+/// `FARFIELD_ERR_NO_DEVICE` (`backend = CUDA`
 /// without a usable CUDA device or driver; the message says what was looked for),
 /// `FARFIELD_ERR_ALLOC` (device memory for the operator tables).
 ///
@@ -308,7 +342,7 @@ pub unsafe extern "C" fn farfield_fmm_makeplan(
         let fo = convert_opts(&abi::read_in(opts)?)?;
         let b = match boundary {
             FARFIELD_FMM_OPEN => Boundary::Open,
-            FARFIELD_FMM_PERIODIC => Boundary::Periodic { side: cubic_side(slice_in(r#box, 9, "box")?)? },
+            FARFIELD_FMM_PERIODIC => periodic_boundary(slice_in(r#box, 9, "box")?)?,
             b => {
                 return Err(Error::InvalidArg(format!(
                     "boundary = {b}; must be FARFIELD_FMM_OPEN (0) or FARFIELD_FMM_PERIODIC (1)"
@@ -344,9 +378,10 @@ pub unsafe extern "C" fn farfield_fmm_makeplan(
 ///   particles. Memory: about `64 + 24 (with field)` bytes per particle of work arrays kept
 ///   in the plan, plus the tree, lists and expansions (≈ `16 (p+1)(p+2)` bytes per occupied
 ///   box); all reserved fallibly. Cost `O(n)` for particles spread through the volume.
-/// * Periodic plans fold particles outside `[0, L)³` into the box: any finite coordinate is
-///   accepted; the accuracy contract holds for coordinates within a few `L` of the box (far
-///   outside, folding loses `|x|/L` ulps of the position).
+/// * Periodic plans fold particles outside the box (`[0, L)³`, or `[0, a) × [0, b) × [0, c)`)
+///   into it: any finite coordinate is accepted; the accuracy contract holds for coordinates
+///   within a few box sides `L` of the box (far outside, folding loses `|x|/L` ulps of the
+///   position).
 /// * Open plans: the particles' extent (largest coordinate spread) must lie between the
 ///   smallest normal double and ≈ 1.8e308 (else `FARFIELD_ERR_RANGE`); the method works in
 ///   units of it, so the results are scale-covariant as for periodic plans.
@@ -582,7 +617,7 @@ mod tests {
         }
         assert_eq!(make(7, None, 1e-6, null()).0, FARFIELD_ERR_INVALID_ARG);
         assert!(last_msg().contains("boundary"));
-        // periodic: box required, finite, positive, cubic
+        // periodic: box required, finite, positive, cubic or rectangular with integer ratios
         assert_eq!(make(FARFIELD_FMM_PERIODIC, None, 1e-6, null()).0, FARFIELD_ERR_NULL_POINTER);
         assert!(last_msg().contains("box"));
         let mut b = cube(2.0);
@@ -592,13 +627,22 @@ mod tests {
         assert_eq!(make(FARFIELD_FMM_PERIODIC, Some(&cube(-1.0)), 1e-6, null()).0, FARFIELD_ERR_INVALID_ARG);
         assert_eq!(make(FARFIELD_FMM_PERIODIC, Some(&cube(0.0)), 1e-6, null()).0, FARFIELD_ERR_INVALID_ARG);
         let mut b = cube(2.0);
-        b[8] = 3.0;
-        assert_eq!(make(FARFIELD_FMM_PERIODIC, Some(&b), 1e-6, null()).0, FARFIELD_ERR_NOT_SUPPORTED);
+        b[8] = 2.0 * 2f64.sqrt();
+        assert_eq!(make(FARFIELD_FMM_PERIODIC, Some(&b), 1e-6, null()).0, FARFIELD_ERR_INVALID_ARG);
+        assert!(last_msg().contains("integer multiples"), "{}", last_msg());
+        let mut b = cube(2.0);
+        b[8] = 3.0; // 2:2:3, rectangular
+        let (s, p) = make(FARFIELD_FMM_PERIODIC, Some(&b), 1e-6, null());
+        assert_eq!(s, 0);
+        unsafe { farfield_fmm_destroy(p) };
+        let mut o = default_opts();
+        o.backend = FARFIELD_FMM_BACKEND_CUDA;
+        assert!([FARFIELD_ERR_NOT_SUPPORTED, FARFIELD_ERR_NO_DEVICE].contains(&make(FARFIELD_FMM_PERIODIC, Some(&b), 1e-6, &o).0));
         let mut b = cube(2.0);
         b[1] = 0.5;
         let (s, p) = make(FARFIELD_FMM_PERIODIC, Some(&b), 1e-6, null());
         assert_eq!((s, p), (FARFIELD_ERR_NOT_SUPPORTED, null_mut()));
-        assert!(last_msg().contains("cubic"));
+        assert!(last_msg().contains("triclinic"));
         // options
         let mut o = default_opts();
         o.backend = FARFIELD_FMM_BACKEND_CUDA;
@@ -797,5 +841,35 @@ mod tests {
             assert!((a.0[i] - b.0[i]).abs() < 1e-10 * (1.0 + a.0[i].abs()));
         }
         assert!((a.2 - b.2).abs() < 1e-10 * a.2.abs());
+    }
+
+    /// A rectangular (diagonal, 1:2:1) box through the C API gives the Rust API's
+    /// `Boundary::PeriodicBox` results bit for bit; a near-cubic box (within 1e-12) is still the
+    /// cubic box of side `box[0]`, as before rectangular boxes were accepted.
+    #[test]
+    fn rectangular_box_matches_the_rust_api() {
+        let (xyz, mut q) = system(200);
+        let n = q.len();
+        let qm = q.iter().sum::<f64>() / n as f64;
+        q.iter_mut().for_each(|v| *v -= qm);
+        let mut o = default_opts();
+        o.nthreads = 1;
+        let ro = FmmOpts { nthreads: 1, ..Default::default() };
+        for (b, want) in [
+            ([1.5, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 1.5], Boundary::PeriodicBox { sides: [1.5, 3.0, 1.5] }),
+            ([1.5, 0.0, 0.0, 0.0, 1.5 * (1.0 + 1e-13), 0.0, 0.0, 0.0, 1.5], Boundary::Periodic { side: 1.5 }),
+        ] {
+            let (s, p) = make(FARFIELD_FMM_PERIODIC, Some(&b), 1e-6, &o);
+            assert_eq!(s, 0, "{}", last_msg());
+            let (mut phi, mut f, mut u) = (vec![0.0; n], vec![0.0; 3 * n], 0.0);
+            unsafe {
+                assert_eq!(farfield_fmm_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u), 0);
+                farfield_fmm_destroy(p);
+            }
+            let mut rp = FmmPlan::new(want, 1e-6, &ro).unwrap();
+            let (mut phi2, mut f2) = (vec![0.0; n], vec![0.0; 3 * n]);
+            let u2 = rp.execute(&xyz, &q, Some(&mut phi2), Some(&mut f2)).unwrap();
+            assert_eq!((phi, f, u), (phi2, f2, u2), "{want:?}");
+        }
     }
 }

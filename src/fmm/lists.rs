@@ -153,7 +153,11 @@ pub fn p2p_lists(threads: &Threads, tree: &Tree) -> Result<Vec<SourceRange>> {
                 for dy in -1..=1 {
                     for dx in -1..=1 {
                         if let Some((s, img)) = tree.neighbour(d, c, [dx, dy, dz]) {
-                            let shift = [img[0] as f64 * tree.size, img[1] as f64 * tree.size, img[2] as f64 * tree.size];
+                            let shift = if tree.root_level == 0 {
+                                [img[0] as f64 * tree.size, img[1] as f64 * tree.size, img[2] as f64 * tree.size]
+                            } else {
+                                [img[0] as f64 * tree.period(0), img[1] as f64 * tree.period(1), img[2] as f64 * tree.period(2)]
+                            };
                             list[k] = SourceRange { start: tree.leaf_start[s], end: tree.leaf_start[s + 1], shift };
                             k += 1;
                         }

@@ -19,9 +19,17 @@ use super::simd::{Scalar, Simd, W};
 /// Adds to `mu` (order `p`) the M2L translation of `omega` (order `p`) through the tensor
 /// `t` (a block of order `2p`): `μ_jk += (−1)^j Σ_lm ω_lm conj(T_{l+j,m+k})`.
 pub fn m2l_tensor(p: usize, omega: &[f64], t: &[f64], mu: &mut [f64]) {
+    m2l_tensor_order(p, p, omega, t, mu)
+}
+
+/// [`m2l_tensor`] truncated at degree `pe ≤ p` (distance-dependent truncation, as the tile
+/// kernel's [`super::params::m2l_order`]): source degrees `> pe` are not read, target degrees
+/// `> pe` not produced; blocks of order `p` (`omega`, `mu`) and `2p` (`t`). `pe = p` is
+/// [`m2l_tensor`], operation for operation.
+pub fn m2l_tensor_order(p: usize, pe: usize, omega: &[f64], t: &[f64], mu: &mut [f64]) {
     let nc = ncoef(p);
     let nt = ncoef(2 * p);
-    let pi = p as i64;
+    let pi = pe.min(p) as i64;
     for j in 0..=pi {
         for k in 0..=j {
             let (mut sr, mut si) = (0.0, 0.0);

@@ -6,8 +6,10 @@
 //! For `N` charges `q_i` at `x_i` it computes `φ_i = Σ_{j≠i} q_j/r_ij`, the field
 //! `E_i = −∇φ(x_i) = Σ_{j≠i} q_j (x_i − x_j)/r_ij³` and the energy `U = ½ Σ_i q_i φ_i`, in the
 //! caller's units (no Coulomb constant inside; multiply by yours). With periodic boundaries
-//! the sums run over all periodic images (Ewald convention with tin-foil boundary and a
-//! neutralising background for a net charge, see [`periodic`]).
+//! (a cubic box, [`Boundary::Periodic`], or a rectangular one whose sides are integer
+//! multiples of a common length, [`Boundary::PeriodicBox`]) the sums run over all periodic
+//! images (Ewald convention with tin-foil boundary and a neutralising background for a net
+//! charge, see [`periodic`]).
 //!
 //! # Data conventions
 //! Positions are interleaved `xyz[3*i + d]` (N×3, as MD codes store them), charges `q[i]`, the
@@ -15,7 +17,8 @@
 //!
 //! # Algorithm
 //! * [`tree`]: a uniform octree of depth `D` on the bounding cube (open) or the box
-//!   (periodic; particles outside are folded in), stored sparsely (occupied boxes per level,
+//!   (periodic; particles outside are folded in; a rectangular box of `n₀ × n₁ × n₂` cubes sits
+//!   in a root cube of `2^e` cubes per side, its cubes at level `e`), stored sparsely (occupied boxes per level,
 //!   Morton order); particles sorted by leaf in Morton order (radix sort of 60-bit keys), the
 //!   permutation kept; the per-particle work arrays live in the plan and are reused.
 //! * [`harmonics`]: complex solid harmonics with the `±m` symmetry stored once (`m ≥ 0`);
@@ -74,6 +77,8 @@ pub mod tree;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rect;
 
 use crate::error::{Error, Result};
 use crate::gpu::cuda::CudaDevice;
@@ -102,9 +107,26 @@ fn cached<T>(cache: &'static TableCache<T>, p: usize, make: impl FnOnce() -> T) 
     t
 }
 
-/// Checks a boundary: [`Error::InvalidArg`] (periodic side not finite and positive),
-/// [`Error::Range`] (a subnormal side). Shared by the CPU and GPU plans.
+/// Checks a boundary: [`Error::InvalidArg`] (periodic side not finite and positive; a
+/// rectangular box whose sides are not integer multiples of a common cube side, see
+/// [`periodic::cube_cells`]), [`Error::Range`] (a subnormal side). Shared by the CPU and GPU
+/// plans.
 pub(crate) fn check_boundary(boundary: Boundary) -> Result<()> {
+    if let Boundary::PeriodicBox { sides } = boundary {
+        for side in sides {
+            check_boundary(Boundary::Periodic { side })?;
+        }
+        if periodic::cube_cells(sides).is_none() {
+            return Err(Error::InvalidArg(format!(
+                "periodic box sides ({:e}, {:e}, {:e}): the FMM needs sides that are integer multiples n₀, n₁, n₂ of one common length (to a relative 1e-12), with every n_d ≤ {} and n₀n₁n₂ ≤ {} (e.g. 2:1:1 or 1:2:3)",
+                sides[0],
+                sides[1],
+                sides[2],
+                periodic::MAX_CELLS,
+                periodic::MAX_CELL_PRODUCT
+            )));
+        }
+    }
     if let Boundary::Periodic { side } = boundary {
         if !(side.is_finite() && side > 0.0) {
             return Err(Error::InvalidArg(format!("periodic box side = {side:e}; must be finite and > 0")));
@@ -145,6 +167,55 @@ pub enum Boundary {
         /// Box side.
         side: f64,
     },
+    /// Periodic rectangular box `[0, a) × [0, b) × [0, c)`, `sides = [a, b, c]` (lattice vectors
+    /// `a·e_x`, `b·e_y`, `c·e_z`), in the caller's length unit. The sides must be integer
+    /// multiples `n_d s` of one common length `s` (to a relative `1e-12`; the box used is
+    /// `n_d s` with `s = a/n₀`), with `n_d ≤` [`periodic::MAX_CELLS`] and `n₀n₁n₂ ≤`
+    /// [`periodic::MAX_CELL_PRODUCT`] ([`periodic::cube_cells`]; e.g. `2:1:1`, `1:2:3`, `3:3:2`);
+    /// others are an [`Error::InvalidArg`]. Equal sides are exactly [`Boundary::Periodic`]. CPU
+    /// only (the CUDA backend answers [`Error::NotSupported`]).
+    PeriodicBox {
+        /// Sides `[a, b, c]`, each finite and positive.
+        sides: [f64; 3],
+    },
+}
+
+impl Boundary {
+    /// The boundary as the plans use it: a [`Boundary::PeriodicBox`] whose sides are equal (to
+    /// the relative `1e-12` of [`periodic::cube_cells`]) becomes [`Boundary::Periodic`] with
+    /// side `sides[0]` (three exactly equal sides: the same results, bit for bit); others are
+    /// unchanged.
+    pub fn normalized(self) -> Boundary {
+        match self {
+            Boundary::PeriodicBox { sides } if sides[0] == sides[1] && sides[1] == sides[2] => Boundary::Periodic { side: sides[0] },
+            Boundary::PeriodicBox { sides } if matches!(periodic::cube_cells(sides), Some((_, [1, 1, 1]))) => Boundary::Periodic { side: sides[0] },
+            b => b,
+        }
+    }
+
+    /// Whether the boundary is periodic (cubic or rectangular).
+    pub fn is_periodic(self) -> bool {
+        !matches!(self, Boundary::Open)
+    }
+}
+
+/// The lattice operator of a rectangular box of `cells` cubes per side at order `p`
+/// ([`periodic::RectLattice`]), computed once per process, order and shape.
+pub(crate) fn rect_lattice(p: usize, cells: [u64; 3], threads: &Threads) -> Arc<periodic::RectLattice> {
+    type RectCache = OnceLock<Mutex<Vec<((usize, [u64; 3]), Arc<periodic::RectLattice>)>>>;
+    static RECT_CACHE: RectCache = OnceLock::new();
+    let m = RECT_CACHE.get_or_init(|| Mutex::new(Vec::new()));
+    if let Some((_, t)) = m.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == (p, cells)) {
+        return t.clone();
+    }
+    // computed outside the lock (seconds at high orders); a concurrent duplicate is harmless
+    let t = Arc::new(periodic::RectLattice::new(p, cells, threads));
+    let mut v = m.lock().unwrap_or_else(|e| e.into_inner());
+    if v.len() >= 4 {
+        v.remove(0);
+    }
+    v.push(((p, cells), t.clone()));
+    t
 }
 
 /// Compute backend.
@@ -242,6 +313,8 @@ pub struct FmmPlan {
     /// Level-1 lattice tensors (periodic only), order `2p`, level-1 box units, indexed by
     /// [`periodic::level1_index`].
     lattice: Option<Arc<Vec<Vec<f64>>>>,
+    /// Rectangular boxes: the cube side (caller's units) and the lattice operator.
+    rect: Option<(f64, Arc<periodic::RectLattice>)>,
     stats: FmmStats,
     ws: tree::Workspace,
     /// The GPU plan of a CUDA-backend plan (then every execute runs there).
@@ -250,12 +323,37 @@ pub struct FmmPlan {
 
 impl FmmPlan {
     /// Makes a plan. Errors: [`Error::Tol`] (tol not in (0, 1)), [`Error::InvalidArg`] (box side
-    /// not finite and positive, order or depth too large), [`Error::NotSupported`] (CUDA).
+    /// not finite and positive, a rectangular box without a common cube side
+    /// ([`Boundary::PeriodicBox`]), order or depth too large), [`Error::NotSupported`] (CUDA;
+    /// a rectangular box with the CUDA backend).
     pub fn new(boundary: Boundary, tol: f64, opts: &FmmOpts) -> Result<Self> {
         if !(tol.is_finite() && tol > 0.0 && tol < 1.0) {
             return Err(Error::Tol(format!("tol = {tol:e}; the FMM needs 0 < tol < 1")));
         }
+        let boundary = boundary.normalized();
         check_boundary(boundary)?;
+        let cells = match boundary {
+            Boundary::PeriodicBox { sides } => periodic::cube_cells(sides),
+            _ => None,
+        };
+        if let Some((_, n)) = cells {
+            if opts.backend == Backend::Cuda {
+                return Err(Error::NotSupported("rectangular periodic boxes (Boundary::PeriodicBox) run on the CPU only; use backend CPU or AUTO".into()));
+            }
+            let e = periodic::root_level(n);
+            if let Some(d) = opts.depth {
+                if d + e > params::MAX_DEPTH {
+                    return Err(Error::InvalidArg(format!(
+                        "depth = {d}; a periodic box of {}×{}×{} cubes supports at most {} (the cubes sit at level {e} of a tree of at most {} levels)",
+                        n[0],
+                        n[1],
+                        n[2],
+                        params::MAX_DEPTH - e,
+                        params::MAX_DEPTH
+                    )));
+                }
+            }
+        }
         if opts.backend != Backend::Cuda && opts.gpu_stream.is_some() {
             return Err(Error::InvalidArg(
                 "opts.gpu_stream is set but the plan runs on the CPU (backend AUTO or CPU): a stream needs backend CUDA".into(),
@@ -276,8 +374,9 @@ impl FmmPlan {
         let child = cached(&CHILD_CACHE, p, || rotation::ChildTables::with_basis(&basis));
         let lattice = match boundary {
             Boundary::Periodic { .. } => Some(lattice_tensors(p)),
-            Boundary::Open => None,
+            Boundary::Open | Boundary::PeriodicBox { .. } => None,
         };
+        let rect = cells.map(|(s, n)| (s, rect_lattice(p, n, &threads)));
         let tol_clamped = opts.order == 0 && params::order_for_tol_unclamped(tol) > params::MAX_ORDER as f64;
         if tol_clamped && opts.debug > 0 {
             eprintln!("farfield fmm: warning: tol = {tol:e} needs an order above {}; clamped to it", params::MAX_ORDER);
@@ -290,7 +389,7 @@ impl FmmPlan {
             _ => None,
         };
         let stats = FmmStats { order: p, tol_clamped, nthreads: threads.count(), ..Default::default() };
-        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child, lattice, stats, ws: tree::Workspace::default(), gpu })
+        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child, lattice, rect, stats, ws: tree::Workspace::default(), gpu })
     }
 
     /// Expansion order.
@@ -303,7 +402,8 @@ impl FmmPlan {
         self.tol
     }
 
-    /// Boundary conditions.
+    /// Boundary conditions (a [`Boundary::PeriodicBox`] with equal sides is reported as the
+    /// [`Boundary::Periodic`] it is, see [`Boundary::normalized`]).
     pub fn boundary(&self) -> Boundary {
         self.boundary
     }
@@ -414,7 +514,8 @@ impl FmmPlan {
         let t = Instant::now();
         let result = evaluated.and_then(|()| self.finish(&root, &mut sorted, out));
         // the workspace gets its buffers back on every path
-        let (depth, nleaves) = (root.tree.depth, root.tree.nleaves());
+        // rectangular boxes: the depth below the cubes (the levels above them are unused)
+        let (depth, nleaves) = (root.tree.depth - root.tree.root_level, root.tree.nleaves());
         sorted.give_back(&mut self.ws);
         self.ws.restore(root.tree);
         let energy = result?;

@@ -107,7 +107,8 @@ pub(super) struct RootTree {
 }
 
 /// The levels that carry expansions, `top..=depth`: `top = 1` periodic (the lattice operator
-/// acts between the level-1 boxes), `top = 2` open (level-1 boxes are all neighbours). Exists
+/// acts between the level-1 boxes; for a rectangular box the level below its cubes,
+/// `Tree::root_level + 1`), `top = 2` open (level-1 boxes are all neighbours). Exists
 /// only for trees deep enough to have a far field.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Far {
@@ -118,7 +119,7 @@ pub(super) struct Far {
 impl Far {
     /// The far levels of `tree`, or `None` (open tree of depth < 2: P2P only).
     pub(super) fn of(tree: &Tree) -> Option<Far> {
-        let top = if tree.periodic { 1 } else { 2 };
+        let top = if tree.periodic { tree.root_level + 1 } else { 2 };
         (tree.depth >= top).then_some(Far { top, depth: tree.depth })
     }
 }
@@ -220,12 +221,16 @@ impl FmmPlan {
     /// model) and the particles sorted by leaf in units of the root cube. Errors:
     /// [`Error::InvalidArg`] (two particles coincide), [`Error::Range`], [`Error::Alloc`].
     pub(super) fn build_tree(&mut self, input: &Particles) -> Result<RootTree> {
+        if let Some((s, lat)) = &self.rect {
+            return self.build_rect_tree(input, *s, lat.cells);
+        }
         let (th, ws, p) = (&self.threads, &mut self.ws, self.p);
         let (xyz, q) = (input.xyz, input.q);
         let periodic = matches!(self.boundary, Boundary::Periodic { .. });
         let (mut lo, mut size) = match self.boundary {
             Boundary::Open => Tree::bounding_cube(th, xyz)?,
             Boundary::Periodic { side } => ([0.0; 3], side),
+            Boundary::PeriodicBox { .. } => unreachable!("rectangular boxes take build_rect_tree"),
         };
         Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
         // coincident distinct particles (in the root cube at the plain origin, where x and x + L
@@ -244,6 +249,49 @@ impl FmmPlan {
             Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
         }
         let tree = Tree::build(th, xyz, q, lo, size, periodic, ws, depth)?;
+        Ok(RootTree { tree, side: size, lo })
+    }
+
+    /// [`Self::build_tree`] for a rectangular box of `cells` cubes of side `s` per side: the
+    /// root cube has side `2^e s` (`e` = [`periodic::root_level`]) and holds the box
+    /// `[0, n_d s)` in its lower corner; the cubes are the boxes of level `e`, the tree wraps at
+    /// every level ≥ `e` with `n_d 2^{l−e}` boxes per period, and its depth is `e + D` (`D` from
+    /// the options, or the cost model over the levels below the cubes, at least 1).
+    fn build_rect_tree(&mut self, input: &Particles, s: f64, cells: [u64; 3]) -> Result<RootTree> {
+        let (th, ws, p) = (&self.threads, &mut self.ws, self.p);
+        let (xyz, q) = (input.xyz, input.q);
+        let e = periodic::root_level(cells);
+        let size = s * (1u64 << e) as f64;
+        // the periods n_d s, lowered by an ulp where n_d s rounded up, so that the folded unit
+        // coordinates stay below n_d 2^{−e} and every key inside the box's 2n_d boxes per axis
+        let periods: [f64; 3] = std::array::from_fn(|d| {
+            let mut l = cells[d] as f64 * s;
+            while l / size > cells[d] as f64 / (1u64 << e) as f64 {
+                l = l.next_down();
+            }
+            l
+        });
+        if !(size.is_finite() && periods.iter().all(|l| l.is_finite())) {
+            return Err(Error::Range(format!("periodic box of cubes of side {s:e}: the tree's root cube (side {size:e}) overflows")));
+        }
+        let mut lo = [0.0; 3];
+        Tree::sort_keys_in(th, xyz, lo, size, Some(periods), ws)?;
+        if let Some((i, j)) = Tree::find_coincident_in(xyz, lo, size, Some(periods), ws)? {
+            let c = &xyz[3 * i..3 * i + 3];
+            return Err(coincident_error(i, j, [c[0], c[1], c[2]], true));
+        }
+        let depth = match self.opts.depth {
+            Some(d) => e + d.max(1),
+            None => params::choose_depth(&ws.keys, p, e + 1).max(e + 1),
+        };
+        let (ns, stride) = tree::origin_sample(q.len());
+        let o = tree::periodic_origin_in(xyz, ns, stride, periods, s, depth - e, p);
+        if o != lo {
+            lo = o;
+            Tree::sort_keys_in(th, xyz, lo, size, Some(periods), ws)?;
+        }
+        let pc = tree::PeriodicCells { periods, root_level: e, cells };
+        let tree = Tree::build_in(th, xyz, q, lo, size, Some(pc), ws, depth)?;
         Ok(RootTree { tree, side: size, lo })
     }
 
@@ -349,6 +397,19 @@ impl FmmPlan {
         let nc2 = 2 * ncoef(p);
         let mp = &mp.0;
         let mut loc = expansion_levels(tree, far, nc2, "FMM local expansions")?;
+        if let Some((_, rl)) = &self.rect {
+            // rectangular box: between all pairs of boxes of the level below the cubes
+            let top = far.top;
+            let lev = &tree.levels[top];
+            let (src, dst) = (&mp[top], &mut loc[top]);
+            th.chunks(dst, nc2, |t, blk| {
+                let ct = tree::decode(lev.keys[t]);
+                for (s, &ks) in lev.keys.iter().enumerate() {
+                    let (t, pe) = rl.tensor(ct, tree::decode(ks));
+                    m2l::m2l_tensor_order(p, pe, &src[s * nc2..(s + 1) * nc2], t, blk);
+                }
+            });
+        }
         if let Some(lat) = &self.lattice {
             let lev = &tree.levels[1];
             let (src, dst) = (&mp[1], &mut loc[1]);
@@ -491,7 +552,12 @@ impl FmmPlan {
         let n = tree.q.len();
         if tree.periodic {
             let g = sorted.field.as_mut().map(|[x, y, z]| (&mut x[..], &mut y[..], &mut z[..]));
-            periodic::background_correction(tree, 1.0, &mut sorted.phi, g);
+            if self.rect.is_some() {
+                let volume = tree.period(0) * tree.period(1) * tree.period(2);
+                periodic::background_correction_at(tree, tree.root_level + 1, volume, &mut sorted.phi, g);
+            } else {
+                periodic::background_correction(tree, 1.0, &mut sorted.phi, g);
+            }
         }
         let energy = to_caller_units(th, root.side, &tree.q, &mut sorted.phi, sorted.field.as_mut())?;
         let perm = &tree.perm;

@@ -53,6 +53,17 @@ pub fn decode(k: u64) -> [u64; 3] {
     [compact1by2(k), compact1by2(k >> 1), compact1by2(k >> 2)]
 }
 
+/// A periodic box made of cubes, as the tree sees it ([`Tree::build_in`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeriodicCells {
+    /// The box's sides in the caller's units (the fold lengths of [`unit_coord_in`]).
+    pub periods: [f64; 3],
+    /// The level whose boxes are the cubes ([`Tree::root_level`]).
+    pub root_level: usize,
+    /// Cubes per side ([`Tree::cells`]).
+    pub cells: [u64; 3],
+}
+
 /// The occupied boxes of one level.
 #[derive(Debug, Default)]
 pub struct Level {
@@ -94,8 +105,17 @@ pub struct Tree {
     pub lo: [f64; 3],
     /// Side of the root cube.
     pub size: f64,
-    /// Periodic boundaries (the root cube is the periodic box).
+    /// Periodic boundaries (the root cube is the periodic box, or for a rectangular box the
+    /// power-of-two cube that holds its `cells` cubes at level `root_level`).
     pub periodic: bool,
+    /// Periodic trees: the level whose boxes are the cubes the periodic box is made of (0 for a
+    /// cubic box: the root; `e` with `2^e ≥ max cells` for a rectangular one). The periodic box
+    /// is `[0, cells_d·2^{−e})` along axis `d` in units of the root cube; levels above it carry
+    /// no expansions. 0 for open trees.
+    pub root_level: usize,
+    /// Periodic trees: the number of cubes along each side of the periodic box (`[1, 1, 1]`
+    /// for a cubic box).
+    pub cells: [u64; 3],
     /// Sorted x coordinates (folded into the box when periodic).
     pub x: Vec<f64>,
     /// Sorted y coordinates.
@@ -215,16 +235,35 @@ pub fn fold(x: f64, l: f64) -> f64 {
 /// caller's length scale) and the keys are computed from them.
 #[inline(always)]
 pub fn unit_coord(p: f64, lo: f64, size: f64, periodic: bool) -> f64 {
-    if periodic {
-        let u = fold(p - lo, size) / size;
-        if u < 1.0 {
-            u
-        } else {
-            0.0
+    unit_coord_in(p, lo, size, periodic.then_some(size))
+}
+
+/// [`unit_coord`] with the period `period` (caller's units) along this axis: `None` = open,
+/// `Some(l)` folds `p − lo` into `[0, l)` and returns it in units of `size`, in
+/// `[0, l/size)` (a rectangular periodic box inside its root cube). `Some(size)` is
+/// [`unit_coord`]'s periodic case, operation for operation.
+#[inline(always)]
+pub fn unit_coord_in(p: f64, lo: f64, size: f64, period: Option<f64>) -> f64 {
+    match period {
+        Some(l) => {
+            let u = fold(p - lo, l) / size;
+            if u < l / size {
+                u
+            } else {
+                0.0
+            }
         }
-    } else {
-        (p - lo) / size
+        None => (p - lo) / size,
     }
+}
+
+/// The per-axis periods of a tree for [`unit_coord_in`]: `None` (open) or the box's sides.
+pub type Periods = Option<[f64; 3]>;
+
+/// The period of axis `d` of `periods`.
+#[inline(always)]
+fn axis(periods: Periods, d: usize) -> Option<f64> {
+    periods.map(|l| l[d])
 }
 
 /// The open root cube from the per-axis bounds `lo`, `hi` of the (finite) coordinates: the
@@ -317,6 +356,12 @@ impl Tree {
     /// Keys of the particles at [`KEY_DEPTH`] (coordinates folded into the box when periodic),
     /// sorted, with the permutation, into `ws.keys` and `ws.perm`.
     pub fn sort_keys(threads: &Threads, xyz: &[f64], lo: [f64; 3], size: f64, periodic: bool, ws: &mut Workspace) -> Result<()> {
+        Self::sort_keys_in(threads, xyz, lo, size, periodic.then_some([size; 3]), ws)
+    }
+
+    /// [`Tree::sort_keys`] with per-axis periods ([`unit_coord_in`]; a rectangular box in
+    /// its root cube of side `size`).
+    pub fn sort_keys_in(threads: &Threads, xyz: &[f64], lo: [f64; 3], size: f64, periods: Periods, ws: &mut Workspace) -> Result<()> {
         let n = xyz.len() / 3;
         if n > u32::MAX as usize {
             return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
@@ -329,7 +374,7 @@ impl Tree {
             for (k, p) in ks.iter_mut().zip(c.chunks_exact(3)) {
                 let mut ic = [0u64; 3];
                 for d in 0..3 {
-                    let t = (unit_coord(p[d], lo[d], size, periodic) * nk).floor();
+                    let t = (unit_coord_in(p[d], lo[d], size, axis(periods, d)) * nk).floor();
                     ic[d] = if t <= 0.0 { 0 } else { (t as u64).min(maxc) };
                 }
                 *k = encode(ic);
@@ -347,6 +392,16 @@ impl Tree {
     /// cube: its particles are stored as [`unit_coord`]s, its root cube is `[0, 1)³` (the
     /// caller rescales the results by the side `size`). Error: [`Error::Alloc`].
     pub fn build(threads: &Threads, xyz: &[f64], q: &[f64], lo: [f64; 3], size: f64, periodic: bool, ws: &mut Workspace, depth: usize) -> Result<Tree> {
+        let cells = if periodic { Some(PeriodicCells { periods: [size; 3], root_level: 0, cells: [1; 3] }) } else { None };
+        Self::build_in(threads, xyz, q, lo, size, cells, ws, depth)
+    }
+
+    /// [`Tree::build`] for a periodic box made of cubes (`cells`; `None` = open), the keys
+    /// sorted by [`Tree::sort_keys_in`] with `cells.periods`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn build_in(threads: &Threads, xyz: &[f64], q: &[f64], lo: [f64; 3], size: f64, cells: Option<PeriodicCells>, ws: &mut Workspace, depth: usize) -> Result<Tree> {
+        let periodic = cells.is_some();
+        let periods = cells.map(|c| c.periods);
         let n = q.len();
         let shift = 3 * (KEY_DEPTH - depth);
         // leaves (counted first, so that the lists are reserved exactly and fallibly)
@@ -407,7 +462,7 @@ impl Tree {
                 for (o, xv) in xc.iter_mut().enumerate() {
                     let i = ci * B + o;
                     let j = perm[i] as usize;
-                    let c: [f64; 3] = std::array::from_fn(|d| unit_coord(xyz[3 * j + d], lo[d], size, periodic));
+                    let c: [f64; 3] = std::array::from_fn(|d| unit_coord_in(xyz[3 * j + d], lo[d], size, axis(periods, d)));
                     *xv = c[0];
                     // SAFETY: index i is written by this chunk only.
                     unsafe {
@@ -419,7 +474,8 @@ impl Tree {
             });
         }
         let perm = std::mem::take(&mut ws.perm);
-        Ok(Tree { depth, lo: [0.0; 3], size: 1.0, periodic, x: xs, y: ys, z: zs, q: qs, perm, levels, leaf_start })
+        let (root_level, cells) = cells.map_or((0, [0; 3]), |c| (c.root_level, c.cells));
+        Ok(Tree { depth, lo: [0.0; 3], size: 1.0, periodic, root_level, cells, x: xs, y: ys, z: zs, q: qs, perm, levels, leaf_start })
     }
 
     /// The first pair of distinct particles (caller's indices, smaller first) that coincide —
@@ -429,10 +485,22 @@ impl Tree {
     /// coordinates and compared with its neighbours: `O(n log n)` at worst (all particles in
     /// one key cell), `O(n)` for distinct keys.
     pub fn find_coincident(xyz: &[f64], lo: [f64; 3], size: f64, periodic: bool, ws: &Workspace) -> Result<Option<(usize, usize)>> {
-        coincident_in_runs(&ws.keys, &ws.perm, |i| {
+        Self::find_coincident_in(xyz, lo, size, periodic.then_some([size; 3]), ws)
+    }
+
+    /// [`Tree::find_coincident`] with per-axis periods ([`unit_coord_in`]).
+    pub fn find_coincident_in(xyz: &[f64], lo: [f64; 3], size: f64, periods: Periods, ws: &Workspace) -> Result<Option<(usize, usize)>> {
+        coincident_in_runs_in(&ws.keys, &ws.perm, |i| {
             let j = ws.perm[i] as usize;
             [xyz[3 * j], xyz[3 * j + 1], xyz[3 * j + 2]]
-        }, lo, size, periodic)
+        }, lo, size, periods)
+    }
+
+    /// The period of axis `d` in units of the root cube (periodic trees): `cells_d·2^{−e}`,
+    /// `e` = [`Tree::root_level`]; 1 for a cubic box.
+    #[inline]
+    pub fn period(&self, d: usize) -> f64 {
+        self.cells[d] as f64 * self.h(self.root_level)
     }
 
     /// Looks up the box at `level` with integer coordinates `c + off`: `Some((index, image))`
@@ -440,16 +508,18 @@ impl Tree {
     /// open boundaries, where out-of-range boxes give `None`).
     #[inline]
     pub fn neighbour(&self, level: usize, c: [u64; 3], off: [i32; 3]) -> Option<(usize, [i32; 3])> {
-        let n = 1i64 << level;
         let mut cc = [0u64; 3];
         let mut img = [0i32; 3];
         for d in 0..3 {
             let v = c[d] as i64 + off[d] as i64;
             if self.periodic {
+                // boxes per period (levels ≥ root_level)
+                let n = (self.cells[d] << (level - self.root_level)) as i64;
                 let w = v.rem_euclid(n);
                 img[d] = ((v - w) / n) as i32;
                 cc[d] = w as u64;
             } else {
+                let n = 1i64 << level;
                 if v < 0 || v >= n {
                     return None;
                 }
@@ -467,6 +537,11 @@ impl Tree {
 /// the smallest pair (caller's indices, smaller first) of distinct particles whose
 /// [`unit_coord`]s coincide. Error: [`Error::Alloc`].
 pub fn coincident_in_runs(keys: &[u64], perm: &[u32], coord: impl Fn(usize) -> [f64; 3], lo: [f64; 3], size: f64, periodic: bool) -> Result<Option<(usize, usize)>> {
+    coincident_in_runs_in(keys, perm, coord, lo, size, periodic.then_some([size; 3]))
+}
+
+/// [`coincident_in_runs`] with per-axis periods ([`unit_coord_in`]).
+pub fn coincident_in_runs_in(keys: &[u64], perm: &[u32], coord: impl Fn(usize) -> [f64; 3], lo: [f64; 3], size: f64, periods: Periods) -> Result<Option<(usize, usize)>> {
     let n = keys.len();
     let mut run: Vec<([u64; 3], u32)> = Vec::new();
     let mut best: Option<(usize, usize)> = None;
@@ -482,7 +557,7 @@ pub fn coincident_in_runs(keys: &[u64], perm: &[u32], coord: impl Fn(usize) -> [
             for i in a..b {
                 let j = perm[i];
                 let p = coord(i);
-                let c: [u64; 3] = std::array::from_fn(|d| (unit_coord(p[d], lo[d], size, periodic) + 0.0).to_bits()); // −0 → +0
+                let c: [u64; 3] = std::array::from_fn(|d| (unit_coord_in(p[d], lo[d], size, axis(periods, d)) + 0.0).to_bits()); // −0 → +0
                 run.push((c, j));
             }
             run.sort_unstable();
@@ -527,6 +602,13 @@ pub fn periodic_origin(xyz: &[f64], side: f64, depth: usize, p: usize) -> [f64; 
 /// `xyz[3·k·stride..][..3]` (the whole array with the stride of [`origin_sample`] on the CPU, the
 /// downloaded sample with stride 1 on the GPU).
 pub fn periodic_origin_strided(xyz: &[f64], s: usize, stride: usize, side: f64, depth: usize, p: usize) -> [f64; 3] {
+    periodic_origin_in(xyz, s, stride, [side; 3], side, depth, p)
+}
+
+/// [`periodic_origin_strided`] for a rectangular box of sides `periods` made of cubes of side
+/// `cube` (`periods = [side; 3]`, `cube = side` for a cubic box): the measure runs over the
+/// levels `1..=depth` below the cubes, the candidates are `x_r + c·cube`, folded per axis.
+pub fn periodic_origin_in(xyz: &[f64], s: usize, stride: usize, periods: [f64; 3], cube: f64, depth: usize, p: usize) -> [f64; 3] {
     if s == 0 || depth == 0 {
         return [0.0; 3];
     }
@@ -537,7 +619,7 @@ pub fn periodic_origin_strided(xyz: &[f64], s: usize, stride: usize, side: f64, 
         let measure = |o: f64| -> f64 {
             let mut m = 0.0;
             for k in 0..s {
-                let t = unit_coord(xyz[3 * k * stride + d], o, side, true);
+                let t = unit_coord_in(xyz[3 * k * stride + d], o, cube, Some(periods[d]));
                 for l in 1..=depth {
                     let f = t * (1u64 << l) as f64;
                     let u = (2.0 * (f - f.floor()) - 1.0).abs();
@@ -550,7 +632,7 @@ pub fn periodic_origin_strided(xyz: &[f64], s: usize, stride: usize, side: f64, 
         let mut best = (m0, 0.0);
         for &r in &refs {
             for c in [1.0 / 3.0, 1.0 / 6.0, 0.1, 1.0 / 14.0, 0.2882] {
-                let o = fold(xyz[3 * r + d] + c * side, side);
+                let o = fold(xyz[3 * r + d] + c * cube, periods[d]);
                 let m = measure(o);
                 if m < best.0 {
                     best = (m, o);

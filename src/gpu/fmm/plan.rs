@@ -59,7 +59,11 @@ impl<D: Device> GpuFmm<D> {
         if p == 0 || p > crate::fmm::params::MAX_ORDER {
             return Err(Error::InvalidArg(format!("order p = {p}; must be 1..={}", crate::fmm::params::MAX_ORDER)));
         }
+        let boundary = boundary.normalized();
         crate::fmm::check_boundary(boundary)?;
+        if let Boundary::PeriodicBox { .. } = boundary {
+            return Err(Error::NotSupported("rectangular periodic boxes (Boundary::PeriodicBox) run on the CPU only".into()));
+        }
         crate::fmm::check_depth(depth)?;
         let periodic = matches!(boundary, Boundary::Periodic { .. });
         let ops = OpTables::new(&dev, p)?;

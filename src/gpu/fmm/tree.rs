@@ -256,6 +256,7 @@ pub fn build<D: Device>(dev: &D, xyz: &D::Buf, q: &D::Buf, n: usize, boundary: B
     let (mut lo, mut size) = match boundary {
         Boundary::Open => cube_from_bounds(mn, mx)?,
         Boundary::Periodic { side } => ([0.0; 3], side),
+        Boundary::PeriodicBox { .. } => return Err(Error::NotSupported("rectangular periodic boxes run on the CPU only".into())),
     };
 
     // 2. keys and sort
