@@ -572,10 +572,6 @@ typedef struct farfield_spread_plan_s *farfield_spread_plan;
 // Handle of a single-precision spreading plan (`NULL` when none).
 typedef struct farfield_spreadf_plan_s *farfield_spreadf_plan;
 
-typedef MPI_Comm MpiComm;
-
-typedef void *Plan;
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1284,7 +1280,7 @@ int farfield_poisson_makeplan(int method,
 //
 // Returns 0 or the statuses of `farfield_poisson_makeplan` (on every rank alike when any rank
 // fails), and: `FARFIELD_ERR_NOT_SUPPORTED` (the library was built without MPI — cargo
-// feature `mpi`, CMake `FARFIELD_MPI=ON` — or MPI is not initialised or already finalised),
+// feature `mpi` — or MPI is not initialised or already finalised),
 // `FARFIELD_ERR_INVALID_ARG` (`comm` names no communicator or is `MPI_COMM_NULL`; or the
 // ranks passed different arguments, reported on every rank), `FARFIELD_ERR_INTERNAL` (an
 // MPI call failed, with MPI's message).
@@ -1590,64 +1586,6 @@ const char *farfield_last_error_message(void);
 
 // Library version string `"MAJOR.MINOR.PATCH"` (static).
 const char *farfield_version(void);
-
-extern void fftw_mpi_init(void);
-
-extern ptrdiff_t fftw_mpi_local_size_many_transposed(int rnk,
-                                                     const ptrdiff_t *n,
-                                                     ptrdiff_t howmany,
-                                                     ptrdiff_t block0,
-                                                     ptrdiff_t block1,
-                                                     MpiComm comm,
-                                                     ptrdiff_t *local_n0,
-                                                     ptrdiff_t *local_0_start,
-                                                     ptrdiff_t *local_n1,
-                                                     ptrdiff_t *local_1_start);
-
-extern ptrdiff_t fftw_mpi_local_size_many(int rnk,
-                                          const ptrdiff_t *n,
-                                          ptrdiff_t howmany,
-                                          ptrdiff_t block0,
-                                          MpiComm comm,
-                                          ptrdiff_t *local_n0,
-                                          ptrdiff_t *local_0_start);
-
-extern Plan fftw_mpi_plan_many_dft_r2c(int rnk,
-                                       const ptrdiff_t *n,
-                                       ptrdiff_t howmany,
-                                       ptrdiff_t iblock,
-                                       ptrdiff_t oblock,
-                                       double *input,
-                                       farfield_complex *output,
-                                       MpiComm comm,
-                                       unsigned int flags);
-
-extern Plan fftw_mpi_plan_many_dft_c2r(int rnk,
-                                       const ptrdiff_t *n,
-                                       ptrdiff_t howmany,
-                                       ptrdiff_t iblock,
-                                       ptrdiff_t oblock,
-                                       farfield_complex *input,
-                                       double *output,
-                                       MpiComm comm,
-                                       unsigned int flags);
-
-extern Plan fftw_mpi_plan_many_r2r(int rnk,
-                                   const ptrdiff_t *n,
-                                   ptrdiff_t howmany,
-                                   ptrdiff_t iblock,
-                                   ptrdiff_t oblock,
-                                   double *input,
-                                   double *output,
-                                   MpiComm comm,
-                                   const int *kind,
-                                   unsigned int flags);
-
-extern void fftw_mpi_execute_dft_r2c(Plan p, double *input, farfield_complex *output);
-
-extern void fftw_mpi_execute_dft_c2r(Plan p, farfield_complex *input, double *output);
-
-extern void fftw_mpi_execute_r2r(Plan p, double *input, double *output);
 
 #ifdef __cplusplus
 }  // extern "C"

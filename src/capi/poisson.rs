@@ -277,7 +277,7 @@ pub unsafe extern "C" fn farfield_poisson_makeplan(
 ///
 /// Returns 0 or the statuses of `farfield_poisson_makeplan` (on every rank alike when any rank
 /// fails), and: `FARFIELD_ERR_NOT_SUPPORTED` (the library was built without MPI — cargo
-/// feature `mpi`, CMake `FARFIELD_MPI=ON` — or MPI is not initialised or already finalised),
+/// feature `mpi` — or MPI is not initialised or already finalised),
 /// `FARFIELD_ERR_INVALID_ARG` (`comm` names no communicator or is `MPI_COMM_NULL`; or the
 /// ranks passed different arguments, reported on every rank), `FARFIELD_ERR_INTERNAL` (an
 /// MPI call failed, with MPI's message).
@@ -310,7 +310,7 @@ pub unsafe extern "C" fn farfield_poisson_makeplan_mpi(
         {
             let _ = (comm, method, dim, n, h, opts);
             Err(Error::NotSupported(
-                "this farfield was built without MPI (cargo feature `mpi`, CMake FARFIELD_MPI=ON)".into(),
+                "this farfield was built without MPI (build it with the cargo feature `mpi`)".into(),
             ))
         }
     })

@@ -14,7 +14,7 @@ use std::os::raw::{c_int, c_uint, c_void};
 use std::sync::Once;
 
 type Plan = *mut c_void;
-type MpiComm = ::mpi::ffi::MPI_Comm;
+
 
 const DEFAULT_BLOCK: isize = 0;
 /// `FFTW_MPI_TRANSPOSED_IN`.
@@ -28,16 +28,16 @@ const REDFT00: c_int = 3;
 extern "C" {
     fn fftw_mpi_init();
     fn fftw_mpi_local_size_many_transposed(rnk: c_int, n: *const isize, howmany: isize, block0: isize, block1: isize,
-                                           comm: MpiComm, local_n0: *mut isize, local_0_start: *mut isize,
+                                           comm: ::mpi::ffi::MPI_Comm, local_n0: *mut isize, local_0_start: *mut isize,
                                            local_n1: *mut isize, local_1_start: *mut isize) -> isize;
-    fn fftw_mpi_local_size_many(rnk: c_int, n: *const isize, howmany: isize, block0: isize, comm: MpiComm,
+    fn fftw_mpi_local_size_many(rnk: c_int, n: *const isize, howmany: isize, block0: isize, comm: ::mpi::ffi::MPI_Comm,
                                 local_n0: *mut isize, local_0_start: *mut isize) -> isize;
     fn fftw_mpi_plan_many_dft_r2c(rnk: c_int, n: *const isize, howmany: isize, iblock: isize, oblock: isize,
-                                  input: *mut f64, output: *mut Complex64, comm: MpiComm, flags: c_uint) -> Plan;
+                                  input: *mut f64, output: *mut Complex64, comm: ::mpi::ffi::MPI_Comm, flags: c_uint) -> Plan;
     fn fftw_mpi_plan_many_dft_c2r(rnk: c_int, n: *const isize, howmany: isize, iblock: isize, oblock: isize,
-                                  input: *mut Complex64, output: *mut f64, comm: MpiComm, flags: c_uint) -> Plan;
+                                  input: *mut Complex64, output: *mut f64, comm: ::mpi::ffi::MPI_Comm, flags: c_uint) -> Plan;
     fn fftw_mpi_plan_many_r2r(rnk: c_int, n: *const isize, howmany: isize, iblock: isize, oblock: isize,
-                              input: *mut f64, output: *mut f64, comm: MpiComm, kind: *const c_int,
+                              input: *mut f64, output: *mut f64, comm: ::mpi::ffi::MPI_Comm, kind: *const c_int,
                               flags: c_uint) -> Plan;
     fn fftw_mpi_execute_dft_r2c(p: Plan, input: *mut f64, output: *mut Complex64);
     fn fftw_mpi_execute_dft_c2r(p: Plan, input: *mut Complex64, output: *mut f64);
