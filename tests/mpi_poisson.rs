@@ -15,42 +15,8 @@ use farfield::poisson::dist::DistPoissonPlan;
 use farfield::poisson::testcases::{gaussian_fns, sample};
 use farfield::poisson::{Method, PoissonOpts, PoissonPlan};
 use farfield::Error;
-use std::process::Command;
 
-/// Launches this binary under `mpirun -np K` for K = 1…4.
-fn launch() {
-    let exe = std::env::current_exe().expect("test binary path");
-    let version = Command::new("mpirun").arg("--version").output();
-    let Ok(version) = version else {
-        panic!("mpirun not found: the `mpi` feature needs an MPI launcher (scripts/install-deps.sh installs Open MPI)");
-    };
-    let open_mpi = String::from_utf8_lossy(&version.stdout).contains("Open MPI");
-    for np in 1..=4 {
-        let mut cmd = Command::new("mpirun");
-        cmd.arg("-np").arg(np.to_string());
-        if open_mpi {
-            cmd.arg("--oversubscribe");
-            // Open MPI refuses root without these (containers and CI run as root)
-            cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-        }
-        cmd.arg(&exe).env("FARFIELD_MPI_CHILD", "1");
-        let t = std::time::Instant::now();
-        // a hang (a rank left behind in a collective) fails the test instead of blocking CI
-        let mut child = cmd.spawn().expect("mpirun starts");
-        let status = loop {
-            if let Some(st) = child.try_wait().expect("wait for mpirun") {
-                break st;
-            }
-            if t.elapsed().as_secs() > 900 {
-                let _ = child.kill();
-                panic!("mpirun -np {np} did not finish in 900 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        };
-        eprintln!("mpi_poisson: mpirun -np {np}: {status} ({:.1} s)", t.elapsed().as_secs_f64());
-        assert!(status.success(), "mpirun -np {np} failed: {status}");
-    }
-}
+mod mpi_common;
 
 /// Global max-norm relative difference of two slabs.
 fn rel_diff(comm: &Comm, a: &[f64], b: &[f64]) -> f64 {
@@ -131,19 +97,11 @@ fn check_case(world: &mpi::topology::SimpleCommunicator, comm: &Comm, method: Me
 }
 
 fn main() {
-    if std::env::var_os("FARFIELD_MPI_CHILD").is_none() {
-        launch();
+    if !mpi_common::is_child() {
+        mpi_common::launch("mpi_poisson");
         return;
     }
-    let universe = mpi::initialize().expect("MPI initialises once");
-    // A failing rank aborts the job: unwinding would reach MPI_Finalize and wait there for
-    // ranks that wait in a collective for it.
-    let default_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        default_hook(info);
-        // SAFETY: MPI is initialised; MPI_Abort does not return.
-        unsafe { mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 101) };
-    }));
+    let universe = mpi_common::init();
     let world = universe.world();
     let comm = Comm::duplicate(&world).unwrap();
     for method in [Method::Hockney, Method::Vico, Method::VicoDct] {

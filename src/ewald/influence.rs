@@ -53,26 +53,33 @@ pub(crate) fn mode_of(i: usize, n: usize) -> Option<i64> {
     }
 }
 
+/// `θ(m)` at the FFT index `i` of the grid `nf` (zero at `m = 0` and on the Nyquist planes),
+/// `corr[d][i_d]` = `C_d` at FFT index `i_d` of axis `d`.
+#[inline]
+pub(crate) fn theta_at(bx: &PeriodicBox, xi: f64, nf: [usize; 3], corr: &[Vec<f64>; 3], i: [usize; 3]) -> f64 {
+    let (Some(m0), Some(m1), Some(m2)) = (mode_of(i[0], nf[0]), mode_of(i[1], nf[1]), mode_of(i[2], nf[2])) else {
+        return 0.0;
+    };
+    if m0 == 0 && m1 == 0 && m2 == 0 {
+        return 0.0;
+    }
+    let pref = 4.0 * std::f64::consts::PI / bx.volume;
+    let a = 1.0 / (4.0 * xi * xi);
+    let k = bx.kvec([m0 as f64, m1 as f64, m2 as f64]);
+    let k2 = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+    let c = corr[0][i[0]] * corr[1][i[1]] * corr[2][i[2]];
+    pref * (-a * k2).exp() / (k2 * c)
+}
+
 /// `θ` on a grid with `nx` stored x-indices (`nf[0]` for a full complex grid, `nf[0]/2 + 1` for
 /// a real-to-complex half spectrum), `corr[d][i]` = `C_d` at FFT index `i` of axis `d`.
 /// Errors: [`crate::Error::Alloc`].
 pub(crate) fn influence(bx: &PeriodicBox, xi: f64, nf: [usize; 3], nx: usize, corr: &[Vec<f64>; 3]) -> Result<Vec<f64>> {
     let mut th = try_zeroed_vec::<f64>(nx * nf[1] * nf[2], "Ewald influence function")?;
-    let pref = 4.0 * std::f64::consts::PI / bx.volume;
-    let a = 1.0 / (4.0 * xi * xi);
     for i2 in 0..nf[2] {
-        let Some(m2) = mode_of(i2, nf[2]) else { continue };
         for i1 in 0..nf[1] {
-            let Some(m1) = mode_of(i1, nf[1]) else { continue };
             for i0 in 0..nx {
-                let Some(m0) = mode_of(i0, nf[0]) else { continue };
-                if m0 == 0 && m1 == 0 && m2 == 0 {
-                    continue;
-                }
-                let k = bx.kvec([m0 as f64, m1 as f64, m2 as f64]);
-                let k2 = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
-                let c = corr[0][i0] * corr[1][i1] * corr[2][i2];
-                th[i0 + nx * (i1 + nf[1] * i2)] = pref * (-a * k2).exp() / (k2 * c);
+                th[i0 + nx * (i1 + nf[1] * i2)] = theta_at(bx, xi, nf, corr, [i0, i1, i2]);
             }
         }
     }

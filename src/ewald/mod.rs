@@ -96,6 +96,8 @@
 //! new positions re-bins the atoms and reuses everything else.
 
 pub mod box_;
+#[cfg(feature = "mpi")]
+pub mod dist;
 mod direct;
 mod erfc;
 pub(crate) mod exclusions;
@@ -105,6 +107,8 @@ pub mod params;
 pub(crate) mod real_space;
 mod spectral;
 mod spme;
+#[doc(hidden)]
+pub mod testdata;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

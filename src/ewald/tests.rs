@@ -2,6 +2,7 @@
 //! sum, gradients, virial, background term, exclusions, set_box, and a real water box.
 
 use super::*;
+use super::testdata::{load_dir, load_system};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
@@ -397,51 +398,6 @@ fn thread_counts_agree() {
         assert!(rel_rms(&a.1, &b.1) < 1e-12);
         assert!((a.2.energy - b.2.energy).abs() < 1e-12 * a.2.energy.abs());
     }
-}
-
-/// Reads a little-endian float64 `.npy` file (format 1.0/2.0, C order).
-fn read_npy(path: &std::path::Path) -> Option<(Vec<usize>, Vec<f64>)> {
-    let b = std::fs::read(path).ok()?;
-    if b.len() < 10 || &b[..6] != b"\x93NUMPY" {
-        return None;
-    }
-    let (hlen, off) = if b[6] == 1 { (u16::from_le_bytes([b[8], b[9]]) as usize, 10) } else { (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12) };
-    let h = std::str::from_utf8(&b[off..off + hlen]).ok()?;
-    if !h.contains("'<f8'") || h.contains("'fortran_order': True") {
-        return None;
-    }
-    let sh = &h[h.find("'shape': (")? + 10..];
-    let sh = &sh[..sh.find(')')?];
-    let shape: Vec<usize> = sh.split(',').filter_map(|t| t.trim().parse().ok()).collect();
-    let data = b[off + hlen..].chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
-    Some((shape, data))
-}
-
-/// `<data>/<name>`: the repository's `data/` or `$FARFIELD_DATA_DIR` when set (docs/design.md
-/// §11.1), if it holds the system.
-fn data_dir(name: &str) -> Option<std::path::PathBuf> {
-    let dir = std::env::var_os("FARFIELD_DATA_DIR")
-        .filter(|d| !d.is_empty())
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data"));
-    let d = dir.join(name);
-    if d.join("positions.npy").exists() {
-        Some(d)
-    } else {
-        None
-    }
-}
-
-fn load_system(name: &str) -> Option<(Vec<f64>, Vec<f64>, [f64; 9])> {
-    load_dir(&data_dir(name)?)
-}
-
-/// Reads `positions.npy`, `charges.npy`, `box.npy` from a folder.
-fn load_dir(d: &std::path::Path) -> Option<(Vec<f64>, Vec<f64>, [f64; 9])> {
-    let (_, x) = read_npy(&d.join("positions.npy"))?;
-    let (_, q) = read_npy(&d.join("charges.npy"))?;
-    let (_, b) = read_npy(&d.join("box.npy"))?;
-    Some((x, q, b.try_into().ok()?))
 }
 
 #[test]

@@ -219,6 +219,24 @@ impl Comm {
         Ok(out)
     }
 
+    /// `MPI_Alltoall` of one `uint64_t` per rank: `send[r]` goes to rank `r`; entry `r` of the
+    /// result came from rank `r` (the counts before an [`Comm::alltoallv_planes`]).
+    pub fn alltoall_u64(&self, send: &[u64]) -> Result<Vec<u64>> {
+        if send.len() != self.size {
+            return Err(Error::InvalidArg(format!("alltoall: {} values for {} ranks", send.len(), self.size)));
+        }
+        let mut out = vec![0u64; self.size];
+        // SAFETY: one value to and from each rank, buffers of size() values.
+        check(
+            unsafe {
+                ffi::MPI_Alltoall(send.as_ptr() as *const c_void, 1, ffi::RSMPI_UINT64_T, out.as_mut_ptr() as *mut c_void, 1,
+                                  ffi::RSMPI_UINT64_T, self.raw)
+            },
+            "MPI_Alltoall",
+        )?;
+        Ok(out)
+    }
+
     /// `MPI_Alltoallv` of whole planes of `plane_len` doubles: `send_counts[r]` planes from
     /// `send[send_displs[r]·plane_len..]` go to rank `r`; `recv_counts[r]` planes from rank `r`
     /// land at `recv[recv_displs[r]·plane_len..]`. Counts and displacements are in planes (a
