@@ -629,6 +629,43 @@ int farfield_ewald_makeplan(int method,
                             farfield_ewald_plan *plan,
                             const struct farfield_ewald_opts *opts);
 
+// Makes a **distributed** SPME plan over the MPI communicator `comm` (the Fortran handle
+// `MPI_Fint`: C callers pass `MPI_Comm_c2f(comm)`, Fortran callers their `integer`
+// communicator, `comm%MPI_VAL` with `mpi_f08`). Collective: every rank calls it with the same
+// `method` (`FARFIELD_EWALD_SPME`), `box`, `tol` and options; `n_max` is this rank's largest
+// number of charges per execute, and the parameters are chosen for the sum of `n_max` over
+// the ranks (give `opts.xi`, `opts.rc`, `opts.grid` and `opts.order_or_support` to fix them).
+//
+// `farfield_ewald_execute` (collective) then takes the charges this rank owns — any subset of
+// the system, anywhere in the cell, possibly none: the domain decomposition is the caller's —
+// and returns their `φ` and `E` in the caller's order, and the energy and virial of the whole
+// system on every rank. The library routes each charge to the rank holding its slab of the
+// mesh (FFTW-MPI's slabs of z-planes), exchanges the ghosts within `r_c` of each slab itself
+// (the caller passes no ghosts), spreads onto the slab plus halo planes, runs the FFT over
+// MPI and sends the results back. Results equal the single-process plan's to rounding; each
+// rank holds about `1/K` of the mesh plus its halo planes. `opts.terms` KSPACE and REAL work as
+// for `farfield_ewald_makeplan`; exclusions are not supported (`farfield_ewald_set_exclusions`
+// returns `FARFIELD_ERR_NOT_SUPPORTED`): with `_KSPACE`, correct the excluded pairs in the pair
+// loop. `farfield_ewald_set_box` and `farfield_ewald_destroy` are collective as well.
+//
+// Returns 0 or the statuses of `farfield_ewald_makeplan` (on every rank alike when any rank
+// fails), and: `FARFIELD_ERR_NOT_SUPPORTED` (the library was built without MPI — cargo
+// feature `mpi` —, MPI is not initialised or already finalised, a method other than SPME, or
+// `opts.backend = FARFIELD_BACKEND_CUDA`), `FARFIELD_ERR_INVALID_ARG` (`comm` names no
+// communicator or is `MPI_COMM_NULL`; the ranks passed different cells, tolerances or
+// options, reported on every rank), `FARFIELD_ERR_INTERNAL` (an MPI call failed, with MPI's
+// message).
+//
+// # Safety
+// As `farfield_ewald_makeplan`. MPI must be initialised; all ranks of `comm` must call.
+int farfield_ewald_makeplan_mpi(int comm,
+                                int method,
+                                const double *box,
+                                int64_t n_max,
+                                double tol,
+                                farfield_ewald_plan *plan,
+                                const struct farfield_ewald_opts *opts);
+
 // Changes the cell of a plan (e.g. every step of a constant-pressure run). Keeps the
 // parameters while the estimated error stays within 1.5× the target, otherwise chooses new
 // ones (re-planning the grid); a fixed `opts.rc` above half the new smallest height is an

@@ -196,7 +196,85 @@ fn main() {
         check_memory(&world, &comm, &cell, q.len(), tol);
     }
     check_errors(&world, &comm);
+    check_c_api(&world, &comm);
     if comm.rank() == 0 {
         eprintln!("mpi_ewald: {} ranks passed", comm.size());
+    }
+}
+
+/// The C entry points (`farfield_ewald_makeplan_mpi`, `_execute`, `_set_box`, `_destroy`) with
+/// the communicator passed as its Fortran handle, against the single-process C plan.
+fn check_c_api(world: &SimpleCommunicator, comm: &Comm) {
+    use farfield::capi::ewald::*;
+    use farfield::error::{FARFIELD_ERR_INVALID_ARG, FARFIELD_ERR_NOT_SUPPORTED, FARFIELD_ERR_NULL_POINTER};
+    use mpi::traits::AsRaw;
+    use std::ptr::{null, null_mut};
+    // SAFETY: MPI is initialised; world is a valid communicator.
+    let fint = unsafe { mpi::ffi::MPI_Comm_c2f(world.as_raw()) };
+    let (k, me) = (comm.size(), comm.rank());
+    let (xyz, q, cell) = load_system("water_tip3p_900").expect("data/water_tip3p_900");
+    let n = q.len();
+    let own: Vec<usize> = owners(Assign::Random, n, k).iter().enumerate().filter(|&(_, &r)| r == me).map(|(i, _)| i).collect();
+    let lx: Vec<f64> = own.iter().flat_map(|&i| xyz[3 * i..3 * i + 3].to_vec()).collect();
+    let lq: Vec<f64> = own.iter().map(|&i| q[i]).collect();
+    let nl = own.len();
+    unsafe {
+        let mut o: farfield_ewald_opts = std::mem::zeroed();
+        assert_eq!(farfield_ewald_default_opts(&mut o, std::mem::size_of::<farfield_ewald_opts>()), 0);
+        o.nthreads = 1;
+        let mut serial = null_mut();
+        assert_eq!(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, cell.as_ptr(), n as i64, 1e-5, &mut serial, &o), 0);
+        let mut par = farfield_ewald_params::default();
+        assert_eq!(farfield_ewald_get_params(serial, &mut par), 0);
+        let mut phi_s = vec![0.0; n];
+        let (mut u_s, mut w_s) = (0.0, [0.0; 9]);
+        assert_eq!(farfield_ewald_execute(serial, n as i64, xyz.as_ptr(), q.as_ptr(), phi_s.as_mut_ptr(), null_mut(), &mut u_s,
+                                          w_s.as_mut_ptr()), 0);
+        assert_eq!(farfield_ewald_destroy(serial), 0);
+
+        // the same parameters
+        o.xi = par.xi;
+        o.rc = par.rc;
+        o.grid = par.grid;
+        o.order_or_support = par.order_or_support;
+        let mut plan = 0x1 as farfield_ewald_plan;
+        assert_eq!(farfield_ewald_makeplan_mpi(fint, FARFIELD_EWALD_SPME, cell.as_ptr(), nl.max(1) as i64, 1e-5, &mut plan, &o), 0);
+        let mut phi = vec![0.0; nl];
+        let (mut u, mut w) = (0.0, [0.0; 9]);
+        assert_eq!(farfield_ewald_execute(plan, nl as i64, lx.as_ptr(), lq.as_ptr(), phi.as_mut_ptr(), null_mut(), &mut u, w.as_mut_ptr()), 0);
+        let sphi: Vec<f64> = own.iter().map(|&i| phi_s[i]).collect();
+        let d = rel_diff(comm, &phi, &sphi);
+        let wmax = w_s.iter().fold(0f64, |a, v| a.max(v.abs()));
+        let dw = w.iter().zip(&w_s).fold(0f64, |a, (x, y)| a.max((x - y).abs())) / wmax;
+        assert!(d <= 1e-12 && (u - u_s).abs() <= 1e-12 * u_s.abs() && dw <= 1e-12,
+                "C API: phi differs by {d:e}, energy {u:e} vs {u_s:e}, virial by {dw:e}");
+        // a NULL input on one rank: every rank gets an error, and the plan stays usable
+        assert!(me != 0 || nl > 0, "the random assignment gives rank 0 charges");
+        let bad = me == 0;
+        let st = farfield_ewald_execute(plan, nl as i64, if bad { null() } else { lx.as_ptr() }, lq.as_ptr(), phi.as_mut_ptr(),
+                                        null_mut(), null_mut(), null_mut());
+        if bad {
+            assert_eq!(st, FARFIELD_ERR_NULL_POINTER);
+        } else {
+            assert_ne!(st, 0, "rank {me}: another rank's NULL input must fail here too");
+        }
+        // set_box: a NULL box on one rank fails on all; the same box on all keeps the results
+        let st = farfield_ewald_set_box(plan, if me == 0 { null() } else { cell.as_ptr() });
+        assert_ne!(st, 0, "rank {me}: a NULL box on rank 0 must fail on every rank");
+        assert_eq!(farfield_ewald_set_box(plan, cell.as_ptr()), 0);
+        assert_eq!(farfield_ewald_execute(plan, nl as i64, lx.as_ptr(), lq.as_ptr(), phi.as_mut_ptr(), null_mut(), &mut u, null_mut()), 0);
+        assert!(rel_diff(comm, &phi, &sphi) <= 1e-12);
+        // no exclusions on a distributed plan
+        let pair = [0i64, 1];
+        assert_eq!(farfield_ewald_set_exclusions(plan, 1, pair.as_ptr()), FARFIELD_ERR_NOT_SUPPORTED);
+        assert_eq!(farfield_ewald_destroy(plan), 0);
+        // an invalid handle: a status, not an MPI abort; the plan stays NULL
+        let mut plan = 0x1 as farfield_ewald_plan;
+        let st = farfield_ewald_makeplan_mpi(987_654, FARFIELD_EWALD_SPME, cell.as_ptr(), 10, 1e-5, &mut plan, null());
+        assert_eq!((st, plan), (FARFIELD_ERR_INVALID_ARG, null_mut()));
+        // a bad argument on one rank only is reported on every rank
+        let tol = if me == 0 { 2.0 } else { 1e-5 };
+        let st = farfield_ewald_makeplan_mpi(fint, FARFIELD_EWALD_SPME, cell.as_ptr(), 10, tol, &mut plan, null());
+        assert!(st != 0 && plan.is_null(), "rank {me}: a bad tolerance on rank 0 must fail everywhere ({st})");
     }
 }

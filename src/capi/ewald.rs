@@ -195,6 +195,9 @@ const MAX_EXCLUSIONS: i64 = FARFIELD_EWALD_MAX_EXCLUSIONS;
 enum Exec {
     Cpu(EwaldPlan),
     Cuda(GpuEwaldExec<CudaDevice>),
+    /// Distributed SPME (`farfield_ewald_makeplan_mpi`).
+    #[cfg(feature = "mpi")]
+    Dist(crate::ewald::dist::DistEwaldPlan),
 }
 
 impl Exec {
@@ -202,6 +205,8 @@ impl Exec {
         match self {
             Exec::Cpu(p) => p.params(),
             Exec::Cuda(g) => g.params(),
+            #[cfg(feature = "mpi")]
+            Exec::Dist(d) => d.params(),
         }
     }
 
@@ -209,6 +214,8 @@ impl Exec {
         match self {
             Exec::Cpu(p) => p.method(),
             Exec::Cuda(g) => g.method(),
+            #[cfg(feature = "mpi")]
+            Exec::Dist(d) => d.method(),
         }
     }
 
@@ -216,6 +223,8 @@ impl Exec {
         match self {
             Exec::Cpu(p) => p.n_max(),
             Exec::Cuda(g) => g.n_max(),
+            #[cfg(feature = "mpi")]
+            Exec::Dist(d) => d.n_max(),
         }
     }
 
@@ -223,6 +232,8 @@ impl Exec {
         match self {
             Exec::Cpu(p) => p.set_box(b),
             Exec::Cuda(g) => g.set_box(b),
+            #[cfg(feature = "mpi")]
+            Exec::Dist(d) => d.set_box(b),
         }
     }
 
@@ -231,6 +242,10 @@ impl Exec {
             (Exec::Cpu(p), None) => p.set_exclusions(pairs),
             (Exec::Cpu(p), Some(s)) => p.set_exclusions_scaled(pairs, s),
             (Exec::Cuda(g), s) => g.set_exclusions(pairs, s),
+            #[cfg(feature = "mpi")]
+            (Exec::Dist(_), _) => Err(Error::NotSupported(
+                "distributed Ewald plans take no exclusions: use opts.terms = FARFIELD_EWALD_TERMS_KSPACE and correct the excluded pairs in the pair loop".into(),
+            )),
         }
     }
 
@@ -240,6 +255,8 @@ impl Exec {
         match self {
             Exec::Cpu(p) => p.execute_with(xyz, q, phi, field, energy, virial),
             Exec::Cuda(g) => g.execute_host(xyz, q, phi, field, energy, virial),
+            #[cfg(feature = "mpi")]
+            Exec::Dist(d) => d.execute_with(xyz, q, phi, field, energy, virial),
         }
     }
 }
@@ -410,13 +427,29 @@ fn plan_ref<'a>(plan: farfield_ewald_plan) -> Result<&'a farfield_ewald_plan_s> 
 /// NULL plan, `FARFIELD_ERR_NPOINTS` when `n` is negative or above `n_max`.
 fn lock_for_execute<'a>(plan: farfield_ewald_plan, n: i64) -> Result<(MutexGuard<'a, Exec>, usize)> {
     let p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
+    let n = check_n(&p, n)?;
+    Ok((p, n))
+}
+
+/// `n` as a count: `FARFIELD_ERR_NPOINTS` when it is negative or above the plan's `n_max`.
+fn check_n(p: &Exec, n: i64) -> Result<usize> {
     if n < 0 {
         return Err(Error::NPoints(format!("n = {n} is negative")));
     }
     if n as u64 > p.n_max() as u64 {
         return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", p.n_max())));
     }
-    Ok((p, n as usize))
+    Ok(n as usize)
+}
+
+/// On a distributed plan, makes a local failure of the argument checks `r` a failure on every
+/// rank (so that no rank waits in the plan's collectives); other plans: `r` as it is.
+fn agreed<T>(p: &Exec, r: Result<T>) -> Result<T> {
+    match p {
+        #[cfg(feature = "mpi")]
+        Exec::Dist(d) => d.agree(r),
+        _ => r,
+    }
 }
 
 /// Writes the requested energy and virial of `r` (host pointers, NULL = not wanted).
@@ -441,6 +474,31 @@ unsafe fn read_box(b: *const f64) -> Result<[f64; 9]> {
     let mut a = [0.0; 9];
     a.copy_from_slice(s);
     Ok(a)
+}
+
+/// The checked arguments of a makeplan: method, cell, `n_max`, options and the CUDA options
+/// (`None` for the CPU).
+///
+/// # Safety
+/// As `farfield_ewald_makeplan`.
+unsafe fn plan_args(method: c_int, b: *const f64, n_max: i64, opts: *const farfield_ewald_opts)
+                    -> Result<(Method, [f64; 9], usize, EwaldOpts, Option<CudaOpts>)> {
+    let m = match method {
+        FARFIELD_EWALD_SPECTRAL => Method::Spectral,
+        FARFIELD_EWALD_SPME => Method::Spme,
+        FARFIELD_EWALD_DIRECT => Method::Direct,
+        m => {
+            return Err(Error::InvalidArg(format!(
+                "method = {m}; must be FARFIELD_EWALD_SPECTRAL (0), FARFIELD_EWALD_SPME (1) or FARFIELD_EWALD_DIRECT (2)"
+            )))
+        }
+    };
+    let b = read_box(b)?;
+    if n_max < 1 || n_max >= u32::MAX as i64 {
+        return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
+    }
+    let (eo, cuda) = convert_opts(&abi::read_in(opts)?)?;
+    Ok((m, b, n_max as usize, eo, cuda))
 }
 
 /// Makes an Ewald plan.
@@ -488,22 +546,7 @@ pub unsafe extern "C" fn farfield_ewald_makeplan(
     guard(|| {
         non_null(plan, "plan")?;
         plan.write(std::ptr::null_mut());
-        let m = match method {
-            FARFIELD_EWALD_SPECTRAL => Method::Spectral,
-            FARFIELD_EWALD_SPME => Method::Spme,
-            FARFIELD_EWALD_DIRECT => Method::Direct,
-            m => {
-                return Err(Error::InvalidArg(format!(
-                    "method = {m}; must be FARFIELD_EWALD_SPECTRAL (0), FARFIELD_EWALD_SPME (1) or FARFIELD_EWALD_DIRECT (2)"
-                )))
-            }
-        };
-        let b = read_box(r#box)?;
-        if n_max < 1 || n_max >= u32::MAX as i64 {
-            return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
-        }
-        let (eo, cuda) = convert_opts(&abi::read_in(opts)?)?;
-        let n_max = n_max as usize;
+        let (m, b, n_max, eo, cuda) = plan_args(method, r#box, n_max, opts)?;
         let p = match cuda {
             None => Exec::Cpu(EwaldPlan::new(m, &b, n_max, tol, &eo)?),
             Some(c) => {
@@ -524,6 +567,69 @@ pub unsafe extern "C" fn farfield_ewald_makeplan(
     })
 }
 
+/// Makes a **distributed** SPME plan over the MPI communicator `comm` (the Fortran handle
+/// `MPI_Fint`: C callers pass `MPI_Comm_c2f(comm)`, Fortran callers their `integer`
+/// communicator, `comm%MPI_VAL` with `mpi_f08`). Collective: every rank calls it with the same
+/// `method` (`FARFIELD_EWALD_SPME`), `box`, `tol` and options; `n_max` is this rank's largest
+/// number of charges per execute, and the parameters are chosen for the sum of `n_max` over
+/// the ranks (give `opts.xi`, `opts.rc`, `opts.grid` and `opts.order_or_support` to fix them).
+///
+/// `farfield_ewald_execute` (collective) then takes the charges this rank owns — any subset of
+/// the system, anywhere in the cell, possibly none: the domain decomposition is the caller's —
+/// and returns their `φ` and `E` in the caller's order, and the energy and virial of the whole
+/// system on every rank. The library routes each charge to the rank holding its slab of the
+/// mesh (FFTW-MPI's slabs of z-planes), exchanges the ghosts within `r_c` of each slab itself
+/// (the caller passes no ghosts), spreads onto the slab plus halo planes, runs the FFT over
+/// MPI and sends the results back. Results equal the single-process plan's to rounding; each
+/// rank holds about `1/K` of the mesh plus its halo planes. `opts.terms` KSPACE and REAL work as
+/// for `farfield_ewald_makeplan`; exclusions are not supported (`farfield_ewald_set_exclusions`
+/// returns `FARFIELD_ERR_NOT_SUPPORTED`): with `_KSPACE`, correct the excluded pairs in the pair
+/// loop. `farfield_ewald_set_box` and `farfield_ewald_destroy` are collective as well.
+///
+/// Returns 0 or the statuses of `farfield_ewald_makeplan` (on every rank alike when any rank
+/// fails), and: `FARFIELD_ERR_NOT_SUPPORTED` (the library was built without MPI — cargo
+/// feature `mpi` —, MPI is not initialised or already finalised, a method other than SPME, or
+/// `opts.backend = FARFIELD_BACKEND_CUDA`), `FARFIELD_ERR_INVALID_ARG` (`comm` names no
+/// communicator or is `MPI_COMM_NULL`; the ranks passed different cells, tolerances or
+/// options, reported on every rank), `FARFIELD_ERR_INTERNAL` (an MPI call failed, with MPI's
+/// message).
+///
+/// # Safety
+/// As `farfield_ewald_makeplan`. MPI must be initialised; all ranks of `comm` must call.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_makeplan_mpi(
+    comm: c_int,
+    method: c_int,
+    r#box: *const f64,
+    n_max: i64,
+    tol: f64,
+    plan: *mut farfield_ewald_plan,
+    opts: *const farfield_ewald_opts,
+) -> c_int {
+    guard(|| {
+        non_null(plan, "plan")?;
+        plan.write(std::ptr::null_mut());
+        #[cfg(feature = "mpi")]
+        {
+            let comm = crate::mpi::Comm::from_fint(comm)?;
+            let args = plan_args(method, r#box, n_max, opts).and_then(|a| match a.4 {
+                Some(_) => Err(Error::NotSupported("distributed Ewald plans run on the CPU (opts.backend CUDA is not supported)".into())),
+                None => Ok(a),
+            });
+            // every rank learns whether any rank's arguments failed (one collective)
+            let (m, b, n_max, eo, _) = comm.agree(args)?;
+            let p = crate::ewald::dist::DistEwaldPlan::new(comm, m, &b, n_max, tol, &eo)?;
+            plan.write(Box::into_raw(Box::new(farfield_ewald_plan_s { inner: Mutex::new(Exec::Dist(p)) })));
+            Ok(())
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            let _ = (comm, method, r#box, n_max, tol, opts);
+            Err(Error::NotSupported("this farfield was built without MPI (build it with the cargo feature `mpi`)".into()))
+        }
+    })
+}
+
 /// Changes the cell of a plan (e.g. every step of a constant-pressure run). Keeps the
 /// parameters while the estimated error stays within 1.5× the target, otherwise chooses new
 /// ones (re-planning the grid); a fixed `opts.rc` above half the new smallest height is an
@@ -539,9 +645,9 @@ pub unsafe extern "C" fn farfield_ewald_makeplan(
 #[no_mangle]
 pub unsafe extern "C" fn farfield_ewald_set_box(plan: farfield_ewald_plan, r#box: *const f64) -> c_int {
     guard(|| {
-        let p = plan_ref(plan)?;
-        let b = read_box(r#box)?;
-        p.inner.lock().unwrap_or_else(|e| e.into_inner()).set_box(&b)
+        let mut p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let b = agreed(&p, read_box(r#box))?;
+        p.set_box(&b)
     })
 }
 
@@ -672,15 +778,20 @@ pub unsafe extern "C" fn farfield_ewald_execute(
     virial: *mut f64,
 ) -> c_int {
     guard(|| {
-        let (mut p, n) = lock_for_execute(plan, n)?;
-        check_outputs_disjoint(
-            &[region(xyz, 3 * n, "xyz"), region(q, n, "q")],
-            &[region(phi, n, "phi"), region(field, 3 * n, "field"), region(energy, 1, "energy"), region(virial, 9, "virial")],
-        )?;
-        let xyz = slice_in(xyz, 3 * n, "xyz")?;
-        let q = slice_in(q, n, "q")?;
-        let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
-        let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
+        let mut p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let args = (|| {
+            let n = check_n(&p, n)?;
+            check_outputs_disjoint(
+                &[region(xyz, 3 * n, "xyz"), region(q, n, "q")],
+                &[region(phi, n, "phi"), region(field, 3 * n, "field"), region(energy, 1, "energy"), region(virial, 9, "virial")],
+            )?;
+            let xyz = slice_in(xyz, 3 * n, "xyz")?;
+            let q = slice_in(q, n, "q")?;
+            let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
+            let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
+            Ok((xyz, q, phi, field))
+        })();
+        let (xyz, q, phi, field) = agreed(&p, args)?;
         let r = p.execute_host(xyz, q, phi, field, !energy.is_null(), !virial.is_null())?;
         write_energy_virial(&r, energy, virial);
         Ok(())
