@@ -256,6 +256,7 @@ module farfield
   public :: farfield_spreadf_spread, farfield_spreadf_spread_complex, farfield_spreadf_interp
   public :: farfield_spreadf_interp_complex, farfield_spreadf_get_width, farfield_spreadf_destroy
   public :: farfield_ewald_default_opts, farfield_ewald_makeplan, farfield_ewald_set_box
+  public :: farfield_ewald_makeplan_mpi
   public :: farfield_ewald_set_exclusions, farfield_ewald_set_exclusions_scaled
   public :: farfield_ewald_execute, farfield_ewald_get_params
   public :: farfield_ewald_get_warnings, farfield_ewald_execute_device
@@ -707,6 +708,23 @@ module farfield
        type(c_ptr), value :: opts
        integer(c_int) :: ier
      end function farfield_ewald_makeplan
+
+     !> int farfield_ewald_makeplan_mpi(MPI_Fint comm, method, box, n_max, tol, plan, opts):
+     !> the distributed SPME plan (collective); `comm` is the Fortran communicator itself
+     !> (`integer :: comm` from `use mpi`, `comm%MPI_VAL` with `mpi_f08`); n_max is this rank's
+     !> largest charge count. Returns FARFIELD_ERR_NOT_SUPPORTED when the library was built
+     !> without MPI.
+     function farfield_ewald_makeplan_mpi(comm, method, box, n_max, tol, plan, opts) result(ier) &
+          bind(c, name="farfield_ewald_makeplan_mpi")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       integer(c_int), value :: comm, method
+       real(c_double), intent(in) :: box(*)
+       integer(c_int64_t), value :: n_max
+       real(c_double), value :: tol
+       type(c_ptr), intent(out) :: plan
+       type(c_ptr), value :: opts
+       integer(c_int) :: ier
+     end function farfield_ewald_makeplan_mpi
 
      !> int farfield_ewald_set_box(plan, const double *box): 9 values as in makeplan.
      function farfield_ewald_set_box(plan, box) result(ier) bind(c, name="farfield_ewald_set_box")

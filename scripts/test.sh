@@ -84,7 +84,7 @@ echo "CARGO_TARGET_DIR=$CARGO_TARGET_DIR  build dir=$BUILD_DIR  jobs=$JOBS  valg
 
 step "cargo test --workspace --release" cargo test --workspace --release
 # the distributed solvers (feature `mpi`): the test launches itself under mpirun -np 1…4
-step "cargo test mpi (mpirun -np 1-4)" cargo test --release -p farfield --features mpi --test mpi_poisson
+step "cargo test mpi (mpirun -np 1-4)" cargo test --release -p farfield --features mpi --test mpi_poisson --test mpi_ewald
 
 if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
      -DFARFIELD_VALGRIND="$VALGRIND" -DFARFIELD_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" \

@@ -151,6 +151,13 @@ program test_ewald_fmm
   if (farfield_ewald_makeplan_f(FARFIELD_EWALD_SPME, box, 10_c_int64_t, 1e-5_c_double, plan) /= FARFIELD_ERR_INVALID_ARG) &
        failures = failures + 1
   if (c_associated(plan)) failures = failures + 1
+  ! the distributed entry point links; MPI is not initialised here (and the default build has
+  ! no MPI), so it reports NOT_SUPPORTED (the MPI path is tested under mpirun by
+  ! tests/mpi_ewald.rs)
+  box(2, 1) = 0.0_c_double
+  if (farfield_ewald_makeplan_mpi(0_c_int, FARFIELD_EWALD_SPME, box, 10_c_int64_t, 1e-5_c_double, plan, c_null_ptr) &
+       /= FARFIELD_ERR_NOT_SUPPORTED) failures = failures + 1
+  if (c_associated(plan)) failures = failures + 1
 
   ! ---- open-boundary FMM against a direct sum --------------------------------------------
   pd = 0

@@ -7,6 +7,9 @@
 //! e/nm, fields in e/nm², the energy in e²/nm; the energy is also printed in kJ/mol with
 //! GROMACS's/OpenMM's Coulomb constant [`KJ_PER_MOL`].
 
+#[cfg(feature = "mpi")]
+mod dist;
+
 use crate::json;
 use crate::progress::{self, say};
 use crate::npy;
@@ -123,6 +126,11 @@ pub struct EwaldArgs {
     /// rule).
     #[arg(long, value_enum, default_value_t = crate::bench_spread::MethodArg::Auto)]
     pub gpu_method: crate::bench_spread::MethodArg,
+    /// Run the distributed SPME (one process of `mpirun -np K farfield ewald --mpi …`): per-rank
+    /// and total times and the strong-scaling efficiency against rank 0's single-process
+    /// evaluation of the same run (needs a build with the cargo feature `mpi`).
+    #[arg(long)]
+    pub mpi: bool,
 }
 
 /// What one run measured.
@@ -294,6 +302,12 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
         order: args.order.unwrap_or(0),
     };
     let opts = EwaldOpts { nthreads: args.threads, overrides, fftw_flags: args.fftw.flags(), debug: args.debug, ..EwaldOpts::default() };
+    if args.mpi {
+        #[cfg(feature = "mpi")]
+        return dist::run(args, &sys, &opts);
+        #[cfg(not(feature = "mpi"))]
+        return Err("--mpi: this farfield was built without MPI (cargo build --release -p farfield-cli --features mpi)".into());
+    }
     let cell = sys.cell.expect("read_dir/nacl give a cell");
     println!("farfield ewald — {} ({} charges, net charge {:+.6} e)", sys.name, n, sys.net_charge());
     println!("cell (nm):  a = ({:.6}, {:.6}, {:.6}), b = ({:.6}, {:.6}, {:.6}), c = ({:.6}, {:.6}, {:.6})",
