@@ -65,13 +65,14 @@ use super::box_::{wrap01, PeriodicBox};
 use super::exclusions::Exclusions;
 use super::influence::{add_virial, mode_of, spme_corr, theta_at};
 use super::real_space::RealSpace;
-use super::{erfc_accuracy, new_box, setup, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Method, NewBox, Setup};
+use super::{erfc_accuracy, new_box, setup, to_caller_units, virial_tensor, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Method,
+            NewBox, Setup};
 use crate::error::{try_resize, try_zeroed_vec, Error, Result};
 use crate::fft::AlignedVec;
 use crate::kernel::bspline::BSplineParams;
 use crate::mpi::fft::{R2cPair, Slab};
 use crate::mpi::{Comm, Op};
-use crate::scale::{exponent_of, pow2, rescale};
+use crate::scale::{exponent_of, pow2};
 use crate::spread::{SpreadOpts, Spreader};
 use crate::threads::Threads;
 use num_complex::Complex64;
@@ -747,15 +748,7 @@ impl DistEwaldPlan {
         red[1..].copy_from_slice(&vir);
         comm.allreduce_f64(&mut red, Op::Sum)?;
         let mut u = [0.5 * red[0]];
-        let mut w = [0.0; 9];
-        if virial {
-            let idx = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)];
-            for (c, &(a, b)) in idx.iter().enumerate() {
-                let val = red[1 + c] + if a == b { u_bg } else { 0.0 };
-                w[3 * a + b] = val;
-                w[3 * b + a] = val;
-            }
-        }
+        let mut w = if virial { virial_tensor(&std::array::from_fn(|c| red[1 + c]), u_bg) } else { [0.0; 9] };
         // 6. results back to the ranks that passed the charges
         let mut res = comm.agree(try_zeroed_vec::<f64>(REC * na, "distributed Ewald result buffer"))?;
         for i in 0..na {
@@ -769,7 +762,6 @@ impl DistEwaldPlan {
         drop(res);
         // back to the caller's units, checked on every rank before anything is written
         let e = self.setup.scale_e;
-        let (ep, ef, eu) = (eq - e, eq - 2 * e, 2 * eq - e);
         let local = (|| -> Result<(Vec<f64>, Vec<f64>)> {
             let mut p = vec![0.0f64; n];
             let mut f = vec![0.0f64; if want_field { 3 * n } else { 0 }];
@@ -781,19 +773,10 @@ impl DistEwaldPlan {
                     f[3 * i..3 * i + 3].copy_from_slice(&r[1..4]);
                 }
             }
-            if phi.is_some() {
-                rescale(&mut p, ep, "phi")?;
-            }
-            if want_field {
-                rescale(&mut f, ef, "field")?;
-            }
-            if energy {
-                rescale(&mut u, eu, "energy")?;
-            } else {
+            to_caller_units(e, eq, phi.is_some().then_some(&mut p[..]), want_field.then_some(&mut f[..]),
+                            energy.then_some(&mut u[0]), virial.then_some(&mut w))?;
+            if !energy {
                 u[0] = 0.0;
-            }
-            if virial {
-                rescale(&mut w, eu, "virial")?;
             }
             Ok((p, f))
         })();

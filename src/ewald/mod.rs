@@ -205,6 +205,41 @@ fn internal_overrides(ov: &Overrides, e: i32) -> Result<Overrides> {
 }
 
 
+/// The symmetric virial tensor (`[3α + β]`) from its six components (xx, xy, xz, yy, yz, zz)
+/// and the background energy `u_bg` on the diagonal (module docs).
+pub(crate) fn virial_tensor(v: &[f64; 6], u_bg: f64) -> [f64; 9] {
+    let mut w = [0.0; 9];
+    let idx = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)];
+    for (c, &(a, b)) in idx.iter().enumerate() {
+        let val = v[c] + if a == b { u_bg } else { 0.0 };
+        w[3 * a + b] = val;
+        w[3 * b + a] = val;
+    }
+    w
+}
+
+/// Rescales the requested results from internal units (lengths `/2^e`, charges `/2^eq`) to
+/// the caller's in place: `φ` by `2^(eq−e)`, `E` by `2^(eq−2e)`, energy and virial by
+/// `2^(2eq−e)` (module docs, "Scale"). Errors: [`Error::Range`] (a result overflows or
+/// underflows), before which some results may already be rescaled.
+pub(crate) fn to_caller_units(e: i32, eq: i32, phi: Option<&mut [f64]>, field: Option<&mut [f64]>, energy: Option<&mut f64>,
+                              virial: Option<&mut [f64; 9]>) -> Result<()> {
+    let (ep, ef, eu) = (eq - e, eq - 2 * e, 2 * eq - e);
+    if let Some(p) = phi {
+        rescale(p, ep, "phi")?;
+    }
+    if let Some(f) = field {
+        rescale(f, ef, "field")?;
+    }
+    if let Some(u) = energy {
+        rescale(std::slice::from_mut(u), eu, "energy")?;
+    }
+    if let Some(w) = virial {
+        rescale(w, eu, "virial")?;
+    }
+    Ok(())
+}
+
 /// Which terms of the Ewald sum a plan evaluates (module docs, "Terms").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Terms {
@@ -780,33 +815,19 @@ impl EwaldPlan {
             u += q[i] * p;
         }
         let mut u = [0.5 * u];
-        let mut w = [0.0; 9];
-        if virial {
-            let idx = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)];
-            for (c, &(a, b)) in idx.iter().enumerate() {
-                let val = vir_r[c] + vir_k[c] + if a == b { u_bg } else { 0.0 };
-                w[3 * a + b] = val;
-                w[3 * b + a] = val;
-            }
-        }
-        // back to the caller's units, checked before anything is written
-        let (ep, ef, eu) = (eq - e, eq - 2 * e, 2 * eq - e);
-        if phi.is_some() {
-            rescale(&mut self.phi_r, ep, "phi")?;
-        }
+        let vir: [f64; 6] = std::array::from_fn(|c| vir_r[c] + vir_k[c]);
+        let mut w = if virial { virial_tensor(&vir, u_bg) } else { [0.0; 9] };
         if want_field {
             for (a, b) in self.f_r.iter_mut().zip(&self.f_k) {
                 *a += b;
             }
-            rescale(&mut self.f_r, ef, "field")?;
         }
-        if energy {
-            rescale(&mut u, eu, "energy")?;
-        } else {
+        // back to the caller's units, checked before anything is written
+        let phi_int = if phi.is_some() { Some(&mut self.phi_r[..]) } else { None };
+        let field_int = if want_field { Some(&mut self.f_r[..]) } else { None };
+        to_caller_units(e, eq, phi_int, field_int, energy.then_some(&mut u[0]), virial.then_some(&mut w))?;
+        if !energy {
             u[0] = 0.0;
-        }
-        if virial {
-            rescale(&mut w, eu, "virial")?;
         }
         if let Some(p) = phi {
             p.copy_from_slice(&self.phi_r);
