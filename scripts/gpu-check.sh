@@ -8,7 +8,10 @@
 # installed (no Python venv support, no package index), the check is SKIPPED with a message and
 # this script exits 0; if they are there, any kernel that fails to compile or assemble fails it.
 #
-# Environment: FARFIELD_CUDA_VENV, FARFIELD_GPU_ARCHS (default sm_80,sm_90), CARGO_TARGET_DIR.
+# Environment: FARFIELD_CUDA_VENV, FARFIELD_GPU_ARCHS (default sm_80,sm_90), CARGO_TARGET_DIR,
+# FARFIELD_CLI_BIN (a `farfield` tool already built, e.g. by scripts/test.sh's CMake build: used
+# as is instead of `cargo build --release --workspace --bins`, which would recompile the
+# library with another feature selection).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -36,8 +39,14 @@ if [[ -z "$NVRTC" || -z "$PTXAS" ]]; then
 fi
 echo "gpu-check: NVRTC $NVRTC"
 echo "gpu-check: ptxas $PTXAS"
-cargo build --release --workspace --bins || exit 1
-out=$(FARFIELD_NVRTC_LIB="$NVRTC" FARFIELD_PTXAS="$PTXAS" "$TARGET/release/farfield" gpu check --arch "$ARCHS" --json)
+if [[ -n "${FARFIELD_CLI_BIN:-}" && -x "${FARFIELD_CLI_BIN}" ]]; then
+  CLI=$FARFIELD_CLI_BIN
+else
+  cargo build --release --workspace --bins || exit 1
+  CLI="$TARGET/release/farfield"
+fi
+echo "gpu-check: $CLI"
+out=$(FARFIELD_NVRTC_LIB="$NVRTC" FARFIELD_PTXAS="$PTXAS" "$CLI" gpu check --arch "$ARCHS" --json)
 rc=$?
 printf '%s\n' "$out" | sed '$d'
 last=$(printf '%s\n' "$out" | tail -1)

@@ -10,6 +10,8 @@
 #                 benchmarks' virtual environments
 #   liblammps-dev, lammps-examples  LAMMPS as a library and its example inputs, for the LAMMPS
 #                 driver (examples/lammps) and its tests (skipped without them)
+#   lammps        the `lmp` program: LAMMPS's CMake package (from liblammps-dev) declares it as an
+#                 imported target and stops any find_package(LAMMPS), QUIET or not, without it
 #   libopenmpi-dev, openmpi-bin, libfftw3-mpi-dev  MPI and FFTW's MPI transforms for the
 #                 distributed solvers (cargo feature `mpi`, tests/mpi_poisson.rs)
 #   libclang-dev  the `mpi` crate generates its MPI bindings with bindgen (libclang)
@@ -18,7 +20,7 @@
 # Environment: FARFIELD_SKIP_DEPS=1 skips the package step (e.g. on a machine you don't own).
 set -euo pipefail
 
-PKGS=(libfftw3-dev gfortran cmake valgrind pkg-config build-essential python3-venv liblammps-dev lammps-examples
+PKGS=(libfftw3-dev gfortran cmake valgrind pkg-config build-essential python3-venv liblammps-dev lammps-examples lammps
       libopenmpi-dev openmpi-bin libfftw3-mpi-dev libclang-dev)
 RUST_MIN="1.89"   # rust-version of the crate (Cargo.toml)
 

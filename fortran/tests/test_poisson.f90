@@ -66,8 +66,10 @@ program test_poisson
        failures = failures + 1
   if (c_associated(plan)) failures = failures + 1
 
-  ! the distributed entry points link; this build has no MPI (the default), so makeplan_mpi
-  ! reports that (the MPI path is tested under mpirun by tests/mpi_poisson.rs)
+  ! the distributed entry points link; makeplan_mpi reports FARFIELD_ERR_NOT_SUPPORTED here,
+  ! whether the library has no MPI (the default) or has it (FARFIELD_MPI) and MPI is not
+  ! initialised in this program (the MPI path runs under mpirun: tests/mpi_poisson.rs,
+  ! fortran/tests/test_poisson_mpi.f90)
   if (farfield_poisson_makeplan_mpi(0_c_int, FARFIELD_POISSON_HOCKNEY, 3_c_int, &
        [8_c_int64_t, 8_c_int64_t, 8_c_int64_t], [h, h, h], plan, c_null_ptr) /= FARFIELD_ERR_NOT_SUPPORTED) &
        failures = failures + 1
