@@ -119,7 +119,9 @@ fn check_memory(world: &SimpleCommunicator, comm: &Comm, cell: &[f64; 9], n: usi
     let rounding = [g[2], g[1]].iter().map(|&m| (m.div_ceil(k) * k) as f64 / m as f64).fold(1.0, f64::max);
     let padding = (2 * nx) as f64 / g[0] as f64;
     let (_, nloc) = plan.local_slab();
-    let halo = 8 * g[0] * g[1] * (nloc + p.order + 2).max(2 * p.order);
+    // the extended slab lives in the spectrum buffer: it grows that buffer by at most its
+    // planes beyond the slab's own (order + 2 of them, or up to 2·order on thin slabs)
+    let halo = 8 * g[0] * g[1] * ((nloc + p.order + 2).max(2 * p.order) - nloc);
     let bound = (serial as f64 / k as f64 * rounding * padding) as usize + halo;
     let mine = plan.mesh_bytes();
     let mut worst = [mine as f64 / bound as f64];

@@ -70,7 +70,7 @@ use super::{erfc_accuracy, new_box, setup, to_caller_units, virial_tensor, Ewald
 use crate::error::{try_resize, try_zeroed_vec, Error, Result};
 use crate::fft::AlignedVec;
 use crate::kernel::bspline::BSplineParams;
-use crate::mpi::fft::{R2cPair, Slab};
+use crate::mpi::fft::{as_real, R2cPair, Slab};
 use crate::mpi::{Comm, Op};
 use crate::scale::{exponent_of, pow2};
 use crate::spread::{SpreadOpts, Spreader};
@@ -159,7 +159,12 @@ fn exchange(comm: &Comm, w: usize, send: &[f64], counts: &[usize]) -> Result<(Ve
 }
 
 /// The distributed SPME mesh of one rank: its slab, the extended slab it spreads on and the
-/// plane exchanges between them.
+/// exchanges of the halo planes between them.
+///
+/// The extended slab lives in the spectrum buffer (sized for both): it is dead from the fold
+/// into the slab until the c2r has consumed the spectrum, which is exactly when the spectrum
+/// is alive. Extended planes that this rank owns are added into (and filled back from) its
+/// slab directly; only the halo planes owned by other ranks are exchanged.
 struct Mesh {
     nf: [usize; 3],
     order: usize,
@@ -167,17 +172,19 @@ struct Mesh {
     fft: R2cPair,
     /// Real slab (FFTW-MPI layout, rows padded to `2(K_1/2 + 1)`).
     real: AlignedVec<f64>,
-    /// Transposed local spectrum `[y_local][K_3][K_1/2 + 1]`.
+    /// Transposed local spectrum `[y_local][K_3][K_1/2 + 1]`; between the c2r and the next
+    /// r2c, the extended slab (`kext` planes of `K_1·K_2` doubles, x fastest).
     spec: AlignedVec<Complex64>,
     theta: Vec<f64>,
-    /// First extended plane is `slab.start − HALO_LO(order)`.
+    /// First extended plane is `slab.start − halo_lo(order)`.
     kext: usize,
-    ext: Vec<f64>,
     spreader: Option<Spreader<f64>>,
-    /// Extended planes in send order (grouped by owner), with the counts per owner.
+    /// (extended plane, local slab plane) of the extended planes this rank owns.
+    own_planes: Vec<(usize, usize)>,
+    /// Extended planes owned by other ranks in send order (grouped by owner), counts per owner.
     send_planes: Vec<usize>,
     send_counts: Vec<usize>,
-    /// Local slab plane of each received extended plane (grouped by source), counts per source.
+    /// Local slab plane of each received halo plane (grouped by source), counts per source.
     recv_planes: Vec<usize>,
     recv_counts: Vec<usize>,
     xs: [Vec<f64>; 3],
@@ -210,40 +217,44 @@ impl Mesh {
            -> Result<Mesh> {
         let dims = [nf[2], nf[1], nf[0]];
         let (rs, _, alloc) = R2cPair::sizes(&dims, comm)?;
-        let local = comm.agree((|| {
-            let real = AlignedVec::<f64>::zeroed(2 * alloc, "distributed SPME real slab")?;
-            let spec = AlignedVec::<Complex64>::zeroed(alloc, "distributed SPME spectrum")?;
-            Ok((real, spec))
-        })())?;
-        let (mut real, mut spec) = local;
-        let fft = R2cPair::new(&dims, comm, fftw, nthreads, &mut real, &mut spec)?;
-        let me = comm.rank();
+        let plane = nf[0] * nf[1];
         let kext = ext_len(rs.n, order);
         let local = comm.agree((|| {
-            let ext = try_zeroed_vec::<f64>(nf[0] * nf[1] * kext, "distributed SPME extended slab")?;
+            let real = AlignedVec::<f64>::zeroed(2 * alloc, "distributed SPME real slab")?;
+            let spec = AlignedVec::<Complex64>::zeroed(alloc.max((plane * kext).div_ceil(2)), "distributed SPME spectrum")?;
             let spreader = if kext > 0 {
                 Some(Spreader::<f64>::new_bspline(3, &[nf[0], nf[1], kext], &BSplineParams { order }, SpreadOpts { max_subprob_size: 0 })?)
             } else {
                 None
             };
-            Ok((ext, spreader))
+            Ok((real, spec, spreader))
         })())?;
-        let (ext, spreader) = local;
-        // plane exchange lists (fixed by the decomposition)
-        let k = comm.size();
-        let mut send_planes = Vec::with_capacity(kext);
+        let (mut real, mut spec, spreader) = local;
+        let fft = R2cPair::new(&dims, comm, fftw, nthreads, &mut real, &mut spec)?;
+        // plane lists (fixed by the decomposition)
+        let (k, me) = (comm.size(), comm.rank());
+        let mut own_planes = Vec::new();
+        let mut send_planes = Vec::new();
         let mut send_counts = vec![0usize; k];
         for r in 0..k {
             for j in 0..kext {
-                if dec.owner[ext_plane(rs, j, order, nf[2])] as usize == r {
-                    send_planes.push(j);
-                    send_counts[r] += 1;
+                let g = ext_plane(rs, j, order, nf[2]);
+                if dec.owner[g] as usize == r {
+                    if r == me {
+                        own_planes.push((j, g - rs.start));
+                    } else {
+                        send_planes.push(j);
+                        send_counts[r] += 1;
+                    }
                 }
             }
         }
         let mut recv_planes = Vec::new();
         let mut recv_counts = vec![0usize; k];
         for (s, &sl) in dec.slabs.iter().enumerate() {
+            if s == me {
+                continue;
+            }
             for j in 0..ext_len(sl.n, order) {
                 let g = ext_plane(sl, j, order, nf[2]);
                 if dec.owner[g] as usize == me {
@@ -261,8 +272,8 @@ impl Mesh {
             spec,
             theta: Vec::new(),
             kext,
-            ext,
             spreader,
+            own_planes,
             send_planes,
             send_counts,
             recv_planes,
@@ -293,9 +304,10 @@ impl Mesh {
         Ok(())
     }
 
-    /// Bytes held by the mesh of this rank.
+    /// Bytes held by the mesh of this rank (the halo exchanges add buffers of the halo planes
+    /// only while they run).
     fn bytes(&self) -> usize {
-        8 * (self.real.len() + self.theta.len() + self.ext.len()) + 16 * self.spec.len()
+        8 * (self.real.len() + self.theta.len()) + 16 * self.spec.len()
     }
 
     /// k-space potentials (`phi`, overwritten) and fields (`field`, overwritten) of the home
@@ -307,8 +319,11 @@ impl Mesh {
         let n = s.len();
         let nf = self.nf;
         let plane = nf[0] * nf[1];
-        // 1. spread onto the extended slab (local)
+        let row = 2 * (nf[0] / 2 + 1);
+        let ne = plane * self.kext;
+        // 1. spread onto the extended slab (local), pack the halo planes of other ranks
         let local = (|| -> Result<Vec<f64>> {
+            let ext = &mut as_real(&mut self.spec)[..ne];
             if let Some(sp) = &mut self.spreader {
                 if n > 0 {
                     let tp = 2.0 * std::f64::consts::PI;
@@ -324,36 +339,40 @@ impl Mesh {
                         self.xs[2].push(tp * (v[2] * nf[2] as f64 - shift - zlo) / self.kext as f64);
                     }
                     sp.setpts([&self.xs[0], &self.xs[1], &self.xs[2]], threads)?;
-                    sp.try_spread_real(q, &mut self.ext, threads)?;
+                    // spreading overwrites the grid: no zeroing needed
+                    sp.try_spread_real(q, ext, threads)?;
                 } else {
-                    self.ext.fill(0.0);
+                    ext.fill(0.0);
                 }
             }
             let mut send = try_zeroed_vec::<f64>(self.send_planes.len() * plane, "distributed SPME halo buffer")?;
             for (k, &j) in self.send_planes.iter().enumerate() {
-                send[k * plane..(k + 1) * plane].copy_from_slice(&self.ext[j * plane..(j + 1) * plane]);
+                send[k * plane..(k + 1) * plane].copy_from_slice(&ext[j * plane..(j + 1) * plane]);
             }
             Ok(send)
         })();
         let send = comm.agree(local)?;
-        // 2. fold the extended planes into their owners' slabs
+        // 2. fold: own extended planes directly, the halo planes of other ranks exchanged
         let nr: usize = self.recv_counts.iter().sum();
         let mut recv = comm.agree(try_zeroed_vec::<f64>(nr * plane, "distributed SPME halo buffer"))?;
         comm.alltoallv_planes(plane, &send, &self.send_counts, &displs(&self.send_counts), &mut recv, &self.recv_counts,
                               &displs(&self.recv_counts))?;
         drop(send);
-        let row = 2 * (nf[0] / 2 + 1);
         self.real.fill(0.0);
-        for (k, &p) in self.recv_planes.iter().enumerate() {
-            for y in 0..nf[1] {
-                let dst = (p * nf[1] + y) * row;
-                let src = k * plane + y * nf[0];
-                for x in 0..nf[0] {
-                    self.real[dst + x] += recv[src + x];
+        {
+            let ext = &as_real(&mut self.spec)[..ne];
+            let own = self.own_planes.iter().map(|&(j, p)| (&ext[j * plane..(j + 1) * plane], p));
+            let halo = self.recv_planes.iter().enumerate().map(|(k, &p)| (&recv[k * plane..(k + 1) * plane], p));
+            for (src, p) in own.chain(halo) {
+                for y in 0..nf[1] {
+                    let dst = &mut self.real[(p * nf[1] + y) * row..(p * nf[1] + y) * row + nf[0]];
+                    for (d, v) in dst.iter_mut().zip(&src[y * nf[0]..(y + 1) * nf[0]]) {
+                        *d += v;
+                    }
                 }
             }
         }
-        // 3. convolution
+        // 3. convolution (the r2c overwrites the extended slab: dead until step 4)
         self.fft.r2c(&mut self.real, &mut self.spec);
         let nx = nf[0] / 2 + 1;
         let sp = self.fft.spectrum;
@@ -375,19 +394,25 @@ impl Mesh {
             }
         }
         self.fft.c2r(&mut self.spec, &mut self.real);
-        // 4. the extended slabs back from the owners
+        // 4. the extended slab back: own planes from the slab, halo planes from their owners
+        let slab_row = |p: usize, y: usize| (p * nf[1] + y) * row..(p * nf[1] + y) * row + nf[0];
         for (k, &p) in self.recv_planes.iter().enumerate() {
             for y in 0..nf[1] {
-                let src = (p * nf[1] + y) * row;
-                recv[k * plane + y * nf[0]..k * plane + (y + 1) * nf[0]].copy_from_slice(&self.real[src..src + nf[0]]);
+                recv[k * plane + y * nf[0]..k * plane + (y + 1) * nf[0]].copy_from_slice(&self.real[slab_row(p, y)]);
             }
         }
         let mut back = comm.agree(try_zeroed_vec::<f64>(self.send_planes.len() * plane, "distributed SPME halo buffer"))?;
         comm.alltoallv_planes(plane, &recv, &self.recv_counts, &displs(&self.recv_counts), &mut back, &self.send_counts,
                               &displs(&self.send_counts))?;
         drop(recv);
+        let ext = &mut as_real(&mut self.spec)[..ne];
+        for &(j, p) in &self.own_planes {
+            for y in 0..nf[1] {
+                ext[j * plane + y * nf[0]..j * plane + (y + 1) * nf[0]].copy_from_slice(&self.real[slab_row(p, y)]);
+            }
+        }
         for (k, &j) in self.send_planes.iter().enumerate() {
-            self.ext[j * plane..(j + 1) * plane].copy_from_slice(&back[k * plane..(k + 1) * plane]);
+            ext[j * plane..(j + 1) * plane].copy_from_slice(&back[k * plane..(k + 1) * plane]);
         }
         drop(back);
         // 5. interpolation (local)
@@ -398,12 +423,11 @@ impl Mesh {
             return Err(Error::Internal("home charges on a rank without mesh planes".into()));
         };
         try_resize(&mut self.out, n, [0.0; 4], "SPME interpolation output")?;
-        spr.interp_grad_real(&self.ext, &mut self.out, threads)?;
+        spr.interp_grad_real(ext, &mut self.out, threads)?;
         // E_α = −Σ_d ∂φ/∂u_d · K_d a*_dα
         let g: [[f64; 3]; 3] = [0, 1, 2].map(|d| [0, 1, 2].map(|a| nf[d] as f64 * bx.recip[d][a]));
         for i in 0..n {
-            let o = self.out[i];
-            phi[i] = o[0];
+            phi[i] = self.out[i][0];
         }
         if let Some(fl) = field {
             for i in 0..n {

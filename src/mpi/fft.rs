@@ -55,6 +55,13 @@ fn mpi_planner_lock() -> std::sync::MutexGuard<'static, ()> {
     g
 }
 
+/// A complex buffer seen as its interleaved doubles (scratch for packed planes, or a real grid
+/// kept in a spectrum buffer while the spectrum is not in use).
+pub(crate) fn as_real(v: &mut [Complex64]) -> &mut [f64] {
+    // SAFETY: Complex64 is #[repr(C)] { re: f64, im: f64 }: 2·len doubles, same alignment.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut f64, 2 * v.len()) }
+}
+
 /// One rank's part of a slab decomposition: `n` planes from `start` (row-major axis 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Slab {

@@ -49,7 +49,7 @@ use super::field::freq_no_nyquist;
 use super::{hockney, Geom, Method, PoissonOpts, Setup, FFTW_HEADROOM_BYTES};
 use crate::error::{try_zeroed_vec, Error, Result};
 use crate::fft::AlignedVec;
-use crate::mpi::fft::{c2r_once, dct1_once, local_slab, R2cPair, Slab};
+use crate::mpi::fft::{as_real, c2r_once, dct1_once, local_slab, R2cPair, Slab};
 use crate::mpi::{Comm, Op};
 use crate::scale::{check_scaled, max_abs, pow2};
 use crate::threads::Threads;
@@ -379,12 +379,6 @@ impl DistPoissonPlan {
         }
         Ok(())
     }
-}
-
-/// A complex buffer seen as its interleaved doubles (scratch for packed planes).
-fn as_real(v: &mut [Complex64]) -> &mut [f64] {
-    // SAFETY: Complex64 is #[repr(C)] { re: f64, im: f64 }: 2·len doubles, same alignment.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut f64, 2 * v.len()) }
 }
 
 /// Values per plane of the caller's grid: `n_x·n_y` in 3D, `n_x` in 2D.
