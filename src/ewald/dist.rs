@@ -22,9 +22,10 @@
 //!    image within `r_c` of its own charges, each once, so the cell-list pair sum
 //!    ([`super::real_space`]) over its own charges and ghosts gives exactly the single-process
 //!    real-space `φ` and `E` of its own charges. The pair virial counts each pair between an
-//!    own charge and a ghost on both ranks; each rank takes `½[W(A∪G) − W(G) + W(A)]`
-//!    (`A` own, `G` ghosts: `W_AA + ½W_AG`), which costs two more pair sums when the virial is
-//!    requested.
+//!    own charge and a ghost on both ranks, so each rank takes `W_AA + ½W_AG` (`A` own, `G`
+//!    ghosts): the pair kernel weighs the virial of a pair by its virial charges (0 for a
+//!    ghost, [`super::pair_kernel`]), and pairs of two cells holding ghosts only are not
+//!    visited.
 //! 3. **Spreading.** Each rank spreads its home charges with the B-splines of order `n` onto
 //!    its slab extended by `n + 1` planes below and one above (the B-spline stencil of a charge
 //!    in plane `p` reaches planes `p − n … p`), then each extended plane is added into the
@@ -715,25 +716,14 @@ impl DistEwaldPlan {
             let local = (|| -> Result<[f64; 6]> {
                 let mut p = vec![0.0f64; na + ng];
                 let mut f = vec![0.0f64; if want_field { 3 * (na + ng) } else { 0 }];
-                let v_all = real.compute(&bx, &s, &r, &qa, th, &mut p, if want_field { Some(&mut f[..]) } else { None }, virial,
-                                         no_excl)?;
+                // the ghosts from na on: W_AA + ½W_AG (module docs)
+                let v = real.compute(&bx, &s, &r, &qa, na, th, &mut p, if want_field { Some(&mut f[..]) } else { None }, virial,
+                                     no_excl)?;
                 phi_a.copy_from_slice(&p[..na]);
                 if want_field {
                     f_a.copy_from_slice(&f[..3 * na]);
                 }
-                if !virial || ng == 0 {
-                    return Ok(v_all);
-                }
-                // W_AA + ½W_AG = ½[W(A∪G) − W(G) + W(A)] (module docs)
-                let mut v = v_all;
-                for (lo, hi, sign) in [(na, na + ng, -1.0), (0, na, 1.0)] {
-                    let mut p = vec![0.0f64; hi - lo];
-                    let w = real.compute(&bx, &s[lo..hi], &r[lo..hi], &qa[lo..hi], th, &mut p, None, true, no_excl)?;
-                    for c in 0..6 {
-                        v[c] += sign * w[c];
-                    }
-                }
-                Ok(v.map(|x| 0.5 * x))
+                Ok(v)
             })();
             vir = comm.agree(local)?;
             s.truncate(na);

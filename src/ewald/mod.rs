@@ -755,6 +755,7 @@ impl EwaldPlan {
                 &self.s,
                 &self.r,
                 q,
+                self.s.len(),
                 &self.threads,
                 &mut self.phi_r,
                 if want_field { Some(&mut self.f_r[..]) } else { None },

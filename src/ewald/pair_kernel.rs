@@ -4,7 +4,11 @@
 //!
 //! Per pair, with `d = r_i − r_j`, `r = |d| < r_c`, `x = ξ r`:
 //! `v(r) = erfc(x)/r`, `φ_i += q_j v`, `φ_j += q_i v`, `E_i += q_j f d`, `E_j −= q_i f d`,
-//! `W += q_i q_j f d⊗d` with `f = −v'(r)/r = (erfc(x)/r + (2ξ/√π) e^{−x²}) / r²`.
+//! `W += ½(q^v_i q_j + q_i q^v_j) f d⊗d` with `f = −v'(r)/r = (erfc(x)/r + (2ξ/√π) e^{−x²}) / r²`,
+//! where the virial charge `q^v` is `q` for an atom whose virial counts and 0 for a ghost (a
+//! copy of another process's atom, [`super::dist`]): a pair of counted atoms adds
+//! `q_i q_j f d⊗d` (bit for bit: `½(a + a) = a`), a counted atom and a ghost half of it, two
+//! ghosts nothing.
 //!
 //! Two implementations with the same arithmetic: a portable scalar loop, and an AVX2/FMA loop
 //! (4 pairs per step, chosen at run time) with `1/r` from `rsqrtps` refined by two Newton steps
@@ -103,13 +107,15 @@ impl PairConsts {
     }
 }
 
-/// Sorted atoms, structure of arrays (padding slots have `q = 0` and far-away positions).
+/// Sorted atoms, structure of arrays (padding slots have `q = qv = 0` and far-away positions).
 #[derive(Clone, Copy)]
 pub(crate) struct Soa {
     pub x: *const f64,
     pub y: *const f64,
     pub z: *const f64,
     pub q: *const f64,
+    /// Virial charges (module docs): `q`, or 0 for a ghost.
+    pub qv: *const f64,
 }
 // SAFETY: the arrays behind `Soa` are only read while a kernel runs.
 unsafe impl Send for Soa {}
@@ -125,7 +131,7 @@ pub(crate) struct Acc {
 }
 
 /// Interactions of atom `i` (position `xi`, already moved to the image of the `j` run, charge
-/// `qi`) with the slots `j0..j1` (`j1 − j0` a multiple of 4), counting only slots `j ≥ jmin`;
+/// `qi`, virial charge `qvi`) with the slots `j0..j1` (`j1 − j0` a multiple of 4), counting only slots `j ≥ jmin`;
 /// portable version (also the exact-`erfc` path of the reference sum). Adds `[φ_i, E_i]` into
 /// `out_i`, the `j` side into `acc`, `W` (xx, xy, xz, yy, yz, zz) into `vir`.
 ///
@@ -133,7 +139,7 @@ pub(crate) struct Acc {
 /// `s` and `acc` must be valid for the slots `j0..j1`; no other thread may write `acc` there.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn block<const FIELD: bool, const VIR: bool>(
-    k: &PairConsts, s: Soa, islot: usize, xi: [f64; 3], qi: f64, jmin: usize, j0: usize, j1: usize, acc: Acc,
+    k: &PairConsts, s: Soa, islot: usize, xi: [f64; 3], qi: f64, qvi: f64, jmin: usize, j0: usize, j1: usize, acc: Acc,
     out_i: &mut [f64; 4], vir: &mut [f64; 6], co: &Coinc,
 ) {
     let mut oi = [0.0f64; 4];
@@ -164,7 +170,7 @@ pub(crate) unsafe fn block<const FIELD: bool, const VIR: bool>(
             *acc.ez.add(j) -= qi * fz;
         }
         if VIR {
-            let c = qi * qj * fs;
+            let c = 0.5 * (qvi * qj + qi * *s.qv.add(j)) * fs;
             w[0] += c * dx * dx;
             w[1] += c * dx * dy;
             w[2] += c * dx * dz;
@@ -257,6 +263,7 @@ pub(crate) unsafe fn cell_avx2<const FIELD: bool, const VIR: bool>(
         let xi = [*s.x.add(i), *s.y.add(i), *s.z.add(i)];
         let qi = *s.q.add(i);
         let qiv = _mm256_set1_pd(qi);
+        let qviv = _mm256_set1_pd(*s.qv.add(i));
         let (mut phi_i, mut ex_i, mut ey_i, mut ez_i) = (zero, zero, zero, zero);
         for nb in nbr {
             let Some((xs, j0, jmin)) = nb.range_for(i, xi, k.rc2) else {
@@ -327,7 +334,9 @@ pub(crate) unsafe fn cell_avx2<const FIELD: bool, const VIR: bool>(
                     _mm256_storeu_pd(pz, _mm256_fnmadd_pd(qiv, fz, _mm256_loadu_pd(pz)));
                 }
                 if VIR {
-                    let w = _mm256_mul_pd(_mm256_mul_pd(qiv, qj), fs);
+                    // ½(q^v_i q_j + q_i q^v_j), unfused so that q^v = q gives q_i q_j exactly
+                    let qq = _mm256_add_pd(_mm256_mul_pd(qviv, qj), _mm256_mul_pd(qiv, _mm256_loadu_pd(s.qv.add(j))));
+                    let w = _mm256_mul_pd(_mm256_mul_pd(half, qq), fs);
                     let wx = _mm256_mul_pd(w, dx);
                     let wy = _mm256_mul_pd(w, dy);
                     wxx = _mm256_fmadd_pd(wx, dx, wxx);
@@ -386,6 +395,7 @@ pub(crate) unsafe fn cell_avx512<const FIELD: bool, const VIR: bool>(
         let xi = [*s.x.add(i), *s.y.add(i), *s.z.add(i)];
         let qi = *s.q.add(i);
         let qiv = _mm512_set1_pd(qi);
+        let qviv = _mm512_set1_pd(*s.qv.add(i));
         let (mut phi_i, mut ex_i, mut ey_i, mut ez_i) = (zero, zero, zero, zero);
         for nb in nbr {
             let Some((xs, j0, jmin)) = nb.range_for(i, xi, k.rc2) else {
@@ -453,7 +463,9 @@ pub(crate) unsafe fn cell_avx512<const FIELD: bool, const VIR: bool>(
                     _mm512_mask_storeu_pd(pz, live, _mm512_fnmadd_pd(qiv, fz, _mm512_maskz_loadu_pd(live, pz)));
                 }
                 if VIR {
-                    let w = _mm512_mul_pd(_mm512_mul_pd(qiv, qj), fs);
+                    // ½(q^v_i q_j + q_i q^v_j), unfused so that q^v = q gives q_i q_j exactly
+                    let qq = _mm512_add_pd(_mm512_mul_pd(qviv, qj), _mm512_mul_pd(qiv, _mm512_maskz_loadu_pd(live, s.qv.add(j))));
+                    let w = _mm512_mul_pd(_mm512_mul_pd(half, qq), fs);
                     let wx = _mm512_mul_pd(w, dx);
                     let wy = _mm512_mul_pd(w, dy);
                     wxx = _mm512_fmadd_pd(wx, dx, wxx);
@@ -517,7 +529,9 @@ mod tests {
                 z[j] = 0.7 * (0.7 * t).sin();
                 q[j] = if j % 3 == 0 { -0.8 } else { 0.4 };
             }
-            let s = Soa { x: x.as_ptr(), y: y.as_ptr(), z: z.as_ptr(), q: q.as_ptr() };
+            // every fifth atom a ghost (virial charge 0)
+            let qv: Vec<f64> = q.iter().enumerate().map(|(j, &v)| if j % 5 == 2 { 0.0 } else { v }).collect();
+            let s = Soa { x: x.as_ptr(), y: y.as_ptr(), z: z.as_ptr(), q: q.as_ptr(), qv: qv.as_ptr() };
             let shift = [0.3, -0.2, 0.1];
             let bb = |r: std::ops::Range<usize>| {
                 let mut b = [f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY];
@@ -546,8 +560,9 @@ mod tests {
                 let acc = Acc { phi: p, ex: p.add(n), ey: p.add(2 * n), ez: p.add(3 * n) };
                 for i in 0..29 {
                     let mut oi = [0.0; 4];
-                    block::<true, true>(&k, s, i, [x[i], y[i], z[i]], q[i], i + 1, (i + 1) & !3, 32, acc, &mut oi, &mut v2, &co);
-                    block::<true, true>(&k, s, i, [x[i] - shift[0], y[i] - shift[1], z[i] - shift[2]], q[i], 32, 32, 60, acc, &mut oi, &mut v2, &co);
+                    block::<true, true>(&k, s, i, [x[i], y[i], z[i]], q[i], qv[i], i + 1, (i + 1) & !3, 32, acc, &mut oi, &mut v2, &co);
+                    block::<true, true>(&k, s, i, [x[i] - shift[0], y[i] - shift[1], z[i] - shift[2]], q[i], qv[i], 32, 32, 60, acc, &mut oi, &mut v2,
+                                        &co);
                     for d in 0..4 {
                         *p.add(d * n + i) += oi[d];
                     }
@@ -585,7 +600,7 @@ mod bench {
                 y[j] = 0.3 * (1.3 * t).cos();
                 z[j] = 0.3 * (0.7 * t).sin();
             }
-            let s = Soa { x: x.as_ptr(), y: y.as_ptr(), z: z.as_ptr(), q: q.as_ptr() };
+            let s = Soa { x: x.as_ptr(), y: y.as_ptr(), z: z.as_ptr(), q: q.as_ptr(), qv: q.as_ptr() };
             let mut a = vec![0.0; 4 * n];
             let p = a.as_mut_ptr();
             let acc = unsafe { Acc { phi: p, ex: p.add(n), ey: p.add(2 * n), ez: p.add(3 * n) } };

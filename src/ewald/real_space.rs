@@ -66,6 +66,10 @@ pub(crate) struct RealSpace {
     y: Vec<f64>,
     z: Vec<f64>,
     q: Vec<f64>,
+    /// Virial charges ([`super::pair_kernel`]): `q`, or 0 for a ghost.
+    qv: Vec<f64>,
+    /// Per cell: it holds ghosts only (pairs of two such cells are skipped).
+    ghost_only: Vec<bool>,
     orig: Vec<u32>,
     start: Vec<usize>,
     cnt: Vec<u32>,
@@ -96,6 +100,8 @@ impl RealSpace {
             y: Vec::new(),
             z: Vec::new(),
             q: Vec::new(),
+            qv: Vec::new(),
+            ghost_only: Vec::new(),
             orig: Vec::new(),
             start: Vec::new(),
             cnt: Vec::new(),
@@ -153,9 +159,9 @@ impl RealSpace {
         self.stencil_for = Some(key);
     }
 
-    /// Bins and sorts the atoms (wrapped fractional `s`, wrapped Cartesian `r`) into padded
-    /// cells. Errors: [`crate::Error::Alloc`].
-    fn sort(&mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], threads: &Threads) -> Result<()> {
+    /// Bins and sorts the atoms (wrapped fractional `s`, wrapped Cartesian `r`; those from
+    /// `n_home` on are ghosts) into padded cells. Errors: [`crate::Error::Alloc`].
+    fn sort(&mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], n_home: usize, threads: &Threads) -> Result<()> {
         let n = s.len();
         let nc = self.cell_grid(bx, n);
         self.build_stencil(bx, nc);
@@ -209,6 +215,10 @@ impl RealSpace {
         }
         self.q.clear();
         try_resize(&mut self.q, npad, 0.0, "real-space cell charges")?;
+        self.qv.clear();
+        try_resize(&mut self.qv, npad, 0.0, "real-space cell charges")?;
+        self.ghost_only.clear();
+        try_resize(&mut self.ghost_only, ncell, false, "real-space cell flags")?;
         self.orig.clear();
         try_resize(&mut self.orig, npad, u32::MAX, "real-space cell indices")?;
         self.bbox.clear();
@@ -218,6 +228,7 @@ impl RealSpace {
         for c in 0..ncell {
             let st = self.start[c];
             let bb = &mut self.bbox[c];
+            let mut ghosts = 0usize;
             for k in 0..self.cnt[c] as usize {
                 let i = self.order[p] as usize;
                 p += 1;
@@ -227,12 +238,18 @@ impl RealSpace {
                 self.y[slot] = ri[1];
                 self.z[slot] = ri[2];
                 self.q[slot] = q[i];
+                if i < n_home {
+                    self.qv[slot] = q[i];
+                } else {
+                    ghosts += 1;
+                }
                 self.orig[slot] = i as u32;
                 for d in 0..3 {
                     bb[d] = bb[d].min(ri[d]);
                     bb[3 + d] = bb[3 + d].max(ri[d]);
                 }
             }
+            self.ghost_only[c] = ghosts > 0 && ghosts == self.cnt[c] as usize;
         }
         Ok(())
     }
@@ -245,14 +262,20 @@ impl RealSpace {
     /// [`Error::InvalidArg`] naming two distinct charges closer than [`COINC_REL`] times the
     /// largest cell length that are not a fully excluded pair (found in the cell-list pass, which
     /// stops there).
+    ///
+    /// The atoms from `n_home` on are ghosts (copies of other processes' atoms, [`super::dist`];
+    /// `n_home = s.len()` when there are none): only the φ and E of the atoms before `n_home` are
+    /// complete (pairs of two cells that hold ghosts only are skipped), and the virial counts a
+    /// pair of two atoms fully, of an atom and a ghost half, of two ghosts not at all
+    /// ([`super::pair_kernel`]), so that summed over the processes each pair counts once.
     #[allow(clippy::too_many_arguments)]
     pub fn compute(
-        &mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], threads: &Threads, phi: &mut [f64],
-        field: Option<&mut [f64]>, virial: bool, excl: &Exclusions,
+        &mut self, bx: &PeriodicBox, s: &[[f64; 3]], r: &[[f64; 3]], q: &[f64], n_home: usize, threads: &Threads,
+        phi: &mut [f64], field: Option<&mut [f64]>, virial: bool, excl: &Exclusions,
     ) -> Result<[f64; 6]> {
         let lmax = bx.lengths.iter().cloned().fold(0.0, f64::max);
         self.consts.r2_coinc = (COINC_REL * lmax) * (COINC_REL * lmax);
-        self.sort(bx, s, r, q, threads)?;
+        self.sort(bx, s, r, q, n_home, threads)?;
         let nt = threads.count().max(1);
         let npad = self.npad;
         if self.bufs.len() != nt {
@@ -325,9 +348,9 @@ impl RealSpace {
         let parallel = threads.parallel();
         let nbuf = self.bufs.len();
         let bp = super::Shared(self.bufs.as_mut_ptr());
-        let soa = Soa { x: self.x.as_ptr(), y: self.y.as_ptr(), z: self.z.as_ptr(), q: self.q.as_ptr() };
+        let soa = Soa { x: self.x.as_ptr(), y: self.y.as_ptr(), z: self.z.as_ptr(), q: self.q.as_ptr(), qv: self.qv.as_ptr() };
         // disjoint field borrows: the closure never touches `bufs` except through `bp`
-        let (stencil, cnt, start, bbox, consts) = (&self.stencil, &self.cnt, &self.start, &self.bbox, &self.consts);
+        let (stencil, cnt, start, bbox, consts, ghost_only) = (&self.stencil, &self.cnt, &self.start, &self.bbox, &self.consts, &self.ghost_only);
         let co = Coinc { orig: &self.orig, excl, stop: AtomicBool::new(false), found: Mutex::new(None) };
         let co = &co;
         let chunk = (ncell / (16 * threads.count().max(1))).clamp(1, 64);
@@ -368,7 +391,7 @@ impl RealSpace {
                         }
                     }
                     let b = bcell[0] + nc[0] * (bcell[1] + nc[1] * bcell[2]);
-                    if cnt[b] == 0 {
+                    if cnt[b] == 0 || (ghost_only[a] && ghost_only[b]) {
                         continue;
                     }
                     // cell-level test: the bounding boxes (B moved by the shift) closer than r_c
@@ -407,7 +430,7 @@ impl RealSpace {
                         break;
                     }
                     // SAFETY: i is a real slot.
-                    let (xi, qi) = unsafe { ([*soa.x.add(i), *soa.y.add(i), *soa.z.add(i)], *soa.q.add(i)) };
+                    let (xi, qi, qvi) = unsafe { ([*soa.x.add(i), *soa.y.add(i), *soa.z.add(i)], *soa.q.add(i), *soa.qv.add(i)) };
                     let mut oi = [0.0f64; 4];
                     for nb in &nbr {
                         let Some((xs, j0, jmin)) = nb.range_for(i, xi, rc2) else {
@@ -417,7 +440,7 @@ impl RealSpace {
                             continue;
                         }
                         // SAFETY: slots j0..j1 lie in the neighbour cell (padded); acc is this thread's.
-                        unsafe { block::<FIELD, VIR>(consts, soa, i, xs, qi, jmin, j0, nb.j1, acc, &mut oi, &mut buf.vir, co) };
+                        unsafe { block::<FIELD, VIR>(consts, soa, i, xs, qi, qvi, jmin, j0, nb.j1, acc, &mut oi, &mut buf.vir, co) };
                     }
                     // SAFETY: slot i < npad, this thread's accumulator.
                     unsafe {
@@ -553,7 +576,7 @@ pub fn real_space_only(
     let mut rs = RealSpace::new(xi, rc, erfc_acc, exact);
     let mut phi = try_zeroed_vec::<f64>(n, "real-space potentials")?;
     let mut field = try_zeroed_vec::<f64>(if want_field { 3 * n } else { 0 }, "real-space fields")?;
-    let mut w6 = rs.compute(bx, &s, &r, q, &threads, &mut phi, want_field.then_some(&mut field[..]), virial, &keys)?;
+    let mut w6 = rs.compute(bx, &s, &r, q, s.len(), &threads, &mut phi, want_field.then_some(&mut field[..]), virial, &keys)?;
     if !keys.is_empty() {
         rs.exclusions(bx, &s, q, &keys, (true, true), &mut phi, want_field.then_some(&mut field[..]), Some(&mut w6));
     }
