@@ -9,7 +9,8 @@
 //! and the strong-scaling efficiency `T_1 / (K·T_K)` with `T_1` the single-process evaluation
 //! of the same run.
 
-use super::{evaluate, EwaldArgs, KJ_PER_MOL};
+use super::{evaluate_with, EwaldArgs, KJ_PER_MOL};
+use indicatif::ProgressBar;
 use crate::system::System;
 use crate::CliResult;
 use farfield::ewald::dist::DistEwaldPlan;
@@ -34,7 +35,7 @@ pub fn run(args: &EwaldArgs, sys: &System, opts: &EwaldOpts) -> CliResult<()> {
     // T_1 and the reference energy: the single-process plan on rank 0 alone
     let mut t1 = [0.0, 0.0];
     if rank == 0 {
-        let r = evaluate(sys, Method::Spme, args.tol, opts, args.repeats)?;
+        let r = evaluate_with(sys, Method::Spme, args.tol, opts, args.repeats, args.virial, &ProgressBar::hidden(), "")?;
         t1 = [r.time_s, r.energy];
     }
     world.barrier();
@@ -49,12 +50,12 @@ pub fn run(args: &EwaldArgs, sys: &System, opts: &EwaldOpts) -> CliResult<()> {
     let plan_s = t.elapsed().as_secs_f64();
     let mut phi = vec![0.0; own.len()];
     let mut field = vec![0.0; 3 * own.len()];
-    let mut energy = plan.execute(&xyz, &q, Some(&mut phi), Some(&mut field), false).map_err(e)?.energy;
+    let mut energy = plan.execute(&xyz, &q, Some(&mut phi), Some(&mut field), args.virial).map_err(e)?.energy;
     let mut best = f64::INFINITY;
     for _ in 0..args.repeats {
         world.barrier();
         let t = Instant::now();
-        energy = plan.execute(&xyz, &q, Some(&mut phi), Some(&mut field), false).map_err(e)?.energy;
+        energy = plan.execute(&xyz, &q, Some(&mut phi), Some(&mut field), args.virial).map_err(e)?.energy;
         let mut dt = [t.elapsed().as_secs_f64()];
         comm.allreduce_f64(&mut dt, Op::Max).map_err(e)?;
         best = best.min(dt[0]);

@@ -88,6 +88,10 @@ pub struct EwaldArgs {
     /// RMS force and energy errors against it.
     #[arg(long)]
     pub check: bool,
+    /// Compute the virial in every evaluation too (CPU backend; timed with it, as an NPT step
+    /// needs it).
+    #[arg(long)]
+    pub virial: bool,
     /// Write potential.npy (N, e/nm) and field.npy (N×3, e/nm²) to this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -161,13 +165,15 @@ pub struct EwaldRun {
 /// Plans and evaluates `sys` with `method` at `tol`: one warm-up, then `repeats` timed
 /// evaluations of potentials, fields and energy.
 pub fn evaluate(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, repeats: usize) -> CliResult<EwaldRun> {
-    evaluate_with(sys, method, tol, opts, repeats, &ProgressBar::hidden(), "")
+    evaluate_with(sys, method, tol, opts, repeats, false, &ProgressBar::hidden(), "")
 }
 
-/// [`evaluate`], advancing `pb` by one step for the plan, one for the warm-up and one per timed
-/// evaluation (`2 + repeats` steps), with messages prefixed by `what`.
-pub fn evaluate_with(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, repeats: usize, pb: &ProgressBar, what: &str)
-                     -> CliResult<EwaldRun> {
+/// [`evaluate`], with the virial in every evaluation if `virial`, advancing `pb` by one step
+/// for the plan, one for the warm-up and one per timed evaluation (`2 + repeats` steps), with
+/// messages prefixed by `what`.
+#[allow(clippy::too_many_arguments)]
+pub fn evaluate_with(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, repeats: usize, virial: bool, pb: &ProgressBar,
+                     what: &str) -> CliResult<EwaldRun> {
     let cell = sys.cell.ok_or_else(|| format!("{}: no periodic cell", sys.name))?;
     let n = sys.n();
     pb.set_message(format!("{what}plan"));
@@ -178,14 +184,14 @@ pub fn evaluate_with(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, r
     pb.set_message(format!("{what}{}", if repeats > 0 { "warm-up evaluation" } else { "evaluation" }));
     let mut phi = vec![0.0; n];
     let mut field = vec![0.0; 3 * n];
-    let mut energy = plan.execute(&sys.xyz, &sys.q, Some(&mut phi), Some(&mut field), false).map_err(|e| format!("ewald execute: {e}"))?.energy;
+    let mut energy = plan.execute(&sys.xyz, &sys.q, Some(&mut phi), Some(&mut field), virial).map_err(|e| format!("ewald execute: {e}"))?.energy;
     pb.inc(1);
     let mut times = Vec::with_capacity(repeats);
     let (mut real_s, mut kspace_s) = (plan.params().real_s, plan.params().kspace_s);
     for k in 0..repeats {
         pb.set_message(format!("{what}evaluation {}/{repeats}", k + 1));
         let t = Instant::now();
-        energy = plan.execute(&sys.xyz, &sys.q, Some(&mut phi), Some(&mut field), false).map_err(|e| format!("ewald execute: {e}"))?.energy;
+        energy = plan.execute(&sys.xyz, &sys.q, Some(&mut phi), Some(&mut field), virial).map_err(|e| format!("ewald execute: {e}"))?.energy;
         let dt = t.elapsed().as_secs_f64();
         if times.iter().all(|&b| dt < b) {
             real_s = plan.params().real_s;
@@ -264,7 +270,7 @@ pub fn reference(sys: &System, tol: f64, nthreads: usize, pb: &ProgressBar) -> C
     let ref_tol = (0.01 * tol).min(1e-7);
     let opts = EwaldOpts { nthreads, ..EwaldOpts::default() };
     let what = format!("check: classic Ewald sum at tol {ref_tol:e}: ");
-    Ok((evaluate_with(sys, Method::Direct, ref_tol, &opts, 0, pb, &what)?, ref_tol))
+    Ok((evaluate_with(sys, Method::Direct, ref_tol, &opts, 0, false, pb, &what)?, ref_tol))
 }
 
 /// The system to run: `--input` or the NaCl crystal.
@@ -320,7 +326,7 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
     let steps = 2 + args.repeats + if args.check { 2 } else { 0 };
     let pb = progress::bar(steps as u64, "ewald", progress::visible());
     let r = match (args.backend, args.prec) {
-        (BackendArg::Cpu, _) => evaluate_with(&sys, args.method.method(), args.tol, &opts, args.repeats, &pb, "")?,
+        (BackendArg::Cpu, _) => evaluate_with(&sys, args.method.method(), args.tol, &opts, args.repeats, args.virial, &pb, "")?,
         (BackendArg::Cuda, PrecArg::F64) => evaluate_cuda::<f64>(&sys, args.method.method(), args.tol, &opts, sopts, args.repeats, &pb)?,
         (BackendArg::Cuda, PrecArg::F32) => evaluate_cuda::<f32>(&sys, args.method.method(), args.tol, &opts, sopts, args.repeats, &pb)?,
     };
