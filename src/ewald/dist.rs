@@ -49,7 +49,8 @@
 //! plus `order + 2` halo planes), which shares the spectrum's buffer (it is dead from the fold
 //! into the slab until the c2r, exactly while the spectrum is alive), so it adds only the halo
 //! planes by which it outgrows that buffer; while the halo planes are exchanged, two buffers
-//! of the halo planes owned by other ranks; the home charges and ghosts with their cell lists. [`DistEwaldPlan::mesh_bytes`] reports the mesh part.
+//! of the halo planes owned by other ranks; the home charges and ghosts with their cell
+//! lists. [`DistEwaldPlan::mesh_bytes`] reports the mesh part.
 //!
 //! # Limits and scaling
 //! Slabs limit the useful rank count to `K_3` (ranks past that hold no planes and no charges,
