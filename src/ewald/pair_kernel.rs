@@ -131,9 +131,10 @@ pub(crate) struct Acc {
 }
 
 /// Interactions of atom `i` (position `xi`, already moved to the image of the `j` run, charge
-/// `qi`, virial charge `qvi`) with the slots `j0..j1` (`j1 − j0` a multiple of 4), counting only slots `j ≥ jmin`;
-/// portable version (also the exact-`erfc` path of the reference sum). Adds `[φ_i, E_i]` into
-/// `out_i`, the `j` side into `acc`, `W` (xx, xy, xz, yy, yz, zz) into `vir`.
+/// `qi`, virial charge `qvi`) with the slots `j0..j1` (`j1 − j0` a multiple of 4), counting
+/// only slots `j ≥ jmin`; portable version (also the exact-`erfc` path of the reference sum).
+/// Adds `[φ_i, E_i]` into `out_i`, the `j` side into `acc`, `W` (xx, xy, xz, yy, yz, zz) into
+/// `vir`.
 ///
 /// # Safety
 /// `s` and `acc` must be valid for the slots `j0..j1`; no other thread may write `acc` there.
