@@ -324,6 +324,7 @@ impl Mesh {
         let nf = self.nf;
         let plane = nf[0] * nf[1];
         let row = 2 * (nf[0] / 2 + 1);
+        let slab_row = |p: usize, y: usize| (p * nf[1] + y) * row..(p * nf[1] + y) * row + nf[0];
         let ne = plane * self.kext;
         // 1. spread onto the extended slab (local), pack the halo planes of other ranks
         let local = (|| -> Result<Vec<f64>> {
@@ -369,7 +370,7 @@ impl Mesh {
             let halo = self.recv_planes.iter().enumerate().map(|(k, &p)| (&recv[k * plane..(k + 1) * plane], p));
             for (src, p) in own.chain(halo) {
                 for y in 0..nf[1] {
-                    let dst = &mut self.real[(p * nf[1] + y) * row..(p * nf[1] + y) * row + nf[0]];
+                    let dst = &mut self.real[slab_row(p, y)];
                     for (d, v) in dst.iter_mut().zip(&src[y * nf[0]..(y + 1) * nf[0]]) {
                         *d += v;
                     }
@@ -399,7 +400,6 @@ impl Mesh {
         }
         self.fft.c2r(&mut self.spec, &mut self.real);
         // 4. the extended slab back: own planes from the slab, halo planes from their owners
-        let slab_row = |p: usize, y: usize| (p * nf[1] + y) * row..(p * nf[1] + y) * row + nf[0];
         for (k, &p) in self.recv_planes.iter().enumerate() {
             for y in 0..nf[1] {
                 recv[k * plane + y * nf[0]..k * plane + (y + 1) * nf[0]].copy_from_slice(&self.real[slab_row(p, y)]);

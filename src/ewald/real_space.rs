@@ -66,8 +66,10 @@ pub(crate) struct RealSpace {
     y: Vec<f64>,
     z: Vec<f64>,
     q: Vec<f64>,
-    /// Virial charges ([`super::pair_kernel`]): `q`, or 0 for a ghost.
+    /// Virial charges ([`super::pair_kernel`]): `q`, or 0 for a ghost; filled only when the
+    /// atoms include ghosts (`q` serves otherwise).
     qv: Vec<f64>,
+    has_ghosts: bool,
     /// Per cell: it holds ghosts only (pairs of two such cells are skipped).
     ghost_only: Vec<bool>,
     orig: Vec<u32>,
@@ -101,6 +103,7 @@ impl RealSpace {
             z: Vec::new(),
             q: Vec::new(),
             qv: Vec::new(),
+            has_ghosts: false,
             ghost_only: Vec::new(),
             orig: Vec::new(),
             start: Vec::new(),
@@ -215,8 +218,11 @@ impl RealSpace {
         }
         self.q.clear();
         try_resize(&mut self.q, npad, 0.0, "real-space cell charges")?;
+        self.has_ghosts = n_home < n;
         self.qv.clear();
-        try_resize(&mut self.qv, npad, 0.0, "real-space cell charges")?;
+        if self.has_ghosts {
+            try_resize(&mut self.qv, npad, 0.0, "real-space cell charges")?;
+        }
         self.ghost_only.clear();
         try_resize(&mut self.ghost_only, ncell, false, "real-space cell flags")?;
         self.orig.clear();
@@ -238,10 +244,10 @@ impl RealSpace {
                 self.y[slot] = ri[1];
                 self.z[slot] = ri[2];
                 self.q[slot] = q[i];
-                if i < n_home {
-                    self.qv[slot] = q[i];
-                } else {
+                if i >= n_home {
                     ghosts += 1;
+                } else if self.has_ghosts {
+                    self.qv[slot] = q[i];
                 }
                 self.orig[slot] = i as u32;
                 for d in 0..3 {
@@ -348,7 +354,8 @@ impl RealSpace {
         let parallel = threads.parallel();
         let nbuf = self.bufs.len();
         let bp = super::Shared(self.bufs.as_mut_ptr());
-        let soa = Soa { x: self.x.as_ptr(), y: self.y.as_ptr(), z: self.z.as_ptr(), q: self.q.as_ptr(), qv: self.qv.as_ptr() };
+        let soa = Soa { x: self.x.as_ptr(), y: self.y.as_ptr(), z: self.z.as_ptr(), q: self.q.as_ptr(),
+                        qv: if self.has_ghosts { self.qv.as_ptr() } else { self.q.as_ptr() } };
         // disjoint field borrows: the closure never touches `bufs` except through `bp`
         let (stencil, cnt, start, bbox, consts, ghost_only) = (&self.stencil, &self.cnt, &self.start, &self.bbox, &self.consts, &self.ghost_only);
         let co = Coinc { orig: &self.orig, excl, stop: AtomicBool::new(false), found: Mutex::new(None) };
