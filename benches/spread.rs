@@ -57,7 +57,7 @@ fn bench_spreader(c: &mut Criterion) {
         g.throughput(Throughput::Elements(M as u64));
         let x = points(case.dim, M);
         let cs = strengths(M);
-        let mut sp = Spreader::<f64>::new(case.dim, case.nf, &kernel, SpreadOpts { max_subprob_size: 0 }).expect("spreader");
+        let mut sp = Spreader::<f64>::new(case.dim, case.nf, &kernel, SpreadOpts::default()).expect("spreader");
         let total: usize = case.nf.iter().product();
         let label = format!("M=1e6 grid={}", case.nf.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("x"));
 

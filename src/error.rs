@@ -160,6 +160,30 @@ impl std::error::Error for Error {}
 /// unboundedly long; the allocation itself still goes through `try_reserve`.
 pub const MAX_ELEMENTS: usize = 1 << 40;
 
+/// Asks the kernel for transparent huge pages on the whole 2 MiB pages inside `bytes` bytes
+/// from `ptr` (an allocation not yet touched, of at least 4 MiB): 512× fewer page faults and
+/// TLB misses for arrays written or read in scattered order. Linux only; advisory (failure or
+/// an unsupported system is ignored).
+pub(crate) fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        if bytes < 2 * HUGE {
+            return;
+        }
+        let a = ptr as usize;
+        let start = a.next_multiple_of(HUGE);
+        let end = (a + bytes) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside the caller's allocation; MADV_HUGEPAGE changes no
+            // contents.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, bytes);
+}
+
 /// Reserves an empty vector with capacity for `n` elements, mapping allocation failure (or a
 /// byte size that overflows) to [`Error::Alloc`] with the byte count in the message.
 pub fn try_vec<T>(n: usize, what: &str) -> Result<Vec<T>> {

@@ -208,6 +208,9 @@ impl<E: Copy> AlignedVec<E> {
         // SAFETY: off < ALIGN, so ptr..ptr+len elements lie inside the block; zero bytes are a
         // valid value of the numeric element types used.
         let ptr = unsafe { (base as *mut u8).add(off) } as *mut E;
+        // fine grids are read and written in scattered order (interpolation in the caller's
+        // point order, the wrap-add of boxes): huge pages spare the TLB misses
+        crate::error::advise_huge_pages(base as *mut u8, bytes);
         Ok(AlignedVec { ptr, base, len })
     }
     /// Sets every element to zero.

@@ -69,7 +69,7 @@ fn check<T: GpuReal>(w_tol: f64, limit: usize, reltol: f64) -> Option<[usize; 3]
     gs.setpts(coords).unwrap();
     assert_eq!(gs.method(), Some(GpuMethod::Sm));
     let th = Threads::new(1).unwrap();
-    let mut cpu = Spreader::<T>::new(3, &nf, &ker, SpreadOpts { max_subprob_size: 0 }).unwrap();
+    let mut cpu = Spreader::<T>::new(3, &nf, &ker, SpreadOpts::default()).unwrap();
     cpu.setpts(coords, &th).unwrap();
     let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
     let m = pts.len();

@@ -81,7 +81,7 @@ fn max_rel<T: GpuReal>(a: &[Complex<T>], b: &[Complex<T>]) -> f64 {
 fn check<T: GpuReal>(c: &Case, k: Ker, tol: f64, methods: &[GpuMethod], cu: Option<u32>, reltol: f64) {
     let th = Threads::new(1).unwrap();
     let sp = spec(k, tol);
-    let mut cpu = Spreader::<T>::new(c.dim, &c.nf, &sp, SpreadOpts { max_subprob_size: 0 }).unwrap();
+    let mut cpu = Spreader::<T>::new(c.dim, &c.nf, &sp, SpreadOpts::default()).unwrap();
     let m = c.pts.len();
     let xs: Vec<Vec<T>> = (0..3).map(|d| c.pts.iter().map(|p| T::of(p[d])).collect()).collect();
     let empty: &[T] = &[];

@@ -227,7 +227,7 @@ impl Mesh {
             let real = AlignedVec::<f64>::zeroed(2 * alloc, "distributed SPME real slab")?;
             let spec = AlignedVec::<Complex64>::zeroed(alloc.max((plane * kext).div_ceil(2)), "distributed SPME spectrum")?;
             let spreader = if kext > 0 {
-                Some(Spreader::<f64>::new_bspline(3, &[nf[0], nf[1], kext], &BSplineParams { order }, SpreadOpts { max_subprob_size: 0 })?)
+                Some(Spreader::<f64>::new_bspline(3, &[nf[0], nf[1], kext], &BSplineParams { order }, SpreadOpts::default())?)
             } else {
                 None
             };

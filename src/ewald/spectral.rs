@@ -48,7 +48,7 @@ impl Spectral {
     pub fn new(bx: &PeriodicBox, xi: f64, nf: [usize; 3], p: usize, tau: f64, fftw: u32, nthreads: usize) -> Result<Self> {
         let kernel = Kernel::Gaussian(GaussParams { w: p, tau });
         let n = nf[0] * nf[1] * nf[2];
-        let spreader = Spreader::<f64>::new(3, &nf, &kernel, SpreadOpts { max_subprob_size: 0 })?;
+        let spreader = Spreader::<f64>::new(3, &nf, &kernel, SpreadOpts::default())?;
         let mut g1 = AlignedVec::<Complex64>::zeroed(n, "spectral Ewald grid")?;
         let g2 = AlignedVec::<Complex64>::zeroed(n, "spectral Ewald grid")?;
         let fwd = FftPlan::c2c_inplace(&nf, 1, Sign::Forward, &mut g1, fftw, nthreads)?;

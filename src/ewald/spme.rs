@@ -39,7 +39,7 @@ impl Spme {
     /// Plans grids `nf` (each even, ≥ 2·order) and B-splines of order `order`.
     pub fn new(bx: &PeriodicBox, xi: f64, nf: [usize; 3], order: usize, fftw: u32, nthreads: usize) -> Result<Self> {
         let n = nf[0] * nf[1] * nf[2];
-        let spreader = Spreader::<f64>::new_bspline(3, &nf, &BSplineParams { order }, SpreadOpts { max_subprob_size: 0 })?;
+        let spreader = Spreader::<f64>::new_bspline(3, &nf, &BSplineParams { order }, SpreadOpts::default())?;
         let mut rgrid = AlignedVec::<f64>::zeroed(n, "SPME real grid")?;
         let mut spec = AlignedVec::<Complex64>::zeroed(half_len(&nf), "SPME spectrum")?;
         let r2c = FftPlan::r2c(&nf, &mut rgrid, &mut spec, fftw, nthreads)?;

@@ -418,7 +418,7 @@ mod tests {
             // orders above 8: two 512-bit row vectors; the grid must hold twice the width
             let nf = if order > 8 { [24usize, 26, 28] } else { nf };
             let p = BSplineParams { order };
-            let mut sp = Spreader::<f64>::new_bspline(3, &nf, &p, SpreadOpts { max_subprob_size: 31 }).unwrap();
+            let mut sp = Spreader::<f64>::new_bspline(3, &nf, &p, SpreadOpts { max_subprob_size: 31, ..Default::default() }).unwrap();
             sp.setpts([&x[0], &x[1], &x[2]], &th).unwrap();
             // spreading a unit strength gives weights summing to one (partition of unity)
             let c: Vec<Complex<f64>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), 0.0)).collect();
@@ -474,7 +474,7 @@ mod tests {
                     xp[d][j] += h * tp / nf[d] as f64;
                     xm[d][j] -= h * tp / nf[d] as f64;
                 }
-                let mut sp2 = Spreader::<f64>::new_bspline(3, &nf, &p, SpreadOpts { max_subprob_size: 0 }).unwrap();
+                let mut sp2 = Spreader::<f64>::new_bspline(3, &nf, &p, SpreadOpts::default()).unwrap();
                 let mut vp = vec![Complex::new(0.0, 0.0); m];
                 let mut vm = vec![Complex::new(0.0, 0.0); m];
                 sp2.setpts([&xp[0], &xp[1], &xp[2]], &th).unwrap();

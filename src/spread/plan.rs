@@ -226,7 +226,7 @@ impl<T: GpuReal> SpreadPlan<T> {
         match resolve_backend(opts.backend, "spreading plans", opts.backend == crate::nufft::options::FARFIELD_BACKEND_CUDA)? {
             Backend::Cpu => {
                 let threads = Threads::new(opts.nthreads)?;
-                let so = SpreadOpts { max_subprob_size: opts.max_subprob_size };
+                let so = SpreadOpts { max_subprob_size: opts.max_subprob_size, ..Default::default() };
                 let sp = Spreader::<T>::new(bx.dim, used(&bx), &kernel, so)?;
                 Ok(Self::assemble(bx, kernel, opts, Exec::Cpu { sp, threads }))
             }

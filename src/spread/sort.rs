@@ -76,25 +76,9 @@ const CHUNKS_PER_THREAD: usize = 4;
 const MIN_CHUNK: usize = 1 << 14;
 
 /// Asks the kernel for transparent huge pages on the capacity of `v` (large arrays written
-/// once in scattered order: 512× fewer page faults and TLB misses). Advisory only: failure or
-/// an unsupported system is ignored.
-fn advise_huge<E>(v: &mut Vec<E>) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let bytes = v.capacity() * std::mem::size_of::<E>();
-        if bytes < 2 * HUGE {
-            return;
-        }
-        let a = v.as_mut_ptr() as usize;
-        let start = a.next_multiple_of(HUGE);
-        let end = (a + bytes) / HUGE * HUGE;
-        if end > start {
-            // SAFETY: the range lies inside the vector's allocation; MADV_HUGEPAGE changes no
-            // contents.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-        }
-    }
+/// once in scattered order: 512× fewer page faults and TLB misses): [`crate::error::advise_huge_pages`].
+pub(super) fn advise_huge<E>(v: &mut Vec<E>) {
+    crate::error::advise_huge_pages(v.as_mut_ptr() as *mut u8, v.capacity() * std::mem::size_of::<E>());
 }
 
 /// Bin sizes per axis for a dimension.
@@ -452,6 +436,32 @@ unsafe fn scatter_body<T: Real, const D: usize, const FLOOR: bool>(geo: &Geometr
 /// An unused stream.
 fn sp_null<E>() -> Stream<E> {
     Stream { dst: std::ptr::null_mut(), phase: 0, stage: std::ptr::null_mut() }
+}
+
+/// Folds the coordinates `x` into grid units `[0, nf)` in `out` (as [`fold`], bit for bit),
+/// [`BLOCK`] at a time with [`fold_block`] (the AVX2 clone when the CPU has it). Returns the
+/// index of the first non-finite coordinate, if any (`out` is then partly written).
+pub(super) fn fold_points<T: Real>(x: &[T], nf: usize, out: &mut [T]) -> Option<usize> {
+    #[inline(always)]
+    fn body<T: Real, const FLOOR: bool>(x: &[T], nf: usize, out: &mut [T]) -> Option<usize> {
+        for (b, (xs, os)) in x.chunks(BLOCK).zip(out.chunks_mut(BLOCK)).enumerate() {
+            if let Some(j) = fold_block::<T, FLOOR>(xs, nf, os) {
+                return Some(b * BLOCK + j);
+            }
+        }
+        None
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn avx2<T: Real>(x: &[T], nf: usize, out: &mut [T]) -> Option<usize> {
+        body::<T, true>(x, nf, out)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::has_avx2_fma() {
+        // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
+        return unsafe { avx2(x, nf, out) };
+    }
+    body::<T, false>(x, nf, out)
 }
 
 /// Runs `count_body` for the grid's dimension, with AVX2 when the CPU has it.
