@@ -14,7 +14,7 @@
 //! 41 (2019) C479, §3.2). Spreading needs the sort (the private boxes and the locked wrap-add),
 //! so a spreader in this mode does not spread.
 
-use super::{fold, sort, Spreader};
+use super::{sort, Spreader};
 use crate::error::{Error, Result};
 use crate::kernel::{KernelEval, MAX_WIDTH};
 use crate::real::Real;
@@ -38,18 +38,7 @@ impl<T: Real> Spreader<T> {
         let m = x.len();
         let nf = self.nf[0];
         let chunk = (1 << 16).max(m.div_ceil(4 * threads.count()));
-        let first_bad = |bad: &Mutex<usize>| -> Result<()> {
-            match bad.lock().map_or(usize::MAX, |b| *b) {
-                usize::MAX => Ok(()),
-                i => Err(Error::NonFinite(format!("coordinate x of point {i} is {}", x[i]))),
-            }
-        };
-        let bad = Mutex::new(usize::MAX);
-        let note = |i: usize| {
-            if let Ok(mut b) = bad.lock() {
-                *b = (*b).min(i);
-            }
-        };
+        let nonfinite = |i: usize| Error::NonFinite(format!("coordinate x of point {i} is {}", x[i]));
         if copy {
             // fold and check in one pass into a fresh array; on a bad coordinate it is dropped
             // and the previous points stay set
@@ -58,22 +47,23 @@ impl<T: Real> Spreader<T> {
             // SAFETY: capacity m; every element is written by the parallel pass below before
             // anything reads it (T is a plain float), or the vector is dropped unread.
             unsafe { g.set_len(m) };
+            let bad = Mutex::new(usize::MAX);
             threads.chunks2(&mut g, chunk, x, chunk, |i, gd, xs| {
                 if let Some(j) = sort::fold_points(xs, nf, gd) {
-                    note(i * chunk + j);
+                    let mut b = bad.lock().unwrap_or_else(|p| p.into_inner());
+                    *b = (*b).min(i * chunk + j);
                 }
             });
-            first_bad(&bad)?;
+            match bad.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                usize::MAX => {}
+                i => return Err(nonfinite(i)),
+            }
             self.release_points();
             self.g[0] = g;
         } else {
-            threads.for_each(m.div_ceil(chunk), |i| {
-                let xs = &x[i * chunk..((i + 1) * chunk).min(m)];
-                if let Some(j) = xs.iter().position(|v| !v.is_finite()) {
-                    note(i * chunk + j);
-                }
-            });
-            first_bad(&bad)?;
+            if let Some(i) = threads.find_first(m, |i| !x[i].is_finite()) {
+                return Err(nonfinite(i));
+            }
             self.release_points();
             self.src[0] = ConstPtr(x.as_ptr());
         }
@@ -107,9 +97,8 @@ impl<T: Real> Spreader<T> {
                 } else {
                     // SAFETY: setpts_by_reference's contract keeps the M-element array alive.
                     let x = unsafe { std::slice::from_raw_parts(self.src[0].0, self.m) };
-                    for (h, &v) in held.iter_mut().zip(&x[q..e]) {
-                        *h = fold(v, nf);
-                    }
+                    // the same fold as the copy (checked finite at setpts)
+                    sort::fold_points(&x[q..e], nf, &mut held[..e - q]);
                     &held[..e - q]
                 };
                 // SAFETY: runs are disjoint, so c[q..e] is written by this task alone.
