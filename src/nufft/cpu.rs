@@ -48,13 +48,14 @@ struct FineGrid<T: Real> {
 impl<T: Real> FineGrid<T> {
     /// The fine grid (16·Πnf bytes in f64, allocated first so that a request beyond the memory
     /// fails before any work; calloc'd, so its pages are touched only by the first execute),
-    /// the spreader (`opts.spread_max_subprob_size`) and, if `plan_fft`, the FFTW plans
+    /// the spreader (`opts.spread_max_subprob_size`; in 1D the points stay in the caller's
+    /// order where that costs no parallelism, `SpreadOpts::callers_order`) and, if `plan_fft`, the FFTW plans
     /// (`opts.fftw`) of `params` (else only FFTW's headroom is checked); the mode map comes
     /// with the points.
     fn new(params: &NufftParams, opts: &NufftOpts, threads: &Threads, plan_fft: bool) -> Result<Self> {
         let (dim, nf) = (params.dim, params.nf);
         let mut fw = AlignedVec::<Complex<T>>::zeroed(params.fine_total(), "NUFFT fine grid")?;
-        let spreader = Spreader::new(dim, &nf[..dim], &params.kernel, SpreadOpts { max_subprob_size: opts.spread_max_subprob_size, interp_only: params.ty == 2 })?;
+        let spreader = Spreader::new(dim, &nf[..dim], &params.kernel, SpreadOpts { max_subprob_size: opts.spread_max_subprob_size, interp_only: params.ty == 2, callers_order: true })?;
         let fft = if plan_fft {
             Some(Self::plan_fft(params, opts, threads, &mut fw)?)
         } else {

@@ -623,6 +623,7 @@ impl<T: Real> Type3Plan<T> {
         let fw = AlignedVec::<Complex<T>>::zeroed(geo.total(), "NUFFT type 3 fine grid")?;
         let mut spreader = Spreader::new(dim, &nf[..dim], &p.kernel, SpreadOpts {
             max_subprob_size: p.opts.spread_max_subprob_size,
+            callers_order: true,
             ..Default::default()
         })?;
         {

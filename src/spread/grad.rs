@@ -37,6 +37,15 @@ impl<T: Real> Spreader<T> {
     /// A spreader whose kernel is the centred cardinal B-spline of order `p.order`
     /// (`1 ≤ order ≤ 32`, width = order; order 1 is nearest-grid-point assignment; see
     /// [`crate::kernel::bspline`]).
+    /// [`Error::NotSupported`] for points kept in the caller's order ([`SpreadOpts::interp_only`],
+    /// [`SpreadOpts::callers_order`]): the real paths (`what`) work on the bin-sorted points.
+    fn needs_sorted(&self, what: &str) -> Result<()> {
+        if self.in_order {
+            return Err(Error::NotSupported(format!("{what} on 1D points kept in the caller's order (SpreadOpts::interp_only or callers_order)")));
+        }
+        Ok(())
+    }
+
     /// A thin wrapper of [`Spreader::new`] with [`Kernel::BSpline`].
     /// Errors: [`Error::InvalidArg`] (order), and those of [`Spreader::new`].
     pub fn new_bspline(dim: usize, nf: &[usize], p: &BSplineParams, opts: SpreadOpts) -> Result<Self> {
@@ -53,8 +62,10 @@ impl<T: Real> Spreader<T> {
 
     /// [`Spreader::spread_real`] with the per-subproblem strengths and box (up to the grid's
     /// size) allocated fallibly. Errors: [`Error::Alloc`], after which `grid` holds a partial
-    /// sum.
+    /// sum; [`Error::NotSupported`] for 1D points kept in the caller's order
+    /// ([`SpreadOpts::callers_order`]).
     pub fn try_spread_real(&self, c: &[T], grid: &mut [T], threads: &Threads) -> Result<()> {
+        self.needs_sorted("spread_real")?;
         assert_eq!(c.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
         assert!(self.g[0].len() == self.m, "spread_real needs points set by setpts (sorted copy)");
@@ -193,7 +204,8 @@ impl<T: Real> Spreader<T> {
     /// point's grid coordinate (grid units; for the coordinate `x` in radians,
     /// `∂/∂x = nf/(2π) ∂/∂g`). Overwrites `out`. Needs points set by `setpts` (sorted copy).
     /// Errors: [`Error::NotSupported`] unless the kernel is a B-spline of order ≥ 2 (order 1,
-    /// nearest grid point, is piecewise constant); [`Error::Alloc`] (per-subproblem scratch).
+    /// nearest grid point, is piecewise constant), or for 1D points kept in the caller's order
+    /// ([`SpreadOpts::callers_order`]); [`Error::Alloc`] (per-subproblem scratch).
     pub fn interp_grad_real(&self, grid: &[T], out: &mut [[T; 4]], threads: &Threads) -> Result<()> {
         let KernelImpl::BSpline(k) = &self.kernel else {
             return Err(Error::NotSupported("gradient interpolation needs a B-spline spreader".into()));
@@ -201,6 +213,7 @@ impl<T: Real> Spreader<T> {
         if self.w[0] < 2 {
             return Err(Error::NotSupported("gradient interpolation needs a B-spline of order ≥ 2 (order 1 is piecewise constant)".into()));
         }
+        self.needs_sorted("interp_grad_real")?;
         assert_eq!(out.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
         assert!(self.g[0].len() == self.m, "interp_grad_real needs points set by setpts (sorted copy)");
@@ -227,8 +240,11 @@ impl<T: Real> Spreader<T> {
     /// Interpolates the real grid `grid` (length nf1·nf2·nf3, x fastest) at the points into
     /// `out` (length M, caller's point order), overwriting it: `out[j] = Σ_l grid_l ψ(l − g_j)`.
     /// Any kernel and dimension; needs points set by `setpts` (sorted copy).
-    /// Errors: [`Error::Alloc`] (per-subproblem scratch), after which `out` is partly written.
+    /// Errors: [`Error::Alloc`] (per-subproblem scratch), after which `out` is partly written;
+    /// [`Error::NotSupported`] for 1D points kept in the caller's order
+    /// ([`SpreadOpts::callers_order`]).
     pub fn try_interp_real(&self, grid: &[T], out: &mut [T], threads: &Threads) -> Result<()> {
+        self.needs_sorted("interp_real")?;
         assert_eq!(out.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
         assert!(self.g[0].len() == self.m, "try_interp_real needs points set by setpts (sorted copy)");

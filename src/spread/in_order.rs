@@ -1,21 +1,29 @@
-//! 1D interpolation in the caller's point order, without the bin sort
-//! ([`super::SpreadOpts::interp_only`]).
+//! 1D spreading and interpolation in the caller's point order, without the bin sort.
 //!
-//! In 1D the fine grid is one row (32 MB at nf = 2·10⁶ in f64) and a point reads `w`
-//! consecutive values, one or two cache lines, so ordering the points buys little locality;
+//! In 1D the fine grid is one row (32 MB at nf = 2·10⁶ in f64) and a point touches `w`
+//! consecutive values, one to four cache lines, so ordering the points buys little locality;
 //! what it costs is the sort in `setpts` (a scatter of the coordinates and the permutation over
-//! M) and, in every interpolation, writing the values back to the caller's order: a random
-//! store per point over M outputs, each a cache miss with a read for ownership. In the
-//! caller's order the outputs are written in sequence and the grid reads, independent loads,
+//! M) and, in every execute, the gather of the strengths (spreading) or the scatter of the
+//! values (interpolation) through the permutation: a random access per point over M elements,
+//! each a cache and TLB miss. In the caller's order those arrays are read or written in
+//! sequence and only the grid accesses are scattered; they are independent, and each point
+//! prefetches the cache lines of the window [`PREFETCH_AHEAD`] points ahead, so their misses
 //! overlap. Measured on a 2-core AMD EPYC (AVX2), M = 10⁷, N = 10⁶, one thread, tol 1e-6:
 //! interpolation 0.53 s at random point order against 0.21 s when the same points come sorted,
 //! the sort 0.39 s (docs/design.md §10). FINUFFT's default heuristic (`spread_sort = 2`) likewise
 //! does not sort for 1D interpolation (Barnett, Magland & af Klinteberg, SIAM J. Sci. Comput.
-//! 41 (2019) C479, §3.2). Spreading needs the sort (the private boxes and the locked wrap-add),
-//! so a spreader in this mode does not spread.
+//! 41 (2019) C479, §3.2).
+//!
+//! Interpolation in this order is used by every 1D spreader made with
+//! [`super::SpreadOpts::interp_only`] (which then refuses to spread). Spreading in this order
+//! needs one grid per thread (the points of different threads meet anywhere in the row): thread
+//! 0 spreads into the output grid, the others into private grids summed into it afterwards. A
+//! 1D spreader keeps its points in the caller's order when those private grids take no more
+//! memory than the sort's permutation would ([`private_grids`]), and sorts them otherwise.
 
-use super::{sort, Spreader};
+use super::{inner, prefetch_window, simd_row, sort, RowOp, Spreader, BOX_PAD, PREFETCH_AHEAD};
 use crate::error::{Error, Result};
+use crate::fft::AlignedVec;
 use crate::kernel::{KernelEval, MAX_WIDTH};
 use crate::real::Real;
 use crate::threads::{ConstPtr, SyncPtr, Threads};
@@ -25,6 +33,24 @@ use std::time::Instant;
 
 /// Points folded at a time when the coordinates are held by reference (on the stack).
 const BLOCK: usize = 256;
+
+/// Grid entries zeroed or summed per parallel task when spreading in the caller's order.
+const GRID_CHUNK: usize = 1 << 16;
+
+/// Grids that spreading `m` points in the caller's order onto a 1D grid of `nf` points fills
+/// with `threads` threads: the output grid plus one private grid per further thread, as many as
+/// fit in the memory of the permutation (4 bytes per point) that the bin sort would keep.
+/// At least 1, at most `threads`.
+pub(super) fn private_grids<T: Real>(m: usize, nf: usize, threads: usize) -> usize {
+    let grid_bytes = (nf * std::mem::size_of::<Complex<T>>()).max(1);
+    1 + threads.saturating_sub(1).min(4 * m / grid_bytes)
+}
+
+/// Whether a 1D spreader keeps `m` points in the caller's order for `threads` threads: when
+/// every thread gets its own grid ([`private_grids`]), so spreading loses no parallelism.
+pub(super) fn spreads_in_order<T: Real>(m: usize, nf: usize, threads: usize) -> bool {
+    private_grids::<T>(m, nf, threads) == threads.max(1)
+}
 
 impl<T: Real> Spreader<T> {
     /// `setpts` of a spreader that keeps its 1D points in the caller's order: keeps the folded
@@ -71,10 +97,32 @@ impl<T: Real> Spreader<T> {
         let mut subprobs = crate::error::try_vec(m.div_ceil(sp), "interpolation runs")?;
         subprobs.extend((0..m).step_by(sp).map(|a| (a, (a + sp).min(m))));
         self.subprobs = subprobs;
+        self.in_order = true;
         self.sort_timings = sort::SortTimings { count_s: t0.elapsed().as_secs_f64(), ..Default::default() };
         self.m = m;
         self.ready = true;
         Ok(())
+    }
+
+    /// Calls `f(q, g)` for consecutive blocks of the points `a..b` (caller's order): `q` the
+    /// first point of the block, `g` their folded coordinates (all of `a..b` at once from the
+    /// copy; blocks of [`BLOCK`] folded on the stack when held by reference).
+    fn for_each_block(&self, a: usize, b: usize, mut f: impl FnMut(usize, &[T])) {
+        if self.src[0].0.is_null() {
+            f(a, &self.g[0][a..b]);
+            return;
+        }
+        // SAFETY: setpts_by_reference's contract keeps the M-element array alive.
+        let x = unsafe { std::slice::from_raw_parts(self.src[0].0, self.m) };
+        let mut held = [T::zero(); BLOCK];
+        let mut q = a;
+        while q < b {
+            let e = (q + BLOCK).min(b);
+            // the same fold as the copy (checked finite at setpts)
+            sort::fold_points(&x[q..e], self.nf[0], &mut held[..e - q]);
+            f(q, &held[..e - q]);
+            q = e;
+        }
     }
 
     /// Interpolates `grid` at the points in the caller's order into `c`, one run of
@@ -83,30 +131,127 @@ impl<T: Real> Spreader<T> {
     pub(super) fn interp_in_order<K: KernelEval<T>>(&self, k: &K, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) {
         // SAFETY: Complex<T> is repr(C) {re, im}, the layout of [T; 2].
         let bx = unsafe { std::slice::from_raw_parts(grid.as_ptr() as *const [T; 2], grid.len()) };
-        let nf = self.nf[0];
         let cp = SyncPtr(c.as_mut_ptr());
         threads.for_each(self.subprobs.len(), |s| {
             let cp = cp;
             let (a, b) = self.subprobs[s];
-            let mut held = [T::zero(); BLOCK];
-            let mut q = a;
-            while q < b {
-                let e = if self.src[0].0.is_null() { b } else { (q + BLOCK).min(b) };
-                let g: &[T] = if self.src[0].0.is_null() {
-                    &self.g[0][q..e]
-                } else {
-                    // SAFETY: setpts_by_reference's contract keeps the M-element array alive.
-                    let x = unsafe { std::slice::from_raw_parts(self.src[0].0, self.m) };
-                    // the same fold as the copy (checked finite at setpts)
-                    sort::fold_points(&x[q..e], nf, &mut held[..e - q]);
-                    &held[..e - q]
-                };
-                // SAFETY: runs are disjoint, so c[q..e] is written by this task alone.
+            self.for_each_block(a, b, |q, g| {
+                // SAFETY: runs are disjoint, so c[q..q + g.len()] is written by this task alone.
                 let out = SyncPtr(unsafe { cp.0.add(q) });
                 self.interp_row_points(k, g, bx, out);
-                q = e;
-            }
+            });
         });
+    }
+
+    /// Spreads the strengths `c` (caller's order) at the points in the caller's order onto
+    /// `grid`, overwriting it: the points are cut into [`private_grids`] equal runs, the first
+    /// spread into `grid`, each other into a private grid, which are then added to `grid`.
+    /// Errors: [`Error::Alloc`] (a private grid; `grid` is then unchanged).
+    pub(super) fn spread_in_order<K: KernelEval<T>>(&self, k: &K, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) -> Result<()> {
+        let (m, nf) = (self.m, self.nf[0]);
+        let parts = private_grids::<T>(m, nf, threads.count());
+        let mut private = crate::error::try_vec::<AlignedVec<Complex<T>>>(parts - 1, "private spreading grids")?;
+        for _ in 1..parts {
+            private.push(AlignedVec::zeroed(nf, "private spreading grid")?);
+        }
+        threads.chunks(grid, GRID_CHUNK, |_, r| r.fill(Complex::new(T::zero(), T::zero())));
+        let mut dst = crate::error::try_vec::<SyncPtr<[T; 2]>>(parts, "private spreading grids")?;
+        // Complex<T> is repr(C) {re, im}, the layout of [T; 2]
+        dst.push(SyncPtr(grid.as_mut_ptr() as *mut [T; 2]));
+        dst.extend(private.iter_mut().map(|p| SyncPtr(p.as_mut_ptr() as *mut [T; 2])));
+        threads.for_each(parts, |t| {
+            // SAFETY: each of the `parts` grids (nf entries, alive until after this loop) is
+            // written by task t alone.
+            let bx = unsafe { std::slice::from_raw_parts_mut(dst[t].0, nf) };
+            self.for_each_block(t * m / parts, (t + 1) * m / parts, |q, g| self.spread_row_points(k, g, &c[q..q + g.len()], bx));
+        });
+        if !private.is_empty() {
+            threads.chunks(grid, GRID_CHUNK, |i, r| {
+                let (o, len) = (i * GRID_CHUNK, r.len());
+                for p in &private {
+                    r.iter_mut().zip(&p[o..o + len]).for_each(|(d, s)| *d += *s);
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// Spreads the strengths `cs` at the points with folded coordinates `g` into the periodic
+    /// row `bx` (the whole grid): the vector row kernels where the CPU has them.
+    fn spread_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: the CPU supports the clone's extensions (checked at run time).
+            unsafe {
+                if crate::simd::has_avx512() {
+                    return self.spread1d_avx512(k, g, cs, bx);
+                } else if crate::simd::has_avx2_fma() {
+                    return self.spread1d_avx2(k, g, cs, bx);
+                }
+            }
+        }
+        self.spread1d::<K, false, false>(k, g, cs, bx)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn spread1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+        self.spread1d::<K, true, false>(k, g, cs, bx)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn spread1d_avx512<K: KernelEval<T>>(&self, k: &K, g: &[T], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+        self.spread1d::<K, true, true>(k, g, cs, bx)
+    }
+
+    /// [`Self::spread_row_points`] for the clone (`FMA`, `WIDE`: as in
+    /// [`Spreader::spread_points`]), dispatched on the width.
+    #[inline(always)]
+    fn spread1d<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[T], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+        macro_rules! go {
+            ($($n:literal),*) => {
+                match self.w[0] {
+                    $($n => self.spread1d_w::<K, $n, FMA, WIDE>(k, g, cs, bx),)*
+                    _ => self.spread1d_w::<K, 0, FMA, WIDE>(k, g, cs, bx),
+                }
+            };
+        }
+        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+    }
+
+    /// [`Self::spread1d`] for the width `W` (`W = 0`: any width). A window that would reach
+    /// past the row's end (with the vectors' [`BOX_PAD`]) or starts before it is added with
+    /// periodic wrap-around, one value at a time.
+    #[inline(always)]
+    fn spread1d_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[T], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+        let w = if W == 0 { self.w[0] } else { W };
+        let half = T::of(0.5 * w as f64);
+        let n = bx.len() as isize;
+        let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
+        ker[1][0] = T::one();
+        ker[2][0] = T::one();
+        for (q, (&gv, &cv)) in g.iter().zip(cs).enumerate() {
+            if let Some(&ga) = g.get(q + PREFETCH_AHEAD) {
+                prefetch_window(bx, ga - half, w);
+            }
+            // as point_kernel
+            let start = (gv - half).ceil();
+            let l0 = start.to_isize().unwrap_or(0);
+            if FMA {
+                k.eval_fused(start - gv, &mut ker[0]);
+            } else {
+                k.eval(start - gv, &mut ker[0]);
+            }
+            if FMA && W > 0 && l0 >= 0 && l0 + (W + BOX_PAD) as isize <= n && simd_row::<T, W, WIDE>([n as usize, 1], [l0 as usize, 0, 0], [1, 1], &ker, RowOp::Spread(&mut *bx, cv)) {
+                continue;
+            }
+            for (i, &kv) in ker[0].iter().take(w).enumerate() {
+                let e = &mut bx[(l0 + i as isize).rem_euclid(n) as usize];
+                e[0] += kv * cv.re;
+                e[1] += kv * cv.im;
+            }
+        }
     }
 
     /// Values at the points with folded coordinates `g` from the periodic row `bx` into

@@ -79,6 +79,14 @@ pub struct SpreadOpts {
     /// the caller's order, without the bin sort ([`in_order`]), and [`Spreader::try_spread`]
     /// returns [`Error::NotSupported`]; in 2D and 3D it changes nothing.
     pub interp_only: bool,
+    /// In 1D, keep the points in the caller's order, without the bin sort, whenever spreading
+    /// then loses no parallelism ([`in_order::private_grids`]; set by the CPU NUFFT). Complex
+    /// spreading and interpolation ([`Spreader::try_spread`], [`Spreader::try_interp`]) work as
+    /// before; the real and gradient paths ([`Spreader::try_spread_real`],
+    /// [`Spreader::try_interp_real`], [`Spreader::interp_grad_real`]) need the sorted points
+    /// and return [`Error::NotSupported`] for points kept in this order. In 2D and 3D it
+    /// changes nothing.
+    pub callers_order: bool,
 }
 
 /// Largest number of points a spreader takes: 2³² − 1 (indices are `u32`).
@@ -113,9 +121,15 @@ pub struct Spreader<T: Real> {
     subprobs: Vec<(usize, usize)>,
     stripe: usize,
     locks: Vec<Mutex<()>>,
-    /// Points kept in the caller's order, unsorted ([`in_order`]; 1D with
-    /// [`SpreadOpts::interp_only`]): `perm` is empty and the subproblems are runs of
-    /// consecutive points.
+    /// [`SpreadOpts::interp_only`] of a 1D spreader: the points are always kept in the
+    /// caller's order and spreading is refused.
+    interp_only: bool,
+    /// [`SpreadOpts::callers_order`] of a 1D spreader.
+    callers_order: bool,
+    /// The points of the last `setpts*` are kept in the caller's order, unsorted
+    /// ([`in_order`]; 1D only, with [`SpreadOpts::interp_only`], or with
+    /// [`SpreadOpts::callers_order`] when [`in_order::spreads_in_order`] says so): `perm` is
+    /// empty and the subproblems are runs of consecutive points.
     in_order: bool,
     /// Per-pass times of the last bin sort.
     sort_timings: sort::SortTimings,
@@ -175,7 +189,9 @@ impl<T: Real> Spreader<T> {
             subprobs: Vec::new(),
             stripe,
             locks,
-            in_order: opts.interp_only && dim == 1,
+            interp_only: opts.interp_only && dim == 1,
+            callers_order: opts.callers_order && dim == 1,
+            in_order: false,
             sort_timings: sort::SortTimings::default(),
         })
     }
@@ -227,7 +243,7 @@ impl<T: Real> Spreader<T> {
                 return Err(Error::NPoints(format!("axis {d} has {} coordinates, axis 0 has {m}", coords[d].len())));
             }
         }
-        if self.in_order {
+        if self.interp_only || (self.callers_order && in_order::spreads_in_order::<T>(m, self.nf[0], threads.count())) {
             return self.set_points_in_order(coords[0], threads, copy);
         }
         let dim = self.dim;
@@ -252,6 +268,7 @@ impl<T: Real> Spreader<T> {
         }
         self.perm = perm;
         self.subprobs = subprobs;
+        self.in_order = false;
         self.sort_timings = timings;
         self.m = m;
         self.ready = true;
@@ -342,19 +359,23 @@ impl<T: Real> Spreader<T> {
     }
 
     /// [`Spreader::spread`] with every scratch buffer (per subproblem: its strengths and its
-    /// padded box, up to the grid's size) allocated fallibly. Errors: [`Error::Alloc`], after
+    /// padded box, up to the grid's size; for 1D points in the caller's order, one private grid
+    /// per extra thread, [`in_order`]) allocated fallibly. Errors: [`Error::Alloc`], after
     /// which `grid` holds a partial sum; [`Error::NotSupported`] for a 1D spreader made with
     /// [`SpreadOpts::interp_only`].
     pub fn try_spread(&self, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) -> Result<()> {
-        if self.in_order {
+        if self.interp_only {
             return Err(Error::NotSupported("spreading with a 1D spreader made for interpolation only (SpreadOpts::interp_only)".into()));
         }
         assert_eq!(c.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
-        match &self.kernel {
-            KernelImpl::Es(k) => self.spread_with(k, c, grid, threads),
-            KernelImpl::Gaussian(k) => self.spread_with(k, c, grid, threads),
-            KernelImpl::BSpline(k) => self.spread_with(k, c, grid, threads),
+        match (&self.kernel, self.in_order) {
+            (KernelImpl::Es(k), false) => self.spread_with(k, c, grid, threads),
+            (KernelImpl::Gaussian(k), false) => self.spread_with(k, c, grid, threads),
+            (KernelImpl::BSpline(k), false) => self.spread_with(k, c, grid, threads),
+            (KernelImpl::Es(k), true) => self.spread_in_order(k, c, grid, threads),
+            (KernelImpl::Gaussian(k), true) => self.spread_in_order(k, c, grid, threads),
+            (KernelImpl::BSpline(k), true) => self.spread_in_order(k, c, grid, threads),
         }
     }
 
@@ -694,13 +715,9 @@ impl<T: Real> Spreader<T> {
                     if perm.is_none() {
                         // caller's order: the windows are scattered over the grid, so their
                         // cache lines are prefetched (M = 1e7, w = 13, one thread: 1.45 → 0.48 s)
+                        // (the box is the whole grid there: lo = 0)
                         if let Some(&ga) = g.get(q + PREFETCH_AHEAD) {
-                            let la = ((ga - half).ceil().to_isize().unwrap_or(0) - lo).clamp(0, n - 1) as usize;
-                            let first = bx.as_ptr().wrapping_add(la) as usize;
-                            let last = bx.as_ptr().wrapping_add((la + W - 1).min(n as usize - 1)) as usize;
-                            for line in (first & !63..=last).step_by(64) {
-                                prefetch(line as *const u8);
-                            }
+                            prefetch_window(bx, ga - half, W);
                         }
                     }
                     // as point_kernel
@@ -878,6 +895,20 @@ fn prefetch<E>(p: *const E) {
     let _ = p;
 }
 
+/// Prefetches every cache line of the `w` entries of the periodic row `bx` from grid index
+/// `⌈start⌉` on (clamped to the row): the kernel window of a point whose window starts at
+/// `start = g − w/2`, for the loops over points in the caller's order ([`in_order`]).
+#[inline(always)]
+fn prefetch_window<E, T: Real>(bx: &[E], start: T, w: usize) {
+    let n = bx.len();
+    let la = start.ceil().to_isize().unwrap_or(0).clamp(0, n as isize - 1) as usize;
+    let first = bx.as_ptr().wrapping_add(la) as usize;
+    let last = bx.as_ptr().wrapping_add((la + w - 1).min(n - 1)) as usize;
+    for line in (first & !63..=last).step_by(64) {
+        prefetch(line as *const u8);
+    }
+}
+
 /// Appends `src[perm[q]]` for every `q` to `out` in order, prefetching [`PREFETCH_AHEAD`]
 /// elements ahead.
 #[inline]
@@ -1052,6 +1083,91 @@ mod tests {
         s2.try_spread(&c, &mut g2, &th).unwrap();
     }
 
+    /// 1D spreading with the points in the caller's order ([`SpreadOpts::callers_order`],
+    /// [`in_order`]: the output grid plus
+    /// one private grid per further thread, windows wrapping at both ends, f32 and f64, widths
+    /// 2–16, copied and by reference) against direct spreading with the exact kernel; and the
+    /// rule: the sort is kept when the private grids would outgrow the permutation.
+    #[test]
+    fn spread_1d_in_callers_order_matches_direct() {
+        fn run<T: Real>(kind: KernelKind, tol: f64, nf: usize, m: usize, threads: usize, in_order: bool) {
+            let k = Kernel::for_tolerance(kind, tol, 2.0);
+            let th = Threads::new(threads).unwrap();
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+            let mut x: Vec<f64> = (0..m).map(|_| rng.gen_range(-10.0..10.0)).collect();
+            x[0] = 0.0;
+            x[1] = 2.0 * std::f64::consts::PI;
+            x[2] = -std::f64::consts::PI;
+            x[3] = -1e-9;
+            let c: Vec<Complex<f64>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
+            let xt: Vec<T> = x.iter().map(|&v| T::of(v)).collect();
+            let ct: Vec<Complex<T>> = c.iter().map(|v| Complex::new(T::of(v.re), T::of(v.im))).collect();
+            // the points as the spreader folds them (in T), spread exactly
+            let w = k.width();
+            let mut exact = vec![Complex::new(0.0, 0.0); nf];
+            for (&xv, &cv) in xt.iter().zip(&c) {
+                let g = fold(xv, nf).to_f64v();
+                for (l, e) in exact.iter_mut().enumerate() {
+                    let mut dd = l as f64 - g;
+                    dd -= (dd / nf as f64).round() * nf as f64;
+                    if dd.abs() <= w as f64 / 2.0 {
+                        *e += cv * k.value(dd);
+                    }
+                }
+            }
+            let scale = exact.iter().map(|v| v.norm()).fold(0.0, f64::max);
+            for copy in [true, false] {
+                let mut sp = Spreader::<T>::new(1, &[nf], &k, SpreadOpts { callers_order: true, ..Default::default() }).unwrap();
+                if copy {
+                    sp.setpts([&xt, &[], &[]], &th).unwrap();
+                } else {
+                    // SAFETY: xt outlives sp and is not changed.
+                    unsafe { sp.setpts_by_reference([&xt, &[], &[]], &th).unwrap() };
+                }
+                assert_eq!(sp.in_order, in_order, "nf {nf} M {m} threads {threads}");
+                // spreading overwrites whatever the grid held
+                let mut grid = vec![Complex::new(T::of(7.0), T::of(-3.0)); nf];
+                sp.try_spread(&ct, &mut grid, &th).unwrap();
+                let err = grid.iter().zip(&exact).map(|(a, b)| (Complex::new(a.re.to_f64v(), a.im.to_f64v()) - b).norm()).fold(0.0, f64::max);
+                // kernel fit error, plus the rounding of T over the sums
+                let bound = (tol + 1e3 * T::EPS) * scale;
+                assert!(err <= bound, "{kind:?} tol {tol} w {w} nf {nf} M {m} threads {threads} copy {copy}: err {err} > {bound}");
+                if in_order {
+                    // the real paths need the sort
+                    let mut rg = vec![T::zero(); nf];
+                    assert!(matches!(sp.try_spread_real(&xt, &mut rg, &th), Err(Error::NotSupported(_))));
+                    let mut rv = vec![T::zero(); m];
+                    assert!(matches!(sp.try_interp_real(&rg, &mut rv, &th), Err(Error::NotSupported(_))));
+                }
+            }
+            // without the option the points are sorted
+            let mut sorted = Spreader::<T>::new(1, &[nf], &k, SpreadOpts::default()).unwrap();
+            sorted.setpts([&xt, &[], &[]], &th).unwrap();
+            assert!(!sorted.in_order);
+        }
+        for (nf, m, threads, in_order) in [(40, 300, 1, true), (64, 2000, 3, true), (64, 200, 3, false), (4000, 3000, 2, false), (4000, 70000, 2, true)] {
+            for &tol in &[1e-3, 1e-6, 1e-9, 1e-14] {
+                run::<f64>(KernelKind::Es, tol, nf, m, threads, in_order);
+            }
+            run::<f32>(KernelKind::Es, 1e-5, nf, m, threads, in_order);
+            run::<f64>(KernelKind::Gaussian, 1e-9, nf, m, threads, in_order);
+        }
+        assert!(private_grids_rule_holds());
+    }
+
+    /// [`in_order::private_grids`]: one grid per thread while the extra ones fit in 4 bytes per
+    /// point, never more than the threads, at least one.
+    fn private_grids_rule_holds() -> bool {
+        use in_order::private_grids;
+        // f64: 16 bytes per grid point, so each extra grid needs M ≥ 4·nf
+        private_grids::<f64>(8_000_000, 2_000_000, 2) == 2
+            && private_grids::<f64>(7_999_999, 2_000_000, 2) == 1
+            && private_grids::<f64>(10_000_000, 2_000_000, 16) == 2
+            && private_grids::<f32>(10_000_000, 2_000_000, 16) == 3
+            && private_grids::<f64>(0, 10, 4) == 1
+            && private_grids::<f64>(100, 10, 1) == 1
+    }
+
     /// 1D interpolation (the one-row kernels of `inner_simd` on x86-64) against a direct sum
     /// with the exact kernel, f32 and f64, all kernel kinds, widths 2–16, small subproblems
     /// and points on the period boundary; the same points in the caller's order
@@ -1079,7 +1195,7 @@ mod tests {
             for threads in [1, 3] {
                 let th = Threads::new(threads).unwrap();
                 for copy in [true, false] {
-                    let mut io = Spreader::<T>::new(1, &[nf], &k, SpreadOpts { max_subprob_size: 41, interp_only: true }).unwrap();
+                    let mut io = Spreader::<T>::new(1, &[nf], &k, SpreadOpts { max_subprob_size: 41, interp_only: true, ..Default::default() }).unwrap();
                     if copy {
                         io.setpts([&xt, &[], &[]], &th).unwrap();
                     } else {
