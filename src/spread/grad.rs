@@ -34,9 +34,6 @@ fn fma<T: Real, const F: bool>(a: T, b: T, c: T) -> T {
 }
 
 impl<T: Real> Spreader<T> {
-    /// A spreader whose kernel is the centred cardinal B-spline of order `p.order`
-    /// (`1 ≤ order ≤ 32`, width = order; order 1 is nearest-grid-point assignment; see
-    /// [`crate::kernel::bspline`]).
     /// [`Error::NotSupported`] for points kept in the caller's order ([`SpreadOpts::interp_only`],
     /// [`SpreadOpts::callers_order`]): the real paths (`what`) work on the bin-sorted points.
     fn needs_sorted(&self, what: &str) -> Result<()> {
@@ -46,6 +43,9 @@ impl<T: Real> Spreader<T> {
         Ok(())
     }
 
+    /// A spreader whose kernel is the centred cardinal B-spline of order `p.order`
+    /// (`1 ≤ order ≤ 32`, width = order; order 1 is nearest-grid-point assignment; see
+    /// [`crate::kernel::bspline`]).
     /// A thin wrapper of [`Spreader::new`] with [`Kernel::BSpline`].
     /// Errors: [`Error::InvalidArg`] (order), and those of [`Spreader::new`].
     pub fn new_bspline(dim: usize, nf: &[usize], p: &BSplineParams, opts: SpreadOpts) -> Result<Self> {

@@ -213,7 +213,9 @@ impl<T: Real> Spreader<T> {
 
     /// Sets the non-uniform points: `coords[d]` holds the M coordinates of axis `d` (radians,
     /// any finite value, interpreted 2π-periodically). The folded coordinates are copied in
-    /// bin-sorted order, so the caller may free or change its arrays afterwards.
+    /// bin-sorted order (in the caller's order for 1D spreaders with
+    /// [`SpreadOpts::interp_only`] or, when it applies, [`SpreadOpts::callers_order`]), so the
+    /// caller may free or change its arrays afterwards.
     ///
     /// Errors: [`Error::NonFinite`] (naming the first bad index and axis) and
     /// [`Error::NPoints`] (M ≥ 2³² or axes of different lengths) leave the previous points
