@@ -52,6 +52,90 @@ pub(super) fn spreads_in_order<T: Real>(m: usize, nf: usize, threads: usize) -> 
     private_grids::<T>(m, nf, threads) == threads.max(1)
 }
 
+/// 1/(2π) as a double-double: `INV_2PI_HI + INV_2PI_LO` equals 1/(2π) to about 1e-33.
+const INV_2PI_HI: f64 = 0.159_154_943_091_895_35;
+const INV_2PI_LO: f64 = -9.839_338_337_591_243e-18;
+
+/// `a + b` as a double-double `(s, e)`, `s = fl(a + b)`, `s + e = a + b` exactly (Knuth's
+/// TwoSum).
+#[inline(always)]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// The grid coordinate `x·nf/(2π)` of a point (radians, |x| ≤ 64) folded by whole periods
+/// into about `[0, nf)` (a hair outside is allowed: the in-order loops wrap windows at both
+/// ends), as a double-double `(hi, lo)`. `c = nf/(2π)` as a double-double. The product is
+/// exact to ~1e-32 relative (Dekker's product by fused multiply-add), the period subtraction
+/// exactly (TwoSum), so the coordinate is exact to ~1e-16 grid points instead of the
+/// half-ulp of `nf` (1.2e-10 at nf = 2·10⁶) of one double: the ε·N accuracy floor of 1D
+/// transforms with large N (Barnett, Magland & af Klinteberg 2019, §4.1).
+#[inline(always)]
+fn fold_dd_small(x: f64, nf: f64, c: (f64, f64)) -> (f64, f64) {
+    let p = x * c.0;
+    let pl = x.mul_add(c.0, -p) + x * c.1;
+    let k = (p * (1.0 / nf)).floor();
+    let (r, e) = two_sum(p, -(k * nf));
+    two_sum(r, pl + e)
+}
+
+/// Folds the coordinates `x` (radians) of 1D points into grid units as a double-double:
+/// `hi[j]` in `T` (about `[0, nf)`) and `lo[j]` in f32 (|lo| ≤ one ulp of `hi`, stored to
+/// f32's relative precision, ~1e-17 grid points for f64), so that `hi + lo` is the exact
+/// coordinate to ~1e-16 grid points ([`fold_dd_small`]; for |x| > 64 the reduction mod 2π of
+/// [`super::reduce_2pi`] first, exact to ~1e-16 of a period). Branch-free for |x| ≤ 64 (the
+/// AVX2/FMA clone vectorises it); a block holding larger or non-finite values is redone point
+/// by point. Returns the index of the first non-finite coordinate, if any (the outputs are then
+/// partly written).
+pub(super) fn fold_points_dd<T: Real>(x: &[T], nf: usize, hi: &mut [T], lo: &mut [f32]) -> Option<usize> {
+    #[inline(always)]
+    fn split<T: Real>(h: f64, l: f64) -> (T, f32) {
+        let ht = T::of(h);
+        (ht, ((h - ht.to_f64v()) + l) as f32)
+    }
+    #[inline(always)]
+    fn body<T: Real>(x: &[T], nf: usize, hi: &mut [T], lo: &mut [f32]) -> Option<usize> {
+        let nff = nf as f64;
+        let c0 = nff * INV_2PI_HI;
+        let c = (c0, nff.mul_add(INV_2PI_HI, -c0) + nff * INV_2PI_LO);
+        let mut ok = true;
+        for ((h, l), &v) in hi.iter_mut().zip(lo.iter_mut()).zip(x) {
+            let xf = v.to_f64v();
+            ok &= xf.abs() <= 64.0;
+            let (a, b) = fold_dd_small(xf, nff, c);
+            (*h, *l) = split::<T>(a, b);
+        }
+        if ok {
+            return None;
+        }
+        for (j, ((h, l), &v)) in hi.iter_mut().zip(lo.iter_mut()).zip(x).enumerate() {
+            if !v.is_finite() {
+                return Some(j);
+            }
+            let xf = v.to_f64v();
+            if xf.abs() > 64.0 {
+                let u = super::reduce_2pi(xf);
+                let g = u * nff;
+                (*h, *l) = split::<T>(g, u.mul_add(nff, -g));
+            }
+        }
+        None
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn avx2<T: Real>(x: &[T], nf: usize, hi: &mut [T], lo: &mut [f32]) -> Option<usize> {
+        body(x, nf, hi, lo)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::has_avx2_fma() {
+        // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
+        return unsafe { avx2(x, nf, hi, lo) };
+    }
+    body(x, nf, hi, lo)
+}
+
 impl<T: Real> Spreader<T> {
     /// `setpts` of a spreader that keeps its 1D points in the caller's order: keeps the folded
     /// copy (`copy`; folded and checked in one parallel pass, its pages requested huge) or the
@@ -69,15 +153,25 @@ impl<T: Real> Spreader<T> {
             // fold and check in one pass into a fresh array; on a bad coordinate it is dropped
             // and the previous points stay set
             let mut g = crate::error::try_vec::<T>(m, "folded coordinates")?;
+            let mut glo = crate::error::try_vec::<f32>(m, "folded coordinates (low parts)")?;
             sort::advise_huge(&mut g);
+            sort::advise_huge(&mut glo);
             // SAFETY: capacity m; every element is written by the parallel pass below before
-            // anything reads it (T is a plain float), or the vector is dropped unread.
-            unsafe { g.set_len(m) };
+            // anything reads it (plain floats), or the vectors are dropped unread.
+            unsafe {
+                g.set_len(m);
+                glo.set_len(m);
+            }
             let bad = Mutex::new(usize::MAX);
-            threads.chunks2(&mut g, chunk, x, chunk, |i, gd, xs| {
-                if let Some(j) = sort::fold_points(xs, nf, gd) {
-                    let mut b = bad.lock().unwrap_or_else(|p| p.into_inner());
-                    *b = (*b).min(i * chunk + j);
+            let (gp, lp) = (SyncPtr(g.as_mut_ptr()), SyncPtr(glo.as_mut_ptr()));
+            threads.for_each(m.div_ceil(chunk), |i| {
+                let (gp, lp) = (gp, lp);
+                let (a, b) = (i * chunk, ((i + 1) * chunk).min(m));
+                // SAFETY: the chunks a..b are disjoint and inside both m-element vectors.
+                let (gd, ld) = unsafe { (std::slice::from_raw_parts_mut(gp.0.add(a), b - a), std::slice::from_raw_parts_mut(lp.0.add(a), b - a)) };
+                if let Some(j) = fold_points_dd(&x[a..b], nf, gd, ld) {
+                    let mut bb = bad.lock().unwrap_or_else(|p| p.into_inner());
+                    *bb = (*bb).min(a + j);
                 }
             });
             match bad.into_inner().unwrap_or_else(|p| p.into_inner()) {
@@ -86,6 +180,7 @@ impl<T: Real> Spreader<T> {
             }
             self.release_points();
             self.g[0] = g;
+            self.glo = glo;
         } else {
             if let Some(i) = threads.find_first(m, |i| !x[i].is_finite()) {
                 return Err(nonfinite(i));
@@ -104,23 +199,25 @@ impl<T: Real> Spreader<T> {
         Ok(())
     }
 
-    /// Calls `f(q, g)` for consecutive blocks of the points `a..b` (caller's order): `q` the
-    /// first point of the block, `g` their folded coordinates (all of `a..b` at once from the
-    /// copy; blocks of [`BLOCK`] folded on the stack when held by reference).
-    fn for_each_block(&self, a: usize, b: usize, mut f: impl FnMut(usize, &[T])) {
+    /// Calls `f(q, g, glo)` for consecutive blocks of the points `a..b` (caller's order): `q`
+    /// the first point of the block, `g` and `glo` the high and low parts of their folded
+    /// coordinates ([`fold_points_dd`]; all of `a..b` at once from the copy, blocks of
+    /// [`BLOCK`] folded on the stack when held by reference).
+    fn for_each_block(&self, a: usize, b: usize, mut f: impl FnMut(usize, &[T], &[f32])) {
         if self.src[0].0.is_null() {
-            f(a, &self.g[0][a..b]);
+            f(a, &self.g[0][a..b], &self.glo[a..b]);
             return;
         }
         // SAFETY: setpts_by_reference's contract keeps the M-element array alive.
         let x = unsafe { std::slice::from_raw_parts(self.src[0].0, self.m) };
         let mut held = [T::zero(); BLOCK];
+        let mut held_lo = [0f32; BLOCK];
         let mut q = a;
         while q < b {
             let e = (q + BLOCK).min(b);
             // the same fold as the copy (checked finite at setpts)
-            sort::fold_points(&x[q..e], self.nf[0], &mut held[..e - q]);
-            f(q, &held[..e - q]);
+            fold_points_dd(&x[q..e], self.nf[0], &mut held[..e - q], &mut held_lo[..e - q]);
+            f(q, &held[..e - q], &held_lo[..e - q]);
             q = e;
         }
     }
@@ -135,10 +232,10 @@ impl<T: Real> Spreader<T> {
         threads.for_each(self.subprobs.len(), |s| {
             let cp = cp;
             let (a, b) = self.subprobs[s];
-            self.for_each_block(a, b, |q, g| {
+            self.for_each_block(a, b, |q, g, glo| {
                 // SAFETY: runs are disjoint, so c[q..q + g.len()] is written by this task alone.
                 let out = SyncPtr(unsafe { cp.0.add(q) });
-                self.interp_row_points(k, g, bx, out);
+                self.interp_row_points(k, g, glo, bx, out);
             });
         });
     }
@@ -163,7 +260,7 @@ impl<T: Real> Spreader<T> {
             // SAFETY: each of the `parts` grids (nf entries, alive until after this loop) is
             // written by task t alone.
             let bx = unsafe { std::slice::from_raw_parts_mut(dst[t].0, nf) };
-            self.for_each_block(t * m / parts, (t + 1) * m / parts, |q, g| self.spread_row_points(k, g, &c[q..q + g.len()], bx));
+            self.for_each_block(t * m / parts, (t + 1) * m / parts, |q, g, glo| self.spread_row_points(k, g, glo, &c[q..q + g.len()], bx));
         });
         if !private.is_empty() {
             threads.chunks(grid, GRID_CHUNK, |i, r| {
@@ -176,44 +273,44 @@ impl<T: Real> Spreader<T> {
         Ok(())
     }
 
-    /// Spreads the strengths `cs` at the points with folded coordinates `g` into the periodic
-    /// row `bx` (the whole grid): the vector row kernels where the CPU has them.
-    fn spread_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+    /// Spreads the strengths `cs` at the points with folded coordinates `g + glo` into the
+    /// periodic row `bx` (the whole grid): the vector row kernels where the CPU has them.
+    fn spread_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
         #[cfg(target_arch = "x86_64")]
         {
             // SAFETY: the CPU supports the clone's extensions (checked at run time).
             unsafe {
                 if crate::simd::has_avx512() {
-                    return self.spread1d_avx512(k, g, cs, bx);
+                    return self.spread1d_avx512(k, g, glo, cs, bx);
                 } else if crate::simd::has_avx2_fma() {
-                    return self.spread1d_avx2(k, g, cs, bx);
+                    return self.spread1d_avx2(k, g, glo, cs, bx);
                 }
             }
         }
-        self.spread1d::<K, false, false>(k, g, cs, bx)
+        self.spread1d::<K, false, false>(k, g, glo, cs, bx)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn spread1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
-        self.spread1d::<K, true, false>(k, g, cs, bx)
+    unsafe fn spread1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+        self.spread1d::<K, true, false>(k, g, glo, cs, bx)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx2,fma")]
-    unsafe fn spread1d_avx512<K: KernelEval<T>>(&self, k: &K, g: &[T], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
-        self.spread1d::<K, true, true>(k, g, cs, bx)
+    unsafe fn spread1d_avx512<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+        self.spread1d::<K, true, true>(k, g, glo, cs, bx)
     }
 
     /// [`Self::spread_row_points`] for the clone (`FMA`, `WIDE`: as in
     /// [`Spreader::spread_points`]), dispatched on the width.
     #[inline(always)]
-    fn spread1d<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[T], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+    fn spread1d<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.spread1d_w::<K, $n, FMA, WIDE>(k, g, cs, bx),)*
-                    _ => self.spread1d_w::<K, 0, FMA, WIDE>(k, g, cs, bx),
+                    $($n => self.spread1d_w::<K, $n, FMA, WIDE>(k, g, glo, cs, bx),)*
+                    _ => self.spread1d_w::<K, 0, FMA, WIDE>(k, g, glo, cs, bx),
                 }
             };
         }
@@ -224,7 +321,7 @@ impl<T: Real> Spreader<T> {
     /// past the row's end (with the vectors' [`BOX_PAD`]) or starts before it is added with
     /// periodic wrap-around, one value at a time.
     #[inline(always)]
-    fn spread1d_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[T], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+    fn spread1d_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
         let w = if W == 0 { self.w[0] } else { W };
         let half = T::of(0.5 * w as f64);
         let n = bx.len() as isize;
@@ -235,13 +332,14 @@ impl<T: Real> Spreader<T> {
             if let Some(&ga) = g.get(q + PREFETCH_AHEAD) {
                 prefetch_window(bx, ga - half, w);
             }
-            // as point_kernel
+            // as point_kernel, with the coordinate's low part
             let start = (gv - half).ceil();
             let l0 = start.to_isize().unwrap_or(0);
+            let t = (start - gv) - T::of(glo[q] as f64);
             if FMA {
-                k.eval_fused(start - gv, &mut ker[0]);
+                k.eval_fused(t, &mut ker[0]);
             } else {
-                k.eval(start - gv, &mut ker[0]);
+                k.eval(t, &mut ker[0]);
             }
             if FMA && W > 0 && l0 >= 0 && l0 + (W + BOX_PAD) as isize <= n && simd_row::<T, W, WIDE>([n as usize, 1], [l0 as usize, 0, 0], [1, 1], &ker, RowOp::Spread(&mut *bx, cv)) {
                 continue;
@@ -254,18 +352,18 @@ impl<T: Real> Spreader<T> {
         }
     }
 
-    /// Values at the points with folded coordinates `g` from the periodic row `bx` into
+    /// Values at the points with folded coordinates `g + glo` from the periodic row `bx` into
     /// `out[0..g.len()]`: the vector row kernels where the CPU has them, else a scalar loop.
-    fn interp_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], bx: &[[T; 2]], out: SyncPtr<Complex<T>>) {
+    fn interp_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], bx: &[[T; 2]], out: SyncPtr<Complex<T>>) {
         #[cfg(target_arch = "x86_64")]
         {
             // SAFETY: the CPU supports the clone's extensions (checked at run time); `out` is
             // valid for g.len() values written by this caller alone.
             let done = unsafe {
                 if crate::simd::has_avx512() {
-                    self.interp1d_avx512(k, g, bx, 0, None, out)
+                    self.interp1d_avx512(k, g, Some(glo), bx, 0, None, out)
                 } else if crate::simd::has_avx2_fma() {
-                    self.interp1d_avx2(k, g, bx, 0, None, out)
+                    self.interp1d_avx2(k, g, Some(glo), bx, 0, None, out)
                 } else {
                     false
                 }
@@ -281,7 +379,7 @@ impl<T: Real> Spreader<T> {
         for (q, &gv) in g.iter().enumerate() {
             let start = (gv - half).ceil();
             let l0 = start.to_isize().unwrap_or(0);
-            k.eval(start - gv, &mut kx);
+            k.eval((start - gv) - T::of(glo[q] as f64), &mut kx);
             let mut v = Complex::new(T::zero(), T::zero());
             for (i, &kv) in kx.iter().take(w).enumerate() {
                 let [re, im] = bx[(l0 + i as isize).rem_euclid(n) as usize];

@@ -115,6 +115,9 @@ pub struct Spreader<T: Real> {
     /// The caller's coordinate arrays when the points are held by reference
     /// ([`Spreader::setpts_by_reference`]); null pointers otherwise.
     src: [ConstPtr<T>; 3],
+    /// Low parts of the folded coordinates of 1D points kept (copied) in the caller's order
+    /// ([`in_order::fold_points_dd`]): the coordinate is `g[0][j] + glo[j]`.
+    glo: Vec<f32>,
     /// Sorted position → caller's point index.
     perm: Vec<u32>,
     /// Subproblems as ranges of sorted positions.
@@ -185,6 +188,7 @@ impl<T: Real> Spreader<T> {
             ready: false,
             g: [Vec::new(), Vec::new(), Vec::new()],
             src: [ConstPtr(std::ptr::null()); 3],
+            glo: Vec::new(),
             perm: Vec::new(),
             subprobs: Vec::new(),
             stripe,
@@ -321,6 +325,7 @@ impl<T: Real> Spreader<T> {
     fn release_points(&mut self) {
         self.ready = false;
         self.g = [Vec::new(), Vec::new(), Vec::new()];
+        self.glo = Vec::new();
         self.perm = Vec::new();
         self.subprobs = Vec::new();
         self.src = [ConstPtr(std::ptr::null()); 3];
@@ -621,9 +626,9 @@ impl<T: Real> Spreader<T> {
             // permutation and subproblems are disjoint, so each output index is written once.
             let done = unsafe {
                 if crate::simd::has_avx512() {
-                    self.interp1d_avx512(k, g[0], bx, lo[0], Some(perm), c)
+                    self.interp1d_avx512(k, g[0], None, bx, lo[0], Some(perm), c)
                 } else if crate::simd::has_avx2_fma() {
-                    self.interp1d_avx2(k, g[0], bx, lo[0], Some(perm), c)
+                    self.interp1d_avx2(k, g[0], None, bx, lo[0], Some(perm), c)
                 } else {
                     false
                 }
@@ -667,19 +672,20 @@ impl<T: Real> Spreader<T> {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn interp1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
-        self.interp1d::<K, false>(k, g, bx, lo, perm, c)
+    unsafe fn interp1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: Option<&[f32]>, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
+        self.interp1d::<K, false>(k, g, glo, bx, lo, perm, c)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx2,fma")]
-    unsafe fn interp1d_avx512<K: KernelEval<T>>(&self, k: &K, g: &[T], bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
-        self.interp1d::<K, true>(k, g, bx, lo, perm, c)
+    unsafe fn interp1d_avx512<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: Option<&[f32]>, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
+        self.interp1d::<K, true>(k, g, glo, bx, lo, perm, c)
     }
 
     /// 1D interpolation of the box with first grid index `lo` at the points with folded
-    /// coordinates `g`, writing point `q`'s value to `c[perm[q]]` (to `c[q]` without `perm`)
-    /// with the one-row kernels [`inner_simd::interp1d_f32`] … of the clone (512-bit when
+    /// coordinates `g` (plus `glo`, their low parts, in the caller's order: [`in_order`]),
+    /// writing point `q`'s value to `c[perm[q]]` (to `c[q]` without `perm`) with the one-row
+    /// kernels [`inner_simd::interp1d_f32`] … of the clone (512-bit when
     /// `WIDE`). A kernel window that leaves the box is read with periodic wrap-around over the
     /// box's length (the whole grid in [`in_order`], where `lo` = 0). Returns false (nothing
     /// done) unless `T` is f32 or f64 and the width is 2–16.
@@ -689,11 +695,11 @@ impl<T: Real> Spreader<T> {
     /// (or `0..g.len()`), written by no one else meanwhile.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn interp1d<K: KernelEval<T>, const WIDE: bool>(&self, k: &K, g: &[T], bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
+    unsafe fn interp1d<K: KernelEval<T>, const WIDE: bool>(&self, k: &K, g: &[T], glo: Option<&[f32]>, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.interp1d_w::<K, $n, WIDE>(k, g, bx, lo, perm, c),)*
+                    $($n => self.interp1d_w::<K, $n, WIDE>(k, g, glo, bx, lo, perm, c),)*
                     _ => false,
                 }
             };
@@ -704,7 +710,7 @@ impl<T: Real> Spreader<T> {
     /// [`Self::interp1d`] for the width `W`.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn interp1d_w<K: KernelEval<T>, const W: usize, const WIDE: bool>(&self, k: &K, g: &[T], bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
+    unsafe fn interp1d_w<K: KernelEval<T>, const W: usize, const WIDE: bool>(&self, k: &K, g: &[T], glo: Option<&[f32]>, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
         use std::any::TypeId;
         macro_rules! run {
             ($t:ty, $f:ident) => {{
@@ -722,10 +728,10 @@ impl<T: Real> Spreader<T> {
                             prefetch_window(bx, ga - half, W);
                         }
                     }
-                    // as point_kernel
+                    // as point_kernel, with the coordinate's low part where there is one
                     let start = (gv - half).ceil();
                     let l0 = start.to_isize().unwrap_or(0) - lo;
-                    k.eval_fused(start - gv, &mut kx);
+                    k.eval_fused(glo.map_or(start - gv, |gl| (start - gv) - T::of(gl[q] as f64)), &mut kx);
                     let kx = &*(&kx as *const [T; MAX_WIDTH] as *const [$t; MAX_WIDTH]);
                     let out = c.0.add(perm.map_or(q, |p| p[q] as usize)) as *mut Complex<$t>;
                     if l0 >= 0 && l0 + W as isize <= n {
@@ -1085,6 +1091,12 @@ mod tests {
         s2.try_spread(&c, &mut g2, &th).unwrap();
     }
 
+    /// The grid coordinate `x·nf/(2π)` in `[0, nf)` to ~1e-16·nf (one division in f64: enough
+    /// for the small grids of these tests), the reference for points kept in the caller's order.
+    fn exact_coord(x: f64, nf: usize) -> f64 {
+        (x / (2.0 * std::f64::consts::PI)).rem_euclid(1.0) * nf as f64
+    }
+
     /// 1D spreading with the points in the caller's order ([`SpreadOpts::callers_order`],
     /// [`in_order`]: the output grid plus
     /// one private grid per further thread, windows wrapping at both ends, f32 and f64, widths
@@ -1104,11 +1116,12 @@ mod tests {
             let c: Vec<Complex<f64>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
             let xt: Vec<T> = x.iter().map(|&v| T::of(v)).collect();
             let ct: Vec<Complex<T>> = c.iter().map(|v| Complex::new(T::of(v.re), T::of(v.im))).collect();
-            // the points as the spreader folds them (in T), spread exactly
+            // the points where the spreader puts them, spread exactly: in the caller's order at
+            // their exact grid coordinates (double-double fold), sorted at their fold into T
             let w = k.width();
             let mut exact = vec![Complex::new(0.0, 0.0); nf];
             for (&xv, &cv) in xt.iter().zip(&c) {
-                let g = fold(xv, nf).to_f64v();
+                let g = if in_order { exact_coord(xv.to_f64v(), nf) } else { fold(xv, nf).to_f64v() };
                 for (l, e) in exact.iter_mut().enumerate() {
                     let mut dd = l as f64 - g;
                     dd -= (dd / nf as f64).round() * nf as f64;
@@ -1172,8 +1185,9 @@ mod tests {
 
     /// 1D interpolation (the one-row kernels of `inner_simd` on x86-64) against a direct sum
     /// with the exact kernel, f32 and f64, all kernel kinds, widths 2–16, small subproblems
-    /// and points on the period boundary; the same points in the caller's order
-    /// ([`SpreadOpts::interp_only`]) give the same bits.
+    /// and points on the period boundary, sorted (at the points' fold into T) and in the
+    /// caller's order ([`SpreadOpts::interp_only`], at their exact coordinates; the same bits
+    /// copied or by reference, on 1 or 3 threads).
     #[test]
     fn interp_1d_matches_direct() {
         fn run<T: Real>(kind: KernelKind, tol: f64, nf: usize) {
@@ -1193,7 +1207,8 @@ mod tests {
             let mut got = vec![Complex::new(T::zero(), T::zero()); m];
             sp.interp(&gt, &mut got, &th);
             // the caller's order (interp_only), copied and by reference, 1 and 3 threads: the
-            // same kernel values and row sums as the sorted boxes, so the same bits
+            // same values whatever the path (bit for bit), at the exact coordinates
+            let mut in_order: Option<Vec<Complex<T>>> = None;
             for threads in [1, 3] {
                 let th = Threads::new(threads).unwrap();
                 for copy in [true, false] {
@@ -1206,25 +1221,30 @@ mod tests {
                     }
                     let mut vals = vec![Complex::new(T::zero(), T::zero()); m];
                     io.interp(&gt, &mut vals, &th);
-                    assert!(vals == got, "{kind:?} tol {tol} nf {nf}: caller's order (copy {copy}, {threads} threads) differs from sorted");
+                    match &in_order {
+                        None => in_order = Some(vals),
+                        Some(first) => assert!(&vals == first, "{kind:?} tol {tol} nf {nf}: caller's order (copy {copy}, {threads} threads) differs"),
+                    }
                 }
             }
             let w = k.width();
-            for (j, &xv) in xt.iter().enumerate() {
-                // the point as the spreader folds it (in T), then the exact sum
-                let g = fold(xv, nf).to_f64v();
-                let mut want = Complex::new(0.0, 0.0);
-                for l in 0..nf {
-                    let mut dd = l as f64 - g;
-                    dd -= (dd / nf as f64).round() * nf as f64;
-                    if dd.abs() <= w as f64 / 2.0 {
-                        want += grid[l] * k.value(dd);
+            for (vals, exact) in [(&got, false), (&in_order.unwrap(), true)] {
+                for (j, &xv) in xt.iter().enumerate() {
+                    // the point where the spreader puts it, then the exact sum
+                    let g = if exact { exact_coord(xv.to_f64v(), nf) } else { fold(xv, nf).to_f64v() };
+                    let mut want = Complex::new(0.0, 0.0);
+                    for l in 0..nf {
+                        let mut dd = l as f64 - g;
+                        dd -= (dd / nf as f64).round() * nf as f64;
+                        if dd.abs() <= w as f64 / 2.0 {
+                            want += grid[l] * k.value(dd);
+                        }
                     }
+                    let v = Complex::new(vals[j].re.to_f64v(), vals[j].im.to_f64v());
+                    // kernel fit error and rounding of T per term, W terms of size ≤ √2
+                    let bound = w as f64 * 2.0 * (tol + 16.0 * T::EPS);
+                    assert!((v - want).norm() <= bound, "{kind:?} tol {tol} w {w} nf {nf} point {j} (caller's order {exact}): {v} vs {want}");
                 }
-                let v = Complex::new(got[j].re.to_f64v(), got[j].im.to_f64v());
-                // kernel fit error and rounding of T per term, W terms of size ≤ √2
-                let bound = w as f64 * 2.0 * (tol + 16.0 * T::EPS);
-                assert!((v - want).norm() <= bound, "{kind:?} tol {tol} w {w} nf {nf} point {j}: {v} vs {want}");
             }
         }
         for &tol in &[1e-2, 1e-4, 1e-6] {

@@ -438,32 +438,6 @@ fn sp_null<E>() -> Stream<E> {
     Stream { dst: std::ptr::null_mut(), phase: 0, stage: std::ptr::null_mut() }
 }
 
-/// Folds the coordinates `x` into grid units `[0, nf)` in `out` (as [`fold`], bit for bit),
-/// [`BLOCK`] at a time with [`fold_block`] (the AVX2 clone when the CPU has it). Returns the
-/// index of the first non-finite coordinate, if any (`out` is then partly written).
-pub(super) fn fold_points<T: Real>(x: &[T], nf: usize, out: &mut [T]) -> Option<usize> {
-    #[inline(always)]
-    fn body<T: Real, const FLOOR: bool>(x: &[T], nf: usize, out: &mut [T]) -> Option<usize> {
-        for (b, (xs, os)) in x.chunks(BLOCK).zip(out.chunks_mut(BLOCK)).enumerate() {
-            if let Some(j) = fold_block::<T, FLOOR>(xs, nf, os) {
-                return Some(b * BLOCK + j);
-            }
-        }
-        None
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn avx2<T: Real>(x: &[T], nf: usize, out: &mut [T]) -> Option<usize> {
-        body::<T, true>(x, nf, out)
-    }
-    #[cfg(target_arch = "x86_64")]
-    if crate::simd::has_avx2_fma() {
-        // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-        return unsafe { avx2(x, nf, out) };
-    }
-    body::<T, false>(x, nf, out)
-}
-
 /// Runs `count_body` for the grid's dimension, with AVX2 when the CPU has it.
 fn count_chunk<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: usize, i1: usize, hist: &mut [u32]) -> Option<usize> {
     #[inline(always)]
