@@ -70,8 +70,9 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
 /// ends), as a double-double `(hi, lo)`. `c = nf/(2π)` as a double-double. The product is
 /// exact to ~1e-32 relative (Dekker's product by fused multiply-add), the period subtraction
 /// exactly (TwoSum), so the coordinate is exact to ~1e-16 grid points instead of the
-/// half-ulp of `nf` (1.2e-10 at nf = 2·10⁶) of one double: the ε·N accuracy floor of 1D
-/// transforms with large N (Barnett, Magland & af Klinteberg 2019, §4.1).
+/// half-ulp of `nf` (1.2e-10 at nf = 2·10⁶) of one double, which put an accuracy floor of
+/// ~5e-11 under 1D transforms at N = 10⁶ (ours before, FINUFFT's and ducc0's:
+/// `benches/results/nufft_peers_2026-11-27b.md`, docs/design.md §10).
 #[inline(always)]
 fn fold_dd_small(x: f64, nf: f64, c: (f64, f64)) -> (f64, f64) {
     let p = x * c.0;
