@@ -21,7 +21,7 @@
 //! 1D spreader keeps its points in the caller's order when those private grids take no more
 //! memory than the sort's permutation would ([`private_grids`]), and sorts them otherwise.
 
-use super::{inner, prefetch_window, simd_row, sort, RowOp, Spreader, BOX_PAD, PREFETCH_AHEAD};
+use super::{inner, prefetch_window, simd_row, sort, window, RowOp, Spreader, BOX_PAD, PREFETCH_AHEAD};
 use crate::error::{Error, Result};
 use crate::fft::AlignedVec;
 use crate::kernel::{KernelEval, MAX_WIDTH};
@@ -333,10 +333,7 @@ impl<T: Real> Spreader<T> {
             if let Some(&ga) = g.get(q + PREFETCH_AHEAD) {
                 prefetch_window(bx, ga - half, w);
             }
-            // as point_kernel, with the coordinate's low part
-            let start = (gv - half).ceil();
-            let l0 = start.to_isize().unwrap_or(0);
-            let t = (start - gv) - T::of(glo[q] as f64);
+            let (l0, t) = window(gv, glo[q], half);
             if FMA {
                 k.eval_fused(t, &mut ker[0]);
             } else {
@@ -378,9 +375,8 @@ impl<T: Real> Spreader<T> {
         let n = bx.len() as isize;
         let mut kx = [T::zero(); MAX_WIDTH];
         for (q, &gv) in g.iter().enumerate() {
-            let start = (gv - half).ceil();
-            let l0 = start.to_isize().unwrap_or(0);
-            k.eval((start - gv) - T::of(glo[q] as f64), &mut kx);
+            let (l0, t) = window(gv, glo[q], half);
+            k.eval(t, &mut kx);
             let mut v = Complex::new(T::zero(), T::zero());
             for (i, &kv) in kx.iter().take(w).enumerate() {
                 let [re, im] = bx[(l0 + i as isize).rem_euclid(n) as usize];

@@ -728,10 +728,9 @@ impl<T: Real> Spreader<T> {
                             prefetch_window(bx, ga - half, W);
                         }
                     }
-                    // as point_kernel, with the coordinate's low part where there is one
-                    let start = (gv - half).ceil();
-                    let l0 = start.to_isize().unwrap_or(0) - lo;
-                    k.eval_fused(glo.map_or(start - gv, |gl| (start - gv) - T::of(gl[q] as f64)), &mut kx);
+                    let (l0, t) = window(gv, glo.map_or(0.0, |gl| gl[q]), half);
+                    let l0 = l0 - lo;
+                    k.eval_fused(t, &mut kx);
                     let kx = &*(&kx as *const [T; MAX_WIDTH] as *const [$t; MAX_WIDTH]);
                     let out = c.0.add(perm.map_or(q, |p| p[q] as usize)) as *mut Complex<$t>;
                     if l0 >= 0 && l0 + W as isize <= n {
@@ -901,6 +900,16 @@ fn prefetch<E>(p: *const E) {
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// The kernel window of a 1D point at folded coordinate `g + lo` (`lo` the low part of a
+/// double-double coordinate, [`in_order::fold_points_dd`]; 0 without one) for a kernel of
+/// half-width `half`: its first grid index `⌈g − half⌉` and the kernel argument of that index,
+/// `(⌈g − half⌉ − g) − lo`, as [`Spreader::point_kernel`] computes them per axis.
+#[inline(always)]
+fn window<T: Real>(g: T, lo: f32, half: T) -> (isize, T) {
+    let start = (g - half).ceil();
+    (start.to_isize().unwrap_or(0), (start - g) - T::of(lo as f64))
 }
 
 /// Prefetches every cache line of the `w` entries of the periodic row `bx` from grid index
