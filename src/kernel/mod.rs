@@ -53,6 +53,16 @@ pub trait KernelEval<T: Real>: Sync + Send {
     fn eval_fused(&self, t: T, out: &mut [T; MAX_WIDTH]) {
         self.eval(t, out)
     }
+    /// [`Self::eval_fused`] at the `N` offsets `t`, into `out[i]`, as independent evaluations
+    /// the CPU can overlap (a 1D point's kernel is the only work per point besides one row, so
+    /// evaluated alone it is bound by the latency of its Horner chain). Same calling rule as
+    /// `eval_fused`.
+    #[inline(always)]
+    fn eval_fused_n<const N: usize>(&self, t: [T; N], out: &mut [[T; MAX_WIDTH]; N]) {
+        for (t, o) in t.into_iter().zip(out.iter_mut()) {
+            self.eval_fused(t, o)
+        }
+    }
 }
 
 /// Largest kernel width supported (ES at tol 1e-15 needs 16; the Gaussian up to 32).

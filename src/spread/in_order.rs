@@ -21,7 +21,9 @@
 //! 1D spreader keeps its points in the caller's order when those private grids take no more
 //! memory than the sort's permutation would ([`private_grids`]), and sorts them otherwise.
 
-use super::{inner, prefetch_window, simd_row, sort, window, RowOp, Spreader, BOX_PAD, PREFETCH_AHEAD};
+use super::{prefetch_window, sort, window, Spreader, PREFETCH_AHEAD};
+#[cfg(target_arch = "x86_64")]
+use super::inner_simd;
 use crate::error::{Error, Result};
 use crate::fft::AlignedVec;
 use crate::kernel::{KernelEval, MAX_WIDTH};
@@ -278,74 +280,61 @@ impl<T: Real> Spreader<T> {
     /// periodic row `bx` (the whole grid): the vector row kernels where the CPU has them.
     fn spread_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
         #[cfg(target_arch = "x86_64")]
-        {
+        if crate::simd::has_avx2_fma() {
             // SAFETY: the CPU supports the clone's extensions (checked at run time).
-            unsafe {
-                if crate::simd::has_avx512() {
-                    return self.spread1d_avx512(k, g, glo, cs, bx);
-                } else if crate::simd::has_avx2_fma() {
-                    return self.spread1d_avx2(k, g, glo, cs, bx);
-                }
-            }
+            return unsafe { self.spread1d_avx2(k, g, glo, cs, bx) };
         }
-        self.spread1d::<K, false, false>(k, g, glo, cs, bx)
+        self.spread1d::<K, false>(k, g, glo, cs, bx)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn spread1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
-        self.spread1d::<K, true, false>(k, g, glo, cs, bx)
+        self.spread1d::<K, true>(k, g, glo, cs, bx)
     }
 
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    unsafe fn spread1d_avx512<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
-        self.spread1d::<K, true, true>(k, g, glo, cs, bx)
-    }
-
-    /// [`Self::spread_row_points`] for the clone (`FMA`, `WIDE`: as in
-    /// [`Spreader::spread_points`]), dispatched on the width.
+    /// [`Self::spread_row_points`] for the clone (`FMA`: the AVX2/FMA one), dispatched on the
+    /// width.
     #[inline(always)]
-    fn spread1d<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+    fn spread1d<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.spread1d_w::<K, $n, FMA, WIDE>(k, g, glo, cs, bx),)*
-                    _ => self.spread1d_w::<K, 0, FMA, WIDE>(k, g, glo, cs, bx),
+                    $($n => self.spread1d_w::<K, $n, FMA>(k, g, glo, cs, bx),)*
+                    _ => self.spread1d_w::<K, 0, FMA>(k, g, glo, cs, bx),
                 }
             };
         }
         go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
     }
 
-    /// [`Self::spread1d`] for the width `W` (`W = 0`: any width). A window that would reach
-    /// past the row's end (with the vectors' [`BOX_PAD`]) or starts before it is added with
-    /// periodic wrap-around, one value at a time.
+    /// [`Self::spread1d`] for the width `W` (`W = 0`: any width). The points go in pairs whose
+    /// kernels are evaluated together ([`KernelEval::eval_fused_n`]: one point's Horner chain
+    /// alone is latency-bound), each window added by [`add_window`].
     #[inline(always)]
-    fn spread1d_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+    fn spread1d_w<K: KernelEval<T>, const W: usize, const FMA: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
         let w = if W == 0 { self.w[0] } else { W };
         let half = T::of(0.5 * w as f64);
-        let n = bx.len() as isize;
-        let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
-        ker[1][0] = T::one();
-        ker[2][0] = T::one();
-        for (q, (&gv, &cv)) in g.iter().zip(cs).enumerate() {
-            if let Some(&ga) = g.get(q + PREFETCH_AHEAD) {
-                prefetch_window(bx, ga - half, w);
+        let mut ker = [[T::zero(); MAX_WIDTH]; 2];
+        for q in (0..g.len()).step_by(2) {
+            // the pair's second point (the first again when it is the last one alone)
+            let b = (q + 1).min(g.len() - 1);
+            for ahead in [q, b] {
+                if let Some(&ga) = g.get(ahead + PREFETCH_AHEAD) {
+                    prefetch_window(bx, ga - half, w);
+                }
             }
-            let (l0, t) = window(gv, glo[q], half);
+            let (la, ta) = window(g[q], glo[q], half);
+            let (lb, tb) = window(g[b], glo[b], half);
             if FMA {
-                k.eval_fused(t, &mut ker[0]);
+                k.eval_fused_n([ta, tb], &mut ker);
             } else {
-                k.eval(t, &mut ker[0]);
+                k.eval(ta, &mut ker[0]);
+                k.eval(tb, &mut ker[1]);
             }
-            if FMA && W > 0 && l0 >= 0 && l0 + (W + BOX_PAD) as isize <= n && simd_row::<T, W, WIDE>([n as usize, 1], [l0 as usize, 0, 0], [1, 1], &ker, RowOp::Spread(&mut *bx, cv)) {
-                continue;
-            }
-            for (i, &kv) in ker[0].iter().take(w).enumerate() {
-                let e = &mut bx[(l0 + i as isize).rem_euclid(n) as usize];
-                e[0] += kv * cv.re;
-                e[1] += kv * cv.im;
+            add_window::<T, W, FMA>(bx, la, w, &ker[0], cs[q]);
+            if b > q {
+                add_window::<T, W, FMA>(bx, lb, w, &ker[1], cs[b]);
             }
         }
     }
@@ -385,5 +374,40 @@ impl<T: Real> Spreader<T> {
             // SAFETY: as above.
             unsafe { *out.0.add(q) = v };
         }
+    }
+}
+
+/// Adds `kx[i]·v` to the periodic row `bx` at `(l0 + i) mod n`, `i < w`: one point's window,
+/// with [`inner_simd::spread1d_f32`] / [`inner_simd::spread1d_f64`] where the window and
+/// their vectors' reach lie inside the row (`FMA`: in the AVX2/FMA clone, `W > 0`), else one
+/// value at a time.
+#[inline(always)]
+fn add_window<T: Real, const W: usize, const FMA: bool>(bx: &mut [[T; 2]], l0: isize, w: usize, kx: &[T; MAX_WIDTH], v: Complex<T>) {
+    #[cfg(target_arch = "x86_64")]
+    if FMA && W > 0 {
+        use std::any::TypeId;
+        let (f32, f64) = (TypeId::of::<T>() == TypeId::of::<f32>(), TypeId::of::<T>() == TypeId::of::<f64>());
+        if (f32 || f64) && l0 >= 0 && l0 as usize + inner_simd::spread1d_reach::<W>(f32) <= bx.len() {
+            // SAFETY: FMA is set only in the AVX2/FMA clone; T is the type cast to (TypeId),
+            // so the casts keep length and layout; the reach was checked against the row.
+            unsafe {
+                if f32 {
+                    let bx = &mut *(bx as *mut [[T; 2]] as *mut [[f32; 2]]);
+                    let kx = &*(kx as *const [T; MAX_WIDTH] as *const [f32; MAX_WIDTH]);
+                    inner_simd::spread1d_f32::<W>(bx, l0 as usize, kx, *(&v as *const Complex<T> as *const Complex<f32>));
+                } else {
+                    let bx = &mut *(bx as *mut [[T; 2]] as *mut [[f64; 2]]);
+                    let kx = &*(kx as *const [T; MAX_WIDTH] as *const [f64; MAX_WIDTH]);
+                    inner_simd::spread1d_f64::<W>(bx, l0 as usize, kx, *(&v as *const Complex<T> as *const Complex<f64>));
+                }
+            }
+            return;
+        }
+    }
+    let n = bx.len() as isize;
+    for (i, &kv) in kx.iter().take(w).enumerate() {
+        let e = &mut bx[(l0 + i as isize).rem_euclid(n) as usize];
+        e[0] += kv * v.re;
+        e[1] += kv * v.im;
     }
 }

@@ -330,6 +330,63 @@ pub unsafe fn interp1d_f64<const W: usize>(bx: &[[f64; 2]], l0: usize, kx: &[f64
     _mm_storeu_pd(out as *mut f64, s2);
 }
 
+/// Complex entries from a 1D window's first that [`spread1d_f32`] (`f32`) or
+/// [`spread1d_f64`] reads and rewrites for width `W`: whole vectors, the lanes past the window
+/// rewritten unchanged.
+pub const fn spread1d_reach<const W: usize>(f32: bool) -> usize {
+    if f32 {
+        4 * W.div_ceil(4)
+    } else {
+        2 * W.div_ceil(2)
+    }
+}
+
+/// Adds `kx[i]·v` to `bx[l0 + i]` for `i < W`: one 1D kernel window, as whole unaligned
+/// 256-bit vectors of interleaved (re, im) pairs; the entries up to
+/// [`spread1d_reach`]`::<W>(true)` from `l0` past the window are read and rewritten unchanged
+/// (their kernel lanes are zero), so the caller must be the only writer of them.
+///
+/// # Safety
+/// AVX2 and FMA available.
+#[inline(always)]
+pub unsafe fn spread1d_f32<const W: usize>(bx: &mut [[f32; 2]], l0: usize, kx: &[f32; MAX_WIDTH], v: Complex<f32>) {
+    const L: usize = 8;
+    assert!(W <= 16 && l0 + spread1d_reach::<W>(true) <= bx.len(), "window in the row");
+    let p = (bx.as_mut_ptr() as *mut f32).add(2 * l0);
+    let idx = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let cv = _mm256_setr_ps(v.re, v.im, v.re, v.im, v.re, v.im, v.re, v.im);
+    for q in 0..(2 * W).div_ceil(L) {
+        let rem = 2 * W - q * L;
+        let mut kd = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(kx.as_ptr().add(4 * q))), idx);
+        if rem < L {
+            kd = _mm256_and_ps(kd, _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(rem as i32), lane)));
+        }
+        _mm256_storeu_ps(p.add(q * L), _mm256_fmadd_ps(kd, cv, _mm256_loadu_ps(p.add(q * L))));
+    }
+}
+
+/// [`spread1d_f32`] for f64 (reach [`spread1d_reach`]`::<W>(false)`).
+///
+/// # Safety
+/// AVX2 and FMA available.
+#[inline(always)]
+pub unsafe fn spread1d_f64<const W: usize>(bx: &mut [[f64; 2]], l0: usize, kx: &[f64; MAX_WIDTH], v: Complex<f64>) {
+    const L: usize = 4;
+    assert!(W <= 16 && l0 + spread1d_reach::<W>(false) <= bx.len(), "window in the row");
+    let p = (bx.as_mut_ptr() as *mut f64).add(2 * l0);
+    let cv = _mm256_setr_pd(v.re, v.im, v.re, v.im);
+    for q in 0..(2 * W).div_ceil(L) {
+        let rem = 2 * W - q * L;
+        let mut kd = _mm256_permute4x64_pd::<0b01_01_00_00>(_mm256_castpd128_pd256(_mm_loadu_pd(kx.as_ptr().add(2 * q))));
+        if rem < L {
+            // rem = 2: the low complex entry only
+            kd = _mm256_and_pd(kd, _mm256_castsi256_pd(_mm256_setr_epi64x(-1, -1, 0, 0)));
+        }
+        _mm256_storeu_pd(p.add(q * L), _mm256_fmadd_pd(kd, cv, _mm256_loadu_pd(p.add(q * L))));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,10 +487,11 @@ mod tests {
 
     /// The 1D one-row kernels against the portable row loop, for every width, both
     /// precisions, every row start modulo the vector length, a row ending at the end of the
-    /// box (the masked loads read nothing past it) and kernel values past `W` that must not
-    /// count.
+    /// box (the masked loads read nothing past it; spreading's vectors reach exactly to the
+    /// end and leave the entries past the window bit for bit as they were) and kernel values
+    /// past `W` that must not count.
     macro_rules! check1d {
-        ($name:ident, $t:ty, $tol:expr, $i256:ident, $i512:ident) => {
+        ($name:ident, $t:ty, $tol:expr, $s256:ident, $i256:ident, $i512:ident) => {
             #[test]
             fn $name() {
                 let has256 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
@@ -466,7 +524,27 @@ mod tests {
                         for g in &got[1..] {
                             assert!((g - want).norm() <= $tol * 100.0, "W {W} l0 {l0}: {g} vs {want}");
                         }
+                        // spreading, into a row that ends where the vectors' reach does
+                        let len = l0 + spread1d_reach::<W>(std::mem::size_of::<$t>() == 4);
+                        let bx: Vec<[$t; 2]> = (0..len).map(|i| [((i % 17) as $t) * 0.25 - 1.0, ((i % 13) as $t) * 0.5 - 2.0]).collect();
+                        let c = Complex::new(0.75 as $t, -1.25 as $t);
+                        let mut want = bx.clone();
+                        spread_w::<$t, W, false>(&mut want, [len, 1], [l0, 0, 0], [1, 1], &ker, c);
+                        let mut got = bx.clone();
+                        // SAFETY: AVX2 and FMA checked above.
+                        unsafe { s256::<W>(&mut got, l0, &ker[0], c) };
+                        for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                            if (l0..l0 + W).contains(&i) {
+                                assert!((a[0] - b[0]).abs() <= $tol * 8.0 && (a[1] - b[1]).abs() <= $tol * 8.0, "spread W {W} l0 {l0} entry {i}");
+                            } else {
+                                assert_eq!(a.map(<$t>::to_bits), bx[i].map(<$t>::to_bits), "spread W {W} l0 {l0}: entry {i} outside the window changed");
+                            }
+                        }
                     }
+                }
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn s256<const W: usize>(bx: &mut [[$t; 2]], l0: usize, kx: &[$t; MAX_WIDTH], c: Complex<$t>) {
+                    $s256::<W>(bx, l0, kx, c)
                 }
                 #[target_feature(enable = "avx2,fma")]
                 unsafe fn i256<const W: usize>(bx: &[[$t; 2]], l0: usize, kx: &[$t; MAX_WIDTH], out: *mut Complex<$t>) {
@@ -495,8 +573,8 @@ mod tests {
         };
     }
 
-    check1d!(rows_1d_f64_match_portable_loop, f64, 1e-14, interp1d_f64, interp1d_f64_512);
-    check1d!(rows_1d_f32_match_portable_loop, f32, 2e-6, interp1d_f32, interp1d_f32_512);
+    check1d!(rows_1d_f64_match_portable_loop, f64, 1e-14, spread1d_f64, interp1d_f64, interp1d_f64_512);
+    check1d!(rows_1d_f32_match_portable_loop, f32, 2e-6, spread1d_f32, interp1d_f32, interp1d_f32_512);
 
     check!(rows_f64_match_portable_loops, f64, 1e-14, spread_f64, interp_f64, spread_f64_512, interp_f64_512);
     check!(rows_f32_match_portable_loops, f32, 2e-6, spread_f32, interp_f32, spread_f32_512, interp_f32_512);
