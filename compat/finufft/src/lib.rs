@@ -26,7 +26,7 @@
 //! | `showwarn` | honoured: warnings and error messages go to stderr unless 0 |
 //! | `nthreads` | honoured (≤ 0 = all cores; at most 1024) |
 //! | `fftw` | honoured for FFTW_ESTIMATE/MEASURE/PATIENT/EXHAUSTIVE (± DESTROY_INPUT); others → ESTIMATE |
-//! | `spread_sort` | ignored (farfield always bin-sorts) |
+//! | `spread_sort` | ignored (farfield bin-sorts 2D and 3D points; 1D points stay in the caller's order for type 2, and for types 1 and 3 when every thread can have its own fine grid, else are sorted) |
 //! | `spread_kerevalmeth`, `spread_kerpad` | ignored (farfield's own kernel evaluation) |
 //! | `upsampfac` | honoured: 0 = automatic, (1, 4] as given (1.25, 2.0 and any other); ≤ 1 → 7, > 4 → 8 |
 //! | `spread_thread` | validated (0–2, else 13), then ignored |

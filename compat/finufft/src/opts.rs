@@ -38,7 +38,8 @@ pub struct finufft_opts {
     /// (32), `FFTW_EXHAUSTIVE` (8), optionally | `FFTW_DESTROY_INPUT` (1); other values fall
     /// back to `FFTW_ESTIMATE`.
     pub fftw: c_int,
-    /// Ignored: farfield always bin-sorts the points. Default 2.
+    /// Ignored: farfield chooses whether to bin-sort the points itself (always in 2D and 3D;
+    /// in 1D see the crate docs' option table). Default 2.
     pub spread_sort: c_int,
     /// Ignored: farfield evaluates its kernel by its own piecewise polynomials. Default 1.
     pub spread_kerevalmeth: c_int,
