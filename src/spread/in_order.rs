@@ -21,7 +21,7 @@
 //! 1D spreader keeps its points in the caller's order when those private grids take no more
 //! memory than the sort's permutation would ([`private_grids`]), and sorts them otherwise.
 
-use super::{prefetch_window, sort, window, Spreader, PREFETCH_AHEAD};
+use super::{prefetch_window, prefetches, sort, window, Spreader, PREFETCH_AHEAD};
 #[cfg(target_arch = "x86_64")]
 use super::inner_simd;
 use crate::error::{Error, Result};
@@ -316,12 +316,14 @@ impl<T: Real> Spreader<T> {
         let w = if W == 0 { self.w[0] } else { W };
         let half = T::of(0.5 * w as f64);
         let mut ker = [[T::zero(); MAX_WIDTH]; 2];
+        let prefetch = prefetches(bx);
         for q in (0..g.len()).step_by(2) {
             // the pair's second point (the first again when it is the last one alone)
             let b = (q + 1).min(g.len() - 1);
             for ahead in [q, b] {
-                if let Some(&ga) = g.get(ahead + PREFETCH_AHEAD) {
-                    prefetch_window(bx, ga - half, w);
+                match g.get(ahead + PREFETCH_AHEAD) {
+                    Some(&ga) if prefetch => prefetch_window(bx, ga - half, w),
+                    _ => {}
                 }
             }
             let (la, ta) = window(g[q], glo[q], half);

@@ -721,10 +721,11 @@ impl<T: Real> Spreader<T> {
                 // the points go in pairs whose kernels are evaluated together (one point's
                 // Horner chain alone is latency-bound: KernelEval::eval_fused_n)
                 let mut kx = [[T::zero(); MAX_WIDTH]; 2];
+                let prefetch = prefetches(bx);
                 for q in (0..g.len()).step_by(2) {
                     // the pair's second point (the first again when it is the last one alone)
                     let b = (q + 1).min(g.len() - 1);
-                    if perm.is_none() {
+                    if perm.is_none() && prefetch {
                         // caller's order: the windows are scattered over the grid, so their
                         // cache lines are prefetched (M = 1e7, w = 13, one thread: 1.45 → 0.48 s)
                         // (the box is the whole grid there: lo = 0)
@@ -898,6 +899,21 @@ fn simd_row<T: Real, const W: usize, const WIDE: bool>(s: [usize; 2], l: [usize;
 /// Measured at M = 1e7 on one thread: 5–10 % of spreading time at 64–128 (the scatter of
 /// interpolated values, stores, gained nothing).
 const PREFETCH_AHEAD: usize = 64;
+
+/// Rows of at most this many bytes are not prefetched in the caller's order ([`prefetches`]):
+/// their lines come from L2 or the near L3, whose latency the out-of-order core covers, and the
+/// window arithmetic and prefetches cost more than they save. Measured on the 2-core AMD EPYC
+/// (AVX2) of docs/design.md §10, execute with and without prefetching: one thread, 2·10⁵
+/// points, f32 with a 19 KB grid 3.5 → 1.9 ms (type 1) and 3.9 → 2.5 ms (type 2), f64 with a
+/// 432 KB grid 6.9 → 4.8 and 7.0 → 5.1 ms; two threads, M = 10⁷, tol 1e-6, f64: at a 3.1 MB
+/// grid 0.20–0.21 → 0.16–0.18 s, but at 9.4 MB 0.23 → 0.39–0.48 s and at 31 MB 0.31 → 0.65–0.72 s.
+const PREFETCH_MIN_BYTES: usize = 1 << 22;
+
+/// Whether the loops over points in the caller's order prefetch the windows of the row `bx`.
+#[inline(always)]
+fn prefetches<E>(bx: &[E]) -> bool {
+    std::mem::size_of_val(bx) > PREFETCH_MIN_BYTES
+}
 
 /// Asks the CPU to bring the cache line of `p` into L1 (a hint: no fault, no effect off x86-64).
 #[inline(always)]
