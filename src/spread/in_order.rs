@@ -7,7 +7,7 @@
 //! values (interpolation) through the permutation: a random access per point over M elements,
 //! each a cache and TLB miss. In the caller's order those arrays are read or written in
 //! sequence and only the grid accesses are scattered; they are independent, and each point
-//! prefetches the cache lines of the window [`PREFETCH_AHEAD`] points ahead, so their misses
+//! prefetches the cache lines of the window [`PREFETCH_AHEAD`](super::PREFETCH_AHEAD) points ahead, so their misses
 //! overlap. Measured on a 2-core AMD EPYC (AVX2), M = 10⁷, N = 10⁶, one thread, tol 1e-6:
 //! interpolation 0.53 s at random point order against 0.21 s when the same points come sorted,
 //! the sort 0.39 s (docs/design.md §10). FINUFFT's default heuristic (`spread_sort = 2`) likewise
@@ -21,7 +21,7 @@
 //! 1D spreader keeps its points in the caller's order when those private grids take no more
 //! memory than the sort's permutation would ([`private_grids`]), and sorts them otherwise.
 
-use super::{prefetch_window, prefetches, sort, window, Spreader, PREFETCH_AHEAD};
+use super::{for_each_pair, prefetches, sort, window, Spreader};
 #[cfg(target_arch = "x86_64")]
 use super::inner_simd;
 use crate::error::{Error, Result};
@@ -308,37 +308,25 @@ impl<T: Real> Spreader<T> {
         go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
     }
 
-    /// [`Self::spread1d`] for the width `W` (`W = 0`: any width). The points go in pairs whose
-    /// kernels are evaluated together ([`KernelEval::eval_fused_n`]: one point's Horner chain
-    /// alone is latency-bound), each window added by [`add_window`].
+    /// [`Self::spread1d`] for the width `W` (`W = 0`: any width): the points in pairs
+    /// ([`for_each_pair`]), each window added by [`add_window`].
     #[inline(always)]
     fn spread1d_w<K: KernelEval<T>, const W: usize, const FMA: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
         let w = if W == 0 { self.w[0] } else { W };
-        let half = T::of(0.5 * w as f64);
         let mut ker = [[T::zero(); MAX_WIDTH]; 2];
-        let prefetch = prefetches(bx);
-        for q in (0..g.len()).step_by(2) {
-            // the pair's second point (the first again when it is the last one alone)
-            let b = (q + 1).min(g.len() - 1);
-            for ahead in [q, b] {
-                match g.get(ahead + PREFETCH_AHEAD) {
-                    Some(&ga) if prefetch => prefetch_window(bx, ga - half, w),
-                    _ => {}
-                }
-            }
-            let (la, ta) = window(g[q], glo[q], half);
-            let (lb, tb) = window(g[b], glo[b], half);
+        let ahead = prefetches(bx).then_some((bx.as_ptr(), bx.len()));
+        for_each_pair(g, Some(glo), w, ahead, |[(qa, la, ta), (qb, lb, tb)], both| {
             if FMA {
                 k.eval_fused_n([ta, tb], &mut ker);
             } else {
                 k.eval(ta, &mut ker[0]);
                 k.eval(tb, &mut ker[1]);
             }
-            add_window::<T, W, FMA>(bx, la, w, &ker[0], cs[q]);
-            if b > q {
-                add_window::<T, W, FMA>(bx, lb, w, &ker[1], cs[b]);
+            add_window::<T, W, FMA>(bx, la, w, &ker[0], cs[qa]);
+            if both {
+                add_window::<T, W, FMA>(bx, lb, w, &ker[1], cs[qb]);
             }
-        }
+        });
     }
 
     /// Values at the points with folded coordinates `g + glo` from the periodic row `bx` into

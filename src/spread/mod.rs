@@ -716,29 +716,15 @@ impl<T: Real> Spreader<T> {
             ($t:ty, $f:ident) => {{
                 // SAFETY (of the casts): T is $t (TypeId above).
                 let bx = &*(bx as *const [[T; 2]] as *const [[$t; 2]]);
-                let half = T::of(0.5 * W as f64);
                 let n = bx.len() as isize;
-                // the points go in pairs whose kernels are evaluated together (one point's
-                // Horner chain alone is latency-bound: KernelEval::eval_fused_n)
                 let mut kx = [[T::zero(); MAX_WIDTH]; 2];
-                let prefetch = prefetches(bx);
-                for q in (0..g.len()).step_by(2) {
-                    // the pair's second point (the first again when it is the last one alone)
-                    let b = (q + 1).min(g.len() - 1);
-                    if perm.is_none() && prefetch {
-                        // caller's order: the windows are scattered over the grid, so their
-                        // cache lines are prefetched (M = 1e7, w = 13, one thread: 1.45 → 0.48 s)
-                        // (the box is the whole grid there: lo = 0)
-                        for ahead in [q, b] {
-                            if let Some(&ga) = g.get(ahead + PREFETCH_AHEAD) {
-                                prefetch_window(bx, ga - half, W);
-                            }
-                        }
-                    }
-                    let (la, ta) = window(g[q], glo.map_or(0.0, |gl| gl[q]), half);
-                    let (lb, tb) = window(g[b], glo.map_or(0.0, |gl| gl[b]), half);
-                    k.eval_fused_n([ta, tb], &mut kx);
-                    for (i, (p, l0)) in [(q, la), (b, lb)].into_iter().enumerate().take(1 + usize::from(b > q)) {
+                // caller's order: the windows are scattered over the grid, so their cache lines
+                // are prefetched on large grids (M = 1e7, w = 13, one thread: 1.45 → 0.48 s)
+                // (the box is the whole grid there: lo = 0)
+                let ahead = (perm.is_none() && prefetches(bx)).then_some((bx.as_ptr(), bx.len()));
+                for_each_pair(g, glo, W, ahead, |pts, both| {
+                    k.eval_fused_n([pts[0].2, pts[1].2], &mut kx);
+                    for (i, &(p, l0, _)) in pts.iter().enumerate().take(1 + usize::from(both)) {
                         let l0 = l0 - lo;
                         let kx = &*(&kx[i] as *const [T; MAX_WIDTH] as *const [$t; MAX_WIDTH]);
                         let out = c.0.add(perm.map_or(p, |pm| pm[p] as usize)) as *mut Complex<$t>;
@@ -753,7 +739,7 @@ impl<T: Real> Spreader<T> {
                             inner_simd::$f::<W>(&row, 0, kx, out);
                         }
                     }
-                }
+                });
                 true
             }};
         }
@@ -941,13 +927,38 @@ fn window<T: Real>(g: T, lo: f32, half: T) -> (isize, T) {
 /// `⌈start⌉` on (clamped to the row): the kernel window of a point whose window starts at
 /// `start = g − w/2`, for the loops over points in the caller's order ([`in_order`]).
 #[inline(always)]
-fn prefetch_window<E, T: Real>(bx: &[E], start: T, w: usize) {
-    let n = bx.len();
+fn prefetch_window<E, T: Real>((base, n): (*const E, usize), start: T, w: usize) {
     let la = start.ceil().to_isize().unwrap_or(0).clamp(0, n as isize - 1) as usize;
-    let first = bx.as_ptr().wrapping_add(la) as usize;
-    let last = bx.as_ptr().wrapping_add((la + w - 1).min(n - 1)) as usize;
+    let first = base.wrapping_add(la) as usize;
+    let last = base.wrapping_add((la + w - 1).min(n - 1)) as usize;
     for line in (first & !63..=last).step_by(64) {
         prefetch(line as *const u8);
+    }
+}
+
+/// Walks the 1D points with folded coordinates `g` (low parts `glo`, [`window`]) in pairs, for
+/// a kernel of width `w`: calls `f(pts, both)` with `(index, first grid index, kernel
+/// argument)` of the pair's two points (`both` false for a last point alone, which `pts[1]`
+/// then repeats), so that the caller evaluates their kernels together
+/// ([`KernelEval::eval_fused_n`]: one point's Horner chain alone is latency-bound). With
+/// `ahead` (address and length of the periodic row, for points in the caller's order on a row
+/// that [`prefetches`]), the windows [`PREFETCH_AHEAD`] points ahead are prefetched.
+#[inline(always)]
+fn for_each_pair<T: Real, E>(g: &[T], glo: Option<&[f32]>, w: usize, ahead: Option<(*const E, usize)>, mut f: impl FnMut([(usize, isize, T); 2], bool)) {
+    let half = T::of(0.5 * w as f64);
+    for q in (0..g.len()).step_by(2) {
+        let b = (q + 1).min(g.len() - 1);
+        if let Some(row) = ahead {
+            for p in [q, b] {
+                if let Some(&ga) = g.get(p + PREFETCH_AHEAD) {
+                    prefetch_window(row, ga - half, w);
+                }
+            }
+        }
+        f([q, b].map(|p| {
+            let (l0, t) = window(g[p], glo.map_or(0.0, |gl| gl[p]), half);
+            (p, l0, t)
+        }), b > q);
     }
 }
 
