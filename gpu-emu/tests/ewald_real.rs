@@ -66,9 +66,18 @@ struct Run {
 /// The GPU pass with the outputs pre-filled (the pass adds to them; the fill is subtracted).
 #[allow(clippy::too_many_arguments)]
 fn gpu(s: &Sys, xi: f64, rc: f64, acc: f64, exact: bool, excl: &[[i64; 2]], kpa: Option<u32>, virial: bool) -> farfield::Result<Run> {
+    gpu_prec(s, xi, rc, acc, exact, excl, kpa, virial, false)
+}
+
+/// [`gpu`] with the pair functions in `f32` when `mixed` ([`GpuRealSpace::set_mixed`]).
+#[allow(clippy::too_many_arguments)]
+fn gpu_prec(
+    s: &Sys, xi: f64, rc: f64, acc: f64, exact: bool, excl: &[[i64; 2]], kpa: Option<u32>, virial: bool, mixed: bool,
+) -> farfield::Result<Run> {
     let dev = EmuDevice::default();
     let n = s.q.len();
     let mut rs = GpuRealSpace::new(dev.clone(), xi, rc, acc, exact)?;
+    rs.set_mixed(mixed);
     rs.set_exclusions(excl)?;
     rs.set_threads_per_atom(kpa)?;
     let xb = upload_new(&dev, &s.xyz)?;
@@ -136,6 +145,81 @@ fn triclinic_neutral_and_charged() {
     check("tri neutral fit", &s, xi, rc, 1e-13, false, &[], &[None, Some(1)]);
     let s = system(TRI, 260, false, 4);
     check("tri charged exact", &s, xi, rc, 1e-13, true, &[], &[Some(2)]);
+}
+
+/// Bounds on the `f32` rounding of the mixed pass for each atom `i`:
+/// `ε (K + 1.5 m_i) Σ_j |q_j| / r_ij^k` over its pairs within `r_c` (all images), `k = 1` for
+/// φ and `k = 2` for E, with `ε = 2⁻²⁴`, `K = 16` for the rounding of one pair term (`rsqrtf`
+/// within 2 ulp, the fit's Horner steps, the subtraction from `1/r` or `1/r³`, the products),
+/// and `1.5 m_i` for the thread's running sum of `m_i` terms (the pairs and the atom's
+/// exclusions; a sum of `m` terms rounds by at most `m ε Σ |terms|`, and each term is at most
+/// `1.5 |q_j| / r^k`: `f r² = erfc(ξr)/r + (2ξ/√π) e^{−ξ²r²} ≤ (1 + max_x (2/√π) x e^{−x²})/r`).
+fn f32_bounds(s: &Sys, rc: f64, excl: &[[i64; 2]]) -> (Vec<f64>, Vec<f64>) {
+    let n = s.q.len();
+    let eps = 2f64.powi(-24);
+    let (mut bp, mut bf) = (vec![0.0; n], vec![0.0; n]);
+    for i in 0..n {
+        let mut m = excl.iter().filter(|p| p[0] == i as i64 || p[1] == i as i64).count();
+        let (mut sp, mut sf) = (0.0, 0.0);
+        for j in 0..n {
+            for img in 0..125 {
+                let l = s.bx.cart([(img % 5) as f64 - 2.0, ((img / 5) % 5) as f64 - 2.0, (img / 25) as f64 - 2.0]);
+                let d: Vec<f64> = (0..3).map(|a| s.xyz[3 * i + a] - s.xyz[3 * j + a] - l[a]).collect();
+                let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                // positions are wrapped on the device: compare images of the wrapped pair
+                if r > 0.0 && r < rc * (1.0 + 1e-9) {
+                    m += 1;
+                    sp += s.q[j].abs() / r;
+                    sf += s.q[j].abs() / (r * r);
+                }
+            }
+        }
+        bp[i] = eps * (16.0 + 1.5 * m as f64) * sp;
+        bf[i] = eps * (16.0 + 1.5 * m as f64) * sf;
+    }
+    (bp, bf)
+}
+
+#[test]
+fn mixed_precision_pairs() {
+    // f32 pair functions against the CPU's f64 pass, atom by atom within the f32 rounding
+    // bounds of `f32_bounds`; the energy and the virial within the sums of those bounds; the
+    // f64 kernel without the virial equals the one with it bit for bit
+    let cases: [(&str, [f64; 9], usize, bool, f64, f64, &[[i64; 2]]); 2] = [
+        ("ortho neutral", ORTHO, 300, true, 0.9, 3.3 / 0.9, &[]),
+        ("tri charged, exclusions", TRI, 260, false, 0.98 * half_min_height(&TRI), 3.5 / (0.98 * half_min_height(&TRI)), &[[3, 17], [40, 41]]),
+    ];
+    for (label, cell, n, neutral, rc, xi, excl) in cases {
+        let s = system(cell, n, neutral, 21);
+        let (cphi, cfield, ce, cw) = real_space_only(&s.bx, &s.xyz, &s.q, xi, rc, 1e-7, false, excl, true, true).unwrap();
+        let g = gpu_prec(&s, xi, rc, 1e-7, false, excl, None, true, true).unwrap();
+        let (bp, bf) = f32_bounds(&s, rc, excl);
+        let (mut worst_p, mut worst_f) = (0.0f64, 0.0f64);
+        for i in 0..n {
+            worst_p = worst_p.max((g.phi[i] - cphi[i]).abs() / bp[i]);
+            let df = (0..3).map(|a| (g.field[3 * i + a] - cfield[3 * i + a]).powi(2)).sum::<f64>().sqrt();
+            worst_f = worst_f.max(df / bf[i]);
+        }
+        let bu: f64 = (0..n).map(|i| 0.5 * s.q[i].abs() * bp[i]).sum();
+        let wmax = cw.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        let dw = g.virial.iter().zip(&cw).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        eprintln!(
+            "{label}: phi {worst_p:.2} of its bound, field {worst_f:.2}, energy {:.1e} (bound {bu:.1e}), virial {dw:.1e} of {wmax:.1e}, \
+             rel RMS phi {:.1e} field {:.1e}",
+            (g.energy - ce).abs(),
+            rel_rms(&g.phi, &cphi),
+            rel_rms(&g.field, &cfield)
+        );
+        assert!(worst_p <= 1.0 && worst_f <= 1.0, "{label}: f32 pairs beyond their rounding bound (phi {worst_p}, field {worst_f})");
+        assert!((g.energy - ce).abs() <= bu, "{label}: energy {} vs {ce}", g.energy);
+        // W = ½ Σ_i Σ_j q_i q_j f d⊗d (each pair from both sides, halved): |f d_a d_b| ≤ f r²,
+        // the bound of a potential term, so the energy's bound bounds each entry
+        assert!(dw <= bu, "{label}: virial {:?} vs {cw:?}", g.virial);
+        let a = gpu_prec(&s, xi, rc, 1e-7, false, excl, None, true, false).unwrap();
+        let b = gpu_prec(&s, xi, rc, 1e-7, false, excl, None, false, false).unwrap();
+        assert!(a.phi == b.phi && a.field == b.field && a.energy == b.energy, "{label}: f64 kernels with and without the virial");
+        assert_eq!(b.virial, [0.0; 9]);
+    }
 }
 
 #[test]

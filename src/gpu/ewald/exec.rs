@@ -97,7 +97,8 @@ fn check_range(v: &[f64], what: &str) -> Result<()> {
 
 impl<D: FftDevice + 'static> GpuEwaldExec<D> {
     /// A plan on `dev` ([`GpuEwaldPlan::new`] with the same arguments), grids and FFT in `f32`
-    /// when `mixed` (mixed precision: `f64` interpolation sums, outputs and reductions), else
+    /// when `mixed` (mixed precision: `f32` real-space pair functions, `f64` interpolation
+    /// sums, outputs and reductions), else
     /// in `f64`. No buffer beyond the plan's is allocated here. Errors: those of
     /// [`GpuEwaldPlan::new`] ([`Error::NotSupported`] for [`Method::Direct`], device
     /// allocation → [`Error::Alloc`]).

@@ -75,7 +75,8 @@ impl<D: Device> Phases<D> {
 }
 
 /// An Ewald plan on device `D` (module docs), grids and FFT in precision `T` (`f64`; `f32` for
-/// mixed precision, with `f64` interpolation sums, potentials, fields and reductions).
+/// mixed precision, with `f64` interpolation sums, potentials, fields and reductions, and the
+/// real-space pair functions in `f32` as [`GpuRealSpace::set_mixed`] describes).
 pub struct GpuEwaldPlan<T: GpuReal, D: FftDevice> {
     dev: D,
     method: Method,
@@ -123,6 +124,7 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
         let mut real = GpuRealSpace::new(dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
         kspace.set_debug(debug);
         real.set_debug(debug);
+        real.set_mixed(T::SUFFIX == "f32");
         Ok((kspace, real))
     }
 

@@ -23,7 +23,8 @@
 //!    of a stable sort by cell) and every sum is deterministic — no host synchronisation and
 //!    no allocation on the way; then the sorted positions and charges (`ff_ewr_gather`,
 //!    `[x, y, z, q]` per slot) and each cell's bounding box (`ff_ewr_cell_bounds`).
-//! 3. **Pairs** (`ff_ewr_pairs`): `k` threads per atom (adjacent lanes of a warp, `k` = 1, 2,
+//! 3. **Pairs** (`ff_ewr_pairs_*`, one kernel per pair precision and with or without the
+//!    virial): `k` threads per atom (adjacent lanes of a warp, `k` = 1, 2,
 //!    4 or 8: the smallest giving at least 2¹⁷ threads, so that ~25 000 atoms still fill an
 //!    H100), thread `p` of an atom taking the neighbour offsets `p, p + k, …` of the full-shell
 //!    stencil (the CPU's stencil rule: offset `o` is kept when `(|o_d| − 1) h_d/n_d < r_c` on
@@ -146,6 +147,8 @@ pub struct GpuRealSpace<D: Device> {
     part: Option<(usize, D::Buf)>,
     /// Print per-phase device timings of each call ([`super::Phases`]).
     debug: bool,
+    /// Pair functions and per-thread sums in `f32` ([`GpuRealSpace::set_mixed`]).
+    mixed: bool,
 }
 
 /// The cell grid for `n` atoms in `bx` with cutoff `rc` (module docs).
@@ -262,12 +265,24 @@ impl<D: Device> GpuRealSpace<D> {
             status,
             part: None,
             debug: false,
+            mixed: false,
         })
     }
 
     /// Prints the device time of each phase of every call to stderr when `on`.
     pub fn set_debug(&mut self, on: bool) {
         self.debug = on;
+    }
+
+    /// Mixed precision when `on`: the pair functions (the fit, `1/r`) and each device thread's
+    /// sums over its pairs in `f32`, with positions, distances, cutoff tests, exclusion
+    /// corrections and every sum across threads (potentials, fields, energy, virial) in `f64`
+    /// (kernel `ff_ewr_pairs_f32`). Each pair term then carries a relative rounding error of
+    /// about 2⁻²³ (`1/r` and the fit subtract in `f32`, so near `r_c` it is relative to
+    /// `1/r`, not to `erfc(ξr)/r`). Off (the default): everything in `f64`, the CPU pass's
+    /// arithmetic. [`super::GpuEwaldPlan`] turns it on for its `f32`-grid (mixed) plans.
+    pub fn set_mixed(&mut self, on: bool) {
+        self.mixed = on;
     }
 
     /// Sets the excluded pairs (replacing earlier ones), as
@@ -507,12 +522,18 @@ impl<D: Device> GpuRealSpace<D> {
         }
         let part = &self.part.as_ref().expect("allocated above").1;
         let want_field = field.is_some();
-        dev.launch("ff_ewr_pairs", nb, PAIR_BLOCK, 0, &[
+        let kernel = match (self.mixed, virial) {
+            (false, false) => "ff_ewr_pairs_f64",
+            (false, true) => "ff_ewr_pairs_f64_virial",
+            (true, false) => "ff_ewr_pairs_f32",
+            (true, true) => "ff_ewr_pairs_f32_virial",
+        };
+        dev.launch(kernel, nb, PAIR_BLOCK, 0, &[
             Arg::I32(n32), Arg::I32(kpa as i32), Arg::Buf(&at.pos), Arg::Buf(&at.perm), Arg::Buf(&at.keys), Arg::Buf(&cl.start),
             Arg::Buf(&cl.bbox), Arg::Buf(&st.buf), Arg::I32(st.n as i32), Arg::I32(nc32[0]), Arg::I32(nc32[1]), Arg::I32(nc32[2]), Arg::Buf(&self.par),
             Arg::Buf(&self.coef), Arg::I32(self.ncoef as i32), Arg::I32(self.consts.exact as i32), Arg::Buf(&self.xptr),
             Arg::Buf(&self.xlist), Arg::I32(self.nxa as i32), Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::I32(want_field as i32),
-            Arg::I32(virial as i32), Arg::Buf(&at.out), Arg::Buf(part), Arg::U64(flag),
+            Arg::Buf(&at.out), Arg::Buf(part), Arg::U64(flag),
         ])?;
         ph.end("pairs")?;
         dev.launch("ff_ewr_finish", 1, PAIR_BLOCK, 0, &[Arg::I32(nb as i32), Arg::Buf(part), Arg::U64(flag), Arg::U64(bad), Arg::Buf(&self.status)])?;

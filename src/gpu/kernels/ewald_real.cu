@@ -55,6 +55,13 @@ __device__ __forceinline__ double ff_ewr_rsqrt(double x) {
     return rsqrt(x);
 #endif
 }
+__device__ __forceinline__ float ff_ewr_rsqrt(float x) {
+#ifdef FF_EMULATION
+    return 1.0f / sqrtf(x);
+#else
+    return rsqrtf(x);
+#endif
+}
 
 // The coincidence flag (smallest key min << 32 | max of a coincident, not excluded pair, or all
 // ones): read while other threads may lower it.
@@ -80,9 +87,10 @@ __device__ __forceinline__ void ff_ewr_cart(const double* p, double s0, double s
 }
 
 // Horner split into even and odd parts, as poly() of src/ewald/erfc.rs.
-__device__ __forceinline__ double ff_ewr_poly(const double* c, int n, double w) {
-    const double w2 = w * w;
-    double e = 0.0, o = 0.0;
+template <typename R>
+__device__ __forceinline__ R ff_ewr_poly(const R* c, int n, R w) {
+    const R w2 = w * w;
+    R e = 0, o = 0;
     for (int i = n - 1; i >= 0; --i) {
         if (i & 1) o = o * w2 + c[i];
         else e = e * w2 + c[i];
@@ -92,16 +100,20 @@ __device__ __forceinline__ double ff_ewr_poly(const double* c, int n, double w) 
 
 // (v(r), f(r)) of src/ewald/pair_kernel.rs for 0 < r² ≤ r_c²: v = erfc(ξr)/r,
 // f = −v'(r)/r = (erfc(ξr)/r + (2ξ/√π) e^{−ξ²r²}) / r²; by the fit (g, h: nc coefficients each,
-// in w = r² s − 1) or, with `exact`, by erfc and exp.
-__device__ __forceinline__ void ff_ewr_pair(double r2, const double* p, const double* g, const double* h, int nc, int exact,
-                                            double& pot, double& fs) {
-    const double rinv = ff_ewr_rsqrt(r2);
+// in w = r² s − 1, evaluated in R) or, with `exact`, by erfc and exp (in double, then rounded
+// to R).
+template <typename R>
+__device__ __forceinline__ void ff_ewr_pair(R r2, const double* p, const R* g, const R* h, int nc, int exact, R& pot,
+                                            R& fs) {
     if (exact) {
-        const double x = p[FF_EWR_P_XI] * (r2 * rinv);
-        pot = erfc(x) * rinv;
-        fs = (pot + p[FF_EWR_P_C2] * exp(-x * x)) * rinv * rinv;
+        const double rinv = ff_ewr_rsqrt((double)r2);
+        const double x = p[FF_EWR_P_XI] * ((double)r2 * rinv);
+        const double v = erfc(x) * rinv;
+        pot = (R)v;
+        fs = (R)((v + p[FF_EWR_P_C2] * exp(-x * x)) * rinv * rinv);
     } else {
-        const double w = r2 * p[FF_EWR_P_S] - 1.0;
+        const R rinv = ff_ewr_rsqrt(r2);
+        const R w = r2 * (R)p[FF_EWR_P_S] - (R)1;
         pot = rinv - ff_ewr_poly(g, nc, w);
         fs = rinv * rinv * rinv - ff_ewr_poly(h, nc, w);
     }
@@ -262,25 +274,31 @@ __device__ __forceinline__ bool ff_ewr_excluded(unsigned i, unsigned j, const un
 // 2ξ/√π at r → 0). The kpa parts of an atom are adjacent lanes, summed by shuffles; part 0
 // writes φ_i and E_i into out (slot order: φ | E_x | E_y | E_z, n each). Energy partials
 // Σ q_i φ_i and W (xx, xy, xz, yy, yz, zz; each pair is met from both sides, the host halves
-// both) are summed per block into part[7 · block + k].
-FF_EXTERN_C __global__ void ff_ewr_pairs(int n, int kpa, const double* pos, const unsigned* perm,
-                                         const unsigned long long* keys, const unsigned* start, const double* bbox,
-                                         const int* stencil, int nst, int nc0, int nc1, int nc2, const double* par,
-                                         const double* coef, int ncoef, int exact, const unsigned* xptr,
-                                         const unsigned* xlist, int nxa, const double* sfrac, const double* q,
-                                         int want_field, int want_virial, double* out, double* part,
-                                         unsigned long long* flag) {
-    __shared__ double sc[2 * FF_EWR_MAXC];
+// both) are summed per block into part[7 · block + k] (zeros unless VIRIAL).
+//
+// Precision: positions, distances and the cutoff tests are double; the pair functions and each
+// thread's sums are R (double, or float for mixed-precision plans: the fit evaluated in float,
+// rsqrtf, about 2⁻²³ relative per pair term); the kpa parts, the block sums and everything
+// after are double. One kernel per (R, VIRIAL), so that a plan without the virial does not hold
+// its six sums in registers.
+template <typename R, bool VIRIAL>
+__device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned* perm, const unsigned long long* keys,
+                               const unsigned* start, const double* bbox, const int* stencil, int nst, int nc0, int nc1,
+                               int nc2, const double* par, const double* coef, int ncoef, int exact,
+                               const unsigned* xptr, const unsigned* xlist, int nxa, const double* sfrac,
+                               const double* q, int want_field, double* out, double* part,
+                               unsigned long long* flag) {
+    __shared__ R sc[2 * FF_EWR_MAXC];
     __shared__ double red[FF_EWR_BLOCK];
-    for (int t = threadIdx.x; t < 2 * ncoef; t += blockDim.x) sc[t] = coef[t];
+    for (int t = threadIdx.x; t < 2 * ncoef; t += blockDim.x) sc[t] = (R)coef[t];
     __syncthreads();
-    const double* g = sc;
-    const double* h = sc + ncoef;
+    const R* g = sc;
+    const R* h = sc + ncoef;
     const double* p = par;
     const long long gid = (long long)ff_ewr_gid();
     const int slot = (int)(gid / kpa), prt = (int)(gid % kpa);
-    double acc[4] = {0.0, 0.0, 0.0, 0.0};
-    double w[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    R acc[4] = {0, 0, 0, 0};
+    R w[6] = {0, 0, 0, 0, 0, 0};
     double qi = 0.0;
     if (slot < n) {
         const double* pi = pos + 4 * (size_t)slot;
@@ -352,23 +370,24 @@ FF_EXTERN_C __global__ void ff_ewr_pairs(int n, int kpa, const double* pos, cons
                 }
             }
             if (!found) break;
-            double pot, fs;
-            ff_ewr_pair(r2, p, g, h, ncoef, exact, pot, fs);
-            acc[0] += qj * pot;
+            R pot, fs;
+            ff_ewr_pair((R)r2, p, g, h, ncoef, exact, pot, fs);
+            const R qr = (R)qj, dxr = (R)dx, dyr = (R)dy, dzr = (R)dz;
+            acc[0] += qr * pot;
             if (want_field) {
-                const double t = qj * fs;
-                acc[1] += t * dx;
-                acc[2] += t * dy;
-                acc[3] += t * dz;
+                const R t = qr * fs;
+                acc[1] += t * dxr;
+                acc[2] += t * dyr;
+                acc[3] += t * dzr;
             }
-            if (want_virial) {
-                const double c = qi * qj * fs;
-                w[0] += c * dx * dx;
-                w[1] += c * dx * dy;
-                w[2] += c * dx * dz;
-                w[3] += c * dy * dy;
-                w[4] += c * dy * dz;
-                w[5] += c * dz * dz;
+            if (VIRIAL) {
+                const R c = (R)qi * qr * fs;
+                w[0] += c * dxr * dxr;
+                w[1] += c * dxr * dyr;
+                w[2] += c * dxr * dzr;
+                w[3] += c * dyr * dyr;
+                w[4] += c * dyr * dzr;
+                w[5] += c * dzr * dzr;
             }
         }
         // exclusion corrections of atom i (its share of its list)
@@ -400,7 +419,12 @@ FF_EXTERN_C __global__ void ff_ewr_pairs(int n, int kpa, const double* pos, cons
                     }
                 }
                 double pot = 0.0, fs = 0.0;
-                if (r2 < rc2 && r2 > r2co) ff_ewr_pair(r2, p, g, h, ncoef, exact, pot, fs);
+                if (r2 < rc2 && r2 > r2co) {
+                    R pr, fr;
+                    ff_ewr_pair((R)r2, p, g, h, ncoef, exact, pr, fr);
+                    pot = (double)pr;
+                    fs = (double)fr;
+                }
                 const double r = sqrt(r2);
                 const double x = xi * r;
                 if (x < 1e-4) {
@@ -412,48 +436,66 @@ FF_EXTERN_C __global__ void ff_ewr_pairs(int n, int kpa, const double* pos, cons
                     fs += (p2 - c2 * exp(-x * x)) / r2;
                 }
                 const double qj = q[oj];
-                acc[0] -= qj * pot;
+                acc[0] -= (R)(qj * pot);
                 if (want_field) {
-                    acc[1] -= qj * fs * dv[0];
-                    acc[2] -= qj * fs * dv[1];
-                    acc[3] -= qj * fs * dv[2];
+                    acc[1] -= (R)(qj * fs * dv[0]);
+                    acc[2] -= (R)(qj * fs * dv[1]);
+                    acc[3] -= (R)(qj * fs * dv[2]);
                 }
-                if (want_virial) {
+                if (VIRIAL) {
                     const double c = qi * qj * fs;
-                    w[0] -= c * dv[0] * dv[0];
-                    w[1] -= c * dv[0] * dv[1];
-                    w[2] -= c * dv[0] * dv[2];
-                    w[3] -= c * dv[1] * dv[1];
-                    w[4] -= c * dv[1] * dv[2];
-                    w[5] -= c * dv[2] * dv[2];
+                    w[0] -= (R)(c * dv[0] * dv[0]);
+                    w[1] -= (R)(c * dv[0] * dv[1]);
+                    w[2] -= (R)(c * dv[0] * dv[2]);
+                    w[3] -= (R)(c * dv[1] * dv[1]);
+                    w[4] -= (R)(c * dv[1] * dv[2]);
+                    w[5] -= (R)(c * dv[2] * dv[2]);
                 }
             }
         }
     }
-    const double en = qi * acc[0];
+    // from here on in double: the kpa parts of the atom, the block's energy and virial
+    double sum[4] = {(double)acc[0], (double)acc[1], (double)acc[2], (double)acc[3]};
+    const double en = qi * sum[0];
     // sum the kpa parts of the atom (adjacent lanes; every thread of the block takes part)
     for (int off = 1; off < kpa; off *= 2)
-        for (int d = 0; d < 4; ++d) acc[d] += __shfl_xor_sync(FF_EWR_FULL_MASK, acc[d], off, kpa);
+        for (int d = 0; d < 4; ++d) sum[d] += __shfl_xor_sync(FF_EWR_FULL_MASK, sum[d], off, kpa);
     if (slot < n && prt == 0) {
-        out[slot] = acc[0];
+        out[slot] = sum[0];
         if (want_field) {
-            out[(size_t)n + slot] = acc[1];
-            out[2 * (size_t)n + slot] = acc[2];
-            out[3 * (size_t)n + slot] = acc[3];
+            out[(size_t)n + slot] = sum[1];
+            out[2 * (size_t)n + slot] = sum[2];
+            out[3 * (size_t)n + slot] = sum[3];
         }
     }
     const double tot_e = ff_ewr_block_sum(en, red);
     if (threadIdx.x == 0) part[7 * (size_t)blockIdx.x] = tot_e;
-    if (want_virial) {
+    if (VIRIAL) {
         for (int k = 0; k < 6; ++k) {
-            const double t = ff_ewr_block_sum(w[k], red);
+            const double t = ff_ewr_block_sum((double)w[k], red);
             if (threadIdx.x == 0) part[7 * (size_t)blockIdx.x + 1 + k] = t;
         }
     } else if (threadIdx.x == 0) {
         for (int k = 0; k < 6; ++k) part[7 * (size_t)blockIdx.x + 1 + k] = 0.0;
     }
 }
-FF_REGISTER(ff_ewr_pairs)
+
+#define FF_EWR_DEFINE_PAIRS(NAME, R, VIRIAL)                                                                        \
+    FF_EXTERN_C __global__ void NAME(int n, int kpa, const double* pos, const unsigned* perm,                      \
+                                     const unsigned long long* keys, const unsigned* start, const double* bbox,    \
+                                     const int* stencil, int nst, int nc0, int nc1, int nc2, const double* par,    \
+                                     const double* coef, int ncoef, int exact, const unsigned* xptr,               \
+                                     const unsigned* xlist, int nxa, const double* sfrac, const double* q,         \
+                                     int want_field, double* out, double* part, unsigned long long* flag) {        \
+        ff_ewr_pairs_t<R, VIRIAL>(n, kpa, pos, perm, keys, start, bbox, stencil, nst, nc0, nc1, nc2, par, coef,   \
+                                  ncoef, exact, xptr, xlist, nxa, sfrac, q, want_field, out, part, flag);         \
+    }                                                                                                              \
+    FF_REGISTER(NAME)
+
+FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f64, double, false)
+FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f64_virial, double, true)
+FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f32, float, false)
+FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f32_virial, float, true)
 
 // One block of FF_EWR_BLOCK threads: out[0] = the coincidence flag, out[1..4] = bad[0..3],
 // out[4 + k] = the bits of Σ_blocks part[7 · block + k] (k < 7).
