@@ -93,12 +93,14 @@ def load(np, folder):
 
 
 # ----------------------------------------------------------------------------- ours
-def run_ours(folder, method, tol, threads, repeats, out, device=None):
-    """`device` = None (CPU) or the grid precision ("f32", "f64") of `--backend cuda`."""
-    cmd = [str(BIN), "ewald", "--input", str(folder), "--method", method, "--tol", repr(tol),
+def run_ours(folder, method, tol, threads, repeats, out, device=None, binary=None, extra=()):
+    """`device` = None (CPU) or the grid precision ("f32", "f64") of `--backend cuda`; `binary`:
+    another farfield tool (default BIN); `extra`: more CLI arguments (parameter overrides)."""
+    cmd = [str(binary or BIN), "ewald", "--input", str(folder), "--method", method, "--tol", repr(tol),
            "--threads", str(threads), "--repeats", str(repeats), "--json", "--out", str(out)]
     if device is not None and method != "direct":
         cmd += ["--backend", "cuda", "--prec", device]
+    cmd += list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr}")
@@ -174,6 +176,11 @@ def main():
     ap.add_argument("--ours-methods", default="spme,spectral")
     ap.add_argument("--openmm-cutoffs", default="0.8,0.9,1.0,1.2")
     ap.add_argument("--openmm-tols", default="5e-4,2e-4,1e-4,5e-5,2e-5,1e-5,5e-6")
+    ap.add_argument("--ours-bins", default="",
+                    help="NAME=PATH,...: more farfield tools timed on the same tols in the same run (A/B)")
+    ap.add_argument("--ours-settings", default="",
+                    help="explicit parameters, ';'-separated, each 'rc=R,grid=K[,xi=X,order=P]': ours with "
+                         "these overrides (the first --ours-tols entry fills the rest), e.g. a cutoff sweep")
     ap.add_argument("--build", action="store_true")
     ap.add_argument("--json", type=Path, help="write all rows to this file")
     ap.add_argument("--gpu", action="store_true",
@@ -217,17 +224,24 @@ def main():
             f"(rel. diff {abs(chk['energy_kj_mol'] - uref) / abs(uref):.2e})")
 
         rows = []
-        for method in args.ours_methods.split(","):
-            for tol in floats(args.ours_tols):
-                out = tmp / f"ours-{method}-{tol}"
-                r = run_ours(folder, method, tol, args.threads, args.repeats, out, args.ours_prec if args.gpu else None)
-                f = ours_forces(np, out, q)
-                row = {"code": f"farfield {method}", "setting": f"tol {tol:g}", "time_s": r["time_s"],
-                       "real_s": r["real_s"], "kspace_s": r["kspace_s"],
-                       "force_err": rel_rms(np, f, fref), "energy_err": abs(r["energy"] * KJ - uref) / abs(uref),
-                       "params": f"xi {r['xi']:.3f}, rc {r['rc']:.3f}, grid {r['grid'][0]}, order {r['order_or_support']}"}
-                log(f"  {row['code']:18} {row['setting']:24} {row['time_s']*1e3:8.2f} ms  force err {row['force_err']:.2e}  {row['params']}")
-                rows.append(row)
+        bins = [("", None)] + [tuple(b.split("=", 1)) for b in args.ours_bins.split(",") if b]
+        runs = [(label, binary, method, tol, f"tol {tol:g}", ())
+                for label, binary in bins for method in args.ours_methods.split(",") for tol in floats(args.ours_tols)]
+        for setting in (s for s in args.ours_settings.split(";") if s):
+            extra = [a for kv in setting.split(",") for a in ("--" + kv.split("=")[0], kv.split("=")[1])]
+            runs += [("", None, method, floats(args.ours_tols)[0], setting, extra) for method in args.ours_methods.split(",")]
+        for k, (label, binary, method, tol, setting, extra) in enumerate(runs):
+            out = tmp / f"ours-{k}"
+            r = run_ours(folder, method, tol, args.threads, args.repeats, out, args.ours_prec if args.gpu else None, binary, extra)
+            f = ours_forces(np, out, q)
+            code = f"farfield {method}" + (f" [{label}]" if label else "")
+            row = {"code": code, "setting": setting, "time_s": r["time_s"],
+                   "real_s": r["real_s"], "kspace_s": r["kspace_s"],
+                   "force_err": rel_rms(np, f, fref), "energy_err": abs(r["energy"] * KJ - uref) / abs(uref),
+                   "params": f"xi {r['xi']:.3f}, rc {r['rc']:.3f}, grid {r['grid'][0]}, order {r['order_or_support']}"}
+            log(f"  {row['code']:18} {row['setting']:24} {row['time_s']*1e3:8.2f} ms (real {r['real_s']*1e3:.3f}, "
+                f"k-space {r['kspace_s']*1e3:.3f})  force err {row['force_err']:.2e}  {row['params']}")
+            rows.append(row)
         for cutoff in floats(args.openmm_cutoffs):
             if 2 * cutoff > min(np.diag(box)):
                 continue
@@ -241,9 +255,9 @@ def main():
                 rows.append(row)
         all_rows[name] = rows
         peer = best_meeting([r for r in rows if r["code"].startswith("OpenMM")], args.target)
-        for method in args.ours_methods.split(","):
-            mine = best_meeting([r for r in rows if r["code"] == f"farfield {method}"], args.target)
-            table.append((name, n, method, mine, peer))
+        for code in dict.fromkeys(r["code"] for r in rows if r["code"].startswith("farfield")):
+            mine = best_meeting([r for r in rows if r["code"] == code], args.target)
+            table.append((name, n, code.removeprefix("farfield "), mine, peer))
 
     load_avg = os.getloadavg()
     where = (f"GPU: ours --backend cuda --prec {args.ours_prec} (device arrays), OpenMM OpenCL {args.openmm_precision}"

@@ -41,6 +41,20 @@
 #define FF_EWR_P_TRI 17
 // Threads per block of ff_ewr_pairs and ff_ewr_finish (a power of two; host: PAIR_BLOCK).
 #define FF_EWR_BLOCK 128
+// The f32 pair kernels are compiled for FF_EWR_F32_MIN_BLOCKS blocks of FF_EWR_BLOCK threads
+// per multiprocessor (__launch_bounds__: at most 65536 / (128 · 6) = 85 registers per thread;
+// ptxas takes 80 for sm_80/sm_90, against 94 unbounded: no spills without the virial, 16 bytes
+// of stack with it). The pair loop is
+// latency bound, so the extra resident warps pay: JAC DHFR on an H200, pair kernel 0.415 →
+// 0.346 ms (benches/results/ewald_gpu_2026-11-27.md). The f64 kernels stay unbounded (not
+// measured with a bound).
+#define FF_EWR_F32_MIN_BLOCKS 6
+#ifdef FF_EMULATION
+#define FF_EWR_F32_BOUNDS
+#else
+#define FF_EWR_F32_BOUNDS __launch_bounds__(FF_EWR_BLOCK, FF_EWR_F32_MIN_BLOCKS)
+#endif
+#define FF_EWR_NO_BOUNDS
 // Most coefficients of one fit polynomial (src/ewald/erfc.rs: degree ≤ 39).
 #define FF_EWR_MAXC 40
 #define FF_EWR_FULL_MASK 0xffffffffu
@@ -480,22 +494,22 @@ __device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned
     }
 }
 
-#define FF_EWR_DEFINE_PAIRS(NAME, R, VIRIAL)                                                                        \
-    FF_EXTERN_C __global__ void NAME(int n, int kpa, const double* pos, const unsigned* perm,                      \
-                                     const unsigned long long* keys, const unsigned* start, const double* bbox,    \
-                                     const int* stencil, int nst, int nc0, int nc1, int nc2, const double* par,    \
-                                     const double* coef, int ncoef, int exact, const unsigned* xptr,               \
-                                     const unsigned* xlist, int nxa, const double* sfrac, const double* q,         \
-                                     int want_field, double* out, double* part, unsigned long long* flag) {        \
-        ff_ewr_pairs_t<R, VIRIAL>(n, kpa, pos, perm, keys, start, bbox, stencil, nst, nc0, nc1, nc2, par, coef,   \
-                                  ncoef, exact, xptr, xlist, nxa, sfrac, q, want_field, out, part, flag);         \
-    }                                                                                                              \
+#define FF_EWR_DEFINE_PAIRS(NAME, R, VIRIAL, BOUNDS)                                                                   \
+    FF_EXTERN_C __global__ void BOUNDS NAME(int n, int kpa, const double* pos, const unsigned* perm,                   \
+                                     const unsigned long long* keys, const unsigned* start, const double* bbox,        \
+                                     const int* stencil, int nst, int nc0, int nc1, int nc2, const double* par,        \
+                                     const double* coef, int ncoef, int exact, const unsigned* xptr,                   \
+                                     const unsigned* xlist, int nxa, const double* sfrac, const double* q,             \
+                                     int want_field, double* out, double* part, unsigned long long* flag) {            \
+        ff_ewr_pairs_t<R, VIRIAL>(n, kpa, pos, perm, keys, start, bbox, stencil, nst, nc0, nc1, nc2, par, coef,        \
+                                  ncoef, exact, xptr, xlist, nxa, sfrac, q, want_field, out, part, flag);              \
+    }                                                                                                                  \
     FF_REGISTER(NAME)
 
-FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f64, double, false)
-FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f64_virial, double, true)
-FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f32, float, false)
-FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f32_virial, float, true)
+FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f64, double, false, FF_EWR_NO_BOUNDS)
+FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f64_virial, double, true, FF_EWR_NO_BOUNDS)
+FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f32, float, false, FF_EWR_F32_BOUNDS)
+FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f32_virial, float, true, FF_EWR_F32_BOUNDS)
 
 // One block of FF_EWR_BLOCK threads: out[0] = the coincidence flag, out[1..4] = bad[0..3],
 // out[4 + k] = the bits of Σ_blocks part[7 · block + k] (k < 7).
