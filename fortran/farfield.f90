@@ -97,7 +97,8 @@ module farfield
   !> Warning bit of farfield_ewald_get_warnings: overrides keep est_rel_err above tol_used.
   integer(c_int32_t), parameter, public :: FARFIELD_EWALD_WARN_TOL_NOT_MET = 2
   !> opts%gpu_precision of a CUDA Ewald plan: double-precision grids and FFT (default), or
-  !> single-precision grids and FFT with double-precision sums, potentials, fields, energy, virial.
+  !> single-precision grids, FFT and real-space pair functions with double-precision positions,
+  !> sums, potentials, fields, energy, virial.
   integer(c_int32_t), parameter, public :: FARFIELD_EWALD_GPU_DOUBLE = 0
   integer(c_int32_t), parameter, public :: FARFIELD_EWALD_GPU_MIXED = 1
   !> opts%terms: every term (default); the k-space, self and background terms and the k-space

@@ -271,8 +271,9 @@ typedef struct farfield_ewald_opts {
   // caller built against an older header (a 64-byte struct) gets the CPU.
   int32_t backend;
   // CUDA backend only: `FARFIELD_EWALD_GPU_DOUBLE` (0, default: double-precision grids and
-  // FFT) or `FARFIELD_EWALD_GPU_MIXED` (1: single-precision grids and FFT, double-precision
-  // accumulation of potentials, fields, energy and virial). Other values, or a non-zero
+  // FFT) or `FARFIELD_EWALD_GPU_MIXED` (1: single-precision grids, FFT and real-space pair
+  // functions, double-precision positions, distances and accumulation of potentials,
+  // fields, energy and virial across device threads). Other values, or a non-zero
   // value with a CPU plan → `FARFIELD_ERR_INVALID_ARG`.
   int32_t gpu_precision;
   // CUDA backend only: the spreading method of the k-space part, the values of
