@@ -24,8 +24,16 @@ fn cplx<T: GpuReal>(rng: &mut rand_pcg::Pcg64, n: usize) -> Vec<Complex<T>> {
     (0..n).map(|_| Complex::new(T::of(rng.gen_range(-1.0..1.0)), T::of(rng.gen_range(-1.0..1.0)))).collect()
 }
 
-/// Every method, ntrans 1, 3, 5, both types, host and device arrays, for one dim and precision.
+/// Every method, ntrans 1, 3, 5, both types, host and device arrays, for one dim and precision
+/// — except CSR, whose spreading costs the emulator a shuffle reduction per grid point and
+/// vector: it runs ntrans 3 (two chunks, the last one smaller: both batched FFT plans) in every
+/// dim, ntrans 1 in 1D and 2D, ntrans 5 (three chunks) in 1D.
 fn check<T: GpuReal>(dim: usize, tol: f64, agree: f64) {
+    let csr_ntrans: &[usize] = match dim {
+        1 => &[1, 3, 5],
+        2 => &[1, 3],
+        _ => &[3],
+    };
     let nm: Vec<i64> = match dim {
         1 => vec![20],
         2 => vec![10, 8],
@@ -47,6 +55,9 @@ fn check<T: GpuReal>(dim: usize, tol: f64, agree: f64) {
             cpu.execute(&mut wc, &mut wf).unwrap();
             let want = if ty == 1 { wf } else { wc };
             for method in GpuMethod::all() {
+                if method == GpuMethod::Csr && !csr_ntrans.contains(&nt) {
+                    continue;
+                }
                 let sopts = GpuSpreadOpts { method: Some(method), block: 64, max_subprob: 32, max_batch: 2, ..Default::default() };
                 let params = NufftParams::new(ty, dim, &nm, 1, nt, tol, Precision::of::<T>(), &opts, Backend::Cuda).unwrap();
                 let dev = EmuDevice::default();

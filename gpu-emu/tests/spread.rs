@@ -113,9 +113,15 @@ fn check<T: GpuReal>(c: &Case, k: Ker, tol: f64, methods: &[GpuMethod], cu: Opti
     }
 }
 
+/// Every method with the ES, Gaussian and B-spline kernels — in 3D f32 the ES kernel only (3D
+/// costs the emulator most; the Gaussian and B-spline kernels run in f32 in 1D and 2D, and in
+/// 3D in f64).
 fn all_kernels<T: GpuReal>(dim: usize, reltol: f64) {
-    let c = case(dim, if dim == 3 { 90 } else { 160 }, 5 + dim as u64);
+    let c = case(dim, if dim == 3 { 90 } else { 100 }, 5 + dim as u64);
     check::<T>(&c, Ker::Es, 2e-5, &GpuMethod::all(), None, reltol);
+    if dim == 3 && T::NAME == "f32" {
+        return;
+    }
     check::<T>(&c, Ker::Gauss, 1e-2, &GpuMethod::all(), None, reltol);
     check::<T>(&c, Ker::BSpline(if dim == 3 { 4 } else { 5 }), 0.0, &GpuMethod::all(), None, reltol);
 }
