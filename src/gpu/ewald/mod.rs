@@ -124,7 +124,7 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
         let mut real = GpuRealSpace::new(dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
         kspace.set_debug(debug);
         real.set_debug(debug);
-        real.set_mixed(T::SUFFIX == "f32");
+        real.set_mixed(crate::nufft::params::Precision::of::<T>() == crate::nufft::params::Precision::F32);
         Ok((kspace, real))
     }
 
