@@ -119,8 +119,12 @@ fn every_library_kernel_is_in_the_emulator() {
         names.push(format!("ff_fmm_m2l_{k}"));
     }
     // Ewald real space (ewald_real.cu)
-    for k in ["wrap", "bucket", "cell_order", "gather", "cell_bounds", "pairs", "finish", "scatter"] {
+    for k in ["wrap", "bucket", "cell_order", "gather", "cell_bounds", "finish", "scatter"] {
         names.push(format!("ff_ewr_{k}"));
+    }
+    // the pair kernel: f64 or f32 pair functions, with or without the virial
+    for k in ["f64", "f64_virial", "f32", "f32_virial"] {
+        names.push(format!("ff_ewr_pairs_{k}"));
     }
     // Ewald k-space (ewald_kspace.cu)
     for t in ["f32", "f64"] {
