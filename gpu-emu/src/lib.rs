@@ -249,6 +249,16 @@ impl Device for EmuDevice {
         Ok(end.duration_since(*start).as_secs_f64())
     }
 
+    /// A clone: emulated launches and copies complete before they return, so a second
+    /// stream has nothing to overlap and its order is the order of issue.
+    fn fork(&self) -> Result<EmuDevice> {
+        Ok(self.clone())
+    }
+
+    fn wait(&self, _mark: &std::time::Instant) -> Result<()> {
+        Ok(())
+    }
+
     /// The memory of an [`EmuBuf`] at `ptr` (its [`Device::addr`]), viewed without taking
     /// ownership: the emulator's counterpart of CUDA's view of a caller's device pointer.
     unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut EmuBuf) -> R) -> R {

@@ -508,6 +508,15 @@ impl Device for CudaDevice {
         Ok(start.elapsed_ms(end).map_err(drv("event elapsed"))? as f64 * 1e-3)
     }
 
+    fn fork(&self) -> Result<CudaDevice> {
+        let stream = self.st.ctx.new_stream().map_err(drv("stream create"))?;
+        Ok(CudaDevice { st: self.st.clone(), stream, borrowed: false, debug: self.debug })
+    }
+
+    fn wait(&self, mark: &cudarc::driver::CudaEvent) -> Result<()> {
+        self.stream.wait(mark).map_err(drv("stream wait"))
+    }
+
     unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut CudaSlice<u8>) -> R) -> R {
         let mut s = self.stream.upgrade_device_ptr::<u8>(ptr, bytes);
         let r = f(&mut s);

@@ -64,6 +64,16 @@ pub trait Device: Clone {
     fn mark(&self) -> Result<Self::Mark>;
     /// Seconds of device work between two marks (waits for `end`).
     fn seconds(&self, start: &Self::Mark, end: &Self::Mark) -> Result<f64>;
+    /// A handle on a second stream of the same device and context, for independent work
+    /// that may run concurrently with this handle's (CUDA: a new non-blocking stream, so it
+    /// is not serialised with the legacy default stream either; the emulator: a clone, its
+    /// work running synchronously in issue order). Buffers of either handle are valid on
+    /// both; the two streams are ordered only by [`Device::wait`].
+    fn fork(&self) -> Result<Self>;
+    /// Makes this handle's stream wait, on the device and without blocking the host, until
+    /// the work issued before `mark` (recorded by [`Device::mark`] on any handle of this
+    /// device) has completed (CUDA: `cuStreamWaitEvent`; the emulator: nothing to wait for).
+    fn wait(&self, mark: &Self::Mark) -> Result<()>;
 
     /// Runs `f` on a caller-owned device allocation of `bytes` bytes at address `ptr`, viewed
     /// as a buffer of this device (not freed afterwards): how device pointers of a foreign

@@ -9,7 +9,9 @@
 //! * [`GpuEwaldPlan`]: the plan a caller uses — parameters from the CPU rule
 //!   (`crate::ewald::setup`, the same `ξ`, `r_c`, grid, order/support and `τ` as
 //!   [`crate::ewald::EwaldPlan`] for the same cell, `n_max`, tolerance and options), the k-space
-//!   part, the real-space part, and the self and background terms;
+//!   part, the real-space part (on a second stream of the device, [`Device::fork`], so that
+//!   it overlaps the k-space part; the plan's stream waits for it before a call returns), and
+//!   the self and background terms;
 //! * [`exec`]: [`GpuEwaldExec`], a plan of either grid precision with its own input and result
 //!   buffers — host-array and device-array evaluation with the CPU plan's checks and
 //!   outputs-only-on-success; the executor of the C API's CUDA plans (`farfield_ewald_*` with
@@ -121,7 +123,7 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
         dev: &D, method: Method, cell: &[f64; 9], params: &EwaldParams, n_max: usize, sopts: GpuSpreadOpts, debug: bool,
     ) -> Result<(GpuKspace<T, D>, GpuRealSpace<D>)> {
         let mut kspace = GpuKspace::new(dev.clone(), method, cell, params, n_max, sopts)?;
-        let mut real = GpuRealSpace::new(dev.clone(), params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
+        let mut real = GpuRealSpace::new(dev.fork()?, params.xi, params.rc, erfc_accuracy(params.tol_used), false)?;
         kspace.set_debug(debug);
         real.set_debug(debug);
         real.set_mixed(crate::nufft::params::Precision::of::<T>() == crate::nufft::params::Precision::F32);
@@ -143,9 +145,10 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
         &self.user_box
     }
 
-    /// Parameters in use (the same as the CPU plan's for the same arguments); `real_s` and
-    /// `kspace_s` are the wall-clock seconds of the two parts in the last evaluation (each part
-    /// ends by reading its sums back, so they include the device work and the launches).
+    /// Parameters in use (the same as the CPU plan's for the same arguments); `kspace_s` and
+    /// `real_s` are wall-clock seconds of the last evaluation: the two parts overlap on the
+    /// device, so `kspace_s` runs from the start until the k-space sums are back and `real_s`
+    /// is the further time until the real-space totals are back and its results are added.
     pub fn params(&self) -> &EwaldParams {
         &self.params
     }
@@ -234,25 +237,59 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
         &mut self, n: usize, xyz: &D::Buf, q: &D::Buf, mut phi: Option<&mut D::Buf>, mut field: Option<&mut D::Buf>, virial: bool,
         parts: EwaldParts,
     ) -> Result<EwaldResult> {
+        // The real-space pass runs on a stream of its own (`self.real`'s handle, forked from
+        // the plan's), concurrently with the k-space part: it starts after the work issued
+        // before this call (the inputs), its kernels are issued first (the k-space part
+        // reads an input check back before it issues its own), and only its last kernel,
+        // which adds into `phi` and `field`, waits for the k-space part's writes; the plan's
+        // stream then waits for it, so the caller sees one stream in order.
+        let t0 = std::time::Instant::now();
+        let pending = if parts.real {
+            self.real.device().wait(&self.dev.mark()?)?;
+            Some(self.real.launch(&self.user_box, n, xyz, q, phi.as_deref(), field.as_deref(), virial))
+        } else {
+            None
+        };
         // the k-space part always runs: it also reduces Σq and Σq² for the self and
         // background terms; without it the outputs are zeroed
-        let t0 = std::time::Instant::now();
-        let k = self.kspace.execute(n, xyz, q, phi.as_deref_mut(), field.as_deref_mut(), virial)?;
+        let k = self.kspace.execute(n, xyz, q, phi.as_deref_mut(), field.as_deref_mut(), virial).and_then(|k| {
+            if !parts.kspace {
+                if let Some(p) = phi.as_deref_mut() {
+                    self.dev.zero(p)?;
+                }
+                if let Some(f) = field.as_deref_mut() {
+                    self.dev.zero(f)?;
+                }
+            }
+            Ok(k)
+        });
         self.params.kspace_s = t0.elapsed().as_secs_f64();
         self.params.real_s = 0.0;
+        // a k-space error comes first (the CPU plan's order); the real-space pass is still
+        // waited for, its results discarded, so that no kernel reads the inputs after return
+        let real = match pending {
+            Some(Ok(p)) => {
+                let t0 = std::time::Instant::now();
+                let rdev = self.real.device().clone();
+                let r = rdev.wait(&self.dev.mark()?).and_then(|()| {
+                    let (ph, fd) = if k.is_ok() { (phi.as_deref_mut(), field.as_deref_mut()) } else { (None, None) };
+                    self.real.complete(p, &self.user_box, xyz, q, ph, fd)
+                });
+                self.dev.wait(&rdev.mark()?)?;
+                self.params.real_s = t0.elapsed().as_secs_f64();
+                Some(r)
+            }
+            Some(Err(e)) => {
+                // kernels issued before the error still order the plan's stream
+                self.dev.wait(&self.real.device().mark()?)?;
+                Some(Err(e))
+            }
+            None => None,
+        };
+        let k = k?;
         let (mut u, mut w) = if parts.kspace { (k.energy, k.virial) } else { (0.0, [0.0; 9]) };
-        if !parts.kspace {
-            if let Some(p) = phi.as_deref_mut() {
-                self.dev.zero(p)?;
-            }
-            if let Some(f) = field.as_deref_mut() {
-                self.dev.zero(f)?;
-            }
-        }
-        if parts.real {
-            let t0 = std::time::Instant::now();
-            let (u_r, w_r) = self.real.compute(&self.user_box, n, xyz, q, phi.as_deref_mut(), field.as_deref_mut(), virial)?;
-            self.params.real_s = t0.elapsed().as_secs_f64();
+        if let Some(r) = real {
+            let (u_r, w_r) = r?;
             u += u_r;
             for (a, b) in w.iter_mut().zip(w_r) {
                 *a += b;

@@ -151,6 +151,15 @@ pub struct GpuRealSpace<D: Device> {
     mixed: bool,
 }
 
+/// The work of one [`GpuRealSpace::launch`] that [`GpuRealSpace::complete`] waits for.
+#[must_use = "complete() must wait for the launched kernels"]
+pub struct RealPending<D: Device> {
+    n: usize,
+    virial: bool,
+    /// The phase marks so far (`None`: nothing was launched, `n` = 0).
+    ph: Option<super::Phases<D>>,
+}
+
 /// The cell grid for `n` atoms in `bx` with cutoff `rc` (module docs).
 fn cell_grid(bx: &PeriodicBox, n: usize, rc: f64) -> [usize; 3] {
     let dens = (bx.volume * ATOMS_PER_CELL / n.max(1) as f64).cbrt();
@@ -283,6 +292,11 @@ impl<D: Device> GpuRealSpace<D> {
     /// arithmetic. [`super::GpuEwaldPlan`] turns it on for its `f32`-grid (mixed) plans.
     pub fn set_mixed(&mut self, on: bool) {
         self.mixed = on;
+    }
+
+    /// The device handle (and so the stream) the pass issues its work on.
+    pub fn device(&self) -> &D {
+        &self.dev
     }
 
     /// Sets the excluded pairs (replacing earlier ones), as
@@ -419,6 +433,22 @@ impl<D: Device> GpuRealSpace<D> {
         &mut self, bx: &PeriodicBox, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>,
         virial: bool,
     ) -> Result<(f64, [f64; 9])> {
+        let pending = self.launch(bx, n, xyz, q, phi.as_deref(), field.as_deref(), virial)?;
+        self.complete(pending, bx, xyz, q, phi, field)
+    }
+
+    /// The first half of [`Self::compute`]: every check that needs no device result, then the
+    /// kernels up to the totals, issued on the device's stream without waiting for them
+    /// (`phi` and `field` are only checked for their lengths here, not written). The call must
+    /// be followed by [`Self::complete`] with the returned [`RealPending`] and the same `bx`,
+    /// `xyz` and `q` (the device buffers unchanged in between), which waits for the work, so
+    /// that a caller can issue other work on another stream while the pairs run. Errors: those
+    /// of [`Self::compute`] that need no device result (cutoff, `n`, buffer lengths,
+    /// exclusion indices), [`Error::Alloc`] and device errors; nothing is pending then.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &mut self, bx: &PeriodicBox, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&D::Buf>, field: Option<&D::Buf>, virial: bool,
+    ) -> Result<RealPending<D>> {
         let half = 0.5 * bx.min_height();
         if self.rc > half * (1.0 + 1e-12) {
             return Err(Error::InvalidArg(format!(
@@ -450,7 +480,7 @@ impl<D: Device> GpuRealSpace<D> {
         }
         check_exclusions(&self.excl, n)?;
         if n == 0 {
-            return Ok((0.0, [0.0; 9]));
+            return Ok(RealPending { n, virial, ph: None });
         }
         let nc = cell_grid(bx, n, self.rc);
         let ncell = nc[0] * nc[1] * nc[2];
@@ -458,6 +488,12 @@ impl<D: Device> GpuRealSpace<D> {
         self.ensure_atoms(n)?;
         self.ensure_cells(ncell)?;
         let kpa = self.threads_per_atom(n);
+        // allocations before the first launch, so that a failed one leaves nothing running
+        let nb = nblocks(n * kpa as usize, PAIR_BLOCK);
+        if self.part.as_ref().map_or(true, |p| p.0 < nb as usize) {
+            self.part = None;
+            self.part = Some((nb as usize, dev.alloc(7 * 8 * nb as usize)?));
+        }
         // parameter block, flag and first-bad indices
         let lmax = bx.lengths.iter().cloned().fold(0.0, f64::max);
         let (v, r) = (&bx.vecs, &bx.recip);
@@ -515,11 +551,6 @@ impl<D: Device> GpuRealSpace<D> {
             Arg::I32(ncell as i32), Arg::Buf(&cl.start), Arg::Buf(&at.pos), Arg::Buf(&cl.bbox),
         ])?;
         ph.end("cells")?;
-        let nb = nblocks(n * kpa as usize, PAIR_BLOCK);
-        if self.part.as_ref().map_or(true, |p| p.0 < nb as usize) {
-            self.part = None;
-            self.part = Some((nb as usize, dev.alloc(7 * 8 * nb as usize)?));
-        }
         let part = &self.part.as_ref().expect("allocated above").1;
         let want_field = field.is_some();
         let kernel = match (self.mixed, virial) {
@@ -537,10 +568,27 @@ impl<D: Device> GpuRealSpace<D> {
         ])?;
         ph.end("pairs")?;
         dev.launch("ff_ewr_finish", 1, PAIR_BLOCK, 0, &[Arg::I32(nb as i32), Arg::Buf(part), Arg::U64(flag), Arg::U64(bad), Arg::Buf(&self.status)])?;
+        Ok(RealPending { n, virial, ph: Some(ph) })
+    }
+
+    /// The second half of [`Self::compute`] after [`Self::launch`]: waits for the totals
+    /// (downloads them), checks them, then adds `φ^R` to `phi` and `E^R` to `field` (either
+    /// may be `None`, e.g. to discard the results after another part failed), issued on the
+    /// device's stream, and returns the energy and the virial. It must be called once for each
+    /// successful [`Self::launch`], also when the results are not wanted: only then has the
+    /// device finished reading `xyz` and `q`. Errors: those of [`Self::compute`] that the
+    /// kernels record, and device errors.
+    pub fn complete(
+        &mut self, pending: RealPending<D>, bx: &PeriodicBox, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>,
+    ) -> Result<(f64, [f64; 9])> {
+        let RealPending { n, virial, ph } = pending;
+        let Some(mut ph) = ph else { return Ok((0.0, [0.0; 9])) };
+        let dev = self.dev.clone();
         let s: Vec<u64> = download_vec(&dev, &self.status, 11)?;
         ph.end("finish")?;
         self.check_status(bx, &s, n, xyz, q)?;
-        if phi.is_some() || want_field {
+        if phi.is_some() || field.is_some() {
+            let n32 = n as i32;
             let at = self.atoms.as_ref().expect("ensured above");
             let (pa, fa) = (phi.as_deref().map_or(Arg::Null, Arg::Buf), field.as_deref().map_or(Arg::Null, Arg::Buf));
             dev.launch("ff_ewr_scatter", nblocks(n, BLOCK), BLOCK, 0, &[Arg::I32(n32), Arg::Buf(&at.perm), Arg::Buf(&at.out), pa, fa])?;

@@ -41,20 +41,21 @@
 #define FF_EWR_P_TRI 17
 // Threads per block of ff_ewr_pairs and ff_ewr_finish (a power of two; host: PAIR_BLOCK).
 #define FF_EWR_BLOCK 128
-// The f32 pair kernels are compiled for FF_EWR_F32_MIN_BLOCKS blocks of FF_EWR_BLOCK threads
-// per multiprocessor (__launch_bounds__: at most 65536 / (128 · 6) = 85 registers per thread;
-// ptxas takes 80 for sm_80/sm_90, against 94 unbounded: no spills without the virial, 16 bytes
-// of stack with it). The pair loop is
-// latency bound, so the extra resident warps pay: JAC DHFR on an H200, pair kernel 0.415 →
-// 0.346 ms (benches/results/ewald_gpu_2026-11-27.md). The f64 kernels stay unbounded (not
-// measured with a bound).
-#define FF_EWR_F32_MIN_BLOCKS 6
+// The pair kernels are compiled for a number of resident blocks of FF_EWR_BLOCK threads per
+// multiprocessor (__launch_bounds__): 8 for the f32 pair functions (at most 64 registers per
+// thread), 6 for the f64 ones (at most 85). The pair loop is latency bound, so extra resident
+// warps pay more than the spills cost: JAC DHFR on an H200, f32 pair kernel 0.415 ms unbounded
+// → 0.346 ms at 6 blocks; per evaluation, same run, f32 8 blocks against 6 and f64 6 against
+// unbounded each about 5–9 % faster (benches/results/ewald_gpu_2026-11-27.md).
+#define FF_EWR_F32_MIN_BLOCKS 8
+#define FF_EWR_F64_MIN_BLOCKS 6
 #ifdef FF_EMULATION
 #define FF_EWR_F32_BOUNDS
+#define FF_EWR_F64_BOUNDS
 #else
 #define FF_EWR_F32_BOUNDS __launch_bounds__(FF_EWR_BLOCK, FF_EWR_F32_MIN_BLOCKS)
+#define FF_EWR_F64_BOUNDS __launch_bounds__(FF_EWR_BLOCK, FF_EWR_F64_MIN_BLOCKS)
 #endif
-#define FF_EWR_NO_BOUNDS
 // Most coefficients of one fit polynomial (src/ewald/erfc.rs: degree ≤ 39).
 #define FF_EWR_MAXC 40
 #define FF_EWR_FULL_MASK 0xffffffffu
@@ -506,8 +507,8 @@ __device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned
     }                                                                                                                  \
     FF_REGISTER(NAME)
 
-FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f64, double, false, FF_EWR_NO_BOUNDS)
-FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f64_virial, double, true, FF_EWR_NO_BOUNDS)
+FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f64, double, false, FF_EWR_F64_BOUNDS)
+FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f64_virial, double, true, FF_EWR_F64_BOUNDS)
 FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f32, float, false, FF_EWR_F32_BOUNDS)
 FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f32_virial, float, true, FF_EWR_F32_BOUNDS)
 
