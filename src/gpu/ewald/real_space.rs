@@ -156,6 +156,8 @@ pub struct GpuRealSpace<D: Device> {
 pub struct RealPending<D: Device> {
     n: usize,
     virial: bool,
+    /// Whether the fields were computed (a `field` buffer given to `launch`).
+    field: bool,
     /// The phase marks so far (`None`: nothing was launched, `n` = 0).
     ph: Option<super::Phases<D>>,
 }
@@ -480,7 +482,7 @@ impl<D: Device> GpuRealSpace<D> {
         }
         check_exclusions(&self.excl, n)?;
         if n == 0 {
-            return Ok(RealPending { n, virial, ph: None });
+            return Ok(RealPending { n, virial, field: field.is_some(), ph: None });
         }
         let nc = cell_grid(bx, n, self.rc);
         let ncell = nc[0] * nc[1] * nc[2];
@@ -568,7 +570,7 @@ impl<D: Device> GpuRealSpace<D> {
         ])?;
         ph.end("pairs")?;
         dev.launch("ff_ewr_finish", 1, PAIR_BLOCK, 0, &[Arg::I32(nb as i32), Arg::Buf(part), Arg::U64(flag), Arg::U64(bad), Arg::Buf(&self.status)])?;
-        Ok(RealPending { n, virial, ph: Some(ph) })
+        Ok(RealPending { n, virial, field: want_field, ph: Some(ph) })
     }
 
     /// The second half of [`Self::compute`] after [`Self::launch`]: waits for the totals
@@ -577,14 +579,18 @@ impl<D: Device> GpuRealSpace<D> {
     /// device's stream, and returns the energy and the virial. It must be called once for each
     /// successful [`Self::launch`], also when the results are not wanted: only then has the
     /// device finished reading `xyz` and `q`. Errors: those of [`Self::compute`] that the
-    /// kernels record, and device errors.
+    /// kernels record, [`Error::Internal`] for a `field` when `launch` was given none (the
+    /// fields were not computed), and device errors.
     pub fn complete(
         &mut self, pending: RealPending<D>, bx: &PeriodicBox, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>,
     ) -> Result<(f64, [f64; 9])> {
-        let RealPending { n, virial, ph } = pending;
+        let RealPending { n, virial, field: computed, ph } = pending;
         let Some(mut ph) = ph else { return Ok((0.0, [0.0; 9])) };
         let dev = self.dev.clone();
         let s: Vec<u64> = download_vec(&dev, &self.status, 11)?;
+        if field.is_some() && !computed {
+            return Err(Error::Internal("GPU Ewald real space: complete() was given a field that launch() did not compute".into()));
+        }
         ph.end("finish")?;
         self.check_status(bx, &s, n, xyz, q)?;
         if phi.is_some() || field.is_some() {
