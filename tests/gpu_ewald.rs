@@ -5,7 +5,9 @@
 //! `opts.backend = FARFIELD_BACKEND_CUDA` against the CPU backend with the same arguments (SPME
 //! and spectral Ewald, double and mixed precision, exclusions, `farfield_ewald_execute` and
 //! `farfield_ewald_execute_device`; tolerances as `c_tests/c_ewald_device.c`: 1e-10 in double
-//! precision, 1e-5 with f32 grids). Skipped (passes) without a CUDA device; the emulator tests
+//! precision, 1e-5 with f32 grids), also with device arrays on a caller's busy non-blocking
+//! stream (the plan's second, real-space stream ordered into it). Skipped (passes) without a
+//! CUDA device; the emulator tests
 //! (`gpu-emu/tests/ewald_kspace.rs`, `ewald_exec.rs`) run the same host path everywhere.
 
 use farfield::capi::ewald::*;
@@ -120,13 +122,17 @@ struct COut {
     virial: [f64; 9],
 }
 
-fn plan(method: i32, backend: i32, prec: i32, cell: &[f64; 9], n: usize, tol: f64, pairs: &[i64]) -> farfield_ewald_plan {
+/// A C API plan (`stream`: `opts.gpu_stream`, null for the default stream).
+#[allow(clippy::too_many_arguments)]
+fn plan(method: i32, backend: i32, prec: i32, cell: &[f64; 9], n: usize, tol: f64, pairs: &[i64], stream: *mut std::ffi::c_void)
+        -> farfield_ewald_plan {
     let mut o: farfield_ewald_opts = unsafe { std::mem::zeroed() };
     let mut p = null_mut();
     unsafe {
         assert_eq!(farfield_ewald_default_opts(&mut o, std::mem::size_of::<farfield_ewald_opts>()), 0);
         o.backend = backend;
         o.gpu_precision = prec;
+        o.gpu_stream = stream;
         assert_eq!(farfield_ewald_makeplan(method, cell.as_ptr(), n as i64, tol, &mut p, &o), 0);
         assert_eq!(farfield_ewald_set_exclusions(p, (pairs.len() / 2) as i64, pairs.as_ptr()), 0);
     }
@@ -169,8 +175,8 @@ fn cuda_c_api_equals_the_cpu_backend() {
     for (method, name) in [(FARFIELD_EWALD_SPME, "SPME"), (FARFIELD_EWALD_SPECTRAL, "spectral")] {
         for prec in [FARFIELD_EWALD_GPU_DOUBLE, FARFIELD_EWALD_GPU_MIXED] {
             let (tol, bound) = if prec == FARFIELD_EWALD_GPU_MIXED { (1e-5, 1e-5) } else { (1e-6, 1e-10) };
-            let cp = plan(method, FARFIELD_BACKEND_CPU, 0, &cell, n, tol, &pairs);
-            let gp = plan(method, FARFIELD_BACKEND_CUDA, prec, &cell, n, tol, &pairs);
+            let cp = plan(method, FARFIELD_BACKEND_CPU, 0, &cell, n, tol, &pairs, null_mut());
+            let gp = plan(method, FARFIELD_BACKEND_CUDA, prec, &cell, n, tol, &pairs, null_mut());
             let (mut a, mut b) = (farfield_ewald_params::default(), farfield_ewald_params::default());
             unsafe {
                 assert_eq!(farfield_ewald_get_params(cp, &mut a), 0);
@@ -203,6 +209,58 @@ fn cuda_c_api_equals_the_cpu_backend() {
                 farfield_ewald_destroy(gp);
                 farfield_ewald_destroy(cp);
             }
+        }
+    }
+}
+
+/// Device arrays on a caller's non-blocking stream (`opts.gpu_stream`), as a GPU MD code calls:
+/// before each call the caller's stream is kept busy (a 256 MiB device copy) and only then
+/// receives new positions, so a plan stream that did not wait for the caller's work would read
+/// the previous call's positions; the outputs are read after synchronising the caller's stream
+/// only, so a plan that returned before its second (real-space) stream was ordered into the
+/// caller's would give partial sums. Positions change every call (a random jitter, not a rigid
+/// shift, which would leave φ and E unchanged); each call against the CPU backend with the
+/// same bounds as `cuda_c_api_equals_the_cpu_backend`.
+#[test]
+fn cuda_c_api_on_a_callers_stream() {
+    if device().is_none() {
+        return;
+    }
+    let ctx = cudarc::driver::CudaContext::new(0).expect("device 0's primary context");
+    let stream = ctx.new_stream().expect("a non-blocking stream");
+    // SAFETY: the stream belongs to device 0's primary context and outlives every use below.
+    let dev = unsafe { CudaDevice::with_stream(0, stream.cu_stream() as u64, 0) }.expect("device 0 on the caller's stream");
+    let n = 4000;
+    let (cell, xyz0, q) = system(n);
+    let big = 256 << 20;
+    let (src, mut dst) = (dev.alloc(big).unwrap(), dev.alloc(big).unwrap());
+    let mut xb = dev.alloc(24 * n).unwrap();
+    let qb = upload_new(&dev, &q).unwrap();
+    let (pb, fb) = (dev.alloc(8 * n).unwrap(), dev.alloc(24 * n).unwrap());
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(17);
+    for prec in [FARFIELD_EWALD_GPU_DOUBLE, FARFIELD_EWALD_GPU_MIXED] {
+        let (tol, bound) = if prec == FARFIELD_EWALD_GPU_MIXED { (1e-5, 1e-5) } else { (1e-6, 1e-10) };
+        let cp = plan(FARFIELD_EWALD_SPME, FARFIELD_BACKEND_CPU, 0, &cell, n, tol, &[], null_mut());
+        let gp = plan(FARFIELD_EWALD_SPME, FARFIELD_BACKEND_CUDA, prec, &cell, n, tol, &[], stream.cu_stream() as *mut std::ffi::c_void);
+        for call in 0..4 {
+            let xyz: Vec<f64> = xyz0.iter().map(|v| v + rng.gen_range(-0.05..0.05)).collect();
+            let c = host(cp, &xyz, &q);
+            dev.copy(&mut dst, 0, &src, 0, big).unwrap();
+            dev.upload(&mut xb, unsafe { std::slice::from_raw_parts(xyz.as_ptr() as *const u8, 24 * n) }).unwrap();
+            let mut d = COut { phi: vec![], field: vec![], energy: 0.0, virial: [0.0; 9] };
+            let ptr = |b: &_| dev.addr(b) as *mut f64;
+            let s = unsafe { farfield_ewald_execute_device(gp, n as i64, ptr(&xb), ptr(&qb), ptr(&pb), ptr(&fb), &mut d.energy, d.virial.as_mut_ptr()) };
+            assert_eq!(s, 0);
+            // downloads on the caller's stream wait for that stream only
+            d.phi = download_vec(&dev, &pb, n).unwrap();
+            d.field = download_vec(&dev, &fb, 3 * n).unwrap();
+            let dd = diff(&d, &c, &q);
+            eprintln!("  caller's stream, prec {prec}, call {call}: {dd:.1e}");
+            assert!(dd < bound, "prec {prec}, call {call}: {dd:e}");
+        }
+        unsafe {
+            farfield_ewald_destroy(gp);
+            farfield_ewald_destroy(cp);
         }
     }
 }
