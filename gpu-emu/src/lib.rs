@@ -56,6 +56,9 @@ pub unsafe fn launch_raw(name: &str, grid: [u32; 3], block: [u32; 3], smem: u32,
 pub struct EmuBuf {
     ptr: *mut u8,
     bytes: usize,
+    /// The queue of the deferred handle that allocated it ([`EmuDevice::defer_forks`]): as a
+    /// CUDA free is ordered on the allocating stream, dropping the buffer runs that queue first.
+    queue: Option<std::sync::Weak<std::sync::Mutex<Vec<Deferred>>>>,
 }
 
 // SAFETY: EmuBuf owns its allocation; access is serialised by the launcher or by &mut.
@@ -69,6 +72,10 @@ impl EmuBuf {
 
 impl Drop for EmuBuf {
     fn drop(&mut self) {
+        if let Some(q) = self.queue.as_ref().and_then(std::sync::Weak::upgrade) {
+            // a failed kernel has nowhere to report from here; the free still happens after it
+            let _ = flush(&q);
+        }
         // SAFETY: allocated in EmuDevice::alloc with this layout.
         unsafe { std::alloc::dealloc(self.ptr, Self::layout(self.bytes)) }
     }
@@ -92,12 +99,92 @@ pub struct EmuDevice {
     /// Fault injection for tests: allocations of more bytes than this fail with
     /// [`Error::Alloc`], as `cuMemAlloc` does when the device is full.
     pub max_alloc_bytes: Option<usize>,
+    /// Cross-stream ordering check for tests: a handle made by [`Device::fork`] from this one
+    /// does not run its launches, uploads, copies and memsets at once but queues them, and runs
+    /// its queue only when it must — a download from it (the host waits for its stream), a
+    /// [`Device::wait`] on one of its marks, an FFT on it. That is the latest schedule CUDA
+    /// allows a second stream, so host code that reads the forked stream's results on the
+    /// first stream without waiting for it sees them missing.
+    pub defer_forks: bool,
+    /// The queue of a forked handle in the `defer_forks` mode (`None`: work runs at once).
+    #[doc(hidden)]
+    pub queue: Option<std::sync::Arc<std::sync::Mutex<Vec<Deferred>>>>,
 }
 
 impl Default for EmuDevice {
     fn default() -> Self {
-        EmuDevice { shared_bytes: 48 * 1024, fail_after_launches: None, stream: 0, max_alloc_bytes: None }
+        EmuDevice { shared_bytes: 48 * 1024, fail_after_launches: None, stream: 0, max_alloc_bytes: None, defer_forks: false, queue: None }
     }
+}
+
+/// Work queued on a deferred forked handle ([`EmuDevice::defer_forks`]).
+#[doc(hidden)]
+pub enum Deferred {
+    Launch { name: String, grid: u32, block: u32, smem: u32, slots: Vec<Slot> },
+    Upload { dst: *mut u8, data: Vec<u8> },
+    Copy { dst: *mut u8, src: *const u8, bytes: usize },
+    Zero { dst: *mut u8, bytes: usize },
+}
+
+// SAFETY: the pointers are emulator allocations (host memory), used by one thread at a time
+// under the queue's mutex, as `EmuBuf` is `Send`.
+unsafe impl Send for Deferred {}
+
+impl std::fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Deferred::Launch { name, .. } => write!(f, "launch {name}"),
+            Deferred::Upload { data, .. } => write!(f, "upload of {} bytes", data.len()),
+            Deferred::Copy { bytes, .. } => write!(f, "copy of {bytes} bytes"),
+            Deferred::Zero { bytes, .. } => write!(f, "memset of {bytes} bytes"),
+        }
+    }
+}
+
+/// Runs the queued work of a deferred handle in order.
+fn flush(queue: &std::sync::Mutex<Vec<Deferred>>) -> Result<()> {
+    let work = std::mem::take(&mut *queue.lock().unwrap_or_else(|e| e.into_inner()));
+    for w in work {
+        match w {
+            Deferred::Launch { name, grid, block, smem, mut slots } => {
+                let mut ptrs = slot_ptrs(&mut slots);
+                // SAFETY: as in `EmuDevice::launch`, which queued it; the host code keeps the
+                // buffers alive until it has waited for this stream.
+                unsafe { launch_raw(&name, [grid, 1, 1], [block, 1, 1], smem, &mut ptrs)? }
+            }
+            // SAFETY (the three below): bounds checked when queued; live buffers as above.
+            Deferred::Upload { dst, data } => unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) },
+            Deferred::Copy { dst, src, bytes } => unsafe { std::ptr::copy(src, dst, bytes) },
+            Deferred::Zero { dst, bytes } => unsafe { std::ptr::write_bytes(dst, 0, bytes) },
+        }
+    }
+    Ok(())
+}
+
+impl EmuDevice {
+    /// Queues `w` when this is a deferred handle (then `true`), else leaves it to the caller.
+    fn defer(&self, w: impl FnOnce() -> Deferred) -> bool {
+        match &self.queue {
+            Some(q) => {
+                q.lock().unwrap_or_else(|e| e.into_inner()).push(w());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Runs this handle's queued work (nothing unless it is a deferred handle).
+    fn sync(&self) -> Result<()> {
+        self.queue.as_deref().map_or(Ok(()), flush)
+    }
+}
+
+/// A stream position of the emulator: the host clock (launches are synchronous) and, on a
+/// deferred forked handle, its queue, which a [`Device::wait`] on the mark runs.
+#[derive(Clone)]
+pub struct EmuMark {
+    t: std::time::Instant,
+    queue: Option<std::sync::Arc<std::sync::Mutex<Vec<Deferred>>>>,
 }
 
 impl EmuDevice {
@@ -122,7 +209,8 @@ pub fn stream_launches(stream: u64) -> Vec<String> {
 }
 
 /// Storage of one by-value kernel argument.
-enum Slot {
+#[doc(hidden)]
+pub enum Slot {
     Ptr(*mut c_void),
     I32(i32),
     U32(u32),
@@ -148,7 +236,7 @@ impl Device for EmuDevice {
         if ptr.is_null() {
             return Err(Error::Alloc(format!("emulated device buffer of {bytes} bytes")));
         }
-        Ok(EmuBuf { ptr, bytes })
+        Ok(EmuBuf { ptr, bytes, queue: self.queue.as_ref().map(std::sync::Arc::downgrade) })
     }
 
     fn len(&self, buf: &EmuBuf) -> usize {
@@ -159,6 +247,9 @@ impl Device for EmuDevice {
         if src.len() > dst.bytes {
             return Err(Error::InvalidArg(format!("upload of {} bytes into a buffer of {}", src.len(), dst.bytes)));
         }
+        if self.defer(|| Deferred::Upload { dst: dst.ptr, data: src.to_vec() }) {
+            return Ok(());
+        }
         // SAFETY: bounds checked; distinct allocations.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.ptr, src.len()) };
         Ok(())
@@ -168,6 +259,7 @@ impl Device for EmuDevice {
         if offset + dst.len() > src.bytes {
             return Err(Error::InvalidArg(format!("download of {} bytes at {offset} from a buffer of {}", dst.len(), src.bytes)));
         }
+        self.sync()?;
         // SAFETY: bounds checked.
         unsafe { std::ptr::copy_nonoverlapping(src.ptr.add(offset), dst.as_mut_ptr(), dst.len()) };
         Ok(())
@@ -177,12 +269,20 @@ impl Device for EmuDevice {
         if dst_off + bytes > dst.bytes || src_off + bytes > src.bytes {
             return Err(Error::InvalidArg(format!("device copy of {bytes} bytes from {src_off} (of {}) to {dst_off} (of {})", src.bytes, dst.bytes)));
         }
+        // SAFETY: bounds checked (the pointers stay inside their allocations).
+        let (d, sp) = unsafe { (dst.ptr.add(dst_off), src.ptr.add(src_off) as *const u8) };
+        if self.defer(|| Deferred::Copy { dst: d, src: sp, bytes }) {
+            return Ok(());
+        }
         // SAFETY: bounds checked; `copy` allows overlap (same buffer).
-        unsafe { std::ptr::copy(src.ptr.add(src_off), dst.ptr.add(dst_off), bytes) };
+        unsafe { std::ptr::copy(sp, d, bytes) };
         Ok(())
     }
 
     fn zero(&self, buf: &mut EmuBuf) -> Result<()> {
+        if self.defer(|| Deferred::Zero { dst: buf.ptr, bytes: buf.bytes }) {
+            return Ok(());
+        }
         // SAFETY: the allocation has buf.bytes bytes.
         unsafe { std::ptr::write_bytes(buf.ptr, 0, buf.bytes) };
         Ok(())
@@ -218,18 +318,14 @@ impl Device for EmuDevice {
                 Arg::Kernel(k) => Slot::Kernel(*k),
             })
             .collect();
-        let mut ptrs: Vec<*mut c_void> = slots
-            .iter_mut()
-            .map(|s| match s {
-                Slot::Ptr(p) => p as *mut *mut c_void as *mut c_void,
-                Slot::I32(v) => v as *mut i32 as *mut c_void,
-                Slot::U32(v) => v as *mut u32 as *mut c_void,
-                Slot::U64(v) => v as *mut u64 as *mut c_void,
-                Slot::F64(v) => v as *mut f64 as *mut c_void,
-                Slot::Geom(g) => g as *mut FfGeom as *mut c_void,
-                Slot::Kernel(k) => k as *mut FfKernel as *mut c_void,
-            })
-            .collect();
+        if let Some(q) = &self.queue {
+            if !has_kernel(name) {
+                return Err(Error::Internal(format!("emulator: no kernel named {name}")));
+            }
+            q.lock().unwrap_or_else(|e| e.into_inner()).push(Deferred::Launch { name: name.to_string(), grid, block, smem, slots });
+            return Ok(());
+        }
+        let mut ptrs = slot_ptrs(&mut slots);
         // SAFETY: the host code passes the kernels' parameter lists (checked by the tests that
         // compare every kernel's output with the CPU); buffers outlive the launch.
         unsafe { launch_raw(name, [grid, 1, 1], [block, 1, 1], smem, &mut ptrs) }
@@ -239,32 +335,52 @@ impl Device for EmuDevice {
         self.shared_bytes
     }
 
-    type Mark = std::time::Instant;
+    type Mark = EmuMark;
 
-    fn mark(&self) -> Result<std::time::Instant> {
-        Ok(std::time::Instant::now())
+    fn mark(&self) -> Result<EmuMark> {
+        Ok(EmuMark { t: std::time::Instant::now(), queue: self.queue.clone() })
     }
 
-    fn seconds(&self, start: &std::time::Instant, end: &std::time::Instant) -> Result<f64> {
-        Ok(end.duration_since(*start).as_secs_f64())
+    fn seconds(&self, start: &EmuMark, end: &EmuMark) -> Result<f64> {
+        Ok(end.t.duration_since(start.t).as_secs_f64())
     }
 
     /// A clone: emulated launches and copies complete before they return, so a second
-    /// stream has nothing to overlap and its order is the order of issue.
+    /// stream has nothing to overlap and its order is the order of issue — except with
+    /// [`EmuDevice::defer_forks`], where the clone gets a queue of its own.
     fn fork(&self) -> Result<EmuDevice> {
-        Ok(self.clone())
+        let queue = self.defer_forks.then(|| std::sync::Arc::new(std::sync::Mutex::new(Vec::new())));
+        Ok(EmuDevice { queue, defer_forks: false, ..self.clone() })
     }
 
-    fn wait(&self, _mark: &std::time::Instant) -> Result<()> {
-        Ok(())
+    /// Runs the queue of the deferred handle that recorded `mark` (all of it: at least the
+    /// work before the mark, which is what a wait guarantees); nothing otherwise.
+    fn wait(&self, mark: &EmuMark) -> Result<()> {
+        mark.queue.as_deref().map_or(Ok(()), flush)
     }
 
     /// The memory of an [`EmuBuf`] at `ptr` (its [`Device::addr`]), viewed without taking
     /// ownership: the emulator's counterpart of CUDA's view of a caller's device pointer.
     unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut EmuBuf) -> R) -> R {
-        let mut b = std::mem::ManuallyDrop::new(EmuBuf { ptr: ptr as *mut u8, bytes });
+        let mut b = std::mem::ManuallyDrop::new(EmuBuf { ptr: ptr as *mut u8, bytes, queue: None });
         f(&mut b)
     }
+}
+
+/// The kernel parameter pointers into `slots` (CUDA's `void**` argument list).
+fn slot_ptrs(slots: &mut [Slot]) -> Vec<*mut c_void> {
+    slots
+        .iter_mut()
+        .map(|s| match s {
+            Slot::Ptr(p) => p as *mut *mut c_void as *mut c_void,
+            Slot::I32(v) => v as *mut i32 as *mut c_void,
+            Slot::U32(v) => v as *mut u32 as *mut c_void,
+            Slot::U64(v) => v as *mut u64 as *mut c_void,
+            Slot::F64(v) => v as *mut f64 as *mut c_void,
+            Slot::Geom(g) => g as *mut FfGeom as *mut c_void,
+            Slot::Kernel(k) => k as *mut FfKernel as *mut c_void,
+        })
+        .collect()
 }
 
 /// FFT plan of the emulated device: the grid shape and batch (FFTW runs on the host buffer,
@@ -303,6 +419,7 @@ impl farfield::gpu::device::FftDevice for EmuDevice {
     }
 
     fn fft_exec(&self, plan: &EmuFftPlan, data: &mut EmuBuf, sign: i32) -> Result<()> {
+        self.sync()?;
         if plan.double {
             fftw_inplace::<f64>(&plan.dims, plan.batch, data, sign)
         } else {

@@ -151,3 +151,24 @@ fn every_library_kernel_is_in_the_emulator() {
     // the library kernels plus the five self-test kernels, nothing else
     assert_eq!(farfield_gpu_emu::kernel_count(), names.len() + fmm_tree.len() + 5);
 }
+
+/// `EmuDevice::defer_forks`: a forked handle's work waits until the host reads from that handle
+/// or another handle waits on one of its marks; the parent's own reads do not run it.
+#[test]
+fn deferred_fork_runs_when_waited_for() {
+    let dev = EmuDevice { defer_forks: true, ..EmuDevice::default() };
+    let fork = dev.fork().unwrap();
+    let mut a = dev.alloc(16).unwrap();
+    let mut b = dev.alloc(16).unwrap();
+    fork.upload(&mut a, &7u64.to_ne_bytes()).unwrap();
+    fork.copy(&mut b, 8, &a, 0, 8).unwrap();
+    assert_eq!(download_vec::<_, u64>(&dev, &b, 2).unwrap(), [0, 0], "the parent does not wait for the fork");
+    dev.wait(&fork.mark().unwrap()).unwrap();
+    assert_eq!(download_vec::<_, u64>(&dev, &b, 2).unwrap(), [0, 7], "a wait on the fork's mark runs its queue");
+    fork.zero(&mut b).unwrap();
+    assert_eq!(download_vec::<_, u64>(&fork, &b, 2).unwrap(), [0, 0], "a download from the fork runs its queue");
+    // without defer_forks a fork runs its work at once
+    let plain = EmuDevice::default().fork().unwrap();
+    plain.upload(&mut a, &9u64.to_ne_bytes()).unwrap();
+    assert_eq!(download_vec::<_, u64>(&dev, &a, 1).unwrap(), [9]);
+}
