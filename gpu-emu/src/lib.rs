@@ -58,7 +58,7 @@ pub struct EmuBuf {
     bytes: usize,
     /// The queue of the deferred handle that allocated it ([`EmuDevice::defer_forks`]): as a
     /// CUDA free is ordered on the allocating stream, dropping the buffer runs that queue first.
-    queue: Option<std::sync::Weak<std::sync::Mutex<Vec<Deferred>>>>,
+    queue: Option<std::sync::Weak<Queue>>,
 }
 
 // SAFETY: EmuBuf owns its allocation; access is serialised by the launcher or by &mut.
@@ -108,7 +108,7 @@ pub struct EmuDevice {
     pub defer_forks: bool,
     /// The queue of a forked handle in the `defer_forks` mode (`None`: work runs at once).
     #[doc(hidden)]
-    pub queue: Option<std::sync::Arc<std::sync::Mutex<Vec<Deferred>>>>,
+    pub queue: Option<std::sync::Arc<Queue>>,
 }
 
 impl Default for EmuDevice {
@@ -116,6 +116,10 @@ impl Default for EmuDevice {
         EmuDevice { shared_bytes: 48 * 1024, fail_after_launches: None, stream: 0, max_alloc_bytes: None, defer_forks: false, queue: None }
     }
 }
+
+/// The work queue of a deferred forked handle.
+#[doc(hidden)]
+pub type Queue = std::sync::Mutex<Vec<Deferred>>;
 
 /// Work queued on a deferred forked handle ([`EmuDevice::defer_forks`]).
 #[doc(hidden)]
@@ -142,7 +146,7 @@ impl std::fmt::Debug for Deferred {
 }
 
 /// Runs the queued work of a deferred handle in order.
-fn flush(queue: &std::sync::Mutex<Vec<Deferred>>) -> Result<()> {
+fn flush(queue: &Queue) -> Result<()> {
     let work = std::mem::take(&mut *queue.lock().unwrap_or_else(|e| e.into_inner()));
     for w in work {
         match w {
@@ -177,6 +181,11 @@ impl EmuDevice {
     fn sync(&self) -> Result<()> {
         self.queue.as_deref().map_or(Ok(()), flush)
     }
+
+    /// The default device on stream tag `stream` (see [`EmuDevice::stream`]).
+    pub fn on_stream(stream: u64) -> EmuDevice {
+        EmuDevice { stream, ..EmuDevice::default() }
+    }
 }
 
 /// A stream position of the emulator: the host clock (launches are synchronous) and, on a
@@ -184,15 +193,9 @@ impl EmuDevice {
 #[derive(Clone)]
 pub struct EmuMark {
     t: std::time::Instant,
-    queue: Option<std::sync::Arc<std::sync::Mutex<Vec<Deferred>>>>,
+    queue: Option<std::sync::Arc<Queue>>,
 }
 
-impl EmuDevice {
-    /// The default device on stream tag `stream` (see [`EmuDevice::stream`]).
-    pub fn on_stream(stream: u64) -> EmuDevice {
-        EmuDevice { stream, ..EmuDevice::default() }
-    }
-}
 
 type LaunchLog = std::sync::Mutex<std::collections::HashMap<u64, Vec<String>>>;
 
@@ -349,7 +352,7 @@ impl Device for EmuDevice {
     /// stream has nothing to overlap and its order is the order of issue — except with
     /// [`EmuDevice::defer_forks`], where the clone gets a queue of its own.
     fn fork(&self) -> Result<EmuDevice> {
-        let queue = self.defer_forks.then(|| std::sync::Arc::new(std::sync::Mutex::new(Vec::new())));
+        let queue = self.defer_forks.then(|| std::sync::Arc::new(Queue::default()));
         Ok(EmuDevice { queue, defer_forks: false, ..self.clone() })
     }
 

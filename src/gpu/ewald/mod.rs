@@ -267,25 +267,20 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
         self.params.real_s = 0.0;
         // a k-space error comes first (the CPU plan's order); the real-space pass is still
         // waited for, its results discarded, so that no kernel reads the inputs after return
-        let real = match pending {
-            Some(Ok(p)) => {
-                let t0 = std::time::Instant::now();
-                let rdev = self.real.device().clone();
-                let r = rdev.wait(&self.dev.mark()?).and_then(|()| {
-                    let (ph, fd) = if k.is_ok() { (phi.as_deref_mut(), field.as_deref_mut()) } else { (None, None) };
-                    self.real.complete(p, &self.user_box, xyz, q, ph, fd)
-                });
-                self.dev.wait(&rdev.mark()?)?;
-                self.params.real_s = t0.elapsed().as_secs_f64();
-                Some(r)
-            }
-            Some(Err(e)) => {
-                // kernels issued before the error still order the plan's stream
-                self.dev.wait(&self.real.device().mark()?)?;
-                Some(Err(e))
-            }
-            None => None,
-        };
+        let real = pending.map(|p| {
+            let t0 = std::time::Instant::now();
+            let r = p.and_then(|p| {
+                self.real.device().wait(&self.dev.mark()?)?;
+                let (ph, fd) = if k.is_ok() { (phi.as_deref_mut(), field.as_deref_mut()) } else { (None, None) };
+                self.real.complete(p, &self.user_box, xyz, q, ph, fd)
+            });
+            // the plan's stream waits for every kernel issued on the real-space stream, also
+            // after an error
+            let joined = self.real.device().mark().and_then(|m| self.dev.wait(&m));
+            self.params.real_s = t0.elapsed().as_secs_f64();
+            joined.map(|()| r)
+        });
+        let real = real.transpose()?;
         let k = k?;
         let (mut u, mut w) = if parts.kspace { (k.energy, k.virial) } else { (0.0, [0.0; 9]) };
         if let Some(r) = real {
