@@ -685,7 +685,7 @@ impl<T: Real> Spreader<T> {
     /// 1D interpolation of the box with first grid index `lo` at the points with folded
     /// coordinates `g` (plus `glo`, their low parts, in the caller's order: [`in_order`]),
     /// writing point `q`'s value to `c[perm[q]]` (to `c[q]` without `perm`) with the one-row
-    /// kernels [`inner_simd::interp1d_f32`] … of the clone (512-bit when
+    /// kernels [`inner_simd::interp1d_f32`] … of the clone (512-bit for f64 when
     /// `WIDE`). A kernel window that leaves the box is read with periodic wrap-around over the
     /// box's length (the whole grid in [`in_order`], where `lo` = 0). Returns false (nothing
     /// done) unless `T` is f32 or f64 and the width is 2–16.
@@ -748,8 +748,8 @@ impl<T: Real> Spreader<T> {
         match (f64, f32, WIDE) {
             (true, _, true) => run!(f64, interp1d_f64_512),
             (true, _, false) => run!(f64, interp1d_f64),
-            (_, true, true) => run!(f32, interp1d_f32_512),
-            (_, true, false) => run!(f32, interp1d_f32),
+            // f32 takes 256-bit rows in the AVX-512 clone too (inner_simd: store forwarding)
+            (_, true, _) => run!(f32, interp1d_f32),
             _ => false,
         }
     }
