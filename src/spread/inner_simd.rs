@@ -229,19 +229,20 @@ row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_add_ps, _mm512_set1_ps, 
 // store (512-bit for f64, 256-bit for f32 in the AVX-512 clones) and, from w = 9, `kx[w−8..w]`
 // with a second. A load that covers only part of a store, or parts of two, is not forwarded
 // from the store buffer: it waits until the stores have been written to L1 (20–30 cycles per
-// point). So the f64 kernel is loaded as whole 512-bit vectors from `kx` and `kx + 8`, and f32
-// rows, also in the AVX-512 clones, use the 256-bit function, whose 128-bit loads each lie in
-// one store (a 256-bit load widened by LLVM into the memory operand of a 512-bit permute read
-// 64 bytes after a 32-byte store). Measured on a 2-core Intel Xeon (AVX-512), one thread,
-// M = 10⁷, 1D type 2: f64 w = 7, N = 10⁶: interpolation 0.56 → 0.42 s (two threads 0.31 →
-// 0.29 s, bound by the grid's cache misses); f32 w = 5, N = 2000: 0.32 → 0.23 s. From w = 9 the
-// loads still span the two overlapping stores.
+// point). So up to w = 8 the f64 kernel is loaded as the whole 512-bit vector `kx[0..8]`; from
+// w = 9, and in the AVX2 clones, f64 rows take each value by a 64-bit broadcast ([`kd_f64`]);
+// f32 rows, also in the AVX-512 clones, use the 256-bit function, whose 128-bit loads lie in
+// the one 256-bit store up to w = 8 (a 256-bit load widened by LLVM into the memory operand of
+// a 512-bit permute read 64 bytes after a 32-byte store). Measured on a 2-core Intel Xeon
+// (AVX-512), one thread, M = 10⁷, 1D type 2: f64 w = 7, N = 10⁶: interpolation 0.56 → 0.42 s
+// (two threads 0.31 → 0.29 s, bound by the grid's cache misses); f64 w = 10: 0.80 → 0.47 s;
+// f32 w = 5, N = 2000: 0.32 → 0.23 s.
 // ---------------------------------------------------------------------------------------------
 
 /// Interpolates one 1D point (row starting at complex entry `l0` of `bx`, x-kernel `kx[..W]`)
-/// into `*out`, with 512-bit vectors (f64, `W ≤ 16`). The kernel values are read as the two
-/// 512-bit vectors `kx[0..8]` and `kx[8..16]` and duplicated onto the re/im lanes by permutes
-/// in registers (store forwarding, above).
+/// into `*out`, with 512-bit vectors (f64, `W ≤ 16`; the AVX-512 clones call it up to `W = 8`).
+/// The kernel values are read as the 512-bit vectors `kx[0..8]` and `kx[8..16]` and duplicated
+/// onto the re/im lanes by permutes in registers (store forwarding, above).
 ///
 /// # Safety
 /// AVX-512F available; `out` valid for a write.
@@ -263,6 +264,16 @@ pub unsafe fn interp1d_f64_512<const W: usize>(bx: &[[f64; 2]], l0: usize, kx: &
     let s4 = _mm256_add_pd(_mm512_castpd512_pd256(sum), _mm512_extractf64x4_pd::<1>(sum));
     let s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd::<1>(s4));
     _mm_storeu_pd(out as *mut f64, s2);
+}
+
+/// The f64 kernel values `kx[2q]` (lanes 0, 1) and `kx[2q + 1]` (lanes 2, 3, zero unless
+/// `both`) for vector `q` of a 256-bit 1D row: each value by a 64-bit broadcast load, which lies
+/// inside whichever store wrote it (store forwarding, above: from w = 9 the kernel evaluation's
+/// two stores overlap, and a 128-bit load could straddle them).
+#[inline(always)]
+unsafe fn kd_f64(kx: &[f64; MAX_WIDTH], q: usize, both: bool) -> __m256d {
+    let hi = if both { _mm256_broadcast_sd(&kx[2 * q + 1]) } else { _mm256_setzero_pd() };
+    _mm256_blend_pd::<0b1100>(_mm256_broadcast_sd(&kx[2 * q]), hi)
 }
 
 /// [`interp1d_f64_512`] for f32 with 256-bit vectors (AVX2 and FMA; the AVX-512 clones use it
@@ -308,13 +319,11 @@ pub unsafe fn interp1d_f64<const W: usize>(bx: &[[f64; 2]], l0: usize, kx: &[f64
     let mut sum = _mm256_setzero_pd();
     for q in 0..nv {
         let rem = 2 * W - q * L;
-        let kd = _mm256_permute4x64_pd::<0b01_01_00_00>(_mm256_castpd128_pd256(_mm_loadu_pd(kx.as_ptr().add(2 * q))));
         let (g, kd) = if rem >= L {
-            (_mm256_loadu_pd(p.add(q * L)), kd)
+            (_mm256_loadu_pd(p.add(q * L)), kd_f64(kx, q, true))
         } else {
             // rem = 2: the low complex entry only
-            let m = _mm256_setr_epi64x(-1, -1, 0, 0);
-            (_mm256_maskload_pd(p.add(q * L), m), _mm256_and_pd(kd, _mm256_castsi256_pd(m)))
+            (_mm256_maskload_pd(p.add(q * L), _mm256_setr_epi64x(-1, -1, 0, 0)), kd_f64(kx, q, false))
         };
         sum = _mm256_fmadd_pd(g, kd, sum);
     }
@@ -369,12 +378,8 @@ pub unsafe fn spread1d_f64<const W: usize>(bx: &mut [[f64; 2]], l0: usize, kx: &
     let p = (bx.as_mut_ptr() as *mut f64).add(2 * l0);
     let cv = _mm256_setr_pd(v.re, v.im, v.re, v.im);
     for q in 0..(2 * W).div_ceil(L) {
-        let rem = 2 * W - q * L;
-        let mut kd = _mm256_permute4x64_pd::<0b01_01_00_00>(_mm256_castpd128_pd256(_mm_loadu_pd(kx.as_ptr().add(2 * q))));
-        if rem < L {
-            // rem = 2: the low complex entry only
-            kd = _mm256_and_pd(kd, _mm256_castsi256_pd(_mm256_setr_epi64x(-1, -1, 0, 0)));
-        }
+        // rem = 2 (odd W, last vector): the low complex entry only
+        let kd = kd_f64(kx, q, 2 * W - q * L >= L);
         _mm256_storeu_pd(p.add(q * L), _mm256_fmadd_pd(kd, cv, _mm256_loadu_pd(p.add(q * L))));
     }
 }

@@ -746,8 +746,10 @@ impl<T: Real> Spreader<T> {
         let f64 = TypeId::of::<T>() == TypeId::of::<f64>();
         let f32 = TypeId::of::<T>() == TypeId::of::<f32>();
         match (f64, f32, WIDE) {
-            (true, _, true) => run!(f64, interp1d_f64_512),
-            (true, _, false) => run!(f64, interp1d_f64),
+            // from w = 9 the kernel's two stores overlap: 256-bit rows with 64-bit kernel
+            // loads in the AVX-512 clone too (inner_simd: store forwarding)
+            (true, _, true) if W <= 8 => run!(f64, interp1d_f64_512),
+            (true, _, _) => run!(f64, interp1d_f64),
             // f32 takes 256-bit rows in the AVX-512 clone too (inner_simd: store forwarding)
             (_, true, _) => run!(f32, interp1d_f32),
             _ => false,
