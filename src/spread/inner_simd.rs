@@ -222,7 +222,8 @@ row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_add_ps, _mm512_set1_ps, 
 // above (accumulator banks of MAX_VECTORS zeroed on the stack, the x-kernel built through a
 // kernel array of MAX_VECTORS, the lane sum through memory) are most of the work. These take
 // the row from its first complex entry with unaligned loads (masked past the row), the
-// x-kernel duplicated onto the re/im lanes by a permute in registers, `⌈2W/L⌉` vectors only,
+// x-kernel duplicated onto the re/im lanes in registers (a permute, or for f64 on 256-bit
+// vectors two broadcasts and a blend), `⌈2W/L⌉` vectors only,
 // and sum the lanes pairwise in registers; the value is written straight to `out`.
 //
 // Store forwarding: the kernel evaluation writes a point's values `kx[..8]` with one vector

@@ -685,7 +685,7 @@ impl<T: Real> Spreader<T> {
     /// 1D interpolation of the box with first grid index `lo` at the points with folded
     /// coordinates `g` (plus `glo`, their low parts, in the caller's order: [`in_order`]),
     /// writing point `q`'s value to `c[perm[q]]` (to `c[q]` without `perm`) with the one-row
-    /// kernels [`inner_simd::interp1d_f32`] … of the clone (512-bit for f64 when
+    /// kernels [`inner_simd::interp1d_f32`] … of the clone (512-bit for f64 up to w = 8 when
     /// `WIDE`). A kernel window that leaves the box is read with periodic wrap-around over the
     /// box's length (the whole grid in [`in_order`], where `lo` = 0). Returns false (nothing
     /// done) unless `T` is f32 or f64 and the width is 2–16.
