@@ -242,10 +242,11 @@ pub struct EsHorner<T: Real> {
     deg: usize,
     coeffs: Vec<T>,
     /// Even parts of pieces 0–7: row `m` holds the coefficients of `(s²)^(de − m)`.
-    even: Vec<T>,
+    even: Vec<[T; HALF]>,
     /// Odd parts of pieces 0–7: row `m` holds the coefficients of `(s²)^(do − m)`
-    /// in `O_j` (`do = ⌊(deg − 1)/2⌋`, `de = ⌊deg/2⌋`: the row counts give the degrees).
-    odd: Vec<T>,
+    /// in `O_j` (`do = ⌊(deg − 1)/2⌋`, `de = ⌊deg/2⌋`: the row counts give the degrees,
+    /// and `de − do` is 1 for an even `deg`, 0 for an odd one).
+    odd: Vec<[T; HALF]>,
     /// Largest fit error measured at plan time (absolute; φ ≤ 1).
     pub fit_error: f64,
 }
@@ -277,15 +278,8 @@ impl<T: Real> EsHorner<T> {
         let (deg, c, err) = best.expect("at least one degree tried");
         // a_{j,p} = c[(deg − p)·WP + j]: the even part takes p = 2i, the odd part p = 2i + 1
         // (deg ≥ 4, so both parts have at least two rows)
-        let part = |first: usize, d: usize| -> Vec<T> {
-            let mut v = vec![T::zero(); (d + 1) * HALF];
-            for m in 0..=d {
-                let p = first + 2 * (d - m);
-                for j in 0..HALF {
-                    v[m * HALF + j] = T::of(c[(deg - p) * WP + j]);
-                }
-            }
-            v
+        let part = |first: usize, d: usize| -> Vec<[T; HALF]> {
+            (0..=d).map(|m| std::array::from_fn(|j| T::of(c[(deg - first - 2 * (d - m)) * WP + j]))).collect()
         };
         let (even, odd) = (part(0, deg / 2), part(1, (deg - 1) / 2));
         EsHorner { w, deg, coeffs: c.iter().map(|&v| T::of(v)).collect(), even, odd, fit_error: err }
@@ -304,17 +298,33 @@ impl<T: Real> EsHorner<T> {
     }
 
     /// The pieces' polynomials at the `N` offsets `t` (into `out[i]`) by the even/odd
-    /// evaluation of the struct docs (`FUSED`: with `mul_add`). The `N` evaluations are
-    /// independent chains, which the CPU overlaps.
+    /// evaluation of the struct docs (`FUSED`: with `mul_add`). The `2N` Horner chains (even
+    /// and odd part of every point) step in one loop: independent, the CPU overlaps them, where
+    /// one chain alone waits on each step's latency.
     #[inline(always)]
     fn horner<const N: usize, const FUSED: bool>(&self, t: [T; N], out: &mut [[T; MAX_WIDTH]; N]) {
         let half = T::of(0.5 * self.w as f64);
         let s = t.map(|t| (t + half) * T::of(2.0) - T::one());
         let u = s.map(|s| s * s);
-        let mut e = [[T::zero(); HALF]; N];
-        let mut o = [[T::zero(); HALF]; N];
-        horner_rows::<T, HALF, N, FUSED>(&self.even, HALF, self.even.len() / HALF - 1, u, &mut e);
-        horner_rows::<T, HALF, N, FUSED>(&self.odd, HALF, self.odd.len() / HALF - 1, u, &mut o);
+        let step = |a: T, x: T, c: T| if FUSED { a.mul_add(x, c) } else { a * x + c };
+        // the even part's extra leading step (even degree), then both parts together
+        let lead = self.even.len() - self.odd.len();
+        let mut e = [self.even[0]; N];
+        if lead == 1 {
+            let row = &self.even[1];
+            for i in 0..N {
+                e[i] = std::array::from_fn(|j| step(e[i][j], u[i], row[j]));
+            }
+        }
+        let mut o = [self.odd[0]; N];
+        for (re, ro) in self.even[1 + lead..].iter().zip(&self.odd[1..]) {
+            for i in 0..N {
+                for j in 0..HALF {
+                    e[i][j] = step(e[i][j], u[i], re[j]);
+                    o[i][j] = step(o[i][j], u[i], ro[j]);
+                }
+            }
+        }
         for i in 0..N {
             let mut lo = [T::zero(); HALF];
             let mut hi = [T::zero(); HALF];
@@ -327,24 +337,6 @@ impl<T: Real> EsHorner<T> {
             out[i][..HALF].copy_from_slice(&lo);
             if self.w > HALF {
                 out[i][self.w - HALF..self.w].copy_from_slice(&hi);
-            }
-        }
-    }
-}
-
-/// Horner's rule for `P` polynomials of degree `d` at each of the `N` points `x`, into
-/// `acc[i]`: row `m` of `c` (stride `stride`) holds their coefficients of `x^(d − m)`
-/// (`FUSED`: with `mul_add`).
-#[inline(always)]
-fn horner_rows<T: Real, const P: usize, const N: usize, const FUSED: bool>(c: &[T], stride: usize, d: usize, x: [T; N], acc: &mut [[T; P]; N]) {
-    for a in acc.iter_mut() {
-        a.copy_from_slice(&c[..P]);
-    }
-    for m in 1..=d {
-        let row: &[T; P] = c[m * stride..m * stride + P].try_into().expect("row of P coefficients");
-        for i in 0..N {
-            for j in 0..P {
-                acc[i][j] = if FUSED { acc[i][j].mul_add(x[i], row[j]) } else { acc[i][j] * x[i] + row[j] };
             }
         }
     }

@@ -406,24 +406,30 @@ impl<T: Real> Spreader<T> {
     }
 
     /// Kernel values and first grid index of sorted point `p` along every axis (`FMA`: with
-    /// [`KernelEval::eval_fused`], inside the FMA-enabled clones only).
+    /// [`KernelEval::eval_fused_n`], the axes' evaluations together, inside the FMA-enabled
+    /// clones only).
     #[inline(always)]
     fn point_kernel<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], q: usize, ker: &mut [[T; MAX_WIDTH]; 3], i0: &mut [isize; 3]) {
+        let mut t = [T::zero(); 3];
         for d in 0..3 {
             if d < self.dim {
                 let gv = g[d][q];
                 let half = T::of(0.5 * self.w[d] as f64);
                 let start = (gv - half).ceil();
                 i0[d] = start.to_isize().unwrap_or(0);
-                if FMA {
-                    k.eval_fused(start - gv, &mut ker[d]);
-                } else {
-                    k.eval(start - gv, &mut ker[d]);
-                }
+                t[d] = start - gv;
             } else {
                 i0[d] = 0;
-                ker[d][0] = T::one();
             }
+        }
+        match (FMA, self.dim) {
+            (true, 3) => k.eval_fused_n(t, ker),
+            (true, 2) => k.eval_fused_n([t[0], t[1]], ker.first_chunk_mut::<2>().expect("three axes")),
+            (true, _) => k.eval_fused(t[0], &mut ker[0]),
+            (false, _) => (0..self.dim).for_each(|d| k.eval(t[d], &mut ker[d])),
+        }
+        for kd in ker.iter_mut().skip(self.dim) {
+            kd[0] = T::one();
         }
     }
 
