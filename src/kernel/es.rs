@@ -304,8 +304,14 @@ impl<T: Real> EsHorner<T> {
     #[inline(always)]
     fn horner<const N: usize, const FUSED: bool>(&self, t: [T; N], out: &mut [[T; MAX_WIDTH]; N]) {
         let half = T::of(0.5 * self.w as f64);
-        let s = t.map(|t| (t + half) * T::of(2.0) - T::one());
-        let u = s.map(|s| s * s);
+        // plain loops, no array `map` or `from_fn` (which can stay out-of-line calls compiled
+        // without the caller's target features: `mul_add` a libm call there)
+        let mut s = t;
+        let mut u = t;
+        for i in 0..N {
+            s[i] = (t[i] + half) * T::of(2.0) - T::one();
+            u[i] = s[i] * s[i];
+        }
         let step = |a: T, x: T, c: T| if FUSED { a.mul_add(x, c) } else { a * x + c };
         // the even part's extra leading step (even degree), then both parts together
         let lead = self.even.len() - self.odd.len();
@@ -313,7 +319,9 @@ impl<T: Real> EsHorner<T> {
         if lead == 1 {
             let row = &self.even[1];
             for i in 0..N {
-                e[i] = std::array::from_fn(|j| step(e[i][j], u[i], row[j]));
+                for j in 0..HALF {
+                    e[i][j] = step(e[i][j], u[i], row[j]);
+                }
             }
         }
         let mut o = [self.odd[0]; N];
