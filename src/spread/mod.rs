@@ -803,10 +803,16 @@ impl<T: Real> Spreader<T> {
 }
 
 /// The allocated shape of a subproblem box of sizes `bsz`: the row stride rounded up to
-/// whole [`BOX_ALIGN`] blocks (see [`inner_simd::BOX_ALIGN`]).
+/// whole [`BOX_ALIGN`] blocks (see [`inner_simd::BOX_ALIGN`]), and to an odd number of them
+/// when the box has more than one row. A point's rows (`w` per plane, `w` planes) then fall on
+/// all sets of the L1 cache: with an even stride of 2^k lines they used only 1/2^k of them (3D
+/// w = 13 or 14, f64: a stride of 8 lines, rows of 4–5 lines on 32 of the 64 sets, 21 lines
+/// per 12-way set), so that a point's rows evicted each other.
 fn box_shape<T: Real>(bsz: [usize; 3]) -> [usize; 3] {
     let per = (BOX_ALIGN / std::mem::size_of::<[T; 2]>()).max(1);
-    [bsz[0].next_multiple_of(per), bsz[1], bsz[2]]
+    let blocks = bsz[0].div_ceil(per);
+    let blocks = if bsz[1] * bsz[2] > 1 && blocks % 2 == 0 { blocks + 1 } else { blocks };
+    [blocks * per, bsz[1], bsz[2]]
 }
 
 /// A zeroed subproblem box of `shape` (plus [`BOX_PAD`] entries) whose first entry, at offset
