@@ -206,6 +206,10 @@ pub const AUTO_SIGMA_MAX: f64 = 2.5;
 /// fitted by least squares to `M(c_pt + c_tap w^d) + c_grid Nf` per dimension and `fft_s` to
 /// `c_fft Nf log2 Nf` (FFTW_ESTIMATE plans; 3D FFTs cost about 3× more per point than 1D ones,
 /// and 256³ is as slow as 320³ there). docs/design.md §9.1 lists the choices it makes for the benchmark cases.
+/// `python3 benches/calibrate_nufft_cost.py` repeats the runs and the fit on another machine
+/// (`benches/results/nufft_cost_calibration_2026-11-28.md`: on an AVX-512 Intel Xeon the FFT
+/// is 3–4× cheaper per point in 3D, and this linear form misses 3D spreading past the L1
+/// limit at w = 16; not adopted there).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CostModel {
     /// Seconds per point, by dimension − 1.
