@@ -7,9 +7,8 @@ configuration, and fits per dimension by least squares
 
     spread_s = M·(c_pt + c_tap·w^d) + c_grid·Nf          fft_s = c_fft·Nf·log2 Nf
 
-(non-negative constants; the model's form, docs in `params.rs`). Prints the fitted constants
-next to the compiled-in ones, each configuration's measured and modelled times, and the
-choice the fitted model would make at each tolerance against the measured best S.
+(non-negative constants; the model's form, docs in `params.rs`). Prints per dimension the
+fitted constants and a table of each configuration's measured and modelled times.
 
 Usage: calibrate_nufft_cost.py [--farfield target/release/farfield] [--points 2e6]
        [--repeat 2] [--json-out FILE]

@@ -413,11 +413,7 @@ impl<T: Real> Spreader<T> {
         let mut t = [T::zero(); 3];
         for d in 0..3 {
             if d < self.dim {
-                let gv = g[d][q];
-                let half = T::of(0.5 * self.w[d] as f64);
-                let start = (gv - half).ceil();
-                i0[d] = start.to_isize().unwrap_or(0);
-                t[d] = start - gv;
+                (i0[d], t[d]) = window(g[d][q], 0.0, T::of(0.5 * self.w[d] as f64));
             } else {
                 i0[d] = 0;
             }
@@ -930,7 +926,7 @@ fn prefetch<E>(p: *const E) {
 /// The kernel window of a 1D point at folded coordinate `g + lo` (`lo` the low part of a
 /// double-double coordinate, [`in_order::fold_points_dd`]; 0 without one) for a kernel of
 /// half-width `half`: its first grid index `⌈g − half⌉` and the kernel argument of that index,
-/// `(⌈g − half⌉ − g) − lo`, as [`Spreader::point_kernel`] computes them per axis.
+/// `(⌈g − half⌉ − g) − lo` (per axis in [`Spreader::point_kernel`], with `lo` = 0).
 #[inline(always)]
 fn window<T: Real>(g: T, lo: f32, half: T) -> (isize, T) {
     let start = (g - half).ceil();
