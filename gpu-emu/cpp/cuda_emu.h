@@ -11,6 +11,7 @@
 //  * __shfl_down_sync / __shfl_xor_sync / __shfl_sync go through a per-block exchange buffer
 //    with two block-wide barriers, so kernels must call them convergently (all live threads of
 //    the block), which the library's kernels do;
+//  * __ballot_sync / __any_sync / __all_sync are warp-wide: two barriers of the warp's lanes;
 //  * atomicAdd on int, unsigned, unsigned long long, float, double by compare-and-swap,
 //    atomicMin on int and unsigned;
 //  * __ldg(p) is *p.
@@ -34,6 +35,7 @@ extern thread_local dim3 tl_threadIdx, tl_blockIdx, tl_blockDim, tl_gridDim;
 void syncthreads();
 void* dyn_smem();
 void exchange(const void* v, int size, int src_lane_offset_kind, int arg, int width, void* out);
+unsigned ballot(int pred);
 void register_kernel(const char* name, void (*tramp)(void* fn, void** args), void* fn);
 
 // Trampoline: calls fn with the arguments args[i] points at (cudarc/cuLaunchKernel style).
@@ -129,6 +131,13 @@ inline T __shfl_sync(unsigned, T v, int src_lane, int width = 32) {
     ff_emu::exchange(&v, sizeof(T), FF_EMU_SHFL_IDX, src_lane, width, &out);
     return out;
 }
+
+// Warp votes: the lanes of one warp (32 consecutive linear thread indices) meet at a barrier
+// of their own, so a warp may vote any number of times independently of the block's other
+// warps; every live lane of the warp must vote (kernels vote in warp-uniform control flow).
+inline unsigned __ballot_sync(unsigned mask, int pred) { return ff_emu::ballot(pred) & mask; }
+inline int __any_sync(unsigned mask, int pred) { return (ff_emu::ballot(pred) & mask) != 0; }
+inline int __all_sync(unsigned mask, int pred) { return (ff_emu::ballot(!pred) & mask) == 0; }
 
 // ---------------------------------------------------------------------------------------------
 // Built-ins of the FMM tree kernels (src/gpu/kernels/fmm_tree.cu): IEEE double operations with

@@ -10,7 +10,10 @@
 #include <barrier>
 #include <chrono>
 #include <condition_variable>
+#include <algorithm>
+#include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -69,6 +72,18 @@ std::mutex g_launch_mutex;
 BlockBarrier g_bar;
 std::vector<unsigned char> g_smem;   // dynamic shared memory of the running block
 std::vector<uint64_t> g_xchg;       // shuffle exchange buffer, one slot per thread
+// Warp votes, one barrier each: vote number k of a thread goes to buffer k % 2, which it
+// writes only after every lane of its warp has passed the barrier of vote k − 1 (and so has
+// read vote k − 2 from that buffer). g_votes[t] counts the votes thread t has cast; a lane
+// whose count is below a reader's vote number has left the kernel and counts as 0.
+std::vector<unsigned char> g_vote[2];
+std::unique_ptr<std::atomic<unsigned long long>[]> g_votes;
+std::vector<std::unique_ptr<BlockBarrier>> g_warp_bar;  // one barrier per warp of the block
+
+// Sets every warp barrier to its warp's number of threads.
+void reset_warp_barriers(unsigned nthreads) {
+    for (unsigned w = 0; w < g_warp_bar.size(); ++w) g_warp_bar[w]->reset((int)std::min(32u, nthreads - 32 * w));
+}
 bool g_stagger = false;
 }  // namespace
 
@@ -115,6 +130,22 @@ void exchange(const void* v, int size, int kind, int arg, int width, void* out) 
     std::memcpy(out, &got, size);
 }
 
+unsigned ballot(int pred) {
+    const int tid = linear_tid();
+    const int nthreads = (int)(tl_blockDim.x * tl_blockDim.y * tl_blockDim.z);
+    const int base = tid - tid % 32;
+    BlockBarrier& bar = *g_warp_bar[tid / 32];
+    const unsigned long long k = g_votes[tid].load(std::memory_order_relaxed) + 1;
+    std::vector<unsigned char>& v = g_vote[k % 2];
+    v[tid] = pred != 0;
+    g_votes[tid].store(k, std::memory_order_relaxed);
+    bar.wait();
+    unsigned m = 0;
+    for (int l = 0; l < 32 && base + l < nthreads; ++l)
+        if (g_votes[base + l].load(std::memory_order_relaxed) >= k) m |= (unsigned)v[base + l] << l;
+    return m;
+}
+
 void register_kernel(const char* name, void (*tramp)(void*, void**), void* fn) {
     registry()[name] = Kernel{tramp, fn};
 }
@@ -149,9 +180,17 @@ int ff_emu_launch(const char* name, const unsigned grid[3], const unsigned block
     g_smem.assign(smem + 16, 0xFF);
     g_xchg.assign(nthreads, 0);
     g_bar.reset((int)nthreads);
+    for (auto& v : g_vote) v.assign(nthreads, 0);
+    g_votes = std::make_unique<std::atomic<unsigned long long>[]>(nthreads);
+    for (unsigned t = 0; t < nthreads; ++t) g_votes[t].store(0);
+    g_warp_bar.clear();
+    for (unsigned w = 0; w < (nthreads + 31) / 32; ++w) g_warp_bar.push_back(std::make_unique<BlockBarrier>());
+    reset_warp_barriers(nthreads);
     const bool stagger = g_stagger;
     std::barrier endbar((std::ptrdiff_t)nthreads, [&]() noexcept {
         g_bar.reset((int)nthreads);
+        reset_warp_barriers(nthreads);
+        for (unsigned t = 0; t < nthreads; ++t) g_votes[t].store(0);
         std::memset(g_smem.data(), 0xFF, g_smem.size());
     });
     auto body = [&](unsigned tid) {
@@ -166,6 +205,7 @@ int ff_emu_launch(const char* name, const unsigned grid[3], const unsigned block
                 if (h < 3) std::this_thread::sleep_for(std::chrono::microseconds(50 * (h + 1)));
             }
             k.tramp(k.fn, args);
+            g_warp_bar[tid / 32]->drop();
             g_bar.drop();
             endbar.arrive_and_wait();
         }

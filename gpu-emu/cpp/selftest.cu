@@ -77,3 +77,17 @@ FF_EXTERN_C __global__ void ff_test_shuffles(const double* in, double* out) {
     out[i] = a + 1000.0 * b;
 }
 FF_REGISTER(ff_test_shuffles)
+
+// Warp vote semantics check: warp k of the block votes k + 1 times (so warps vote independently
+// of one another), vote r with the lanes l ≤ 3r; out[i] = Σ_r ballot_r, plus 1000 if __any_sync of
+// "lane 31" and 2000 if __all_sync of "lane ≥ 0" hold.
+FF_EXTERN_C __global__ void ff_test_votes(unsigned long long* out) {
+    const int t = threadIdx.x;
+    const int warp = t / 32, lane = t % 32;
+    unsigned long long s = 0;
+    for (int r = 0; r <= warp; ++r) s += __ballot_sync(0xffffffffu, lane <= 3 * r);
+    if (__any_sync(0xffffffffu, lane == 31)) s += 1000;
+    if (__all_sync(0xffffffffu, lane >= 0)) s += 2000;
+    out[blockIdx.x * blockDim.x + t] = s;
+}
+FF_REGISTER(ff_test_votes)

@@ -84,6 +84,23 @@ fn shuffles_follow_cuda_semantics() {
 }
 
 #[test]
+fn warp_votes_are_per_warp() {
+    let dev = EmuDevice::default();
+    let n = 96;
+    let out = dev.alloc(8 * n).unwrap();
+    dev.launch("ff_test_votes", 2, n as u32 / 2, 0, &[Arg::Buf(&out)]).unwrap();
+    let got = download_vec::<_, u64>(&dev, &out, n).unwrap();
+    for (i, &g) in got.iter().enumerate() {
+        // blocks of 48 threads: a full warp (votes once) and a warp of 16 lanes (votes twice)
+        let t = i % 48;
+        let (warp, lanes) = if t < 32 { (0, 32) } else { (1, 16) };
+        let want: u64 = (0..=warp).map(|r| (0..lanes).filter(|&l| l <= 3 * r).map(|l| 1u64 << l).sum::<u64>()).sum();
+        let any31 = if lanes == 32 { 1000 } else { 0 };
+        assert_eq!(g, want + any31 + 2000, "thread {i}");
+    }
+}
+
+#[test]
 fn every_library_kernel_is_in_the_emulator() {
     let mut names: Vec<String> = [
         "ff_bin_permute", "ff_scan_local", "ff_scan_single", "ff_scan_add", "ff_subprob_count", "ff_subprob_map",
@@ -148,8 +165,8 @@ fn every_library_kernel_is_in_the_emulator() {
     for n in fmm_tree {
         assert!(has_kernel(n), "{n} missing");
     }
-    // the library kernels plus the five self-test kernels, nothing else
-    assert_eq!(farfield_gpu_emu::kernel_count(), names.len() + fmm_tree.len() + 5);
+    // the library kernels plus the six self-test kernels, nothing else
+    assert_eq!(farfield_gpu_emu::kernel_count(), names.len() + fmm_tree.len() + 6);
 }
 
 /// `EmuDevice::defer_forks`: a forked handle's work waits until the host reads from that handle

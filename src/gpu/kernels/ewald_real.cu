@@ -56,6 +56,11 @@
 #define FF_EWR_F32_BOUNDS __launch_bounds__(FF_EWR_BLOCK, FF_EWR_F32_MIN_BLOCKS)
 #define FF_EWR_F64_BOUNDS __launch_bounds__(FF_EWR_BLOCK, FF_EWR_F64_MIN_BLOCKS)
 #endif
+// Lanes of a warp that hold a pair when the pair kernels evaluate the pair functions.
+#define FF_EWR_EVAL_LANES 16
+// Stencil entries per thread and chunk of the pair kernels (their lists in shared memory: 2 ×
+// 4 B × FF_EWR_LIST × FF_EWR_BLOCK = 16 KiB per block).
+#define FF_EWR_LIST 16
 // Most coefficients of one fit polynomial (src/ewald/erfc.rs: degree ≤ 39).
 #define FF_EWR_MAXC 40
 #define FF_EWR_FULL_MASK 0xffffffffu
@@ -99,6 +104,33 @@ __device__ __forceinline__ void ff_ewr_cart(const double* p, double s0, double s
     r[0] = s0 * p[FF_EWR_P_AX] + s1 * p[FF_EWR_P_BX] + s2 * p[FF_EWR_P_CX];
     r[1] = s1 * p[FF_EWR_P_BY] + s2 * p[FF_EWR_P_CY];
     r[2] = s2 * p[FF_EWR_P_CZ];
+}
+
+// Stencil entry s for a thread whose atom lies in cell ac: the neighbour cell's coordinates
+// bc (wrapped into the grid nc), the image img it lies in (c = ac + o = bc + img · nc), and
+// whether it is the home cell itself (o = 0). Comparisons where the neighbour lies within one
+// grid length of the home cell (on all but the smallest cell grids), divisions otherwise.
+__device__ __forceinline__ bool ff_ewr_neighbour(const int* stencil, int s, const int* ac, const int* nc, int* bc,
+                                                 int* img) {
+    bool self = true;
+    for (int d = 0; d < 3; ++d) {
+        const int o = stencil[3 * s + d];
+        self = self && o == 0;
+        const int c = ac[d] + o;
+        if (c >= -nc[d] && c < 2 * nc[d]) img[d] = c < 0 ? -1 : (c >= nc[d] ? 1 : 0);
+        else img[d] = c >= 0 ? c / nc[d] : -((-c + nc[d] - 1) / nc[d]);
+        bc[d] = c - img[d] * nc[d];
+    }
+    return self;
+}
+
+// Number of set bits.
+__device__ __forceinline__ int ff_ewr_popc(unsigned v) {
+#ifdef FF_EMULATION
+    return __builtin_popcount(v);
+#else
+    return __popc(v);
+#endif
 }
 
 // Horner split into even and odd parts, as poly() of src/ewald/erfc.rs.
@@ -283,7 +315,7 @@ __device__ __forceinline__ bool ff_ewr_excluded(unsigned i, unsigned j, const un
 // (not i itself in the zero offset) within r_c contributes q_j v(r) to φ_i, q_j f(r) d to E_i
 // and q_i q_j f(r) d⊗d to W (d = x_i − x_j); a pair closer than the coincidence distance
 // contributes nothing and, unless excluded, lowers the flag (and every thread stops at its next
-// entry). Exclusions (src/ewald/real_space.rs `exclusions`, from i's side): the nearest image
+// chunk of entries). Exclusions (src/ewald/real_space.rs `exclusions`, from i's side): the nearest image
 // of the pair from the wrapped fractional coordinates (27 images searched in a triclinic cell),
 // minus the real-space term (if r_c > r > coincidence distance) and minus erf(ξr)/r (its limit
 // 2ξ/√π at r → 0). The kpa parts of an atom are adjacent lanes, summed by shuffles; part 0
@@ -315,96 +347,140 @@ __device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned
     R acc[4] = {0, 0, 0, 0};
     R w[6] = {0, 0, 0, 0, 0, 0};
     double qi = 0.0;
-    if (slot < n) {
+    // A thread past the last atom keeps zeros and still takes part in its warp's votes.
+    const bool has = slot < n;
+    double xi0 = 0.0, yi0 = 0.0, zi0 = 0.0;
+    unsigned oi = 0;
+    int ac[3] = {0, 0, 0};
+    if (has) {
         const double* pi = pos + 4 * (size_t)slot;
-        const double xi0 = pi[0], yi0 = pi[1], zi0 = pi[2];
+        xi0 = pi[0];
+        yi0 = pi[1];
+        zi0 = pi[2];
         qi = pi[3];
-        const unsigned oi = perm[slot];
+        oi = perm[slot];
         const long long a = (long long)keys[slot];
-        const int ac[3] = {(int)(a % nc0), (int)((a / nc0) % nc1), (int)(a / ((long long)nc0 * nc1))};
-        const int nc[3] = {nc0, nc1, nc2};
-        const double rc2 = p[FF_EWR_P_RC2], r2co = p[FF_EWR_P_R2CO];
-        // Deferred evaluation: each lane first advances, across its stencil entries, to its
-        // next pair within r_c (the cheap distance tests run divergently), then the lanes of a
-        // warp evaluate their pairs together, so the polynomial runs with (nearly) all lanes
-        // busy instead of with the ~30 % whose current candidate passes. Per lane the pairs are
-        // visited in the same order as by a plain loop (entries s, s + kpa, …; j ascending).
-        int s = prt - kpa;
-        unsigned j = 0, j1 = 0;
-        bool self = false;
-        double xs = 0.0, ys = 0.0, zs = 0.0;
-        for (;;) {
-            bool found = false;
-            double dx = 0.0, dy = 0.0, dz = 0.0, r2 = 0.0, qj = 0.0;
-            for (;;) {
-                if (j >= j1) {
-                    s += kpa;
-                    if (s >= nst || ff_ewr_stopped(flag)) break;
-                    int img[3], bc[3];
-                    self = true;
-                    for (int d = 0; d < 3; ++d) {
-                        const int o = stencil[3 * s + d];
-                        self = self && o == 0;
-                        const int c = ac[d] + o;
-                        img[d] = c >= 0 ? c / nc[d] : -((-c + nc[d] - 1) / nc[d]);
-                        bc[d] = c - img[d] * nc[d];
-                    }
-                    const size_t b = (size_t)bc[0] + (size_t)nc0 * ((size_t)bc[1] + (size_t)nc1 * bc[2]);
-                    j = start[b];
-                    j1 = start[b + 1];
-                    if (j == j1) continue;
-                    xs = xi0 - (img[0] * p[FF_EWR_P_AX] + img[1] * p[FF_EWR_P_BX] + img[2] * p[FF_EWR_P_CX]);
-                    ys = yi0 - (img[1] * p[FF_EWR_P_BY] + img[2] * p[FF_EWR_P_CY]);
-                    zs = zi0 - img[2] * p[FF_EWR_P_CZ];
-                    const double* bb = bbox + 6 * b;
-                    const double ex = fmax(fmax(bb[0] - xs, xs - bb[3]), 0.0);
-                    const double ey = fmax(fmax(bb[1] - ys, ys - bb[4]), 0.0);
-                    const double ez = fmax(fmax(bb[2] - zs, zs - bb[5]), 0.0);
-                    if (ex * ex + ey * ey + ez * ez >= rc2) j = j1;
-                    continue;
-                }
-                const unsigned jj = j++;
-                if (self && jj == (unsigned)slot) continue;
-                const double* pj = pos + 4 * (size_t)jj;
-                dx = xs - pj[0];
-                dy = ys - pj[1];
-                dz = zs - pj[2];
-                r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 <= r2co) {
-                    const unsigned oj = perm[jj];
-                    if (!ff_ewr_excluded(oi, oj, xptr, xlist, nxa)) {
-                        const unsigned lo = oi < oj ? oi : oj, hi = oi < oj ? oj : oi;
-                        atomicMin(flag, ((unsigned long long)lo << 32) | hi);
-                    }
-                    continue;
-                }
-                if (r2 < rc2) {
-                    qj = pj[3];
-                    found = true;
-                    break;
-                }
-            }
-            if (!found) break;
-            R pot, fs;
-            ff_ewr_pair((R)r2, p, g, h, ncoef, exact, pot, fs);
-            const R qr = (R)qj, dxr = (R)dx, dyr = (R)dy, dzr = (R)dz;
-            acc[0] += qr * pot;
-            if (want_field) {
-                const R t = qr * fs;
-                acc[1] += t * dxr;
-                acc[2] += t * dyr;
-                acc[3] += t * dzr;
-            }
-            if (VIRIAL) {
-                const R c = (R)qi * qr * fs;
-                w[0] += c * dxr * dxr;
-                w[1] += c * dxr * dyr;
-                w[2] += c * dxr * dzr;
-                w[3] += c * dyr * dyr;
-                w[4] += c * dyr * dzr;
-                w[5] += c * dzr * dzr;
+        ac[0] = (int)(a % nc0);
+        ac[1] = (int)((a / nc0) % nc1);
+        ac[2] = (int)(a / ((long long)nc0 * nc1));
+    }
+    const int nc[3] = {nc0, nc1, nc2};
+    const double rc2 = p[FF_EWR_P_RC2], r2co = p[FF_EWR_P_R2CO];
+    // The lanes of a warp work in step, so that the instructions of each phase run with
+    // (nearly) all lanes busy: warps whose lanes wandered through their entries, candidates and
+    // pair evaluations independently ran each with a quarter of its lanes (JAC DHFR on an H200,
+    // benches/results/ewald_gpu_2026-11-28.md). In chunks of up to FF_EWR_LIST stencil entries
+    // per thread (the entries prt, prt + kpa, …; one chunk for kpa ≥ nst / FF_EWR_LIST):
+    //  A. every thread visits its chunk's entries (the same count in every lane, loads
+    //     independent of one another): the neighbour cell b = a + o wrapped and the image it
+    //     lies in; an empty cell, or one whose atoms' bounding box lies at least r_c from the
+    //     shifted x_i, is dropped, the others are kept in the thread's list (shared memory:
+    //     the cell and the entry, whose image is found again when the cell is searched);
+    //  B. steps, the warp voting at each: a lane without a pair in hand takes one step through
+    //     its list (the next entry when its cell is used up, then one candidate atom: a
+    //     distance test), a lane with one waits; once FF_EWR_EVAL_LANES lanes hold a pair (or
+    //     no lane searches any more) they evaluate the pair functions together. Lanes that
+    //     loop on their own drift apart: independent searches ran with 4 of 32 lanes busy,
+    //     the evaluations with 8. Per thread the pairs are visited in the order of a plain
+    //     loop over its entries and their atoms (j ascending), so sums are deterministic.
+    // The coincidence flag (an L2 round trip) is read once per chunk.
+    __shared__ unsigned lst_cell[FF_EWR_LIST][FF_EWR_BLOCK];
+    __shared__ unsigned lst_entry[FF_EWR_LIST][FF_EWR_BLOCK];
+    int s = prt;
+    bool stop = false;
+    while (__any_sync(FF_EWR_FULL_MASK, has && !stop && s < nst)) {
+        int cnt = 0;
+        if (has && !stop && s < nst) {
+            stop = ff_ewr_stopped(flag);
+            for (int u = 0; u < FF_EWR_LIST && s < nst && !stop; ++u, s += kpa) {
+                int img[3], bc[3];
+                ff_ewr_neighbour(stencil, s, ac, nc, bc, img);
+                const unsigned b = (unsigned)bc[0] + (unsigned)nc0 * ((unsigned)bc[1] + (unsigned)nc1 * (unsigned)bc[2]);
+                if (start[b] == start[b + 1]) continue;
+                const double xs = xi0 - (img[0] * p[FF_EWR_P_AX] + img[1] * p[FF_EWR_P_BX] + img[2] * p[FF_EWR_P_CX]);
+                const double ys = yi0 - (img[1] * p[FF_EWR_P_BY] + img[2] * p[FF_EWR_P_CY]);
+                const double zs = zi0 - img[2] * p[FF_EWR_P_CZ];
+                const double* bb = bbox + 6 * (size_t)b;
+                const double ex = fmax(fmax(bb[0] - xs, xs - bb[3]), 0.0);
+                const double ey = fmax(fmax(bb[1] - ys, ys - bb[4]), 0.0);
+                const double ez = fmax(fmax(bb[2] - zs, zs - bb[5]), 0.0);
+                if (ex * ex + ey * ey + ez * ez >= rc2) continue;
+                lst_cell[cnt][threadIdx.x] = b;
+                lst_entry[cnt][threadIdx.x] = (unsigned)s;
+                ++cnt;
             }
         }
+        int e = 0;
+        unsigned j = 0, j1 = 0;
+        bool self = false, found = false, done = false;
+        double xs = 0.0, ys = 0.0, zs = 0.0, dx = 0.0, dy = 0.0, dz = 0.0, r2 = 0.0, qj = 0.0;
+        for (;;) {
+            const unsigned holding = __ballot_sync(FF_EWR_FULL_MASK, found);
+            const unsigned searching = __ballot_sync(FF_EWR_FULL_MASK, !found && !done);
+            if (holding == 0 && searching == 0) break;
+            if (searching == 0 || ff_ewr_popc(holding) >= FF_EWR_EVAL_LANES) {
+                if (found) {
+                    found = false;
+                    R pot, fs;
+                    ff_ewr_pair((R)r2, p, g, h, ncoef, exact, pot, fs);
+                    const R qr = (R)qj, dxr = (R)dx, dyr = (R)dy, dzr = (R)dz;
+                    acc[0] += qr * pot;
+                    if (want_field) {
+                        const R t = qr * fs;
+                        acc[1] += t * dxr;
+                        acc[2] += t * dyr;
+                        acc[3] += t * dzr;
+                    }
+                    if (VIRIAL) {
+                        const R c = (R)qi * qr * fs;
+                        w[0] += c * dxr * dxr;
+                        w[1] += c * dxr * dyr;
+                        w[2] += c * dxr * dzr;
+                        w[3] += c * dyr * dyr;
+                        w[4] += c * dyr * dzr;
+                        w[5] += c * dzr * dzr;
+                    }
+                }
+                continue;
+            }
+            if (found || done) continue;
+            // one step of this lane's search: the next list entry when its cell is used up
+            // (cells in the list are not empty), then one candidate atom
+            if (j >= j1) {
+                if (e >= cnt) {
+                    done = true;
+                    continue;
+                }
+                const unsigned b = lst_cell[e][threadIdx.x], se = lst_entry[e][threadIdx.x];
+                ++e;
+                int img[3], bc[3];
+                self = ff_ewr_neighbour(stencil, (int)se, ac, nc, bc, img);
+                j = start[b];
+                j1 = start[b + 1];
+                xs = xi0 - (img[0] * p[FF_EWR_P_AX] + img[1] * p[FF_EWR_P_BX] + img[2] * p[FF_EWR_P_CX]);
+                ys = yi0 - (img[1] * p[FF_EWR_P_BY] + img[2] * p[FF_EWR_P_CY]);
+                zs = zi0 - img[2] * p[FF_EWR_P_CZ];
+            }
+            const unsigned jj = j++;
+            if (self && jj == (unsigned)slot) continue;
+            const double* pj = pos + 4 * (size_t)jj;
+            dx = xs - pj[0];
+            dy = ys - pj[1];
+            dz = zs - pj[2];
+            r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 <= r2co) {
+                const unsigned oj = perm[jj];
+                if (!ff_ewr_excluded(oi, oj, xptr, xlist, nxa)) {
+                    const unsigned lo = oi < oj ? oi : oj, hi = oi < oj ? oj : oi;
+                    atomicMin(flag, ((unsigned long long)lo << 32) | hi);
+                }
+            } else if (r2 < rc2) {
+                qj = pj[3];
+                found = true;
+            }
+        }
+    }
+    if (has) {
         // exclusion corrections of atom i (its share of its list)
         if ((int)oi < nxa) {
             const double xi = p[FF_EWR_P_XI], c2 = p[FF_EWR_P_C2];
@@ -513,17 +589,23 @@ FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f32, float, false, FF_EWR_F32_BOUNDS)
 FF_EWR_DEFINE_PAIRS(ff_ewr_pairs_f32_virial, float, true, FF_EWR_F32_BOUNDS)
 
 // One block of FF_EWR_BLOCK threads: out[0] = the coincidence flag, out[1..4] = bad[0..3],
-// out[4 + k] = the bits of Σ_blocks part[7 · block + k] (k < 7).
+// out[4 + k] = the bits of Σ_blocks part[7 · block + k] (k < 7). The seven sums share one pass
+// over the partials and one reduction tree (each in the order of ff_ewr_block_sum).
 FF_EXTERN_C __global__ void ff_ewr_finish(int nparts, const double* part, const unsigned long long* flag,
                                           const unsigned* bad, unsigned long long* out) {
-    __shared__ double red[FF_EWR_BLOCK];
-    for (int k = 0; k < 7; ++k) {
-        double acc = 0.0;
-        for (int j = threadIdx.x; j < nparts; j += blockDim.x) acc += part[7 * (size_t)j + k];
-        const double t = ff_ewr_block_sum(acc, red);
-        if (threadIdx.x == 0) out[4 + k] = (unsigned long long)__double_as_longlong(t);
+    __shared__ double red[7][FF_EWR_BLOCK];
+    double acc[7] = {0, 0, 0, 0, 0, 0, 0};
+    for (int j = threadIdx.x; j < nparts; j += blockDim.x)
+        for (int k = 0; k < 7; ++k) acc[k] += part[7 * (size_t)j + k];
+    for (int k = 0; k < 7; ++k) red[k][threadIdx.x] = acc[k];
+    __syncthreads();
+    for (int off = blockDim.x / 2; off > 0; off >>= 1) {
+        if ((int)threadIdx.x < off)
+            for (int k = 0; k < 7; ++k) red[k][threadIdx.x] += red[k][threadIdx.x + off];
+        __syncthreads();
     }
     if (threadIdx.x == 0) {
+        for (int k = 0; k < 7; ++k) out[4 + k] = (unsigned long long)__double_as_longlong(red[k][0]);
         out[0] = *flag;
         for (int k = 0; k < 3; ++k) out[1 + k] = bad[k];
     }

@@ -226,8 +226,10 @@ __device__ void ff_gm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy,
                 for (int kx = 0; kx < w; ++kx) {
                     const T a = kv[0][kx] * a0;
                     T* p = gv + 2 * (row + idx[0][kx]);
-                    atomicAdd(p, cr * a);
-                    atomicAdd(p + 1, ci * a);
+                    // a zero part adds nothing: real strengths (Ewald's charges) need half the
+                    // atomics
+                    if (cr != (T)0) atomicAdd(p, cr * a);
+                    if (ci != (T)0) atomicAdd(p + 1, ci * a);
                 }
             }
     }
