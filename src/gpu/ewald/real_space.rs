@@ -34,16 +34,16 @@
 //!    atom is skipped. Each pair is met from both sides, so every thread writes only its own
 //!    atom (no atomics; the `k` partial sums are added by warp shuffles) and the energy and
 //!    virial partials (per block) count each pair twice and are halved. Reading the neighbour
-//!    atoms straight from the cached sorted array keeps the kernel free of block barriers in
-//!    its loops. The lanes of a warp work in step (warp votes), because lanes that loop on
-//!    their own are scheduled group by group (on an H200 the candidate loop ran with 4 of 32
-//!    lanes busy, the pair functions with 8): in chunks of up to 16 entries per thread, each
-//!    thread first culls its entries into a list in shared memory (empty cells, bounding boxes
-//!    at least `r_c` away), then the warp steps through the lists — per vote, every lane
-//!    without a pair in hand tests one candidate — and evaluates the pair functions once 16
-//!    lanes hold a pair (about a third of the candidates of a `r_c/2` cell stencil pass, so a
-//!    plain loop would run the polynomials with most lanes idle). The order of the pairs per
-//!    thread is that of a plain loop, so sums stay deterministic.
+//!    atoms straight from the cached sorted array keeps the kernel free of block barriers in its
+//!    loops. The lanes of a warp work in step (warp votes), because lanes that loop on their own
+//!    are scheduled group by group (on an H200 the pair functions ran with 8 of 32 lanes busy, a
+//!    candidate loop of its own with 4): in chunks of up to 16 entries per thread, each thread
+//!    first culls its entries into a list in shared memory (empty cells, bounding boxes at least
+//!    `r_c` away), then the warp steps through the lists — per vote, every lane without a pair in
+//!    hand tests one candidate — and evaluates the pair functions once 16 lanes hold a pair (about
+//!    a third of the candidates of a `r_c/2` cell stencil pass, so a plain loop would run the
+//!    polynomials with most lanes idle). The order of the pairs per thread is that of a plain loop,
+//!    so sums stay deterministic.
 //! 4. **Totals** (`ff_ewr_finish`, one block): energy, virial and the status words (the
 //!    coincidence flag and the three first-bad indices), downloaded together (88 bytes).
 //! 5. **Results** (`ff_ewr_scatter`): only after the status is clean, the potentials and fields
