@@ -158,6 +158,7 @@ inline double __longlong_as_double(long long v) {
     std::memcpy(&r, &v, sizeof r);
     return r;
 }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) { return ff_emu_atomic_min(p, v); }
 inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {

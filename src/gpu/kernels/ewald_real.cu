@@ -124,13 +124,12 @@ __device__ __forceinline__ bool ff_ewr_neighbour(const int* stencil, int s, cons
     return self;
 }
 
-// Number of set bits.
-__device__ __forceinline__ int ff_ewr_popc(unsigned v) {
-#ifdef FF_EMULATION
-    return __builtin_popcount(v);
-#else
-    return __popc(v);
-#endif
+// x − (img_0 a + img_1 b + img_2 c): a position shifted by the lattice vectors of image img.
+__device__ __forceinline__ void ff_ewr_shift(const double* p, const int* img, double x, double y, double z, double& xs,
+                                             double& ys, double& zs) {
+    xs = x - (img[0] * p[FF_EWR_P_AX] + img[1] * p[FF_EWR_P_BX] + img[2] * p[FF_EWR_P_CX]);
+    ys = y - (img[1] * p[FF_EWR_P_BY] + img[2] * p[FF_EWR_P_CY]);
+    zs = z - img[2] * p[FF_EWR_P_CZ];
 }
 
 // Horner split into even and odd parts, as poly() of src/ewald/erfc.rs.
@@ -397,9 +396,8 @@ __device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned
                 ff_ewr_neighbour(stencil, s, ac, nc, bc, img);
                 const unsigned b = (unsigned)bc[0] + (unsigned)nc0 * ((unsigned)bc[1] + (unsigned)nc1 * (unsigned)bc[2]);
                 if (start[b] == start[b + 1]) continue;
-                const double xs = xi0 - (img[0] * p[FF_EWR_P_AX] + img[1] * p[FF_EWR_P_BX] + img[2] * p[FF_EWR_P_CX]);
-                const double ys = yi0 - (img[1] * p[FF_EWR_P_BY] + img[2] * p[FF_EWR_P_CY]);
-                const double zs = zi0 - img[2] * p[FF_EWR_P_CZ];
+                double xs, ys, zs;
+                ff_ewr_shift(p, img, xi0, yi0, zi0, xs, ys, zs);
                 const double* bb = bbox + 6 * (size_t)b;
                 const double ex = fmax(fmax(bb[0] - xs, xs - bb[3]), 0.0);
                 const double ey = fmax(fmax(bb[1] - ys, ys - bb[4]), 0.0);
@@ -418,7 +416,7 @@ __device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned
             const unsigned holding = __ballot_sync(FF_EWR_FULL_MASK, found);
             const unsigned searching = __ballot_sync(FF_EWR_FULL_MASK, !found && !done);
             if (holding == 0 && searching == 0) break;
-            if (searching == 0 || ff_ewr_popc(holding) >= FF_EWR_EVAL_LANES) {
+            if (searching == 0 || __popc(holding) >= FF_EWR_EVAL_LANES) {
                 if (found) {
                     found = false;
                     R pot, fs;
@@ -457,9 +455,7 @@ __device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned
                 self = ff_ewr_neighbour(stencil, (int)se, ac, nc, bc, img);
                 j = start[b];
                 j1 = start[b + 1];
-                xs = xi0 - (img[0] * p[FF_EWR_P_AX] + img[1] * p[FF_EWR_P_BX] + img[2] * p[FF_EWR_P_CX]);
-                ys = yi0 - (img[1] * p[FF_EWR_P_BY] + img[2] * p[FF_EWR_P_CY]);
-                zs = zi0 - img[2] * p[FF_EWR_P_CZ];
+                ff_ewr_shift(p, img, xi0, yi0, zi0, xs, ys, zs);
             }
             const unsigned jj = j++;
             if (self && jj == (unsigned)slot) continue;
