@@ -26,7 +26,7 @@
 use super::abi::{self, versioned};
 use super::{check_outputs_disjoint, destroy_boxed, guard, non_null, region, slice_in, slice_out};
 use crate::error::{Error, Result};
-use crate::fmm::{params, Backend, Boundary, FmmOpts, FmmPlan};
+use crate::fmm::{params, Backend, Boundary, FmmOpts, FmmPlan, TreeKind};
 use crate::nufft::GpuStream;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
@@ -69,11 +69,13 @@ pub struct farfield_fmm_opts {
     pub depth: i32,
     /// `FARFIELD_FMM_BACKEND_AUTO` (default), `_CPU` or `_CUDA`.
     pub backend: i32,
-    /// Must be 0 (set by `farfield_fmm_default_opts`; other values →
-    /// `FARFIELD_ERR_INVALID_ARG`): it fills the struct to a multiple of 8 bytes, so that a
-    /// versioned struct has no padding, and is the place of a future 4-byte option whose
-    /// default is 0.
-    pub reserved: i32,
+    /// The octree (open boundaries, CPU): 0 = chosen at every execute by the cost model, the
+    /// adaptive tree where it pays (clustered particles), else the uniform one (default; a
+    /// `depth ≥ 1` means the uniform tree); −1 = the uniform tree; `≥ 1` = the adaptive tree
+    /// with at most `max_leaf` particles per leaf (with `depth ≥ 1`, periodic boundaries or
+    /// the CUDA backend → `FARFIELD_ERR_INVALID_ARG` / `_NOT_SUPPORTED`). Until 1.x this
+    /// field was `reserved` and had to be 0, which keeps its meaning.
+    pub max_leaf: i32,
     /// CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
     /// (default) for the default stream of device 0's context. Every kernel launch and copy
     /// of the plan runs on it; `farfield_fmm_execute` and `farfield_fmm_execute_device` wait
@@ -148,12 +150,12 @@ fn default_opts() -> farfield_fmm_opts {
         order: 0,
         depth: -1,
         backend: FARFIELD_FMM_BACKEND_AUTO,
-        reserved: 0,
+        max_leaf: 0,
         gpu_stream: std::ptr::null_mut(),
     }
 }
 
-versioned!(farfield_fmm_opts, "farfield_fmm_opts", [struct_size, nthreads, debug, order, depth, backend, reserved, gpu_stream],
+versioned!(farfield_fmm_opts, "farfield_fmm_opts", [struct_size, nthreads, debug, order, depth, backend, max_leaf, gpu_stream],
            default_opts());
 versioned!(farfield_fmm_params, "farfield_fmm_params",
            [struct_size, order, depth, nleaves, npoints, t_tree, t_lists, t_p2m, t_m2m, t_m2l, t_l2l, t_l2p, t_p2p, t_post,
@@ -216,13 +218,16 @@ fn convert_opts(o: &farfield_fmm_opts) -> Result<FmmOpts> {
         FARFIELD_FMM_BACKEND_CUDA => Backend::Cuda,
         b => return Err(Error::InvalidArg(format!("opts.backend = {b}; must be 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
     };
-    if o.reserved != 0 {
-        return Err(Error::InvalidArg(format!("opts.reserved = {}; must be 0 (use farfield_fmm_default_opts)", o.reserved)));
-    }
+    let tree = match o.max_leaf {
+        0 => TreeKind::Auto,
+        -1 => TreeKind::Uniform,
+        s if s >= 1 => TreeKind::Adaptive { max_leaf: s as usize },
+        s => return Err(Error::InvalidArg(format!("opts.max_leaf = {s}; must be 0 (auto), −1 (uniform tree) or ≥ 1 (adaptive tree)"))),
+    };
     // SAFETY: the C caller's promise on `gpu_stream` (documented on the field): a stream of
     // device 0's primary context that outlives the plan; a CPU plan refuses it.
     let gpu_stream = unsafe { GpuStream::from_raw(o.gpu_stream as u64) };
-    Ok(FmmOpts { nthreads: o.nthreads as usize, debug: o.debug, order: o.order as usize, depth, backend, gpu_stream })
+    Ok(FmmOpts { nthreads: o.nthreads as usize, debug: o.debug, order: o.order as usize, depth, tree, backend, gpu_stream })
 }
 
 /// The periodic boundary of a box given as `box[9]` (row `i` = lattice vector `i`): a cubic
@@ -578,14 +583,14 @@ mod tests {
         assert_eq!(std::mem::offset_of!(farfield_fmm_params, tol_clamped), 112);
         assert_eq!(std::mem::offset_of!(farfield_fmm_params, nthreads), 116);
         let sz = std::mem::size_of::<farfield_fmm_opts>();
-        let mut o = farfield_fmm_opts { struct_size: 9, nthreads: 9, debug: 9, order: 9, depth: 9, backend: 9, reserved: 9, gpu_stream: 9 as *mut c_void };
+        let mut o = farfield_fmm_opts { struct_size: 9, nthreads: 9, debug: 9, order: 9, depth: 9, backend: 9, max_leaf: 9, gpu_stream: 9 as *mut c_void };
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, sz) }, 0);
-        assert_eq!(o, farfield_fmm_opts { struct_size: 40, nthreads: 0, debug: 0, order: 0, depth: -1, backend: 0, reserved: 0, gpu_stream: null_mut() });
+        assert_eq!(o, farfield_fmm_opts { struct_size: 40, nthreads: 0, debug: 0, order: 0, depth: -1, backend: 0, max_leaf: 0, gpu_stream: null_mut() });
         assert_eq!(unsafe { farfield_fmm_default_opts(null_mut(), sz) }, FARFIELD_ERR_NULL_POINTER);
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, 4) }, FARFIELD_ERR_INVALID_ARG);
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, 26) }, FARFIELD_ERR_INVALID_ARG);
-        // an older caller without `backend` and `reserved` (24 bytes): their defaults are used
-        let mut old = farfield_fmm_opts { backend: 77, reserved: 77, ..o };
+        // an older caller without `backend` and `max_leaf` (24 bytes): their defaults are used
+        let mut old = farfield_fmm_opts { backend: 77, max_leaf: 77, ..o };
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut old, 24) }, 0);
         assert_eq!((old.struct_size, old.backend, old.reserved), (24, 77, 77));
         let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-6, &old);

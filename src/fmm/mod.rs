@@ -57,12 +57,15 @@
 //! clustered random sets with margin ≈ 2–10). It is a statistical target: with a few hundred
 //! particles a single particle near a box corner can dominate the norm.
 
+mod adaptive;
+pub mod adaptive_lists;
 pub mod harmonics;
 pub mod l2l;
 pub mod l2p;
 pub mod lists;
 pub mod m2l;
 pub mod m2m;
+pub mod m2p;
 pub mod p2m;
 pub mod p2p;
 pub mod params;
@@ -230,6 +233,24 @@ pub enum Backend {
     Cuda,
 }
 
+/// The octree of an open-boundary CPU plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TreeKind {
+    /// Chosen at every execute by the cost model ([`params::choose_tree`]): the adaptive tree
+    /// where it pays (clustered particles), else the uniform one. A set [`FmmOpts::depth`]
+    /// means the uniform tree.
+    #[default]
+    Auto,
+    /// The uniform tree of depth [`FmmOpts::depth`] (or the depth of the cost model).
+    Uniform,
+    /// The adaptive tree ([`adaptive`], [`adaptive_lists`]): boxes split until they hold at
+    /// most `max_leaf` particles (`0` = the leaf size of the cost model), leaves at any level.
+    Adaptive {
+        /// Largest number of particles per leaf (0 = from the cost model).
+        max_leaf: usize,
+    },
+}
+
 /// Options of an FMM plan.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct FmmOpts {
@@ -242,6 +263,8 @@ pub struct FmmOpts {
     /// Tree depth `D` (`None` = from the particle distribution), at most [`params::MAX_DEPTH`];
     /// periodic trees have at least depth 1.
     pub depth: Option<usize>,
+    /// The octree (open boundaries; periodic plans and the CUDA backend use the uniform tree).
+    pub tree: TreeKind,
     /// Backend.
     pub backend: Backend,
     /// CUDA backend only: the caller's stream (every launch and copy of the plan runs on
@@ -363,6 +386,23 @@ impl FmmPlan {
             return Err(Error::InvalidArg(format!("order = {}; at most {} is supported", opts.order, params::MAX_ORDER)));
         }
         check_depth(opts.depth)?;
+        match opts.tree {
+            TreeKind::Auto | TreeKind::Uniform => {}
+            TreeKind::Adaptive { max_leaf } => {
+                if max_leaf > u32::MAX as usize {
+                    return Err(Error::InvalidArg(format!("max_leaf = {max_leaf}; at most 2^32 − 1")));
+                }
+                if opts.depth.is_some() {
+                    return Err(Error::InvalidArg("the adaptive tree (max_leaf) and a depth (the uniform tree) are both set; set one".into()));
+                }
+                if boundary.is_periodic() {
+                    return Err(Error::InvalidArg("the adaptive tree (max_leaf) serves open boundaries; periodic boxes use the uniform tree".into()));
+                }
+                if opts.backend == Backend::Cuda {
+                    return Err(Error::NotSupported("the adaptive tree (max_leaf) runs on the CPU only; use backend CPU or AUTO".into()));
+                }
+            }
+        }
         let p = if opts.order > 0 { opts.order } else { params::order_for_tol(tol) };
         let threads = Threads::new(opts.nthreads)?;
         let reg = RegTables::new(p);
@@ -507,7 +547,7 @@ impl FmmPlan {
         }
         let mut times = StageTimes::default();
         let t = Instant::now();
-        let root = self.build_tree(&particles)?;
+        let root = self.build_tree(&particles, true)?;
         times.tree = t.elapsed().as_secs_f64();
         let mut sorted = stages::SortedOutputs::take(&mut self.ws, n, out.wants_field());
         let evaluated = self.evaluate(&root.tree, &mut sorted, &mut times);

@@ -94,6 +94,11 @@ pub fn depth_stats_max(n: usize) -> usize {
 /// (`nocc[d]` occupied boxes and `s2[d] = Σ_b n_b²` at the levels `d = 0..=dmax`, as
 /// [`super::tree::occupancy`] gives them; the GPU tree computes them on the device).
 pub fn choose_depth_from(n: usize, nocc: &[usize], s2: &[f64], p: usize, m2l_top: usize) -> usize {
+    depth_and_cost(n, nocc, s2, p, m2l_top).0
+}
+
+/// [`choose_depth_from`] with the model's cost of the chosen depth.
+fn depth_and_cost(n: usize, nocc: &[usize], s2: &[f64], p: usize, m2l_top: usize) -> (usize, f64) {
     let dmax = nocc.len() - 1;
     let c = m2l_cost(p);
     let mut best = (f64::INFINITY, 0);
@@ -111,5 +116,105 @@ pub fn choose_depth_from(n: usize, nocc: &[usize], s2: &[f64], p: usize, m2l_top
             break;
         }
     }
-    best.1
+    (best.1, best.0)
+}
+
+/// The number of particles above which one M2P evaluation (a W-list box's multipole at one
+/// target particle, potential and field, [`super::m2p::m2p`]) is cheaper than the P2P pairs
+/// with the box's particles: the measured cost of one M2P in units of one P2P pair,
+/// `≈ 2.5 (p+1)²` (scalar; `tests.rs`, `calibrate_point_ops`).
+pub fn m2p_cost(p: usize) -> usize {
+    (M2P_COST_C * ((p + 1) * (p + 1)) as f64) as usize
+}
+
+/// The number of target particles above which P2L (one source particle into a box's local
+/// expansion, [`super::m2p::p2l`], plus the box's share of L2P) is cheaper than the P2P pairs
+/// with every particle of the box, `≈ 1.0 (p+1)²` P2P pairs (`calibrate_point_ops`).
+pub fn p2l_cost(p: usize) -> usize {
+    (P2L_COST_C * ((p + 1) * (p + 1)) as f64) as usize
+}
+
+const M2P_COST_C: f64 = 2.5;
+const P2L_COST_C: f64 = 1.0;
+
+/// The tree an open-boundary execute uses ([`choose_tree`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeChoice {
+    /// The uniform tree of this depth.
+    Uniform(usize),
+    /// The adaptive tree with at most this many particles per leaf.
+    Adaptive(usize),
+}
+
+/// Smallest leaf size [`choose_tree`] considers.
+const MIN_LEAF: usize = 4;
+
+/// Cost model of the adaptive tree with at most `s` particles per leaf, on the tree `levels` of
+/// [`MIN_LEAF`] ([`super::tree::adaptive_levels`]): `27 Σ_leaves n_b²` P2P pairs plus
+/// `m2l_cost(p) · 189` per box at the levels ≥ 2 — the model of [`choose_depth`], summed over
+/// the boxes the adaptive tree keeps.
+pub fn adaptive_cost(levels: &[super::tree::Level], s: usize, p: usize) -> f64 {
+    let c = 189.0 * m2l_cost(p);
+    let mut cost = 0.0;
+    // kept[b]: box b of the current level is in the tree of leaf size s
+    let mut kept = vec![true];
+    for (l, lev) in levels.iter().enumerate() {
+        let mut next = vec![false; levels.get(l + 1).map_or(0, |n| n.len())];
+        for b in 0..lev.len() {
+            if !kept[b] {
+                continue;
+            }
+            let nb = (lev.range[b][1] - lev.range[b][0]) as f64;
+            if l >= 2 {
+                cost += c;
+            }
+            if nb as usize <= s || lev.is_leaf(b) {
+                cost += 27.0 * nb * nb;
+            } else {
+                for ch in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
+                    next[ch] = true;
+                }
+            }
+        }
+        kept = next;
+    }
+    cost
+}
+
+/// Chooses between the uniform tree of [`choose_depth`] and the adaptive tree (open
+/// boundaries) by the cost model: the adaptive tree with the leaf size `s ∈ {4, 6, 8, …, 512}`
+/// of least [`adaptive_cost`], when that is below 0.8× the uniform tree's cost (the margin
+/// covers the W and X lists, which the model leaves out); the uniform tree otherwise.
+/// Error: [`crate::error::Error::Alloc`].
+pub fn choose_tree(keys: &[u64], p: usize) -> crate::error::Result<TreeChoice> {
+    let n = keys.len();
+    if n <= 1 {
+        return Ok(TreeChoice::Uniform(0));
+    }
+    let (nocc, s2) = occupancy(keys, depth_stats_max(n));
+    let (d, uniform) = depth_and_cost(n, &nocc, &s2, p, 2);
+    let (s, adaptive) = best_leaf(keys, p)?;
+    Ok(if adaptive < 0.8 * uniform { TreeChoice::Adaptive(s) } else { TreeChoice::Uniform(d) })
+}
+
+/// The leaf size of the adaptive tree ([`choose_tree`]'s choice among `4, 6, 8, …, 512`).
+/// Error: [`crate::error::Error::Alloc`].
+pub fn choose_max_leaf(keys: &[u64], p: usize) -> crate::error::Result<usize> {
+    Ok(best_leaf(keys, p)?.0)
+}
+
+/// The leaf size of least [`adaptive_cost`], with its cost.
+fn best_leaf(keys: &[u64], p: usize) -> crate::error::Result<(usize, f64)> {
+    let levels = super::tree::adaptive_levels(keys, MIN_LEAF)?;
+    let mut best = (0, f64::INFINITY);
+    let mut s = MIN_LEAF as f64;
+    while s <= 512.0 {
+        let si = s.round() as usize;
+        let cost = adaptive_cost(&levels, si, p);
+        if cost < best.1 {
+            best = (si, cost);
+        }
+        s *= std::f64::consts::SQRT_2;
+    }
+    Ok(best)
 }

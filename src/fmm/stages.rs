@@ -18,7 +18,7 @@
 use super::harmonics::ncoef;
 use super::simd::{self, W};
 use super::tree::{self, Tree, Workspace};
-use super::{l2l, l2p, lists, m2l, m2m, p2m, p2p, params, periodic, Boundary, FmmPlan, StageTimes};
+use super::{l2l, l2p, lists, m2l, m2m, p2m, p2p, params, periodic, Boundary, FmmPlan, StageTimes, TreeKind};
 use crate::error::{ensure_finite, try_zeroed_vec, Error, Result};
 use crate::threads::{SyncPtr, Threads};
 use std::marker::PhantomData;
@@ -177,8 +177,13 @@ impl SortedOutputs {
         }
     }
 
+    /// Whether the field is requested.
+    pub(super) fn wants_field(&self) -> bool {
+        self.field.is_some()
+    }
+
     /// Shared access for tasks that write disjoint particle ranges.
-    fn ranges(&mut self) -> Ranges<'_> {
+    pub(super) fn ranges(&mut self) -> Ranges<'_> {
         Ranges {
             phi: SyncPtr(self.phi.as_mut_ptr()),
             field: self.field.as_mut().map(|f| f.each_mut().map(|v| SyncPtr(v.as_mut_ptr()))),
@@ -190,21 +195,21 @@ impl SortedOutputs {
 /// Pointers into a [`SortedOutputs`] for parallel tasks that own disjoint particle ranges
 /// (leaves).
 #[derive(Clone, Copy)]
-struct Ranges<'s> {
+pub(super) struct Ranges<'s> {
     phi: SyncPtr<f64>,
     field: Option<[SyncPtr<f64>; 3]>,
     _out: PhantomData<&'s mut SortedOutputs>,
 }
 
 /// The potential and (if requested) field components of one particle range.
-type RangeMut<'s> = (&'s mut [f64], Option<(&'s mut [f64], &'s mut [f64], &'s mut [f64])>);
+pub(super) type RangeMut<'s> = (&'s mut [f64], Option<(&'s mut [f64], &'s mut [f64], &'s mut [f64])>);
 
 impl<'s> Ranges<'s> {
     /// The outputs of particles `a..e`.
     ///
     /// # Safety
     /// `a ≤ e ≤ n`, and no two ranges in use at the same time overlap.
-    unsafe fn range(self, a: usize, e: usize) -> RangeMut<'s> {
+    pub(super) unsafe fn range(self, a: usize, e: usize) -> RangeMut<'s> {
         let part = |p: SyncPtr<f64>| std::slice::from_raw_parts_mut(p.0.add(a), e - a);
         (part(self.phi), self.field.map(|[x, y, z]| (part(x), part(y), part(z))))
     }
@@ -220,7 +225,7 @@ impl FmmPlan {
     /// Root cube (bounding cube, or the periodic box), depth (from the options or the cost
     /// model) and the particles sorted by leaf in units of the root cube. Errors:
     /// [`Error::InvalidArg`] (two particles coincide), [`Error::Range`], [`Error::Alloc`].
-    pub(super) fn build_tree(&mut self, input: &Particles) -> Result<RootTree> {
+    pub(super) fn build_tree(&mut self, input: &Particles, allow_adaptive: bool) -> Result<RootTree> {
         if let Some((s, lat)) = &self.rect {
             return self.build_rect_tree(input, *s, lat.cells);
         }
@@ -240,8 +245,21 @@ impl FmmPlan {
             return Err(coincident_error(i, j, [c[0], c[1], c[2]], periodic));
         }
         let m2l_top = if periodic { 1 } else { 2 };
-        // periodic trees have at least one level (the lattice operator acts between level-1 boxes)
-        let depth = self.opts.depth.unwrap_or_else(|| params::choose_depth(&ws.keys, p, m2l_top)).max(if periodic { 1 } else { 0 });
+        let choice = match (self.opts.depth, self.opts.tree) {
+            (Some(d), _) => params::TreeChoice::Uniform(d),
+            (None, TreeKind::Adaptive { max_leaf }) if allow_adaptive && max_leaf > 0 => params::TreeChoice::Adaptive(max_leaf),
+            (None, TreeKind::Adaptive { .. }) if allow_adaptive => params::TreeChoice::Adaptive(params::choose_max_leaf(&ws.keys, p)?),
+            (None, TreeKind::Auto) if allow_adaptive && !periodic => params::choose_tree(&ws.keys, p)?,
+            (None, _) => params::TreeChoice::Uniform(params::choose_depth(&ws.keys, p, m2l_top)),
+        };
+        let depth = match choice {
+            params::TreeChoice::Adaptive(s) => {
+                let tree = Tree::build_adaptive(th, xyz, q, lo, size, ws, s)?;
+                return Ok(RootTree { tree, side: size, lo });
+            }
+            // periodic trees have at least one level (the lattice operator acts between level-1 boxes)
+            params::TreeChoice::Uniform(d) => d.max(if periodic { 1 } else { 0 }),
+        };
         // keep lattices off the box corners (tree::periodic_origin, tree::open_cube)
         let (o, s) = if periodic { (tree::periodic_origin(xyz, size, depth, p), size) } else { tree::open_cube(xyz, lo, size, depth, p) };
         if o != lo || s != size {
@@ -299,6 +317,9 @@ impl FmmPlan {
     /// the near field, accumulated into `out`; the stage times go to `times`. Error:
     /// [`Error::Alloc`].
     pub(super) fn evaluate(&self, tree: &Tree, out: &mut SortedOutputs, times: &mut StageTimes) -> Result<()> {
+        if tree.is_adaptive() {
+            return self.evaluate_adaptive(tree, out, times);
+        }
         let t = Instant::now();
         let lists = self.interaction_lists(tree)?;
         times.lists = t.elapsed().as_secs_f64();
@@ -359,31 +380,7 @@ impl FmmPlan {
         let t = Instant::now();
         for l in (far.top..depth).rev() {
             let (up, down) = mp.split_at_mut(l + 1);
-            let (par, ch) = (&mut up[l], &down[0]);
-            let lev = &tree.levels[l];
-            let clev = &tree.levels[l + 1];
-            let ct = &*self.child;
-            // W parents per task; their blocks are contiguous, so the task owns them
-            th.chunks(par, W * nc2, |ci, chunk| {
-                let nb = chunk.len() / nc2;
-                let mut children = [[m2l::NONE; W]; 8];
-                for lane in 0..nb {
-                    let b = ci * W + lane;
-                    for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
-                        children[(clev.keys[c] & 7) as usize][lane] = c as u32;
-                    }
-                }
-                let mut s = m2m::ShiftScratch::new(p);
-                m2m::m2m_lanes(ct, &children, ch, &mut s);
-                let nc = nc2 / 2;
-                for lane in 0..nb {
-                    let blk = &mut chunk[lane * nc2..(lane + 1) * nc2];
-                    for i in 0..nc {
-                        blk[i] += s.par_re[i][lane];
-                        blk[nc + i] += s.par_im[i][lane];
-                    }
-                }
-            });
+            self.m2m_level(tree, l, &mut up[l], &down[0]);
         }
         times.m2m = t.elapsed().as_secs_f64();
         Ok(Multipoles(mp))
@@ -423,81 +420,129 @@ impl FmmPlan {
             });
         }
         for l in far.top..=far.depth {
-            let ts = &lists.m2l[l];
-            let src = &mp[l];
-            let dst = SyncPtr(loc[l].as_mut_ptr());
-            let tab = &*self.m2l;
-            const TG: usize = 4;
-            th.for_each(ts.len().div_ceil(TG), |ci| {
-                let dst = dst;
-                let mut s = m2l::M2lScratch::new(p);
-                for tile in &ts[ci * TG..((ci + 1) * TG).min(ts.len())] {
-                    m2l::m2l_tile(tab, &tile.entries, src, &mut s);
-                    let nc = nc2 / 2;
-                    for lane in 0..tile.n {
-                        let b = tile.targets[lane] as usize;
-                        // SAFETY: every box belongs to exactly one tile, so the blocks
-                        // written by different tasks are disjoint.
-                        let blk = unsafe { std::slice::from_raw_parts_mut(dst.0.add(b * nc2), nc2) };
-                        for i in 0..nc {
-                            blk[i] += s.acc_re[i][lane];
-                            blk[nc + i] += s.acc_im[i][lane];
-                        }
-                    }
-                }
-            });
+            self.m2l_level(&lists.m2l[l], &mp[l], &mut loc[l]);
         }
         Ok(Locals(loc))
     }
 
     /// Downward pass: L2L from [`Far::top`] to the leaves; keeps the leaves' locals.
     fn downward(&self, tree: &Tree, far: Far, loc: Locals) -> LeafLocals {
-        let (th, p) = (&self.threads, self.p);
-        let nc2 = 2 * ncoef(p);
         let mut loc = loc.0;
         for l in far.top..far.depth {
             let (up, down) = loc.split_at_mut(l + 1);
-            let (par, ch) = (&up[l], SyncPtr(down[0].as_mut_ptr()));
-            let lev = &tree.levels[l];
-            let clev = &tree.levels[l + 1];
-            let ct = &*self.child;
-            let npar = lev.len();
-            th.for_each(npar.div_ceil(W), |ci| {
-                let ch = ch;
-                let b0 = ci * W;
-                let nb = W.min(npar - b0);
-                let mut children = [[m2l::NONE; W]; 8];
-                let mut parents = [m2l::NONE; W];
-                for lane in 0..nb {
-                    let b = b0 + lane;
-                    parents[lane] = b as u32;
-                    for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
-                        children[(clev.keys[c] & 7) as usize][lane] = c as u32;
-                    }
-                }
-                let mut s = m2m::ShiftScratch::new(p);
-                m2l::gather(simd::Scalar, &parents, par, nc2 / 2, p, &s.zeros, &mut s.par_re, &mut s.par_im);
-                let nc = nc2 / 2;
-                for (o, cs) in children.iter().enumerate() {
-                    if cs.iter().all(|&c| c == m2l::NONE) {
-                        continue;
-                    }
-                    l2l::l2l_lanes(ct, o, &mut s);
-                    for (lane, &c) in cs.iter().enumerate() {
-                        if c == m2l::NONE {
-                            continue;
-                        }
-                        // SAFETY: every child has one parent, handled by one task.
-                        let blk = unsafe { std::slice::from_raw_parts_mut(ch.0.add(c as usize * nc2), nc2) };
-                        for i in 0..nc {
-                            blk[i] += s.b_re[i][lane];
-                            blk[nc + i] += s.b_im[i][lane];
-                        }
-                    }
-                }
-            });
+            self.l2l_level(tree, l, &up[l], &mut down[0]);
         }
         LeafLocals(loc.swap_remove(far.depth))
+    }
+
+    /// M2M: the multipoles of level `l + 1` (`ch`) shifted to their parents at level `l` and
+    /// added to `par` (boxes without children get nothing).
+    pub(super) fn m2m_level(&self, tree: &Tree, l: usize, par: &mut [f64], ch: &[f64]) {
+        let (th, p) = (&self.threads, self.p);
+        let nc2 = 2 * ncoef(p);
+        let lev = &tree.levels[l];
+        let clev = &tree.levels[l + 1];
+        let ct = &*self.child;
+        // W parents per task; their blocks are contiguous, so the task owns them
+        th.chunks(par, W * nc2, |ci, chunk| {
+            let nb = chunk.len() / nc2;
+            let mut children = [[m2l::NONE; W]; 8];
+            for lane in 0..nb {
+                let b = ci * W + lane;
+                for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
+                    children[(clev.keys[c] & 7) as usize][lane] = c as u32;
+                }
+            }
+            if children.iter().all(|cs| cs.iter().all(|&c| c == m2l::NONE)) {
+                return;
+            }
+            let mut s = m2m::ShiftScratch::new(p);
+            m2m::m2m_lanes(ct, &children, ch, &mut s);
+            let nc = nc2 / 2;
+            for lane in 0..nb {
+                let blk = &mut chunk[lane * nc2..(lane + 1) * nc2];
+                for i in 0..nc {
+                    blk[i] += s.par_re[i][lane];
+                    blk[nc + i] += s.par_im[i][lane];
+                }
+            }
+        });
+    }
+
+    /// M2L over the tiles `ts` of one level: multipoles `src` → locals added to `dst`.
+    pub(super) fn m2l_level(&self, ts: &[lists::Tile], src: &[f64], dst: &mut [f64]) {
+        let (th, p) = (&self.threads, self.p);
+        let nc2 = 2 * ncoef(p);
+        let dst = SyncPtr(dst.as_mut_ptr());
+        let tab = &*self.m2l;
+        const TG: usize = 4;
+        th.for_each(ts.len().div_ceil(TG), |ci| {
+            let dst = dst;
+            let mut s = m2l::M2lScratch::new(p);
+            for tile in &ts[ci * TG..((ci + 1) * TG).min(ts.len())] {
+                m2l::m2l_tile(tab, &tile.entries, src, &mut s);
+                let nc = nc2 / 2;
+                for lane in 0..tile.n {
+                    let b = tile.targets[lane] as usize;
+                    // SAFETY: every box belongs to exactly one tile, so the blocks
+                    // written by different tasks are disjoint.
+                    let blk = unsafe { std::slice::from_raw_parts_mut(dst.0.add(b * nc2), nc2) };
+                    for i in 0..nc {
+                        blk[i] += s.acc_re[i][lane];
+                        blk[nc + i] += s.acc_im[i][lane];
+                    }
+                }
+            }
+        });
+    }
+
+    /// L2L: the locals of level `l` (`par`) shifted to their children at level `l + 1` and
+    /// added to `ch`.
+    pub(super) fn l2l_level(&self, tree: &Tree, l: usize, par: &[f64], ch: &mut [f64]) {
+        let (th, p) = (&self.threads, self.p);
+        let nc2 = 2 * ncoef(p);
+        let ch = SyncPtr(ch.as_mut_ptr());
+        let lev = &tree.levels[l];
+        let clev = &tree.levels[l + 1];
+        let ct = &*self.child;
+        let npar = lev.len();
+        th.for_each(npar.div_ceil(W), |ci| {
+            let ch = ch;
+            let b0 = ci * W;
+            let nb = W.min(npar - b0);
+            let mut children = [[m2l::NONE; W]; 8];
+            let mut parents = [m2l::NONE; W];
+            for lane in 0..nb {
+                let b = b0 + lane;
+                parents[lane] = b as u32;
+                for c in lev.child_start[b] as usize..lev.child_start[b + 1] as usize {
+                    children[(clev.keys[c] & 7) as usize][lane] = c as u32;
+                }
+            }
+            if children.iter().all(|cs| cs.iter().all(|&c| c == m2l::NONE)) {
+                return;
+            }
+            let mut s = m2m::ShiftScratch::new(p);
+            m2l::gather(simd::Scalar, &parents, par, nc2 / 2, p, &s.zeros, &mut s.par_re, &mut s.par_im);
+            let nc = nc2 / 2;
+            for (o, cs) in children.iter().enumerate() {
+                if cs.iter().all(|&c| c == m2l::NONE) {
+                    continue;
+                }
+                l2l::l2l_lanes(ct, o, &mut s);
+                for (lane, &c) in cs.iter().enumerate() {
+                    if c == m2l::NONE {
+                        continue;
+                    }
+                    // SAFETY: every child has one parent, handled by one task.
+                    let blk = unsafe { std::slice::from_raw_parts_mut(ch.0.add(c as usize * nc2), nc2) };
+                    for i in 0..nc {
+                        blk[i] += s.b_re[i][lane];
+                        blk[nc + i] += s.b_im[i][lane];
+                    }
+                }
+            }
+        });
     }
 
     /// L2P: the leaves' local expansions evaluated at their particles (and their gradients for
@@ -631,7 +676,7 @@ impl FmmPlan {
         let request = Request::new(xyz, q, None, None)?;
         self.reserve(n, true)?;
         let (particles, _) = request.check_finite(&self.threads)?;
-        let root = self.build_tree(&particles)?;
+        let root = self.build_tree(&particles, false)?;
         let tree = &root.tree;
         let lists = self.interaction_lists(tree)?;
         let zeroed = || -> Result<SortedOutputs> {

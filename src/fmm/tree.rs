@@ -74,6 +74,9 @@ pub struct Level {
     pub child_start: Vec<u32>,
     /// Parent (index in the previous level) of every box; empty at level 0.
     pub parent: Vec<u32>,
+    /// Adaptive trees ([`Tree::build_adaptive`]): `range[b] = [a, e]`, box `b`'s sorted
+    /// particles are `a..e`; empty in uniform trees.
+    pub range: Vec<[u32; 2]>,
     /// Dense map key → index (`u32::MAX` where empty), for shallow levels; empty otherwise.
     map: Vec<u32>,
 }
@@ -93,6 +96,25 @@ impl Level {
     /// Number of occupied boxes.
     pub fn len(&self) -> usize {
         self.keys.len()
+    }
+
+    /// Whether box `b` has no children (every box of the deepest level; in adaptive trees also
+    /// the boxes that were not split).
+    #[inline]
+    pub fn is_leaf(&self, b: usize) -> bool {
+        self.child_start.is_empty() || self.child_start[b] == self.child_start[b + 1]
+    }
+
+    /// Fills the dense key → index map of level `l` (levels ≤ [`DENSE_MAX_LEVEL`]).
+    fn index(&mut self, l: usize) -> Result<()> {
+        if l <= DENSE_MAX_LEVEL {
+            let mut map = try_filled_vec(1usize << (3 * l), u32::MAX, "the FMM box map")?;
+            for (i, &k) in self.keys.iter().enumerate() {
+                map[k as usize] = i as u32;
+            }
+            self.map = map;
+        }
+        Ok(())
     }
 }
 
@@ -128,8 +150,13 @@ pub struct Tree {
     pub perm: Vec<u32>,
     /// Levels `0..=D`.
     pub levels: Vec<Level>,
-    /// `leaf_start[b]..leaf_start[b+1]` are the sorted particles of leaf `b` (length nleaves + 1).
+    /// `leaf_start[b]..leaf_start[b+1]` are the sorted particles of leaf `b` (length nleaves + 1):
+    /// the boxes of level `D` in a uniform tree, every leaf in particle (Morton) order in an
+    /// adaptive one.
     pub leaf_start: Vec<u32>,
+    /// Adaptive trees ([`Tree::build_adaptive`]): `[level, index]` of leaf `b` (the order of
+    /// `leaf_start`); empty in uniform trees.
+    pub leaves: Vec<[u32; 2]>,
 }
 
 /// Per-plan buffers of size `n`, kept between executes (no reallocation, no page faults on
@@ -437,47 +464,140 @@ impl Tree {
             cur.child_start.push(child.keys.len() as u32);
         }
         for (l, lev) in levels.iter_mut().enumerate() {
-            if l <= DENSE_MAX_LEVEL {
-                let mut map = try_filled_vec(1usize << (3 * l), u32::MAX, "the FMM box map")?;
-                for (i, &k) in lev.keys.iter().enumerate() {
-                    map[k as usize] = i as u32;
-                }
-                lev.map = map;
-            }
+            lev.index(l)?;
         }
-        // sorted particle arrays, in units of the root cube
-        let mut xs = std::mem::take(&mut ws.x);
-        let mut ys = std::mem::take(&mut ws.y);
-        let mut zs = std::mem::take(&mut ws.z);
-        let mut qs = std::mem::take(&mut ws.q);
-        for v in [&mut xs, &mut ys, &mut zs, &mut qs] {
-            v.resize(n, 0.0); // capacity reserved by Workspace::reserve
-        }
-        {
-            let perm = &ws.perm;
-            let (py, pz, pq) = (SyncPtr(ys.as_mut_ptr()), SyncPtr(zs.as_mut_ptr()), SyncPtr(qs.as_mut_ptr()));
-            const B: usize = 4096;
-            threads.chunks(&mut xs, B, |ci, xc| {
-                let (py, pz, pq) = (py, pz, pq);
-                for (o, xv) in xc.iter_mut().enumerate() {
-                    let i = ci * B + o;
-                    let j = perm[i] as usize;
-                    let c: [f64; 3] = std::array::from_fn(|d| unit_coord_in(xyz[3 * j + d], lo[d], size, axis(periods, d)));
-                    *xv = c[0];
-                    // SAFETY: index i is written by this chunk only.
-                    unsafe {
-                        *py.0.add(i) = c[1];
-                        *pz.0.add(i) = c[2];
-                        *pq.0.add(i) = q[j];
-                    }
-                }
-            });
-        }
-        let perm = std::mem::take(&mut ws.perm);
+        let (xs, ys, zs, qs, perm) = sorted_particles(threads, xyz, q, lo, size, periods, ws);
         let (root_level, cells) = cells.map_or((0, [0; 3]), |c| (c.root_level, c.cells));
-        Ok(Tree { depth, lo: [0.0; 3], size: 1.0, periodic, root_level, cells, x: xs, y: ys, z: zs, q: qs, perm, levels, leaf_start })
+        Ok(Tree { depth, lo: [0.0; 3], size: 1.0, periodic, root_level, cells, x: xs, y: ys, z: zs, q: qs, perm, levels, leaf_start, leaves: Vec::new() })
     }
 
+    /// Builds the adaptive octree (open boundaries) from the sorted keys of [`Tree::sort_keys`]:
+    /// from the root down, a box is split into its occupied octants while it holds more than
+    /// `max_leaf` particles (at most to [`KEY_DEPTH`]); every level keeps its boxes in Morton
+    /// order with their particle ranges ([`Level::start`]), the leaves (any level) are listed in
+    /// particle order ([`Tree::leaves`], [`Tree::leaf_start`]), `depth` is the deepest level.
+    /// Same units as [`Tree::build`]. Error: [`Error::Alloc`].
+    pub fn build_adaptive(threads: &Threads, xyz: &[f64], q: &[f64], lo: [f64; 3], size: f64, ws: &mut Workspace, max_leaf: usize) -> Result<Tree> {
+        let levels = adaptive_levels(&ws.keys, max_leaf)?;
+        let nleaves: usize = levels.iter().map(|lev| (0..lev.len()).filter(|&b| lev.is_leaf(b)).count()).sum();
+        let mut leaves: Vec<[u32; 2]> = try_vec(nleaves, "the FMM leaf list")?;
+        for (l, lev) in levels.iter().enumerate() {
+            leaves.extend((0..lev.len()).filter(|&b| lev.is_leaf(b)).map(|b| [l as u32, b as u32]));
+        }
+        leaves.sort_unstable_by_key(|&[l, b]| levels[l as usize].range[b as usize][0]);
+        let mut leaf_start: Vec<u32> = try_vec(nleaves + 1, "the FMM leaf list")?;
+        leaf_start.extend(leaves.iter().map(|&[l, b]| levels[l as usize].range[b as usize][0]));
+        leaf_start.push(q.len() as u32);
+        let (xs, ys, zs, qs, perm) = sorted_particles(threads, xyz, q, lo, size, None, ws);
+        let depth = levels.len() - 1;
+        Ok(Tree { depth, lo: [0.0; 3], size: 1.0, periodic: false, root_level: 0, cells: [0; 3], x: xs, y: ys, z: zs, q: qs, perm, levels, leaf_start, leaves })
+    }
+
+    /// Whether the tree is adaptive ([`Tree::build_adaptive`]).
+    pub fn is_adaptive(&self) -> bool {
+        !self.leaves.is_empty()
+    }
+}
+
+/// The levels of the adaptive tree of the sorted `keys` (at [`KEY_DEPTH`]) with at most
+/// `max_leaf ≥ 1` particles per leaf (deeper than [`KEY_DEPTH`] boxes are not split): per level
+/// the keys, particle ranges, children and parents. Cost `O(boxes · log n)`. Error:
+/// [`Error::Alloc`].
+pub fn adaptive_levels(keys: &[u64], max_leaf: usize) -> Result<Vec<Level>> {
+    let n = keys.len();
+    let what = "the FMM tree levels";
+    let mut root = Level::default();
+    try_grow(&mut root.keys, 1, what)?;
+    try_grow(&mut root.range, 1, what)?;
+    root.keys.push(0);
+    root.range.push([0, n as u32]);
+    let mut levels = vec![root];
+    for l in 0..KEY_DEPTH {
+        let shift = 3 * (KEY_DEPTH - l - 1);
+        let cur = levels.last_mut().expect("the root level exists");
+        let split = |r: [u32; 2]| (r[1] - r[0]) as usize > max_leaf;
+        let nsplit = cur.range.iter().filter(|&&r| split(r)).count();
+        let mut next = Level::default();
+        try_grow(&mut next.range, 8 * nsplit, what)?;
+        try_grow(&mut next.keys, 8 * nsplit, what)?;
+        try_grow(&mut next.parent, 8 * nsplit, what)?;
+        let nb = cur.len();
+        try_grow(&mut cur.child_start, nb + 1, what)?;
+        for b in 0..cur.len() {
+            cur.child_start.push(next.keys.len() as u32);
+            let r = cur.range[b];
+            if !split(r) {
+                continue;
+            }
+            let (mut a, e) = (r[0] as usize, r[1] as usize);
+            while a < e {
+                // the run of keys in the box of keys[a] at level l + 1
+                let ck = keys[a] >> shift;
+                let end = a + keys[a..e].partition_point(|&k| k >> shift <= ck);
+                next.keys.push(ck);
+                next.range.push([a as u32, end as u32]);
+                next.parent.push(b as u32);
+                a = end;
+            }
+        }
+        cur.child_start.push(next.keys.len() as u32);
+        if next.keys.is_empty() {
+            break;
+        }
+        levels.push(next);
+    }
+    let last = levels.last_mut().expect("the root level exists");
+    if last.child_start.is_empty() {
+        // the level KEY_DEPTH: all leaves
+        let nb = last.len();
+        try_grow(&mut last.child_start, nb + 1, what)?;
+        last.child_start.resize(nb + 1, 0);
+    }
+    for (l, lev) in levels.iter_mut().enumerate() {
+        lev.index(l)?;
+    }
+    Ok(levels)
+}
+
+/// The particle arrays of a tree: coordinates in units of the root cube (folded with
+/// `periods`) and charges in the order of `ws.perm` (taken from the workspace, like the
+/// permutation).
+type SortedArrays = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<u32>);
+
+fn sorted_particles(threads: &Threads, xyz: &[f64], q: &[f64], lo: [f64; 3], size: f64, periods: Periods, ws: &mut Workspace) -> SortedArrays {
+    let n = q.len();
+    let mut xs = std::mem::take(&mut ws.x);
+    let mut ys = std::mem::take(&mut ws.y);
+    let mut zs = std::mem::take(&mut ws.z);
+    let mut qs = std::mem::take(&mut ws.q);
+    for v in [&mut xs, &mut ys, &mut zs, &mut qs] {
+        v.resize(n, 0.0); // capacity reserved by Workspace::reserve
+    }
+    {
+        let perm = &ws.perm;
+        let (py, pz, pq) = (SyncPtr(ys.as_mut_ptr()), SyncPtr(zs.as_mut_ptr()), SyncPtr(qs.as_mut_ptr()));
+        const B: usize = 4096;
+        threads.chunks(&mut xs, B, |ci, xc| {
+            let (py, pz, pq) = (py, pz, pq);
+            for (o, xv) in xc.iter_mut().enumerate() {
+                let i = ci * B + o;
+                let j = perm[i] as usize;
+                let c: [f64; 3] = std::array::from_fn(|d| unit_coord_in(xyz[3 * j + d], lo[d], size, axis(periods, d)));
+                *xv = c[0];
+                // SAFETY: index i is written by this chunk only.
+                unsafe {
+                    *py.0.add(i) = c[1];
+                    *pz.0.add(i) = c[2];
+                    *pq.0.add(i) = q[j];
+                }
+            }
+        });
+    }
+    let perm = std::mem::take(&mut ws.perm);
+    (xs, ys, zs, qs, perm)
+}
+
+impl Tree {
     /// The first pair of distinct particles (caller's indices, smaller first) that coincide —
     /// in units of the root cube, folded into the box when periodic, i.e. as the method sees
     /// them — or `None`. Needs the keys sorted by [`Tree::sort_keys`]: coincident particles
