@@ -592,7 +592,7 @@ mod tests {
         // an older caller without `backend` and `max_leaf` (24 bytes): their defaults are used
         let mut old = farfield_fmm_opts { backend: 77, max_leaf: 77, ..o };
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut old, 24) }, 0);
-        assert_eq!((old.struct_size, old.backend, old.reserved), (24, 77, 77));
+        assert_eq!((old.struct_size, old.backend, old.max_leaf), (24, 77, 77));
         let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-6, &old);
         assert_eq!(s, 0, "{}", last_msg());
         let mut prm = farfield_fmm_params { struct_size: 16, nleaves: -3, ..Default::default() };

@@ -81,6 +81,8 @@ pub mod tree;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_adaptive;
+#[cfg(test)]
 mod tests_rect;
 
 use crate::error::{Error, Result};

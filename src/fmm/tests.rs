@@ -8,7 +8,7 @@ use super::*;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-fn rng(seed: u64) -> Pcg64 {
+pub(super) fn rng(seed: u64) -> Pcg64 {
     Pcg64::seed_from_u64(seed)
 }
 
@@ -17,13 +17,13 @@ fn rel(a: f64, b: f64) -> f64 {
 }
 
 /// Relative l2 error of `a` against `b`.
-fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
+pub(super) fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
     let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
     let den: f64 = b.iter().map(|y| y * y).sum();
     (num / den).sqrt()
 }
 
-fn block(p: usize) -> Vec<f64> {
+pub(super) fn block(p: usize) -> Vec<f64> {
     vec![0.0; 2 * ncoef(p)]
 }
 
@@ -57,7 +57,7 @@ fn p2l(p: usize, src: &[([f64; 3], f64)], c: [f64; 3], h: f64) -> Vec<f64> {
     mu
 }
 
-fn p2m_ref(p: usize, src: &[([f64; 3], f64)], c: [f64; 3], h: f64) -> Vec<f64> {
+pub(super) fn p2m_ref(p: usize, src: &[([f64; 3], f64)], c: [f64; 3], h: f64) -> Vec<f64> {
     let t = RegTables::new(p);
     let x: Vec<f64> = src.iter().map(|s| s.0[0]).collect();
     let y: Vec<f64> = src.iter().map(|s| s.0[1]).collect();
@@ -69,12 +69,12 @@ fn p2m_ref(p: usize, src: &[([f64; 3], f64)], c: [f64; 3], h: f64) -> Vec<f64> {
     om
 }
 
-fn direct_pot(src: &[([f64; 3], f64)], x: [f64; 3]) -> f64 {
+pub(super) fn direct_pot(src: &[([f64; 3], f64)], x: [f64; 3]) -> f64 {
     src.iter().map(|&(s, q)| q / ((x[0] - s[0]).powi(2) + (x[1] - s[1]).powi(2) + (x[2] - s[2]).powi(2)).sqrt()).sum()
 }
 
 /// Random charges in the cube of side `2a·h` about `c`.
-fn cluster(r: &mut Pcg64, n: usize, c: [f64; 3], a: f64) -> Vec<([f64; 3], f64)> {
+pub(super) fn cluster(r: &mut Pcg64, n: usize, c: [f64; 3], a: f64) -> Vec<([f64; 3], f64)> {
     (0..n)
         .map(|_| {
             ([c[0] + a * (2.0 * r.gen::<f64>() - 1.0), c[1] + a * (2.0 * r.gen::<f64>() - 1.0), c[2] + a * (2.0 * r.gen::<f64>() - 1.0)], r.gen::<f64>() - 0.5)
@@ -524,7 +524,7 @@ fn p2p_against_direct() {
 // ------------------------------------------------------------------ full method, open
 
 /// Direct sums over all pairs (potential, interleaved field), through the P2P kernel.
-fn direct(xyz: &[f64], q: &[f64]) -> (Vec<f64>, Vec<f64>) {
+pub(super) fn direct(xyz: &[f64], q: &[f64]) -> (Vec<f64>, Vec<f64>) {
     let n = q.len();
     let x: Vec<f64> = (0..n).map(|i| xyz[3 * i]).collect();
     let y: Vec<f64> = (0..n).map(|i| xyz[3 * i + 1]).collect();
@@ -555,7 +555,7 @@ fn direct(xyz: &[f64], q: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (phi, field)
 }
 
-fn uniform(r: &mut Pcg64, n: usize) -> (Vec<f64>, Vec<f64>) {
+pub(super) fn uniform(r: &mut Pcg64, n: usize) -> (Vec<f64>, Vec<f64>) {
     let xyz: Vec<f64> = (0..3 * n).map(|_| r.gen::<f64>()).collect();
     let q: Vec<f64> = (0..n).map(|_| r.gen::<f64>() - 0.5).collect();
     (xyz, q)
@@ -563,7 +563,7 @@ fn uniform(r: &mut Pcg64, n: usize) -> (Vec<f64>, Vec<f64>) {
 
 /// Plummer sphere (scale 1), radii capped at 20, positive charges ±(random sign) — a strongly
 /// clustered distribution.
-fn plummer(r: &mut Pcg64, n: usize) -> (Vec<f64>, Vec<f64>) {
+pub(super) fn plummer(r: &mut Pcg64, n: usize) -> (Vec<f64>, Vec<f64>) {
     let mut xyz = Vec::with_capacity(3 * n);
     for _ in 0..n {
         let rad = loop {
