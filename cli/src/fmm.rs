@@ -40,7 +40,7 @@ use crate::progress::{self, say};
 use crate::CliResult;
 use clap::{Args, ValueEnum};
 use farfield::ewald::{self, EwaldOpts, EwaldPlan};
-use farfield::fmm::{Backend, Boundary, FmmOpts, FmmPlan, FmmStats, StageTimes};
+use farfield::fmm::{Backend, Boundary, FmmOpts, FmmPlan, FmmStats, StageTimes, TreeKind};
 use farfield::gpu::fmm::m2l::M2lMethod;
 use indicatif::ProgressBar;
 use rand::{Rng, SeedableRng};
@@ -58,6 +58,9 @@ pub enum DistArg {
     Sphere,
     /// Plummer cluster (scale radius 1/40, truncated at radius ½) centred in the unit cube.
     Plummer,
+    /// Two Plummer clusters of half the particles each (scale radius 1/400, truncated at
+    /// 1/20), centred at (¼, ½, ½) and (¾, ½, ½): two distant clusters.
+    Clusters,
 }
 
 impl DistArg {
@@ -67,8 +70,20 @@ impl DistArg {
             DistArg::Uniform => "uniform",
             DistArg::Sphere => "sphere",
             DistArg::Plummer => "plummer",
+            DistArg::Clusters => "clusters",
         }
     }
+}
+
+/// The octree of `farfield fmm` ([`farfield::fmm::TreeKind`]).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeArg {
+    /// The cost model chooses the uniform or the adaptive tree at every execute.
+    Auto,
+    /// The uniform tree (depth from --depth or the cost model).
+    Uniform,
+    /// The adaptive tree (leaf size from --max-leaf or the cost model).
+    Adaptive,
 }
 
 /// Compute backend of `farfield fmm`.
@@ -118,9 +133,16 @@ pub struct FmmArgs {
     /// Expansion order p (0 = from the tolerance).
     #[arg(long, value_name = "P", default_value_t = 0, value_parser = crate::args::whole::<usize>)]
     pub order: usize,
-    /// Tree depth D (default: from the particle distribution).
-    #[arg(long, value_name = "D", value_parser = crate::args::whole::<usize>)]
+    /// Tree depth D of the uniform tree (default: from the particle distribution).
+    #[arg(long, value_name = "D", value_parser = crate::args::whole::<usize>, conflicts_with = "max_leaf")]
     pub depth: Option<usize>,
+    /// The octree (open boundaries): auto (the cost model chooses), uniform or adaptive.
+    #[arg(long, value_enum, default_value_t = TreeArg::Auto)]
+    pub tree: TreeArg,
+    /// Adaptive tree: at most S particles per leaf (default: from the cost model); implies
+    /// --tree adaptive.
+    #[arg(long, value_name = "S", value_parser = crate::args::whole::<usize>)]
+    pub max_leaf: Option<usize>,
     /// Backend: the CPU FMM or the CUDA FMM (device 0; no device → an error naming what was
     /// looked for).
     #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
@@ -196,26 +218,32 @@ pub fn generate(dist: DistArg, n: usize, seed: u64, neutral: bool) -> (Vec<f64>,
     for _ in 0..n {
         match dist {
             DistArg::Uniform => xyz.extend_from_slice(&[r.gen::<f64>(), r.gen::<f64>(), r.gen::<f64>()]),
-            DistArg::Sphere | DistArg::Plummer => {
+            DistArg::Sphere | DistArg::Plummer | DistArg::Clusters => {
                 let rad = if dist == DistArg::Sphere {
                     0.5
                 } else {
                     // Plummer: enclosed mass fraction u = (1 + a²/r²)^{−3/2}
-                    const A: f64 = 1.0 / 40.0;
+                    let a = if dist == DistArg::Plummer { 1.0 / 40.0 } else { 1.0 / 400.0 };
                     loop {
                         let u: f64 = r.gen::<f64>();
                         let s = 1.0 / (u.powf(-2.0 / 3.0) - 1.0).sqrt();
                         if s < 20.0 {
-                            break A * s;
+                            break a * s;
                         }
                     }
+                };
+                // the second half of the two clusters sits at x = ¾, the first at x = ¼
+                let cx = match dist {
+                    DistArg::Clusters if xyz.len() / 3 < n / 2 => 0.25,
+                    DistArg::Clusters => 0.75,
+                    _ => 0.5,
                 };
                 let ct: f64 = 2.0 * r.gen::<f64>() - 1.0;
                 let ph: f64 = 2.0 * std::f64::consts::PI * r.gen::<f64>();
                 let st = (1.0 - ct * ct).max(0.0).sqrt();
                 // (a point exactly at radius ½ may land on the cube face 1.0: fine for the open
                 // tree; the periodic tree folds it to 0)
-                xyz.extend_from_slice(&[0.5 + rad * st * ph.cos(), 0.5 + rad * st * ph.sin(), 0.5 + rad * ct]);
+                xyz.extend_from_slice(&[cx + rad * st * ph.cos(), 0.5 + rad * st * ph.sin(), 0.5 + rad * ct]);
             }
         }
         q.push(r.gen::<f64>() - 0.5);
@@ -515,7 +543,15 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         M2lArg::Symmetric => M2lMethod::Symmetric,
         M2lArg::Plain => M2lMethod::Plain,
     };
-    let opts = FmmOpts { nthreads: args.threads, order: args.order, depth: args.depth, backend, ..FmmOpts::default() };
+    let tree = match (args.tree, args.max_leaf) {
+        (TreeArg::Uniform, Some(_)) => return Err("--max-leaf sets the adaptive tree; it conflicts with --tree uniform".into()),
+        (_, Some(s)) if s >= 1 => TreeKind::Adaptive { max_leaf: s },
+        (_, Some(_)) => return Err("--max-leaf must be at least 1".into()),
+        (TreeArg::Adaptive, None) => TreeKind::Adaptive { max_leaf: 0 },
+        (TreeArg::Uniform, None) => TreeKind::Uniform,
+        (TreeArg::Auto, None) => TreeKind::Auto,
+    };
+    let opts = FmmOpts { nthreads: args.threads, order: args.order, depth: args.depth, tree, backend, ..FmmOpts::default() };
     let bname = if periodic { "periodic" } else { "open" };
     let reps = args.reps as usize;
     let compare = args.compare_cpu && backend == Backend::Cuda && n > 0;
@@ -534,8 +570,9 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         say!(pb, "params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf); stage times from CUDA events",
                  st.order, st.nleaves, n as f64 / st.nleaves.max(1) as f64);
     } else {
-        say!(pb, "params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf), {} threads{}",
-                 st.order, st.nleaves, n as f64 / st.nleaves.max(1) as f64, st.nthreads,
+        say!(pb, "params:     p = {}, {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf), {} threads{}",
+                 st.order, st.max_leaf.map_or("uniform tree".to_string(), |s| format!("adaptive tree (≤ {s} per leaf)")),
+                 st.nleaves, n as f64 / st.nleaves.max(1) as f64, st.nthreads,
                  if st.tol_clamped { " (tol clamped: order limit reached)" } else { "" });
     }
     if backend == Backend::Cuda && st.gpu_m2l_counts[0][0] > 0 {
@@ -599,6 +636,8 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         o.insert("tol".into(), json!(args.tol));
         o.insert("p".into(), json!(st.order));
         o.insert("depth".into(), json!(depth));
+        o.insert("tree".into(), json!(if st.max_leaf.is_some() { "adaptive" } else { "uniform" }));
+        o.insert("max_leaf".into(), json!(st.max_leaf));
         o.insert("leaves".into(), json!(st.nleaves));
         o.insert("threads".into(), json!(st.nthreads));
         o.insert("time_s".into(), json!(s.time_s()));

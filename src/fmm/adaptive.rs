@@ -109,6 +109,7 @@ impl FmmPlan {
                 let mut s = p2m::LaneScratch::new(p);
                 let mut co = l2p::EvalCoefs::new(p);
                 let mut ps = m2p::PointScratch::new(p);
+                let mut mc = m2p::M2pCoefs::new(p);
                 for i in ci * LG..((ci + 1) * LG).min(nl) {
                     let [l, b] = tree.leaves[i];
                     let (l, b) = (l as usize, b as usize);
@@ -124,8 +125,8 @@ impl FmmPlan {
                     for &[sl, sb] in &lists.m2p[lists.m2p_start[i] as usize..lists.m2p_start[i + 1] as usize] {
                         let (sl, sb) = (sl as usize, sb as usize);
                         let c = tree.center(sl, tree.levels[sl].keys[sb]);
-                        let om = &mp[sl][sb * nc2..(sb + 1) * nc2];
-                        m2p::m2p(p, om, c, tree.h(sl), x, y, z, &mut ph[..], g.as_mut().map(|(a, b, c)| (&mut a[..], &mut b[..], &mut c[..])), &mut ps);
+                        mc.set(p, &mp[sl][sb * nc2..(sb + 1) * nc2], want_field);
+                        m2p::m2p(p, &mc, c, tree.h(sl), x, y, z, &mut ph[..], g.as_mut().map(|(a, b, c)| (&mut a[..], &mut b[..], &mut c[..])), &mut ps);
                     }
                 }
             });

@@ -226,6 +226,51 @@ pub fn irregular(p: usize, r: [f64; 3], out: &mut [f64]) {
     }
 }
 
+/// Irregular solid harmonics `M_lm` (`l ≤ p`, `m ≥ 0`) of `W` points at once, lane-major
+/// (`re[idx(l,m)][lane]`, `im[idx(l,m)][lane]`; the slices hold `ncoef(p)` rows), by the
+/// recurrences of [`irregular`]. A lane at the origin gets zeros (padding lanes).
+#[inline(always)]
+pub fn irregular_lanes<S: Simd>(s: S, p: usize, x: &[f64; W], y: &[f64; W], z: &[f64; W], re: &mut [[f64; W]], im: &mut [[f64; W]]) {
+    let (x, y, z) = (s.load(x), s.load(y), s.load(z));
+    let inv_r = s.rsqrt_or_zero(s.fma(x, x, s.fma(y, y, s.mul(z, z))));
+    let inv_r2 = s.mul(inv_r, inv_r);
+    let (xs, ys, zs) = (s.mul(x, inv_r2), s.mul(y, inv_r2), s.mul(z, inv_r2));
+    let (mut dr, mut di) = (inv_r, s.splat(0.0));
+    for m in 0..=p {
+        if m > 0 {
+            // M_mm = −(2m−1)(x + iy)/r² M_{m−1,m−1}
+            let f = s.splat(-((2 * m - 1) as f64));
+            let nr = s.mul(f, s.fnma(ys, di, s.mul(xs, dr)));
+            let ni = s.mul(f, s.fma(ys, dr, s.mul(xs, di)));
+            dr = nr;
+            di = ni;
+        }
+        s.store(&mut re[idx(m, m)], dr);
+        s.store(&mut im[idx(m, m)], di);
+        if m == p {
+            break;
+        }
+        let f = s.mul(s.splat((2 * m + 1) as f64), zs);
+        let (mut ar, mut ai) = (dr, di); // M_{l−2,m}
+        let (mut br, mut bi) = (s.mul(f, dr), s.mul(f, di)); // M_{l−1,m} = M_{m+1,m}
+        s.store(&mut re[idx(m + 1, m)], br);
+        s.store(&mut im[idx(m + 1, m)], bi);
+        for l in m + 2..=p {
+            let i = idx(l, m);
+            let a = s.mul(s.splat((2 * l - 1) as f64), zs);
+            let b = s.mul(s.splat(((l - 1 + m) * (l - 1 - m)) as f64), inv_r2);
+            let cr = s.fnma(b, ar, s.mul(a, br));
+            let ci = s.fnma(b, ai, s.mul(a, bi));
+            s.store(&mut re[i], cr);
+            s.store(&mut im[i], ci);
+            ar = br;
+            ai = bi;
+            br = cr;
+            bi = ci;
+        }
+    }
+}
+
 /// `Σ_lm a_lm b_lm` over all `m` (both signs) for two blocks with the `(−1)^m conj` symmetry:
 /// `Σ_l [a_l0 b_l0 + 2 Σ_{m>0} Re(a_lm b_lm)]` (real). Used to evaluate local expansions.
 pub fn dot_local(p: usize, a: &[f64], b: &[f64]) -> f64 {

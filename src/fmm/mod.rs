@@ -308,6 +308,8 @@ pub struct FmmStats {
     pub depth: Option<usize>,
     /// Number of (occupied) leaves of the last execute.
     pub nleaves: usize,
+    /// The leaf size of the adaptive tree of the last execute (`None`: the uniform tree).
+    pub max_leaf: Option<usize>,
     /// Number of particles of the last execute.
     pub npoints: usize,
     /// Stage timings of the last execute.
@@ -557,17 +559,18 @@ impl FmmPlan {
         let result = evaluated.and_then(|()| self.finish(&root, &mut sorted, out));
         // the workspace gets its buffers back on every path
         // rectangular boxes: the depth below the cubes (the levels above them are unused)
-        let (depth, nleaves) = (root.tree.depth - root.tree.root_level, root.tree.nleaves());
+        let (depth, nleaves, max_leaf) = (root.tree.depth - root.tree.root_level, root.tree.nleaves(), root.max_leaf);
         sorted.give_back(&mut self.ws);
         self.ws.restore(root.tree);
         let energy = result?;
         times.post = t.elapsed().as_secs_f64();
         times.total = t_start.elapsed().as_secs_f64();
-        self.stats = FmmStats { depth: Some(depth), nleaves, npoints: n, times, ..self.stats };
+        self.stats = FmmStats { depth: Some(depth), nleaves, max_leaf, npoints: n, times, ..self.stats };
         if self.opts.debug > 0 {
             eprintln!(
-                "farfield fmm: n = {n}, p = {}, D = {depth}, leaves = {nleaves}, threads = {}; times [s]: tree {:.4} lists {:.4} p2m {:.4} m2m {:.4} m2l {:.4} l2l {:.4} l2p {:.4} p2p {:.4} post {:.4} total {:.4}",
+                "farfield fmm: n = {n}, p = {}, D = {depth}, leaves = {nleaves}{}, threads = {}; times [s]: tree {:.4} lists {:.4} p2m {:.4} m2m {:.4} m2l {:.4} l2l {:.4} l2p {:.4} p2p {:.4} post {:.4} total {:.4}",
                 self.p,
+                max_leaf.map_or(String::new(), |s| format!(" (adaptive, ≤ {s} per leaf)")),
                 self.threads.count(),
                 times.tree,
                 times.lists,

@@ -122,20 +122,20 @@ fn depth_and_cost(n: usize, nocc: &[usize], s2: &[f64], p: usize, m2l_top: usize
 /// The number of particles above which one M2P evaluation (a W-list box's multipole at one
 /// target particle, potential and field, [`super::m2p::m2p`]) is cheaper than the P2P pairs
 /// with the box's particles: the measured cost of one M2P in units of one P2P pair,
-/// `≈ 2.5 (p+1)²` (scalar; `tests.rs`, `calibrate_point_ops`).
+/// `≈ 0.55 (p+1)²` (AVX2, p = 6…30; `tests_adaptive.rs`, `calibrate_point_ops`).
 pub fn m2p_cost(p: usize) -> usize {
     (M2P_COST_C * ((p + 1) * (p + 1)) as f64) as usize
 }
 
 /// The number of target particles above which P2L (one source particle into a box's local
 /// expansion, [`super::m2p::p2l`], plus the box's share of L2P) is cheaper than the P2P pairs
-/// with every particle of the box, `≈ 1.0 (p+1)²` P2P pairs (`calibrate_point_ops`).
+/// with every particle of the box, `≈ 0.4 (p+1)²` P2P pairs (`calibrate_point_ops`).
 pub fn p2l_cost(p: usize) -> usize {
     (P2L_COST_C * ((p + 1) * (p + 1)) as f64) as usize
 }
 
-const M2P_COST_C: f64 = 2.5;
-const P2L_COST_C: f64 = 1.0;
+const M2P_COST_C: f64 = 0.55;
+const P2L_COST_C: f64 = 0.4;
 
 /// The tree an open-boundary execute uses ([`choose_tree`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

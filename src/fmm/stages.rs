@@ -101,6 +101,8 @@ impl<'a, 'o> Request<'a, 'o> {
 /// root cube's side in the caller's units, by which the results are scaled back.
 pub(super) struct RootTree {
     pub(super) tree: Tree,
+    /// The leaf size of an adaptive tree (`None`: uniform).
+    pub(super) max_leaf: Option<usize>,
     side: f64,
     /// Lower corner of the root cube in the caller's units.
     lo: [f64; 3],
@@ -255,7 +257,7 @@ impl FmmPlan {
         let depth = match choice {
             params::TreeChoice::Adaptive(s) => {
                 let tree = Tree::build_adaptive(th, xyz, q, lo, size, ws, s)?;
-                return Ok(RootTree { tree, side: size, lo });
+                return Ok(RootTree { tree, side: size, lo, max_leaf: Some(s) });
             }
             // periodic trees have at least one level (the lattice operator acts between level-1 boxes)
             params::TreeChoice::Uniform(d) => d.max(if periodic { 1 } else { 0 }),
@@ -267,7 +269,7 @@ impl FmmPlan {
             Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
         }
         let tree = Tree::build(th, xyz, q, lo, size, periodic, ws, depth)?;
-        Ok(RootTree { tree, side: size, lo })
+        Ok(RootTree { tree, side: size, lo, max_leaf: None })
     }
 
     /// [`Self::build_tree`] for a rectangular box of `cells` cubes of side `s` per side: the
@@ -310,7 +312,7 @@ impl FmmPlan {
         }
         let pc = tree::PeriodicCells { periods, root_level: e, cells };
         let tree = Tree::build_in(th, xyz, q, lo, size, Some(pc), ws, depth)?;
-        Ok(RootTree { tree, side: size, lo })
+        Ok(RootTree { tree, side: size, lo, max_leaf: None })
     }
 
     /// Stages 3–5 on a built tree: interaction lists, the far field (if the tree has one) and

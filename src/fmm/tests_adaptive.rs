@@ -149,9 +149,12 @@ fn m2p_and_p2l_against_direct() {
         let (x, y, z): (Vec<f64>, Vec<f64>, Vec<f64>) = (tg.iter().map(|t| t.0[0]).collect(), tg.iter().map(|t| t.0[1]).collect(), tg.iter().map(|t| t.0[2]).collect());
         let (mut ph, mut ex, mut ey, mut ez) = (vec![0.0; 30], vec![0.0; 30], vec![0.0; 30], vec![0.0; 30]);
         let mut s = m2p::PointScratch::new(p);
-        m2p::m2p(p, &om, c, h, &x, &y, &z, &mut ph, Some((&mut ex, &mut ey, &mut ez)), &mut s);
+        let mut co = m2p::M2pCoefs::new(p);
+        co.set(p, &om, true);
+        m2p::m2p(p, &co, c, h, &x, &y, &z, &mut ph, Some((&mut ex, &mut ey, &mut ez)), &mut s);
         let mut ph_only = vec![0.0; 30];
-        m2p::m2p(p, &om, c, h, &x, &y, &z, &mut ph_only, None, &mut s);
+        co.set(p, &om, false);
+        m2p::m2p(p, &co, c, h, &x, &y, &z, &mut ph_only, None, &mut s);
         assert_eq!(ph, ph_only);
         // truncation error ~ ratio^(p+1), ratio = (√3/2·h·0.5)/(distance)
         let bound = 4.0 * 0.45f64.powi(p as i32 + 1);
@@ -221,4 +224,46 @@ fn adaptive_accuracy_clustered() {
     check_adaptive("two clusters", &xyz, &q, &tols, TreeKind::Adaptive { max_leaf: 0 });
     let (xyz, q) = uniform(&mut r, 20000);
     check_adaptive("uniform", &xyz, &q, &tols[1..2], TreeKind::Adaptive { max_leaf: 0 });
+}
+
+/// Thread CPU time of M2P (per target particle and source box, potential and field) and P2L
+/// (per source particle) in units of one P2P pair: the constants of [`params::m2p_cost`] and
+/// [`params::p2l_cost`].
+#[test]
+#[ignore]
+fn calibrate_point_ops() {
+    let thread_cpu = || {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid timespec out-pointer.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    };
+    let mut r = rng(5);
+    let n = 4096;
+    let pts = cluster(&mut r, n, [3.0; 3], 0.5);
+    let (x, y, z, q): (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) = (pts.iter().map(|s| s.0[0]).collect(), pts.iter().map(|s| s.0[1]).collect(), pts.iter().map(|s| s.0[2]).collect(), pts.iter().map(|s| s.1).collect());
+    let pt = p2p::Particles { x: &x, y: &y, z: &z, q: &q };
+    let srcs = [p2p::SourceRange { start: 0, end: n as u32, shift: [0.0; 3] }];
+    let (mut ph, mut ex, mut ey, mut ez) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let t = thread_cpu();
+    p2p::p2p(pt, 0, 512, &srcs, &mut ph[..512], Some((&mut ex[..512], &mut ey[..512], &mut ez[..512])));
+    let pair = (thread_cpu() - t) / (512.0 * n as f64);
+    for p in [6usize, 10, 16, 21, 30] {
+        let om: Vec<f64> = (0..2 * ncoef(p)).map(|_| r.gen::<f64>() - 0.5).collect();
+        let mut s = m2p::PointScratch::new(p);
+        let mut co = m2p::M2pCoefs::new(p);
+        co.set(p, &om, true);
+        let t = thread_cpu();
+        m2p::m2p(p, &co, [0.0; 3], 1.0, &x, &y, &z, &mut ph, Some((&mut ex, &mut ey, &mut ez)), &mut s);
+        let m2p_t = (thread_cpu() - t) / n as f64;
+        let mut mu = block(p);
+        let t = thread_cpu();
+        m2p::p2l(p, &x, &y, &z, &q, [0.0; 3], 1.0, &mut mu, &mut s);
+        let p2l_t = (thread_cpu() - t) / n as f64;
+        let q2 = ((p + 1) * (p + 1)) as f64;
+        eprintln!(
+            "p = {p:2}: P2P pair {:.2} ns; M2P {:.0} ns = {:.0} pairs = {:.2} (p+1)²; P2L {:.0} ns = {:.0} pairs = {:.2} (p+1)²",
+            pair * 1e9, m2p_t * 1e9, m2p_t / pair, m2p_t / pair / q2, p2l_t * 1e9, p2l_t / pair, p2l_t / pair / q2
+        );
+    }
 }
