@@ -432,10 +432,25 @@ static void test_fmm_old_caller(void) {
     EXPECT_STATUS(farfield_fmm_execute_device(p, NP, xyz, q, phi_old, NULL, NULL), FARFIELD_ERR_INVALID_ARG);
     EXPECT(strstr(farfield_last_error_message(), "CUDA") != NULL);
     farfield_fmm_destroy(p);
-    /* a full-size caller must leave `reserved` at 0 */
-    full.reserved = 1;
+    /* max_leaf (the 1.2.0 header's `reserved`, which had to be 0 = still the default):
+       below −1 refused; the adaptive tree only with open boundaries; with it, the same
+       potentials as the default plan to the tolerance */
+    full.max_leaf = -2;
     EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_OPEN, NULL, 1e-6, &p, &full), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(p == NULL && strstr(farfield_last_error_message(), "max_leaf") != NULL);
+    full.max_leaf = 8;
+    const double cube[9] = {2, 0, 0, 0, 2, 0, 0, 0, 2};
+    EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_PERIODIC, cube, 1e-6, &p, &full), FARFIELD_ERR_INVALID_ARG);
     EXPECT(p == NULL);
+    EXPECT_STATUS(farfield_fmm_makeplan(FARFIELD_FMM_OPEN, NULL, 1e-6, &p, &full), FARFIELD_OK);
+    EXPECT_STATUS(farfield_fmm_execute(p, NP, xyz, q, phi_old, NULL, NULL), FARFIELD_OK);
+    double num = 0, den = 0;
+    for (int i = 0; i < NP; i++) {
+        num += (phi_old[i] - phi_full[i]) * (phi_old[i] - phi_full[i]);
+        den += phi_full[i] * phi_full[i];
+    }
+    EXPECT(sqrt(num / den) <= 2e-6);
+    farfield_fmm_destroy(p);
 }
 
 int main(void) {

@@ -105,7 +105,7 @@ int main(void) {
     EXPECT_SIZE(offsetof(farfield_fmm_opts, order), 16);
     EXPECT_SIZE(offsetof(farfield_fmm_opts, depth), 20);
     EXPECT_SIZE(offsetof(farfield_fmm_opts, backend), 24);
-    EXPECT_SIZE(offsetof(farfield_fmm_opts, reserved), 28);
+    EXPECT_SIZE(offsetof(farfield_fmm_opts, max_leaf), 28);
     EXPECT_SIZE(offsetof(farfield_fmm_opts, gpu_stream), 32);
     EXPECT_SIZE(sizeof(((farfield_fmm_opts *)0)->gpu_stream), 8);
 
@@ -174,7 +174,7 @@ int main(void) {
     EXPECT(farfield_fmm_default_opts(&fo, sizeof fo) == FARFIELD_OK);
     EXPECT(fo.struct_size == sizeof fo);
     EXPECT(fo.nthreads == 0 && fo.debug == 0 && fo.order == 0 && fo.depth == -1);
-    EXPECT(fo.backend == FARFIELD_FMM_BACKEND_AUTO && fo.reserved == 0);
+    EXPECT(fo.backend == FARFIELD_FMM_BACKEND_AUTO && fo.max_leaf == 0);
     EXPECT(farfield_fmm_default_opts(NULL, sizeof fo) == FARFIELD_ERR_NULL_POINTER);
 
     /* constants */

@@ -214,7 +214,7 @@ module farfield
      integer(c_int32_t) :: order     !< expansion order: 0 = from tol, else 1..40
      integer(c_int32_t) :: depth     !< tree depth: -1 or 0 = automatic, else 1..20
      integer(c_int32_t) :: backend   !< FARFIELD_FMM_BACKEND_*
-     integer(c_int32_t) :: reserved  !< must be 0 (set by the default options)
+     integer(c_int32_t) :: max_leaf  !< 0 = tree chosen by the cost model, -1 = uniform tree, >= 1 = adaptive tree with at most max_leaf per leaf
      type(c_ptr)        :: gpu_stream = c_null_ptr !< CUDA only: the caller's cudaStream_t (NULL = default stream)
   end type farfield_fmm_opts
 

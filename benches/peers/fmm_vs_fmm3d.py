@@ -52,7 +52,7 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", default="1e5,1e6", help="comma-separated particle counts (default 1e5,1e6)")
     ap.add_argument("--tol", default="1e-6", help="comma-separated tolerances (default 1e-6)")
-    ap.add_argument("--dist", default="uniform", choices=["uniform", "sphere", "plummer"])
+    ap.add_argument("--dist", default="uniform", choices=["uniform", "sphere", "plummer", "clusters"])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--check", type=int, default=1000, help="random targets of the direct-sum check")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each code; the fastest is reported")
@@ -116,12 +116,14 @@ def generate(dist, n, rng):
                 u = rng.random(n - filled)
                 s = 1.0 / np.sqrt(u ** (-2.0 / 3.0) - 1.0)
                 s = s[s < 20.0]
-                rad[filled:filled + len(s)] = s / 40.0
+                rad[filled:filled + len(s)] = s / (40.0 if dist == "plummer" else 400.0)
                 filled += len(s)
         ct = 2.0 * rng.random(n) - 1.0
         ph = 2.0 * np.pi * rng.random(n)
         st = np.sqrt(np.maximum(1.0 - ct * ct, 0.0))
         x = 0.5 + rad[:, None] * np.stack([st * np.cos(ph), st * np.sin(ph), ct], axis=1)
+        if dist == "clusters":  # two clusters at x = 1/4 and 3/4, half the points each
+            x[:, 0] += np.where(np.arange(n) < n // 2, -0.25, 0.25)
     q = rng.random(n) - 0.5
     return np.ascontiguousarray(x), q
 
@@ -229,7 +231,7 @@ def main():
                 t1 = best_1["time_s"] if best_1 is not None else res["time_s"]
                 row = {
                     "n": n, "dist": ARGS.dist, "tol": tol, "threads": ARGS.threads,
-                    "p": res["p"], "depth": res["depth"],
+                    "p": res["p"], "depth": res["depth"], "tree": res.get("tree", "uniform"), "max_leaf": res.get("max_leaf"),
                     "ours_s": res["time_s"], "ours_plan_s": res["plan_s"], "ours_execute_s": res["execute_s"],
                     "fmm3d_s": tf, "ratio": res["time_s"] / tf, "fmm3d_threads": fmm3d_threads,
                     "ours_1thread_s": t1, "ratio_1thread": t1 / tf,
@@ -246,11 +248,11 @@ def main():
     print(f"# farfield FMM vs fmm3dpy ({ARGS.dist}; ours on {ARGS.threads} threads and on 1, fmm3dpy on "
           f"{fmm3d_threads}{'' if omp else ' (its build has no OpenMP)'}; fastest of {ARGS.repeat}; "
           f"load average {load0[0]:.2f} at start, {load1[0]:.2f} at end, {os.cpu_count()} CPUs)\n")
-    print(f"| N | tol | ours p / D | ours s ({ARGS.threads} thr) | ours s (1 thr) | fmm3d s | ours/fmm3d | ours/fmm3d (1 thr) "
+    print(f"| N | tol | ours p / D / tree | ours s ({ARGS.threads} thr) | ours s (1 thr) | fmm3d s | ours/fmm3d | ours/fmm3d (1 thr) "
           "| ours err φ | ours err E | fmm3d err φ | fmm3d err E | M2L share |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['n']:.0e} | {r['tol']:g} | {r['p']} / {r['depth']} | {r['ours_s']:.3f} | {r['ours_1thread_s']:.3f} | "
+        print(f"| {r['n']:.0e} | {r['tol']:g} | {r['p']} / {r['depth']} / {r.get('tree', 'uniform')} | {r['ours_s']:.3f} | {r['ours_1thread_s']:.3f} | "
               f"{r['fmm3d_s']:.3f} | {r['ratio']:.2f} | {r['ratio_1thread']:.2f} | {r['ours_err_phi']:.1e} | "
               f"{r['ours_err_field']:.1e} | {r['fmm3d_err_phi']:.1e} | {r['fmm3d_err_field']:.1e} | {100 * r['m2l_share']:.0f} % |")
     print("\nOur stages (s): tree, lists, P2M, M2M, M2L, L2L, L2P, P2P, post; plan\n")

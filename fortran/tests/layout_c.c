@@ -89,7 +89,7 @@ void farfield_test_fmm_opts_layout(int64_t out[9]) {
     out[4] = (int64_t)offsetof(farfield_fmm_opts, order);
     out[5] = (int64_t)offsetof(farfield_fmm_opts, depth);
     out[6] = (int64_t)offsetof(farfield_fmm_opts, backend);
-    out[7] = (int64_t)offsetof(farfield_fmm_opts, reserved);
+    out[7] = (int64_t)offsetof(farfield_fmm_opts, max_leaf);
     out[8] = (int64_t)offsetof(farfield_fmm_opts, gpu_stream);
 }
 

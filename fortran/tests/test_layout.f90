@@ -247,7 +247,7 @@ program test_layout
   call expect(farfield_fmm_default_opts_f(fmo) == FARFIELD_OK .and. &
        fmo%struct_size == 40, 'fmm default opts status', 0)
   call expect(fmo%nthreads == 0 .and. fmo%debug == 0 .and. fmo%order == 0 .and. fmo%depth == -1 .and. &
-       fmo%backend == FARFIELD_FMM_BACKEND_AUTO .and. fmo%reserved == 0 .and. &
+       fmo%backend == FARFIELD_FMM_BACKEND_AUTO .and. fmo%max_leaf == 0 .and. &
        .not. c_associated(fmo%gpu_stream), 'fmm default opts', 0)
   ! NULL-free error path: a size that is too small is refused, nothing written
   fmo%depth = -7

@@ -37,6 +37,11 @@
 //!   with orders decreasing with the offset length (distance-dependent truncation,
 //!   [`params::m2l_order`]). P2P (27 neighbour leaves) is vectorised and branch-free. The hot
 //!   loops are explicit AVX2+FMA with run-time dispatch ([`simd`]).
+//! * Adaptive octree (open boundaries, [`TreeKind`]): boxes split until they hold at most `s`
+//!   particles, leaves at any level; the U/V/W/X lists of Carrier, Greengard & Rokhlin (SIAM
+//!   J. Sci. Stat. Comput. 9, 669 (1988)) in [`adaptive_lists`], M2P and P2L in [`m2p`], the
+//!   passes in `adaptive.rs` (the same per-level M2M, M2L tiles and L2L as the uniform tree).
+//!   The cost model chooses it for clustered inputs ([`params::choose_tree`]).
 //! * [`periodic`]: the lattice operator (exact Ewald lattice sums of the far images, applied
 //!   between the level-1 boxes) and the non-harmonic background part of the Ewald kernel; the
 //!   result is the Ewald sum with tin-foil boundary.
