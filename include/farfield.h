@@ -179,6 +179,9 @@ typedef float _Complex farfield_complexf;
 
 
 
+// First level with expansions (open boundaries: the level-1 boxes are all adjacent).
+#define TOP 2
+
 // Backend value `AUTO`.
 #define FARFIELD_BACKEND_AUTO 0
 
@@ -353,11 +356,13 @@ typedef struct farfield_fmm_opts {
   int32_t depth;
   // `FARFIELD_FMM_BACKEND_AUTO` (default), `_CPU` or `_CUDA`.
   int32_t backend;
-  // Must be 0 (set by `farfield_fmm_default_opts`; other values →
-  // `FARFIELD_ERR_INVALID_ARG`): it fills the struct to a multiple of 8 bytes, so that a
-  // versioned struct has no padding, and is the place of a future 4-byte option whose
-  // default is 0.
-  int32_t reserved;
+  // The octree (open boundaries, CPU): 0 = chosen at every execute by the cost model, the
+  // adaptive tree where it pays (clustered particles), else the uniform one (default; a
+  // `depth ≥ 1` means the uniform tree); −1 = the uniform tree; `≥ 1` = the adaptive tree
+  // with at most `max_leaf` particles per leaf (with `depth ≥ 1`, periodic boundaries or
+  // the CUDA backend → `FARFIELD_ERR_INVALID_ARG` / `_NOT_SUPPORTED`). Until 1.x this
+  // field was `reserved` and had to be 0, which keeps its meaning.
+  int32_t max_leaf;
   // CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
   // (default) for the default stream of device 0's context. Every kernel launch and copy
   // of the plan runs on it; `farfield_fmm_execute` and `farfield_fmm_execute_device` wait

@@ -130,7 +130,7 @@ program test_layout
   ffmo(5) = off(c_loc(fmo%order), c_loc(fmo))
   ffmo(6) = off(c_loc(fmo%depth), c_loc(fmo))
   ffmo(7) = off(c_loc(fmo%backend), c_loc(fmo))
-  ffmo(8) = off(c_loc(fmo%reserved), c_loc(fmo))
+  ffmo(8) = off(c_loc(fmo%max_leaf), c_loc(fmo))
   ffmo(9) = off(c_loc(fmo%gpu_stream), c_loc(fmo))
 
   ffmp(1) = c_sizeof(fmp)

@@ -267,3 +267,4 @@ fn calibrate_point_ops() {
         );
     }
 }
+
