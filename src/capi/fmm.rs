@@ -590,9 +590,9 @@ mod tests {
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, 4) }, FARFIELD_ERR_INVALID_ARG);
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut o, 26) }, FARFIELD_ERR_INVALID_ARG);
         // an older caller without `backend` and `max_leaf` (24 bytes): their defaults are used
-        let mut old = farfield_fmm_opts { backend: 77, max_leaf: 77, ..o };
+        let mut old = farfield_fmm_opts { backend: 77, max_leaf: -77, ..o };
         assert_eq!(unsafe { farfield_fmm_default_opts(&mut old, 24) }, 0);
-        assert_eq!((old.struct_size, old.backend, old.max_leaf), (24, 77, 77));
+        assert_eq!((old.struct_size, old.backend, old.max_leaf), (24, 77, -77));
         let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-6, &old);
         assert_eq!(s, 0, "{}", last_msg());
         let mut prm = farfield_fmm_params { struct_size: 16, nleaves: -3, ..Default::default() };
@@ -608,7 +608,20 @@ mod tests {
         assert_eq!(make(FARFIELD_FMM_OPEN, None, 1e-6, &old).0, FARFIELD_ERR_INVALID_ARG);
         old.backend = 0;
         assert_eq!(make(FARFIELD_FMM_OPEN, None, 1e-6, &old).0, FARFIELD_ERR_INVALID_ARG);
-        assert!(last_msg().contains("opts.reserved"), "{}", last_msg());
+        assert!(last_msg().contains("opts.max_leaf"), "{}", last_msg());
+        // max_leaf ≥ 1: the adaptive tree (open boundaries only); −1: the uniform tree
+        old.max_leaf = 8;
+        let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-6, &old);
+        assert_eq!(s, 0, "{}", last_msg());
+        unsafe { farfield_fmm_destroy(p) };
+        let cube = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+        assert_eq!(make(FARFIELD_FMM_PERIODIC, Some(&cube), 1e-6, &old).0, FARFIELD_ERR_INVALID_ARG);
+        old.depth = 3;
+        assert_eq!(make(FARFIELD_FMM_OPEN, None, 1e-6, &old).0, FARFIELD_ERR_INVALID_ARG);
+        old.max_leaf = -1;
+        let (s, p) = make(FARFIELD_FMM_OPEN, None, 1e-6, &old);
+        assert_eq!(s, 0, "{}", last_msg());
+        unsafe { farfield_fmm_destroy(p) };
     }
 
     #[test]
