@@ -84,29 +84,7 @@ pub fn l2p_body<S: Simd>(v: S, tab: &RegTables, co: &EvalCoefs, x: &[f64], y: &[
             zl[k] = (z[i] - center[2]) * inv_h;
         }
         tab.regular_lanes(v, &xl, &yl, &zl, &mut s.re, &mut s.im);
-        let mut out = [[0.0; W]; 4];
-        let (cr, ci) = (&co.c[0].0, &co.c[0].1);
-        let mut a = v.splat(0.0);
-        for i in 0..nc {
-            a = v.fma(v.splat(cr[i]), v.load(&s.re[i]), a);
-            a = v.fma(v.splat(ci[i]), v.load(&s.im[i]), a);
-        }
-        v.store(&mut out[0], a);
-        if grad.is_some() {
-            let (mut gx, mut gy, mut gz) = (v.splat(0.0), v.splat(0.0), v.splat(0.0));
-            let (xr, xi) = (&co.c[1].0, &co.c[1].1);
-            let (yr, yi) = (&co.c[2].0, &co.c[2].1);
-            let (zr, zi) = (&co.c[3].0, &co.c[3].1);
-            for i in 0..ncg {
-                let (r, m) = (v.load(&s.re[i]), v.load(&s.im[i]));
-                gx = v.fma(v.splat(xr[i]), r, v.fma(v.splat(xi[i]), m, gx));
-                gy = v.fma(v.splat(yr[i]), r, v.fma(v.splat(yi[i]), m, gy));
-                gz = v.fma(v.splat(zr[i]), r, v.fma(v.splat(zi[i]), m, gz));
-            }
-            v.store(&mut out[1], gx);
-            v.store(&mut out[2], gy);
-            v.store(&mut out[3], gz);
-        }
+        let out = contract_lanes(v, &co.c, &s.re, &s.im, nc, ncg, grad.is_some());
         for k in 0..cnt {
             phi[i0 + k] += out[0][k] * inv_h;
         }
@@ -119,6 +97,38 @@ pub fn l2p_body<S: Simd>(v: S, tab: &RegTables, co: &EvalCoefs, x: &[f64], y: &[
         }
         i0 += W;
     }
+}
+
+/// The lane sums `Σ_i (c_k.re[i]·re[i] + c_k.im[i]·im[i])` of four coefficient sets `c`
+/// (`(re, im)` planes, e.g. [`EvalCoefs::c`]) against lane-major harmonics `re`, `im`: set 0
+/// over the rows `0..npot`, sets 1–3 over `0..ngrad` and only `with_grad` (else zero). Shared
+/// by L2P and M2P ([`super::m2p`]).
+#[inline(always)]
+pub(crate) fn contract_lanes<S: Simd>(v: S, c: &[(Vec<f64>, Vec<f64>); 4], re: &[[f64; W]], im: &[[f64; W]], npot: usize, ngrad: usize, with_grad: bool) -> [[f64; W]; 4] {
+    let mut out = [[0.0; W]; 4];
+    let (cr, ci) = (&c[0].0, &c[0].1);
+    let mut a = v.splat(0.0);
+    for i in 0..npot {
+        a = v.fma(v.splat(cr[i]), v.load(&re[i]), a);
+        a = v.fma(v.splat(ci[i]), v.load(&im[i]), a);
+    }
+    v.store(&mut out[0], a);
+    if with_grad {
+        let (mut gx, mut gy, mut gz) = (v.splat(0.0), v.splat(0.0), v.splat(0.0));
+        let (xr, xi) = (&c[1].0, &c[1].1);
+        let (yr, yi) = (&c[2].0, &c[2].1);
+        let (zr, zi) = (&c[3].0, &c[3].1);
+        for i in 0..ngrad {
+            let (r, m) = (v.load(&re[i]), v.load(&im[i]));
+            gx = v.fma(v.splat(xr[i]), r, v.fma(v.splat(xi[i]), m, gx));
+            gy = v.fma(v.splat(yr[i]), r, v.fma(v.splat(yi[i]), m, gy));
+            gz = v.fma(v.splat(zr[i]), r, v.fma(v.splat(zi[i]), m, gz));
+        }
+        v.store(&mut out[1], gx);
+        v.store(&mut out[2], gy);
+        v.store(&mut out[3], gz);
+    }
+    out
 }
 
 /// [`l2p_body`] with run-time CPU dispatch.

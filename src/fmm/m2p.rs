@@ -20,6 +20,8 @@
 //! `Re t_0 + 2 Σ_{m>0} Re t_m`. Vectorised over `W` particles at a time, like P2M and L2P.
 
 use super::harmonics::{get, idx, irregular_lanes, ncoef};
+use super::l2p::contract_lanes;
+use super::p2m::accumulate_charges;
 use super::simd::{Scalar, Simd, W};
 
 /// Lane-major scratch of [`m2p`] and [`p2l`] (harmonics of order `p + 1`, accumulators).
@@ -106,29 +108,7 @@ pub fn m2p_body<S: Simd>(v: S, p: usize, co: &M2pCoefs, c: [f64; 3], h: f64, x: 
             zl[k] = (z[i] - c[2]) * inv_h;
         }
         irregular_lanes(v, order, &xl, &yl, &zl, &mut s.re, &mut s.im);
-        let mut out = [[0.0; W]; 4];
-        let (cr, ci) = (&co.c[0].0, &co.c[0].1);
-        let mut a = v.splat(0.0);
-        for i in 0..ncoef(p) {
-            a = v.fma(v.splat(cr[i]), v.load(&s.re[i]), a);
-            a = v.fma(v.splat(ci[i]), v.load(&s.im[i]), a);
-        }
-        v.store(&mut out[0], a);
-        if grad.is_some() {
-            let (mut gx, mut gy, mut gz) = (v.splat(0.0), v.splat(0.0), v.splat(0.0));
-            let (xr, xi) = (&co.c[1].0, &co.c[1].1);
-            let (yr, yi) = (&co.c[2].0, &co.c[2].1);
-            let (zr, zi) = (&co.c[3].0, &co.c[3].1);
-            for i in 1..nc {
-                let (r, m) = (v.load(&s.re[i]), v.load(&s.im[i]));
-                gx = v.fma(v.splat(xr[i]), r, v.fma(v.splat(xi[i]), m, gx));
-                gy = v.fma(v.splat(yr[i]), r, v.fma(v.splat(yi[i]), m, gy));
-                gz = v.fma(v.splat(zr[i]), r, v.fma(v.splat(zi[i]), m, gz));
-            }
-            v.store(&mut out[1], gx);
-            v.store(&mut out[2], gy);
-            v.store(&mut out[3], gz);
-        }
+        let out = contract_lanes(v, &co.c, &s.re, &s.im, ncoef(p), nc, grad.is_some());
         for k in 0..cnt {
             phi[i0 + k] += out[0][k] * inv_h;
         }
@@ -185,13 +165,7 @@ pub fn p2l_body<S: Simd>(v: S, p: usize, x: &[f64], y: &[f64], z: &[f64], q: &[f
             ql[k] = q[i];
         }
         irregular_lanes(v, p, &xl, &yl, &zl, &mut s.re, &mut s.im);
-        let qv = v.load(&ql);
-        for i in 0..nc {
-            let ar = v.fma(qv, v.load(&s.re[i]), v.load(&s.acc_re[i]));
-            let ai = v.fma(qv, v.load(&s.im[i]), v.load(&s.acc_im[i]));
-            v.store(&mut s.acc_re[i], ar);
-            v.store(&mut s.acc_im[i], ai);
-        }
+        accumulate_charges(v, &ql, &s.re, &s.im, &mut s.acc_re, &mut s.acc_im, nc);
         i0 += W;
     }
     for i in 0..nc {

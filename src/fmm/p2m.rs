@@ -42,18 +42,25 @@ pub fn p2m_body<S: Simd>(v: S, tab: &RegTables, x: &[f64], y: &[f64], z: &[f64],
             ql[k] = q[i];
         }
         tab.regular_lanes(v, &xl, &yl, &zl, &mut s.re, &mut s.im);
-        let qv = v.load(&ql);
-        for i in 0..nc {
-            let ar = v.fma(qv, v.load(&s.re[i]), v.load(&s.acc_re[i]));
-            let ai = v.fma(qv, v.load(&s.im[i]), v.load(&s.acc_im[i]));
-            v.store(&mut s.acc_re[i], ar);
-            v.store(&mut s.acc_im[i], ai);
-        }
+        accumulate_charges(v, &ql, &s.re, &s.im, &mut s.acc_re, &mut s.acc_im, nc);
         i0 += W;
     }
     for i in 0..nc {
         out[i] += v.sum(v.load(&s.acc_re[i]));
         out[nc + i] += v.sum(v.load(&s.acc_im[i]));
+    }
+}
+
+/// `acc += q · X` over the first `nc` lane-major rows (charges `q` per lane, harmonics `re`,
+/// `im`). Shared by P2M and P2L ([`super::m2p`]).
+#[inline(always)]
+pub(crate) fn accumulate_charges<S: Simd>(v: S, q: &[f64; W], re: &[[f64; W]], im: &[[f64; W]], acc_re: &mut [[f64; W]], acc_im: &mut [[f64; W]], nc: usize) {
+    let qv = v.load(q);
+    for i in 0..nc {
+        let ar = v.fma(qv, v.load(&re[i]), v.load(&acc_re[i]));
+        let ai = v.fma(qv, v.load(&im[i]), v.load(&acc_im[i]));
+        v.store(&mut acc_re[i], ar);
+        v.store(&mut acc_im[i], ai);
     }
 }
 
