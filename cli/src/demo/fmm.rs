@@ -29,17 +29,18 @@ pub fn section(args: &DemoArgs, summary: &mut Map<String, Value>) -> CliResult<(
     let s = solve(&xyz, &q, Boundary::Open, TOL, &opts, 1)?;
     let st = &s.stats;
     let c = check_open(&xyz, &q, &s, CHECK, 0, 42);
-    println!("params:     p = {}, D = {}, {} occupied leaves, {} threads", st.order, st.depth.unwrap_or(0), st.nleaves, st.nthreads);
+    let tree = st.max_leaf.map_or("uniform tree".to_string(), |s| format!("adaptive tree (≤ {s} per leaf)"));
+    println!("params:     p = {}, {tree}, D = {}, {} occupied leaves, {} threads", st.order, st.depth.unwrap_or(0), st.nleaves, st.nthreads);
     println!("time:       plan {:.3} s + execute {:.3} s; {:.3e} particles/s", s.plan_s, s.execute_s, N as f64 / s.execute_s);
     println!("stages [s]: {}", stages_line(&st.times));
     println!("error:      rel l2 potential {:.2e}, field {:.2e} against the {} ({:.2} s)", c.rel_phi, c.rel_field, c.reference, c.ref_s);
     let wall = t0.elapsed().as_secs_f64();
-    println!("(`farfield fmm --n N --dist uniform|sphere|plummer --tol T [--periodic]` runs other cases.)");
+    println!("(`farfield fmm --n N --dist uniform|sphere|plummer|clusters --tol T [--tree auto|uniform|adaptive] [--periodic]` runs other cases.)");
     println!("section:    {wall:.3} s wall");
     summary.insert(
         "fmm".into(),
         json!({
-            "dist": dist.name(), "n": N, "tol": TOL, "p": st.order, "depth": st.depth.unwrap_or(0),
+            "dist": dist.name(), "n": N, "tol": TOL, "p": st.order, "depth": st.depth.unwrap_or(0), "max_leaf": st.max_leaf,
             "threads": st.nthreads, "plan_s": s.plan_s, "execute_s": s.execute_s, "time_s": s.time_s(),
             "stages": stages_json(&st.times), "rel_error_potential": c.rel_phi, "rel_error_field": c.rel_field,
             "check_targets": c.targets, "wall_s": wall,
