@@ -64,8 +64,9 @@ pub struct farfield_fmm_opts {
     /// Expansion order `p`: 0 = chosen from `tol` (default), else 1..=40.
     pub order: i32,
     /// Tree depth `D`: −1 or 0 = chosen from the particles at every execute (default −1;
-    /// a single leaf, i.e. the direct sum, is chosen automatically for small `n`), else
-    /// 1..=20 (leaves of side `L/2^D`).
+    /// a single leaf, i.e. the direct sum, is chosen automatically for small `n`; see
+    /// `max_leaf` for the adaptive tree), else 1..=20 (the uniform tree, leaves of side
+    /// `L/2^D`).
     pub depth: i32,
     /// `FARFIELD_FMM_BACKEND_AUTO` (default), `_CPU` or `_CUDA`.
     pub backend: i32,

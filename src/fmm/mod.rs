@@ -267,8 +267,9 @@ pub struct FmmOpts {
     pub debug: i32,
     /// Expansion order `p` (0 = from the tolerance), at most [`params::MAX_ORDER`].
     pub order: usize,
-    /// Tree depth `D` (`None` = from the particle distribution), at most [`params::MAX_DEPTH`];
-    /// periodic trees have at least depth 1.
+    /// Depth `D` of the uniform tree (`None` = from the particle distribution, or the adaptive
+    /// tree where [`FmmOpts::tree`] allows it), at most [`params::MAX_DEPTH`]; `Some` selects
+    /// the uniform tree. Periodic trees have at least depth 1.
     pub depth: Option<usize>,
     /// The octree (open boundaries; periodic plans and the CUDA backend use the uniform tree).
     pub tree: TreeKind,
