@@ -179,9 +179,6 @@ typedef float _Complex farfield_complexf;
 
 
 
-// First level with expansions (open boundaries: the level-1 boxes are all adjacent).
-#define TOP 2
-
 // Backend value `AUTO`.
 #define FARFIELD_BACKEND_AUTO 0
 
@@ -351,8 +348,9 @@ typedef struct farfield_fmm_opts {
   // Expansion order `p`: 0 = chosen from `tol` (default), else 1..=40.
   int32_t order;
   // Tree depth `D`: −1 or 0 = chosen from the particles at every execute (default −1;
-  // a single leaf, i.e. the direct sum, is chosen automatically for small `n`), else
-  // 1..=20 (leaves of side `L/2^D`).
+  // a single leaf, i.e. the direct sum, is chosen automatically for small `n`; see
+  // `max_leaf` for the adaptive tree), else 1..=20 (the uniform tree, leaves of side
+  // `L/2^D`).
   int32_t depth;
   // `FARFIELD_FMM_BACKEND_AUTO` (default), `_CPU` or `_CUDA`.
   int32_t backend;

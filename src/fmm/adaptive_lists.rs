@@ -47,7 +47,7 @@ pub struct AdaptiveLists {
 }
 
 /// First level with expansions (open boundaries: the level-1 boxes are all adjacent).
-pub const TOP: usize = 2;
+pub(crate) const TOP: usize = 2;
 
 /// Whether box `c1` at level `l1` and box `c2` at level `l2` touch (closed cubes).
 #[inline]

@@ -153,13 +153,15 @@ const MIN_LEAF: usize = 4;
 /// [`MIN_LEAF`] ([`super::tree::adaptive_levels`]): `27 Σ_leaves n_b²` P2P pairs plus
 /// `m2l_cost(p) · 189` per box at the levels ≥ 2 — the model of [`choose_depth`], summed over
 /// the boxes the adaptive tree keeps.
-pub fn adaptive_cost(levels: &[super::tree::Level], s: usize, p: usize) -> f64 {
+///
+/// Error: [`crate::error::Error::Alloc`].
+pub fn adaptive_cost(levels: &[super::tree::Level], s: usize, p: usize) -> crate::error::Result<f64> {
     let c = 189.0 * m2l_cost(p);
     let mut cost = 0.0;
     // kept[b]: box b of the current level is in the tree of leaf size s
     let mut kept = vec![true];
     for (l, lev) in levels.iter().enumerate() {
-        let mut next = vec![false; levels.get(l + 1).map_or(0, |n| n.len())];
+        let mut next = crate::error::try_filled_vec(levels.get(l + 1).map_or(0, |n| n.len()), false, "the FMM cost model")?;
         for b in 0..lev.len() {
             if !kept[b] {
                 continue;
@@ -178,7 +180,7 @@ pub fn adaptive_cost(levels: &[super::tree::Level], s: usize, p: usize) -> f64 {
         }
         kept = next;
     }
-    cost
+    Ok(cost)
 }
 
 /// Chooses between the uniform tree of [`choose_depth`] and the adaptive tree (open
@@ -210,7 +212,7 @@ fn best_leaf(keys: &[u64], p: usize) -> crate::error::Result<(usize, f64)> {
     let mut s = MIN_LEAF as f64;
     while s <= 512.0 {
         let si = s.round() as usize;
-        let cost = adaptive_cost(&levels, si, p);
+        let cost = adaptive_cost(&levels, si, p)?;
         if cost < best.1 {
             best = (si, cost);
         }
