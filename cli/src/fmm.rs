@@ -696,7 +696,7 @@ mod tests {
 
     #[test]
     fn distributions_lie_in_the_unit_cube() {
-        for d in [DistArg::Uniform, DistArg::Sphere, DistArg::Plummer] {
+        for d in [DistArg::Uniform, DistArg::Sphere, DistArg::Plummer, DistArg::Clusters] {
             let (xyz, q) = generate(d, 2000, 1, true);
             assert!(xyz.iter().all(|v| (0.0..=1.0).contains(v)), "{d:?}");
             assert!(q.iter().sum::<f64>().abs() < 1e-12);
@@ -705,6 +705,13 @@ mod tests {
         let (xyz, _) = generate(DistArg::Plummer, 2000, 1, false);
         let inner = (0..2000).filter(|&i| (0..3).map(|a| (xyz[3 * i + a] - 0.5).powi(2)).sum::<f64>().sqrt() < 1.31 / 40.0).count();
         assert!((900..1100).contains(&inner), "{inner}");
+        // two clusters: the first half about x = ¼, the second about x = ¾, within 1/20
+        let (xyz, _) = generate(DistArg::Clusters, 2000, 1, false);
+        for i in 0..2000 {
+            let cx = if i < 1000 { 0.25 } else { 0.75 };
+            let r = ((xyz[3 * i] - cx).powi(2) + (xyz[3 * i + 1] - 0.5).powi(2) + (xyz[3 * i + 2] - 0.5).powi(2)).sqrt();
+            assert!(r < 0.05, "particle {i} at distance {r} from its centre");
+        }
     }
 
     #[test]

@@ -74,8 +74,8 @@ pub struct farfield_fmm_opts {
     /// adaptive tree where it pays (clustered particles), else the uniform one (default; a
     /// `depth ≥ 1` means the uniform tree); −1 = the uniform tree; `≥ 1` = the adaptive tree
     /// with at most `max_leaf` particles per leaf (with `depth ≥ 1`, periodic boundaries or
-    /// the CUDA backend → `FARFIELD_ERR_INVALID_ARG` / `_NOT_SUPPORTED`). Until 1.x this
-    /// field was `reserved` and had to be 0, which keeps its meaning.
+    /// the CUDA backend → `FARFIELD_ERR_INVALID_ARG` / `_NOT_SUPPORTED`). In the 1.2.0
+    /// header this field was `reserved` and had to be 0, which is still the default.
     pub max_leaf: i32,
     /// CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
     /// (default) for the default stream of device 0's context. Every kernel launch and copy
