@@ -592,13 +592,17 @@ fn run_open(xyz: &[f64], q: &[f64], tol: f64, opts: &FmmOpts) -> (Vec<f64>, Vec<
 }
 
 fn check_open(name: &str, xyz: &[f64], q: &[f64], tols: &[f64], depth: Option<usize>) {
+    check_open_with(name, xyz, q, tols, FmmOpts { depth, ..Default::default() })
+}
+
+/// [`check_open`] with the plan options `base` (the order from each tolerance).
+pub(super) fn check_open_with(name: &str, xyz: &[f64], q: &[f64], tols: &[f64], base: FmmOpts) {
     let (pd, fd) = direct(xyz, q);
     let ud = 0.5 * q.iter().zip(&pd).map(|(a, b)| a * b).sum::<f64>();
     // the energy of mixed-sign charges may cancel: its error is measured against ½Σ|q_i φ_i|
     let uabs = 0.5 * q.iter().zip(&pd).map(|(a, b)| (a * b).abs()).sum::<f64>();
     for &tol in tols {
-        let o = FmmOpts { depth, ..Default::default() };
-        let (phi, field, u, st) = run_open(xyz, q, tol, &o);
+        let (phi, field, u, st) = run_open(xyz, q, tol, &base);
         let (ep, ef, eu) = (rel_l2(&phi, &pd), rel_l2(&field, &fd), (u - ud).abs() / uabs);
         eprintln!(
             "{name}: n = {} tol = {tol:e}: p = {} D = {:?} leaves = {}: err phi {ep:.2e} field {ef:.2e} energy {eu:.2e} (rel {:.2e}) ({:.3} s)",

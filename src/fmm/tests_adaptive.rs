@@ -7,7 +7,7 @@
 
 use super::adaptive_lists::{adjacent, AdaptiveLists};
 use super::harmonics::ncoef;
-use super::tests::{block, cluster, direct, direct_pot, p2m_ref, plummer, rel_l2, rng, uniform};
+use super::tests::{block, check_open_with, cluster, direct_pot, p2m_ref, plummer, rng, uniform};
 use super::tree::{decode, Tree, Workspace};
 use super::*;
 use rand::Rng;
@@ -194,21 +194,7 @@ fn m2p_and_p2l_against_direct() {
 }
 
 fn check_adaptive(name: &str, xyz: &[f64], q: &[f64], tols: &[f64], tree: TreeKind) {
-    let n = q.len();
-    let (pd, fd) = direct(xyz, q);
-    for &tol in tols {
-        let opts = FmmOpts { tree, ..Default::default() };
-        let mut plan = FmmPlan::new(Boundary::Open, tol, &opts).unwrap();
-        let (mut phi, mut field) = (vec![0.0; n], vec![0.0; 3 * n]);
-        let u = plan.execute(xyz, q, Some(&mut phi), Some(&mut field)).unwrap();
-        let st = plan.stats();
-        let (ep, ef) = (rel_l2(&phi, &pd), rel_l2(&field, &fd));
-        let ud = 0.5 * q.iter().zip(&pd).map(|(a, b)| a * b).sum::<f64>();
-        let uabs = 0.5 * q.iter().zip(&pd).map(|(a, b)| (a * b).abs()).sum::<f64>();
-        let eu = (u - ud).abs() / uabs;
-        eprintln!("{name} {tree:?}: n = {n} tol = {tol:e}: p = {} D = {:?} leaves = {}: err phi {ep:.2e} field {ef:.2e} energy {eu:.2e} ({:.3} s)", st.order, st.depth, st.nleaves, st.times.total);
-        assert!(ep <= tol && ef <= tol && eu <= tol, "{name} {tree:?}: tol {tol:e}: phi {ep:e} field {ef:e} energy {eu:e}");
-    }
+    check_open_with(&format!("{name} {tree:?}"), xyz, q, tols, FmmOpts { tree, ..Default::default() });
 }
 
 #[test]
