@@ -10,6 +10,8 @@
 
 use super::{KernelEval, MAX_WIDTH};
 use crate::real::Real;
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
 
 /// Cardinal B-spline of order `n` (1 ≤ n ≤ [`MAX_WIDTH`]; order 1 is nearest grid point).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +153,85 @@ impl<T: Real> BSplineEval<T> {
     }
 }
 
+/// Largest order [`BSplineEval::eval3_avx`] takes (four 256-bit blocks of values).
+#[cfg(target_arch = "x86_64")]
+pub(crate) const EVAL3_MAX_ORDER: usize = 16;
+
+#[cfg(target_arch = "x86_64")]
+impl BSplineEval<f64> {
+    /// [`Self::eval_with_deriv`] (without `dv`: [`KernelEval::eval`]) of three axes at once:
+    /// the offsets `t` of axes 0, 1, 2 in lanes 0, 1, 2 of one 256-bit vector (lane 3 is
+    /// ignored), values into `v[d]` and derivatives into `dv[d]`. The recursion of
+    /// [`bspline_weights`] runs once on the vectors, with the same operations in the same order
+    /// and no fused multiply-adds, so the results equal the scalar ones bit for bit; then 4×4
+    /// transposes write each axis's values. Order 2 … [`EVAL3_MAX_ORDER`]; the entries from the
+    /// order up to the next multiple of 4 are set to zero, later ones are left as they were.
+    /// In the SPME loops this is ~2.5× fewer instructions than three scalar recursions (JAC
+    /// DHFR, order 6, one thread: k-space 32 → 27 ms).
+    ///
+    /// # Safety
+    /// The CPU supports AVX (called from the spreader's AVX2 clones, into which it inlines).
+    #[inline(always)]
+    pub(crate) unsafe fn eval3_avx(&self, t: __m256d, v: &mut [[f64; MAX_WIDTH]; 3], dv: Option<&mut [[f64; MAX_WIDTH]; 3]>) {
+        let n = self.n;
+        assert!((2..=EVAL3_MAX_ORDER).contains(&n), "order {n} outside 2..={EVAL3_MAX_ORDER}");
+        let one = _mm256_set1_pd(1.0);
+        let f = _mm256_add_pd(t, _mm256_set1_pd(self.half));
+        let mut b = [_mm256_setzero_pd(); EVAL3_MAX_ORDER];
+        let mut db = [_mm256_setzero_pd(); EVAL3_MAX_ORDER];
+        let want_dv = dv.is_some();
+        // order 2: M_2(f) = f, M_2(f + 1) = 1 − f
+        b[0] = f;
+        b[1] = _mm256_sub_pd(one, f);
+        for k in 3..=n {
+            if k == n && want_dv {
+                // M_n'(f + j) = M_{n−1}(f + j) − M_{n−1}(f + j − 1)
+                db[0] = b[0];
+                for j in 1..n - 1 {
+                    db[j] = _mm256_sub_pd(b[j], b[j - 1]);
+                }
+                db[n - 1] = _mm256_xor_pd(b[n - 2], _mm256_set1_pd(-0.0));
+            }
+            // one step of `step`, lane-wise
+            let inv = _mm256_set1_pd(1.0 / (k - 1) as f64);
+            let kk = _mm256_set1_pd(k as f64);
+            let km1 = _mm256_set1_pd((k - 1) as f64);
+            b[k - 1] = _mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(_mm256_sub_pd(kk, f), km1), b[k - 2]), inv);
+            for j in (1..k - 1).rev() {
+                let u = _mm256_add_pd(f, _mm256_set1_pd(j as f64));
+                let s = _mm256_add_pd(_mm256_mul_pd(u, b[j]), _mm256_mul_pd(_mm256_sub_pd(kk, u), b[j - 1]));
+                b[j] = _mm256_mul_pd(s, inv);
+            }
+            b[0] = _mm256_mul_pd(_mm256_mul_pd(f, b[0]), inv);
+        }
+        if n == 2 && want_dv {
+            db[0] = one;
+            db[1] = _mm256_set1_pd(-1.0);
+        }
+        transpose3(&b, n, v);
+        if let Some(dv) = dv {
+            transpose3(&db, n, dv);
+        }
+    }
+}
+
+/// Writes lanes 0, 1, 2 of `b[j]` to `out[0][j]`, `out[1][j]`, `out[2][j]` for `j` below `n`
+/// rounded up to a multiple of 4 (4×4 transposes of blocks of four vectors).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn transpose3(b: &[__m256d; EVAL3_MAX_ORDER], n: usize, out: &mut [[f64; MAX_WIDTH]; 3]) {
+    for j in (0..n).step_by(4) {
+        // b[j + i] = [x_i, y_i, z_i, ·]
+        let t0 = _mm256_unpacklo_pd(b[j], b[j + 1]); // x0 x1 z0 z1
+        let t1 = _mm256_unpackhi_pd(b[j], b[j + 1]); // y0 y1 · ·
+        let t2 = _mm256_unpacklo_pd(b[j + 2], b[j + 3]); // x2 x3 z2 z3
+        let t3 = _mm256_unpackhi_pd(b[j + 2], b[j + 3]); // y2 y3 · ·
+        _mm256_storeu_pd(out[0].as_mut_ptr().add(j), _mm256_permute2f128_pd::<0x20>(t0, t2));
+        _mm256_storeu_pd(out[1].as_mut_ptr().add(j), _mm256_permute2f128_pd::<0x20>(t1, t3));
+        _mm256_storeu_pd(out[2].as_mut_ptr().add(j), _mm256_permute2f128_pd::<0x31>(t0, t2));
+    }
+}
+
 impl<T: Real> KernelEval<T> for BSplineEval<T> {
     #[inline(always)]
     fn width(&self) -> usize {
@@ -217,6 +298,46 @@ mod tests {
             }
             let p = BSplineParams { order: n };
             assert!((p.value(0.3) - m_explicit(n, 0.3 + 0.5 * n as f64)).abs() < 1e-14);
+        }
+    }
+
+    /// The three-lane evaluation equals the scalar one bit for bit, for every order it takes,
+    /// offsets across the whole interval, values with and without derivatives.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn eval3_avx_equals_scalar() {
+        if !crate::simd::has_avx2_fma() {
+            return;
+        }
+        for n in 2..=EVAL3_MAX_ORDER {
+            let e = BSplineEval::<f64>::new(&BSplineParams { order: n });
+            for i in 0..97 {
+                let t: [f64; 3] = [0, 1, 2].map(|d| -0.5 * n as f64 + ((i * (d + 3) + 7 * d) % 97) as f64 / 97.0);
+                let mut want = [[0.0; MAX_WIDTH]; 3];
+                let mut want_d = [[0.0; MAX_WIDTH]; 3];
+                for d in 0..3 {
+                    e.eval_with_deriv(t[d], &mut want[d], &mut want_d[d]);
+                }
+                let sentinel = 12345.0;
+                let (mut v, mut dv, mut v_only) = ([[sentinel; MAX_WIDTH]; 3], [[sentinel; MAX_WIDTH]; 3], [[sentinel; MAX_WIDTH]; 3]);
+                // SAFETY: AVX2 checked above.
+                unsafe {
+                    let tv = _mm256_setr_pd(t[0], t[1], t[2], f64::NAN);
+                    e.eval3_avx(tv, &mut v, Some(&mut dv));
+                    e.eval3_avx(tv, &mut v_only, None);
+                }
+                for d in 0..3 {
+                    for j in 0..n {
+                        assert_eq!(v[d][j].to_bits(), want[d][j].to_bits(), "n {n} t {} axis {d} j {j}", t[d]);
+                        assert_eq!(dv[d][j].to_bits(), want_d[d][j].to_bits(), "n {n} t {} axis {d} j {j} (derivative)", t[d]);
+                        assert_eq!(v_only[d][j].to_bits(), want[d][j].to_bits());
+                    }
+                    // zeros up to the end of the last block of 4, nothing past it
+                    let end = n.div_ceil(4) * 4;
+                    assert!(v[d][n..end].iter().chain(&dv[d][n..end]).all(|&x| x == 0.0), "n {n}: block not zero-filled");
+                    assert!(v[d][end..].iter().chain(&dv[d][end..]).all(|&x| x == sentinel), "n {n}: written past its block");
+                }
+            }
         }
     }
 

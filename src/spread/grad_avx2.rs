@@ -7,7 +7,7 @@
 
 use super::super::Spreader;
 use crate::kernel::bspline::BSplineEval;
-use crate::kernel::{KernelEval, MAX_WIDTH};
+use crate::kernel::MAX_WIDTH;
 use crate::threads::{SyncPtr, Threads};
 use std::arch::x86_64::*;
 
@@ -70,18 +70,18 @@ impl Spreader<f64> {
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA.
-    pub(super) unsafe fn spread_real_points_f64_avx2<K: KernelEval<f64>>(&self, k: &K, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
+    pub(super) unsafe fn spread_real_points_f64_avx2(&self, k: &BSplineEval<f64>, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
         if self.w[0] >= 5 && crate::simd::has_avx512() {
             return match self.w[0].div_ceil(8) {
-                1 => spread_points512::<K, 1>(self, k, a, cs, lo, bsz, bx),
-                _ => spread_points512::<K, 2>(self, k, a, cs, lo, bsz, bx),
+                1 => spread_points512::<1>(self, k, a, cs, lo, bsz, bx),
+                _ => spread_points512::<2>(self, k, a, cs, lo, bsz, bx),
             };
         }
         match self.w[0].div_ceil(4) {
-            1 => spread_points::<K, 1>(self, k, a, cs, lo, bsz, bx),
-            2 => spread_points::<K, 2>(self, k, a, cs, lo, bsz, bx),
-            3 => spread_points::<K, 3>(self, k, a, cs, lo, bsz, bx),
-            4 => spread_points::<K, 4>(self, k, a, cs, lo, bsz, bx),
+            1 => spread_points::<1>(self, k, a, cs, lo, bsz, bx),
+            2 => spread_points::<2>(self, k, a, cs, lo, bsz, bx),
+            3 => spread_points::<3>(self, k, a, cs, lo, bsz, bx),
+            4 => spread_points::<4>(self, k, a, cs, lo, bsz, bx),
             _ => unreachable!("widths above 16 handled by the generic loop"),
         }
     }
@@ -97,18 +97,31 @@ fn window(sp: &Spreader<f64>, k: &BSplineEval<f64>, p: usize, half: f64, xlen: u
           gyi: &mut [usize; MAX_WIDTH], gzi: &mut [usize; MAX_WIDTH]) -> ([isize; 3], bool) {
     let (w, nf) = (sp.w[0], sp.nf);
     let [v, dv] = vd;
-    let mut i0 = [0isize; 3];
-    for d in 0..3 {
-        let gv = sp.g[d][p];
-        let start = (gv - half).ceil();
-        i0[d] = start as isize;
-        k.eval_with_deriv(start - gv, &mut v[d], &mut dv[d]);
-    }
+    // SAFETY: inlined into the AVX2 clones only.
+    let i0 = unsafe { kernel3(sp, k, p, half, v, Some(dv)) };
     for t in 0..w {
         gyi[t] = wrap(i0[1] + t as isize, nf[1]);
         gzi[t] = nf[1] * wrap(i0[2] + t as isize, nf[2]);
     }
     (i0, i0[0] >= 0 && i0[0] as usize + xlen <= nf[0])
+}
+
+/// First grid index per axis of sorted 3D point `p`'s window (kernel half-width `half`) and
+/// the B-spline values `v` (with `dv`: derivatives) at its offsets, the three axes in the lanes
+/// of one vector ([`BSplineEval::eval3_avx`]); the same indices and values, bit for bit, as
+/// [`Spreader::point_kernel`] or `ceil` and [`BSplineEval::eval_with_deriv`] per axis.
+///
+/// # Safety
+/// The CPU supports AVX2 (inlined into the AVX2 clones).
+#[inline(always)]
+unsafe fn kernel3(sp: &Spreader<f64>, k: &BSplineEval<f64>, p: usize, half: f64, v: &mut [[f64; MAX_WIDTH]; 3],
+                  dv: Option<&mut [[f64; MAX_WIDTH]; 3]>) -> [isize; 3] {
+    let g = _mm256_setr_pd(sp.g[0][p], sp.g[1][p], sp.g[2][p], 0.0);
+    let start = _mm256_round_pd::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(_mm256_sub_pd(g, _mm256_set1_pd(half)));
+    k.eval3_avx(_mm256_sub_pd(start, g), v, dv);
+    let mut s = [0.0f64; 4];
+    _mm256_storeu_pd(s.as_mut_ptr(), start);
+    [s[0] as isize, s[1] as isize, s[2] as isize]
 }
 
 /// Value and gradient of the interpolant at sorted points `a..a+out.len()`.
@@ -170,9 +183,20 @@ unsafe fn grad_points<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f64>,
     }
 }
 
+/// [`Spreader::point_kernel`] of sorted point `p` for the real spreading loops: in 3D from
+/// order 2 on by [`kernel3`] (the same values).
+#[inline(always)]
+unsafe fn real_point_kernel(sp: &Spreader<f64>, k: &BSplineEval<f64>, g: &[&[f64]; 3], p: usize, ker: &mut [[f64; MAX_WIDTH]; 3], i0: &mut [isize; 3]) {
+    if sp.dim == 3 && sp.w[0] >= 2 {
+        *i0 = kernel3(sp, k, p, 0.5 * sp.w[0] as f64, ker, None);
+    } else {
+        sp.point_kernel::<BSplineEval<f64>, false>(k, g, p, ker, i0);
+    }
+}
+
 /// Real spreading, rows as `NV` vectors (zero weights past `w`).
 #[target_feature(enable = "avx2,fma")]
-unsafe fn spread_points<K: KernelEval<f64>, const NV: usize>(sp: &Spreader<f64>, k: &K, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
+unsafe fn spread_points<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f64>, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
     let w = sp.w[0];
     let wp = 4 * NV;
     let mut ker = [[0.0f64; MAX_WIDTH]; 3];
@@ -181,7 +205,7 @@ unsafe fn spread_points<K: KernelEval<f64>, const NV: usize>(sp: &Spreader<f64>,
     let bp = bx.as_mut_ptr();
     let g: [&[f64]; 3] = [&sp.g[0], &sp.g[1], &sp.g[2]];
     for (q, &cv) in cs.iter().enumerate() {
-        sp.point_kernel::<K, false>(k, &g, a + q, &mut ker, &mut i0);
+        real_point_kernel(sp, k, &g, a + q, &mut ker, &mut i0);
         for i in w..wp {
             ker[0][i] = 0.0;
         }
@@ -275,7 +299,7 @@ unsafe fn grad_points512<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f6
 /// [`spread_points`] with 512-bit vectors: rows as `NV` vectors of 8, masked to the width (no
 /// write past `w`).
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn spread_points512<K: KernelEval<f64>, const NV: usize>(sp: &Spreader<f64>, k: &K, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
+unsafe fn spread_points512<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f64>, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
     let w = sp.w[0];
     let mk = masks512::<NV>(w);
     let mut ker = [[0.0f64; MAX_WIDTH]; 3];
@@ -283,7 +307,7 @@ unsafe fn spread_points512<K: KernelEval<f64>, const NV: usize>(sp: &Spreader<f6
     let bp = bx.as_mut_ptr();
     let g: [&[f64]; 3] = [&sp.g[0], &sp.g[1], &sp.g[2]];
     for (q, &cv) in cs.iter().enumerate() {
-        sp.point_kernel::<K, false>(k, &g, a + q, &mut ker, &mut i0);
+        real_point_kernel(sp, k, &g, a + q, &mut ker, &mut i0);
         let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
         let c = _mm512_set1_pd(cv);
         let mut kc = [_mm512_setzero_pd(); NV];

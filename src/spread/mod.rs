@@ -422,7 +422,13 @@ impl<T: Real> Spreader<T> {
             (true, 3) => k.eval_fused_n(t, ker),
             (true, 2) => k.eval_fused_n([t[0], t[1]], ker.first_chunk_mut::<2>().expect("three axes")),
             (true, _) => k.eval_fused(t[0], &mut ker[0]),
-            (false, _) => (0..self.dim).for_each(|d| k.eval(t[d], &mut ker[d])),
+            (false, _) => {
+                // a plain loop: an iterator adapter's `fold` stays out of line, compiled without
+                // the calling clone's target features (docs/design.md §10)
+                for d in 0..self.dim {
+                    k.eval(t[d], &mut ker[d]);
+                }
+            }
         }
         for kd in ker.iter_mut().skip(self.dim) {
             kd[0] = T::one();
