@@ -92,9 +92,31 @@ pub fn bspline_weights<T: Real>(n: usize, f: T, v: &mut [T; MAX_WIDTH], dv: Opti
         }
         return;
     }
+    recursion(n, f, v, dv);
+}
+
+/// The arithmetic of the recursion: one value (every [`Real`]) or the lanes of a vector
+/// ([`X4`]), so that scalar and vector evaluations are one code with the same operations.
+trait Lanes: Copy + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self> + std::ops::Neg<Output = Self> {
+    /// `v` in every lane.
+    fn splat(v: f64) -> Self;
+}
+
+impl<T: Real> Lanes for T {
+    #[inline(always)]
+    fn splat(v: f64) -> T {
+        T::of(v)
+    }
+}
+
+/// [`bspline_weights`] from order 2 on, for [`Lanes`] in arrays of any length `W ≥ n`.
+#[inline(always)]
+fn recursion<L: Lanes, const W: usize>(n: usize, f: L, v: &mut [L; W], dv: Option<&mut [L; W]>) {
+    let one = L::splat(1.0);
     // order 2: M_2(f) = f, M_2(f + 1) = 1 − f
     v[0] = f;
-    v[1] = T::one() - f;
+    v[1] = one - f;
     for k in 3..=n {
         if k == n {
             if let Some(dv) = dv {
@@ -112,23 +134,71 @@ pub fn bspline_weights<T: Real>(n: usize, f: T, v: &mut [T; MAX_WIDTH], dv: Opti
     }
     if n == 2 {
         if let Some(dv) = dv {
-            dv[0] = T::one();
-            dv[1] = -T::one();
+            dv[0] = one;
+            dv[1] = -one;
         }
     }
 }
 
 /// One step of the recursion: `v` holds `M_{k−1}(f + j)`, `j < k−1`; on return `M_k(f + j)`, `j < k`.
 #[inline(always)]
-fn step<T: Real>(k: usize, f: T, v: &mut [T; MAX_WIDTH]) {
-    let inv = T::one() / T::of((k - 1) as f64);
-    let kk = T::of(k as f64);
-    v[k - 1] = (kk - f - T::of((k - 1) as f64)) * v[k - 2] * inv;
+fn step<L: Lanes, const W: usize>(k: usize, f: L, v: &mut [L; W]) {
+    let inv = L::splat(1.0) / L::splat((k - 1) as f64);
+    let kk = L::splat(k as f64);
+    v[k - 1] = (kk - f - L::splat((k - 1) as f64)) * v[k - 2] * inv;
     for j in (1..k - 1).rev() {
-        let u = f + T::of(j as f64);
+        let u = f + L::splat(j as f64);
         v[j] = (u * v[j] + (kk - u) * v[j - 1]) * inv;
     }
     v[0] = f * v[0] * inv;
+}
+
+/// Four f64 lanes for [`recursion`] ([`BSplineEval::eval3_avx`]). Made only inside AVX code
+/// (`eval3_avx`'s safety contract), which is what makes its safe operators sound.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct X4(__m256d);
+
+#[cfg(target_arch = "x86_64")]
+macro_rules! x4_op {
+    ($tr:ident, $f:ident, $intr:ident) => {
+        impl std::ops::$tr for X4 {
+            type Output = X4;
+            #[inline(always)]
+            fn $f(self, o: X4) -> X4 {
+                // SAFETY: an X4 exists only where the CPU has AVX (type docs).
+                X4(unsafe { $intr(self.0, o.0) })
+            }
+        }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+x4_op!(Add, add, _mm256_add_pd);
+#[cfg(target_arch = "x86_64")]
+x4_op!(Sub, sub, _mm256_sub_pd);
+#[cfg(target_arch = "x86_64")]
+x4_op!(Mul, mul, _mm256_mul_pd);
+#[cfg(target_arch = "x86_64")]
+x4_op!(Div, div, _mm256_div_pd);
+
+#[cfg(target_arch = "x86_64")]
+impl std::ops::Neg for X4 {
+    type Output = X4;
+    #[inline(always)]
+    fn neg(self) -> X4 {
+        // the sign bit flipped, as the scalar `-x` (also for zeros)
+        // SAFETY: as for the binary operators.
+        X4(unsafe { _mm256_xor_pd(self.0, _mm256_set1_pd(-0.0)) })
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for X4 {
+    #[inline(always)]
+    fn splat(v: f64) -> X4 {
+        // SAFETY: as for the binary operators.
+        X4(unsafe { _mm256_set1_pd(v) })
+    }
 }
 
 /// Evaluator of the centred B-spline `ψ(t) = M_n(t + n/2)` (see the module docs).
@@ -155,7 +225,7 @@ impl<T: Real> BSplineEval<T> {
 
 /// Largest order [`BSplineEval::eval3_avx`] takes (four 256-bit blocks of values).
 #[cfg(target_arch = "x86_64")]
-pub(crate) const EVAL3_MAX_ORDER: usize = 16;
+const EVAL3_MAX_ORDER: usize = 16;
 
 #[cfg(target_arch = "x86_64")]
 impl BSplineEval<f64> {
@@ -174,43 +244,21 @@ impl BSplineEval<f64> {
     #[inline(always)]
     pub(crate) unsafe fn eval3_avx(&self, t: __m256d, v: &mut [[f64; MAX_WIDTH]; 3], dv: Option<&mut [[f64; MAX_WIDTH]; 3]>) {
         let n = self.n;
-        assert!((2..=EVAL3_MAX_ORDER).contains(&n), "order {n} outside 2..={EVAL3_MAX_ORDER}");
-        let one = _mm256_set1_pd(1.0);
-        let f = _mm256_add_pd(t, _mm256_set1_pd(self.half));
-        let mut b = [_mm256_setzero_pd(); EVAL3_MAX_ORDER];
-        let mut db = [_mm256_setzero_pd(); EVAL3_MAX_ORDER];
-        let want_dv = dv.is_some();
-        // order 2: M_2(f) = f, M_2(f + 1) = 1 − f
-        b[0] = f;
-        b[1] = _mm256_sub_pd(one, f);
-        for k in 3..=n {
-            if k == n && want_dv {
-                // M_n'(f + j) = M_{n−1}(f + j) − M_{n−1}(f + j − 1)
-                db[0] = b[0];
-                for j in 1..n - 1 {
-                    db[j] = _mm256_sub_pd(b[j], b[j - 1]);
-                }
-                db[n - 1] = _mm256_xor_pd(b[n - 2], _mm256_set1_pd(-0.0));
+        debug_assert!((2..=EVAL3_MAX_ORDER).contains(&n), "order {n} outside 2..={EVAL3_MAX_ORDER}");
+        let f = X4(_mm256_add_pd(t, _mm256_set1_pd(self.half)));
+        let zero = X4(_mm256_setzero_pd());
+        let mut b = [zero; EVAL3_MAX_ORDER];
+        match dv {
+            None => {
+                recursion(n, f, &mut b, None);
+                transpose3(&b, n, v);
             }
-            // one step of `step`, lane-wise
-            let inv = _mm256_set1_pd(1.0 / (k - 1) as f64);
-            let kk = _mm256_set1_pd(k as f64);
-            let km1 = _mm256_set1_pd((k - 1) as f64);
-            b[k - 1] = _mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(_mm256_sub_pd(kk, f), km1), b[k - 2]), inv);
-            for j in (1..k - 1).rev() {
-                let u = _mm256_add_pd(f, _mm256_set1_pd(j as f64));
-                let s = _mm256_add_pd(_mm256_mul_pd(u, b[j]), _mm256_mul_pd(_mm256_sub_pd(kk, u), b[j - 1]));
-                b[j] = _mm256_mul_pd(s, inv);
+            Some(dv) => {
+                let mut db = [zero; EVAL3_MAX_ORDER];
+                recursion(n, f, &mut b, Some(&mut db));
+                transpose3(&b, n, v);
+                transpose3(&db, n, dv);
             }
-            b[0] = _mm256_mul_pd(_mm256_mul_pd(f, b[0]), inv);
-        }
-        if n == 2 && want_dv {
-            db[0] = one;
-            db[1] = _mm256_set1_pd(-1.0);
-        }
-        transpose3(&b, n, v);
-        if let Some(dv) = dv {
-            transpose3(&db, n, dv);
         }
     }
 }
@@ -219,13 +267,13 @@ impl BSplineEval<f64> {
 /// rounded up to a multiple of 4 (4×4 transposes of blocks of four vectors).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn transpose3(b: &[__m256d; EVAL3_MAX_ORDER], n: usize, out: &mut [[f64; MAX_WIDTH]; 3]) {
+unsafe fn transpose3(b: &[X4; EVAL3_MAX_ORDER], n: usize, out: &mut [[f64; MAX_WIDTH]; 3]) {
     for j in (0..n).step_by(4) {
         // b[j + i] = [x_i, y_i, z_i, ·]
-        let t0 = _mm256_unpacklo_pd(b[j], b[j + 1]); // x0 x1 z0 z1
-        let t1 = _mm256_unpackhi_pd(b[j], b[j + 1]); // y0 y1 · ·
-        let t2 = _mm256_unpacklo_pd(b[j + 2], b[j + 3]); // x2 x3 z2 z3
-        let t3 = _mm256_unpackhi_pd(b[j + 2], b[j + 3]); // y2 y3 · ·
+        let t0 = _mm256_unpacklo_pd(b[j].0, b[j + 1].0); // x0 x1 z0 z1
+        let t1 = _mm256_unpackhi_pd(b[j].0, b[j + 1].0); // y0 y1 · ·
+        let t2 = _mm256_unpacklo_pd(b[j + 2].0, b[j + 3].0); // x2 x3 z2 z3
+        let t3 = _mm256_unpackhi_pd(b[j + 2].0, b[j + 3].0); // y2 y3 · ·
         _mm256_storeu_pd(out[0].as_mut_ptr().add(j), _mm256_permute2f128_pd::<0x20>(t0, t2));
         _mm256_storeu_pd(out[1].as_mut_ptr().add(j), _mm256_permute2f128_pd::<0x20>(t1, t3));
         _mm256_storeu_pd(out[2].as_mut_ptr().add(j), _mm256_permute2f128_pd::<0x31>(t0, t2));
