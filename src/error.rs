@@ -163,8 +163,9 @@ pub const MAX_ELEMENTS: usize = 1 << 40;
 /// Asks the kernel for transparent huge pages on the whole 2 MiB pages inside `bytes` bytes
 /// from `ptr` (an allocation not yet touched, of at least 4 MiB): 512× fewer page faults and
 /// TLB misses for arrays written or read in scattered order. Linux only; advisory (failure or
-/// an unsupported system is ignored).
-pub(crate) fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
+/// an unsupported system is ignored). Public for callers that allocate the arrays they pass
+/// in (the `farfield` tool's benchmarks back theirs as NumPy does by default).
+pub fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;

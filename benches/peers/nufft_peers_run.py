@@ -169,6 +169,24 @@ def ducc0_params(ty, n, coord_md, data_py, tol, iflag, threads, out):
 
 
 # ----------------------------------------------------------------------------- peers on saved inputs
+def best_peers(reps):
+    """The best repetition of each peer among `reps` (results of `peers_on_saved`, one
+    repetition each): its times and errors, with ducc0's `params` from whichever repetition
+    read them."""
+    out = {}
+    for lib in reps[0]:
+        got = [r[lib] for r in reps if r[lib] is not None]
+        if not got:
+            out[lib] = None
+            continue
+        best = dict(best_of(got))
+        params = next((g["params"] for g in got if "params" in g), None)
+        if params is not None or "params" in best:
+            best["params"] = params
+        out[lib] = best
+    return out
+
+
 def peers_on_saved(ty, dim, n, saved, tol, iflag, threads, prec, repeat=1, want_params=False):
     """Runs FINUFFT and ducc0 (best of `repeat`) on our saved inputs.
 

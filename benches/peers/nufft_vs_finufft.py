@@ -36,9 +36,10 @@ What it does:
    ducc0's (M, d) coordinate array and the peers' output arrays (touched) are prepared before
    the clocks start. With `--repeat R` each library's time is the best total of R repetitions,
    the setup included in every one (ours: R fresh processes, so FFTW planning is never warm;
-   the peers run in this process). Errors: ours from the first run at each thread count (its
+   the peers run in this process), the libraries taking turns (ours, FINUFFT, ducc0, then
+   again), so that a host whose speed drifts over minutes slows all three alike. Errors: ours from the first run at each thread count (its
    own direct sums, the same seed and so the same values as the saved ones), the peers' from
-   their last run (repetitions agree up to rounding). ducc0's chosen oversampled grid and
+   their best run (repetitions agree up to rounding). ducc0's chosen oversampled grid and
    kernel support are read from its verbosity report of one extra untimed execute
    (`--no-ducc0-params` skips it).
 5. Prints (`nufft_peers_report.py`) a Markdown table per case, tol and thread count (our
@@ -75,7 +76,7 @@ from peer_env import BIN, ROOT, ensure_binary, log
 from peer_env import ensure_venv as _ensure_venv
 from nufft_peers_memory import memory
 from nufft_peers_report import acceptance, efficiencies, fmt_e, fmt_t, print_tables
-from nufft_peers_run import best_of, load_saved, peers_on_saved, rel_l2, run_ours, threads_label
+from nufft_peers_run import best_of, best_peers, load_saved, peers_on_saved, rel_l2, run_ours, threads_label
 
 VENV = ROOT / ".venv-peers"
 PACKAGES = ["finufft", "ducc0", "numpy"]
@@ -205,14 +206,19 @@ def timed_cases(args, threads):
                     # first of all saves the inputs for the peers
                     first = run_ours(ty, dim, n, m, tol, t, check=args.check, save=d if saved is None else None,
                                      prec=args.prec)
-                    more = [run_ours(ty, dim, n, m, tol, t, check=0, prec=args.prec) for _ in range(args.repeat - 1)]
-                    ours = dict(best_of([first] + more), rel_error=first["rel_error"], checked=first["checked"])
                     if saved is None:
                         saved = load_saved(d, dim)
-                    log(f"{name}, tol {tol:g}, {threads_label(t)} threads: finufft, ducc0 ...")
-                    peers = peers_on_saved(ty, dim, n, saved, tol, first["iflag"], t, args.prec, args.repeat,
-                                           want_params=not args.no_ducc0_params)
-                    runs[t] = {"ours": ours, **peers}
+                    # the repetitions interleaved (ours, FINUFFT, ducc0; then again), so that
+                    # a drift of the host's speed over minutes reaches all three alike
+                    ours_runs, peer_runs = [first], []
+                    for r in range(args.repeat):
+                        if r > 0:
+                            ours_runs.append(run_ours(ty, dim, n, m, tol, t, check=0, prec=args.prec))
+                        log(f"{name}, tol {tol:g}, {threads_label(t)} threads: finufft, ducc0 ({r + 1}/{args.repeat}) ...")
+                        peer_runs.append(peers_on_saved(ty, dim, n, saved, tol, first["iflag"], t, args.prec,
+                                                        want_params=r == 0 and not args.no_ducc0_params))
+                    ours = dict(best_of(ours_runs), rel_error=first["rel_error"], checked=first["checked"])
+                    runs[t] = {"ours": ours, **best_peers(peer_runs)}
                 del saved
             records.append({"case": name, "type": ty, "dim": dim, "modes": n, "points": m, "tol": tol,
                             "prec": args.prec, "runs": runs, "efficiency": efficiencies(runs)})

@@ -122,9 +122,13 @@ pub fn ensure_fits(bytes: f64, what: &str) -> crate::CliResult<()> {
 }
 
 /// `n` values `f()` (in order), allocated fallibly: an allocation failure is an error message
-/// (with the byte count), not an abort of the tool.
+/// (with the byte count), not an abort of the tool. Arrays of 4 MiB and more are asked for
+/// transparent huge pages before they are filled ([`farfield::error::advise_huge_pages`]), as
+/// NumPy asks for its arrays by default, so that the benchmarks' inputs and outputs are backed
+/// like those the peers (FINUFFT, ducc0 through NumPy) read and write in the same run.
 pub fn try_vec<T>(n: usize, what: &str, f: impl FnMut() -> T) -> crate::CliResult<Vec<T>> {
     let mut v = farfield::error::try_vec(n, what).map_err(|e| e.to_string())?;
+    farfield::error::advise_huge_pages(v.as_mut_ptr() as *mut u8, v.capacity() * std::mem::size_of::<T>());
     v.extend(std::iter::repeat_with(f).take(n));
     Ok(v)
 }

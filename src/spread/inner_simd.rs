@@ -56,16 +56,29 @@ macro_rules! row_kernels {
             let mut kv = [$zero(); MAX_VECTORS];
             $kvec(&ker[0], W, o, nv, [c.re, c.im], &mut kv);
             check_rows(bx.len(), s, l, wyz, o, nv * L);
-            let p0 = bx.as_mut_ptr() as *mut $t;
-            for k in 0..wyz[1] {
-                let vz = ker[2][k];
-                for j in 0..wyz[0] {
-                    let v = $set1(vz * ker[1][j]);
-                    let p = p0.add(2 * (l[0] + s[0] * (l[1] + j + s[1] * (l[2] + k))) - o);
-                    for q in 0..nv {
-                        $storeu(p.add(q * L), $fmadd(kv[q], v, $loadu(p.add(q * L))));
+            // the row counts as constants where they are the width (every NUFFT: the y and z
+            // loops unrolled, the kernel indices unchecked), else as read
+            // (WY, WZ = 0: from `wyz`)
+            #[inline(always)]
+            unsafe fn rows<const WY: usize, const WZ: usize>(p0: *mut $t, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, o: usize, nv: usize, kv: &[$v; MAX_VECTORS]) {
+                let wy = if WY == 0 { wyz[0] } else { WY };
+                let wz = if WZ == 0 { wyz[1] } else { WZ };
+                for k in 0..wz {
+                    let vz = ker[2][k];
+                    for j in 0..wy {
+                        let v = $set1(vz * ker[1][j]);
+                        let p = p0.add(2 * (l[0] + s[0] * (l[1] + j + s[1] * (l[2] + k))) - o);
+                        for q in 0..nv {
+                            $storeu(p.add(q * L), $fmadd(kv[q], v, $loadu(p.add(q * L))));
+                        }
                     }
                 }
+            }
+            let p0 = bx.as_mut_ptr() as *mut $t;
+            match wyz {
+                [a, b] if a == W && b == W => rows::<W, W>(p0, s, l, wyz, ker, o, nv, &kv),
+                [a, 1] if a == W => rows::<W, 1>(p0, s, l, wyz, ker, o, nv, &kv),
+                _ => rows::<0, 0>(p0, s, l, wyz, ker, o, nv, &kv),
             }
         }
 
