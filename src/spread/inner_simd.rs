@@ -92,36 +92,49 @@ macro_rules! row_kernels {
             let o = 2 * (l[0] % (L / 2));
             let nv = (o + 2 * W).div_ceil(L);
             check_rows(bx.len(), s, l, wyz, o, nv * L);
+            // the rows weighted by their y and z kernel values and summed, the row counts as
+            // constants where they are the width (as in the spreading loop above)
+            #[inline(always)]
+            unsafe fn rows<const WY: usize, const WZ: usize>(p0: *const $t, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, o: usize, nv: usize) -> [$v; MAX_VECTORS] {
+                let wy = if WY == 0 { wyz[0] } else { WY };
+                let wz = if WZ == 0 { wyz[1] } else { WZ };
+                // two accumulator banks, even and odd rows: with one, every row's FMAs wait for
+                // the previous row's (4 cycles), and once the rows come from L1 (points ordered by
+                // sub-cell, super::sort::sub_cells) that latency is what bounds the loop
+                let mut acc = [$zero(); MAX_VECTORS];
+                let mut acc2 = [$zero(); MAX_VECTORS];
+                for k in 0..wz {
+                    let vz = ker[2][k];
+                    let mut j = 0;
+                    while j + 1 < wy {
+                        let (v, v2) = ($set1(vz * ker[1][j]), $set1(vz * ker[1][j + 1]));
+                        let p = p0.add(2 * (l[0] + s[0] * (l[1] + j + s[1] * (l[2] + k))) - o);
+                        let p2 = p.add(2 * s[0]);
+                        for q in 0..nv {
+                            acc[q] = $fmadd($loadu(p.add(q * L)), v, acc[q]);
+                            acc2[q] = $fmadd($loadu(p2.add(q * L)), v2, acc2[q]);
+                        }
+                        j += 2;
+                    }
+                    if j < wy {
+                        let v = $set1(vz * ker[1][j]);
+                        let p = p0.add(2 * (l[0] + s[0] * (l[1] + j + s[1] * (l[2] + k))) - o);
+                        for q in 0..nv {
+                            acc[q] = $fmadd($loadu(p.add(q * L)), v, acc[q]);
+                        }
+                    }
+                }
+                for q in 0..nv {
+                    acc[q] = $add(acc[q], acc2[q]);
+                }
+                acc
+            }
             let p0 = bx.as_ptr() as *const $t;
-            // two accumulator banks, even and odd rows: with one, every row's FMAs wait for
-            // the previous row's (4 cycles), and once the rows come from L1 (points ordered by
-            // sub-cell, super::sort::sub_cells) that latency is what bounds the loop
-            let mut acc = [$zero(); MAX_VECTORS];
-            let mut acc2 = [$zero(); MAX_VECTORS];
-            for k in 0..wyz[1] {
-                let vz = ker[2][k];
-                let mut j = 0;
-                while j + 1 < wyz[0] {
-                    let (v, v2) = ($set1(vz * ker[1][j]), $set1(vz * ker[1][j + 1]));
-                    let p = p0.add(2 * (l[0] + s[0] * (l[1] + j + s[1] * (l[2] + k))) - o);
-                    let p2 = p.add(2 * s[0]);
-                    for q in 0..nv {
-                        acc[q] = $fmadd($loadu(p.add(q * L)), v, acc[q]);
-                        acc2[q] = $fmadd($loadu(p2.add(q * L)), v2, acc2[q]);
-                    }
-                    j += 2;
-                }
-                if j < wyz[0] {
-                    let v = $set1(vz * ker[1][j]);
-                    let p = p0.add(2 * (l[0] + s[0] * (l[1] + j + s[1] * (l[2] + k))) - o);
-                    for q in 0..nv {
-                        acc[q] = $fmadd($loadu(p.add(q * L)), v, acc[q]);
-                    }
-                }
-            }
-            for q in 0..nv {
-                acc[q] = $add(acc[q], acc2[q]);
-            }
+            let acc = match wyz {
+                [a, b] if a == W && b == W => rows::<W, W>(p0, s, l, wyz, ker, o, nv),
+                [a, 1] if a == W => rows::<W, 1>(p0, s, l, wyz, ker, o, nv),
+                _ => rows::<0, 0>(p0, s, l, wyz, ker, o, nv),
+            };
             // contract with the x-kernel, duplicated for the re/im lanes (zero outside the row)
             let mut kx2 = [$zero(); MAX_VECTORS];
             $kvec(&ker[0], W, o, nv, [1.0, 1.0], &mut kx2);
