@@ -60,6 +60,7 @@ macro_rules! row_kernels {
             // loops unrolled, the kernel indices unchecked), else as read
             // (WY, WZ = 0: from `wyz`)
             #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
             unsafe fn rows<const WY: usize, const WZ: usize>(p0: *mut $t, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, o: usize, nv: usize, kv: &[$v; MAX_VECTORS]) {
                 let wy = if WY == 0 { wyz[0] } else { WY };
                 let wz = if WZ == 0 { wyz[1] } else { WZ };
