@@ -180,19 +180,19 @@ def best_peers(reps):
             out[lib] = None
             continue
         best = dict(best_of(got))
-        params = next((g["params"] for g in got if "params" in g), None)
-        if params is not None or "params" in best:
-            best["params"] = params
+        for g in got:
+            if "params" in g:
+                best["params"] = g["params"]
         out[lib] = best
     return out
 
 
-def peers_on_saved(ty, dim, n, saved, tol, iflag, threads, prec, repeat=1, want_params=False):
-    """Runs FINUFFT and ducc0 (best of `repeat`) on our saved inputs.
+def peers_on_saved(ty, dim, n, saved, tol, iflag, threads, prec, want_params=False):
+    """Runs FINUFFT and ducc0 once each on our saved inputs (`best_peers` picks among
+    repetitions).
 
-    Returns {"finufft": {...}, "ducc0": {...} or None}: each with setup_s, exec_s, total_s of
-    the best repetition, `rel_error` (relative l2 on the saved check outputs against the saved
-    direct sums; None without checks), `diff_vs_ours` (relative l2 of the whole output against
+    Returns {"finufft": {...}, "ducc0": {...} or None}: each with setup_s, exec_s, total_s,
+    `rel_error` (relative l2 on the saved check outputs against the saved direct sums; None without checks), `diff_vs_ours` (relative l2 of the whole output against
     ours); ducc0 also `params` (nf, w, sigma) when `want_params`. ducc0 is None below its
     documented accuracy limit."""
     import numpy as np
@@ -203,18 +203,16 @@ def peers_on_saved(ty, dim, n, saved, tol, iflag, threads, prec, repeat=1, want_
     out[...] = 0  # touch the pages before the clocks
     res = {}
 
-    def finish(best):
+    def finish(run):
         flat = to_flat(out) if ty == 1 else out
-        return dict(best, rel_error=rel_l2(flat[idx], exact) if len(idx) else None,
+        return dict(run, rel_error=rel_l2(flat[idx], exact) if len(idx) else None,
                     diff_vs_ours=rel_l2(ours_out, flat))
 
-    res["finufft"] = finish(best_of([run_finufft(ty, n, coords, data_py, tol, iflag, threads, out)
-                                     for _ in range(repeat)]))
+    res["finufft"] = finish(run_finufft(ty, n, coords, data_py, tol, iflag, threads, out))
     if ducc0_ok(tol, prec):
         coord_md = np.ascontiguousarray(np.stack(coords, axis=1))
         out[...] = 0
-        best = best_of([run_ducc0(ty, n, coord_md, data_py, tol, iflag, threads, out) for _ in range(repeat)])
-        res["ducc0"] = finish(best)
+        res["ducc0"] = finish(run_ducc0(ty, n, coord_md, data_py, tol, iflag, threads, out))
         if want_params:
             res["ducc0"]["params"] = ducc0_params(ty, n, coord_md, data_py, tol, iflag, threads, out)
         del coord_md
