@@ -139,6 +139,83 @@ pub(super) fn fold_points_dd<T: Real>(x: &[T], nf: usize, hi: &mut [T], lo: &mut
     body(x, nf, hi, lo)
 }
 
+/// Smallest kernel width at which a 1D interpolation-only spreader sorts its points
+/// ([`interps_in_order`]).
+const SORT_MIN_WIDTH: usize = 12;
+
+/// Whether a 1D spreader made for interpolation only ([`super::SpreadOpts::interp_only`])
+/// keeps `m` points in the caller's order on a grid of `nf` points for a kernel of width `w`.
+/// It sorts them when the grid is larger than the rows whose windows are prefetched
+/// ([`super::prefetches`]: beyond L2), the kernel at least [`SORT_MIN_WIDTH`] wide and the
+/// points at least one per grid point: the windows scattered over the row then cost more than
+/// the sort in `setpts` and the scatter of the values. Measured on the 2-core Xeon VM of
+/// docs/design.md §10, M = 10⁷, N = 10⁶ (nf = 2.05·10⁶, 33 MB), f64, w = 13, two threads:
+/// in the caller's order setpts 0.11 + execute 0.44 s; sorted 0.24 + 0.18 s (one thread:
+/// 0.18 + 0.77 against 0.42 + 0.24 s). At w = 4–10 the two orders are within 0.05 s of each
+/// other, so the cheaper setpts keeps the caller's order there.
+pub(super) fn interps_in_order<T: Real>(m: usize, nf: usize, w: usize) -> bool {
+    w < SORT_MIN_WIDTH || m < nf || nf * std::mem::size_of::<Complex<T>>() <= super::PREFETCH_MIN_BYTES
+}
+
+/// The low parts of the coordinates `x` (radians, finite) of 1D points whose grid coordinates
+/// `g` come from the bin sort's fold ([`super::fold`]; ~1e-9 grid points off at nf = 2·10⁶,
+/// from rounding `x/2π`): `glo[j]` = the double-double fold of `x[j]` ([`fold_points_dd`])
+/// minus `g[j]`, taken modulo `nf` into [−nf/2, nf/2]. So `g[j] + glo[j]` is the coordinate
+/// to ~1e-16 grid points, as for points in the caller's order, while `g` (which decided the
+/// point's bin) is kept.
+pub(super) fn low_parts<T: Real>(x: &[T], g: &[T], nf: usize, glo: &mut [f32]) {
+    let (nff, half) = (nf as f64, 0.5 * nf as f64);
+    let mut hi = [T::zero(); BLOCK];
+    let mut lo = [0f32; BLOCK];
+    for ((xb, gb), ob) in x.chunks(BLOCK).zip(g.chunks(BLOCK)).zip(glo.chunks_mut(BLOCK)) {
+        let n = xb.len();
+        fold_points_dd(xb, nf, &mut hi[..n], &mut lo[..n]);
+        for j in 0..n {
+            // exact: hi and g agree to ~1e-9 grid points, or differ by about nf (a point at a
+            // period's end folded to either end)
+            let mut d = hi[j].to_f64v() - gb[j].to_f64v();
+            if d > half {
+                d -= nff;
+            } else if d < -half {
+                d += nff;
+            }
+            ob[j] = (d + lo[j] as f64) as f32;
+        }
+    }
+}
+
+/// [`low_parts`] of bin-sorted 1D points: `glo[i]` for the point `perm[i]` of the caller's
+/// array `x` (checked finite), whose sorted grid coordinate is `g[i]`. Parallel over runs of
+/// sorted positions; the coordinates are gathered through `perm` a block at a time.
+/// Errors: [`Error::Alloc`].
+pub(super) fn sorted_low_parts<T: Real>(x: &[T], perm: &[u32], g: &[T], nf: usize, threads: &Threads) -> Result<Vec<f32>> {
+    let m = perm.len();
+    let mut glo = crate::error::try_vec::<f32>(m, "folded coordinates (low parts)")?;
+    sort::advise_huge(&mut glo);
+    // SAFETY: capacity m; every element is written by the parallel pass below (plain floats).
+    unsafe { glo.set_len(m) };
+    let chunk = (1 << 16).max(m.div_ceil(4 * threads.count()));
+    let lp = SyncPtr(glo.as_mut_ptr());
+    let failed = Mutex::new(None);
+    threads.for_each(m.div_ceil(chunk), |i| {
+        let lp = lp;
+        let (a, b) = (i * chunk, ((i + 1) * chunk).min(m));
+        // SAFETY: the runs a..b are disjoint and inside the m-element vector.
+        let out = unsafe { std::slice::from_raw_parts_mut(lp.0.add(a), b - a) };
+        let mut xs = match crate::error::try_vec::<T>(BLOCK, "gathered coordinates") {
+            Ok(v) => v,
+            Err(e) => return *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e),
+        };
+        for q in (a..b).step_by(BLOCK) {
+            let e = (q + BLOCK).min(b);
+            xs.clear();
+            super::gather(&perm[q..e], x, &mut xs);
+            low_parts(&xs, &g[q..e], nf, &mut out[q - a..e - a]);
+        }
+    });
+    failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(glo), Err)
+}
+
 impl<T: Real> Spreader<T> {
     /// `setpts` of a spreader that keeps its 1D points in the caller's order: keeps the folded
     /// copy (`copy`; folded and checked in one parallel pass, its pages requested huge) or the
@@ -238,7 +315,7 @@ impl<T: Real> Spreader<T> {
             self.for_each_block(a, b, |q, g, glo| {
                 // SAFETY: runs are disjoint, so c[q..q + g.len()] is written by this task alone.
                 let out = SyncPtr(unsafe { cp.0.add(q) });
-                self.interp_row_points(k, g, glo, bx, out);
+                self.interp_row_points(k, g, glo, bx, 0, None, out);
             });
         });
     }
@@ -263,7 +340,7 @@ impl<T: Real> Spreader<T> {
             // SAFETY: each of the `parts` grids (nf entries, alive until after this loop) is
             // written by task t alone.
             let bx = unsafe { std::slice::from_raw_parts_mut(dst[t].0, nf) };
-            self.for_each_block(t * m / parts, (t + 1) * m / parts, |q, g, glo| self.spread_row_points(k, g, glo, &c[q..q + g.len()], bx));
+            self.for_each_block(t * m / parts, (t + 1) * m / parts, |q, g, glo| self.spread_row_points(k, g, glo, &c[q..q + g.len()], bx, 0));
         });
         if !private.is_empty() {
             threads.chunks(grid, GRID_CHUNK, |i, r| {
@@ -277,31 +354,33 @@ impl<T: Real> Spreader<T> {
     }
 
     /// Spreads the strengths `cs` at the points with folded coordinates `g + glo` into the
-    /// periodic row `bx` (the whole grid): the vector row kernels where the CPU has them.
-    fn spread_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+    /// row `bx` whose first entry is grid index `lo`: the whole periodic grid in the caller's
+    /// order (`lo` = 0), or a sorted subproblem's box, which holds every window. The vector row
+    /// kernels where the CPU has them.
+    pub(super) fn spread_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]], lo: isize) {
         #[cfg(target_arch = "x86_64")]
         if crate::simd::has_avx2_fma() {
             // SAFETY: the CPU supports the clone's extensions (checked at run time).
-            return unsafe { self.spread1d_avx2(k, g, glo, cs, bx) };
+            return unsafe { self.spread1d_avx2(k, g, glo, cs, bx, lo) };
         }
-        self.spread1d::<K, false>(k, g, glo, cs, bx)
+        self.spread1d::<K, false>(k, g, glo, cs, bx, lo)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn spread1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
-        self.spread1d::<K, true>(k, g, glo, cs, bx)
+    unsafe fn spread1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]], lo: isize) {
+        self.spread1d::<K, true>(k, g, glo, cs, bx, lo)
     }
 
     /// [`Self::spread_row_points`] for the clone (`FMA`: the AVX2/FMA one), dispatched on the
     /// width.
     #[inline(always)]
-    fn spread1d<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+    fn spread1d<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]], lo: isize) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.spread1d_w::<K, $n, FMA>(k, g, glo, cs, bx),)*
-                    _ => self.spread1d_w::<K, 0, FMA>(k, g, glo, cs, bx),
+                    $($n => self.spread1d_w::<K, $n, FMA>(k, g, glo, cs, bx, lo),)*
+                    _ => self.spread1d_w::<K, 0, FMA>(k, g, glo, cs, bx, lo),
                 }
             };
         }
@@ -311,10 +390,11 @@ impl<T: Real> Spreader<T> {
     /// [`Self::spread1d`] for the width `W` (`W = 0`: any width): the points in pairs
     /// ([`for_each_pair`]), each window added by [`add_window`].
     #[inline(always)]
-    fn spread1d_w<K: KernelEval<T>, const W: usize, const FMA: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]]) {
+    fn spread1d_w<K: KernelEval<T>, const W: usize, const FMA: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]], lo: isize) {
         let w = if W == 0 { self.w[0] } else { W };
         let mut ker = [[T::zero(); MAX_WIDTH]; 2];
-        let ahead = prefetches(bx).then_some((bx.as_ptr(), bx.len()));
+        // the caller's order only: a sorted box is small and its windows advance in order
+        let ahead = (self.in_order && prefetches(bx)).then_some((bx.as_ptr(), bx.len()));
         for_each_pair(g, Some(glo), w, ahead, |[(qa, la, ta), (qb, lb, tb)], both| {
             if FMA {
                 k.eval_fused_n([ta, tb], &mut ker);
@@ -322,25 +402,30 @@ impl<T: Real> Spreader<T> {
                 k.eval(ta, &mut ker[0]);
                 k.eval(tb, &mut ker[1]);
             }
-            add_window::<T, W, FMA>(bx, la, w, &ker[0], cs[qa]);
+            add_window::<T, W, FMA>(bx, la - lo, w, &ker[0], cs[qa]);
             if both {
-                add_window::<T, W, FMA>(bx, lb, w, &ker[1], cs[qb]);
+                add_window::<T, W, FMA>(bx, lb - lo, w, &ker[1], cs[qb]);
             }
         });
     }
 
-    /// Values at the points with folded coordinates `g + glo` from the periodic row `bx` into
-    /// `out[0..g.len()]`: the vector row kernels where the CPU has them, else a scalar loop.
-    fn interp_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], bx: &[[T; 2]], out: SyncPtr<Complex<T>>) {
+    /// Values at the points with folded coordinates `g + glo` from the row `bx` whose first
+    /// entry is grid index `lo` (the whole periodic grid in the caller's order, `lo` = 0; or a
+    /// sorted subproblem's box): point `q`'s value to `out[perm[q]]` (to `out[q]` without
+    /// `perm`). The vector row kernels where the CPU has them, else a scalar loop.
+    ///
+    /// `out` must be valid for those indices and written by no one else meanwhile (safe to
+    /// call: the callers own the disjoint outputs of their runs or subproblems).
+    pub(super) fn interp_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, out: SyncPtr<Complex<T>>) {
         #[cfg(target_arch = "x86_64")]
         {
             // SAFETY: the CPU supports the clone's extensions (checked at run time); `out` is
-            // valid for g.len() values written by this caller alone.
+            // valid for the indices of perm (or 0..g.len()), written by this caller alone.
             let done = unsafe {
                 if crate::simd::has_avx512() {
-                    self.interp1d_avx512(k, g, Some(glo), bx, 0, None, out)
+                    self.interp1d_avx512(k, g, Some(glo), bx, lo, perm, out)
                 } else if crate::simd::has_avx2_fma() {
-                    self.interp1d_avx2(k, g, Some(glo), bx, 0, None, out)
+                    self.interp1d_avx2(k, g, Some(glo), bx, lo, perm, out)
                 } else {
                     false
                 }
@@ -358,11 +443,11 @@ impl<T: Real> Spreader<T> {
             k.eval(t, &mut kx);
             let mut v = Complex::new(T::zero(), T::zero());
             for (i, &kv) in kx.iter().take(w).enumerate() {
-                let [re, im] = bx[(l0 + i as isize).rem_euclid(n) as usize];
+                let [re, im] = bx[(l0 - lo + i as isize).rem_euclid(n) as usize];
                 v += Complex::new(re * kv, im * kv);
             }
             // SAFETY: as above.
-            unsafe { *out.0.add(q) = v };
+            unsafe { *out.0.add(perm.map_or(q, |p| p[q] as usize)) = v };
         }
     }
 }

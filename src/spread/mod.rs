@@ -249,7 +249,12 @@ impl<T: Real> Spreader<T> {
                 return Err(Error::NPoints(format!("axis {d} has {} coordinates, axis 0 has {m}", coords[d].len())));
             }
         }
-        if self.interp_only || (self.callers_order && in_order::spreads_in_order::<T>(m, self.nf[0], threads.count())) {
+        let in_order = if self.interp_only {
+            in_order::interps_in_order::<T>(m, self.nf[0], self.w[0])
+        } else {
+            self.callers_order && in_order::spreads_in_order::<T>(m, self.nf[0], threads.count())
+        };
+        if in_order {
             return self.set_points_in_order(coords[0], threads, copy);
         }
         let dim = self.dim;
@@ -264,7 +269,12 @@ impl<T: Real> Spreader<T> {
         };
         // the new points are valid: release the old ones before allocating
         self.release_points();
-        let sort::Sorted { perm, g, bin_start, timings } = counted.sort(threads, copy)?;
+        let sort::Sorted { perm, g, bin_start, mut timings } = counted.sort(threads, copy)?;
+        if dim == 1 && copy {
+            let t0 = std::time::Instant::now();
+            self.glo = in_order::sorted_low_parts(coords[0], &perm, &g[0], self.nf[0], threads)?;
+            timings.low_parts_s = t0.elapsed().as_secs_f64();
+        }
         let subprobs = self.cut_subproblems(&bin_start, threads.count())?;
         self.g = g;
         if !copy {
@@ -356,6 +366,27 @@ impl<T: Real> Spreader<T> {
             }
         }
         Ok(out)
+    }
+
+    /// Low parts of the folded coordinates `g` (from [`Self::local_coords`]) of sorted 1D
+    /// points `a..b` ([`in_order::low_parts`]): borrowed from the sorted copy, or computed
+    /// from the caller's array when the points are held by reference; `None` in 2D and 3D.
+    /// Errors: [`Error::Alloc`] (by-reference mode only).
+    fn local_low_parts(&self, a: usize, b: usize, g: &[T]) -> Result<Option<std::borrow::Cow<'_, [f32]>>> {
+        use std::borrow::Cow;
+        if self.dim != 1 {
+            return Ok(None);
+        }
+        if self.src[0].0.is_null() {
+            return Ok((!self.glo.is_empty()).then(|| Cow::Borrowed(&self.glo[a..b])));
+        }
+        // SAFETY: setpts_by_reference's contract keeps the M-element array alive.
+        let x = unsafe { std::slice::from_raw_parts(self.src[0].0, self.m) };
+        let mut xs = crate::error::try_vec::<T>(b - a, "subproblem coordinates")?;
+        gather(&self.perm[a..b], x, &mut xs);
+        let mut lo = crate::error::try_filled_vec::<f32>(b - a, 0.0, "subproblem coordinates")?;
+        in_order::low_parts(&xs, g, self.nf[0], &mut lo);
+        Ok(Some(Cow::Owned(lo)))
     }
 
     /// Spreads the strengths `c` (length M, caller's point order) onto `grid` (length
@@ -462,6 +493,12 @@ impl<T: Real> Spreader<T> {
         let shape = box_shape::<T>(bsz);
         let (mut store, off) = aligned_box::<T>(shape)?;
         let bx = &mut store[off..];
+        if let Some(glo) = self.local_low_parts(a, b, g[0])? {
+            // 1D: the windows at the double-double coordinates, as in the caller's order
+            self.spread_row_points(k, g[0], &glo, &cs, bx, lo[0]);
+            self.wrap_add(bx, lo, bsz, shape[0], grid);
+            return Ok(());
+        }
         #[cfg(target_arch = "x86_64")]
         if crate::simd::has_avx512() {
             // SAFETY: the CPU supports AVX-512F, AVX2 and FMA (checked at run time).
@@ -627,23 +664,11 @@ impl<T: Real> Spreader<T> {
             }
         });
         let bx = &*bx;
-        #[cfg(target_arch = "x86_64")]
-        if self.dim == 1 {
-            let perm = &self.perm[a..b];
-            // SAFETY: the CPU supports the clone's extensions (checked at run time); perm is a
-            // permutation and subproblems are disjoint, so each output index is written once.
-            let done = unsafe {
-                if crate::simd::has_avx512() {
-                    self.interp1d_avx512(k, g[0], None, bx, lo[0], Some(perm), c)
-                } else if crate::simd::has_avx2_fma() {
-                    self.interp1d_avx2(k, g[0], None, bx, lo[0], Some(perm), c)
-                } else {
-                    false
-                }
-            };
-            if done {
-                return Ok(());
-            }
+        if let Some(glo) = self.local_low_parts(a, b, g[0])? {
+            // 1D: the windows at the double-double coordinates, as in the caller's order; perm
+            // is a permutation and subproblems are disjoint, so each output index is written once
+            self.interp_row_points(k, g[0], &glo, bx, lo[0], Some(&self.perm[a..b]), c);
+            return Ok(());
         }
         let mut out = crate::error::try_vec::<Complex<T>>(b - a, "subproblem values")?;
         #[cfg(target_arch = "x86_64")]
@@ -1181,12 +1206,12 @@ mod tests {
             let c: Vec<Complex<f64>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
             let xt: Vec<T> = x.iter().map(|&v| T::of(v)).collect();
             let ct: Vec<Complex<T>> = c.iter().map(|v| Complex::new(T::of(v.re), T::of(v.im))).collect();
-            // the points where the spreader puts them, spread exactly: in the caller's order at
-            // their exact grid coordinates (double-double fold), sorted at their fold into T
+            // the points spread exactly at their exact grid coordinates: both orders keep them
+            // as double-doubles (in_order::fold_points_dd, in_order::sorted_low_parts)
             let w = k.width();
             let mut exact = vec![Complex::new(0.0, 0.0); nf];
             for (&xv, &cv) in xt.iter().zip(&c) {
-                let g = if in_order { exact_coord(xv.to_f64v(), nf) } else { fold(xv, nf).to_f64v() };
+                let g = exact_coord(xv.to_f64v(), nf);
                 for (l, e) in exact.iter_mut().enumerate() {
                     let mut dd = l as f64 - g;
                     dd -= (dd / nf as f64).round() * nf as f64;
@@ -1250,9 +1275,9 @@ mod tests {
 
     /// 1D interpolation (the one-row kernels of `inner_simd` on x86-64) against a direct sum
     /// with the exact kernel, f32 and f64, all kernel kinds, widths 2–16, small subproblems
-    /// and points on the period boundary, sorted (at the points' fold into T) and in the
-    /// caller's order ([`SpreadOpts::interp_only`], at their exact coordinates; the same bits
-    /// copied or by reference, on 1 or 3 threads).
+    /// and points on the period boundary, at their exact coordinates, sorted and in the
+    /// caller's order ([`SpreadOpts::interp_only`]; the same bits copied or by reference, on 1
+    /// or 3 threads).
     #[test]
     fn interp_1d_matches_direct() {
         fn run<T: Real>(kind: KernelKind, tol: f64, nf: usize) {
@@ -1295,8 +1320,7 @@ mod tests {
             let w = k.width();
             for (vals, exact) in [(&got, false), (&in_order.unwrap(), true)] {
                 for (j, &xv) in xt.iter().enumerate() {
-                    // the point where the spreader puts it, then the exact sum
-                    let g = if exact { exact_coord(xv.to_f64v(), nf) } else { fold(xv, nf).to_f64v() };
+                    let g = exact_coord(xv.to_f64v(), nf);
                     let mut want = Complex::new(0.0, 0.0);
                     for l in 0..nf {
                         let mut dd = l as f64 - g;
@@ -1323,6 +1347,68 @@ mod tests {
         }
         run::<f32>(KernelKind::Gaussian, 1e-5, 64);
         run::<f64>(KernelKind::Gaussian, 1e-9, 64);
+    }
+
+    /// Sorted 1D points keep their coordinates as double-doubles ([`in_order::sorted_low_parts`]):
+    /// on a grid of 2²¹ points, where the sort's fold into f64 is up to ~1e-9 grid points off
+    /// (a kernel value ~1e-8 off), sorted interpolation ([`SpreadOpts::interp_only`] with a wide
+    /// kernel and more points than grid points: [`in_order::interps_in_order`]) and sorted
+    /// spreading (two threads whose private grids would not fit: [`in_order::spreads_in_order`]),
+    /// copied and by reference, give the values of the caller's order (exact to ~1e-16 grid
+    /// points) to 1e-12 of their scale. Points on and next to period ends included.
+    #[test]
+    fn sorted_1d_keeps_double_double_coordinates() {
+        use std::f64::consts::PI;
+        let nf = 1usize << 21;
+        let m = nf + 12_345;
+        let k = Kernel::for_tolerance(KernelKind::Es, 1e-13, 2.0);
+        assert!(k.width() >= 12);
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(21);
+        let mut x: Vec<f64> = (0..m).map(|_| rng.gen_range(-3.0 * PI..3.0 * PI)).collect();
+        let ends = [0.0, -0.0, 2.0 * PI, -2.0 * PI, PI, -PI, 2.0 * PI * (1.0 - 1e-16), -1e-300, 4.0 * PI, 2.0 * PI / nf as f64];
+        x[..ends.len()].copy_from_slice(&ends);
+        let grid: Vec<Complex<f64>> = (0..nf).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
+        let c: Vec<Complex<f64>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
+        let (one, two) = (Threads::new(1).unwrap(), Threads::new(2).unwrap());
+        let rel = |a: &[Complex<f64>], b: &[Complex<f64>]| {
+            let scale = a.iter().map(|v| v.norm()).fold(0.0, f64::max);
+            a.iter().zip(b).map(|(u, v)| (u - v).norm()).fold(0.0, f64::max) / scale
+        };
+        // the caller's order on one thread
+        let mut reference = Spreader::<f64>::new(1, &[nf], &k, SpreadOpts { callers_order: true, ..Default::default() }).unwrap();
+        reference.setpts([&x, &[], &[]], &one).unwrap();
+        assert!(reference.in_order);
+        let mut want_vals = vec![Complex::new(0.0, 0.0); m];
+        reference.try_interp(&grid, &mut want_vals, &one).unwrap();
+        let mut want_grid = vec![Complex::new(0.0, 0.0); nf];
+        reference.try_spread(&c, &mut want_grid, &one).unwrap();
+        for copy in [true, false] {
+            for interp_only in [true, false] {
+                let mut sp = Spreader::<f64>::new(1, &[nf], &k, SpreadOpts { interp_only, callers_order: !interp_only, ..Default::default() }).unwrap();
+                if copy {
+                    sp.setpts([&x, &[], &[]], &two).unwrap();
+                } else {
+                    // SAFETY: x outlives sp and is not changed.
+                    unsafe { sp.setpts_by_reference([&x, &[], &[]], &two).unwrap() };
+                }
+                assert!(!sp.in_order, "copy {copy} interp_only {interp_only}");
+                let mut vals = vec![Complex::new(0.0, 0.0); m];
+                sp.try_interp(&grid, &mut vals, &two).unwrap();
+                let e = rel(&want_vals, &vals);
+                assert!(e <= 1e-12, "interpolation, copy {copy} interp_only {interp_only}: {e:e}");
+                if !interp_only {
+                    let mut g = vec![Complex::new(0.0, 0.0); nf];
+                    sp.try_spread(&c, &mut g, &two).unwrap();
+                    let e = rel(&want_grid, &g);
+                    assert!(e <= 1e-12, "spreading, copy {copy}: {e:e}");
+                }
+            }
+        }
+        // the rule: narrow kernels, small grids and sparse points stay in the caller's order
+        assert!(!in_order::interps_in_order::<f64>(m, nf, 12));
+        assert!(in_order::interps_in_order::<f64>(m, nf, 11));
+        assert!(in_order::interps_in_order::<f64>(nf - 1, nf, 13));
+        assert!(in_order::interps_in_order::<f64>(1 << 20, 1 << 18, 13));
     }
 
     #[test]

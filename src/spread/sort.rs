@@ -107,12 +107,15 @@ pub struct SortTimings {
     pub scatter_s: f64,
     /// Pass 3: counting sort by bin within each bucket.
     pub local_s: f64,
+    /// 1D points copied only: the low parts of their double-double coordinates, gathered in
+    /// sorted order (`spread::in_order::sorted_low_parts`).
+    pub low_parts_s: f64,
 }
 
 impl SortTimings {
     /// Sum of the passes (s).
     pub fn total_s(&self) -> f64 {
-        self.count_s + self.prefix_s + self.scatter_s + self.local_s
+        self.count_s + self.prefix_s + self.scatter_s + self.local_s + self.low_parts_s
     }
 }
 
