@@ -139,8 +139,8 @@ impl<T: Real> CpuNufft<T> {
         if self.opts.debug > 0 {
             let st = self.grid.spreader.sort_timings();
             eprintln!("[farfield nufft] setpts M = {}: {:.3} s (new grid {:.3} s; beside FFTW planning and the mode map, sort: count {:.3}, \
-                       prefix {:.4}, scatter {:.3}, local {:.3}, low parts {:.3} s)",
-                      coords[0].len(), self.timings.setpts_s, t_grid, st.count_s, st.prefix_s, st.scatter_s, st.local_s, st.low_parts_s);
+                       prefix {:.4}, scatter {:.3}, local {:.3} s)",
+                      coords[0].len(), self.timings.setpts_s, t_grid, st.count_s, st.prefix_s, st.scatter_s, st.local_s);
         }
         Ok(())
     }

@@ -14,8 +14,10 @@
 //! does not sort for 1D interpolation (Barnett, Magland & af Klinteberg, SIAM J. Sci. Comput.
 //! 41 (2019) C479, §3.2).
 //!
-//! Interpolation in this order is used by every 1D spreader made with
-//! [`super::SpreadOpts::interp_only`] (which then refuses to spread). Spreading in this order
+//! Interpolation in this order is used by 1D spreaders made with
+//! [`super::SpreadOpts::interp_only`] (which then refuse to spread), except for wide kernels
+//! on large grids with at least one point per grid point ([`interps_in_order`]): there the
+//! scattered windows cost more than the sort. Spreading in this order
 //! needs one grid per thread (the points of different threads meet anywhere in the row): thread
 //! 0 spreads into the output grid, the others into private grids summed into it afterwards. A
 //! 1D spreader keeps its points in the caller's order when those private grids take no more
@@ -162,7 +164,7 @@ pub(super) fn interps_in_order<T: Real>(m: usize, nf: usize, w: usize) -> bool {
 /// from rounding `x/2π`): `glo[j]` = the double-double fold of `x[j]` ([`fold_points_dd`])
 /// minus `g[j]`, taken modulo `nf` into [−nf/2, nf/2]. So `g[j] + glo[j]` is the coordinate
 /// to ~1e-16 grid points, as for points in the caller's order, while `g` (which decided the
-/// point's bin) is kept.
+/// point's bin) is kept. Computed in the sort's scatter pass, where `x` is read in order.
 pub(super) fn low_parts<T: Real>(x: &[T], g: &[T], nf: usize, glo: &mut [f32]) {
     let (nff, half) = (nf as f64, 0.5 * nf as f64);
     let mut hi = [T::zero(); BLOCK];
@@ -182,38 +184,6 @@ pub(super) fn low_parts<T: Real>(x: &[T], g: &[T], nf: usize, glo: &mut [f32]) {
             ob[j] = (d + lo[j] as f64) as f32;
         }
     }
-}
-
-/// [`low_parts`] of bin-sorted 1D points: `glo[i]` for the point `perm[i]` of the caller's
-/// array `x` (checked finite), whose sorted grid coordinate is `g[i]`. Parallel over runs of
-/// sorted positions; the coordinates are gathered through `perm` a block at a time.
-/// Errors: [`Error::Alloc`].
-pub(super) fn sorted_low_parts<T: Real>(x: &[T], perm: &[u32], g: &[T], nf: usize, threads: &Threads) -> Result<Vec<f32>> {
-    let m = perm.len();
-    let mut glo = crate::error::try_vec::<f32>(m, "folded coordinates (low parts)")?;
-    sort::advise_huge(&mut glo);
-    // SAFETY: capacity m; every element is written by the parallel pass below (plain floats).
-    unsafe { glo.set_len(m) };
-    let chunk = (1 << 16).max(m.div_ceil(4 * threads.count()));
-    let lp = SyncPtr(glo.as_mut_ptr());
-    let failed = Mutex::new(None);
-    threads.for_each(m.div_ceil(chunk), |i| {
-        let lp = lp;
-        let (a, b) = (i * chunk, ((i + 1) * chunk).min(m));
-        // SAFETY: the runs a..b are disjoint and inside the m-element vector.
-        let out = unsafe { std::slice::from_raw_parts_mut(lp.0.add(a), b - a) };
-        let mut xs = match crate::error::try_vec::<T>(BLOCK, "gathered coordinates") {
-            Ok(v) => v,
-            Err(e) => return *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e),
-        };
-        for q in (a..b).step_by(BLOCK) {
-            let e = (q + BLOCK).min(b);
-            xs.clear();
-            super::gather(&perm[q..e], x, &mut xs);
-            low_parts(&xs, &g[q..e], nf, &mut out[q - a..e - a]);
-        }
-    });
-    failed.into_inner().unwrap_or_else(|p| p.into_inner()).map_or(Ok(glo), Err)
 }
 
 impl<T: Real> Spreader<T> {

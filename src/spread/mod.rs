@@ -76,8 +76,9 @@ pub struct SpreadOpts {
     pub max_subprob_size: usize,
     /// The spreader only interpolates (NUFFT type 2; the CPU twin of
     /// [`crate::gpu::spread::GpuSpreadOpts::interp_only`]). In 1D the points are then kept in
-    /// the caller's order, without the bin sort ([`in_order`]), and [`Spreader::try_spread`]
-    /// returns [`Error::NotSupported`]; in 2D and 3D it changes nothing.
+    /// the caller's order, without the bin sort ([`in_order`]; sorted only for wide kernels on
+    /// large grids with dense points, [`in_order::interps_in_order`]), and
+    /// [`Spreader::try_spread`] returns [`Error::NotSupported`]; in 2D and 3D it changes nothing.
     pub interp_only: bool,
     /// In 1D, keep the points in the caller's order, without the bin sort, whenever spreading
     /// then loses no parallelism ([`in_order::private_grids`]; set by the CPU NUFFT). Complex
@@ -115,8 +116,9 @@ pub struct Spreader<T: Real> {
     /// The caller's coordinate arrays when the points are held by reference
     /// ([`Spreader::setpts_by_reference`]); null pointers otherwise.
     src: [ConstPtr<T>; 3],
-    /// Low parts of the folded coordinates of 1D points kept (copied) in the caller's order
-    /// ([`in_order::fold_points_dd`]): the coordinate is `g[0][j] + glo[j]`.
+    /// Low parts of the folded coordinates of copied 1D points, in the caller's order
+    /// ([`in_order::fold_points_dd`]) or sorted ([`in_order::low_parts`], in the sort's scatter): the
+    /// coordinate is `g[0][j] + glo[j]`.
     glo: Vec<f32>,
     /// Sorted position → caller's point index.
     perm: Vec<u32>,
@@ -124,14 +126,15 @@ pub struct Spreader<T: Real> {
     subprobs: Vec<(usize, usize)>,
     stripe: usize,
     locks: Vec<Mutex<()>>,
-    /// [`SpreadOpts::interp_only`] of a 1D spreader: the points are always kept in the
-    /// caller's order and spreading is refused.
+    /// [`SpreadOpts::interp_only`] of a 1D spreader: the points are kept in the caller's order
+    /// where [`in_order::interps_in_order`] says so, and spreading is refused.
     interp_only: bool,
     /// [`SpreadOpts::callers_order`] of a 1D spreader.
     callers_order: bool,
     /// The points of the last `setpts*` are kept in the caller's order, unsorted
-    /// ([`in_order`]; 1D only, with [`SpreadOpts::interp_only`], or with
-    /// [`SpreadOpts::callers_order`] when [`in_order::spreads_in_order`] says so): `perm` is
+    /// ([`in_order`]; 1D only, with [`SpreadOpts::interp_only`] when
+    /// [`in_order::interps_in_order`] says so, or with [`SpreadOpts::callers_order`] when
+    /// [`in_order::spreads_in_order`] does): `perm` is
     /// empty and the subproblems are runs of consecutive points.
     in_order: bool,
     /// Per-pass times of the last bin sort.
@@ -218,8 +221,9 @@ impl<T: Real> Spreader<T> {
     /// Sets the non-uniform points: `coords[d]` holds the M coordinates of axis `d` (radians,
     /// any finite value, interpreted 2π-periodically). The folded coordinates are copied in
     /// bin-sorted order (in the caller's order for 1D spreaders with
-    /// [`SpreadOpts::interp_only`] or, when it applies, [`SpreadOpts::callers_order`]), so the
-    /// caller may free or change its arrays afterwards.
+    /// [`SpreadOpts::interp_only`] or [`SpreadOpts::callers_order`], when it applies), so the
+    /// caller may free or change its arrays afterwards. 1D coordinates are kept as
+    /// double-doubles in either order (exact to ~1e-16 grid points).
     ///
     /// Errors: [`Error::NonFinite`] (naming the first bad index and axis) and
     /// [`Error::NPoints`] (M ≥ 2³² or axes of different lengths) leave the previous points
@@ -269,14 +273,10 @@ impl<T: Real> Spreader<T> {
         };
         // the new points are valid: release the old ones before allocating
         self.release_points();
-        let sort::Sorted { perm, g, bin_start, mut timings } = counted.sort(threads, copy)?;
-        if dim == 1 && copy {
-            let t0 = std::time::Instant::now();
-            self.glo = in_order::sorted_low_parts(coords[0], &perm, &g[0], self.nf[0], threads)?;
-            timings.low_parts_s = t0.elapsed().as_secs_f64();
-        }
+        let sort::Sorted { perm, g, glo, bin_start, timings } = counted.sort(threads, copy)?;
         let subprobs = self.cut_subproblems(&bin_start, threads.count())?;
         self.g = g;
+        self.glo = glo;
         if !copy {
             for d in 0..dim {
                 self.src[d] = ConstPtr(coords[d].as_ptr());
@@ -1207,7 +1207,7 @@ mod tests {
             let xt: Vec<T> = x.iter().map(|&v| T::of(v)).collect();
             let ct: Vec<Complex<T>> = c.iter().map(|v| Complex::new(T::of(v.re), T::of(v.im))).collect();
             // the points spread exactly at their exact grid coordinates: both orders keep them
-            // as double-doubles (in_order::fold_points_dd, in_order::sorted_low_parts)
+            // as double-doubles (in_order::fold_points_dd, in_order::low_parts)
             let w = k.width();
             let mut exact = vec![Complex::new(0.0, 0.0); nf];
             for (&xv, &cv) in xt.iter().zip(&c) {
@@ -1349,7 +1349,7 @@ mod tests {
         run::<f64>(KernelKind::Gaussian, 1e-9, 64);
     }
 
-    /// Sorted 1D points keep their coordinates as double-doubles ([`in_order::sorted_low_parts`]):
+    /// Sorted 1D points keep their coordinates as double-doubles ([`in_order::low_parts`]):
     /// on a grid of 2²¹ points, where the sort's fold into f64 is up to ~1e-9 grid points off
     /// (a kernel value ~1e-8 off), sorted interpolation ([`SpreadOpts::interp_only`] with a wide
     /// kernel and more points than grid points: [`in_order::interps_in_order`]) and sorted

@@ -107,15 +107,12 @@ pub struct SortTimings {
     pub scatter_s: f64,
     /// Pass 3: counting sort by bin within each bucket.
     pub local_s: f64,
-    /// 1D points copied only: the low parts of their double-double coordinates, gathered in
-    /// sorted order (`spread::in_order::sorted_low_parts`).
-    pub low_parts_s: f64,
 }
 
 impl SortTimings {
     /// Sum of the passes (s).
     pub fn total_s(&self) -> f64 {
-        self.count_s + self.prefix_s + self.scatter_s + self.local_s + self.low_parts_s
+        self.count_s + self.prefix_s + self.scatter_s + self.local_s
     }
 }
 
@@ -272,13 +269,17 @@ fn count_body<T: Real, const D: usize, const FLOOR: bool>(geo: &Geometry, x: &[&
     None
 }
 
-/// Where pass 2 writes: `perm`, and either the folded coordinates (`g[d]`, `D` axes) or the
-/// bin within the bucket (`local`); the unused pointers are null.
+/// Where pass 2 writes: `perm`, and either the folded coordinates (`g[d]`, `D` axes; in 1D
+/// also their low parts, `glo`) or the bin within the bucket (`local`); the unused pointers
+/// are null.
 #[derive(Clone, Copy)]
 struct Outputs<T> {
     perm: SyncPtr<u32>,
     g: [SyncPtr<T>; 3],
     local: SyncPtr<u32>,
+    /// 1D with kept coordinates: the low parts of their double-double fold
+    /// (`spread::in_order::low_parts`).
+    glo: SyncPtr<f32>,
 }
 
 /// Bytes of a cache line (the unit of the streaming stores).
@@ -374,9 +375,10 @@ fn store_fence() {
     };
 }
 
-/// Staging bytes per bucket for a dimension and mode (one line per output array).
+/// Staging bytes per bucket for a dimension and mode (one line per output array: the
+/// permutation, then the coordinates and in 1D their low parts, or the keys).
 fn stage_bytes(dim: usize, keep_coords: bool) -> usize {
-    FLUSH * (1 + if keep_coords { dim } else { 1 })
+    FLUSH * (1 + if keep_coords { dim + usize::from(dim == 1) } else { 1 })
 }
 
 /// Pass 2 over the points `i0..i1` (all finite): scatters into bucket order, `off[b]` being
@@ -396,13 +398,19 @@ unsafe fn scatter_body<T: Real, const D: usize, const FLOOR: bool>(geo: &Geometr
     let sp = Stream::new(out.perm.0, stage);
     let sg: [Stream<T>; 3] = std::array::from_fn(|d| if copy && d < D { Stream::new(out.g[d].0, stage.add(nbuck * FLUSH * (1 + d))) } else { sp_null() });
     let sl = Stream::new(if keys { out.local.0 } else { std::ptr::null_mut() }, stage.add(nbuck * FLUSH));
+    let lows = D == 1 && !out.glo.0.is_null();
+    let slo = if lows { Stream::new(out.glo.0, stage.add(nbuck * FLUSH * 2)) } else { sp_null() };
     let mut gb = [[T::zero(); BLOCK]; 3];
+    let mut lb = [0f32; BLOCK];
     let mut a = i0;
     while a < i1 {
         let n = BLOCK.min(i1 - a);
         for d in 0..D {
             let bad = fold_block::<T, FLOOR>(&x[d][a..a + n], geo.nf[d], &mut gb[d][..n]);
             debug_assert!(bad.is_none());
+        }
+        if lows {
+            super::in_order::low_parts(&x[0][a..a + n], &gb[0][..n], geo.nf[0], &mut lb[..n]);
         }
         for j in 0..n {
             let gj = [gb[0][j], gb[1][j], gb[2][j]];
@@ -416,6 +424,9 @@ unsafe fn scatter_body<T: Real, const D: usize, const FLOOR: bool>(geo: &Geometr
                 for d in 0..D {
                     sg[d].put(b, s, s0, gj[d]);
                 }
+                if lows {
+                    slo.put(b, s, s0, lb[j]);
+                }
             } else if keys {
                 sl.put(b, s, s0, (key - (b << geo.local_bits())) as u32);
             }
@@ -428,6 +439,9 @@ unsafe fn scatter_body<T: Real, const D: usize, const FLOOR: bool>(geo: &Geometr
         if copy {
             for st in sg.iter().take(D) {
                 st.finish(b, end, s0);
+            }
+            if lows {
+                slo.finish(b, end, s0);
             }
         } else if keys {
             sl.finish(b, end, s0);
@@ -500,6 +514,7 @@ unsafe fn scatter_chunk<T: Real>(geo: &Geometry, dim: usize, x: &[&[T]; 3], i0: 
 /// written by pass 2 and touched by no other thread.
 unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[usize], b0: usize, b1: usize, out: Outputs<T>, bin_start: SyncPtr<usize>) -> Result<()> {
     let copy = !out.g[0].0.is_null();
+    let lows = D == 1 && !out.glo.0.is_null();
     let len = (b0..b1).map(|b| bucket_start[b + 1] - bucket_start[b]).max().unwrap_or(0);
     let nloc = 1usize << geo.local_bits();
     let nbins = geo.nb[0] * geo.nb[1] * geo.nb[2];
@@ -511,12 +526,14 @@ unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[us
             *t = crate::error::try_filled_vec::<T>(len, T::zero(), "bin-sort scratch")?;
         }
     }
+    let mut tl = if lows && len > 1 { crate::error::try_filled_vec::<f32>(len, 0.0, "bin-sort scratch")? } else { Vec::new() };
     let mut off = crate::error::try_filled_vec::<u32>(nloc + 1, 0, "bin-sort offsets")?;
     for b in b0..b1 {
         let (s0, s1) = (bucket_start[b], bucket_start[b + 1]);
         let n = s1 - s0;
         let bp = std::slice::from_raw_parts_mut(out.perm.0.add(s0), n);
         let bg: [&mut [T]; 3] = std::array::from_fn(|d| if copy && d < D { std::slice::from_raw_parts_mut(out.g[d].0.add(s0), n) } else { &mut [][..] });
+        let bl: &mut [f32] = if lows { std::slice::from_raw_parts_mut(out.glo.0.add(s0), n) } else { &mut [] };
         let base = b << geo.shift;
         if copy {
             for j in 0..n {
@@ -546,6 +563,9 @@ unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[us
                 tg[d][..n].copy_from_slice(bg[d]);
             }
         }
+        if lows {
+            tl[..n].copy_from_slice(bl);
+        }
         let [g0, g1, g2] = bg;
         for j in 0..n {
             let k = lb[j] as usize;
@@ -559,6 +579,9 @@ unsafe fn local_sort<T: Real, const D: usize>(geo: &Geometry, bucket_start: &[us
                 }
                 if D > 2 {
                     g2[s] = tg[2][j];
+                }
+                if lows {
+                    bl[s] = tl[j];
                 }
             }
         }
@@ -584,6 +607,9 @@ pub(crate) struct Sorted<T> {
     pub perm: Vec<u32>,
     /// Folded coordinates in sorted order per axis (`dim` axes; all empty when not kept).
     pub g: [Vec<T>; 3],
+    /// 1D with kept coordinates: the low parts of their double-double fold in sorted order
+    /// (`spread::in_order::low_parts`: the coordinate is `g[0][i] + glo[i]`); empty otherwise.
+    pub glo: Vec<f32>,
     /// `bin_start[b]..bin_start[b + 1]`: the sorted positions of the points of bin `b`
     /// (`nbins + 1` entries, the last M).
     pub bin_start: Vec<usize>,
@@ -653,10 +679,15 @@ impl<T: Real> Counted<'_, T> {
         advise_huge(&mut perm);
         let mut g: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         let mut local: Vec<u32> = Vec::new();
+        let mut glo: Vec<f32> = Vec::new();
         if keep_coords {
             for gd in g.iter_mut().take(dim) {
                 *gd = crate::error::try_vec::<T>(m, "sorted coordinates")?;
                 advise_huge(gd);
+            }
+            if dim == 1 {
+                glo = crate::error::try_vec::<f32>(m, "sorted coordinates (low parts)")?;
+                advise_huge(&mut glo);
             }
         } else if geo.local_bits() > 0 {
             local = crate::error::try_vec::<u32>(m, "bin-sort keys")?;
@@ -667,6 +698,7 @@ impl<T: Real> Counted<'_, T> {
             perm: SyncPtr(perm.as_mut_ptr()),
             g: std::array::from_fn(|d| if keep_coords && d < dim { SyncPtr(g[d].as_mut_ptr()) } else { null }),
             local: SyncPtr(if keep_coords || geo.local_bits() == 0 { std::ptr::null_mut() } else { local.as_mut_ptr() }),
+            glo: SyncPtr(if keep_coords && dim == 1 { glo.as_mut_ptr() } else { std::ptr::null_mut() }),
         };
         {
             // per thread: staging lines and a copy of the chunk's first slots
@@ -691,13 +723,16 @@ impl<T: Real> Counted<'_, T> {
                 }
             });
         }
-        // SAFETY: pass 2 wrote each of the m slots of perm, of g (kept coordinates) and of
-        // local (used) once.
+        // SAFETY: pass 2 wrote each of the m slots of perm, of g and glo (kept coordinates) and
+        // of local (used) once.
         unsafe {
             perm.set_len(m);
             if keep_coords {
                 for gd in g.iter_mut().take(dim) {
                     gd.set_len(m);
+                }
+                if dim == 1 {
+                    glo.set_len(m);
                 }
             } else if geo.local_bits() > 0 {
                 local.set_len(m);
@@ -741,7 +776,7 @@ impl<T: Real> Counted<'_, T> {
             }
         }
         tm.local_s = t0.elapsed().as_secs_f64();
-        Ok(Sorted { perm, g, bin_start, timings: tm })
+        Ok(Sorted { perm, g, glo, bin_start, timings: tm })
     }
 }
 
