@@ -109,10 +109,12 @@ fn accuracy_f64_all_tolerances() {
 /// 1D at N = 10⁶ and tol 1e-12, types 1 and 2, against direct sums with exact phases: the
 /// points lie on the binary grid 2⁻²⁰, so `k·x_j` (|k| ≤ 5·10⁵) is an exact double and only
 /// the sine and cosine round. The error must stay at the tolerance, not at the ε·N floor of a
-/// grid coordinate held as one double (~5e-11 here, as for FINUFFT and ducc0): the points of
-/// 1D transforms kept in the caller's order carry double-double coordinates
-/// (`spread::in_order`). Type 1 on one thread (so its points stay in the caller's order,
-/// `SpreadOpts::callers_order`), type 2 on two.
+/// grid coordinate held as one double (~5e-11 here, as for FINUFFT and ducc0): 1D points
+/// carry double-double coordinates, in the caller's order (`spread::in_order`) and bin-sorted
+/// (`spread::in_order::low_parts`). Type 1 on one thread (its points stay in the caller's
+/// order, `SpreadOpts::callers_order`) and on three (too few points for private grids: they
+/// are sorted), type 2 on two; and f32 type 1 at tol 1e-5 on three threads (sorted; a sorted
+/// f32 coordinate rounded once was 0.125 grid points off, an error of ~2e-2).
 #[test]
 fn accuracy_1d_large_n_beyond_the_eps_n_floor() {
     let (n, m, tol) = (1_000_000usize, 20_000usize, 1e-12);
@@ -124,17 +126,33 @@ fn accuracy_1d_large_n_beyond_the_eps_n_floor() {
     let mode = |i: usize| oracle_mode(i, n, ModeOrder::Cmcl);
     // type 1 at 100 sampled modes, the two extreme ones included
     let c = rand_c(m, 3);
-    let opts = NufftOpts { nthreads: 1, ..Default::default() };
-    let mut plan = NufftPlan::<f64>::new(1, 1, &[n as i64], 1, 1, tol, &opts).unwrap();
-    plan.setpts(&x, &[], &[]).unwrap();
-    let mut ct = c.clone();
-    let mut f = vec![Complex::new(0.0, 0.0); n];
-    plan.execute(&mut ct, &mut f).unwrap();
     let mut modes: Vec<usize> = (0..98).map(|_| rng.gen_range(0..n)).collect();
     modes.extend([0, n - 1]);
     let want: Vec<Complex<f64>> = modes.iter().map(|&i| (0..m).map(|j| c[j] * cis(mode(i), x[j])).sum()).collect();
-    let got: Vec<Complex<f64>> = modes.iter().map(|&i| f[i]).collect();
-    let e1 = rel_l2(&got, &want);
+    let mut e1 = 0f64;
+    for nthreads in [1, 3] {
+        let opts = NufftOpts { nthreads, ..Default::default() };
+        let mut plan = NufftPlan::<f64>::new(1, 1, &[n as i64], 1, 1, tol, &opts).unwrap();
+        plan.setpts(&x, &[], &[]).unwrap();
+        let mut ct = c.clone();
+        let mut f = vec![Complex::new(0.0, 0.0); n];
+        plan.execute(&mut ct, &mut f).unwrap();
+        let got: Vec<Complex<f64>> = modes.iter().map(|&i| f[i]).collect();
+        e1 = e1.max(rel_l2(&got, &want));
+    }
+    // f32, sorted: x is exact in f32 (|x|·2²⁰ < 2²⁴), c rounded to f32 for the reference
+    let tol32 = 1e-5;
+    let opts = NufftOpts { nthreads: 3, ..Default::default() };
+    let mut plan = NufftPlan::<f32>::new(1, 1, &[n as i64], 1, 1, tol32, &opts).unwrap();
+    let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+    plan.setpts(&x32, &[], &[]).unwrap();
+    let mut c32: Vec<Complex<f32>> = c.iter().map(|v| Complex::new(v.re as f32, v.im as f32)).collect();
+    let want32: Vec<Complex<f64>> = modes.iter().map(|&i| (0..m).map(|j| Complex::new(c32[j].re as f64, c32[j].im as f64) * cis(mode(i), x[j])).sum()).collect();
+    let mut f32v = vec![Complex::new(0f32, 0.0); n];
+    plan.execute(&mut c32, &mut f32v).unwrap();
+    let got32: Vec<Complex<f64>> = modes.iter().map(|&i| Complex::new(f32v[i].re as f64, f32v[i].im as f64)).collect();
+    let e32 = rel_l2(&got32, &want32);
+    assert!(e32 <= 10.0 * tol32, "1D N = 1e6, f32, tol 1e-5, sorted: error {e32:e}");
     // type 2 at 12 sampled points
     let fm = rand_c(n, 4);
     let opts = NufftOpts { nthreads: 2, ..Default::default() };

@@ -14,10 +14,8 @@
 //! does not sort for 1D interpolation (Barnett, Magland & af Klinteberg, SIAM J. Sci. Comput.
 //! 41 (2019) C479, §3.2).
 //!
-//! Interpolation in this order is used by 1D spreaders made with
-//! [`super::SpreadOpts::interp_only`] (which then refuse to spread), except for wide kernels
-//! on large grids with at least one point per grid point ([`interps_in_order`]): there the
-//! scattered windows cost more than the sort. Spreading in this order
+//! Interpolation in this order is used by every 1D spreader made with
+//! [`super::SpreadOpts::interp_only`] (which then refuses to spread). Spreading in this order
 //! needs one grid per thread (the points of different threads meet anywhere in the row): thread
 //! 0 spreads into the output grid, the others into private grids summed into it afterwards. A
 //! 1D spreader keeps its points in the caller's order when those private grids take no more
@@ -139,24 +137,6 @@ pub(super) fn fold_points_dd<T: Real>(x: &[T], nf: usize, hi: &mut [T], lo: &mut
         return unsafe { avx2(x, nf, hi, lo) };
     }
     body(x, nf, hi, lo)
-}
-
-/// Smallest kernel width at which a 1D interpolation-only spreader sorts its points
-/// ([`interps_in_order`]).
-const SORT_MIN_WIDTH: usize = 12;
-
-/// Whether a 1D spreader made for interpolation only ([`super::SpreadOpts::interp_only`])
-/// keeps `m` points in the caller's order on a grid of `nf` points for a kernel of width `w`.
-/// It sorts them when the grid is larger than the rows whose windows are prefetched
-/// ([`super::prefetches`]: beyond L2), the kernel at least [`SORT_MIN_WIDTH`] wide and the
-/// points at least one per grid point: the windows scattered over the row then cost more than
-/// the sort in `setpts` and the scatter of the values. Measured on the 2-core Xeon VM of
-/// docs/design.md §10, M = 10⁷, N = 10⁶ (nf = 2.05·10⁶, 33 MB), f64, w = 13, two threads:
-/// in the caller's order setpts 0.11 + execute 0.44 s; sorted 0.24 + 0.18 s (one thread:
-/// 0.18 + 0.77 against 0.42 + 0.24 s). At w = 4–10 the two orders are within 0.05 s of each
-/// other, so the cheaper setpts keeps the caller's order there.
-pub(super) fn interps_in_order<T: Real>(m: usize, nf: usize, w: usize) -> bool {
-    w < SORT_MIN_WIDTH || m < nf || nf * std::mem::size_of::<Complex<T>>() <= super::PREFETCH_MIN_BYTES
 }
 
 /// The low parts of the coordinates `x` (radians, finite) of 1D points whose grid coordinates

@@ -76,9 +76,8 @@ pub struct SpreadOpts {
     pub max_subprob_size: usize,
     /// The spreader only interpolates (NUFFT type 2; the CPU twin of
     /// [`crate::gpu::spread::GpuSpreadOpts::interp_only`]). In 1D the points are then kept in
-    /// the caller's order, without the bin sort ([`in_order`]; sorted only for wide kernels on
-    /// large grids with dense points, [`in_order::interps_in_order`]), and
-    /// [`Spreader::try_spread`] returns [`Error::NotSupported`]; in 2D and 3D it changes nothing.
+    /// the caller's order, without the bin sort ([`in_order`]), and [`Spreader::try_spread`]
+    /// returns [`Error::NotSupported`]; in 2D and 3D it changes nothing.
     pub interp_only: bool,
     /// In 1D, keep the points in the caller's order, without the bin sort, whenever spreading
     /// then loses no parallelism ([`in_order::private_grids`]; set by the CPU NUFFT). Complex
@@ -126,15 +125,14 @@ pub struct Spreader<T: Real> {
     subprobs: Vec<(usize, usize)>,
     stripe: usize,
     locks: Vec<Mutex<()>>,
-    /// [`SpreadOpts::interp_only`] of a 1D spreader: the points are kept in the caller's order
-    /// where [`in_order::interps_in_order`] says so, and spreading is refused.
+    /// [`SpreadOpts::interp_only`] of a 1D spreader: the points are always kept in the
+    /// caller's order and spreading is refused.
     interp_only: bool,
     /// [`SpreadOpts::callers_order`] of a 1D spreader.
     callers_order: bool,
     /// The points of the last `setpts*` are kept in the caller's order, unsorted
-    /// ([`in_order`]; 1D only, with [`SpreadOpts::interp_only`] when
-    /// [`in_order::interps_in_order`] says so, or with [`SpreadOpts::callers_order`] when
-    /// [`in_order::spreads_in_order`] does): `perm` is
+    /// ([`in_order`]; 1D only, with [`SpreadOpts::interp_only`], or with
+    /// [`SpreadOpts::callers_order`] when [`in_order::spreads_in_order`] says so): `perm` is
     /// empty and the subproblems are runs of consecutive points.
     in_order: bool,
     /// Per-pass times of the last bin sort.
@@ -253,12 +251,7 @@ impl<T: Real> Spreader<T> {
                 return Err(Error::NPoints(format!("axis {d} has {} coordinates, axis 0 has {m}", coords[d].len())));
             }
         }
-        let in_order = if self.interp_only {
-            in_order::interps_in_order::<T>(m, self.nf[0], self.w[0])
-        } else {
-            self.callers_order && in_order::spreads_in_order::<T>(m, self.nf[0], threads.count())
-        };
-        if in_order {
+        if self.interp_only || (self.callers_order && in_order::spreads_in_order::<T>(m, self.nf[0], threads.count())) {
             return self.set_points_in_order(coords[0], threads, copy);
         }
         let dim = self.dim;
@@ -1351,11 +1344,10 @@ mod tests {
 
     /// Sorted 1D points keep their coordinates as double-doubles ([`in_order::low_parts`]):
     /// on a grid of 2²¹ points, where the sort's fold into f64 is up to ~1e-9 grid points off
-    /// (a kernel value ~1e-8 off), sorted interpolation ([`SpreadOpts::interp_only`] with a wide
-    /// kernel and more points than grid points: [`in_order::interps_in_order`]) and sorted
-    /// spreading (two threads whose private grids would not fit: [`in_order::spreads_in_order`]),
-    /// copied and by reference, give the values of the caller's order (exact to ~1e-16 grid
-    /// points) to 1e-12 of their scale. Points on and next to period ends included.
+    /// (a kernel value ~1e-8 off), sorted spreading and interpolation (two threads whose
+    /// private grids would not fit: [`in_order::spreads_in_order`]), copied and by reference,
+    /// give the values of the caller's order (exact to ~1e-16 grid points) to 1e-12 of their
+    /// scale (2e-10 with the sort's fold alone). Points on and next to period ends included.
     #[test]
     fn sorted_1d_keeps_double_double_coordinates() {
         use std::f64::consts::PI;
@@ -1383,32 +1375,23 @@ mod tests {
         let mut want_grid = vec![Complex::new(0.0, 0.0); nf];
         reference.try_spread(&c, &mut want_grid, &one).unwrap();
         for copy in [true, false] {
-            for interp_only in [true, false] {
-                let mut sp = Spreader::<f64>::new(1, &[nf], &k, SpreadOpts { interp_only, callers_order: !interp_only, ..Default::default() }).unwrap();
-                if copy {
-                    sp.setpts([&x, &[], &[]], &two).unwrap();
-                } else {
-                    // SAFETY: x outlives sp and is not changed.
-                    unsafe { sp.setpts_by_reference([&x, &[], &[]], &two).unwrap() };
-                }
-                assert!(!sp.in_order, "copy {copy} interp_only {interp_only}");
-                let mut vals = vec![Complex::new(0.0, 0.0); m];
-                sp.try_interp(&grid, &mut vals, &two).unwrap();
-                let e = rel(&want_vals, &vals);
-                assert!(e <= 1e-12, "interpolation, copy {copy} interp_only {interp_only}: {e:e}");
-                if !interp_only {
-                    let mut g = vec![Complex::new(0.0, 0.0); nf];
-                    sp.try_spread(&c, &mut g, &two).unwrap();
-                    let e = rel(&want_grid, &g);
-                    assert!(e <= 1e-12, "spreading, copy {copy}: {e:e}");
-                }
+            let mut sp = Spreader::<f64>::new(1, &[nf], &k, SpreadOpts { callers_order: true, ..Default::default() }).unwrap();
+            if copy {
+                sp.setpts([&x, &[], &[]], &two).unwrap();
+            } else {
+                // SAFETY: x outlives sp and is not changed.
+                unsafe { sp.setpts_by_reference([&x, &[], &[]], &two).unwrap() };
             }
+            assert!(!sp.in_order, "copy {copy}");
+            let mut vals = vec![Complex::new(0.0, 0.0); m];
+            sp.try_interp(&grid, &mut vals, &two).unwrap();
+            let e = rel(&want_vals, &vals);
+            assert!(e <= 1e-12, "interpolation, copy {copy}: {e:e}");
+            let mut g = vec![Complex::new(0.0, 0.0); nf];
+            sp.try_spread(&c, &mut g, &two).unwrap();
+            let e = rel(&want_grid, &g);
+            assert!(e <= 1e-12, "spreading, copy {copy}: {e:e}");
         }
-        // the rule: narrow kernels, small grids and sparse points stay in the caller's order
-        assert!(!in_order::interps_in_order::<f64>(m, nf, 12));
-        assert!(in_order::interps_in_order::<f64>(m, nf, 11));
-        assert!(in_order::interps_in_order::<f64>(nf - 1, nf, 13));
-        assert!(in_order::interps_in_order::<f64>(1 << 20, 1 << 18, 13));
     }
 
     #[test]
