@@ -366,6 +366,7 @@ impl<T: Real> Spreader<T> {
     ///
     /// `out` must be valid for those indices and written by no one else meanwhile (safe to
     /// call: the callers own the disjoint outputs of their runs or subproblems).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn interp_row_points<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, out: SyncPtr<Complex<T>>) {
         #[cfg(target_arch = "x86_64")]
         {
