@@ -144,7 +144,8 @@ pub(super) fn fold_points_dd<T: Real>(x: &[T], nf: usize, hi: &mut [T], lo: &mut
 /// from rounding `x/2π`): `glo[j]` = the double-double fold of `x[j]` ([`fold_points_dd`])
 /// minus `g[j]`, taken modulo `nf` into [−nf/2, nf/2]. So `g[j] + glo[j]` is the coordinate
 /// to ~1e-16 grid points, as for points in the caller's order, while `g` (which decided the
-/// point's bin) is kept. Computed in the sort's scatter pass, where `x` is read in order.
+/// point's bin) is kept. Computed in the sort's scatter pass, where `x` is read in order
+/// (by reference: per subproblem, from the coordinates gathered for the fold).
 pub(super) fn low_parts<T: Real>(x: &[T], g: &[T], nf: usize, glo: &mut [f32]) {
     let (nff, half) = (nf as f64, 0.5 * nf as f64);
     let mut hi = [T::zero(); BLOCK];

@@ -116,8 +116,8 @@ pub struct Spreader<T: Real> {
     /// ([`Spreader::setpts_by_reference`]); null pointers otherwise.
     src: [ConstPtr<T>; 3],
     /// Low parts of the folded coordinates of copied 1D points, in the caller's order
-    /// ([`in_order::fold_points_dd`]) or sorted ([`in_order::low_parts`], in the sort's scatter): the
-    /// coordinate is `g[0][j] + glo[j]`.
+    /// ([`in_order::fold_points_dd`]) or sorted ([`in_order::low_parts`], in the sort's
+    /// scatter): the coordinate is `g[0][j] + glo[j]`.
     glo: Vec<f32>,
     /// Sorted position → caller's point index.
     perm: Vec<u32>,
@@ -340,12 +340,15 @@ impl<T: Real> Spreader<T> {
         self.sort_timings
     }
 
-    /// Folded coordinates of sorted points `a..b`, per axis: borrowed from the sorted copy, or
-    /// gathered from the caller's arrays when the points are held by reference.
+    /// Folded coordinates of sorted points `a..b`, per axis, and in 1D their low parts
+    /// ([`in_order::low_parts`]; `None` in 2D and 3D): borrowed from the sorted copy, or
+    /// gathered from the caller's arrays (once per axis) when the points are held by reference.
     /// Errors: [`Error::Alloc`] (the gathered copy, by-reference mode only).
-    fn local_coords(&self, a: usize, b: usize) -> Result<[std::borrow::Cow<'_, [T]>; 3]> {
+    #[allow(clippy::type_complexity)]
+    fn local_coords(&self, a: usize, b: usize) -> Result<([std::borrow::Cow<'_, [T]>; 3], Option<std::borrow::Cow<'_, [f32]>>)> {
         use std::borrow::Cow;
         let mut out: [Cow<'_, [T]>; 3] = [Cow::Borrowed(&[][..]), Cow::Borrowed(&[][..]), Cow::Borrowed(&[][..])];
+        let mut low = (self.dim == 1 && !self.glo.is_empty()).then(|| Cow::Borrowed(&self.glo[a..b]));
         for (d, o) in out.iter_mut().enumerate().take(self.dim) {
             if self.src[d].0.is_null() {
                 *o = Cow::Borrowed(&self.g[d][a..b]);
@@ -354,32 +357,21 @@ impl<T: Real> Spreader<T> {
                 let x = unsafe { std::slice::from_raw_parts(self.src[d].0, self.m) };
                 let mut v = crate::error::try_vec::<T>(b - a, "subproblem coordinates")?;
                 gather(&self.perm[a..b], x, &mut v);
-                v.iter_mut().for_each(|g| *g = fold(*g, self.nf[d]));
+                if self.dim == 1 {
+                    // the low parts need the gathered coordinates before the fold
+                    let mut f = crate::error::try_vec::<T>(b - a, "subproblem coordinates")?;
+                    f.extend(v.iter().map(|&xv| fold(xv, self.nf[0])));
+                    let mut lo = crate::error::try_filled_vec::<f32>(b - a, 0.0, "subproblem coordinates")?;
+                    in_order::low_parts(&v, &f, self.nf[0], &mut lo);
+                    low = Some(Cow::Owned(lo));
+                    v = f;
+                } else {
+                    v.iter_mut().for_each(|g| *g = fold(*g, self.nf[d]));
+                }
                 *o = Cow::Owned(v);
             }
         }
-        Ok(out)
-    }
-
-    /// Low parts of the folded coordinates `g` (from [`Self::local_coords`]) of sorted 1D
-    /// points `a..b` ([`in_order::low_parts`]): borrowed from the sorted copy, or computed
-    /// from the caller's array when the points are held by reference; `None` in 2D and 3D.
-    /// Errors: [`Error::Alloc`] (by-reference mode only).
-    fn local_low_parts(&self, a: usize, b: usize, g: &[T]) -> Result<Option<std::borrow::Cow<'_, [f32]>>> {
-        use std::borrow::Cow;
-        if self.dim != 1 {
-            return Ok(None);
-        }
-        if self.src[0].0.is_null() {
-            return Ok((!self.glo.is_empty()).then(|| Cow::Borrowed(&self.glo[a..b])));
-        }
-        // SAFETY: setpts_by_reference's contract keeps the M-element array alive.
-        let x = unsafe { std::slice::from_raw_parts(self.src[0].0, self.m) };
-        let mut xs = crate::error::try_vec::<T>(b - a, "subproblem coordinates")?;
-        gather(&self.perm[a..b], x, &mut xs);
-        let mut lo = crate::error::try_filled_vec::<f32>(b - a, 0.0, "subproblem coordinates")?;
-        in_order::low_parts(&xs, g, self.nf[0], &mut lo);
-        Ok(Some(Cow::Owned(lo)))
+        Ok((out, low))
     }
 
     /// Spreads the strengths `c` (length M, caller's point order) onto `grid` (length
@@ -480,13 +472,13 @@ impl<T: Real> Spreader<T> {
         // instead of stalling the spreading loop one by one.
         let mut cs = crate::error::try_vec::<Complex<T>>(b - a, "subproblem strengths")?;
         gather(&self.perm[a..b], c, &mut cs);
-        let loc = self.local_coords(a, b)?;
+        let (loc, low) = self.local_coords(a, b)?;
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let (lo, bsz) = self.subproblem_box(&g);
         let shape = box_shape::<T>(bsz);
         let (mut store, off) = aligned_box::<T>(shape)?;
         let bx = &mut store[off..];
-        if let Some(glo) = self.local_low_parts(a, b, g[0])? {
+        if let Some(glo) = low {
             // 1D: the windows at the double-double coordinates, as in the caller's order
             self.spread_row_points(k, g[0], &glo, &cs, bx, lo[0]);
             self.wrap_add(bx, lo, bsz, shape[0], grid);
@@ -645,7 +637,7 @@ impl<T: Real> Spreader<T> {
     /// gather from that cache-resident box with the row loops of spreading, and the values are
     /// written to the caller's order.
     fn interp_subproblem<K: KernelEval<T>>(&self, k: &K, a: usize, b: usize, grid: &[Complex<T>], c: SyncPtr<Complex<T>>) -> Result<()> {
-        let loc = self.local_coords(a, b)?;
+        let (loc, low) = self.local_coords(a, b)?;
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let (lo, bsz) = self.subproblem_box(&g);
         let shape = box_shape::<T>(bsz);
@@ -657,7 +649,7 @@ impl<T: Real> Spreader<T> {
             }
         });
         let bx = &*bx;
-        if let Some(glo) = self.local_low_parts(a, b, g[0])? {
+        if let Some(glo) = low {
             // 1D: the windows at the double-double coordinates, as in the caller's order; perm
             // is a permutation and subproblems are disjoint, so each output index is written once
             self.interp_row_points(k, g[0], &glo, bx, lo[0], Some(&self.perm[a..b]), c);
