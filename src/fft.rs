@@ -192,9 +192,23 @@ unsafe impl<E: Copy + Sync> Sync for AlignedVec<E> {}
 const ALIGN: usize = 64;
 
 impl<E: Copy> AlignedVec<E> {
-    /// Allocates `len` zeroed elements. `what` names the buffer in the error message.
+    /// Allocates `len` zeroed elements, asking for transparent huge pages
+    /// ([`crate::error::advise_huge_pages`]): for grids read and written in scattered order
+    /// (FFTs' strided passes, 1D spreading and interpolation in the caller's point order),
+    /// where huge pages spare the TLB misses. `what` names the buffer in the error message.
     /// Errors: [`Error::Alloc`] when the size overflows or the allocation fails.
     pub fn zeroed(len: usize, what: &str) -> Result<Self> {
+        let v = Self::zeroed_small_pages(len, what)?;
+        crate::error::advise_huge_pages(v.base as *mut u8, len * std::mem::size_of::<E>() + ALIGN);
+        Ok(v)
+    }
+
+    /// [`Self::zeroed`] without the huge-page advice: for grids accessed a cache-sized box at a
+    /// time (the 2D/3D NUFFT fine grid of bin-sorted points), where the TLB gains nothing from
+    /// huge pages, while on a virtual machine that reports free memory to its host a fresh
+    /// huge page costs the host 512 faults (docs/design.md §10, "Huge pages").
+    /// Errors: as [`Self::zeroed`].
+    pub fn zeroed_small_pages(len: usize, what: &str) -> Result<Self> {
         let bytes = len
             .checked_mul(std::mem::size_of::<E>())
             .and_then(|b| b.checked_add(ALIGN))
@@ -208,9 +222,6 @@ impl<E: Copy> AlignedVec<E> {
         // SAFETY: off < ALIGN, so ptr..ptr+len elements lie inside the block; zero bytes are a
         // valid value of the numeric element types used.
         let ptr = unsafe { (base as *mut u8).add(off) } as *mut E;
-        // fine grids are read and written in scattered order (interpolation in the caller's
-        // point order, the wrap-add of boxes): huge pages spare the TLB misses
-        crate::error::advise_huge_pages(base as *mut u8, bytes);
         Ok(AlignedVec { ptr, base, len })
     }
     /// Sets every element to zero.

@@ -54,7 +54,7 @@ impl<T: Real> FineGrid<T> {
     /// with the points.
     fn new(params: &NufftParams, opts: &NufftOpts, threads: &Threads, plan_fft: bool) -> Result<Self> {
         let (dim, nf) = (params.dim, params.nf);
-        let mut fw = AlignedVec::<Complex<T>>::zeroed(params.fine_total(), "NUFFT fine grid")?;
+        let mut fw = crate::spread::zeroed_grid::<T>(dim, params.fine_total(), "NUFFT fine grid")?;
         let spreader = Spreader::new(dim, &nf[..dim], &params.kernel, SpreadOpts { max_subprob_size: opts.spread_max_subprob_size, interp_only: params.ty == 2, callers_order: true })?;
         let fft = if plan_fft {
             Some(Self::plan_fft(params, opts, threads, &mut fw)?)

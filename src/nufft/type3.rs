@@ -620,7 +620,7 @@ impl<T: Real> Type3Plan<T> {
         let nf = geo.nf();
         // from here on a failure leaves the plan without points
         self.pts = None;
-        let fw = AlignedVec::<Complex<T>>::zeroed(geo.total(), "NUFFT type 3 fine grid")?;
+        let fw = crate::spread::zeroed_grid::<T>(dim, geo.total(), "NUFFT type 3 fine grid")?;
         let mut spreader = Spreader::new(dim, &nf[..dim], &p.kernel, SpreadOpts {
             max_subprob_size: p.opts.spread_max_subprob_size,
             callers_order: true,

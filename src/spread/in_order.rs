@@ -169,7 +169,7 @@ pub(super) fn low_parts<T: Real>(x: &[T], g: &[T], nf: usize, glo: &mut [f32]) {
 
 impl<T: Real> Spreader<T> {
     /// `setpts` of a spreader that keeps its 1D points in the caller's order: keeps the folded
-    /// copy (`copy`; folded and checked in one parallel pass, its pages requested huge) or the
+    /// copy (`copy`; folded and checked in one parallel pass) or the
     /// caller's array (checked), and cuts runs of consecutive points as subproblems.
     /// Errors: [`Error::NonFinite`] (the first bad index; the previous points stay set),
     /// [`Error::Alloc`] (of the copy: the previous points stay set; of the runs: then without
@@ -185,8 +185,6 @@ impl<T: Real> Spreader<T> {
             // and the previous points stay set
             let mut g = crate::error::try_vec::<T>(m, "folded coordinates")?;
             let mut glo = crate::error::try_vec::<f32>(m, "folded coordinates (low parts)")?;
-            sort::advise_huge(&mut g);
-            sort::advise_huge(&mut glo);
             // SAFETY: capacity m; every element is written by the parallel pass below before
             // anything reads it (plain floats), or the vectors are dropped unread.
             unsafe {

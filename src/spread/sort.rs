@@ -34,13 +34,11 @@
 //!    read-for-ownership of the destination, no cache pollution; the partial lines at the ends
 //!    of each chunk's range of a bucket take plain stores). Reads `b·d·M`, writes
 //!    `(4 + b·d)·M` bytes. This is the first touch of the output arrays, which are allocated
-//!    uninitialised (no zeroing pass) with transparent huge pages requested (`madvise`, Linux):
-//!    the page faults of the fresh memory are taken here, in parallel, 512× fewer than with
-//!    4 KiB pages (3D, M = 1e7, 2 threads: setpts 0.10 s against 0.14–0.17 s with 4 KiB pages).
-//!    On a virtual machine whose host takes back the free huge blocks the guest reports, the
-//!    first setpts after a few idle seconds pays for faulting them in again (0.25–0.3 s more
-//!    there, measured 2026-11-25); back-to-back calls do not. Chunks fill each bucket in input
-//!    order, so the buckets are stable.
+//!    uninitialised (no zeroing pass): the page faults of the fresh memory are taken here, in
+//!    parallel. They get no huge-page advice: written as streams and read in order, they gain
+//!    nothing in TLB reach, and on a virtual machine that reports free memory to its host a
+//!    fresh huge page costs 512 host faults (docs/design.md §10, "Huge pages"). Chunks fill
+//!    each bucket in input order, so the buckets are stable.
 //! 4. **local** (parallel over groups of consecutive buckets balanced by point count, one
 //!    scratch per group, none per bucket): a stable counting sort by key within each bucket
 //!    through the group's scratch (a bucket holds about M/256 points). Reads and writes
@@ -74,12 +72,6 @@ const CHUNKS_PER_THREAD: usize = 4;
 
 /// Smallest chunk of the parallel passes (points).
 const MIN_CHUNK: usize = 1 << 14;
-
-/// Asks the kernel for transparent huge pages on the capacity of `v` (large arrays written
-/// once in scattered order: 512× fewer page faults and TLB misses): [`crate::error::advise_huge_pages`].
-pub(super) fn advise_huge<E>(v: &mut Vec<E>) {
-    crate::error::advise_huge_pages(v.as_mut_ptr() as *mut u8, v.capacity() * std::mem::size_of::<E>());
-}
 
 /// Bin sizes per axis for a dimension.
 pub fn bin_sizes(dim: usize) -> [usize; 3] {
@@ -676,22 +668,18 @@ impl<T: Real> Counted<'_, T> {
         // pass 2: outputs allocated uninitialised; every slot is written once below
         let t0 = Instant::now();
         let mut perm = crate::error::try_vec::<u32>(m, "sort permutation")?;
-        advise_huge(&mut perm);
         let mut g: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         let mut local: Vec<u32> = Vec::new();
         let mut glo: Vec<f32> = Vec::new();
         if keep_coords {
             for gd in g.iter_mut().take(dim) {
                 *gd = crate::error::try_vec::<T>(m, "sorted coordinates")?;
-                advise_huge(gd);
             }
             if dim == 1 {
                 glo = crate::error::try_vec::<f32>(m, "sorted coordinates (low parts)")?;
-                advise_huge(&mut glo);
             }
         } else if geo.local_bits() > 0 {
             local = crate::error::try_vec::<u32>(m, "bin-sort keys")?;
-            advise_huge(&mut local);
         }
         let null = SyncPtr(std::ptr::null_mut());
         let out = Outputs {
