@@ -1020,7 +1020,7 @@ fn gather<E: Copy>(perm: &[u32], src: &[E], out: &mut Vec<E>) {
 }
 
 /// 2π as a double-double: `TWO_PI_HI + TWO_PI_LO` equals 2π to about 1e-32.
-const TWO_PI_HI: f64 = 6.283_185_307_179_586;
+const TWO_PI_HI: f64 = std::f64::consts::TAU;
 const TWO_PI_LO: f64 = 2.449_293_598_294_706_4e-16;
 
 /// Largest |x| (radians) for which [`reduce_2pi`] is exact to ~1e-15 rad: 10¹⁶. Beyond it the
