@@ -169,8 +169,8 @@ pub(super) fn low_parts<T: Real>(x: &[T], g: &[T], nf: usize, glo: &mut [f32]) {
 
 impl<T: Real> Spreader<T> {
     /// `setpts` of a spreader that keeps its 1D points in the caller's order: keeps the folded
-    /// copy (`copy`; folded and checked in one parallel pass) or the
-    /// caller's array (checked), and cuts runs of consecutive points as subproblems.
+    /// copy (`copy`; folded and checked in one parallel pass) or the caller's array (checked),
+    /// and cuts runs of consecutive points as subproblems.
     /// Errors: [`Error::NonFinite`] (the first bad index; the previous points stay set),
     /// [`Error::Alloc`] (of the copy: the previous points stay set; of the runs: then without
     /// points).

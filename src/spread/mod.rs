@@ -142,10 +142,11 @@ pub struct Spreader<T: Real> {
 /// A zeroed grid of `len` complex values for a `dim`-dimensional spreader (the NUFFT fine
 /// grid), its pages chosen by how the spreader reaches it: in 1D the points may stay in the
 /// caller's order (`SpreadOpts::callers_order`, `interp_only`), each window a scattered access
-/// over the whole grid, so it asks for huge pages ([`crate::fft::AlignedVec::zeroed`]); in 2D and 3D the
-/// sorted subproblems touch it a cache-sized box at a time, so it takes small pages
-/// ([`crate::fft::AlignedVec::zeroed_small_pages`]; docs/design.md §10, "Huge pages").
-/// Errors: [`Error::Alloc`].
+/// over the whole grid, so it asks for huge pages ([`crate::fft::AlignedVec::zeroed`]); in 2D
+/// and 3D the sorted subproblems touch it a cache-sized box at a time, so it takes small pages
+/// ([`crate::fft::AlignedVec::zeroed_small_pages`]; docs/design.md §10, "Huge pages"). The
+/// values are zero, 64-byte aligned, in the caller's layout (the NUFFT's: x fastest).
+/// Errors: [`Error::Alloc`] (the size overflows or the allocation fails).
 pub fn zeroed_grid<T: Real>(dim: usize, len: usize, what: &str) -> Result<crate::fft::AlignedVec<Complex<T>>> {
     if dim == 1 {
         crate::fft::AlignedVec::zeroed(len, what)
