@@ -50,6 +50,43 @@ pub(crate) fn has_avx512() -> bool {
     }
 }
 
+/// Whether this CPU runs 512-bit vector operations as two 256-bit halves: AMD family 19h
+/// (Zen 4) with AVX-512F. There a 512-bit load, FMA or store costs what two 256-bit ones cost,
+/// so a loop whose rows fill 512-bit vectors only in part does more work than the same loop on
+/// 256-bit vectors. The spreader's 2D/3D box loops (read-modify-write of every vector of a row)
+/// take 256-bit rows there ([`crate::spread`]; docs/design.md §10, "Spreading rows on 256-bit
+/// vectors where 512-bit ones are split"). Probed once per process and cached; always `false`
+/// off x86-64 and where [`has_avx512`] is `false`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // callers are x86-64 only
+pub(crate) fn splits_512bit_ops() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::sync::OnceLock;
+        static SPLITS: OnceLock<bool> = OnceLock::new();
+        *SPLITS.get_or_init(|| has_avx512() && amd_family() == Some(0x19))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The CPU family (base plus extended family, CPUID leaf 1) of an AMD CPU ("AuthenticAMD",
+/// CPUID leaf 0), `None` on other vendors.
+#[cfg(target_arch = "x86_64")]
+fn amd_family() -> Option<u32> {
+    use std::arch::x86_64::__cpuid;
+    // SAFETY: CPUID exists on every x86-64 CPU; leaves 0 and 1 are always defined.
+    #[allow(unused_unsafe)]
+    let (v, l1) = unsafe { (__cpuid(0), __cpuid(1)) };
+    let vendor = [v.ebx.to_le_bytes(), v.edx.to_le_bytes(), v.ecx.to_le_bytes()].concat();
+    if vendor != b"AuthenticAMD" {
+        return None;
+    }
+    let base = (l1.eax >> 8) & 0xf;
+    Some(if base == 0xf { base + ((l1.eax >> 20) & 0xff) } else { base })
+}
+
 #[cfg(test)]
 mod tests {
     use super::{has_avx2_fma, has_avx512};
@@ -68,6 +105,7 @@ mod tests {
         let wide = has_avx512();
         assert_eq!(wide, has_avx512(), "the probe is cached");
         assert!(!wide || first, "AVX-512 clones only where the AVX2 ones run");
+        assert!(!super::splits_512bit_ops() || wide, "split 512-bit operations only where AVX-512 is used");
         #[cfg(target_arch = "x86_64")]
         if wide {
             assert!(std::is_x86_feature_detected!("avx512f") && std::env::var_os("FARFIELD_NO_AVX512").is_none());

@@ -528,7 +528,14 @@ impl<T: Real> Spreader<T> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx2,fma")]
     unsafe fn spread_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
-        self.spread_points::<K, true, true>(k, g, cs, lo, shape, bx)
+        // 512-bit rows where the CPU runs them at full width; where it splits them into two
+        // 256-bit halves (AMD Zen 4), 256-bit rows leave fewer lanes unused, while the kernel
+        // evaluation keeps this clone's 512-bit code (docs/design.md §10)
+        if crate::simd::splits_512bit_ops() {
+            self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx)
+        } else {
+            self.spread_points::<K, true, true>(k, g, cs, lo, shape, bx)
+        }
     }
 
     /// Spreads the points with folded coordinates `g` and strengths `cs` into the box with
