@@ -4,7 +4,8 @@
 //! and that clone is chosen at run time when [`has_avx2_fma`] is true.
 //!
 //! The spreader's row loops have a third clone with AVX-512F (512-bit vectors), chosen when
-//! [`has_avx512`] is true.
+//! [`has_avx512`] is true; where [`splits_512bit_ops`] is true, its spreading loops write rows
+//! with 256-bit vectors.
 //!
 //! `FARFIELD_NO_AVX2` — if this environment variable is set (to any value, e.g.
 //! `FARFIELD_NO_AVX2=1`) when the first solver call probes the CPU, every module takes its
