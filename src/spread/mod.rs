@@ -485,10 +485,6 @@ impl<T: Real> Spreader<T> {
 
     /// Spreads sorted points `a..b` into a private box, then wrap-adds the box into the grid.
     fn spread_subproblem<K: KernelEval<T>>(&self, k: &K, a: usize, b: usize, c: &[Complex<T>], grid: SyncPtr<Complex<T>>) -> Result<()> {
-        // Gather the strengths first: the loads are independent, so their cache misses overlap
-        // instead of stalling the spreading loop one by one.
-        let mut cs = crate::error::try_vec::<Complex<T>>(b - a, "subproblem strengths")?;
-        gather(&self.perm[a..b], c, &mut cs);
         let (loc, low) = self.local_coords(a, b)?;
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let (lo, bsz) = self.subproblem_box(&g);
@@ -496,39 +492,45 @@ impl<T: Real> Spreader<T> {
         let (mut store, off) = aligned_box::<T>(shape)?;
         let bx = &mut store[off..];
         if let Some(glo) = low {
-            // 1D: the windows at the double-double coordinates, as in the caller's order
+            // 1D: the windows at the double-double coordinates, as in the caller's order, with
+            // the strengths gathered first: the loads are independent, so their cache misses
+            // overlap instead of stalling the spreading loop one by one
+            let mut cs = crate::error::try_vec::<Complex<T>>(b - a, "subproblem strengths")?;
+            gather(&self.perm[a..b], c, &mut cs);
             self.spread_row_points(k, g[0], &glo, &cs, bx, lo[0]);
             self.wrap_add(bx, lo, bsz, shape[0], grid);
             return Ok(());
         }
+        // 2D/3D: the strengths read in the loop over points, each prefetched a few points ahead
+        let cs = (&self.perm[a..b], c);
         #[cfg(target_arch = "x86_64")]
         if crate::simd::has_avx512() {
             // SAFETY: the CPU supports AVX-512F, AVX2 and FMA (checked at run time).
-            unsafe { self.spread_points_avx512(k, &g, &cs, lo, shape, bx) };
+            unsafe { self.spread_points_avx512(k, &g, cs, lo, shape, bx) };
             self.wrap_add(bx, lo, bsz, shape[0], grid);
             return Ok(());
         }
         #[cfg(target_arch = "x86_64")]
         if crate::simd::has_avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-            unsafe { self.spread_points_avx2(k, &g, &cs, lo, shape, bx) };
+            unsafe { self.spread_points_avx2(k, &g, cs, lo, shape, bx) };
             self.wrap_add(bx, lo, bsz, shape[0], grid);
             return Ok(());
         }
-        self.spread_points::<K, false, false>(k, &g, &cs, lo, shape, bx);
+        self.spread_points::<K, false, false>(k, &g, cs, lo, shape, bx);
         self.wrap_add(bx, lo, bsz, shape[0], grid);
         Ok(())
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
+    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
         self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx2,fma")]
-    unsafe fn spread_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
+    unsafe fn spread_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
         // 512-bit rows where the CPU runs them at full width; where it splits them into two
         // 256-bit halves (AMD Zen 4), 256-bit rows leave fewer lanes unused, while the kernel
         // evaluation keeps this clone's 512-bit code (docs/design.md §10)
@@ -539,11 +541,12 @@ impl<T: Real> Spreader<T> {
         }
     }
 
-    /// Spreads the points with folded coordinates `g` and strengths `cs` into the box with
-    /// corner `lo` (`FMA`: fused multiply-adds and the 256-bit row loops, for the AVX2/FMA
-    /// clone only; `WIDE`: the 512-bit row loops, for the AVX-512 clone only).
+    /// Spreads the points with folded coordinates `g` and strengths `cs` (the subproblem's
+    /// `perm` and the caller's array) into the box with corner `lo` (`FMA`: fused
+    /// multiply-adds and the 256-bit row loops, for the AVX2/FMA clone only; `WIDE`: the
+    /// 512-bit row loops, for the AVX-512 clone only).
     #[inline(always)]
-    fn spread_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
+    fn spread_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
@@ -557,11 +560,16 @@ impl<T: Real> Spreader<T> {
 
     /// [`Self::spread_points`] for the width `W` (`W = 0`: any width, runtime loop).
     #[inline(always)]
-    fn spread_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: &[Complex<T>], lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
+    fn spread_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
         let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
         let mut i0 = [0isize; 3];
         let wyz = [self.w[1], self.w[2]];
-        for (q, &cv) in cs.iter().enumerate() {
+        let (perm, c) = cs;
+        for (q, &j) in perm.iter().enumerate() {
+            if let Some(&ahead) = perm.get(q + STRENGTH_AHEAD) {
+                prefetch(c.as_ptr().wrapping_add(ahead as usize));
+            }
+            let cv = c[j as usize];
             self.point_kernel::<K, FMA>(k, g, q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             if W == 0 {
@@ -680,18 +688,19 @@ impl<T: Real> Spreader<T> {
             return Ok(());
         }
         let mut out = crate::error::try_vec::<Complex<T>>(b - a, "subproblem values")?;
+        let dst = (&self.perm[a..b], c.0 as *const Complex<T>);
         #[cfg(target_arch = "x86_64")]
         if crate::simd::has_avx512() {
             // SAFETY: the CPU supports AVX-512F, AVX2 and FMA (checked at run time).
-            unsafe { self.interp_points_avx512(k, &g, bx, lo, shape, &mut out) };
+            unsafe { self.interp_points_avx512(k, &g, bx, lo, shape, &mut out, dst) };
         } else if crate::simd::has_avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-            unsafe { self.interp_points_avx2(k, &g, bx, lo, shape, &mut out) };
+            unsafe { self.interp_points_avx2(k, &g, bx, lo, shape, &mut out, dst) };
         } else {
-            self.interp_points::<K, false, false>(k, &g, bx, lo, shape, &mut out);
+            self.interp_points::<K, false, false>(k, &g, bx, lo, shape, &mut out, dst);
         }
         #[cfg(not(target_arch = "x86_64"))]
-        self.interp_points::<K, false, false>(k, &g, bx, lo, shape, &mut out);
+        self.interp_points::<K, false, false>(k, &g, bx, lo, shape, &mut out, dst);
         for (q, v) in out.into_iter().enumerate() {
             // SAFETY: perm is a permutation and subproblems are disjoint, so each output
             // index is written once.
@@ -702,14 +711,14 @@ impl<T: Real> Spreader<T> {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn interp_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>) {
-        self.interp_points::<K, true, false>(k, g, bx, lo, shape, out)
+    unsafe fn interp_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>, dst: Dest<T>) {
+        self.interp_points::<K, true, false>(k, g, bx, lo, shape, out, dst)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx2,fma")]
-    unsafe fn interp_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>) {
-        self.interp_points::<K, true, true>(k, g, bx, lo, shape, out)
+    unsafe fn interp_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>, dst: Dest<T>) {
+        self.interp_points::<K, true, true>(k, g, bx, lo, shape, out, dst)
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -799,14 +808,16 @@ impl<T: Real> Spreader<T> {
     }
 
     /// Interpolates the box with corner `lo` at the points with folded coordinates `g`,
-    /// appending to `out` (`FMA`, `WIDE`: as in [`Self::spread_points`]).
+    /// appending to `out`, and prefetches each value's destination `dst` (`FMA`, `WIDE`: as
+    /// in [`Self::spread_points`]).
     #[inline(always)]
-    fn interp_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>) {
+    fn interp_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>,
+                                                                     dst: Dest<T>) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.interp_points_w::<K, $n, FMA, WIDE>(k, g, bx, lo, shape, out),)*
-                    _ => self.interp_points_w::<K, 0, FMA, WIDE>(k, g, bx, lo, shape, out),
+                    $($n => self.interp_points_w::<K, $n, FMA, WIDE>(k, g, bx, lo, shape, out, dst),)*
+                    _ => self.interp_points_w::<K, 0, FMA, WIDE>(k, g, bx, lo, shape, out, dst),
                 }
             };
         }
@@ -816,12 +827,15 @@ impl<T: Real> Spreader<T> {
     /// [`Self::interp_points`] for the width `W` (`W = 0`: any width, runtime loop).
     #[inline(always)]
     fn interp_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3],
-                                                                       out: &mut Vec<Complex<T>>) {
+                                                                       out: &mut Vec<Complex<T>>, dst: Dest<T>) {
         let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
         let mut i0 = [0isize; 3];
         let wyz = [self.w[1], self.w[2]];
         let n = g[0].len();
         for q in 0..n {
+            // the value's line in the caller's order, brought in while the next points are
+            // interpolated, for the stores after the loop (docs/design.md §10)
+            prefetch(dst.1.wrapping_add(dst.0[q] as usize));
             self.point_kernel::<K, FMA>(k, g, q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             out.push(if W == 0 {
@@ -837,6 +851,17 @@ impl<T: Real> Spreader<T> {
         }
     }
 }
+
+/// The strengths of a subproblem's points: its `perm` and the caller's array.
+type Strengths<'a, T> = (&'a [u32], &'a [Complex<T>]);
+
+/// Points ahead whose strength the 2D/3D spreading loop prefetches: it reads the strengths in
+/// the caller's order, one random access per point, which a separate gather pass waited for
+/// (docs/design.md §10).
+const STRENGTH_AHEAD: usize = 16;
+
+/// Where interpolated values go: `perm` of the subproblem's points and the caller's array.
+type Dest<'a, T> = (&'a [u32], *const Complex<T>);
 
 /// The allocated shape of a subproblem box of sizes `bsz`: the row stride rounded up to
 /// whole [`BOX_ALIGN`] blocks (see [`inner_simd::BOX_ALIGN`]), and to an odd number of them
