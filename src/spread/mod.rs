@@ -485,6 +485,15 @@ impl<T: Real> Spreader<T> {
 
     /// Spreads sorted points `a..b` into a private box, then wrap-adds the box into the grid.
     fn spread_subproblem<K: KernelEval<T>>(&self, k: &K, a: usize, b: usize, c: &[Complex<T>], grid: SyncPtr<Complex<T>>) -> Result<()> {
+        // 2D: the strengths read in the loop over points, each prefetched a few points ahead;
+        // 1D and 3D: gathered first, the loads independent, so that their cache misses overlap
+        // instead of stalling the loop one by one (docs/design.md §10)
+        let perm = &self.perm[a..b];
+        let mut gathered = Vec::new();
+        if self.dim != 2 {
+            gathered = crate::error::try_vec::<Complex<T>>(b - a, "subproblem strengths")?;
+            gather(perm, c, &mut gathered);
+        }
         let (loc, low) = self.local_coords(a, b)?;
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let (lo, bsz) = self.subproblem_box(&g);
@@ -492,17 +501,12 @@ impl<T: Real> Spreader<T> {
         let (mut store, off) = aligned_box::<T>(shape)?;
         let bx = &mut store[off..];
         if let Some(glo) = low {
-            // 1D: the windows at the double-double coordinates, as in the caller's order, with
-            // the strengths gathered first: the loads are independent, so their cache misses
-            // overlap instead of stalling the spreading loop one by one
-            let mut cs = crate::error::try_vec::<Complex<T>>(b - a, "subproblem strengths")?;
-            gather(&self.perm[a..b], c, &mut cs);
-            self.spread_row_points(k, g[0], &glo, &cs, bx, lo[0]);
+            // 1D: the windows at the double-double coordinates, as in the caller's order
+            self.spread_row_points(k, g[0], &glo, &gathered, bx, lo[0]);
             self.wrap_add(bx, lo, bsz, shape[0], grid);
             return Ok(());
         }
-        // 2D/3D: the strengths read in the loop over points, each prefetched a few points ahead
-        let cs = (&self.perm[a..b], c);
+        let cs = if self.dim == 2 { (Some(perm), c) } else { (None, &gathered[..]) };
         #[cfg(target_arch = "x86_64")]
         if crate::simd::has_avx512() {
             // SAFETY: the CPU supports AVX-512F, AVX2 and FMA (checked at run time).
@@ -541,8 +545,8 @@ impl<T: Real> Spreader<T> {
         }
     }
 
-    /// Spreads the points with folded coordinates `g` and strengths `cs` (the subproblem's
-    /// `perm` and the caller's array) into the box with corner `lo` (`FMA`: fused
+    /// Spreads the points with folded coordinates `g` and strengths `cs` ([`Strengths`]) into
+    /// the box with corner `lo` (`FMA`: fused
     /// multiply-adds and the 256-bit row loops, for the AVX2/FMA clone only; `WIDE`: the
     /// 512-bit row loops, for the AVX-512 clone only).
     #[inline(always)]
@@ -565,11 +569,16 @@ impl<T: Real> Spreader<T> {
         let mut i0 = [0isize; 3];
         let wyz = [self.w[1], self.w[2]];
         let (perm, c) = cs;
-        for (q, &j) in perm.iter().enumerate() {
-            if let Some(&ahead) = perm.get(q + STRENGTH_AHEAD) {
-                prefetch(c.as_ptr().wrapping_add(ahead as usize));
-            }
-            let cv = c[j as usize];
+        for q in 0..g[0].len() {
+            let cv = match perm {
+                Some(perm) => {
+                    if let Some(&ahead) = perm.get(q + STRENGTH_AHEAD) {
+                        prefetch(c.as_ptr().wrapping_add(ahead as usize));
+                    }
+                    c[perm[q] as usize]
+                }
+                None => c[q],
+            };
             self.point_kernel::<K, FMA>(k, g, q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             if W == 0 {
@@ -688,7 +697,7 @@ impl<T: Real> Spreader<T> {
             return Ok(());
         }
         let mut out = crate::error::try_vec::<Complex<T>>(b - a, "subproblem values")?;
-        let dst = (&self.perm[a..b], c.0 as *const Complex<T>);
+        let dst = (self.dim == 2).then_some((&self.perm[a..b], c.0 as *const Complex<T>));
         #[cfg(target_arch = "x86_64")]
         if crate::simd::has_avx512() {
             // SAFETY: the CPU supports AVX-512F, AVX2 and FMA (checked at run time).
@@ -808,8 +817,8 @@ impl<T: Real> Spreader<T> {
     }
 
     /// Interpolates the box with corner `lo` at the points with folded coordinates `g`,
-    /// appending to `out`, and prefetches each value's destination `dst` (`FMA`, `WIDE`: as
-    /// in [`Self::spread_points`]).
+    /// appending to `out`, and prefetches each value's destination `dst` where given ([`Dest`];
+    /// `FMA`, `WIDE`: as in [`Self::spread_points`]).
     #[inline(always)]
     fn interp_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>,
                                                                      dst: Dest<T>) {
@@ -833,9 +842,11 @@ impl<T: Real> Spreader<T> {
         let wyz = [self.w[1], self.w[2]];
         let n = g[0].len();
         for q in 0..n {
-            // the value's line in the caller's order, brought in while the next points are
+            // 2D: the value's line in the caller's order, brought in while the next points are
             // interpolated, for the stores after the loop (docs/design.md §10)
-            prefetch(dst.1.wrapping_add(dst.0[q] as usize));
+            if let Some((perm, c)) = dst {
+                prefetch(c.wrapping_add(perm[q] as usize));
+            }
             self.point_kernel::<K, FMA>(k, g, q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             out.push(if W == 0 {
@@ -852,16 +863,18 @@ impl<T: Real> Spreader<T> {
     }
 }
 
-/// The strengths of a subproblem's points: its `perm` and the caller's array.
-type Strengths<'a, T> = (&'a [u32], &'a [Complex<T>]);
+/// The strengths of a subproblem's points: the subproblem's `perm` and the caller's array (2D),
+/// or `None` and the strengths already gathered in sorted order (3D).
+type Strengths<'a, T> = (Option<&'a [u32]>, &'a [Complex<T>]);
 
-/// Points ahead whose strength the 2D/3D spreading loop prefetches: it reads the strengths in
-/// the caller's order, one random access per point, which a separate gather pass waited for
+/// Points ahead whose strength the 2D spreading loop prefetches: it reads the strengths in the
+/// caller's order, one random access per point, which a separate gather pass waited for
 /// (docs/design.md §10).
 const STRENGTH_AHEAD: usize = 16;
 
-/// Where interpolated values go: `perm` of the subproblem's points and the caller's array.
-type Dest<'a, T> = (&'a [u32], *const Complex<T>);
+/// Where interpolated values go, for their prefetch in 2D: the subproblem's `perm` and the
+/// caller's array (`None` in 3D: docs/design.md §10).
+type Dest<'a, T> = Option<(&'a [u32], *const Complex<T>)>;
 
 /// The allocated shape of a subproblem box of sizes `bsz`: the row stride rounded up to
 /// whole [`BOX_ALIGN`] blocks (see [`inner_simd::BOX_ALIGN`]), and to an odd number of them
