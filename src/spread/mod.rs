@@ -546,9 +546,8 @@ impl<T: Real> Spreader<T> {
     }
 
     /// Spreads the points with folded coordinates `g` and strengths `cs` ([`Strengths`]) into
-    /// the box with corner `lo` (`FMA`: fused
-    /// multiply-adds and the 256-bit row loops, for the AVX2/FMA clone only; `WIDE`: the
-    /// 512-bit row loops, for the AVX-512 clone only).
+    /// the box with corner `lo` (`FMA`: fused multiply-adds and the 256-bit row loops, for the
+    /// AVX2/FMA clone only; `WIDE`: the 512-bit row loops, for the AVX-512 clone only).
     #[inline(always)]
     fn spread_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
         macro_rules! go {
