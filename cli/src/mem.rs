@@ -137,6 +137,13 @@ pub fn try_vec<T>(n: usize, what: &str, f: impl FnMut() -> T) -> crate::CliResul
 mod tests {
     use super::*;
 
+    /// The phase's peak covers every resident size seen while it ran. Other tests run in the
+    /// same process at the same time and allocate and free their own memory, so the test
+    /// compares with the resident size read while the 64 MiB were held, not with
+    /// `start + 64 MiB`: a test that freed memory meanwhile lowers both alike (CI once saw a
+    /// phase peak of 55.6 MiB for the 64 MiB this way). The kernel's resident counters are
+    /// batched per CPU, so the two readings may differ by a little: 1 MiB is allowed, as in
+    /// [`Phase::begin`].
     #[test]
     fn phase_sees_a_touched_allocation() {
         if rss_bytes().is_none() {
@@ -148,11 +155,13 @@ mod tests {
             v[i] = 1;
         }
         std::hint::black_box(&v);
+        let held = rss_bytes().unwrap();
         drop(v);
-        if let Some(p) = ph.peak_increase() {
-            assert!(p >= 60 << 20, "phase peak {p}");
+        let drift = 1 << 20;
+        assert!(held >= 64 << 20, "resident size {held} while 64 MiB were touched");
+        if let (Some(p), Some(start)) = (ph.peak_increase(), ph.start_rss) {
+            assert!(start + p + drift >= held, "phase peak {} below the resident size {held} seen in the phase", start + p);
         }
-        assert!(peak_rss_bytes().unwrap() >= 60 << 20);
+        assert!(peak_rss_bytes().unwrap() + drift >= held);
     }
 }
-
