@@ -49,9 +49,14 @@ macro_rules! row_kernels {
         /// # Safety
         /// The vector extension of the lane width available (AVX2 and FMA, or AVX-512F); `bx` has [`BOX_PAD`] entries past every row touched.
         #[inline(always)]
-        pub unsafe fn $spread<const W: usize>(bx: &mut [[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, c: Complex<$t>) {
+        ///
+        /// `FROM_START`: the vectors start at the row's first entry (`o = 0`, a constant number
+        /// of vectors), for boxes in which every row starts on a vector boundary
+        /// ([`super::Spreader`]'s paired boxes); correct for any row, only slower where the
+        /// row does not start on a boundary.
+        pub unsafe fn $spread<const W: usize, const FROM_START: bool>(bx: &mut [[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, c: Complex<$t>) {
             const L: usize = $lanes;
-            let o = 2 * (l[0] % (L / 2));
+            let o = if FROM_START { 0 } else { 2 * (l[0] % (L / 2)) };
             let nv = (o + 2 * W).div_ceil(L);
             let mut kv = [$zero(); MAX_VECTORS];
             $kvec(&ker[0], W, o, nv, [c.re, c.im], &mut kv);
@@ -419,7 +424,8 @@ mod tests {
 
     /// The 256-bit and 512-bit row loops against the portable ones, for every width, both
     /// precisions, every alignment of the row start and an unaligned box base, whichever clone
-    /// the CPU running the tests would pick.
+    /// the CPU running the tests would pick; spreading also with the vectors from the row's
+    /// start (`FROM_START`), which must be right whether or not the start is aligned.
     macro_rules! check {
         ($name:ident, $t:ty, $tol:expr, $s256:ident, $i256:ident, $s512:ident, $i512:ident) => {
             #[test]
@@ -452,18 +458,27 @@ mod tests {
                             let mut got = bx.to_vec();
                             // SAFETY: AVX2 and FMA checked above; the box has BOX_PAD past its rows.
                             let ig = unsafe {
-                                spread_f_256::<W>(&mut got, s, l, wyz, &ker, c);
+                                spread_f_256::<W, false>(&mut got, s, l, wyz, &ker, c);
                                 interp_f_256::<W>(bx, s, l, wyz, &ker)
                             };
                             results.push(("256-bit", got, ig));
+                            // from the row's start (FROM_START): right at every start, aligned or not
+                            let mut got = bx.to_vec();
+                            // SAFETY: as above.
+                            unsafe { spread_f_256::<W, true>(&mut got, s, l, wyz, &ker, c) };
+                            results.push(("256-bit from the row's start", got, iw));
                             if has512 {
                                 let mut got = bx.to_vec();
                                 // SAFETY: AVX-512F checked above.
                                 let ig = unsafe {
-                                    spread_f_512::<W>(&mut got, s, l, wyz, &ker, c);
+                                    spread_f_512::<W, false>(&mut got, s, l, wyz, &ker, c);
                                     interp_f_512::<W>(bx, s, l, wyz, &ker)
                                 };
                                 results.push(("512-bit", got, ig));
+                                let mut got = bx.to_vec();
+                                // SAFETY: as above.
+                                unsafe { spread_f_512::<W, true>(&mut got, s, l, wyz, &ker, c) };
+                                results.push(("512-bit from the row's start", got, iw));
                             }
                             let scale = 8.0;
                             for (name, got, ig) in results {
@@ -476,16 +491,16 @@ mod tests {
                     }
                 }
                 #[target_feature(enable = "avx2,fma")]
-                unsafe fn spread_f_256<const W: usize>(bx: &mut [[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, c: Complex<$t>) {
-                    $s256::<W>(bx, s, l, wyz, ker, c)
+                unsafe fn spread_f_256<const W: usize, const FROM_START: bool>(bx: &mut [[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, c: Complex<$t>) {
+                    $s256::<W, FROM_START>(bx, s, l, wyz, ker, c)
                 }
                 #[target_feature(enable = "avx2,fma")]
                 unsafe fn interp_f_256<const W: usize>(bx: &[[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>) -> Complex<$t> {
                     $i256::<W>(bx, s, l, wyz, ker)
                 }
                 #[target_feature(enable = "avx512f,avx2,fma")]
-                unsafe fn spread_f_512<const W: usize>(bx: &mut [[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, c: Complex<$t>) {
-                    $s512::<W>(bx, s, l, wyz, ker, c)
+                unsafe fn spread_f_512<const W: usize, const FROM_START: bool>(bx: &mut [[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, c: Complex<$t>) {
+                    $s512::<W, FROM_START>(bx, s, l, wyz, ker, c)
                 }
                 #[target_feature(enable = "avx512f,avx2,fma")]
                 unsafe fn interp_f_512<const W: usize>(bx: &[[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>) -> Complex<$t> {

@@ -508,8 +508,10 @@ impl<T: Real> Spreader<T> {
         let (loc, low) = self.local_coords(a, b)?;
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let (lo, bsz) = self.subproblem_box(&g);
-        let shape = box_shape::<T>(bsz);
-        let (mut store, off) = aligned_box::<T>(shape)?;
+        let paired = low.is_none() && self.paired_boxes();
+        // paired: one more column, for the second box's rows shifted by one entry
+        let shape = box_shape::<T>([bsz[0] + paired as usize, bsz[1], bsz[2]]);
+        let (mut store, off, stride) = aligned_boxes::<T>(shape, 1 + paired as usize)?;
         let bx = &mut store[off..];
         if let Some(glo) = low {
             // 1D: the windows at the double-double coordinates, as in the caller's order
@@ -518,54 +520,82 @@ impl<T: Real> Spreader<T> {
             return Ok(());
         }
         let cs = if in_loop { (Some(perm), c) } else { (None, &gathered[..]) };
+        let second = if paired { stride } else { 0 };
         #[cfg(target_arch = "x86_64")]
         if crate::simd::has_avx512() {
             // SAFETY: the CPU supports AVX-512F, AVX2 and FMA (checked at run time).
-            unsafe { self.spread_points_avx512(k, &g, cs, lo, shape, bx) };
-            self.wrap_add(bx, lo, bsz, shape[0], grid);
-            return Ok(());
-        }
-        #[cfg(target_arch = "x86_64")]
-        if crate::simd::has_avx2_fma() {
+            unsafe { self.spread_points_avx512(k, &g, cs, lo, shape, bx, second) };
+        } else if crate::simd::has_avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
-            unsafe { self.spread_points_avx2(k, &g, cs, lo, shape, bx) };
-            self.wrap_add(bx, lo, bsz, shape[0], grid);
-            return Ok(());
+            unsafe { self.spread_points_avx2(k, &g, cs, lo, shape, bx, second) };
+        } else {
+            self.spread_points::<K, false, false>(k, &g, cs, lo, shape, bx, second);
         }
-        self.spread_points::<K, false, false>(k, &g, cs, lo, shape, bx);
+        #[cfg(not(target_arch = "x86_64"))]
+        self.spread_points::<K, false, false>(k, &g, cs, lo, shape, bx, second);
+        if paired {
+            // the second box's entry i + 1 is the first box's entry i (its column 0 and the
+            // columns past the rows stay zero)
+            let n = shape[0] * shape[1] * shape[2];
+            let (first, rest) = bx.split_at_mut(stride);
+            for (a, b) in first[..n].iter_mut().zip(&rest[1..=n]) {
+                a[0] += b[0];
+                a[1] += b[1];
+            }
+        }
         self.wrap_add(bx, lo, bsz, shape[0], grid);
         Ok(())
     }
 
+    /// Whether spreading uses two boxes per subproblem, the second one entry to the left of the
+    /// first: a point whose rows would start at an odd entry of the first box spreads into the
+    /// second, where they start at an even one, so that with 256-bit rows of f64 (two complex
+    /// entries per vector) every row starts on a vector boundary and takes `w/2` vectors
+    /// instead of `w/2 + 1`; the second box is added into the first before the wrap-add. Only
+    /// for an even `w` in x (at an odd `w` both starts take `(w + 1)/2` vectors), f64, 2D and
+    /// 3D, and where the rows are 256-bit (AVX2/FMA, and AVX-512 CPUs that split 512-bit
+    /// operations, [`crate::simd::splits_512bit_ops`]). Measured in docs/design.md §10.
+    fn paired_boxes(&self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let rows_256 = crate::simd::has_avx2_fma() && (!crate::simd::has_avx512() || crate::simd::splits_512bit_ops());
+            std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>() && self.dim >= 2 && self.w[0] % 2 == 0 && self.w[0] <= 16 && rows_256
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
-        self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx)
+    unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
+        self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx, second)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx2,fma")]
-    unsafe fn spread_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
+    unsafe fn spread_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
         // 512-bit rows where the CPU runs them at full width; where it splits them into two
         // 256-bit halves (AMD Zen 4), 256-bit rows leave fewer lanes unused, while the kernel
         // evaluation keeps this clone's 512-bit code (docs/design.md §10)
         if crate::simd::splits_512bit_ops() {
-            self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx)
+            self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx, second)
         } else {
-            self.spread_points::<K, true, true>(k, g, cs, lo, shape, bx)
+            self.spread_points::<K, true, true>(k, g, cs, lo, shape, bx, second)
         }
     }
 
     /// Spreads the points with folded coordinates `g` and strengths `cs` ([`Strengths`]) into
     /// the box with corner `lo` (`FMA`: fused multiply-adds and the 256-bit row loops, for the
     /// AVX2/FMA clone only; `WIDE`: the 512-bit row loops, for the AVX-512 clone only).
+    /// `second`: the offset in `bx` of the second box of [`Self::paired_boxes`], or 0.
     #[inline(always)]
-    fn spread_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
+    #[allow(clippy::too_many_arguments)]
+    fn spread_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.spread_points_w::<K, $n, FMA, WIDE>(k, g, cs, lo, shape, bx),)*
-                    _ => self.spread_points_w::<K, 0, FMA, WIDE>(k, g, cs, lo, shape, bx),
+                    $($n => self.spread_points_w::<K, $n, FMA, WIDE>(k, g, cs, lo, shape, bx, second),)*
+                    _ => self.spread_points_w::<K, 0, FMA, WIDE>(k, g, cs, lo, shape, bx, second),
                 }
             };
         }
@@ -574,7 +604,8 @@ impl<T: Real> Spreader<T> {
 
     /// [`Self::spread_points`] for the width `W` (`W = 0`: any width, runtime loop).
     #[inline(always)]
-    fn spread_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]]) {
+    #[allow(clippy::too_many_arguments)]
+    fn spread_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
         let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
         let mut i0 = [0isize; 3];
         let wyz = [self.w[1], self.w[2]];
@@ -595,6 +626,13 @@ impl<T: Real> Spreader<T> {
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             if W == 0 {
                 inner::spread_dyn(bx, [shape[0], shape[1]], l, wyz, &ker, cv, self.w[0]);
+            } else if W % 2 == 0 && second != 0 {
+                // paired boxes: an odd start goes to the second box, one entry further right
+                let odd = l[0] & 1;
+                let (b, l) = (&mut bx[odd * second..], [l[0] + odd, l[1], l[2]]);
+                if !(FMA && simd_row::<T, W, WIDE>([shape[0], shape[1]], l, wyz, &ker, RowOp::SpreadFromStart(b, cv))) {
+                    inner::spread_w::<T, W, FMA>(b, [shape[0], shape[1]], l, wyz, &ker, cv);
+                }
             } else if !(FMA && simd_row::<T, W, WIDE>([shape[0], shape[1]], l, wyz, &ker, RowOp::Spread(bx, cv))) {
                 inner::spread_w::<T, W, FMA>(bx, [shape[0], shape[1]], l, wyz, &ker, cv);
             }
@@ -905,12 +943,20 @@ fn box_shape<T: Real>(bsz: [usize; 3]) -> [usize; 3] {
 /// A zeroed subproblem box of `shape` (plus [`BOX_PAD`] entries) whose first entry, at offset
 /// `off` of the returned vector, is [`BOX_ALIGN`]-aligned. Errors: [`Error::Alloc`].
 fn aligned_box<T: Real>(shape: [usize; 3]) -> Result<(Vec<[T; 2]>, usize)> {
+    aligned_boxes(shape, 1).map(|(v, off, _)| (v, off))
+}
+
+/// `count` zeroed boxes of `shape` (each with [`BOX_PAD`] entries past it) in one vector: the
+/// first at offset `off`, the others every `stride` entries after it, each
+/// [`BOX_ALIGN`]-aligned. Errors: [`Error::Alloc`].
+fn aligned_boxes<T: Real>(shape: [usize; 3], count: usize) -> Result<(Vec<[T; 2]>, usize, usize)> {
     let elem = std::mem::size_of::<[T; 2]>();
     let extra = BOX_ALIGN.div_ceil(elem);
-    let v = crate::error::try_filled_vec::<[T; 2]>(shape[0] * shape[1] * shape[2] + BOX_PAD + extra, [T::zero(); 2], "subproblem box")?;
+    let stride = (shape[0] * shape[1] * shape[2] + BOX_PAD).next_multiple_of(extra);
+    let v = crate::error::try_filled_vec::<[T; 2]>(stride * count + extra, [T::zero(); 2], "subproblem box")?;
     let mis = v.as_ptr() as usize % BOX_ALIGN;
     let off = if mis == 0 { 0 } else { (BOX_ALIGN - mis) / elem };
-    Ok((v, off.min(extra)))
+    Ok((v, off.min(extra), stride))
 }
 
 /// Complex entries past the last row of every subproblem box ([`inner_simd::BOX_PAD`]: the
@@ -930,6 +976,10 @@ const BOX_ALIGN: usize = 16;
 enum RowOp<'a, T: Real> {
     /// Spread this strength into the box.
     Spread(&'a mut [[T; 2]], Complex<T>),
+    /// Spread this strength into the box with the vectors from the row's first entry
+    /// (`FROM_START` of [`inner_simd`]'s spreading loops): for the paired boxes
+    /// ([`Spreader::paired_boxes`]), where the rows start on a vector boundary.
+    SpreadFromStart(&'a mut [[T; 2]], Complex<T>),
     /// Interpolate the box into this value.
     Interp(&'a [[T; 2]], &'a mut Complex<T>),
 }
@@ -955,7 +1005,11 @@ fn simd_row<T: Real, const W: usize, const WIDE: bool>(s: [usize; 2], l: [usize;
                     match op {
                         RowOp::Spread(bx, c) => {
                             let bx = &mut *(bx as *mut [[T; 2]] as *mut [[$t; 2]]);
-                            inner_simd::$spread::<W>(bx, s, l, wyz, ker, Complex::new(c.re.to_f64v() as $t, c.im.to_f64v() as $t))
+                            inner_simd::$spread::<W, false>(bx, s, l, wyz, ker, Complex::new(c.re.to_f64v() as $t, c.im.to_f64v() as $t))
+                        }
+                        RowOp::SpreadFromStart(bx, c) => {
+                            let bx = &mut *(bx as *mut [[T; 2]] as *mut [[$t; 2]]);
+                            inner_simd::$spread::<W, true>(bx, s, l, wyz, ker, Complex::new(c.re.to_f64v() as $t, c.im.to_f64v() as $t))
                         }
                         RowOp::Interp(bx, v) => {
                             let bx = &*(bx as *const [[T; 2]] as *const [[$t; 2]]);
@@ -1162,11 +1216,20 @@ mod tests {
     }
 
     fn check(dim: usize, kind: KernelKind, tol: f64, threads: usize) {
-        let nf_all = [32usize, 30, 28];
+        check_kernel(dim, &Kernel::for_tolerance(kind, tol, 2.0), tol, threads);
+    }
+
+    /// Spreading with kernel `k` against the direct sum (to `tol` of the largest grid value),
+    /// the by-reference mode, and interpolation as its transpose.
+    fn check_kernel(dim: usize, k: &Kernel, tol: f64, threads: usize) {
+        let kind = k.family().expect("an ES or Gaussian kernel");
+        // at least twice the width on every axis (the spreader's minimum)
+        let wide = 2 * k.width();
+        let nf_all = [32usize.max(wide + 4), 30usize.max(wide + 2), 28usize.max(wide)];
         let nf: Vec<usize> = nf_all[..dim].to_vec();
         let mut nf3 = [1usize; 3];
         nf3[..dim].copy_from_slice(&nf);
-        let k = Kernel::for_tolerance(kind, tol, 2.0);
+        let k = k.clone();
         let th = Threads::new(threads).unwrap();
         let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
         let m = 300;
@@ -1215,6 +1278,20 @@ mod tests {
             check(dim, KernelKind::Es, 1e-9, 1);
             check(dim, KernelKind::Es, 1e-4, 2);
             check(dim, KernelKind::Gaussian, 1e-6, 2);
+        }
+    }
+
+    /// Every ES width in 2D and 3D against the direct sum, so that each row loop is checked,
+    /// among them the paired boxes of even widths ([`Spreader::paired_boxes`]) where the CPU
+    /// takes them; the tolerance is the width's error estimate at σ = 2.
+    #[test]
+    fn spread_matches_direct_every_width() {
+        for w in 2..=crate::kernel::es::MAX_ES_WIDTH {
+            let tol = crate::kernel::es::EsParams::error_estimate(w, 2.0).max(1e-13);
+            let k = Kernel::Es(crate::kernel::es::EsParams::with_shape(w, 2.0, tol));
+            for dim in 2..=3 {
+                check_kernel(dim, &k, tol, 1 + w % 2);
+            }
         }
     }
 
