@@ -48,12 +48,12 @@ macro_rules! row_kernels {
         ///
         /// # Safety
         /// The vector extension of the lane width available (AVX2 and FMA, or AVX-512F); `bx` has [`BOX_PAD`] entries past every row touched.
-        #[inline(always)]
         ///
         /// `FROM_START`: the vectors start at the row's first entry (`o = 0`, a constant number
         /// of vectors), for boxes in which every row starts on a vector boundary
         /// ([`super::Spreader`]'s paired boxes); correct for any row, only slower where the
         /// row does not start on a boundary.
+        #[inline(always)]
         pub unsafe fn $spread<const W: usize, const FROM_START: bool>(bx: &mut [[$t; 2]], s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, c: Complex<$t>) {
             const L: usize = $lanes;
             let o = if FROM_START { 0 } else { 2 * (l[0] % (L / 2)) };

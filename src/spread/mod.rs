@@ -559,7 +559,7 @@ impl<T: Real> Spreader<T> {
         #[cfg(target_arch = "x86_64")]
         {
             let rows_256 = crate::simd::has_avx2_fma() && (!crate::simd::has_avx512() || crate::simd::splits_512bit_ops());
-            std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>() && self.dim >= 2 && self.w[0] % 2 == 0 && self.w[0] <= 16 && rows_256
+            std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>() && self.dim >= 2 && self.w[0].is_multiple_of(2) && self.w[0] <= 16 && rows_256
         }
         #[cfg(not(target_arch = "x86_64"))]
         false
@@ -567,12 +567,14 @@ impl<T: Real> Spreader<T> {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
         self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx, second)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn spread_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
         // 512-bit rows where the CPU runs them at full width; where it splits them into two
         // 256-bit halves (AMD Zen 4), 256-bit rows leave fewer lanes unused, while the kernel
@@ -626,7 +628,7 @@ impl<T: Real> Spreader<T> {
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             if W == 0 {
                 inner::spread_dyn(bx, [shape[0], shape[1]], l, wyz, &ker, cv, self.w[0]);
-            } else if W % 2 == 0 && second != 0 {
+            } else if W.is_multiple_of(2) && second != 0 {
                 // paired boxes: an odd start goes to the second box, one entry further right
                 let odd = l[0] & 1;
                 let (b, l) = (&mut bx[odd * second..], [l[0] + odd, l[1], l[2]]);
