@@ -556,13 +556,7 @@ impl<T: Real> Spreader<T> {
     /// 3D, and where the rows are 256-bit (AVX2/FMA, and AVX-512 CPUs that split 512-bit
     /// operations, [`crate::simd::splits_512bit_ops`]). Measured in docs/design.md §10.
     fn paired_boxes(&self) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let rows_256 = crate::simd::has_avx2_fma() && (!crate::simd::has_avx512() || crate::simd::splits_512bit_ops());
-            std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>() && self.dim >= 2 && self.w[0].is_multiple_of(2) && self.w[0] <= 16 && rows_256
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        false
+        std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>() && self.dim >= 2 && self.w[0].is_multiple_of(2) && self.w[0] <= 16 && spreads_256bit_rows()
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -576,10 +570,8 @@ impl<T: Real> Spreader<T> {
     #[target_feature(enable = "avx512f,avx2,fma")]
     #[allow(clippy::too_many_arguments)]
     unsafe fn spread_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
-        // 512-bit rows where the CPU runs them at full width; where it splits them into two
-        // 256-bit halves (AMD Zen 4), 256-bit rows leave fewer lanes unused, while the kernel
-        // evaluation keeps this clone's 512-bit code (docs/design.md §10)
-        if crate::simd::splits_512bit_ops() {
+        // the kernel evaluation keeps this clone's 512-bit code ([`spreads_256bit_rows`])
+        if spreads_256bit_rows() {
             self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx, second)
         } else {
             self.spread_points::<K, true, true>(k, g, cs, lo, shape, bx, second)
@@ -734,7 +726,7 @@ impl<T: Real> Spreader<T> {
         let g: [&[T]; 3] = [&loc[0], &loc[1], &loc[2]];
         let (lo, bsz) = self.subproblem_box(&g);
         let shape = box_shape::<T>(bsz);
-        let (mut store, off) = aligned_box::<T>(shape)?;
+        let (mut store, off, _) = aligned_boxes::<T>(shape, 1)?;
         let bx = &mut store[off..];
         self.for_each_run(lo, bsz, shape[0], |bi, gidx, run, _| {
             for (d, s) in bx[bi..bi + run].iter_mut().zip(&grid[gidx..gidx + run]) {
@@ -942,12 +934,6 @@ fn box_shape<T: Real>(bsz: [usize; 3]) -> [usize; 3] {
     [blocks * per, bsz[1], bsz[2]]
 }
 
-/// A zeroed subproblem box of `shape` (plus [`BOX_PAD`] entries) whose first entry, at offset
-/// `off` of the returned vector, is [`BOX_ALIGN`]-aligned. Errors: [`Error::Alloc`].
-fn aligned_box<T: Real>(shape: [usize; 3]) -> Result<(Vec<[T; 2]>, usize)> {
-    aligned_boxes(shape, 1).map(|(v, off, _)| (v, off))
-}
-
 /// `count` zeroed boxes of `shape` (each with [`BOX_PAD`] entries past it) in one vector: the
 /// first at offset `off`, the others every `stride` entries after it, each
 /// [`BOX_ALIGN`]-aligned. Errors: [`Error::Alloc`].
@@ -959,6 +945,20 @@ fn aligned_boxes<T: Real>(shape: [usize; 3], count: usize) -> Result<(Vec<[T; 2]
     let mis = v.as_ptr() as usize % BOX_ALIGN;
     let off = if mis == 0 { 0 } else { (BOX_ALIGN - mis) / elem };
     Ok((v, off.min(extra), stride))
+}
+
+/// Whether the 2D/3D spreading box loops run 256-bit rows: in the AVX2/FMA clone, and in the
+/// AVX-512 clone where the CPU splits 512-bit operations into two 256-bit halves (AMD Zen 4,
+/// [`crate::simd::splits_512bit_ops`]: there 256-bit rows leave fewer lanes unused, while the
+/// kernel evaluation keeps 512-bit code; docs/design.md §10). Where the CPU runs 512-bit
+/// vectors at full width, the AVX-512 clone writes 512-bit rows; `false` off x86-64.
+fn spreads_256bit_rows() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::simd::has_avx2_fma() && (!crate::simd::has_avx512() || crate::simd::splits_512bit_ops())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// Complex entries past the last row of every subproblem box ([`inner_simd::BOX_PAD`]: the
@@ -1231,7 +1231,6 @@ mod tests {
         let nf: Vec<usize> = nf_all[..dim].to_vec();
         let mut nf3 = [1usize; 3];
         nf3[..dim].copy_from_slice(&nf);
-        let k = k.clone();
         let th = Threads::new(threads).unwrap();
         let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
         let m = 300;
@@ -1242,12 +1241,12 @@ mod tests {
         pts[0] = [0.0, 0.0, 0.0];
         pts[1] = [2.0 * std::f64::consts::PI, -std::f64::consts::PI, 2.0 * std::f64::consts::PI * 17.0 / 28.0];
         let c: Vec<Complex<f64>> = (0..m).map(|_| Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect();
-        let mut sp = Spreader::<f64>::new(dim, &nf, &k, SpreadOpts { max_subprob_size: 37, ..Default::default() }).unwrap();
+        let mut sp = Spreader::<f64>::new(dim, &nf, k, SpreadOpts { max_subprob_size: 37, ..Default::default() }).unwrap();
         let xs: Vec<Vec<f64>> = (0..3).map(|d| pts.iter().map(|p| p[d]).collect()).collect();
         let coords: [&[f64]; 3] = [&xs[0], if dim > 1 { &xs[1] } else { &[] }, if dim > 2 { &xs[2] } else { &[] }];
         sp.setpts(coords, &th).unwrap();
         // the by-reference mode must give the same results
-        let mut sp_ref = Spreader::<f64>::new(dim, &nf, &k, SpreadOpts { max_subprob_size: 37, ..Default::default() }).unwrap();
+        let mut sp_ref = Spreader::<f64>::new(dim, &nf, k, SpreadOpts { max_subprob_size: 37, ..Default::default() }).unwrap();
         // SAFETY: xs outlives sp_ref and is not modified.
         unsafe { sp_ref.setpts_by_reference(coords, &th).unwrap() };
         let n: usize = nf.iter().product();
@@ -1258,7 +1257,7 @@ mod tests {
         // the order in which subproblem boxes meet in the grid depends on scheduling, so the
         // sums may differ by round-off
         assert!(grid.iter().zip(&grid_ref).all(|(a, b)| (a - b).norm() <= 1e-14 * (1.0 + a.norm())));
-        let exact = direct_spread(dim, nf3, &k, &pts, &c);
+        let exact = direct_spread(dim, nf3, k, &pts, &c);
         let scale = exact.iter().map(|v| v.norm()).fold(0.0, f64::max);
         let err = grid.iter().zip(&exact).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
         assert!(err <= tol * scale, "spread dim {dim} {kind:?}: err {err} scale {scale}");
