@@ -3,9 +3,10 @@
 //! hot loop is compiled a second time with AVX2 and FMA enabled (`#[target_feature]` clones)
 //! and that clone is chosen at run time when [`has_avx2_fma`] is true.
 //!
-//! The spreader's row loops have a third clone with AVX-512F (512-bit vectors), chosen when
-//! [`has_avx512`] is true; where [`splits_512bit_ops`] is true, its spreading loops write rows
-//! with 256-bit vectors.
+//! The spreader's row loops have a third clone with AVX-512F (512-bit vectors; AVX-512VL too
+//! in interpolation, for 32 registers of 256-bit vectors), chosen when [`has_avx512`] is true;
+//! where [`splits_512bit_ops`] is true, its spreading loops write rows with 256-bit vectors,
+//! and its 2D/3D interpolation loops read them for f32 and for f64 in 3D.
 //!
 //! `FARFIELD_NO_AVX2` — if this environment variable is set (to any value, e.g.
 //! `FARFIELD_NO_AVX2=1`) when the first solver call probes the CPU, every module takes its
@@ -35,15 +36,24 @@ pub(crate) fn has_avx2_fma() -> bool {
 }
 
 /// Whether the AVX-512 code paths may be used: [`has_avx2_fma`], the CPU has AVX-512F and
-/// `FARFIELD_NO_AVX512` is unset. Probed once per process and cached; always `false` off
-/// x86-64.
+/// AVX-512VL, and `FARFIELD_NO_AVX512` is unset. VL is required because the spreader's
+/// AVX-512 interpolation clone also runs 256-bit row loops ([`splits_512bit_ops`]): without
+/// VL those can use only 16 vector registers, and that loop spilled its accumulators to the
+/// stack (docs/design.md §10, "Interpolation rows on 256-bit vectors, with AVX-512VL"). Every
+/// AVX-512 CPU but the Xeon Phi has VL. Probed once per process and cached; always `false`
+/// off x86-64.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // callers are x86-64 only
 pub(crate) fn has_avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         use std::sync::OnceLock;
         static HAS: OnceLock<bool> = OnceLock::new();
-        *HAS.get_or_init(|| has_avx2_fma() && std::env::var_os("FARFIELD_NO_AVX512").is_none() && std::is_x86_feature_detected!("avx512f"))
+        *HAS.get_or_init(|| {
+            has_avx2_fma()
+                && std::env::var_os("FARFIELD_NO_AVX512").is_none()
+                && std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512vl")
+        })
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -55,9 +65,10 @@ pub(crate) fn has_avx512() -> bool {
 /// (Zen 4) with AVX-512F. There a 512-bit load, FMA or store costs what two 256-bit ones cost,
 /// so a loop whose rows fill 512-bit vectors only in part does more work than the same loop on
 /// 256-bit vectors. The spreader's 2D/3D box loops (read-modify-write of every vector of a row)
-/// take 256-bit rows there ([`crate::spread`]; docs/design.md §10, "Spreading rows on 256-bit
-/// vectors where 512-bit ones are split"). Probed once per process and cached; always `false`
-/// off x86-64 and where [`has_avx512`] is `false`.
+/// take 256-bit rows there, and so do its interpolation loops for f32 and for f64 in 3D
+/// ([`crate::spread`]; docs/design.md §10, "Spreading rows on 256-bit vectors where 512-bit
+/// ones are split" and "Interpolation rows on 256-bit vectors, with AVX-512VL"). Probed once
+/// per process and cached; always `false` off x86-64 and where [`has_avx512`] is `false`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // callers are x86-64 only
 pub(crate) fn splits_512bit_ops() -> bool {
     #[cfg(target_arch = "x86_64")]

@@ -559,6 +559,16 @@ impl<T: Real> Spreader<T> {
         std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>() && self.dim >= 2 && self.w[0].is_multiple_of(2) && self.w[0] <= 16 && spreads_256bit_rows()
     }
 
+    /// Whether the AVX-512 clone of the 2D/3D interpolation loops reads 256-bit rows: where
+    /// the CPU splits 512-bit operations ([`crate::simd::splits_512bit_ops`]), for f32, and for
+    /// f64 in 3D. There a point's `w²` rows bound the loop, and 256-bit rows take fewer vector
+    /// halves (f64, w = 8: 4.5 against 5.5 on average; [`spreads_256bit_rows`]). In 2D, f64,
+    /// the `w` rows of a point are short chains and the 512-bit rows' fewer instructions
+    /// counted more (w = 7: 256-bit rows 3–13 % slower). Measured in docs/design.md §10.
+    fn interp_256bit_rows(&self) -> bool {
+        crate::simd::splits_512bit_ops() && (std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() || self.dim == 3)
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
@@ -769,9 +779,16 @@ impl<T: Real> Spreader<T> {
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx2,fma")]
+    // VL: 32 registers for the 256-bit rows of `interp_256bit_rows` (with 16, their
+    // accumulators were spilled to the stack; docs/design.md §10)
+    #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
     unsafe fn interp_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>, dst: Dest<T>) {
-        self.interp_points::<K, true, true>(k, g, bx, lo, shape, out, dst)
+        // the kernel evaluation keeps this clone's 512-bit code ([`Self::interp_256bit_rows`])
+        if self.interp_256bit_rows() {
+            self.interp_points::<K, true, false>(k, g, bx, lo, shape, out, dst)
+        } else {
+            self.interp_points::<K, true, true>(k, g, bx, lo, shape, out, dst)
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
