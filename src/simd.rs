@@ -120,7 +120,8 @@ mod tests {
         assert!(!super::splits_512bit_ops() || wide, "split 512-bit operations only where AVX-512 is used");
         #[cfg(target_arch = "x86_64")]
         if wide {
-            assert!(std::is_x86_feature_detected!("avx512f") && std::env::var_os("FARFIELD_NO_AVX512").is_none());
+            assert!(std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vl"));
+            assert!(std::env::var_os("FARFIELD_NO_AVX512").is_none());
         }
     }
 }

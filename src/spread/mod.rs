@@ -565,6 +565,7 @@ impl<T: Real> Spreader<T> {
     /// halves (f64, w = 8: 4.5 against 5.5 on average; [`spreads_256bit_rows`]). In 2D, f64,
     /// the `w` rows of a point are short chains and the 512-bit rows' fewer instructions
     /// counted more (w = 7: 256-bit rows 3–13 % slower). Measured in docs/design.md §10.
+    #[cfg(target_arch = "x86_64")]
     fn interp_256bit_rows(&self) -> bool {
         crate::simd::splits_512bit_ops() && (std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() || self.dim == 3)
     }
