@@ -565,9 +565,9 @@ impl<T: Real> Spreader<T> {
     /// loop, and 256-bit rows take fewer vector halves (f64, w = 8: 4.5 against 5.5 on
     /// average; [`spreads_256bit_rows`]). In 2D, f64, the `w` rows of a point are short chains
     /// and the 512-bit rows' fewer instructions counted more (w = 7: 256-bit rows 3–13 %
-    /// slower; w = 13–16: the AVX2 clone's rows 35–70 % slower), except at the widths where
-    /// the 512-bit loop kept its accumulators in stack arrays (w = 3, 4 and 12: 1.7 times the
-    /// 256-bit rows' time). Measured in docs/design.md §10.
+    /// slower; w = 13–16: the AVX2 clone's rows 35–75 % slower), except at the widths where
+    /// the 512-bit loop kept its accumulators in stack arrays (w = 3, 4 and 12: 1.7–2 times
+    /// the 256-bit rows' time). Measured in docs/design.md §10.
     #[cfg(target_arch = "x86_64")]
     fn interp_256bit_rows(&self) -> bool {
         let w = self.w[0];
@@ -874,8 +874,8 @@ impl<T: Real> Spreader<T> {
         match (f64, f32, WIDE) {
             // from w = 9 the kernel's two stores overlap: 256-bit rows with 64-bit kernel
             // loads in the AVX-512 clone too (inner_simd: store forwarding); so at w = 6 where
-            // the CPU splits 512-bit operations (the 512-bit rows took 1.9 times as long there,
-            // docs/design.md §10)
+            // the CPU splits 512-bit operations (the 512-bit rows took about twice as long
+            // there, docs/design.md §10)
             (true, _, true) if W <= 8 && !(W == 6 && crate::simd::splits_512bit_ops()) => run!(f64, interp1d_f64_512),
             (true, _, _) => run!(f64, interp1d_f64),
             // f32 takes 256-bit rows in the AVX-512 clone too (inner_simd: store forwarding)
