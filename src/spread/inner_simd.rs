@@ -270,6 +270,14 @@ row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_add_ps, _mm512_set1_ps, 
 // (AVX-512), one thread, M = 10⁷, 1D type 2: f64 w = 7, N = 10⁶: interpolation 0.56 → 0.42 s
 // (two threads 0.31 → 0.29 s, bound by the grid's cache misses); f64 w = 10: 0.80 → 0.47 s;
 // f32 w = 5, N = 2000: 0.32 → 0.23 s.
+//
+// Tail loads: a row's last vector, when the window ends inside it, is read by plain loads that
+// end with the window (128/256-bit for f64, 64/128-bit for f32) and zero-extended, not by a
+// masked load of the whole vector. In the caller's order the window's cache lines are
+// prefetched, the bytes past it are not, and the masked load's full width reached into the
+// next line: f64 w = 5 on the AVX-512 Zen 4 VM (2026-11-30, M = 10⁷, N = 10⁶, σ = 2, one
+// thread) spent 73 % of its loop on the FMA after that load (interpolation 0.65–0.75 s with a
+// build running beside it, against 0.24–0.30 s with tail loads); docs/design.md §10.
 // ---------------------------------------------------------------------------------------------
 
 /// Interpolates one 1D point (row starting at complex entry `l0` of `bx`, x-kernel `kx[..W]`)
@@ -292,7 +300,16 @@ pub unsafe fn interp1d_f64_512<const W: usize>(bx: &[[f64; 2]], l0: usize, kx: &
         let rem = 2 * W - q * L;
         let m: __mmask8 = if rem >= L { 0xff } else { (1u8 << rem) - 1 };
         let kd = _mm512_maskz_permutexvar_pd(m, idx[q % 2], k8[q / 2]);
-        sum = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, p.add(q * L)), kd, sum);
+        let g = if rem >= L {
+            _mm512_loadu_pd(p.add(q * L))
+        } else {
+            // the row's last values by loads that end with the window (tail loads, above)
+            let a = p.add(q * L);
+            let lo = if rem >= 4 { _mm256_loadu_pd(a) } else { _mm256_zextpd128_pd256(_mm_loadu_pd(a)) };
+            let hi = if rem == 6 { _mm256_zextpd128_pd256(_mm_loadu_pd(a.add(4))) } else { _mm256_setzero_pd() };
+            _mm512_insertf64x4::<1>(_mm512_zextpd256_pd512(lo), hi)
+        };
+        sum = _mm512_fmadd_pd(g, kd, sum);
     }
     let s4 = _mm256_add_pd(_mm512_castpd512_pd256(sum), _mm512_extractf64x4_pd::<1>(sum));
     let s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd::<1>(s4));
@@ -329,8 +346,13 @@ pub unsafe fn interp1d_f32<const W: usize>(bx: &[[f32; 2]], l0: usize, kx: &[f32
         let (g, kd) = if rem >= L {
             (_mm256_loadu_ps(p.add(q * L)), kd)
         } else {
+            // rem = 2, 4 or 6 values by 64- and 128-bit loads that end with the window (tail
+            // loads, above), the other lanes zero
             let m = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem as i32), lane);
-            (_mm256_maskload_ps(p.add(q * L), m), _mm256_and_ps(kd, _mm256_castsi256_ps(m)))
+            let a = p.add(q * L);
+            let lo = if rem >= 4 { _mm_loadu_ps(a) } else { _mm_castpd_ps(_mm_load_sd(a as *const f64)) };
+            let hi = if rem == 6 { _mm_castpd_ps(_mm_load_sd(a.add(4) as *const f64)) } else { _mm_setzero_ps() };
+            (_mm256_insertf128_ps::<1>(_mm256_castps128_ps256(lo), hi), _mm256_and_ps(kd, _mm256_castsi256_ps(m)))
         };
         sum = _mm256_fmadd_ps(g, kd, sum);
     }
@@ -355,8 +377,8 @@ pub unsafe fn interp1d_f64<const W: usize>(bx: &[[f64; 2]], l0: usize, kx: &[f64
         let (g, kd) = if rem >= L {
             (_mm256_loadu_pd(p.add(q * L)), kd_f64(kx, q, true))
         } else {
-            // rem = 2: the low complex entry only
-            (_mm256_maskload_pd(p.add(q * L), _mm256_setr_epi64x(-1, -1, 0, 0)), kd_f64(kx, q, false))
+            // rem = 2: the low complex entry only, by a 128-bit load (tail loads, above)
+            (_mm256_zextpd128_pd256(_mm_loadu_pd(p.add(q * L))), kd_f64(kx, q, false))
         };
         sum = _mm256_fmadd_pd(g, kd, sum);
     }

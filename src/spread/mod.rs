@@ -873,10 +873,8 @@ impl<T: Real> Spreader<T> {
         let f32 = TypeId::of::<T>() == TypeId::of::<f32>();
         match (f64, f32, WIDE) {
             // from w = 9 the kernel's two stores overlap: 256-bit rows with 64-bit kernel
-            // loads in the AVX-512 clone too (inner_simd: store forwarding); so at w = 6 where
-            // the CPU splits 512-bit operations (the 512-bit rows took about twice as long
-            // there, docs/design.md §10)
-            (true, _, true) if W <= 8 && !(W == 6 && crate::simd::splits_512bit_ops()) => run!(f64, interp1d_f64_512),
+            // loads in the AVX-512 clone too (inner_simd: store forwarding)
+            (true, _, true) if W <= 8 => run!(f64, interp1d_f64_512),
             (true, _, _) => run!(f64, interp1d_f64),
             // f32 takes 256-bit rows in the AVX-512 clone too (inner_simd: store forwarding)
             (_, true, _) => run!(f32, interp1d_f32),
