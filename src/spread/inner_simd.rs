@@ -276,8 +276,8 @@ row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_add_ps, _mm512_set1_ps, 
 // masked load of the whole vector. In the caller's order the window's cache lines are
 // prefetched, the bytes past it are not, and the masked load's full width reached into the
 // next line: f64 w = 5 on the AVX-512 Zen 4 VM (2026-11-30, M = 10⁷, N = 10⁶, σ = 2, one
-// thread) spent 73 % of its loop on the FMA after that load (interpolation 0.65–0.75 s with a
-// build running beside it, against 0.24–0.30 s with tail loads); docs/design.md §10.
+// thread) spent 73 % of its loop on the FMA after that load (interpolation 0.385–0.401 s,
+// against 0.147–0.152 s with tail loads); docs/design.md §10.
 // ---------------------------------------------------------------------------------------------
 
 /// Interpolates one 1D point (row starting at complex entry `l0` of `bx`, x-kernel `kx[..W]`)
