@@ -421,18 +421,17 @@ impl<T: Real> Spreader<T> {
 }
 
 /// Adds `kx[i]·v` to the periodic row `bx` at `(l0 + i) mod n`, `i < w`: one point's window,
-/// with [`inner_simd::spread1d_f32`] / [`inner_simd::spread1d_f64`] where the window and
-/// their vectors' reach lie inside the row (`FMA`: in the AVX2/FMA clone, `W > 0`), else one
-/// value at a time.
+/// with [`inner_simd::spread1d_f32`] / [`inner_simd::spread1d_f64`] where the window lies
+/// inside the row (`FMA`: in the AVX2/FMA clone, `W > 0`), else one value at a time.
 #[inline(always)]
 fn add_window<T: Real, const W: usize, const FMA: bool>(bx: &mut [[T; 2]], l0: isize, w: usize, kx: &[T; MAX_WIDTH], v: Complex<T>) {
     #[cfg(target_arch = "x86_64")]
     if FMA && W > 0 {
         use std::any::TypeId;
         let (f32, f64) = (TypeId::of::<T>() == TypeId::of::<f32>(), TypeId::of::<T>() == TypeId::of::<f64>());
-        if (f32 || f64) && l0 >= 0 && l0 as usize + inner_simd::spread1d_reach::<W>(f32) <= bx.len() {
+        if (f32 || f64) && l0 >= 0 && l0 as usize + W <= bx.len() {
             // SAFETY: FMA is set only in the AVX2/FMA clone; T is the type cast to (TypeId),
-            // so the casts keep length and layout; the reach was checked against the row.
+            // so the casts keep length and layout; the window was checked against the row.
             unsafe {
                 if f32 {
                     let bx = &mut *(bx as *mut [[T; 2]] as *mut [[f32; 2]]);

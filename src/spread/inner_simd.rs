@@ -386,56 +386,57 @@ pub unsafe fn interp1d_f64<const W: usize>(bx: &[[f64; 2]], l0: usize, kx: &[f64
     _mm_storeu_pd(out as *mut f64, s2);
 }
 
-/// Complex entries from a 1D window's first that [`spread1d_f32`] (`f32`) or
-/// [`spread1d_f64`] reads and rewrites for width `W`: whole vectors, the lanes past the window
-/// rewritten unchanged.
-pub const fn spread1d_reach<const W: usize>(f32: bool) -> usize {
-    if f32 {
-        4 * W.div_ceil(4)
-    } else {
-        2 * W.div_ceil(2)
-    }
-}
-
-/// Adds `kx[i]·v` to `bx[l0 + i]` for `i < W`: one 1D kernel window, as whole unaligned
-/// 256-bit vectors of interleaved (re, im) pairs; the entries up to
-/// [`spread1d_reach`]`::<W>(true)` from `l0` past the window are read and rewritten unchanged
-/// (their kernel lanes are zero), so the caller must be the only writer of them.
+/// Adds `kx[i]·v` to `bx[l0 + i]` for `i < W`: one 1D kernel window, as unaligned 256-bit
+/// vectors of interleaved (re, im) pairs, the window's last one to three entries by 128- and
+/// 64-bit accesses that end with it: nothing past the window is read or written, whose cache
+/// line the caller's prefetch did not fetch (tail loads, above).
 ///
 /// # Safety
 /// AVX2 and FMA available.
 #[inline(always)]
 pub unsafe fn spread1d_f32<const W: usize>(bx: &mut [[f32; 2]], l0: usize, kx: &[f32; MAX_WIDTH], v: Complex<f32>) {
     const L: usize = 8;
-    assert!(W <= 16 && l0 + spread1d_reach::<W>(true) <= bx.len(), "window in the row");
+    assert!(W <= 16 && l0 + W <= bx.len(), "window in the row");
     let p = (bx.as_mut_ptr() as *mut f32).add(2 * l0);
     let idx = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
-    let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     let cv = _mm256_setr_ps(v.re, v.im, v.re, v.im, v.re, v.im, v.re, v.im);
-    for q in 0..(2 * W).div_ceil(L) {
-        let rem = 2 * W - q * L;
-        let mut kd = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(kx.as_ptr().add(4 * q))), idx);
-        if rem < L {
-            kd = _mm256_and_ps(kd, _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(rem as i32), lane)));
-        }
+    for q in 0..(2 * W) / L {
+        let kd = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(kx.as_ptr().add(4 * q))), idx);
         _mm256_storeu_ps(p.add(q * L), _mm256_fmadd_ps(kd, cv, _mm256_loadu_ps(p.add(q * L))));
+    }
+    let (c2, mut j) = (_mm256_castps256_ps128(cv), 4 * (W / 4));
+    if W - j >= 2 {
+        // two entries: kx[j], kx[j], kx[j + 1], kx[j + 1] onto (re, im, re, im)
+        let k2 = _mm_castpd_ps(_mm_load_sd(kx.as_ptr().add(j) as *const f64));
+        let a = p.add(2 * j);
+        _mm_storeu_ps(a, _mm_fmadd_ps(_mm_unpacklo_ps(k2, k2), c2, _mm_loadu_ps(a)));
+        j += 2;
+    }
+    if W > j {
+        let a = p.add(2 * j) as *mut f64;
+        let g = _mm_castpd_ps(_mm_load_sd(a));
+        _mm_store_sd(a, _mm_castps_pd(_mm_fmadd_ps(_mm_set1_ps(kx[j]), c2, g)));
     }
 }
 
-/// [`spread1d_f32`] for f64 (reach [`spread1d_reach`]`::<W>(false)`).
+/// [`spread1d_f32`] for f64: 256-bit vectors of two entries, an odd window's last entry by a
+/// 128-bit access.
 ///
 /// # Safety
 /// AVX2 and FMA available.
 #[inline(always)]
 pub unsafe fn spread1d_f64<const W: usize>(bx: &mut [[f64; 2]], l0: usize, kx: &[f64; MAX_WIDTH], v: Complex<f64>) {
     const L: usize = 4;
-    assert!(W <= 16 && l0 + spread1d_reach::<W>(false) <= bx.len(), "window in the row");
+    assert!(W <= 16 && l0 + W <= bx.len(), "window in the row");
     let p = (bx.as_mut_ptr() as *mut f64).add(2 * l0);
     let cv = _mm256_setr_pd(v.re, v.im, v.re, v.im);
-    for q in 0..(2 * W).div_ceil(L) {
-        // rem = 2 (odd W, last vector): the low complex entry only
-        let kd = kd_f64(kx, q, 2 * W - q * L >= L);
+    for q in 0..W / 2 {
+        let kd = kd_f64(kx, q, true);
         _mm256_storeu_pd(p.add(q * L), _mm256_fmadd_pd(kd, cv, _mm256_loadu_pd(p.add(q * L))));
+    }
+    if W % 2 == 1 {
+        let a = p.add(2 * (W - 1));
+        _mm_storeu_pd(a, _mm_fmadd_pd(_mm_set1_pd(kx[W - 1]), _mm256_castpd256_pd128(cv), _mm_loadu_pd(a)));
     }
 }
 
@@ -586,8 +587,8 @@ mod tests {
                         for g in &got[1..] {
                             assert!((g - want).norm() <= $tol * 100.0, "W {W} l0 {l0}: {g} vs {want}");
                         }
-                        // spreading, into a row that ends where the vectors' reach does
-                        let len = l0 + spread1d_reach::<W>(std::mem::size_of::<$t>() == 4);
+                        // spreading, into a row that ends with the window
+                        let len = l0 + W;
                         let bx: Vec<[$t; 2]> = (0..len).map(|i| [((i % 17) as $t) * 0.25 - 1.0, ((i % 13) as $t) * 0.5 - 2.0]).collect();
                         let c = Complex::new(0.75 as $t, -1.25 as $t);
                         let mut want = bx.clone();
