@@ -587,9 +587,12 @@ mod tests {
                         for g in &got[1..] {
                             assert!((g - want).norm() <= $tol * 100.0, "W {W} l0 {l0}: {g} vs {want}");
                         }
-                        // spreading, into a row that ends with the window
-                        let len = l0 + W;
-                        let bx: Vec<[$t; 2]> = (0..len).map(|i| [((i % 17) as $t) * 0.25 - 1.0, ((i % 13) as $t) * 0.5 - 2.0]).collect();
+                        // spreading; the entries past the window are −0.0, which an access
+                        // past it that adds a zero kernel lane would turn into +0.0
+                        let len = l0 + W + 3;
+                        let bx: Vec<[$t; 2]> = (0..len)
+                            .map(|i| if i < l0 + W { [((i % 17) as $t) * 0.25 - 1.0, ((i % 13) as $t) * 0.5 - 2.0] } else { [-0.0, -0.0] })
+                            .collect();
                         let c = Complex::new(0.75 as $t, -1.25 as $t);
                         let mut want = bx.clone();
                         spread_w::<$t, W, false>(&mut want, [len, 1], [l0, 0, 0], [1, 1], &ker, c);
