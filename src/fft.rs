@@ -384,7 +384,7 @@ impl<T: FftwPrecision> FftPlan<T> {
         let far = dims.iter().chain(howmany).try_fold(offset as isize, |a, d| {
             (d.n >= 1 && d.is >= 0 && d.os == d.is).then_some(a + (d.n - 1) * d.is)
         });
-        if far.map_or(true, |f| f as usize >= buf.len()) {
+        if far.is_none_or(|f| f as usize >= buf.len()) {
             return Err(Error::InvalidArg(format!("guru plan {dims:?} x {howmany:?} at offset {offset} outside a buffer of {}", buf.len())));
         }
         let _g = planner_lock();
@@ -554,7 +554,7 @@ fn smallest_even_smooth(n: usize, odd_primes: &[usize]) -> Option<usize> {
             // smallest a ≥ 1 with 2^a q ≥ n: 2^a ≥ ceil(n / q)
             let need = n.div_ceil(q).max(2);
             if let Some(m) = need.checked_next_power_of_two().and_then(|t| t.checked_mul(q)) {
-                if best.map_or(true, |b| m < b) {
+                if best.is_none_or(|b| m < b) {
                     *best = Some(m);
                 }
             }
@@ -680,7 +680,7 @@ mod tests {
         assert_eq!(next_fft_size(1), Some(2));
         assert_eq!(next_fft_size(21), Some(24));
         assert_eq!(next_fft_size(usize::MAX), None);
-        let smooth7 = |mut m: usize| { for p in [2, 3, 5, 7] { while m % p == 0 { m /= p; } } m == 1 };
+        let smooth7 = |mut m: usize| { for p in [2, 3, 5, 7] { while m.is_multiple_of(p) { m /= p; } } m == 1 };
         for n in 1..3000 {
             let want = (n.max(2)..).find(|&m| m % 2 == 0 && smooth7(m)).unwrap();
             assert_eq!(next_fft_size(n), Some(want), "n = {n}");
@@ -691,7 +691,7 @@ mod tests {
             loop {
                 let mut r = m;
                 for p in [2, 3, 5] {
-                    while r % p == 0 {
+                    while r.is_multiple_of(p) {
                         r /= p;
                     }
                 }
@@ -717,10 +717,10 @@ mod tests {
             let m = next_smooth_even(n);
             // O(log² n): microseconds (the old scan took seconds at 1e12 and never ended at 1.2e17)
             assert!(t.elapsed().as_secs_f64() < 0.05, "n = {n}: {:?}", t.elapsed());
-            assert!(m >= n && m % 2 == 0 && m <= 2 * n, "n = {n}: {m}");
+            assert!(m >= n && m.is_multiple_of(2) && m <= 2 * n, "n = {n}: {m}");
             let mut r = m;
             for p in [2, 3, 5] {
-                while r % p == 0 {
+                while r.is_multiple_of(p) {
                     r /= p;
                 }
             }
@@ -732,11 +732,11 @@ mod tests {
         let m = next_smooth_even_checked((1usize << 63) + 1).unwrap();
         let mut r = m / 2;
         for p in [2, 3, 5] {
-            while r % p == 0 {
+            while r.is_multiple_of(p) {
                 r /= p;
             }
         }
-        assert!(m % 2 == 0 && r == 1 && m > 1 << 63 && m < 3 << 62, "{m}");
+        assert!(m.is_multiple_of(2) && r == 1 && m > 1 << 63 && m < 3 << 62, "{m}");
         assert!(std::panic::catch_unwind(|| next_smooth_even(usize::MAX)).is_err());
     }
 }

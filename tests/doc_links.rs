@@ -171,7 +171,7 @@ fn upper_md_names(line: &str) -> Vec<String> {
             s -= 1;
         }
         let after = b.get(end + 3).copied();
-        let boundary_after = after.map_or(true, |c| !(c.is_ascii_alphanumeric() || c == b'_'));
+        let boundary_after = after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == b'_'));
         let boundary_before = s == 0 || !(b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_');
         if s < end && b[s].is_ascii_uppercase() && boundary_after && boundary_before {
             out.push(line[s..end + 3].to_string());

@@ -289,7 +289,7 @@ fn count(v: i64, name: &str, ntrans: usize) -> Result<usize> {
         return Err(Error::NPoints(format!("{name} = {v} exceeds the supported maximum of {max} (2^32 − 1)")));
     }
     let v = v as usize;
-    if v.checked_mul(ntrans).map_or(true, |t| t > crate::nufft::params::MAX_GRID_ELEMENTS) {
+    if v.checked_mul(ntrans).is_none_or(|t| t > crate::nufft::params::MAX_GRID_ELEMENTS) {
         return Err(Error::NPoints(format!("ntrans·{name} = {ntrans}·{v} exceeds the limit 2^40 values per execute")));
     }
     Ok(v)

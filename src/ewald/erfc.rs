@@ -104,7 +104,7 @@ pub fn poly(c: &[f64], w: f64) -> f64 {
     let mut i = n;
     while i > 0 {
         i -= 1;
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             e = e * w2 + c[i];
         } else {
             o = o * w2 + c[i];
@@ -132,7 +132,7 @@ impl PairFit {
             let eg = samples.iter().zip(&gv).map(|(&w, &v)| (poly(&g, w) - v).abs()).fold(0.0, f64::max) / g0;
             let eh = samples.iter().zip(&hv).map(|(&w, &v)| (poly(&h, w) - v).abs()).fold(0.0, f64::max) / h0;
             let done = eg <= acc && eh <= acc;
-            let better = best.as_ref().map_or(true, |b: &(Vec<f64>, Vec<f64>, [f64; 2])| eg.max(eh) < b.2[0].max(b.2[1]));
+            let better = best.as_ref().is_none_or(|b: &(Vec<f64>, Vec<f64>, [f64; 2])| eg.max(eh) < b.2[0].max(b.2[1]));
             if better {
                 best = Some((g, h, [eg, eh]));
             }

@@ -55,7 +55,7 @@ impl Coinc<'_> {
             return;
         }
         let mut f = self.found.lock().unwrap_or_else(|e| e.into_inner());
-        if f.map_or(true, |(l, h, _)| (lo, hi) < (l, h)) {
+        if f.is_none_or(|(l, h, _)| (lo, hi) < (l, h)) {
             *f = Some((lo, hi, r2));
         }
         self.stop.store(true, Ordering::Relaxed);

@@ -503,7 +503,7 @@ pub fn choose(method: Method, bx: &PeriodicBox, n: usize, tol: f64, ov: &Overrid
     }
     let windows: Vec<usize> = if ov.order > 0 {
         match method {
-            Method::Spectral if ov.order % 2 != 0 || !(4..=32).contains(&ov.order) => {
+            Method::Spectral if !ov.order.is_multiple_of(2) || !(4..=32).contains(&ov.order) => {
                 return Err(Error::InvalidArg(format!(
                     "order_or_support = {}: the spectral Ewald support P must be even, 4 ≤ P ≤ 32",
                     ov.order
@@ -522,7 +522,7 @@ pub fn choose(method: Method, bx: &PeriodicBox, n: usize, tol: f64, ov: &Overrid
     };
     if grid_set {
         let wmax = windows.iter().cloned().min().unwrap_or(4);
-        if let Some(d) = (0..3).find(|&d| ov.grid[d] < 2 * wmax || ov.grid[d] % 2 != 0) {
+        if let Some(d) = (0..3).find(|&d| ov.grid[d] < 2 * wmax || !ov.grid[d].is_multiple_of(2)) {
             return Err(Error::InvalidArg(format!(
                 "grid[{d}] = {}: grid sizes must be even and at least twice the window width ({})",
                 ov.grid[d], wmax
@@ -576,7 +576,7 @@ pub fn choose(method: Method, bx: &PeriodicBox, n: usize, tol: f64, ov: &Overrid
                 est_rel_err: (er * er + ekk * ekk).sqrt() / eps * SAFETY * tol,
                 cost,
             };
-            if best.as_ref().map_or(true, |b| c.cost < b.cost) {
+            if best.as_ref().is_none_or(|b| c.cost < b.cost) {
                 best = Some(c);
             }
         }

@@ -684,7 +684,7 @@ pub fn coincident_in_runs_in(keys: &[u64], perm: &[u32], coord: impl Fn(usize) -
             for w in run.windows(2) {
                 if w[0].0 == w[1].0 {
                     let pair = (w[0].1.min(w[1].1) as usize, w[0].1.max(w[1].1) as usize);
-                    if best.map_or(true, |p| pair < p) {
+                    if best.is_none_or(|p| pair < p) {
                         best = Some(pair);
                     }
                 }

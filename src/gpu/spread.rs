@@ -380,10 +380,10 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
             nf3[d] = nf[d];
         }
         let total = nf3.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
-        if total.map_or(true, |t| t > i32::MAX as usize) {
+        if total.is_none_or(|t| t > i32::MAX as usize) {
             return Err(Error::Modes(format!("GPU grid {nf3:?} has 2^31 or more points")));
         }
-        if opts.block == 0 || opts.block % 32 != 0 || opts.block > 1024 {
+        if opts.block == 0 || !opts.block.is_multiple_of(32) || opts.block > 1024 {
             return Err(Error::InvalidArg(format!("block size {} is not a multiple of 32 in 32..=1024", opts.block)));
         }
         if opts.max_subprob == 0 {

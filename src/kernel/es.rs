@@ -197,7 +197,7 @@ fn fourier_sums(f: &[f64], theta: &[f64], k0: usize, out: &mut [f64]) {
     let (mut cr, mut ci) = (vec![0.0; q], vec![0.0; q]);
     for (j, o) in out.iter_mut().enumerate() {
         let k = k0 + j;
-        if j == 0 || k % FOURIER_RESTART == 0 {
+        if j == 0 || k.is_multiple_of(FOURIER_RESTART) {
             for i in 0..q {
                 (ci[i], cr[i]) = (theta[i] * k as f64).sin_cos();
             }
@@ -267,7 +267,7 @@ impl<T: Real> EsHorner<T> {
         for deg in (w + 1).max(4)..=24 {
             let c = fit(p, deg);
             let err = fit_error(p, deg, &c);
-            let better = best.as_ref().map_or(true, |b| err < b.2);
+            let better = best.as_ref().is_none_or(|b| err < b.2);
             if better {
                 best = Some((deg, c, err));
             }

@@ -155,7 +155,7 @@ pub fn check_modes(dim: usize, n_modes: &[i64], ntrans: usize) -> Result<[usize;
             "number of modes {} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS}",
             n_modes[..dim].iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))));
     };
-    if total.checked_mul(ntrans).map_or(true, |t| t > MAX_GRID_ELEMENTS) {
+    if total.checked_mul(ntrans).is_none_or(|t| t > MAX_GRID_ELEMENTS) {
         return Err(Error::Modes(format!(
             "ntrans·N = {ntrans}·{total} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} values per execute")));
     }

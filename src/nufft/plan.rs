@@ -102,7 +102,7 @@ impl<T: Real> NufftPlan<T> {
         if m > MAX_POINTS {
             return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {MAX_POINTS} (2^32 − 1)")));
         }
-        if m.checked_mul(self.ntrans).map_or(true, |t| t > MAX_GRID_ELEMENTS) {
+        if m.checked_mul(self.ntrans).is_none_or(|t| t > MAX_GRID_ELEMENTS) {
             return Err(Error::NPoints(format!(
                 "ntrans·M = {}·{m} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} values per execute", self.ntrans)));
         }

@@ -389,7 +389,7 @@ impl Type3Params {
             if len > max {
                 return Err(Error::NPoints(format!("{name} = {len} {what} exceed the supported maximum of {max} (2^32 − 1)")));
             }
-            if len.checked_mul(self.ntrans).map_or(true, |t| t > MAX_GRID_ELEMENTS) {
+            if len.checked_mul(self.ntrans).is_none_or(|t| t > MAX_GRID_ELEMENTS) {
                 return Err(Error::NPoints(format!(
                     "ntrans·{name} = {}·{len} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} values per execute", self.ntrans)));
             }

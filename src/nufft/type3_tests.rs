@@ -209,7 +209,7 @@ fn extent_and_grid_follow_finufft_rules() {
     assert_eq!(Extent::of::<f64>(&[]), Extent { centre: 0.0, half: 0.0 });
     assert_eq!(Extent::of(&[-1.7e308f64, 1.7e308]), Extent { centre: 0.0, half: 1.7e308 });
     let g = Type3Grid::new(0, 100.0, 50.0, 2.0, 7, 1 << 30).unwrap();
-    assert!(g.nf as f64 >= 4.0 * 5000.0 / std::f64::consts::PI + 8.0 && g.nf % 2 == 0);
+    assert!(g.nf as f64 >= 4.0 * 5000.0 / std::f64::consts::PI + 8.0 && g.nf.is_multiple_of(2));
     // the rescaled points stay w/2 + 1/2 grid points inside ±nf/2
     assert!(100.0 / g.gamma / g.h + 3.5 <= g.nf as f64 / 2.0 + 1e-9);
     // X = S = 0: both replaced by 1

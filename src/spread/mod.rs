@@ -952,7 +952,7 @@ type Dest<'a, T> = Option<(&'a [u32], *const Complex<T>)>;
 fn box_shape<T: Real>(bsz: [usize; 3]) -> [usize; 3] {
     let per = (BOX_ALIGN / std::mem::size_of::<[T; 2]>()).max(1);
     let blocks = bsz[0].div_ceil(per);
-    let blocks = if bsz[1] * bsz[2] > 1 && blocks % 2 == 0 { blocks + 1 } else { blocks };
+    let blocks = if bsz[1] * bsz[2] > 1 && blocks.is_multiple_of(2) { blocks + 1 } else { blocks };
     [blocks * per, bsz[1], bsz[2]]
 }
 

@@ -497,7 +497,7 @@ impl<D: Device> GpuRealSpace<D> {
         let kpa = self.threads_per_atom(n);
         // allocations before the first launch, so that a failed one leaves nothing running
         let nb = nblocks(n * kpa as usize, PAIR_BLOCK);
-        if self.part.as_ref().map_or(true, |p| p.0 < nb as usize) {
+        if self.part.as_ref().is_none_or(|p| p.0 < nb as usize) {
             self.part = None;
             self.part = Some((nb as usize, dev.alloc(7 * 8 * nb as usize)?));
         }
