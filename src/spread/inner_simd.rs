@@ -135,27 +135,42 @@ macro_rules! row_kernels {
                 }
                 acc
             }
+            // the rows summed and contracted with the x-kernel for a vector count `nv` that the
+            // caller passes as a constant: a width's rows are one of two counts, by the
+            // point's start in its first vector, and each branch below inlines this with its
+            // own, so every loop over the vectors is unrolled and the accumulators stay in
+            // registers (with the count read at run time, the 512-bit f64 loops kept them in
+            // stack arrays at w ≤ 4 and w = 12, twice as slow; docs/design.md §10)
+            #[inline(always)]
+            unsafe fn sum_rows<const W: usize>(p0: *const $t, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, o: usize, nv: usize) -> Complex<$t> {
+                let acc = match wyz {
+                    [a, b] if a == W && b == W => rows::<W, W>(p0, s, l, wyz, ker, o, nv),
+                    [a, 1] if a == W => rows::<W, 1>(p0, s, l, wyz, ker, o, nv),
+                    _ => rows::<0, 0>(p0, s, l, wyz, ker, o, nv),
+                };
+                // contract with the x-kernel, duplicated for the re/im lanes (zero outside the row)
+                let mut kx2 = [$zero(); MAX_VECTORS];
+                $kvec(&ker[0], W, o, nv, [1.0, 1.0], &mut kx2);
+                let mut sum = $zero();
+                for q in 0..nv {
+                    sum = $fmadd(acc[q], kx2[q], sum);
+                }
+                let mut lanes = [0.0 as $t; L];
+                $storeu(lanes.as_mut_ptr(), sum);
+                let (mut re, mut im) = (0.0 as $t, 0.0 as $t);
+                for i in 0..L / 2 {
+                    re += lanes[2 * i];
+                    im += lanes[2 * i + 1];
+                }
+                Complex::new(re, im)
+            }
             let p0 = bx.as_ptr() as *const $t;
-            let acc = match wyz {
-                [a, b] if a == W && b == W => rows::<W, W>(p0, s, l, wyz, ker, o, nv),
-                [a, 1] if a == W => rows::<W, 1>(p0, s, l, wyz, ker, o, nv),
-                _ => rows::<0, 0>(p0, s, l, wyz, ker, o, nv),
-            };
-            // contract with the x-kernel, duplicated for the re/im lanes (zero outside the row)
-            let mut kx2 = [$zero(); MAX_VECTORS];
-            $kvec(&ker[0], W, o, nv, [1.0, 1.0], &mut kx2);
-            let mut sum = $zero();
-            for q in 0..nv {
-                sum = $fmadd(acc[q], kx2[q], sum);
+            let nv_row_start = (2 * W).div_ceil(L);
+            if nv == nv_row_start {
+                sum_rows::<W>(p0, s, l, wyz, ker, o, nv_row_start)
+            } else {
+                sum_rows::<W>(p0, s, l, wyz, ker, o, nv_row_start + 1)
             }
-            let mut lanes = [0.0 as $t; L];
-            $storeu(lanes.as_mut_ptr(), sum);
-            let (mut re, mut im) = (0.0 as $t, 0.0 as $t);
-            for i in 0..L / 2 {
-                re += lanes[2 * i];
-                im += lanes[2 * i + 1];
-            }
-            Complex::new(re, im)
         }
     };
 }
