@@ -139,8 +139,9 @@ macro_rules! row_kernels {
             // caller passes as a constant: a width's rows are one of two counts, by the
             // point's start in its first vector, and each branch below inlines this with its
             // own, so every loop over the vectors is unrolled and the accumulators stay in
-            // registers (with the count read at run time, the 512-bit f64 loops kept them in
-            // stack arrays at w ≤ 4 and w = 12, twice as slow; docs/design.md §10)
+            // registers (with the count read at run time, the 512-bit f64 loops on Zen 4 kept
+            // them in stack arrays at w ≤ 4 and w = 12, twice as slow, and the AVX2 loops were
+            // 20–30 % slower at w = 6, 11 and 13; docs/design.md §10)
             #[inline(always)]
             unsafe fn sum_rows<const W: usize>(p0: *const $t, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, o: usize, nv: usize) -> Complex<$t> {
                 let acc = match wyz {

@@ -560,15 +560,21 @@ impl<T: Real> Spreader<T> {
     }
 
     /// Whether the AVX-512 clone of the 2D/3D interpolation loops reads 256-bit rows: where
-    /// the CPU splits 512-bit operations ([`crate::simd::splits_512bit_ops`]), for f32 and for
-    /// f64 in 3D. In 3D a point's `w²` rows bound the loop, and 256-bit rows take fewer vector
-    /// halves (f64, w = 8: 4.5 against 5.5 on average; [`spreads_256bit_rows`]). In 2D, f64,
-    /// the `w` rows of a point are short chains and the 512-bit rows' fewer instructions count
-    /// more (w = 7: 256-bit rows 3–13 % slower; w = 13–16: the AVX2 clone's rows 35–75 %
-    /// slower). Measured in docs/design.md §10.
+    /// the CPU splits 512-bit operations ([`crate::simd::splits_512bit_ops`]), for f32, for
+    /// f64 in 3D, and for f64 in 2D at w ≤ 4 and w = 12. In 3D a point's `w²` rows bound the
+    /// loop, and 256-bit rows take fewer vector halves (f64, w = 8: 4.5 against 5.5 on
+    /// average; [`spreads_256bit_rows`]). In 2D, f64, the `w` rows of a point are short chains
+    /// and the 512-bit rows' fewer instructions counted more (w = 7: 256-bit rows 3–13 %
+    /// slower; w = 13–16: the AVX2 clone's rows 35–75 % slower), except at the widths where
+    /// the 512-bit loop kept its accumulators in stack arrays (w = 3, 4 and 12: 1.7–2 times
+    /// the 256-bit rows' time). That was with the vector count read at run time; the row
+    /// loops now take it as a constant (`row_kernels!` in `inner_simd`, measured on an AVX2
+    /// CPU only), which should remove that cause, but the list stays until a CPU that splits
+    /// 512-bit operations measures the 512-bit rows without it. Measured in docs/design.md §10.
     #[cfg(target_arch = "x86_64")]
     fn interp_256bit_rows(&self) -> bool {
-        crate::simd::splits_512bit_ops() && (std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() || self.dim == 3)
+        let w = self.w[0];
+        crate::simd::splits_512bit_ops() && (std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() || self.dim == 3 || w <= 4 || w == 12)
     }
 
     #[cfg(target_arch = "x86_64")]
