@@ -41,6 +41,11 @@ impl<T: Real> NufftPlan<T> {
     /// [`crate::Error::Alloc`] (fine grid, mode tables, spreader, or no headroom for FFTW's planner),
     /// [`crate::Error::Fft`], device errors.
     pub fn new(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
+        T::nufft_plan(ty, dim, n_modes, iflag, ntrans, tol, opts)
+    }
+
+    /// [`NufftPlan::new`]'s body, compiled in this crate for f32 and f64 ([`crate::instances`]).
+    pub(crate) fn new_impl(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
         // validation first (so that a bad argument is reported as such on a machine without a
         // device), then the backend, then the executor
         if ty == 3 {

@@ -32,6 +32,7 @@ pub mod ewald;
 pub mod fft;
 pub mod fmm;
 pub mod gpu;
+pub mod instances;
 pub mod kernel;
 #[cfg(feature = "mpi")]
 pub mod mpi;

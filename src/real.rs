@@ -24,6 +24,7 @@ pub trait Real:
     + Sync
     + 'static
     + crate::fft::FftwPrecision
+    + crate::instances::Instances
 {
     /// Short name used in messages (`"f32"` or `"f64"`).
     const NAME: &'static str;

@@ -258,7 +258,13 @@ impl<T: Real> Spreader<T> {
         self.set_points(coords, threads, false)
     }
 
+    /// The point setter behind both `setpts*`, compiled in this crate for f32 and f64
+    /// ([`crate::instances`]).
     fn set_points(&mut self, coords: [&[T]; 3], threads: &Threads, copy: bool) -> Result<()> {
+        T::spreader_set_points(self, coords, threads, copy)
+    }
+
+    pub(crate) fn set_points_impl(&mut self, coords: [&[T]; 3], threads: &Threads, copy: bool) -> Result<()> {
         let m = coords[0].len();
         if m > MAX_POINTS {
             return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {MAX_POINTS} (2^32 − 1)")));
@@ -404,6 +410,12 @@ impl<T: Real> Spreader<T> {
     /// which `grid` holds a partial sum; [`Error::NotSupported`] for a 1D spreader made with
     /// [`SpreadOpts::interp_only`].
     pub fn try_spread(&self, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) -> Result<()> {
+        T::spreader_spread(self, c, grid, threads)
+    }
+
+    /// [`Spreader::try_spread`]'s body, compiled in this crate for f32 and f64
+    /// ([`crate::instances`]).
+    pub(crate) fn spread_impl(&self, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) -> Result<()> {
         if self.interp_only {
             return Err(Error::NotSupported("spreading with a 1D spreader made for interpolation only (SpreadOpts::interp_only)".into()));
         }
@@ -429,6 +441,12 @@ impl<T: Real> Spreader<T> {
     /// [`Spreader::interp`] with the scratch buffers allocated fallibly. Errors:
     /// [`Error::Alloc`], after which `c` is partly written.
     pub fn try_interp(&self, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) -> Result<()> {
+        T::spreader_interp(self, grid, c, threads)
+    }
+
+    /// [`Spreader::try_interp`]'s body, compiled in this crate for f32 and f64
+    /// ([`crate::instances`]).
+    pub(crate) fn interp_impl(&self, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) -> Result<()> {
         assert_eq!(c.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
         match &self.kernel {
