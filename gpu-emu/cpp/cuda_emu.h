@@ -1,22 +1,27 @@
 // CUDA-on-CPU emulation header (test code, docs/design.md §5.3).
 //
 // Gives CUDA's built-ins a CPU meaning so that the library's .cu sources compile unchanged as
-// C++20 and run on the CPU, one block at a time, one OS thread per CUDA thread:
-//  * threadIdx / blockIdx / blockDim / gridDim are thread_local;
+// C++20 and run on the CPU, one block at a time, each CUDA thread a fiber (emu.cpp):
+//  * threadIdx / blockIdx / blockDim / gridDim are thread_local, set as each fiber resumes;
 //  * __shared__ is `static` (blocks run one at a time and launches are serialised);
 //    dynamic shared memory (FF_DYN_SHARED) is a per-launch buffer, poisoned (all bytes 0xFF,
 //    a NaN for floats) before every block so reads of unwritten shared memory show up;
 //  * __syncthreads() is a barrier over the block's threads that have not exited (a thread that
-//    returns from the kernel arrives and drops, as exited threads do on current GPUs);
+//    returns from the kernel drops out, as exited threads do on current GPUs); a fiber runs
+//    until it reaches a barrier, so without one, thread t's code before and after runs before
+//    thread t + 1's: a missing barrier between a write and another thread's read shows up;
 //  * __shfl_down_sync / __shfl_xor_sync / __shfl_sync go through a per-block exchange buffer
 //    with two block-wide barriers, so kernels must call them convergently (all live threads of
 //    the block), which the library's kernels do;
-//  * __ballot_sync / __any_sync / __all_sync are warp-wide: two barriers of the warp's lanes;
+//  * __ballot_sync / __any_sync / __all_sync are warp-wide: one barrier of the warp's lanes;
+//  * a barrier or vote that can never open (reached by only part of the threads) aborts with a
+//    message naming the kernel, where a GPU would hang;
 //  * atomicAdd on int, unsigned, unsigned long long, float, double by compare-and-swap,
 //    atomicMin on int and unsigned;
 //  * __ldg(p) is *p.
-// Optional "stagger" mode (ff_emu_set_stagger) delays a pseudo-random subset of threads at the
-// start of every block, which makes missing barriers and races show up reliably.
+// Optional "stagger" mode (ff_emu_set_stagger) resumes a block's threads in a pseudo-random order
+// at its start and after every barrier instead of in thread order, so that races in the other
+// direction (thread t reading what a higher thread writes) show up too.
 #pragma once
 
 #include <cmath>

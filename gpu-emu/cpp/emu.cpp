@@ -2,21 +2,26 @@
 // compiled as C++: see cuda_emu.h for the model.
 //
 // ff_emu_launch(name, grid, block, smem, args) runs the kernel `name` over the grid one block
-// at a time. It starts one OS thread per CUDA thread of a block; each of them runs the kernel
-// for block 0, 1, 2, … in turn, with a block-end barrier between blocks. Launches are
-// serialised by a global mutex (static __shared__ variables and the exchange buffer are global).
+// at a time, on the calling OS thread. Each CUDA thread of a block is a fiber (a ucontext with
+// a stack of its own); a small scheduler resumes the block's runnable fibers in turn, each
+// running until it reaches a barrier (__syncthreads, a shuffle's exchange, a warp vote) or
+// leaves the kernel, and releases a barrier when every live thread it waits for has arrived.
+// No barrier costs an OS context switch, a futex or a thread start. Launches are serialised
+// by a global mutex (static __shared__ variables and the exchange buffer are global).
 #include "cuda_emu.h"
 
-#include <barrier>
-#include <chrono>
-#include <condition_variable>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace ff_emu {
@@ -32,79 +37,145 @@ std::map<std::string, Kernel>& registry() {
     return r;
 }
 
-// Barrier over the block's live threads; a thread leaving the kernel drops out.
-struct BlockBarrier {
-    std::mutex m;
-    std::condition_variable cv;
-    int expected = 0;
-    int arrived = 0;
-    unsigned long long gen = 0;
-    void reset(int n) {
-        std::lock_guard<std::mutex> g(m);
-        expected = n;
-        arrived = 0;
-    }
-    // Returns the generation of the barrier phase completed.
-    unsigned long long wait() {
-        std::unique_lock<std::mutex> g(m);
-        const unsigned long long my = gen;
-        if (++arrived == expected) {
-            arrived = 0;
-            ++gen;
-            cv.notify_all();
-            return my;
-        }
-        cv.wait(g, [&] { return gen != my; });
-        return my;
-    }
-    void drop() {
-        std::lock_guard<std::mutex> g(m);
-        --expected;
-        if (arrived > 0 && arrived == expected) {
-            arrived = 0;
-            ++gen;
-            cv.notify_all();
-        }
-    }
+// Where a fiber stands: runnable, waiting at the block's barrier or at its warp's, or gone.
+enum class State : unsigned char { Run, Block, Warp, Exited };
+
+struct Fiber {
+    ucontext_t ctx;
+    State state = State::Exited;
+    unsigned char pred = 0;   // its vote while it waits at the warp barrier
+    unsigned vote = 0;        // the ballot of its warp, set when the warp barrier opens
 };
 
+// Fiber stacks: 1 MiB each (the kernels' local arrays are a few KiB; the OS threads this
+// replaces had 8 MiB), reserved once per CUDA thread index and reused by every launch; pages are
+// committed as touched. A guard page below each stack turns an overflow into a fault.
+constexpr size_t kStack = size_t(1) << 20;
+std::vector<char*> g_stacks;
+char* stack_for(unsigned t) {
+    while (g_stacks.size() <= t) {
+        const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        void* p = mmap(nullptr, kStack + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            std::fprintf(stderr, "cuda emulator: cannot reserve a fiber stack\n");
+            std::abort();
+        }
+        mprotect(p, page, PROT_NONE);
+        g_stacks.push_back(static_cast<char*>(p) + page);
+    }
+    return g_stacks[t];
+}
+
 std::mutex g_launch_mutex;
-BlockBarrier g_bar;
 std::vector<unsigned char> g_smem;   // dynamic shared memory of the running block
 std::vector<uint64_t> g_xchg;       // shuffle exchange buffer, one slot per thread
-// Warp votes, one barrier each: vote number k of a thread goes to buffer k % 2, which it
-// writes only after every lane of its warp has passed the barrier of vote k − 1 (and so has
-// read vote k − 2 from that buffer). g_votes[t] counts the votes thread t has cast; a lane
-// whose count is below a reader's vote number has left the kernel and counts as 0.
-std::vector<unsigned char> g_vote[2];
-std::unique_ptr<std::atomic<unsigned long long>[]> g_votes;
-std::vector<std::unique_ptr<BlockBarrier>> g_warp_bar;  // one barrier per warp of the block
-
-// Sets every warp barrier to its warp's number of threads.
-void reset_warp_barriers(unsigned nthreads) {
-    for (unsigned w = 0; w < g_warp_bar.size(); ++w) g_warp_bar[w]->reset((int)std::min(32u, nthreads - 32 * w));
-}
+std::vector<Fiber> g_fib;           // the running block's threads
+ucontext_t g_sched;                 // the scheduler's context (on the launching thread)
+unsigned g_cur = 0;                 // the running fiber
+Kernel g_kernel;
+void** g_args = nullptr;
 bool g_stagger = false;
+
+// Leaves the running fiber in state `s` and returns to the scheduler.
+void yield_as(State s) {
+    Fiber& f = g_fib[g_cur];
+    f.state = s;
+    swapcontext(&f.ctx, &g_sched);
+}
+
+void fiber_main() {
+    g_kernel.tramp(g_kernel.fn, g_args);
+    yield_as(State::Exited);  // never resumed
+}
+
+// Sets fiber t to start the kernel on its own stack.
+__attribute__((noinline)) void start_fiber(unsigned t) {
+    Fiber& f = g_fib[t];
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = stack_for(t);
+    f.ctx.uc_stack.ss_size = kStack;
+    f.ctx.uc_link = nullptr;
+    makecontext(&f.ctx, fiber_main, 0);
+    f.state = State::Run;
+    f.vote = 0;
+}
+
+// A pseudo-random order of 0..n-1 (stagger mode), from a salt.
+void shuffle_order(std::vector<unsigned>& order, unsigned long long salt) {
+    unsigned long long h = salt * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+    for (size_t i = order.size(); i > 1; --i) {
+        h ^= h >> 31;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+        std::swap(order[i - 1], order[(size_t)(h % i)]);
+    }
+}
+
+// Runs one block to completion: resumes the runnable fibers (in thread order, or in a
+// pseudo-random order per phase under stagger) until none is runnable, then opens the warp
+// barriers whose live lanes have all voted, else the block barrier if every live thread waits
+// there. A barrier that can never open (a thread waits at one the others skip) is a kernel bug:
+// reported and aborted, where a GPU would hang.
+void run_block(const char* name, unsigned nthreads, unsigned long long block) {
+    const dim3 bd = tl_blockDim;
+    for (unsigned t = 0; t < nthreads; ++t) start_fiber(t);
+    std::vector<unsigned> order(nthreads);
+    for (unsigned t = 0; t < nthreads; ++t) order[t] = t;
+    const unsigned nwarps = (nthreads + 31) / 32;
+    for (unsigned long long phase = 0;; ++phase) {
+        if (g_stagger) shuffle_order(order, block * 1000003ull + phase);
+        for (unsigned t : order) {
+            if (g_fib[t].state != State::Run) continue;
+            g_cur = t;
+            tl_threadIdx = dim3{t % bd.x, (t / bd.x) % bd.y, t / (bd.x * bd.y)};
+            swapcontext(&g_sched, &g_fib[t].ctx);
+        }
+        bool opened = false, live = false, all_at_block = true;
+        for (unsigned w = 0; w < nwarps; ++w) {
+            const unsigned a = 32 * w, b = std::min(nthreads, a + 32);
+            bool any = false, all = true;
+            unsigned m = 0;
+            for (unsigned t = a; t < b; ++t) {
+                const State s = g_fib[t].state;
+                if (s == State::Exited) continue;
+                live = true;
+                if (s != State::Block) all_at_block = false;
+                if (s == State::Warp) {
+                    any = true;
+                    m |= (unsigned)g_fib[t].pred << (t - a);
+                } else {
+                    all = false;
+                }
+            }
+            if (any && all) {
+                for (unsigned t = a; t < b; ++t) {
+                    if (g_fib[t].state == State::Warp) {
+                        g_fib[t].vote = m;
+                        g_fib[t].state = State::Run;
+                    }
+                }
+                opened = true;
+            }
+        }
+        if (!live) return;
+        if (opened) continue;
+        if (!all_at_block) {
+            std::fprintf(stderr, "cuda emulator: kernel %s, block %llu: threads wait at barriers that cannot open "
+                                 "(a barrier or warp vote reached by only part of the threads)\n", name, block);
+            std::abort();
+        }
+        for (unsigned t = 0; t < nthreads; ++t)
+            if (g_fib[t].state == State::Block) g_fib[t].state = State::Run;
+    }
+}
 }  // namespace
-
-static int linear_tid();
-
-// Under stagger, after a barrier a pseudo-random subset of threads sleeps a little, so threads
-// that skip a needed barrier get ahead of the ones they should wait for.
-static void stagger_pause(unsigned long long salt) {
-    if (!g_stagger) return;
-    const unsigned long long h = (salt * 0x9E3779B97F4A7C15ull + (unsigned long long)linear_tid() * 40503ull) >> 33;
-    if (h % 7 < 3) std::this_thread::sleep_for(std::chrono::microseconds(30 * (h % 7 + 1)));
-}
-
-void syncthreads() {
-    stagger_pause(g_bar.wait());
-}
-void* dyn_smem() { return g_smem.data(); }
 
 static int linear_tid() {
     return (int)(tl_threadIdx.x + tl_blockDim.x * (tl_threadIdx.y + tl_blockDim.y * tl_threadIdx.z));
 }
+
+void syncthreads() { yield_as(State::Block); }
+void* dyn_smem() { return g_smem.data(); }
 
 void exchange(const void* v, int size, int kind, int arg, int width, void* out) {
     const int tid = linear_tid();
@@ -131,19 +202,9 @@ void exchange(const void* v, int size, int kind, int arg, int width, void* out) 
 }
 
 unsigned ballot(int pred) {
-    const int tid = linear_tid();
-    const int nthreads = (int)(tl_blockDim.x * tl_blockDim.y * tl_blockDim.z);
-    const int base = tid - tid % 32;
-    BlockBarrier& bar = *g_warp_bar[tid / 32];
-    const unsigned long long k = g_votes[tid].load(std::memory_order_relaxed) + 1;
-    std::vector<unsigned char>& v = g_vote[k % 2];
-    v[tid] = pred != 0;
-    g_votes[tid].store(k, std::memory_order_relaxed);
-    bar.wait();
-    unsigned m = 0;
-    for (int l = 0; l < 32 && base + l < nthreads; ++l)
-        if (g_votes[base + l].load(std::memory_order_relaxed) >= k) m |= (unsigned)v[base + l] << l;
-    return m;
+    g_fib[g_cur].pred = pred != 0;
+    yield_as(State::Warp);
+    return g_fib[g_cur].vote;
 }
 
 void register_kernel(const char* name, void (*tramp)(void*, void**), void* fn) {
@@ -155,7 +216,7 @@ using namespace ff_emu;
 
 extern "C" {
 
-// Delays a pseudo-random subset of threads at the start of every block (race detection).
+// Resumes the threads of every block in a pseudo-random order (race detection).
 void ff_emu_set_stagger(int on) {
     std::lock_guard<std::mutex> g(g_launch_mutex);
     g_stagger = on != 0;
@@ -173,48 +234,24 @@ int ff_emu_launch(const char* name, const unsigned grid[3], const unsigned block
     if (it == registry().end()) return 1;
     const unsigned nthreads = block[0] * block[1] * block[2];
     if (nthreads == 0 || nthreads > 1024 || grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return 2;
-    if ((unsigned long long)grid[0] * grid[1] * grid[2] == 0) return 0;
     std::lock_guard<std::mutex> lk(g_launch_mutex);
-    const Kernel k = it->second;
     const unsigned long long nblocks = (unsigned long long)grid[0] * grid[1] * grid[2];
+    g_kernel = it->second;
+    g_args = args;
     g_smem.assign(smem + 16, 0xFF);
     g_xchg.assign(nthreads, 0);
-    g_bar.reset((int)nthreads);
-    for (auto& v : g_vote) v.assign(nthreads, 0);
-    g_votes = std::make_unique<std::atomic<unsigned long long>[]>(nthreads);
-    for (unsigned t = 0; t < nthreads; ++t) g_votes[t].store(0);
-    g_warp_bar.clear();
-    for (unsigned w = 0; w < (nthreads + 31) / 32; ++w) g_warp_bar.push_back(std::make_unique<BlockBarrier>());
-    reset_warp_barriers(nthreads);
-    const bool stagger = g_stagger;
-    std::barrier endbar((std::ptrdiff_t)nthreads, [&]() noexcept {
-        g_bar.reset((int)nthreads);
-        reset_warp_barriers(nthreads);
-        for (unsigned t = 0; t < nthreads; ++t) g_votes[t].store(0);
-        std::memset(g_smem.data(), 0xFF, g_smem.size());
-    });
-    auto body = [&](unsigned tid) {
-        tl_blockDim = dim3{block[0], block[1], block[2]};
-        tl_gridDim = dim3{grid[0], grid[1], grid[2]};
-        tl_threadIdx = dim3{tid % block[0], (tid / block[0]) % block[1], tid / (block[0] * block[1])};
-        for (unsigned long long b = 0; b < nblocks; ++b) {
-            tl_blockIdx = dim3{(unsigned)(b % grid[0]), (unsigned)((b / grid[0]) % grid[1]),
-                               (unsigned)(b / ((unsigned long long)grid[0] * grid[1]))};
-            if (stagger) {
-                const unsigned long long h = (b * 2654435761ull + tid * 40503ull) % 7ull;
-                if (h < 3) std::this_thread::sleep_for(std::chrono::microseconds(50 * (h + 1)));
-            }
-            k.tramp(k.fn, args);
-            g_warp_bar[tid / 32]->drop();
-            g_bar.drop();
-            endbar.arrive_and_wait();
-        }
-    };
-    std::vector<std::thread> th;
-    th.reserve(nthreads);
-    for (unsigned t = 1; t < nthreads; ++t) th.emplace_back(body, t);
-    body(0);
-    for (auto& t : th) t.join();
+    g_fib.assign(nthreads, Fiber{});
+    const dim3 saved[4] = {tl_threadIdx, tl_blockIdx, tl_blockDim, tl_gridDim};
+    tl_blockDim = dim3{block[0], block[1], block[2]};
+    tl_gridDim = dim3{grid[0], grid[1], grid[2]};
+    for (unsigned long long b = 0; b < nblocks; ++b) {
+        tl_blockIdx = dim3{(unsigned)(b % grid[0]), (unsigned)((b / grid[0]) % grid[1]),
+                           (unsigned)(b / ((unsigned long long)grid[0] * grid[1]))};
+        // shared memory poisoned before every block (NaN for floats)
+        if (b > 0) std::memset(g_smem.data(), 0xFF, g_smem.size());
+        run_block(name, nthreads, b);
+    }
+    tl_threadIdx = saved[0], tl_blockIdx = saved[1], tl_blockDim = saved[2], tl_gridDim = saved[3];
     return 0;
 }
 }
