@@ -16,6 +16,8 @@
 //! * [`gpu`]: the CUDA backend (kernels checked without a GPU by NVRTC and a CUDA-on-CPU
 //!   emulator; GPU spreading/interpolation; device discovery that never panics);
 //! * [`fft`]: the one FFTW wrapper;
+//! * [`instances`]: the spreader's and the NUFFT plan's generic entry points, compiled here for
+//!   `f32` and `f64` so that calling crates link to them instead of compiling them again;
 //! * `mpi` (cargo feature `mpi`): communicators and FFTW-MPI for the distributed solvers
 //!   (`poisson::dist`);
 //! * [`capi`]: every `extern "C"` function (plan → setpts → execute → destroy).
