@@ -56,7 +56,7 @@ macro_rules! instances {
         impl Instances for $t {
             #[inline(never)]
             fn spreader_set_points(s: &mut Spreader<$t>, coords: [&[$t]; 3], threads: &Threads, copy: bool) -> Result<()> {
-                s.set_points_impl(coords, threads, copy)
+                s.set_points(coords, threads, copy)
             }
             #[inline(never)]
             fn spreader_spread(s: &Spreader<$t>, c: &[Complex<$t>], grid: &mut [Complex<$t>], threads: &Threads) -> Result<()> {

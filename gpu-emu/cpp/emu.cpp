@@ -15,11 +15,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -170,16 +168,12 @@ void run_block(const char* name, unsigned nthreads, unsigned long long block) {
 }
 }  // namespace
 
-static int linear_tid() {
-    return (int)(tl_threadIdx.x + tl_blockDim.x * (tl_threadIdx.y + tl_blockDim.y * tl_threadIdx.z));
-}
-
 void syncthreads() { yield_as(State::Block); }
 void* dyn_smem() { return g_smem.data(); }
 
 void exchange(const void* v, int size, int kind, int arg, int width, void* out) {
-    const int tid = linear_tid();
-    const int nthreads = (int)(tl_blockDim.x * tl_blockDim.y * tl_blockDim.z);
+    const int tid = (int)g_cur;  // the running fiber is the thread of linear index g_cur
+    const int nthreads = (int)g_fib.size();
     uint64_t slot = 0;
     std::memcpy(&slot, v, size);
     g_xchg[tid] = slot;

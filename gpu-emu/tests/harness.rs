@@ -35,7 +35,8 @@ fn correct_reduction_is_exact_and_planted_race_is_caught() {
             assert_eq!(reduce(&dev, "ff_test_reduce_ok", &x, block), exact, "block {block} stagger {stagger}");
         }
     }
-    // the planted race: with staggered threads the missing barrier shows in every few runs
+    // the planted race: each thread runs its whole loop before the next starts (in thread
+    // order, or a pseudo-random one under stagger), so the missing barrier shows
     set_stagger(true);
     let wrong = (0..4).filter(|_| reduce(&dev, "ff_test_reduce_racy", &x, 256) != exact).count();
     set_stagger(false);

@@ -244,7 +244,7 @@ impl<T: Real> Spreader<T> {
     /// [`Error::NPoints`] (M ≥ 2³² or axes of different lengths) leave the previous points
     /// set; [`Error::Alloc`] leaves the spreader without points.
     pub fn setpts(&mut self, coords: [&[T]; 3], threads: &Threads) -> Result<()> {
-        self.set_points(coords, threads, true)
+        T::spreader_set_points(self, coords, threads, true)
     }
 
     /// Like [`Spreader::setpts`] but keeps only the sort permutation and reads the caller's
@@ -255,16 +255,12 @@ impl<T: Real> Spreader<T> {
     /// The arrays must stay valid and unchanged until the next `setpts*` call or until the
     /// spreader is dropped.
     pub unsafe fn setpts_by_reference(&mut self, coords: [&[T]; 3], threads: &Threads) -> Result<()> {
-        self.set_points(coords, threads, false)
+        T::spreader_set_points(self, coords, threads, false)
     }
 
-    /// The point setter behind both `setpts*`, compiled in this crate for f32 and f64
-    /// ([`crate::instances`]).
-    fn set_points(&mut self, coords: [&[T]; 3], threads: &Threads, copy: bool) -> Result<()> {
-        T::spreader_set_points(self, coords, threads, copy)
-    }
-
-    pub(crate) fn set_points_impl(&mut self, coords: [&[T]; 3], threads: &Threads, copy: bool) -> Result<()> {
+    /// The body of both `setpts*` (`copy`: [`Spreader::setpts`]), compiled in this crate for
+    /// f32 and f64 ([`crate::instances`]).
+    pub(crate) fn set_points(&mut self, coords: [&[T]; 3], threads: &Threads, copy: bool) -> Result<()> {
         let m = coords[0].len();
         if m > MAX_POINTS {
             return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {MAX_POINTS} (2^32 − 1)")));
