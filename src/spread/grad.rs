@@ -168,7 +168,7 @@ impl<T: Real> Spreader<T> {
     fn spread_real_points_w<K: KernelEval<T>, const W: usize, const F: bool>(&self, k: &K, a: usize, cs: &[T], lo: [isize; 3], bsz: [usize; 3], bx: &mut [T]) {
         let w = if W == 0 { self.w[0] } else { W };
         let wp = w.div_ceil(4) * 4;
-        let mut ker = [[T::zero(); MAX_WIDTH]; 3];
+        let mut ker = self.kernel_buffer();
         let mut i0 = [0isize; 3];
         let g: [&[T]; 3] = [&self.g[0], &self.g[1], &self.g[2]];
         for (q, &cv) in cs.iter().enumerate() {

@@ -199,7 +199,7 @@ unsafe fn real_point_kernel(sp: &Spreader<f64>, k: &BSplineEval<f64>, g: &[&[f64
 unsafe fn spread_points<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f64>, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
     let w = sp.w[0];
     let wp = 4 * NV;
-    let mut ker = [[0.0f64; MAX_WIDTH]; 3];
+    let mut ker = sp.kernel_buffer();
     let mut i0 = [0isize; 3];
     debug_assert!(bx.len() >= bsz[0] * bsz[1] * bsz[2] + wp - w);
     let bp = bx.as_mut_ptr();
@@ -302,7 +302,7 @@ unsafe fn grad_points512<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f6
 unsafe fn spread_points512<const NV: usize>(sp: &Spreader<f64>, k: &BSplineEval<f64>, a: usize, cs: &[f64], lo: [isize; 3], bsz: [usize; 3], bx: &mut [f64]) {
     let w = sp.w[0];
     let mk = masks512::<NV>(w);
-    let mut ker = [[0.0f64; MAX_WIDTH]; 3];
+    let mut ker = sp.kernel_buffer();
     let mut i0 = [0isize; 3];
     let bp = bx.as_mut_ptr();
     let g: [&[f64]; 3] = [&sp.g[0], &sp.g[1], &sp.g[2]];

@@ -452,9 +452,19 @@ impl<T: Real> Spreader<T> {
         }
     }
 
+    /// A zeroed kernel buffer for [`Self::point_kernel`], with the weight 1 at the first entry
+    /// of every axis past the dimension (which `point_kernel` leaves as they are).
+    fn kernel_buffer(&self) -> inner::PointKernel<T> {
+        let mut ker = [[T::zero(); MAX_WIDTH]; 3];
+        for kd in ker.iter_mut().skip(self.dim) {
+            kd[0] = T::one();
+        }
+        ker
+    }
+
     /// Kernel values and first grid index of sorted point `p` along every axis (`FMA`: with
     /// [`KernelEval::eval_fused_n`], the axes' evaluations together, inside the FMA-enabled
-    /// clones only).
+    /// clones only), into `ker`, a buffer from [`Self::kernel_buffer`].
     #[inline(always)]
     fn point_kernel<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], q: usize, ker: &mut [[T; MAX_WIDTH]; 3], i0: &mut [isize; 3]) {
         let mut t = [T::zero(); 3];
@@ -476,9 +486,6 @@ impl<T: Real> Spreader<T> {
                     k.eval(t[d], &mut ker[d]);
                 }
             }
-        }
-        for kd in ker.iter_mut().skip(self.dim) {
-            kd[0] = T::one();
         }
     }
 
@@ -632,7 +639,7 @@ impl<T: Real> Spreader<T> {
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn spread_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
-        let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
+        let mut ker = self.kernel_buffer();
         let mut i0 = [0isize; 3];
         let wyz = [self.w[1], self.w[2]];
         let (perm, c) = cs;
@@ -920,7 +927,7 @@ impl<T: Real> Spreader<T> {
     #[inline(always)]
     fn interp_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3],
                                                                        out: &mut Vec<Complex<T>>, dst: Dest<T>) {
-        let mut ker: inner::PointKernel<T> = [[T::zero(); MAX_WIDTH]; 3];
+        let mut ker = self.kernel_buffer();
         let mut i0 = [0isize; 3];
         let wyz = [self.w[1], self.w[2]];
         let n = g[0].len();
