@@ -44,6 +44,8 @@ struct Points<T: Real, D: FftDevice> {
     deconv: D::Buf,
     /// The fine grids of one batch (`inner.batch()` grids of Π nf complex values).
     fine: std::sync::Mutex<D::Buf>,
+    /// Tolerance used and warnings for these points (`Type3Params::accuracy_at`).
+    accuracy: (f64, i32),
 }
 
 /// A type-3 NUFFT plan on device `D` in precision `T` (see the module docs).
@@ -90,6 +92,7 @@ impl<T: Real, D: FftDevice> GpuType3<T, D> {
             spreader.setpts([&xr[0], &xr[1], &xr[2]])?;
         }
         let (inner_params, _) = p.inner_params::<T>(&geo, Backend::Cuda)?;
+        let accuracy = p.accuracy_at::<T>(&geo, &inner_params);
         // the inner type 2 batches the ntrans vectors as a GPU type 2 would (its batch B and
         // chunks are the type-3 plan's); only its per-batch buffers are used
         let inner_params = crate::nufft::params::NufftParams { ntrans: p.ntrans, ..inner_params };
@@ -108,7 +111,7 @@ impl<T: Real, D: FftDevice> GpuType3<T, D> {
             eprintln!("[farfield nufft{} type 3 gpu] setpts {}, inner type 2 nf {:?}",
                       if T::NAME == "f32" { "f" } else { "" }, geo.describe(), &inner.info().nf[..dim]);
         }
-        self.pts = Some(Points { geo, spreader, inner, prephase, deconv, fine: std::sync::Mutex::new(fine) });
+        self.pts = Some(Points { geo, spreader, inner, prephase, deconv, fine: std::sync::Mutex::new(fine), accuracy });
         Ok(())
     }
 
@@ -203,14 +206,15 @@ impl<T: Real, D: FftDevice> GpuType3<T, D> {
     pub fn info(&self) -> NufftInfo {
         let p = &self.params;
         let nf = self.pts.as_ref().map_or([0; 3], |pt| pt.geo.nf());
+        let (tol_used, warnings) = self.pts.as_ref().map_or((p.tol_used, p.warnings), |pt| pt.accuracy);
         NufftInfo {
             nf,
             kernel_width: p.kernel.width(),
             nthreads: self.threads.count(),
             upsampfac: p.sigma,
             kernel_param: p.kernel.shape_param(),
-            tol_used: p.tol_used,
-            warnings: p.warnings,
+            tol_used,
+            warnings,
             backend: Backend::Cuda,
         }
     }

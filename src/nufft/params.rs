@@ -191,6 +191,99 @@ pub fn fine_grid(dim: usize, n: [usize; 3], sigma: f64, w: usize) -> Result<[usi
 /// [`crate::kernel::es::table::ES_TABLE`]); type 3 bounds its grid by it.
 pub const AUTO_SIGMA_MAX: f64 = 2.5;
 
+/// Unit roundoff of the data precision: 2⁻²⁴ (f32) or 2⁻⁵³ (f64).
+pub fn unit_roundoff(precision: Precision) -> f64 {
+    match precision {
+        Precision::F32 => (f32::EPSILON / 2.0) as f64,
+        Precision::F64 => f64::EPSILON / 2.0,
+    }
+}
+
+/// Weight of the deconvolution's amplification in [`rounding_floor`]: single-precision errors
+/// at the widest kernels measured 0.1–1.6 times `u·A^d` (`benches/calibrate_f32_floor.py`,
+/// `benches/results/nufft_f32_floor_2026-12-02.json`, docs/design.md §9.5), so the floor is
+/// the expected error, within the contract's factor 10 of the measured one.
+pub const FLOOR_C_AMP: f64 = 1.0;
+
+/// Weight of the grid-coordinate rounding in [`rounding_floor`]: floors measured at σ = 2,
+/// where the amplification is near 1, are 0.23–0.26 times `u·|nf|` in 2D and 3D.
+pub const FLOOR_C_COORD: f64 = 0.25;
+
+/// The deconvolution's amplification of rounding errors along one axis: the root mean square
+/// of `ψ̂(0)/ψ̂(ξ)` over the band `|ξ| ≤ 1/(2σ)` (cycles per grid point) that the modes occupy
+/// on a grid upsampled by `sigma`, sampled at 17 frequencies. 1.2–3 at σ = 2, 25 at
+/// σ = 1.25 and w = 10, 350 at σ = 1.25 and w = 16 for the ES kernels of the table. Cost
+/// O(w²) (one quadrature of [`Kernel::fourier_series_range`]).
+pub fn amplification(kernel: &Kernel, sigma: f64) -> f64 {
+    const K: usize = 16;
+    let nf = ((2 * K) as f64 * sigma).round().max((2 * K) as f64) as usize;
+    let mut ft = [0.0f64; K + 1];
+    kernel.fourier_series_range(nf, 0, &mut ft);
+    let sq: f64 = ft.iter().map(|&v| (ft[0] / v).powi(2)).sum();
+    (sq / (K + 1) as f64).sqrt()
+}
+
+/// The relative l2 error that rounding in `precision` adds to a NUFFT of type 1 or 2 with
+/// `kernel` at factor `sigma` in dimension `dim` (docs/design.md §9.5):
+///
+/// `u · (C_amp · A^dim + C_coord · coord_extent)`,
+///
+/// with `u` the unit roundoff ([`unit_roundoff`]), `A` the deconvolution's amplification
+/// ([`amplification`]; rounding errors on the fine grid come out multiplied by `1/ψ̂(k)`), and
+/// `coord_extent` the size of the grid coordinates held in the data precision (the CPU and
+/// CUDA spreaders keep 2D and 3D grid coordinates `x·nf/2π` in it, each rounded to
+/// `u·nf` grid points: `|nf| = (Σ nf_d²)^½`; 1D CPU coordinates are kept as double-doubles
+/// and give 0). [`FLOOR_C_AMP`], [`FLOOR_C_COORD`] are the calibrated weights. About 6e-8 at
+/// σ = 2 in single precision, growing to 1e-4 at σ = 1.25 and w = 10 in 2D; in double
+/// precision below 1e-13 except at σ near 1.2 in 3D.
+pub fn rounding_floor(precision: Precision, kernel: &Kernel, sigma: f64, dim: usize, coord_extent: f64) -> f64 {
+    unit_roundoff(precision) * (FLOOR_C_AMP * amplification(kernel, sigma).powi(dim as i32) + FLOOR_C_COORD * coord_extent)
+}
+
+/// `(Σ nf_d²)^½` over the first `dim` axes: the extent of the grid coordinates of a 2D or 3D
+/// spreader (0 in 1D, whose coordinates are double-doubles), for [`rounding_floor`].
+pub fn coord_extent(dim: usize, nf: &[usize; 3]) -> f64 {
+    if dim < 2 {
+        0.0
+    } else {
+        nf[..dim].iter().map(|&v| (v as f64).powi(2)).sum::<f64>().sqrt()
+    }
+}
+
+/// The predicted relative error of an ES kernel of width `w` at factor `sigma` for modes `n`
+/// in `precision`: the kernel's estimate ([`EsParams::error_estimate_dim`]) plus the rounding
+/// floor ([`rounding_floor`]) on its fine grid (`n = None`: the amplification part alone, for
+/// type 3, whose grid comes with the points); `None` when the fine grid exceeds the limits.
+pub fn es_total_error(w: usize, sigma: f64, dim: usize, n: Option<[usize; 3]>, precision: Precision) -> Option<f64> {
+    let extent = match n {
+        Some(n) => coord_extent(dim, &fine_grid(dim, n, sigma, w).ok()?),
+        None => 0.0,
+    };
+    let kernel = Kernel::Es(EsParams::with_shape(w, sigma, 0.0));
+    Some(EsParams::error_estimate_dim(w, sigma, dim) + rounding_floor(precision, &kernel, sigma, dim, extent))
+}
+
+/// The ES width at factor `sigma` for tolerance `tol`: the narrowest `w` whose predicted error
+/// ([`es_total_error`]) meets `tol`, else the width of least predicted error (the floor grows
+/// with w while the kernel's error falls). Returns `(w, predicted error)`, `None` when no
+/// width's fine grid fits the limits. O(15 · w²).
+pub fn es_width_for(tol: f64, sigma: f64, dim: usize, n: Option<[usize; 3]>, precision: Precision) -> Option<(usize, f64)> {
+    // widths below the first whose kernel estimate meets tol cannot meet it with the floor:
+    // they are looked at only when no width meets tol, for the least predicted error
+    let first = (TABLE_W0..=MAX_ES_WIDTH).find(|&w| EsParams::error_estimate_dim(w, sigma, dim) <= tol).unwrap_or(MAX_ES_WIDTH + 1);
+    let mut best: Option<(usize, f64)> = None;
+    for w in (first..=MAX_ES_WIDTH).chain(TABLE_W0..first) {
+        let Some(t) = es_total_error(w, sigma, dim, n, precision) else { continue };
+        if t <= tol {
+            return Some((w, t));
+        }
+        if best.is_none_or(|b| t < b.1) {
+            best = Some((w, t));
+        }
+    }
+    best
+}
+
 /// The cost model of the automatic choice of σ and w (types 1 and 2, ES kernel), in seconds on
 /// one thread:
 ///
@@ -241,26 +334,26 @@ impl CostModel {
 }
 
 /// The automatic choice of σ and the ES width for tolerance `tol` (already clamped to the
-/// precision), dimension `dim`, modes `n` and `m` points: over the σ of the ES table
-/// (1.20, 1.25, …, [`AUTO_SIGMA_MAX`]), the smallest width whose estimate
-/// ([`EsParams::error_estimate_dim`]) meets `tol` at that σ, and the pair of least modelled
-/// time ([`COST_MODEL`]; ties go to the smaller grid). Returns `(σ, w, estimate)`; when no
-/// width meets `tol` at any σ, the σ where the widest kernel's estimate is smallest (w = 16),
-/// and the caller clamps the tolerance to that estimate. The fine grid can be at most
-/// `⌈2.5^d⌉·N` points (plus the 7-smooth rounding), the most ducc0 chooses at the same
-/// tolerances. O(27 · 15 · dim · log³ N).
-pub fn auto_sigma_width(tol: f64, dim: usize, n: [usize; 3], m: usize) -> (f64, usize, f64) {
-    let mut best: Option<(f64, f64, usize, f64, usize)> = None; // (time, σ, w, est, Nf)
-    let mut most_accurate = (AUTO_SIGMA_MAX, f64::INFINITY);
+/// precision), dimension `dim`, modes `n`, `m` points and data `precision`: over the σ of the
+/// ES table (1.20, 1.25, …, [`AUTO_SIGMA_MAX`]), the narrowest width whose predicted error —
+/// the kernel's estimate plus the rounding floor ([`es_width_for`]) — meets `tol` at that σ,
+/// and the pair of least modelled time ([`COST_MODEL`]; ties go to the smaller grid). Returns
+/// `(σ, w, predicted error)`; when no pair meets `tol`, the pair of least predicted error, and
+/// the caller clamps the tolerance to it. The fine grid can be at most `⌈2.5^d⌉·N` points (plus
+/// the 7-smooth rounding), the most ducc0 chooses at the same tolerances.
+/// O(27 · 15 · w² · dim · log³ N).
+pub fn auto_sigma_width(tol: f64, dim: usize, n: [usize; 3], m: usize, precision: Precision) -> (f64, usize, f64) {
+    let mut best: Option<(f64, f64, usize, f64, usize)> = None; // (time, σ, w, predicted, Nf)
+    let mut most_accurate: Option<(f64, usize, f64)> = None;
     for i in 0..TABLE_NSIGMA {
         let sigma = table_sigma(i);
-        let widest = EsParams::error_estimate_dim(MAX_ES_WIDTH, sigma, dim);
-        if widest < most_accurate.1 {
-            most_accurate = (sigma, widest);
+        let Some((w, err)) = es_width_for(tol, sigma, dim, Some(n), precision) else { continue };
+        if most_accurate.is_none_or(|b| err < b.2) {
+            most_accurate = Some((sigma, w, err));
         }
-        let Some(w) = (TABLE_W0..=MAX_ES_WIDTH).find(|&w| EsParams::error_estimate_dim(w, sigma, dim) <= tol) else {
+        if err > tol {
             continue;
-        };
+        }
         let Ok(nf) = fine_grid(dim, n, sigma, w) else { continue };
         let total: usize = nf.iter().product();
         let t = COST_MODEL.time(m, dim, w, nf);
@@ -269,12 +362,13 @@ pub fn auto_sigma_width(tol: f64, dim: usize, n: [usize; 3], m: usize) -> (f64, 
             Some((bt, _, _, _, bn)) => t < bt * (1.0 - 1e-9) || (t <= bt * (1.0 + 1e-9) && total < bn),
         };
         if better {
-            best = Some((t, sigma, w, EsParams::error_estimate_dim(w, sigma, dim), total));
+            best = Some((t, sigma, w, err, total));
         }
     }
-    match best {
-        Some((_, sigma, w, est, _)) => (sigma, w, est),
-        None => (most_accurate.0, MAX_ES_WIDTH, most_accurate.1),
+    match (best, most_accurate) {
+        (Some((_, sigma, w, err, _)), _) => (sigma, w, err),
+        (None, Some(a)) => a,
+        (None, None) => (AUTO_SIGMA_MAX, MAX_ES_WIDTH, EsParams::error_estimate_dim(MAX_ES_WIDTH, AUTO_SIGMA_MAX, dim)),
     }
 }
 
@@ -416,14 +510,16 @@ impl NufftParams {
 /// σ, the kernel, the tolerance used and the warnings for a validated tolerance (the part of
 /// [`NufftParams::new`] that type 3 shares: it calls this with the modes of its inner grid).
 ///
-/// * `opts.upsampfac` set: that σ, and the narrowest kernel meeting `tol` in dimension `dim`
-///   ([`Kernel::for_tolerance_dim`]);
 /// * ES with automatic σ: σ and w from the cost model ([`auto_sigma_width`]) for `m` points
 ///   (`None`: as many points as modes, `N1·N2·N3`), β from the ES table;
-/// * Gaussian with automatic σ: σ = 2 and its width rule.
+/// * ES with `opts.upsampfac` set: that σ and the narrowest width whose predicted error, the
+///   kernel's estimate plus the rounding floor of `precision` ([`es_width_for`]), meets `tol`
+///   — or, when none does, the width of least predicted error;
+/// * Gaussian: σ = `opts.upsampfac` or 2 and its width rule.
 ///
-/// A tolerance below what the precision reaches, or below the estimate of the widest kernel
-/// at the chosen σ, is raised to it ([`FARFIELD_WARN_TOL_CLAMPED`]).
+/// A tolerance below what the precision reaches ([`Precision::min_tol`]), or below the
+/// predicted error of the chosen kernel (ES), or of the widest kernel at σ (Gaussian), is
+/// raised to it ([`FARFIELD_WARN_TOL_CLAMPED`]).
 pub fn choose_kernel(tol: f64, precision: Precision, dim: usize, n: [usize; 3], opts: &NufftOpts,
                      m: Option<usize>) -> (f64, Kernel, f64, i32) {
     let mut warnings = 0;
@@ -432,15 +528,20 @@ pub fn choose_kernel(tol: f64, precision: Precision, dim: usize, n: [usize; 3], 
         tol_used = precision.min_tol();
         warnings |= FARFIELD_WARN_TOL_CLAMPED;
     }
-    if opts.kernel == KernelKind::Es && opts.upsampfac.is_none() {
-        let m = m.unwrap_or_else(|| n.iter().product());
-        let (sigma, w, est) = auto_sigma_width(tol_used, dim, n, m);
-        if est > tol_used {
-            tol_used = est;
+    if opts.kernel == KernelKind::Es {
+        let (sigma, w, predicted) = match opts.upsampfac {
+            None => auto_sigma_width(tol_used, dim, n, m.unwrap_or_else(|| n.iter().product()), precision),
+            Some(sigma) => {
+                let (w, p) = es_width_for(tol_used, sigma, dim, Some(n), precision)
+                    .unwrap_or((MAX_ES_WIDTH, EsParams::error_estimate_dim(MAX_ES_WIDTH, sigma, dim)));
+                (sigma, w, p)
+            }
+        };
+        if predicted > tol_used {
+            tol_used = predicted;
             warnings |= FARFIELD_WARN_TOL_CLAMPED;
         }
-        let kernel = Kernel::Es(EsParams::with_shape(w, sigma, tol_used));
-        return (sigma, kernel, tol_used, warnings);
+        return (sigma, Kernel::Es(EsParams::with_shape(w, sigma, tol_used)), tol_used, warnings);
     }
     let sigma = opts.upsampfac.unwrap_or(2.0);
     // below σ = 2 the widest kernel may not reach tol: clamp to what it reaches
@@ -476,8 +577,8 @@ mod tests {
         let p = NufftParams::new(1, 3, &[128, 128, 128], 1, 1, 1e-6, Precision::F64, &o, Backend::Cpu).unwrap();
         // the cost model's choice: σ on the table's grid, the narrowest width meeting tol there
         assert!((1.2..=2.5).contains(&p.sigma), "σ {}", p.sigma);
-        assert!(EsParams::error_estimate_dim(p.width(), p.sigma, 3) <= 1e-6);
-        assert!(EsParams::error_estimate_dim(p.width() - 1, p.sigma, 3) > 1e-6);
+        assert!(es_total_error(p.width(), p.sigma, 3, Some([128; 3]), Precision::F64).unwrap() <= 1e-6);
+        assert!(es_total_error(p.width() - 1, p.sigma, 3, Some([128; 3]), Precision::F64).unwrap() > 1e-6);
         assert_eq!(p.kernel, Kernel::Es(EsParams::with_shape(p.width(), p.sigma, 1e-6)));
         assert!(p.nf.iter().all(|&v| v as f64 >= p.sigma * 128.0 && v % 2 == 0));
         // upsampfac given: that σ, the width rule at it
@@ -499,10 +600,16 @@ mod tests {
         assert_eq!(f[0][50], 1.0 / phihat[0]);
         assert_eq!(f[0][0], 1.0 / phihat[50]);
         assert_eq!((p.fine_index(0, 0), p.fine_index(0, 50)), (p.nf[0] - 50, 0));
-        // below what any σ reaches in f64: clamped to the best estimate (w = 16)
+        // below what any σ reaches in f64: clamped to the least predicted error (estimate plus
+        // rounding floor) over every σ and width
         let p = NufftParams::new(1, 3, &[16, 16, 16], 1, 1, 1e-15, Precision::F64, &o, Backend::Cpu).unwrap();
-        assert_eq!((p.width(), p.warnings), (16, FARFIELD_WARN_TOL_CLAMPED));
-        assert_eq!(p.tol_used, EsParams::error_estimate_dim(16, p.sigma, 3));
+        assert_eq!(p.warnings, FARFIELD_WARN_TOL_CLAMPED);
+        assert_eq!(p.tol_used, es_total_error(p.width(), p.sigma, 3, Some([16, 16, 16]), Precision::F64).unwrap());
+        for i in 0..TABLE_NSIGMA {
+            for w in TABLE_W0..=MAX_ES_WIDTH {
+                assert!(es_total_error(w, table_sigma(i), 3, Some([16, 16, 16]), Precision::F64).unwrap() >= p.tol_used);
+            }
+        }
         assert!(matches!(NufftParams::new(3, 1, &[10], 1, 1, 1e-6, Precision::F64, &o, Backend::Cpu), Err(Error::NotSupported(_))));
         let bad = NufftOpts { upsampfac: Some(1.0), ..o.clone() };
         assert!(matches!(NufftParams::new(1, 1, &[10], 1, 1, 1e-6, Precision::F64, &bad, Backend::Cpu), Err(Error::InvalidArg(_))));
@@ -519,10 +626,10 @@ mod tests {
         for (dim, n) in cases {
             for tol in [1e-3, 1e-6, 1e-9, 1e-12] {
                 for m in [10_000_000usize, n.iter().product(), 1000] {
-                    let (sigma, w, est) = auto_sigma_width(tol, dim, n, m);
+                    let (sigma, w, est) = auto_sigma_width(tol, dim, n, m, Precision::F64);
                     let nf = fine_grid(dim, n, sigma, w).unwrap();
                     let t = COST_MODEL.time(m, dim, w, nf);
-                    assert!(est <= tol && est == EsParams::error_estimate_dim(w, sigma, dim));
+                    assert!(est <= tol && Some(est) == es_total_error(w, sigma, dim, Some(n), Precision::F64));
                     let total: usize = nf.iter().product();
                     let bound = (2.5f64.powi(dim as i32) * n.iter().product::<usize>() as f64 * 1.1) as usize;
                     assert!(total <= bound, "grid {nf:?} above 2.5^d·N");
@@ -530,7 +637,7 @@ mod tests {
                     for i in 0..TABLE_NSIGMA {
                         let s = table_sigma(i);
                         for ww in 2..=16 {
-                            if EsParams::error_estimate_dim(ww, s, dim) <= tol {
+                            if es_total_error(ww, s, dim, Some(n), Precision::F64).unwrap() <= tol {
                                 let tt = COST_MODEL.time(m, dim, ww, fine_grid(dim, n, s, ww).unwrap());
                                 assert!(t <= tt * (1.0 + 1e-9), "dim {dim} tol {tol} m {m}: chose σ {sigma} w {w} ({t:e} s) but σ {s} w {ww} costs {tt:e} s");
                                 cands += 1;
@@ -548,6 +655,28 @@ mod tests {
         }
     }
 
+    /// The single-precision floor: the amplification grows as σ falls and w grows, the choice
+    /// at a given σ stops widening where the floor overtakes the kernel's error, and a tolerance
+    /// below the least predicted error is clamped with the warning.
+    #[test]
+    fn rounding_floor_bounds_the_width() {
+        let a = |w: usize, s: f64| amplification(&Kernel::Es(EsParams::with_shape(w, s, 0.0)), s);
+        assert!(a(8, 2.0) < 2.0 && a(10, 1.25) > 10.0 && a(16, 1.25) > a(10, 1.25));
+        let o = NufftOpts { upsampfac: Some(1.25), ..NufftOpts::default() };
+        let p = NufftParams::new(1, 2, &[64, 64], 1, 1, 1e-7, Precision::F32, &o, Backend::Cpu).unwrap();
+        assert_eq!(p.warnings, FARFIELD_WARN_TOL_CLAMPED);
+        assert!(p.width() < 12 && p.tol_used > 1e-6, "w {} tol_used {:e}", p.width(), p.tol_used);
+        for w in TABLE_W0..=MAX_ES_WIDTH {
+            assert!(es_total_error(w, 1.25, 2, Some([64, 64, 1]), Precision::F32).unwrap() >= p.tol_used);
+        }
+        // the same request in double precision is met without a clamp
+        let q = NufftParams::new(1, 2, &[64, 64], 1, 1, 1e-7, Precision::F64, &o, Backend::Cpu).unwrap();
+        assert_eq!((q.warnings, q.tol_used), (0, 1e-7));
+        // automatic σ in single precision meets 1e-6 without a clamp at small grids
+        let r = NufftParams::new(1, 2, &[64, 64], 1, 1, 1e-6, Precision::F32, &NufftOpts::default(), Backend::Cpu).unwrap();
+        assert_eq!((r.warnings, r.tol_used), (0, 1e-6));
+    }
+
     /// `with_points`: the same parameters when σ is given or the choice does not change, a
     /// re-chosen σ/w/grid (and the same everything else) when it does.
     #[test]
@@ -556,7 +685,7 @@ mod tests {
         let p = NufftParams::new(1, 3, &[64, 64, 64], 1, 2, 1e-9, Precision::F64, &o, Backend::Cpu).unwrap();
         assert_eq!(p.with_points(p.num_modes(), &o).unwrap(), p);
         let q = p.with_points(100_000_000, &o).unwrap();
-        let (sigma, w, _) = auto_sigma_width(1e-9, 3, [64, 64, 64], 100_000_000);
+        let (sigma, w, _) = auto_sigma_width(1e-9, 3, [64, 64, 64], 100_000_000, Precision::F64);
         assert_eq!((q.sigma, q.width(), q.nf), (sigma, w, fine_grid(3, [64, 64, 64], sigma, w).unwrap()));
         assert_eq!((q.ty, q.n, q.ntrans, q.tol, q.modeord), (p.ty, p.n, p.ntrans, p.tol, p.modeord));
         // many points make the kernel narrower (or no wider) at a larger (or equal) σ

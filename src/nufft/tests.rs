@@ -69,27 +69,75 @@ fn cases() -> Vec<Case> {
 
 /// Runs one type in precision T and returns the relative l2 error against the direct sum.
 fn run<T: Real>(case: &Case, ty: i32, tol: f64, opts: &NufftOpts, iflag: i32) -> f64 {
-    let x = points(case.m, 11 + case.dim as u64);
-    let xt: Vec<Vec<T>> = x.iter().map(|v| v.iter().map(|&a| T::of(a)).collect()).collect();
+    run_info::<T>(case, ty, tol, opts, iflag).0
+}
+
+/// [`run`] with the plan's info. The oracle takes the coordinates and the input as the plan
+/// sees them (rounded to T), so the error is the transform's alone.
+fn run_info<T: Real>(case: &Case, ty: i32, tol: f64, opts: &NufftOpts, iflag: i32) -> (f64, NufftInfo) {
+    let xt: Vec<Vec<T>> = points(case.m, 11 + case.dim as u64).iter().map(|v| v.iter().map(|&a| T::of(a)).collect()).collect();
+    let x: [Vec<f64>; 3] = std::array::from_fn(|d| xt[d].iter().map(|v| v.to_f64v()).collect());
     let nm: usize = case.n.iter().product();
     let nmodes: Vec<i64> = case.n[..case.dim].iter().map(|&v| v as i64).collect();
     let mut plan = NufftPlan::<T>::new(ty, case.dim, &nmodes, iflag, 1, tol, opts).unwrap();
     plan.setpts(&xt[0], &xt[1], &xt[2]).unwrap();
     let to_t = |v: &[Complex<f64>]| v.iter().map(|z| Complex::new(T::of(z.re), T::of(z.im))).collect::<Vec<_>>();
     let to_f = |v: &[Complex<T>]| v.iter().map(|z| Complex::new(z.re.to_f64v(), z.im.to_f64v())).collect::<Vec<_>>();
-    if ty == 1 {
-        let c = rand_c(case.m, 5);
-        let mut ct = to_t(&c);
+    let err = if ty == 1 {
+        let mut ct = to_t(&rand_c(case.m, 5));
+        let c = to_f(&ct);
         let mut f = vec![Complex::new(T::zero(), T::zero()); nm];
         plan.execute(&mut ct, &mut f).unwrap();
         rel_l2(&to_f(&f), &direct1(case, &x, &c, iflag, opts.modeord))
     } else {
-        let f = rand_c(nm, 6);
-        let mut ft = to_t(&f);
+        let mut ft = to_t(&rand_c(nm, 6));
+        let f = to_f(&ft);
         let mut c = vec![Complex::new(T::zero(), T::zero()); case.m];
         plan.execute(&mut c, &mut ft).unwrap();
         rel_l2(&to_f(&c), &direct2(case, &x, &f, iflag, opts.modeord))
+    };
+    (err, plan.info())
+}
+
+/// The tolerances of the sweeps: 1e-2 … 1e-7, two per decade.
+pub(super) fn sweep_tols() -> Vec<f64> {
+    (0..11).map(|k| 10f64.powf(-2.0 - k as f64 / 2.0)).collect()
+}
+
+/// Checks one sweep result against the accuracy contract (docs/design.md §6, §9.5): the
+/// tolerance used is at least the requested one, exceeds it only with
+/// `FARFIELD_WARN_TOL_CLAMPED`, and bounds the error by 10·tol_used. Returns a description of
+/// the violation, if any.
+pub(super) fn sweep_violation(what: &str, tol: f64, err: f64, info: &NufftInfo) -> Option<String> {
+    let warned = info.warnings & options::FARFIELD_WARN_TOL_CLAMPED != 0;
+    let ok = info.tol_used >= tol && (info.tol_used > tol) == warned && err <= 10.0 * info.tol_used;
+    (!ok).then(|| format!("{what} tol {tol:.2e}: error {err:.2e}, tol_used {:.2e}, warned {warned}, w {}, σ {}",
+                          info.tol_used, info.kernel_width, info.upsampfac))
+}
+
+/// The tolerance sweep of types 1 and 2: 1D–3D, σ automatic, 1.25, 1.5 and 2, tolerances
+/// 1e-2 … 1e-7, single and double precision, against direct sums in double precision.
+#[test]
+fn tolerance_sweep_types_1_and_2() {
+    let mut bad = Vec::new();
+    let mut worst = 0.0f64;
+    for case in cases() {
+        for sigma in [None, Some(1.25), Some(1.5), Some(2.0)] {
+            let opts = NufftOpts { upsampfac: sigma, nthreads: 1, ..Default::default() };
+            for tol in sweep_tols() {
+                for ty in 1..=2 {
+                    for single in [true, false] {
+                        let (e, info) = if single { run_info::<f32>(&case, ty, tol, &opts, 1) } else { run_info::<f64>(&case, ty, tol, &opts, 1) };
+                        let what = format!("{} dim {} type {ty} σ {sigma:?}", if single { "f32" } else { "f64" }, case.dim);
+                        worst = worst.max(e / info.tol_used);
+                        bad.extend(sweep_violation(&what, tol, e, &info));
+                    }
+                }
+            }
+        }
     }
+    eprintln!("types 1, 2 sweep: worst error / tol_used {worst:.2}");
+    assert!(bad.is_empty(), "{} violations:\n{}", bad.len(), bad.join("\n"));
 }
 
 #[test]

@@ -39,10 +39,12 @@
 use super::cpu::CpuNufft;
 use super::exec::{NufftExec, Points as ExecPoints, Timings};
 use super::options::{BackendChoice, ModeOrder, NufftInfo, NufftOpts, FARFIELD_WARN_TOL_CLAMPED};
-use super::params::{check_opts, Backend, NufftParams, Precision, MAX_FINE_AXIS, MAX_GRID_ELEMENTS, MAX_POINTS};
+use super::params::{check_opts, coord_extent, es_width_for, rounding_floor, Backend, NufftParams, Precision, MAX_FINE_AXIS,
+                    MAX_GRID_ELEMENTS, MAX_POINTS};
 use crate::error::{try_vec, Error, Result};
 use crate::fft::{next_smooth_even, AlignedVec};
-use crate::kernel::Kernel;
+use crate::kernel::es::{EsParams, MAX_ES_WIDTH};
+use crate::kernel::{Kernel, KernelKind};
 use crate::real::Real;
 use crate::spread::{SpreadOpts, Spreader};
 use crate::threads::Threads;
@@ -332,12 +334,20 @@ impl Type3Params {
             warnings |= FARFIELD_WARN_TOL_CLAMPED;
         }
         let sigma = opts.upsampfac.unwrap_or(2.0);
-        let reachable = Kernel::achievable_tol_dim(kind, sigma, dim);
+        // ES: the width of the types 1 and 2 rule with the rounding floor's amplification part
+        // (the coordinate part needs the grid, which comes with the points: accuracy_at)
+        let (reachable, kernel) = if kind == KernelKind::Es {
+            let (w, predicted) = es_width_for(tol_used, sigma, dim, None, Precision::of::<T>())
+                .unwrap_or((MAX_ES_WIDTH, EsParams::error_estimate_dim(MAX_ES_WIDTH, sigma, dim)));
+            (predicted, Some(Kernel::Es(EsParams::with_shape(w, sigma, tol_used.max(predicted)))))
+        } else {
+            (Kernel::achievable_tol_dim(kind, sigma, dim), None)
+        };
         if tol_used < reachable {
             tol_used = reachable;
             warnings |= FARFIELD_WARN_TOL_CLAMPED;
         }
-        let kernel = Kernel::for_tolerance_dim(kind, tol_used, sigma, dim);
+        let kernel = kernel.unwrap_or_else(|| Kernel::for_tolerance_dim(kind, tol_used, sigma, dim));
         // the rescaled frequencies of every type 3 lie in [−π/σ, π/σ] (module docs, step 1)
         let kft = KernelFt::for_band(&kernel, std::f64::consts::PI / sigma);
         Ok(Type3Params { dim, iflag, ntrans, sigma, tol_used, warnings, kernel, kft, opts: opts.clone() })
@@ -381,6 +391,21 @@ impl Type3Params {
                 nf[..dim].iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"))));
         };
         Ok(Type3Geometry { dim, iflag: self.iflag, m, n, ext_x, ext_s, grids })
+    }
+
+    /// The tolerance used and the warnings once the points are set: the larger of the makeplan
+    /// choice ([`Type3Params::tol_used`]), the inner type 2's, and [`TYPE3_FLOOR_FACTOR`] times
+    /// the rounding floors ([`rounding_floor`]) of the type-3 grid (its coordinates are held in
+    /// precision `T` on every axis) and of the inner type 2; [`FARFIELD_WARN_TOL_CLAMPED`] when
+    /// that exceeds the makeplan choice (docs/design.md §9.5).
+    pub fn accuracy_at<T: Real>(&self, geo: &Type3Geometry, inner: &NufftParams) -> (f64, i32) {
+        let (prec, dim) = (Precision::of::<T>(), self.dim);
+        let extent = geo.nf()[..dim].iter().map(|&v| (v as f64).powi(2)).sum::<f64>().sqrt();
+        let floors = rounding_floor(prec, &self.kernel, self.sigma, dim, extent)
+            + rounding_floor(prec, &inner.kernel, inner.sigma, dim, coord_extent(dim, &inner.nf));
+        let used = self.tol_used.max(inner.tol_used).max(TYPE3_FLOOR_FACTOR * floors);
+        let clamped = if used > self.tol_used { FARFIELD_WARN_TOL_CLAMPED } else { 0 };
+        (used, self.warnings | inner.warnings | clamped)
     }
 
     fn check_sizes<T>(&self, xs: &[&[T]; 3], ss: &[&[T]; 3]) -> Result<()> {
@@ -431,6 +456,11 @@ impl Type3Params {
         Ok((params, inner_opts))
     }
 }
+
+/// Weight of the two rounding floors in a type-3 plan's tolerance used
+/// ([`Type3Params::accuracy_at`]): the single-precision runs of
+/// `benches/calibrate_f32_floor.py` measured type-3 floors up to twice the sum in 1D.
+pub const TYPE3_FLOOR_FACTOR: f64 = 2.0;
 
 /// The geometry of one type-3 `setpts` (module docs, step 1): point and frequency extents and
 /// the fine grid per axis, and the host-side factor arrays derived from them; computed once by
@@ -559,6 +589,8 @@ struct Points<T: Real> {
     deconv: Vec<Complex<T>>,
     /// Pre-phased strengths of one transform (empty when there is no pre-phase).
     cwork: Vec<Complex<T>>,
+    /// Tolerance used and warnings for these points ([`Type3Params::accuracy_at`]).
+    accuracy: (f64, i32),
 }
 
 /// A NUFFT plan of type 3 in precision `T` on the CPU (see the module docs).
@@ -632,6 +664,7 @@ impl<T: Real> Type3Plan<T> {
         }
         // the inner type 2: nf "modes" per axis in FFT order (grid index i ↔ l = i or i − nf)
         let (inner_params, inner_opts) = p.inner_params::<T>(&geo, Backend::Cpu)?;
+        let accuracy = p.accuracy_at::<T>(&geo, &inner_params);
         let mut inner = CpuNufft::<T>::new(inner_params, &inner_opts)?;
         {
             let sr = geo.rescaled_freqs(ss)?;
@@ -640,7 +673,7 @@ impl<T: Real> Type3Plan<T> {
         let prephase = geo.prephase(xs, &self.threads)?;
         let cwork = if prephase.is_empty() { Vec::new() } else { zeroed_vec(geo.m, "NUFFT type 3 pre-phased strengths")? };
         let deconv = geo.deconv(ss, &p.kft, &self.threads)?;
-        self.pts = Some(Points { m: geo.m, n: geo.n, grids: geo.grids, spreader, fw, inner, prephase, deconv, cwork });
+        self.pts = Some(Points { m: geo.m, n: geo.n, grids: geo.grids, spreader, fw, inner, prephase, deconv, cwork, accuracy });
         self.timings = Type3Timings { setpts_s: t0.elapsed().as_secs_f64(), ..Default::default() };
         if self.params.opts.debug > 0 {
             eprintln!("[farfield nufft{} type 3] setpts {}, inner type 2 nf {:?}: {:.3} s",
@@ -718,18 +751,20 @@ impl<T: Real> Type3Plan<T> {
     }
 
     /// What the plan chose: the type-3 fine grid `nf` (zeros before `setpts`), the spreading
-    /// kernel's width and parameter, σ, the tolerance used and warnings.
+    /// kernel's width and parameter, σ, the tolerance used and warnings (of the points, once
+    /// set: [`Type3Params::accuracy_at`]).
     pub fn info(&self) -> NufftInfo {
         // axes beyond dim have nf = 1 (Type3Params::geometry)
         let nf = self.pts.as_ref().map_or([0; 3], |p| [p.grids[0].nf, p.grids[1].nf, p.grids[2].nf]);
+        let (tol_used, warnings) = self.pts.as_ref().map_or((self.params.tol_used, self.params.warnings), |p| p.accuracy);
         NufftInfo {
             nf,
             kernel_width: self.params.kernel.width(),
             nthreads: self.threads.count(),
             upsampfac: self.params.sigma,
             kernel_param: self.params.kernel.shape_param(),
-            tol_used: self.params.tol_used,
-            warnings: self.params.warnings,
+            tol_used,
+            warnings,
             backend: Backend::Cpu,
         }
     }

@@ -76,6 +76,12 @@ fn to_t<T: Real>(v: &[f64]) -> Vec<T> {
 
 /// Runs the plan in precision `T` and returns (relative l2 error, X·S summed over axes).
 fn run<T: Real>(p: &Prob, tol: f64, iflag: i32, opts: &NufftOpts) -> (f64, f64) {
+    let (e, xs, _) = run_info::<T>(p, tol, iflag, opts);
+    (e, xs)
+}
+
+/// [`run`] with the plan's info after setpts.
+fn run_info<T: Real>(p: &Prob, tol: f64, iflag: i32, opts: &NufftOpts) -> (f64, f64, super::NufftInfo) {
     let mut xt: [Vec<T>; 3] = Default::default();
     let mut st: [Vec<T>; 3] = Default::default();
     // the oracle takes the coordinates as the plan sees them (rounded to T)
@@ -96,7 +102,32 @@ fn run<T: Real>(p: &Prob, tol: f64, iflag: i32, opts: &NufftOpts) -> (f64, f64) 
     plan.execute(&ct, &mut f).unwrap();
     let fw: Vec<Complex<f64>> = f.iter().map(|z| Complex::new(z.re.to_f64v(), z.im.to_f64v())).collect();
     let xs: f64 = (0..p.dim).map(|d| p.xh[d] * p.sh[d]).sum();
-    (rel_l2(&fw, &direct3(p.dim, &x, &s, &cw, iflag)), xs)
+    (rel_l2(&fw, &direct3(p.dim, &x, &s, &cw, iflag)), xs, plan.info())
+}
+
+/// The tolerance sweep of type 3 (as `tests::tolerance_sweep_types_1_and_2`): 1D–3D, σ
+/// automatic, 1.25, 1.5 and 2, tolerances 1e-2 … 1e-7, single and double precision; the
+/// error is at most 10·tol_used, and tol_used exceeds tol only with the warning.
+#[test]
+fn tolerance_sweep_type_3() {
+    let probs = [prob(1, 400, 400, 3.0, 0.5, 60.0, 5.0), prob(2, 300, 300, 3.0, 0.5, 12.0, 2.0), prob(3, 300, 300, 3.0, 0.5, 6.0, 1.0)];
+    let mut bad = Vec::new();
+    let mut worst = 0.0f64;
+    for p in &probs {
+        for sigma in [None, Some(1.25), Some(1.5), Some(2.0)] {
+            let opts = NufftOpts { upsampfac: sigma, nthreads: 1, ..Default::default() };
+            for tol in super::tests::sweep_tols() {
+                for single in [true, false] {
+                    let (e, _, info) = if single { run_info::<f32>(p, tol, 1, &opts) } else { run_info::<f64>(p, tol, 1, &opts) };
+                    worst = worst.max(e / info.tol_used);
+                    let what = format!("{} dim {} type 3 σ {sigma:?}", if single { "f32" } else { "f64" }, p.dim);
+                    bad.extend(super::tests::sweep_violation(&what, tol, e, &info));
+                }
+            }
+        }
+    }
+    eprintln!("type 3 sweep: worst error / tol_used {worst:.2}");
+    assert!(bad.is_empty(), "{} violations:\n{}", bad.len(), bad.join("\n"));
 }
 
 /// The conditioning floor of the problem itself: coordinates carry a relative rounding error

@@ -16,7 +16,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub const FINUFFT_WARN_EPS_TOO_SMALL: c_int = 1;
 /// A fine grid (or mode array) larger than the library's limits (FINUFFT: `MAX_NF`).
 pub const FINUFFT_ERR_MAXNALLOC: c_int = 2;
-/// Fine grid too small for the kernel width (not returned by this library).
+/// Grid too small for the kernel width (`spreadinterponly` plans, whose grid is the modes).
 pub const FINUFFT_ERR_SPREAD_BOX_SMALL: c_int = 3;
 /// Deprecated in FINUFFT (points out of range); never returned.
 pub const FINUFFT_ERR_SPREAD_PTS_OUT_RANGE: c_int = 4;
@@ -53,13 +53,13 @@ pub const FINUFFT_ERR_INSUFFICIENT_SHMEM: c_int = 19;
 /// `nj` (M) or `nk` negative, or above the library's limits.
 pub const FINUFFT_ERR_NUM_NU_PTS_INVALID: c_int = 20;
 /// Any other invalid input (NULL arrays, non-finite coordinates, overlapping input and output,
-/// execute before setpts, options this library cannot honour such as `spreadinterponly`).
+/// execute before setpts).
 pub const FINUFFT_ERR_INVALID_ARGUMENT: c_int = 21;
 /// Exactly one of `opts.fftw_lock_fun` / `opts.fftw_unlock_fun` is set.
 pub const FINUFFT_ERR_LOCK_FUNS_INVALID: c_int = 22;
 /// `nthreads` invalid (never returned: every value is accepted, see the crate docs).
 pub const FINUFFT_ERR_NTHREADS_NOTVALID: c_int = 23;
-/// `opts.spread_kerformula` invalid (never returned: the option is ignored).
+/// `opts.spread_kerformula` invalid (FINUFFT 2.5 defines 0 and 1–9).
 pub const FINUFFT_ERR_KERFORMULA_NOTVALID: c_int = 24;
 /// An unexpected internal failure (a caught panic).
 pub const FINUFFT_ERR_UNKNOWN_EXCEPTION: c_int = 25;

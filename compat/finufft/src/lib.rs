@@ -20,11 +20,11 @@
 //! | field | here |
 //! |---|---|
 //! | `modeord` | honoured (1 = FFT order, other values CMCL, as FINUFFT) |
-//! | `spreadinterponly` | types 1, 2: not supported → 21 `FINUFFT_ERR_INVALID_ARGUMENT`; type 3: ignored (as FINUFFT) |
+//! | `spreadinterponly` | types 1, 2: spreading / interpolation only on the grid of the given mode counts ([`gridding`]); type 3: ignored (as FINUFFT) |
 //! | `debug` | honoured as farfield's debug output (parameters, timings; not FINUFFT's text) |
 //! | `spread_debug` | ignored |
 //! | `showwarn` | honoured: warnings and error messages go to stderr unless 0 |
-//! | `nthreads` | honoured (≤ 0 = all cores; at most 1024) |
+//! | `nthreads` | honoured (≤ 0 = `OMP_NUM_THREADS` when set, else all cores; at most 1024) |
 //! | `fftw` | honoured for FFTW_ESTIMATE/MEASURE/PATIENT/EXHAUSTIVE (± DESTROY_INPUT); others → ESTIMATE |
 //! | `spread_sort` | ignored (farfield bin-sorts 2D and 3D points; 1D points stay in the caller's order for type 2, and for types 1 and 3 when every thread can have its own fine grid, else are sorted) |
 //! | `spread_kerevalmeth`, `spread_kerpad` | ignored (farfield's own kernel evaluation) |
@@ -33,17 +33,18 @@
 //! | `maxbatchsize` | ignored (farfield batches `ntrans` its own way) |
 //! | `spread_nthr_atomic` | ignored (no atomics in farfield's CPU spreader) |
 //! | `spread_max_sp_size` | honoured (> 0: points per spreading subproblem) |
-//! | `spread_kerformula` | ignored (farfield's kernel is the exponential of semicircle) |
+//! | `spread_kerformula` | validated (0–9, else 24), then ignored (farfield's kernel is the exponential of semicircle) |
 //! | `fftw_lock_fun`, `fftw_unlock_fun`, `fftw_lock_data` | checked for pairing (one set → 22), never called: farfield plans FFTW behind its own process-wide lock |
 //!
 //! # Differences from FINUFFT 2.5 (status codes, [`ier`])
 //! * Negative mode counts → 14 (FINUFFT 2.5 returned 0); non-finite coordinates, NULL
 //!   arrays, overlapping `c`/`f`, execute before setpts → 21 (FINUFFT does not check);
 //!   a NULL plan handle → 16 (destroy: 1, as FINUFFT); sizes beyond farfield's limits
-//!   (fine grid, M ≤ 2³² − 1) → 2 or 20.
+//!   (fine grid; M and nk ≤ 2³² − 1, checked before any array is touched) → 2 or 20.
 //! * The results agree with FINUFFT's to the requested tolerance, not bit for bit (a
 //!   different kernel choice and σ).
 
+pub mod gridding;
 pub mod guru;
 pub mod ier;
 pub mod opts;

@@ -23,8 +23,8 @@ pub struct finufft_opts {
     /// Mode order (types 1, 2): 1 = FFT order (`0 … N/2−1, −N/2 … −1`); any other value =
     /// CMCL (`−N/2 … (N−1)/2`, default 0), as FINUFFT compares with 1.
     pub modeord: c_int,
-    /// 1 = spread or interpolate only (types 1, 2): not supported, [`FINUFFT_ERR_INVALID_ARGUMENT`];
-    /// ignored for type 3 (as FINUFFT). Default 0.
+    /// 1 = spread or interpolate only (types 1, 2; [`crate::gridding`]); ignored for type 3
+    /// (as FINUFFT). Default 0.
     pub spreadinterponly: c_int,
     /// > 0: farfield prints its plan parameters and stage timings to stderr. Default 0.
     pub debug: c_int,
@@ -32,7 +32,8 @@ pub struct finufft_opts {
     pub spread_debug: c_int,
     /// ≠ 0: warnings and errors are printed to stderr (FINUFFT's messages). Default 1.
     pub showwarn: c_int,
-    /// Threads: ≤ 0 = all cores (default 0), otherwise that many (at most 1024).
+    /// Threads: ≤ 0 = `OMP_NUM_THREADS` when set to a positive count, else all cores
+    /// (default 0, as FINUFFT's OpenMP build); otherwise that many (at most 1024).
     pub nthreads: c_int,
     /// FFTW planner flags: `FFTW_ESTIMATE` (64, default), `FFTW_MEASURE` (0), `FFTW_PATIENT`
     /// (32), `FFTW_EXHAUSTIVE` (8), optionally | `FFTW_DESTROY_INPUT` (1); other values fall
@@ -58,7 +59,9 @@ pub struct finufft_opts {
     pub spread_nthr_atomic: c_int,
     /// > 0: largest number of points in one spreading subproblem; ≤ 0 = automatic (default 0).
     pub spread_max_sp_size: c_int,
-    /// Ignored: farfield's kernel is always the exponential of semicircle. Default 0.
+    /// Kernel formula: validated as FINUFFT does (0 = default or 1–9, else
+    /// [`FINUFFT_ERR_KERFORMULA_NOTVALID`]), then ignored: farfield's kernel is always the
+    /// exponential of semicircle. Default 0.
     pub spread_kerformula: c_int,
     /// FFTW planner lock: must be set together with `fftw_unlock_fun` or not at all (else
     /// [`FINUFFT_ERR_LOCK_FUNS_INVALID`]); never called — farfield serialises its own FFTW
@@ -107,12 +110,15 @@ pub unsafe fn read(o: *const finufft_opts) -> finufft_opts {
     }
 }
 
+/// Largest kernel formula FINUFFT 2.5 defines (`spread_kerformula`: 0 = its default, 1–9).
+const MAX_KERFORMULA: c_int = 9;
+
 /// Checks the options FINUFFT validates, in FINUFFT's order where it matters (locks, then
-/// `spread_thread`, then `upsampfac`), and those this library cannot honour
-/// (`spreadinterponly` for types 1 and 2). Errors: [`FINUFFT_ERR_LOCK_FUNS_INVALID`],
-/// [`FINUFFT_ERR_SPREAD_THREAD_NOTVALID`], [`FINUFFT_ERR_UPSAMPFAC_TOO_SMALL`],
-/// [`FINUFFT_ERR_HORNER_WRONG_BETA`], [`FINUFFT_ERR_INVALID_ARGUMENT`].
-pub fn validate(o: &finufft_opts, ty: c_int) -> Result<(), Failure> {
+/// `spread_thread`, then `upsampfac`, then `spread_kerformula`). Errors:
+/// [`FINUFFT_ERR_LOCK_FUNS_INVALID`], [`FINUFFT_ERR_SPREAD_THREAD_NOTVALID`],
+/// [`FINUFFT_ERR_UPSAMPFAC_TOO_SMALL`], [`FINUFFT_ERR_HORNER_WRONG_BETA`],
+/// [`FINUFFT_ERR_KERFORMULA_NOTVALID`].
+pub fn validate(o: &finufft_opts) -> Result<(), Failure> {
     if o.fftw_lock_fun.is_some() != o.fftw_unlock_fun.is_some() {
         return Err(Failure::new(FINUFFT_ERR_LOCK_FUNS_INVALID, "fftw_lock_fun and fftw_unlock_fun must both be NULL or both be set"));
     }
@@ -127,11 +133,24 @@ pub fn validate(o: &finufft_opts, ty: c_int) -> Result<(), Failure> {
         return Err(Failure::new(FINUFFT_ERR_HORNER_WRONG_BETA,
                                 format!("opts.upsampfac = {u}: farfield's kernels cover upsampling factors in (1, 4] (or 0 for automatic)")));
     }
-    if o.spreadinterponly != 0 && ty != 3 {
-        return Err(Failure::new(FINUFFT_ERR_INVALID_ARGUMENT,
-                                "opts.spreadinterponly is not supported by the farfield FINUFFT compatibility library"));
+    if !(0..=MAX_KERFORMULA).contains(&o.spread_kerformula) {
+        return Err(Failure::new(FINUFFT_ERR_KERFORMULA_NOTVALID,
+                                format!("opts.spread_kerformula = {} is not 0 (default) or a formula 1–{MAX_KERFORMULA}", o.spread_kerformula)));
     }
     Ok(())
+}
+
+/// The thread count of `opts.nthreads` (farfield's convention: 0 = all cores): a positive
+/// value as given (at most [`farfield::threads::MAX_THREADS`]); ≤ 0 the leading count of
+/// `omp_threads` (the value of `OMP_NUM_THREADS`, e.g. `"4"` or `"4,2"`) when it is a positive
+/// integer, as FINUFFT's OpenMP build does, else 0.
+pub fn thread_count(nthreads: c_int, omp_threads: Option<&str>) -> usize {
+    let max = farfield::threads::MAX_THREADS;
+    if nthreads > 0 {
+        return (nthreads as usize).min(max);
+    }
+    let omp = omp_threads.and_then(|v| v.split(',').next()).and_then(|v| v.trim().parse::<usize>().ok());
+    omp.filter(|&n| n > 0).map_or(0, |n| n.min(max))
 }
 
 /// The farfield options of a plan with these FINUFFT options (call [`validate`] first): the
@@ -141,7 +160,7 @@ pub fn to_nufft_opts(o: &finufft_opts) -> NufftOpts {
     NufftOpts {
         modeord: if o.modeord == 1 { ModeOrder::Fft } else { ModeOrder::Cmcl },
         debug: o.debug.max(0) as u32,
-        nthreads: o.nthreads.clamp(0, farfield::threads::MAX_THREADS as c_int) as usize,
+        nthreads: thread_count(o.nthreads, std::env::var("OMP_NUM_THREADS").ok().as_deref()),
         upsampfac: if o.upsampfac == 0.0 { None } else { Some(o.upsampfac) },
         fftw: if o.fftw >= 0 && fftw & !farfield::nufft::plan::FFTW_FLAGS_ACCEPTED == 0 { fftw } else { farfield::fft::FFTW_ESTIMATE },
         spread_max_subprob_size: o.spread_max_sp_size.max(0) as usize,
@@ -185,11 +204,11 @@ mod tests {
     #[test]
     fn validation_codes() {
         let d = default_opts();
-        assert!(validate(&d, 1).is_ok());
+        assert!(validate(&d).is_ok());
         let with = |f: &dyn Fn(&mut finufft_opts)| {
             let mut o = d;
             f(&mut o);
-            validate(&o, 1).map_err(|e| e.ier)
+            validate(&o).map_err(|e| e.ier)
         };
         unsafe extern "C" fn lock(_: *mut c_void) {}
         assert_eq!(with(&|o| o.fftw_lock_fun = Some(lock)), Err(22));
@@ -200,10 +219,21 @@ mod tests {
         assert_eq!(with(&|o| o.upsampfac = 5.0), Err(8));
         assert_eq!(with(&|o| o.upsampfac = f64::NAN), Err(8));
         assert_eq!(with(&|o| o.upsampfac = 1.25), Ok(()));
-        assert_eq!(with(&|o| o.spreadinterponly = 1), Err(21));
-        let mut o = d;
-        o.spreadinterponly = 1;
-        assert!(validate(&o, 3).is_ok());
+        assert_eq!(with(&|o| o.spreadinterponly = 1), Ok(()));
+        assert_eq!(with(&|o| o.spread_kerformula = 99), Err(24));
+        assert_eq!(with(&|o| o.spread_kerformula = -1), Err(24));
+        assert_eq!(with(&|o| o.spread_kerformula = 9), Ok(()));
+    }
+
+    #[test]
+    fn threads_follow_omp_num_threads() {
+        assert_eq!(thread_count(3, Some("7")), 3);
+        assert_eq!(thread_count(0, Some("7")), 7);
+        assert_eq!(thread_count(-2, Some(" 4,2")), 4);
+        assert_eq!(thread_count(0, None), 0);
+        assert_eq!(thread_count(0, Some("zero")), 0);
+        assert_eq!(thread_count(0, Some("0")), 0);
+        assert_eq!(thread_count(100_000, None), farfield::threads::MAX_THREADS);
     }
 
     #[test]
@@ -212,13 +242,13 @@ mod tests {
         let n = to_nufft_opts(&o);
         assert_eq!((n.modeord, n.nthreads, n.upsampfac, n.backend), (ModeOrder::Cmcl, 0, None, BackendChoice::Cpu));
         o.modeord = 1;
-        o.nthreads = -3;
+        o.nthreads = 3;
         o.upsampfac = 1.25;
         o.fftw = 12345;
         o.spread_max_sp_size = 500;
         let n = to_nufft_opts(&o);
         assert_eq!((n.modeord, n.nthreads, n.upsampfac, n.fftw, n.spread_max_subprob_size),
-                   (ModeOrder::Fft, 0, Some(1.25), farfield::fft::FFTW_ESTIMATE, 500));
+                   (ModeOrder::Fft, 3, Some(1.25), farfield::fft::FFTW_ESTIMATE, 500));
         o.modeord = 2; // FINUFFT: only 1 selects FFT order
         o.nthreads = 100_000;
         o.fftw = 0; // FFTW_MEASURE

@@ -13,10 +13,16 @@
 //! * Tolerance: FINUFFT raises a tolerance below what the precision reaches (≤ 0 and NaN
 //!   included) to that limit and returns [`FINUFFT_WARN_EPS_TOO_SMALL`]; so does this plan,
 //!   from makeplan, or from setpts when type 3 (or the choice for many points) clamps there.
+//! * `opts.spreadinterponly = 1` with types 1 and 2: spreading or interpolation only, on the
+//!   grid of the given mode counts ([`Gridding`]); type 3 ignores it, as FINUFFT does.
+//! * Point counts: `nj` and `nk` are checked against farfield's limit (2³² − 1) before any
+//!   array is read or written ([`FINUFFT_ERR_NUM_NU_PTS_INVALID`]).
 
+use crate::gridding::Gridding;
 use crate::ier::*;
 use crate::opts::{self, finufft_opts};
 use farfield::nufft::options::FARFIELD_WARN_TOL_CLAMPED;
+use farfield::nufft::params::MAX_POINTS;
 use farfield::nufft::{NufftOpts, NufftPlan};
 use farfield::Real;
 use num_complex::Complex;
@@ -48,8 +54,10 @@ pub struct CompatPlan<T: Real> {
     opts: NufftOpts,
     /// Print warnings and errors to stderr (`opts.showwarn`).
     pub showwarn: bool,
-    /// None for types 1/2 with a mode count 0.
+    /// None for types 1/2 with a mode count 0, and for spread/interpolate-only plans.
     inner: Option<NufftPlan<T>>,
+    /// `opts.spreadinterponly` with type 1 or 2 (and no mode count 0).
+    gridding: Option<Gridding<T>>,
     /// The adjoint's plan, made at the first `execute_adjoint`.
     adjoint: Option<NufftPlan<T>>,
     /// The adjoint plan has the current points.
@@ -97,7 +105,7 @@ impl<T: Real> CompatPlan<T> {
     pub unsafe fn new(ty: c_int, dim: c_int, n_modes: *const i64, iflag: c_int, ntrans: c_int, eps: f64,
                       o: &finufft_opts) -> Result<(Self, c_int), Failure> {
         if o.fftw_lock_fun.is_some() != o.fftw_unlock_fun.is_some() {
-            opts::validate(o, ty)?;
+            opts::validate(o)?;
         }
         if !(1..=3).contains(&ty) {
             return Err(Failure::new(FINUFFT_ERR_TYPE_NOTVALID, format!("type = {ty} is not 1, 2 or 3")));
@@ -108,7 +116,7 @@ impl<T: Real> CompatPlan<T> {
         if ntrans < 1 {
             return Err(Failure::new(FINUFFT_ERR_NTRANS_NOTVALID, format!("ntrans = {ntrans} must be at least 1")));
         }
-        opts::validate(o, ty)?;
+        opts::validate(o)?;
         let dim = dim as usize;
         let mut modes = [1i64; 3];
         if ty != 3 {
@@ -120,14 +128,18 @@ impl<T: Real> CompatPlan<T> {
         }
         let (tol, clamped) = clamp_tol::<T>(eps);
         let nopts = opts::to_nufft_opts(o);
-        let inner = if ty != 3 && total(&modes) == 0 {
-            None
+        let gridding_only = o.spreadinterponly != 0 && ty != 3;
+        let (inner, gridding) = if ty != 3 && total(&modes) == 0 {
+            (None, None)
+        } else if gridding_only {
+            (None, Some(Gridding::new(dim, &modes, tol, &nopts)?))
         } else {
-            Some(NufftPlan::<T>::new(ty, dim, &modes[..dim], iflag, ntrans as usize, tol, &nopts)?)
+            (Some(NufftPlan::<T>::new(ty, dim, &modes[..dim], iflag, ntrans as usize, tol, &nopts)?), None)
         };
+        let gridding_clamped = gridding.as_ref().is_some_and(|g| g.clamped);
         let mut p = CompatPlan { ty, dim, modes, iflag, ntrans: ntrans as usize, tol, opts: nopts, showwarn: o.showwarn != 0,
-                                 inner, adjoint: None, adjoint_has_pts: false, pts: None, warned: false };
-        let ier = p.warning(clamped, eps);
+                                 inner, gridding, adjoint: None, adjoint_has_pts: false, pts: None, warned: false };
+        let ier = p.warning(clamped || gridding_clamped, eps);
         Ok((p, ier))
     }
 
@@ -141,7 +153,7 @@ impl<T: Real> CompatPlan<T> {
         }
         self.warned = true;
         if self.showwarn {
-            let used = info.map_or(self.tol, |i| i.tol_used.max(self.tol));
+            let used = info.map(|i| i.tol_used).or(self.gridding.as_ref().map(|g| g.tol_used)).map_or(self.tol, |u| u.max(self.tol));
             eprintln!("finufft (farfield) warning: tol = {eps:e} is below what {} reaches here; using {used:e}", T::NAME);
         }
         FINUFFT_WARN_EPS_TOO_SMALL
@@ -153,21 +165,22 @@ impl<T: Real> CompatPlan<T> {
     }
 
     /// `finufft_setpts`: `m` points `x, y, z` (and for type 3 `nk` frequencies `s, t, u`);
-    /// arrays of unused axes are not read (may be NULL). Errors:
-    /// [`FINUFFT_ERR_NUM_NU_PTS_INVALID`] (negative or too many), [`FINUFFT_ERR_INVALID_ARGUMENT`]
-    /// (a needed array NULL, a coordinate not finite). Returns 0 or the tolerance warning.
+    /// arrays of unused axes are not read (may be NULL). Errors, checked before any array is
+    /// read: [`FINUFFT_ERR_NUM_NU_PTS_INVALID`] (negative, or above [`MAX_POINTS`]); then
+    /// [`FINUFFT_ERR_INVALID_ARGUMENT`] (a needed array NULL, a coordinate not finite).
+    /// Returns 0 or the tolerance warning.
     ///
     /// # Safety
     /// Used arrays must hold `m` (`nk`) values and stay valid until the last execute.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn setpts(&mut self, m: i64, x: *const T, y: *const T, z: *const T, nk: i64, s: *const T, t: *const T,
                          u: *const T) -> Result<c_int, Failure> {
-        if m < 0 {
-            return Err(Failure::new(FINUFFT_ERR_NUM_NU_PTS_INVALID, format!("nj = {m} is negative")));
-        }
         let nk = if self.ty == 3 { nk } else { 0 };
-        if nk < 0 {
-            return Err(Failure::new(FINUFFT_ERR_NUM_NU_PTS_INVALID, format!("nk = {nk} is negative")));
+        for (name, v) in [("nj", m), ("nk", nk)] {
+            if v < 0 || v as u64 > MAX_POINTS as u64 {
+                return Err(Failure::new(FINUFFT_ERR_NUM_NU_PTS_INVALID,
+                                        format!("{name} = {v} is {} (at most {MAX_POINTS} points)", if v < 0 { "negative" } else { "too large" })));
+            }
         }
         let (m, nk) = (m as usize, nk as usize);
         let d = self.dim;
@@ -175,7 +188,9 @@ impl<T: Real> CompatPlan<T> {
         let pts = Pts { m, nk, x: used([x, y, z]), s: if self.ty == 3 { used([s, t, u]) } else { [std::ptr::null(); 3] } };
         let xs = [slice(pts.x[0], m, "x")?, slice(pts.x[1], if d > 1 { m } else { 0 }, "y")?, slice(pts.x[2], if d > 2 { m } else { 0 }, "z")?];
         let ss = [slice(pts.s[0], nk, "s")?, slice(pts.s[1], if d > 1 { nk } else { 0 }, "t")?, slice(pts.s[2], if d > 2 { nk } else { 0 }, "u")?];
-        if !self.is_empty(&pts) {
+        if let (false, Some(g)) = (self.is_empty(&pts), self.gridding.as_mut()) {
+            g.setpts(xs)?;
+        } else if !self.is_empty(&pts) {
             let p = self.inner.as_mut().expect("a plan with modes has a farfield plan");
             if self.ty == 3 {
                 p.setpts_type3(xs[0], xs[1], xs[2], ss[0], ss[1], ss[2])?;
@@ -191,7 +206,7 @@ impl<T: Real> CompatPlan<T> {
     /// True when the transform is empty (no points, no frequencies or no modes): the output is
     /// all zeros.
     fn is_empty(&self, p: &Pts<T>) -> bool {
-        p.m == 0 || (self.ty == 3 && p.nk == 0) || self.inner.is_none()
+        p.m == 0 || (self.ty == 3 && p.nk == 0) || (self.inner.is_none() && self.gridding.is_none())
     }
 
     /// `finufft_execute` (`adjoint = false`) and `finufft_execute_adjoint` (`true`).
@@ -216,6 +231,10 @@ impl<T: Real> CompatPlan<T> {
         if self.is_empty(&pts) {
             let out = if writes_c { cs } else { fs };
             out.iter_mut().for_each(|v| *v = Complex::new(T::zero(), T::zero()));
+            return Ok(0);
+        }
+        if let Some(g) = &self.gridding {
+            g.execute(cs, fs, !writes_c)?;
             return Ok(0);
         }
         if !adjoint {

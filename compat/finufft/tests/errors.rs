@@ -44,14 +44,19 @@ fn makeplan_errors<T: Prec>() {
     unsafe extern "C" fn lock(_: *mut std::ffi::c_void) {}
     assert_eq!(code(1, 1, &n, 1, &|o| o.fftw_unlock_fun = Some(lock)), FINUFFT_ERR_LOCK_FUNS_INVALID);
     assert_eq!(code(1, 1, &n, 1, &|o| { o.fftw_lock_fun = Some(lock); o.fftw_unlock_fun = Some(lock) }), 0);
-    assert_eq!(code(1, 1, &n, 1, &|o| o.spreadinterponly = 1), FINUFFT_ERR_INVALID_ARGUMENT);
+    assert_eq!(code(1, 1, &[20], 1, &|o| o.spreadinterponly = 1), 0);
+    assert_eq!(code(1, 1, &[4], 1, &|o| o.spreadinterponly = 1), FINUFFT_ERR_SPREAD_BOX_SMALL, "grid below twice the kernel width");
     assert_eq!(code(3, 1, &n, 1, &|o| o.spreadinterponly = 1), 0, "ignored for type 3, as FINUFFT");
+    // FINUFFT 2.5.1's codes for the kernel formula: 0 and 1–9 are defined
+    assert_eq!(code(1, 1, &n, 1, &|o| o.spread_kerformula = 99), FINUFFT_ERR_KERFORMULA_NOTVALID);
+    assert_eq!(code(1, 1, &n, 1, &|o| { o.upsampfac = 2.0; o.spread_kerformula = -1 }), FINUFFT_ERR_KERFORMULA_NOTVALID);
+    assert_eq!(code(1, 1, &n, 1, &|o| o.spread_kerformula = 8), 0);
     // the lock check comes first, then type, dim, ntrans (FINUFFT's order)
     assert_eq!(code(0, 0, &n, 0, &|o| o.fftw_lock_fun = Some(lock)), FINUFFT_ERR_LOCK_FUNS_INVALID);
     assert_eq!(code(0, 0, &n, 0, &none), FINUFFT_ERR_TYPE_NOTVALID);
     assert_eq!(code(1, 0, &n, 0, &none), FINUFFT_ERR_DIM_NOTVALID);
     // options FINUFFT accepts and this library ignores or maps
-    let ignored: [&dyn Fn(&mut finufft::finufft_opts); 6] = [&|o| o.spread_kerformula = 99, &|o| o.nthreads = -1, &|o| o.fftw = -1,
+    let ignored: [&dyn Fn(&mut finufft::finufft_opts); 6] = [&|o| o.spread_kerformula = 1, &|o| o.nthreads = -1, &|o| o.fftw = -1,
                                                               &|o| o.modeord = 7, &|o| o.spread_sort = 5, &|o| o.maxbatchsize = -1];
     for f in ignored {
         assert_eq!(code(1, 2, &n, 1, f), 0);
@@ -91,10 +96,12 @@ fn plan_errors<T: Prec>() {
         assert_eq!(T::c_execute(plan, nul.cast(), f.as_mut_ptr()), FINUFFT_ERR_INVALID_ARGUMENT);
         assert_eq!(T::c_execute(plan, c.as_mut_ptr(), f.as_mut_ptr()), 0);
         assert_eq!(T::c_destroy(plan), 0);
-        // type 3: negative nk
+        // type 3: negative nk, nk or nj beyond 2^32 − 1 (checked before any array is read)
         let mut plan = null_mut();
         assert_eq!(T::c_makeplan(3, 1, null(), 1, 1, 1e-5, &mut plan, &mut o), 0);
         assert_eq!(T::c_setpts(plan, 4, x.as_mut_ptr(), nul, nul, -2, x.as_mut_ptr(), nul, nul), FINUFFT_ERR_NUM_NU_PTS_INVALID);
+        assert_eq!(T::c_setpts(plan, 4, x.as_mut_ptr(), nul, nul, 1 << 40, x.as_mut_ptr(), nul, nul), FINUFFT_ERR_NUM_NU_PTS_INVALID);
+        assert_eq!(T::c_setpts(plan, 1 << 40, x.as_mut_ptr(), nul, nul, 4, x.as_mut_ptr(), nul, nul), FINUFFT_ERR_NUM_NU_PTS_INVALID);
         assert_eq!(T::c_destroy(plan), 0);
     }
 }
@@ -162,6 +169,11 @@ fn simple_interface_errors() {
                    FINUFFT_ERR_NDATA_NOTVALID);
         assert_eq!(finufft1d3(4, x.as_mut_ptr(), c.as_mut_ptr(), 1, 1e-6, -1, x.as_mut_ptr(), f.as_mut_ptr(), &mut o),
                    FINUFFT_ERR_NUM_NU_PTS_INVALID);
+        // M = 1e16 with an empty mode array: FINUFFT's 20, before anything is written
+        let huge = 10_000_000_000_000_000i64;
+        assert_eq!(finufft1d2(huge, x.as_mut_ptr(), c.as_mut_ptr(), 1, 1e-6, 0, f.as_mut_ptr(), &mut o), FINUFFT_ERR_NUM_NU_PTS_INVALID);
+        assert_eq!(finufft1d1(huge, x.as_mut_ptr(), c.as_mut_ptr(), 1, 1e-6, 0, f.as_mut_ptr(), &mut o), FINUFFT_ERR_NUM_NU_PTS_INVALID);
+        assert_eq!(finufft1d1(huge, x.as_mut_ptr(), c.as_mut_ptr(), 1, 1e-6, 8, f.as_mut_ptr(), &mut o), FINUFFT_ERR_NUM_NU_PTS_INVALID);
         let mut xf = [0.1f32; 4];
         let mut cf = [num_complex::Complex::<f32>::default(); 4];
         let mut ff = [num_complex::Complex::<f32>::default(); 8];
