@@ -199,11 +199,13 @@ pub fn unit_roundoff(precision: Precision) -> f64 {
     }
 }
 
-/// Weight of the deconvolution's amplification in [`rounding_floor`]: single-precision errors
-/// at the widest kernels measured 0.1–1.6 times `u·A^d` (`benches/calibrate_f32_floor.py`,
-/// `benches/results/nufft_f32_floor_2026-12-02.json`, docs/design.md §9.5), so the floor is
-/// the expected error, within the contract's factor 10 of the measured one.
-pub const FLOOR_C_AMP: f64 = 1.0;
+/// Weight of the deconvolution's amplification in [`rounding_floor`], by dimension − 1:
+/// errors where the amplification dominates measured 1.15–1.6 times `u·A` in 1D, 0.4–0.5
+/// times `u·A²` in 2D and 0.27–0.64 times `u·A³` in 3D (σ = 1.25, f32 and f64;
+/// `benches/calibrate_f32_floor.py`, `benches/results/nufft_f32_floor_2026-12-02.json`,
+/// docs/design.md §9.5), so the floor is the expected error, well within the contract's
+/// factor 10 of the measured one.
+pub const FLOOR_C_AMP: [f64; 3] = [1.0, 0.5, 0.3];
 
 /// Weight of the grid-coordinate rounding in [`rounding_floor`]: floors measured at σ = 2,
 /// where the amplification is near 1, are 0.23–0.26 times `u·|nf|` in 2D and 3D.
@@ -224,20 +226,30 @@ pub fn amplification(kernel: &Kernel, sigma: f64) -> f64 {
 }
 
 /// The relative l2 error that rounding in `precision` adds to a NUFFT of type 1 or 2 with
-/// `kernel` at factor `sigma` in dimension `dim` (docs/design.md §9.5):
+/// `kernel` on a grid upsampled by `sigmas[d]` along each of its `dim = sigmas.len()` axes
+/// (docs/design.md §9.5):
 ///
-/// `u · (C_amp · A^dim + C_coord · coord_extent)`,
+/// `u · (C_amp[dim] · Π_d A(σ_d) + C_coord · coord_extent)`,
 ///
 /// with `u` the unit roundoff ([`unit_roundoff`]), `A` the deconvolution's amplification
 /// ([`amplification`]; rounding errors on the fine grid come out multiplied by `1/ψ̂(k)`), and
 /// `coord_extent` the size of the grid coordinates held in the data precision (the CPU and
 /// CUDA spreaders keep 2D and 3D grid coordinates `x·nf/2π` in it, each rounded to
 /// `u·nf` grid points: `|nf| = (Σ nf_d²)^½`; 1D CPU coordinates are kept as double-doubles
-/// and give 0). [`FLOOR_C_AMP`], [`FLOOR_C_COORD`] are the calibrated weights. About 6e-8 at
-/// σ = 2 in single precision, growing to 1e-4 at σ = 1.25 and w = 10 in 2D; in double
-/// precision below 1e-13 except at σ near 1.2 in 3D.
-pub fn rounding_floor(precision: Precision, kernel: &Kernel, sigma: f64, dim: usize, coord_extent: f64) -> f64 {
-    unit_roundoff(precision) * (FLOOR_C_AMP * amplification(kernel, sigma).powi(dim as i32) + FLOOR_C_COORD * coord_extent)
+/// and give 0). [`FLOOR_C_AMP`], [`FLOOR_C_COORD`] are the calibrated weights. The factors
+/// are the grid's own, `nf_d/N_d` ([`grid_sigmas`]): a grid widened to `2w` points
+/// amplifies less than its nominal σ. About 6e-8 at σ = 2 in single precision, growing to
+/// 1e-5 at σ = 1.25 and w = 10 in 2D; in double precision below 1e-13 except at σ near 1.2
+/// with wide kernels in 3D.
+pub fn rounding_floor(precision: Precision, kernel: &Kernel, sigmas: &[f64], coord_extent: f64) -> f64 {
+    let dim = sigmas.len().clamp(1, 3);
+    let amp: f64 = sigmas.iter().map(|&s| amplification(kernel, s)).product();
+    unit_roundoff(precision) * (FLOOR_C_AMP[dim - 1] * amp + FLOOR_C_COORD * coord_extent)
+}
+
+/// The upsampling factors `nf_d/N_d` of the first `dim` axes of a fine grid `nf` for modes `n`.
+pub fn grid_sigmas(dim: usize, n: &[usize; 3], nf: &[usize; 3]) -> Vec<f64> {
+    (0..dim).map(|d| nf[d] as f64 / n[d].max(1) as f64).collect()
 }
 
 /// `(Σ nf_d²)^½` over the first `dim` axes: the extent of the grid coordinates of a 2D or 3D
@@ -255,12 +267,15 @@ pub fn coord_extent(dim: usize, nf: &[usize; 3]) -> f64 {
 /// floor ([`rounding_floor`]) on its fine grid (`n = None`: the amplification part alone, for
 /// type 3, whose grid comes with the points); `None` when the fine grid exceeds the limits.
 pub fn es_total_error(w: usize, sigma: f64, dim: usize, n: Option<[usize; 3]>, precision: Precision) -> Option<f64> {
-    let extent = match n {
-        Some(n) => coord_extent(dim, &fine_grid(dim, n, sigma, w).ok()?),
-        None => 0.0,
+    let (sigmas, extent) = match n {
+        Some(n) => {
+            let nf = fine_grid(dim, n, sigma, w).ok()?;
+            (grid_sigmas(dim, &n, &nf), coord_extent(dim, &nf))
+        }
+        None => (vec![sigma; dim], 0.0),
     };
     let kernel = Kernel::Es(EsParams::with_shape(w, sigma, 0.0));
-    Some(EsParams::error_estimate_dim(w, sigma, dim) + rounding_floor(precision, &kernel, sigma, dim, extent))
+    Some(EsParams::error_estimate_dim(w, sigma, dim) + rounding_floor(precision, &kernel, &sigmas, extent))
 }
 
 /// The ES width at factor `sigma` for tolerance `tol`: the narrowest `w` whose predicted error
@@ -672,9 +687,13 @@ mod tests {
         // the same request in double precision is met without a clamp
         let q = NufftParams::new(1, 2, &[64, 64], 1, 1, 1e-7, Precision::F64, &o, Backend::Cpu).unwrap();
         assert_eq!((q.warnings, q.tol_used), (0, 1e-7));
-        // automatic σ in single precision meets 1e-6 without a clamp at small grids
-        let r = NufftParams::new(1, 2, &[64, 64], 1, 1, 1e-6, Precision::F32, &NufftOpts::default(), Backend::Cpu).unwrap();
-        assert_eq!((r.warnings, r.tol_used), (0, 1e-6));
+        // automatic σ in single precision: 1e-5 is met on a 64² grid; 1e-6 is below the floor of
+        // its 2D grid coordinates (about 3e-6, docs/design.md §9.5) and clamped to it
+        let auto = NufftOpts::default();
+        let r = NufftParams::new(1, 2, &[64, 64], 1, 1, 1e-5, Precision::F32, &auto, Backend::Cpu).unwrap();
+        assert_eq!((r.warnings, r.tol_used), (0, 1e-5));
+        let r = NufftParams::new(1, 2, &[64, 64], 1, 1, 1e-6, Precision::F32, &auto, Backend::Cpu).unwrap();
+        assert!(r.warnings == FARFIELD_WARN_TOL_CLAMPED && r.tol_used < 5e-6, "{:e}", r.tol_used);
     }
 
     /// `with_points`: the same parameters when σ is given or the choice does not change, a

@@ -39,7 +39,11 @@ cp -r "$pkg" "$tmp/finufft" && rm -rf "$tmp/finufft/__pycache__"
 [ -d "$pkg/../finufft.libs" ] && cp -r "$pkg/../finufft.libs" "$tmp/"
 [ "$mode" = wheel ] || cp "$lib" "$tmp/finufft/libfinufft.so" || exit 2
 export PYTHONPATH=$tmp${PYTHONPATH:+:$PYTHONPATH}
-echo "finufft package: $("$py" -c 'import finufft; print(finufft.__file__)') ($mode library)"
+# fail here, not as skips: mri-nufft reports a backend whose import fails as unavailable
+loaded=$("$py" -c 'import finufft; print(finufft.__file__)') && [ "${loaded#"$tmp"/}" != "$loaded" ] \
+  || { echo "FAIL: the copied finufft package (with $mode libfinufft.so) does not import"; exit 2; }
+echo "finufft package: $loaded ($mode library)"
+sha256sum "$tmp/finufft/libfinufft.so"
 cd "$src/mri_nufft-1.5.1" || exit 2
 "$py" -m pytest -k operators --backend finufft --ref finufft \
   -p no:cacheprovider -q -rfE --disable-pytest-warnings
