@@ -6,7 +6,7 @@
 # unlike run_wheel_check.sh this FAILS (exit 2) when python3, venv or pip cannot provide them.
 # The tests come from mri-nufft 1.5.1's sdist, downloaded once into <venv dir>/mrinufft-src.
 # Selection: upstream mri-nufft CI's CPU job, `pytest -k operators --backend finufft --ref finufft`
-# (the tests under tests/operators; the other backends' cases skip). Exit code = pytest's.
+# (the tests of its operators folder; the other backends' cases skip). Exit code = pytest's.
 # Extra pytest options can be passed through PYTEST_ADDOPTS (e.g. --junitxml=FILE, -x).
 set -u
 lib=$1 venv=$2 mode=${3:-ours}
