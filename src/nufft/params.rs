@@ -87,6 +87,13 @@ impl Precision {
             Precision::F64 => f64::MIN_TOL,
         }
     }
+    /// Unit roundoff: 2⁻²⁴ (f32) or 2⁻⁵³ (f64).
+    pub fn unit_roundoff(self) -> f64 {
+        match self {
+            Precision::F32 => f32::EPS / 2.0,
+            Precision::F64 => f64::EPS / 2.0,
+        }
+    }
     /// `"f32"` or `"f64"`.
     pub fn name(self) -> &'static str {
         match self {
@@ -191,14 +198,6 @@ pub fn fine_grid(dim: usize, n: [usize; 3], sigma: f64, w: usize) -> Result<[usi
 /// [`crate::kernel::es::table::ES_TABLE`]); type 3 bounds its grid by it.
 pub const AUTO_SIGMA_MAX: f64 = 2.5;
 
-/// Unit roundoff of the data precision: 2⁻²⁴ (f32) or 2⁻⁵³ (f64).
-pub fn unit_roundoff(precision: Precision) -> f64 {
-    match precision {
-        Precision::F32 => (f32::EPSILON / 2.0) as f64,
-        Precision::F64 => f64::EPSILON / 2.0,
-    }
-}
-
 /// Weight of the deconvolution's amplification in [`rounding_floor`], by dimension − 1:
 /// errors where the amplification dominates measured 1.15–1.6 times `u·A` in 1D, 0.4–0.5
 /// times `u·A²` in 2D and 0.27–0.64 times `u·A³` in 3D (σ = 1.25, f32 and f64;
@@ -231,7 +230,7 @@ pub fn amplification(kernel: &Kernel, sigma: f64) -> f64 {
 ///
 /// `u · (C_amp[dim] · Π_d A(σ_d) + C_coord · coord_extent)`,
 ///
-/// with `u` the unit roundoff ([`unit_roundoff`]), `A` the deconvolution's amplification
+/// with `u` the unit roundoff ([`Precision::unit_roundoff`]), `A` the deconvolution's amplification
 /// ([`amplification`]; rounding errors on the fine grid come out multiplied by `1/ψ̂(k)`), and
 /// `coord_extent` the size of the grid coordinates held in the data precision (the CPU and
 /// CUDA spreaders keep 2D and 3D grid coordinates `x·nf/2π` in it, each rounded to
@@ -244,7 +243,7 @@ pub fn amplification(kernel: &Kernel, sigma: f64) -> f64 {
 pub fn rounding_floor(precision: Precision, kernel: &Kernel, sigmas: &[f64], coord_extent: f64) -> f64 {
     let dim = sigmas.len().clamp(1, 3);
     let amp: f64 = sigmas.iter().map(|&s| amplification(kernel, s)).product();
-    unit_roundoff(precision) * (FLOOR_C_AMP[dim - 1] * amp + FLOOR_C_COORD * coord_extent)
+    precision.unit_roundoff() * (FLOOR_C_AMP[dim - 1] * amp + FLOOR_C_COORD * coord_extent)
 }
 
 /// The upsampling factors `nf_d/N_d` of the first `dim` axes of a fine grid `nf` for modes `n`.
