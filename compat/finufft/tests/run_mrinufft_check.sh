@@ -6,11 +6,13 @@
 # unlike run_wheel_check.sh this FAILS (exit 2) when python3, venv or pip cannot provide them.
 # The tests come from mri-nufft 1.5.1's sdist, downloaded once into <venv dir>/mrinufft-src.
 # Selection: upstream mri-nufft CI's CPU job, `pytest -k operators --backend finufft --ref finufft`
-# (the tests of its operators folder; the other backends' cases skip), less `test_pinv_solver`:
-# its "cg" is gradient descent with the step 1/L from ten power iterations on a random start,
-# and with this library it diverged to non-finite values in 1 to 5 of its 60 cases in some runs
-# (never with FINUFFT's own library in three runs), which this library then refuses with 21
-# where FINUFFT returns NaN with status 0 — an open finding, not a passing test.
+# (the tests of its operators folder; the other backends' cases skip), less the 8 cases of
+# `test_pinv_solver[...-cg]` with n_trans = 2: there mri-nufft's `get_lipschitz_cst` sets
+# n_coils = n_batchs = 1 on a plan of n_trans = 2, so `_op_calibless` loops (1 // 2) = 0 times
+# and returns its `np.empty` buffer unwritten; the power method and the step 1/L then run on
+# uninitialised memory (L is inf or NaN with FINUFFT's own library too). Whenever that memory
+# holds a NaN this library refuses the input with 21, where FINUFFT computes NaN with status 0
+# and the test, which checks only shapes, passes. Not a test of the NUFFT either way.
 # Exit code = pytest's.
 # Extra pytest options can be passed through PYTEST_ADDOPTS (e.g. --junitxml=FILE, -x).
 set -u
@@ -50,5 +52,11 @@ loaded=$("$py" -c 'import finufft; print(finufft.__file__)') && [ "${loaded#"$tm
 echo "finufft package: $loaded ($mode library)"
 sha256sum "$tmp/finufft/libfinufft.so"
 cd "$src/mri_nufft-1.5.1" || exit 2
-"$py" -m pytest -k "operators and not pinv_solver" --backend finufft --ref finufft \
+uninit=()
+for traj in nyquist_radial2D nyquist_radial3D; do
+  for case in 1-4-2-True 1-4-2-False 3-4-2-True 3-4-2-False; do
+    uninit+=(--deselect "tests/operators/test_batch.py::test_pinv_solver[backend=finufft-$traj-$case-numpy-cg]")
+  done
+done
+"$py" -m pytest -k operators "${uninit[@]}" --backend finufft --ref finufft \
   -p no:cacheprovider -q -rfE --disable-pytest-warnings
