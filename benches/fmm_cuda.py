@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CUDA FMM against the CPU FMM on the same machine (issue 13's benchmark).
+"""The CUDA FMM against the CPU FMM on the same machine.
 
 For every case (N, distribution, tol, boundary) it runs `farfield fmm --backend cuda
 --compare-cpu --json` (the CPU FMM with the same p and D on all cores, in the same process),
@@ -11,6 +11,11 @@ Run on a GPU machine after `bash scripts/gpu-bundle.sh` (carry build-gpu/; no Ru
 
     python3 benches/fmm_cuda.py                       # the full matrix of the issue
     python3 benches/fmm_cuda.py --n 1e5 --tol 1e-6    # one row
+    python3 benches/fmm_cuda.py --input data/jac_dhfr --boundary periodic --tol 1e-5 --json out.json
+
+`--input DIR` takes the particles from DIR (positions.npy, charges.npy and, periodic, box.npy)
+instead of generating `--n` of each `--dist`; `--json FILE` writes every case (the CLI's JSON
+objects of the symmetric run with the CPU comparison and of the plain run) after each case.
 
 Nothing here is a test: timings are reported, never asserted.
 """
@@ -21,6 +26,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,9 +42,9 @@ def farfield_exe():
     return c
 
 
-def run(exe, n, dist, tol, periodic, m2l, compare, reps):
-    cmd = [exe, "fmm", "--n", n, "--dist", dist, "--tol", str(tol), "--backend", "cuda", "--m2l", m2l,
-           "--reps", str(reps), "--json"]
+def run(exe, n, dist, tol, periodic, m2l, compare, reps, input_dir=None):
+    src = ["--input", input_dir] if input_dir else ["--n", n, "--dist", dist]
+    cmd = [exe, "fmm", *src, "--tol", str(tol), "--backend", "cuda", "--m2l", m2l, "--reps", str(reps), "--json"]
     if periodic:
         cmd.append("--periodic")
     if compare:
@@ -68,18 +74,29 @@ def main():
     ap.add_argument("--boundary", nargs="*", default=["open", "periodic"], choices=["open", "periodic"])
     ap.add_argument("--reps", type=int, default=3, help="executes per case (the fastest is kept)")
     ap.add_argument("--no-plain", action="store_true", help="skip the plain-M2L runs")
+    ap.add_argument("--input", help="particles from this folder (positions.npy, charges.npy, box.npy) instead of --n/--dist")
+    ap.add_argument("--json", help="write every case (the CLI's JSON objects) to this file, after each case")
     a = ap.parse_args()
     exe = farfield_exe()
+    cases = []
     print("| N | dist | tol | boundary | p | D | tree | lists | P2M+M2M | M2L sym (plain) | L2L | L2P | P2P | post "
           "| CUDA execute [ms] | CPU execute [ms] | CPU ÷ CUDA | error φ / E | max rel diff vs CPU φ / E "
           "| M2L operator loads / mults saved by symmetry |")
     print("|" + " --- |" * 20)
-    for n, dist, tol, bnd in itertools.product(a.n, a.dist, a.tol, a.boundary):
-        r = run(exe, n, dist, tol, bnd == "periodic", "symmetric", True, a.reps)
+    sources = [(os.path.basename(os.path.normpath(a.input)), "input")] if a.input else itertools.product(a.n, a.dist)
+    for (n, dist), tol, bnd in itertools.product(sources, a.tol, a.boundary):
+        t0 = time.perf_counter()
+        r = run(exe, n, dist, tol, bnd == "periodic", "symmetric", True, a.reps, a.input)
+        plain = None if a.no_plain or "error" in r else run(exe, n, dist, tol, bnd == "periodic", "plain", False, a.reps, a.input)
+        cases.append({"n": n, "dist": dist, "input": a.input, "tol": tol, "boundary": bnd, "reps": a.reps,
+                      "symmetric": r, "plain": plain, "wall_s": time.perf_counter() - t0})
+        if a.json:
+            with open(a.json + ".tmp", "w") as fh:
+                json.dump({"script": "fmm_cuda", "exe": exe, "cases": cases}, fh, indent=1)
+            os.replace(a.json + ".tmp", a.json)
         if "error" in r:
             print(f"| {n} | {dist} | {tol:g} | {bnd} | failed: {r['error']} |")
             continue
-        plain = None if a.no_plain else run(exe, n, dist, tol, bnd == "periodic", "plain", False, a.reps)
         s = {k: 1e3 * v for k, v in r["stages"].items()}
         m2l = f"{s['m2l']:.2f}" + (f" ({1e3 * plain['stages']['m2l']:.2f})" if plain and "stages" in plain else "")
         v = r.get("vs_cpu") or {}

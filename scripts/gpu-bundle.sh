@@ -7,9 +7,13 @@
 #   build-gpu/libfftw3*.so.3                           FFTW (double, single, threads) beside them
 #   build-gpu/libcufinufft.so                          the cuFINUFFT drop-in (compat/cufinufft), stripped
 #   build-gpu/env.sh                                   `source` it there: LD_LIBRARY_PATH, PATH
+#   build-gpu/peers, whl, ewald-ref, bundle-info.json  what the GPU kit needs besides
+#                                                      (benches/gpu/bundle-extras.sh)
 #
-# Usage: bash scripts/gpu-bundle.sh            (then carry build-gpu/ with the working tree)
-# On the GPU machine: `source build-gpu/env.sh; farfield gpu check`, or
+# Usage: FARFIELD_PEERS_DIR=<folder with cufinufft-2.5.1/> bash scripts/gpu-bundle.sh
+#        (then carry build-gpu/, or build-gpu-carry/ when it says so, with the working tree)
+# On the GPU machine: `bash benches/gpu/run.sh [--quick]` (the measurement kit), or
+# `source build-gpu/env.sh; farfield gpu check`, or
 # `python3 benches/peers/nufft_vs_cufinufft.py --cufinufft-src DIR` (it finds build-gpu/ itself), or
 # `python3 compat/cufinufft/tests/python_package_check.py --cufinufft-py DIR/python/cufinufft`.
 set -euo pipefail
@@ -44,3 +48,4 @@ export PATH="$_ff_dir:$PATH"
 unset _ff_dir
 ENV
 du -sh "$OUT" | awk '{ print "gpu-bundle: " $1 " in build-gpu/" }'
+bash benches/gpu/bundle-extras.sh

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # GPU kernel check without a GPU (docs/design.md §5.3, check 1), called by scripts/test.sh:
-#   every CUDA kernel compiles with NVRTC for sm_80 and sm_90 and the PTX assembles with ptxas.
+#   every CUDA kernel compiles with NVRTC for sm_80 and sm_90 and the PTX assembles with ptxas;
+#   and the occupancy guard: `farfield gpu check --resources` (registers and shared memory from
+#   ptxas -v at the default plans' launch shapes) against docs/gpu_occupancy.json, failing when a
+#   kernel with >= 2 blocks per multiprocessor there drops below 2 (scripts/gpu_occupancy.py).
+#   FARFIELD_OCCUPANCY_WRITE=1 rewrites that baseline and docs/gpu_occupancy.md instead.
 #
 # NVRTC and ptxas come from the PyPI wheels nvidia-cuda-nvrtc-cu12 and nvidia-cuda-nvcc-cu12
 # (12.x: their PTX 8.8 is accepted by 12.9-era drivers), installed into a git-ignored virtual
@@ -46,11 +50,10 @@ else
   CLI="$TARGET/release/farfield"
 fi
 echo "gpu-check: $CLI"
-out=$(FARFIELD_NVRTC_LIB="$NVRTC" FARFIELD_PTXAS="$PTXAS" "$CLI" gpu check --arch "$ARCHS" --json)
+out=$(FARFIELD_NVRTC_LIB="$NVRTC" FARFIELD_PTXAS="$PTXAS" "$CLI" gpu check --arch "$ARCHS" --resources --json)
 rc=$?
 printf '%s\n' "$out" | sed '$d'
 last=$(printf '%s\n' "$out" | tail -1)
-echo "$last"
 if ((rc != 0)); then
   echo "gpu-check: FAILED (exit $rc)"
   exit 1
@@ -64,3 +67,10 @@ ok = r["ok"] and r["kernels"] > 0 and r["compiled"] == want and r["assembled"] =
 print(f"gpu-check: {r['kernels']} kernels x {len(r['archs'])} archs, {r['compiled']} compiled, {r['assembled']} assembled: {'OK' if ok else 'FAILED'}")
 sys.exit(0 if ok else 1)
 PY
+summary=$(mktemp) && trap 'rm -f "$summary"' EXIT
+printf '%s\n' "$last" > "$summary"
+if [[ -n "${FARFIELD_OCCUPANCY_WRITE:-}" ]]; then
+  python3 scripts/gpu_occupancy.py write "$summary"
+else
+  python3 scripts/gpu_occupancy.py check "$summary"
+fi

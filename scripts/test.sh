@@ -14,8 +14,11 @@
 #                                        install + consumer, examples
 #  7. scripts/gpu-check.sh               every CUDA kernel compiles (NVRTC) and assembles (ptxas) for
 #                                        sm_80,sm_90 without a GPU (skipped, passing, if the wheels
-#                                        cannot be installed); the CUDA-on-CPU emulation tests run
-#                                        in step 2 (crate gpu-emu)
+#                                        cannot be installed), and the occupancy guard (kernels at
+#                                        >= 2 blocks/SM in docs/gpu_occupancy.json stay there); the
+#                                        CUDA-on-CPU emulation tests run in step 2 (crate gpu-emu)
+#  8. benches/gpu/selftest.sh            the GPU measurement kit's own logic, with CPU runs of the
+#                                        tool standing in for the device
 #
 # All steps run even if an earlier test step fails; a summary follows, and the exit status is
 # non-zero if any step failed.
@@ -116,6 +119,7 @@ else
 fi
 
 step "gpu kernel check (NVRTC + ptxas)" bash scripts/gpu-check.sh
+step "gpu kit self-test (no GPU)" bash benches/gpu/selftest.sh
 
 summary
 exit $failed

@@ -34,11 +34,30 @@ precision, and 3D type 1 in single precision at 1e-3 and 1e-5. farfield runs the
 as a GPU code would: `farfield_nufft_makeplan` with `opts.backend = CUDA` and
 `opts.gpu_stream` = CuPy's current stream, `farfield_nufft_setpts_device`,
 `farfield_nufft_execute_device`.
+
+`--case-list` replaces those defaults by explicit cases, `;`-separated, each a comma list of
+`key=value` (what `benches/gpu/kit.py` passes):
+
+    id=3d-t1-f64-1e-06,type=1,modes=128x128x128,m=1e7,prec=f64,tol=1e-6[,ntrans=8]
+    id=3d-t3-f64-1e-06,type=3,dim=3,m=1e6,n=1e6,freq=128,prec=f64,tol=1e-6
+
+Type 3 (`n` target frequencies uniform in [-freq/2, freq/2)^d, points as above): cuFINUFFT's
+`setpts` takes device arrays, farfield's C API takes type-3 points as host arrays
+(`farfield_nufft_setpts`; there is no device setpts for type 3), so our setpts time includes
+the copy to the device. `ntrans` vectors are executed in one call by both libraries; the
+error is checked on the last vector.
+
+`--json FILE` writes every case (all repetitions of plan, setpts and execute of both
+libraries in seconds, the errors, what our plan chose) as one JSON document, rewritten after
+each case, so a run that is stopped keeps the cases it finished. A library that fails a case
+is recorded with its message and the other is still timed.
 """
 
 import argparse
 import ctypes
 import glob
+import json
+import math
 import os
 import shutil
 import statistics
@@ -155,6 +174,13 @@ class Opts(ctypes.Structure):
                 ("gpu_spread_reuse_hint", ctypes.c_int32), ("gpu_stream", ctypes.c_void_p)]
 
 
+class Info(ctypes.Structure):
+    # farfield_nufft_info (versioned the same way)
+    _fields_ = [("struct_size", ctypes.c_size_t), ("nf", ctypes.c_int64 * 3), ("kernel_width", ctypes.c_int32),
+                ("nthreads", ctypes.c_int32), ("upsampfac", ctypes.c_double), ("kernel_param", ctypes.c_double),
+                ("tol_used", ctypes.c_double), ("warnings", ctypes.c_int32), ("backend", ctypes.c_int32)]
+
+
 BACKEND_CUDA = 2
 
 
@@ -170,7 +196,8 @@ class Farfield:
     def fn(self, single, verb):
         return getattr(self.lib, ("farfield_nufftf_" if single else "farfield_nufft_") + verb)
 
-    def makeplan(self, ty, dims, tol, single, stream, method=0):
+    def makeplan(self, ty, dims, tol, single, stream, method=0, ntrans=1):
+        """`dims`: the mode counts (types 1, 2) or, for type 3, `dim` ones (not read)."""
         o = Opts()
         self.check(self.lib.farfield_nufft_default_opts(ctypes.byref(o), ctypes.c_size_t(ctypes.sizeof(o))), "default_opts")
         o.backend = BACKEND_CUDA
@@ -179,16 +206,30 @@ class Farfield:
         n = (ctypes.c_int64 * 3)(*dims, *([1] * (3 - len(dims))))
         plan = ctypes.c_void_p()
         tol_t = ctypes.c_float(tol) if single else ctypes.c_double(tol)
-        self.check(self.fn(single, "makeplan")(ty, len(dims), n, 1, 1, tol_t, ctypes.byref(plan), ctypes.byref(o)), "makeplan")
+        self.check(self.fn(single, "makeplan")(ty, len(dims), n, 1, ntrans, tol_t, ctypes.byref(plan), ctypes.byref(o)),
+                   "makeplan")
         return plan
 
     def setpts(self, plan, single, pts):
         p = [ctypes.c_void_p(int(a.data.ptr)) for a in pts] + [ctypes.c_void_p()] * (3 - len(pts))
         self.check(self.fn(single, "setpts_device")(plan, ctypes.c_int64(pts[0].size), *p), "setpts_device")
 
+    def setpts_host(self, plan, single, pts, freqs):
+        """Type 3: host (NumPy) points and target frequencies through `farfield_nufft_setpts`."""
+        ptr = lambda arrs: [ctypes.c_void_p(a.ctypes.data) for a in arrs] + [ctypes.c_void_p()] * (3 - len(arrs))
+        self.check(self.fn(single, "setpts")(plan, ctypes.c_int64(pts[0].size), *ptr(pts), ctypes.c_int64(freqs[0].size),
+                                             *ptr(freqs)), "setpts")
+
     def execute(self, plan, single, c, f):
         self.check(self.fn(single, "execute_device")(plan, ctypes.c_void_p(int(c.data.ptr)), ctypes.c_void_p(int(f.data.ptr))),
                    "execute_device")
+
+    def info(self, plan, single):
+        i = Info()
+        i.struct_size = ctypes.sizeof(i)
+        self.check(self.fn(single, "get_info")(plan, ctypes.byref(i)), "get_info")
+        return {"nf": list(i.nf), "kernel_width": i.kernel_width, "upsampfac": i.upsampfac, "tol_used": i.tol_used,
+                "warnings": i.warnings, "backend": i.backend}
 
     def destroy(self, plan, single):
         self.fn(single, "destroy")(plan)
@@ -219,6 +260,15 @@ def direct_type2(cp, x, f, dims, js):
     return out
 
 
+def direct_type3(cp, x, c, s, ks):
+    """f_k = sum_j c_j exp(+i s_k.x_j) for the sampled target indices ks."""
+    out = []
+    for k in ks:
+        ph = sum(float(s[d][k].get()) * x[d].astype(cp.float64) for d in range(len(x)))
+        out.append(complex(cp.sum(c.astype(cp.complex128) * cp.exp(1j * ph)).get()))
+    return out
+
+
 def flat_index(k, dims):
     idx, stride = 0, 1
     for d, n in enumerate(dims):
@@ -234,6 +284,79 @@ def rel_err(approx, exact):
 
 
 # ---------------------------------------------------------------------------------------------
+# Cases
+
+SPEC_KEYS = {"id": str, "type": int, "dim": int, "modes": str, "m": float, "n": float, "freq": float, "prec": str,
+             "tol": float, "ntrans": int}
+
+
+def parse_spec(text):
+    """One case from `key=value,...` (see the module docstring) as a normalised dict."""
+    raw = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        key, sep, val = item.partition("=")
+        if not sep or key not in SPEC_KEYS:
+            raise ValueError(f"bad case item {item!r} (keys: {', '.join(SPEC_KEYS)})")
+        raw[key] = SPEC_KEYS[key](val)
+    ty = raw.get("type")
+    if ty not in (1, 2, 3):
+        raise ValueError(f"case {text!r}: type must be 1, 2 or 3")
+    if raw.get("prec", "f64") not in ("f32", "f64"):
+        raise ValueError(f"case {text!r}: prec must be f32 or f64")
+    spec = {"type": ty, "prec": raw.get("prec", "f64"), "tol": raw.get("tol", 1e-6), "m": int(raw.get("m", 1e6)),
+            "ntrans": raw.get("ntrans", 1)}
+    if ty == 3:
+        spec["dim"] = raw.get("dim", 1)
+        spec["n"] = int(raw.get("n", spec["m"]))
+        spec["freq"] = raw.get("freq", 128.0)
+        spec["modes"] = None
+    else:
+        spec["modes"] = [int(float(v)) for v in raw.get("modes", "").split("x") if v]
+        spec["dim"] = len(spec["modes"])
+        if not 1 <= spec["dim"] <= 3:
+            raise ValueError(f"case {text!r}: modes must be N1[xN2[xN3]]")
+    if not 1 <= spec["dim"] <= 3:
+        raise ValueError(f"case {text!r}: dim must be 1, 2 or 3")
+    spec["id"] = raw.get("id") or default_id(spec)
+    return spec
+
+
+def default_id(spec):
+    nt = f"-nt{spec['ntrans']}" if spec["ntrans"] != 1 else ""
+    return f"{spec['dim']}d-t{spec['type']}-{spec['prec']}-{spec['tol']:g}{nt}"
+
+
+def parse_specs(text):
+    return [parse_spec(t) for t in text.split(";") if t.strip()]
+
+
+def legacy_specs(a):
+    """The cases of the options --quick/--tol/--single-tol/--cases (the script's defaults)."""
+    m = 10**6 if a.quick else 10**7
+    sizes = {3: [64] * 3 if a.quick else [128] * 3, 2: [500] * 2 if a.quick else [1000] * 2, 1: [10**5] if a.quick else [10**6]}
+    want = set(a.cases.split(","))
+    specs = []
+    for tol in [float(t) for t in a.tol.split(",") if t]:
+        for dim in (3, 2, 1):
+            for ty in (1, 2):
+                if f"{dim}d{ty}" in want:
+                    specs.append({"type": ty, "dim": dim, "modes": sizes[dim], "m": m, "prec": "f64", "tol": tol, "ntrans": 1})
+    for tol in [float(t) for t in a.single_tol.split(",") if t]:
+        specs.append({"type": 1, "dim": 3, "modes": sizes[3], "m": m, "prec": "f32", "tol": tol, "ntrans": 1})
+    for s in specs:
+        s["id"] = default_id(s)
+    return specs
+
+
+def describe(spec):
+    if spec["type"] == 3:
+        return f"{spec['dim']}D type 3, M = N = {spec['m']:.3g}" if spec['m'] == spec['n'] else \
+            f"{spec['dim']}D type 3, M = {spec['m']:.3g}, N = {spec['n']:.3g}"
+    nt = f", ntrans {spec['ntrans']}" if spec["ntrans"] != 1 else ""
+    return f"{spec['dim']}D type {spec['type']}, {'x'.join(map(str, spec['modes']))}, M = {spec['m']:.0e}{nt}"
+
+
+# ---------------------------------------------------------------------------------------------
 
 def timed(cp, f):
     cp.cuda.Device().synchronize()
@@ -243,55 +366,157 @@ def timed(cp, f):
     return r, time.perf_counter() - t0
 
 
-def run_case(cp, np, ff, cufinufft, dim, dims, ty, tol, single, m, repeat, samples, rng):
+class Inputs:
+    """Device inputs, generated once per shape (f64 on the device, cast per precision)."""
+
+    def __init__(self, cp, np, seed=0):
+        self.cp, self.np, self.rng, self.memo = cp, np, np.random.default_rng(seed), {}
+
+    def _get(self, key, make):
+        if key not in self.memo:
+            self.memo[key] = make()
+        return self.memo[key]
+
+    def points(self, dim, m):
+        return [self._get(("x", d, m), lambda: self.cp.asarray(self.rng.uniform(-math.pi, math.pi, m))) for d in range(dim)]
+
+    def complex(self, size):
+        rng = self.rng
+        return self._get(("c", size), lambda: self.cp.asarray(rng.standard_normal(size) + 1j * rng.standard_normal(size)))
+
+    def freqs(self, dim, n, freq):
+        return [self._get(("s", d, n, freq), lambda: self.cp.asarray(self.rng.uniform(-freq / 2, freq / 2, n))) for d in range(dim)]
+
+
+def batch_to_theirs(a, nt, dims):
+    """Our flat modes (nt vectors, x fastest) -> cuFINUFFT's (nt, N1, ..., Nd), last index fastest."""
+    d = len(dims)
+    return a.reshape((nt,) + tuple(reversed(dims))).transpose((0,) + tuple(range(d, 0, -1)))
+
+
+def theirs_to_flat(a, nt, dims):
+    d = len(dims)
+    return a.reshape((nt,) + tuple(dims)).transpose((0,) + tuple(range(d, 0, -1))).reshape(-1)
+
+
+def run_case(cp, np, ff, cufinufft, spec, inputs, repeat, samples, rng):
+    """Times both libraries on one case; returns the case's record (seconds, all repetitions)."""
+    ty, dim, nt, single = spec["type"], spec["dim"], spec["ntrans"], spec["prec"] == "f32"
     real = cp.float32 if single else cp.float64
     cplx = cp.complex64 if single else cp.complex128
-    x = [cp.asarray(rng.uniform(-np.pi, np.pi, m)).astype(real) for _ in range(dim)]
-    nm = int(np.prod(dims))
-    if ty == 1:
-        c = cp.asarray(rng.standard_normal(m) + 1j * rng.standard_normal(m)).astype(cplx)
-        f = cp.zeros(nm, dtype=cplx)
+    m, tol = spec["m"], spec["tol"]
+    x = [a.astype(real) for a in inputs.points(dim, m)]
+    dims = spec["modes"] if ty != 3 else [1] * dim
+    if ty == 3:
+        s = [a.astype(real) for a in inputs.freqs(dim, spec["n"], spec["freq"])]
+        nout = spec["n"]
+        x_host, s_host = [a.get() for a in x], [a.get() for a in s]
     else:
-        f = cp.asarray(rng.standard_normal(nm) + 1j * rng.standard_normal(nm)).astype(cplx)
-        c = cp.zeros(m, dtype=cplx)
+        nout = int(np.prod(dims))
+    if ty == 2:
+        f = inputs.complex(nt * nout).astype(cplx)
+        c = cp.zeros(nt * m, dtype=cplx)
+    else:
+        c = inputs.complex(nt * m).astype(cplx)
+        f = cp.zeros(nt * nout, dtype=cplx)
     stream = cp.cuda.get_current_stream().ptr
-
-    ours = {"plan": [], "setpts": [], "execute": []}
-    theirs = {"plan": [], "setpts": [], "execute": []}
+    rec = {"id": spec["id"], "spec": spec, "describe": describe(spec),
+           "ours": {"status": "ok", "plan": [], "setpts": [], "execute": [],
+                    "setpts_from": "host arrays" if ty == 3 else "device arrays"},
+           "peer": {"status": "ok", "plan": [], "setpts": [], "execute": [], "setpts_from": "device arrays"}}
     out_ours = out_theirs = None
-    # cuFINUFFT's mode arrays have the last index fastest: ours (x fastest, flat) transposed
-    f_theirs_in = f.reshape(tuple(reversed(dims))).T.copy() if ty == 2 else None
-    for it in range(repeat + 1):
-        plan, t = timed(cp, lambda: ff.makeplan(ty, dims, tol, single, stream))
-        _, ts = timed(cp, lambda: ff.setpts(plan, single, x))
-        _, te = timed(cp, lambda: ff.execute(plan, single, c, f))
-        if it == 0:
-            out_ours = (f if ty == 1 else c).copy()
-        else:
-            ours["plan"].append(t); ours["setpts"].append(ts); ours["execute"].append(te)
-        ff.destroy(plan, single)
 
-        p, t = timed(cp, lambda: cufinufft.Plan(ty, tuple(dims), eps=tol, isign=1, dtype=cplx))
-        _, ts = timed(cp, lambda: p.setpts(*x))
-        res, te = timed(cp, lambda: p.execute(c if ty == 1 else f_theirs_in))
-        if it == 0:
-            out_theirs = res.T.reshape(-1) if ty == 1 else res.reshape(-1)
-        else:
-            theirs["plan"].append(t); theirs["setpts"].append(ts); theirs["execute"].append(te)
-        del p
+    # ours
+    try:
+        for it in range(repeat + 1):
+            plan, t = timed(cp, lambda: ff.makeplan(ty, dims, tol, single, stream, ntrans=nt))
+            try:
+                if ty == 3:
+                    _, ts = timed(cp, lambda: ff.setpts_host(plan, single, x_host, s_host))
+                else:
+                    _, ts = timed(cp, lambda: ff.setpts(plan, single, x))
+                _, te = timed(cp, lambda: ff.execute(plan, single, c, f))
+                if it == 0:
+                    out_ours = (c if ty == 2 else f).copy()
+                    rec["ours"]["info"] = ff.info(plan, single)
+                else:
+                    rec["ours"]["plan"].append(t); rec["ours"]["setpts"].append(ts); rec["ours"]["execute"].append(te)
+            finally:
+                ff.destroy(plan, single)
+    except Exception as e:  # noqa: BLE001  (recorded, the peer still runs)
+        rec["ours"].update(status="error", message=str(e))
+        log(f"  farfield failed: {e}")
 
-    # accuracy against exact sums at sampled outputs
+    # cuFINUFFT (mode arrays with the last index fastest)
+    if cufinufft is None:
+        rec["peer"] = {"status": "skipped", "message": "cuFINUFFT not run (--no-peer)"}
+    try:
+        if cufinufft is None:
+            raise LookupError
+        if ty == 2:
+            data = batch_to_theirs(f, nt, dims).copy()
+        else:
+            data = c.reshape(nt, m)
+        for it in range(repeat + 1):
+            shape = dim if ty == 3 else tuple(dims)
+            p, t = timed(cp, lambda: cufinufft.Plan(ty, shape, n_trans=nt, eps=tol, isign=1, dtype=cplx))
+            kw = dict(zip("xyz", x), **(dict(zip("stu", s)) if ty == 3 else {}))
+            _, ts = timed(cp, lambda: p.setpts(**kw))
+            res, te = timed(cp, lambda: p.execute(data))
+            if it == 0:
+                out_theirs = theirs_to_flat(res, nt, dims) if ty == 1 else res.reshape(-1)
+            else:
+                rec["peer"]["plan"].append(t); rec["peer"]["setpts"].append(ts); rec["peer"]["execute"].append(te)
+            del p
+    except LookupError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        rec["peer"].update(status="error", message=str(e))
+        log(f"  cuFINUFFT failed: {e}")
+
+    # accuracy against exact sums at sampled outputs of the last vector
+    v = nt - 1
     if ty == 1:
         ks = [tuple(int(rng.integers(0, n)) for n in dims) for _ in range(samples)]
-        exact = direct_type1(cp, x, c, dims, ks)
-        idx = [flat_index(k, dims) for k in ks]
+        exact = direct_type1(cp, x, c[v * m:(v + 1) * m], dims, ks)
+        idx = [v * nout + flat_index(k, dims) for k in ks]
+    elif ty == 2:
+        js = [int(j) for j in rng.integers(0, m, samples)]
+        exact = direct_type2(cp, x, f[v * nout:(v + 1) * nout], dims, js)
+        idx = [v * m + j for j in js]
     else:
-        idx = [int(j) for j in rng.integers(0, m, samples)]
-        exact = direct_type2(cp, x, f, dims, idx)
-    e_ours = rel_err([complex(out_ours[i].get()) for i in idx], exact)
-    e_theirs = rel_err([complex(out_theirs[i].get()) for i in idx], exact)
-    med = lambda d: {k: statistics.median(v) * 1e3 for k, v in d.items()}
-    return med(ours), med(theirs), e_ours, e_theirs
+        ks = [int(k) for k in rng.integers(0, nout, samples)]
+        exact = direct_type3(cp, x, c[v * m:(v + 1) * m], s, ks)
+        idx = [v * nout + k for k in ks]
+    for side, out in (("ours", out_ours), ("peer", out_theirs)):
+        if out is not None:
+            rec[side]["rel_error"] = rel_err([complex(out[i].get()) for i in idx], exact)
+    return rec
+
+
+def med_ms(side, stage):
+    v = side.get(stage) or []
+    return statistics.median(v) * 1e3 if v else float("nan")
+
+
+def write_json(path, doc):
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1))
+    os.replace(tmp, path)
+
+
+def print_table(rows, repeat, m_note, first):
+    print(f"{m_note}; ms, median of {repeat} after a warm-up; first farfield plan in the process: {first * 1e3:.0f} ms\n")
+    print("| case | prec | tol | farfield plan / setpts / execute | cuFINUFFT plan / setpts / execute | execute ratio | setpts ratio | error farfield / cuFINUFFT |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        o, t, sp = r["ours"], r["peer"], r["spec"]
+        cell = lambda d: (f"{med_ms(d, 'plan'):.2f} / {med_ms(d, 'setpts'):.2f} / {med_ms(d, 'execute'):.2f}"
+                          if d["status"] == "ok" else f"{d['status']}: {d.get('message', '')[:60]}")
+        ratio = lambda st: f"{med_ms(o, st) / med_ms(t, st):.2f}" if o["status"] == t["status"] == "ok" else "n/a"
+        err = lambda d: f"{d['rel_error']:.1e}" if "rel_error" in d else "–"
+        print(f"| {r['describe']} | {sp['prec']} | {sp['tol']:g} | {cell(o)} | {cell(t)} | {ratio('execute')} | "
+              f"{ratio('setpts')} | {err(o)} / {err(t)} |")
 
 
 def main():
@@ -304,61 +529,61 @@ def main():
     ap.add_argument("--tol", default="1e-3,1e-6,1e-9")
     ap.add_argument("--single-tol", default="1e-3,1e-5", help="tolerances of the single-precision 3D type 1 row ('' for none)")
     ap.add_argument("--cases", default="3d1,3d2,2d1,2d2,1d1,1d2")
+    ap.add_argument("--case-list", help="explicit cases, ';'-separated key=value lists (module docstring); "
+                                        "replaces --quick/--tol/--single-tol/--cases")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--samples", type=int, default=40)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
+    ap.add_argument("--json", type=Path, help="write every case (all repetitions) to this JSON file, after each case")
+    ap.add_argument("--no-peer", action="store_true", help="farfield only (no cuFINUFFT: its rows say 'skipped')")
     a = ap.parse_args()
-    if not (a.cufinufft_src or (a.cufinufft_lib and a.cufinufft_py)):
-        ap.error("give --cufinufft-src, or --cufinufft-lib with --cufinufft-py")
+    if not (a.no_peer or a.cufinufft_src or (a.cufinufft_lib and a.cufinufft_py)):
+        ap.error("give --cufinufft-src, or --cufinufft-lib with --cufinufft-py (or --no-peer)")
+    specs = parse_specs(a.case_list) if a.case_list else legacy_specs(a)
     ensure_loader_path()
     import cupy as cp
     import numpy as np
 
-    if a.cufinufft_lib:
-        cuf_lib, cuf_py = Path(a.cufinufft_lib), Path(a.cufinufft_py)
+    if a.no_peer:
+        cuf_lib, cufinufft = None, None
     else:
-        cuf_lib, cuf_py = build_cufinufft(a.cufinufft_src, cp, a.jobs)
-    cufinufft = import_cufinufft(cuf_lib, cuf_py)
+        if a.cufinufft_lib:
+            cuf_lib, cuf_py = Path(a.cufinufft_lib), Path(a.cufinufft_py)
+        else:
+            cuf_lib, cuf_py = build_cufinufft(a.cufinufft_src, cp, a.jobs)
+        cufinufft = import_cufinufft(cuf_lib, cuf_py)
     lib = Path(a.lib) if a.lib else next((p for p in (BUNDLE / "libfarfield.so", ROOT / "target/release/libfarfield.so") if p.exists()), None)
     if lib is None:
         raise SystemExit("libfarfield.so not found: run scripts/gpu-bundle.sh on the build machine or pass --lib")
     ff = Farfield(lib)
-    log(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, farfield {lib}, cuFINUFFT {cuf_lib}")
-
-    m = 10**6 if a.quick else 10**7
-    sizes = {3: [64] * 3 if a.quick else [128] * 3, 2: [500] * 2 if a.quick else [1000] * 2, 1: [10**5] if a.quick else [10**6]}
-    want = set(a.cases.split(","))
-    jobs = []
-    for tol in [float(t) for t in a.tol.split(",") if t]:
-        for dim in (3, 2, 1):
-            for ty in (1, 2):
-                if f"{dim}d{ty}" in want:
-                    jobs.append((dim, ty, tol, False))
-    for tol in [float(t) for t in a.single_tol.split(",") if t]:
-        jobs.append((3, 1, tol, True))
+    device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    log(f"device: {device}, farfield {lib}, cuFINUFFT {cuf_lib}")
 
     # the first plan of the process includes NVRTC and module loading: reported on its own
     st = cp.cuda.get_current_stream().ptr
-    _, first = timed(cp, lambda: ff.destroy(ff.makeplan(1, sizes[3], 1e-6, False, st), False))
+    _, first = timed(cp, lambda: ff.destroy(ff.makeplan(1, [32] * 3, 1e-6, False, st), False))
     log(f"first farfield plan in this process (NVRTC, modules): {first * 1e3:.1f} ms")
 
-    rng = np.random.default_rng(0)
-    rows = []
-    for dim, ty, tol, single in jobs:
-        dims = sizes[dim]
-        o, t, eo, et = run_case(cp, np, ff, cufinufft, dim, dims, ty, tol, single, m, a.repeat, a.samples, rng)
-        rows.append((dim, dims, ty, tol, single, o, t, eo, et))
-        log(f"{dim}D type {ty} tol {tol:g} {'f32' if single else 'f64'}: execute {o['execute']:.2f} vs {t['execute']:.2f} ms, "
-            f"errors {eo:.1e} / {et:.1e}")
+    doc = {"script": "nufft_vs_cufinufft", "device": device, "farfield_lib": str(lib), "cufinufft_lib": str(cuf_lib or ""),
+           "cufinufft_version": getattr(cufinufft, "__version__", "?"), "repeat": a.repeat, "samples": a.samples,
+           "first_plan_s": first, "unit": "s", "cases": []}
+    if a.json:
+        write_json(a.json, doc)
+    inputs = Inputs(cp, np)
+    rng = np.random.default_rng(1)
+    for spec in specs:
+        t0 = time.perf_counter()
+        rec = run_case(cp, np, ff, cufinufft, spec, inputs, a.repeat, a.samples, rng)
+        rec["wall_s"] = time.perf_counter() - t0
+        doc["cases"].append(rec)
+        if a.json:
+            write_json(a.json, doc)
+        o, t = rec["ours"], rec["peer"]
+        log(f"{rec['id']}: execute {med_ms(o, 'execute'):.2f} vs {med_ms(t, 'execute'):.2f} ms, errors "
+            f"{o.get('rel_error', float('nan')):.1e} / {t.get('rel_error', float('nan')):.1e} ({rec['wall_s']:.1f} s)")
 
-    print(f"M = {m:.0e} uniform points; ms, median of {a.repeat} after a warm-up; first farfield plan in the process: "
-          f"{first * 1e3:.0f} ms\n")
-    print("| case | prec | tol | farfield plan / setpts / execute | cuFINUFFT plan / setpts / execute | execute ratio | setpts ratio | error farfield / cuFINUFFT |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for dim, dims, ty, tol, single, o, t, eo, et in rows:
-        print(f"| {dim}D type {ty}, {'x'.join(map(str, dims))} | {'f32' if single else 'f64'} | {tol:g} | "
-              f"{o['plan']:.2f} / {o['setpts']:.2f} / {o['execute']:.2f} | {t['plan']:.2f} / {t['setpts']:.2f} / {t['execute']:.2f} | "
-              f"{o['execute'] / t['execute']:.2f} | {o['setpts'] / t['setpts']:.2f} | {eo:.1e} / {et:.1e} |")
+    ms = sorted({s["m"] for s in specs})
+    print_table(doc["cases"], a.repeat, "M = " + ", ".join(f"{m:.0e}" for m in ms) + " uniform points", first)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,11 @@ pub struct CheckArgs {
     /// Print a JSON summary as the last stdout line.
     #[arg(long)]
     pub json: bool,
+    /// Also list, per kernel and architecture, registers and static shared memory (`ptxas -v`;
+    /// needs FARFIELD_PTXAS), the block and dynamic shared memory of the default plans' launches
+    /// and the resulting blocks per multiprocessor and occupancy (docs/gpu_occupancy.md).
+    #[arg(long)]
+    pub resources: bool,
 }
 
 fn valid_arch(a: &str) -> bool {
@@ -52,6 +57,8 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
         if !p.is_file() {
             return Err(format!("FARFIELD_PTXAS={} is not a file", p.display()));
         }
+    } else if a.resources {
+        return Err("--resources needs ptxas: set FARFIELD_PTXAS to a ptxas executable (e.g. from the nvidia-cuda-nvcc-cu12 wheel)".into());
     }
     // one step per (source, architecture) compilation (stderr, only when it is a terminal)
     let pb = progress::bar((farfield::gpu::KERNEL_SOURCES.len() * archs.len()) as u64, "gpu", progress::visible());
@@ -99,6 +106,7 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
             "error": r.compile_error.clone().or_else(|| r.ptxas_error.clone()),
         }));
     }
+    let resources = if a.resources { resource_table(&rep)? } else { Vec::new() };
     let ok = rep.ok();
     println!(
         "{} kernels x {} archs: {} compiled, {} assembled, {} of {} CUBINs: {}",
@@ -122,6 +130,7 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
             "nvrtc": rep.nvrtc.as_ref().map_or_else(|e| json!({"found": false, "error": e}), |f| json!({"found": true, "from": f})),
             "ptxas": rep.ptxas.as_ref().map(|p| p.display().to_string()),
             "results": results,
+            "resources": resources,
         }));
     }
     if ok {
@@ -129,6 +138,41 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
     } else {
         Err("GPU kernel check failed".into())
     }
+}
+
+/// Prints the occupancy table of `--resources` (one row per kernel and architecture, sorted by
+/// blocks per multiprocessor) and returns its rows as JSON.
+fn resource_table(rep: &farfield::gpu::check::CheckReport) -> CliResult<Vec<serde_json::Value>> {
+    use farfield::gpu::occupancy::{arch_limits, occupancy, parse_launch_shapes, LAUNCH_SHAPES};
+    let shapes = parse_launch_shapes(LAUNCH_SHAPES)?;
+    let mut rows = Vec::new();
+    for r in &rep.results {
+        let Some(lim) = arch_limits(&r.arch) else { continue };
+        for k in &r.resources {
+            let shape = shapes.iter().find(|s| s.arch == r.arch && s.kernel == k.kernel);
+            let occ = shape.map(|s| occupancy(&lim, k.registers, s.block, k.static_smem + s.dynamic_smem));
+            rows.push((r, k, shape, occ));
+        }
+    }
+    rows.sort_by(|a, b| (&a.0.arch, a.3.map_or(u32::MAX, |o| o.blocks_per_sm), &a.1.kernel).cmp(&(&b.0.arch, b.3.map_or(u32::MAX, |o| o.blocks_per_sm), &b.1.kernel)));
+    let kw = rows.iter().map(|r| r.1.kernel.len()).max().unwrap_or(6);
+    println!("\nResources (ptxas -v) and occupancy at the default plans' launch shapes (src/gpu/launch_shapes.tsv):");
+    println!("  {:<6} {:<kw$} {:>4} {:>7} {:>5} {:>8} {:>9} {:>6}  {:<13} case", "arch", "kernel", "regs", "static", "block", "dynamic", "blocks/SM", "occ.", "limiter");
+    let mut out = Vec::new();
+    for (r, k, shape, occ) in rows {
+        match (shape, occ) {
+            (Some(s), Some(o)) => println!("  {:<6} {:<kw$} {:>4} {:>7} {:>5} {:>8} {:>9} {:>5.0}%  {:<13} {}", r.arch, k.kernel, k.registers, k.static_smem, s.block,
+                                            s.dynamic_smem, o.blocks_per_sm, 100.0 * o.occupancy, o.limiter, s.case),
+            _ => println!("  {:<6} {:<kw$} {:>4} {:>7} {:>5} {:>8} {:>9} {:>6}  {:<13} not launched by the default plans", r.arch, k.kernel, k.registers, k.static_smem, "-", "-", "-", "-", "-"),
+        }
+        out.push(json!({
+            "arch": r.arch, "source": r.source, "kernel": k.kernel, "registers": k.registers, "static_smem": k.static_smem,
+            "spill_stores": k.spill.0, "spill_loads": k.spill.1,
+            "block": shape.map(|s| s.block), "dynamic_smem": shape.map(|s| s.dynamic_smem), "case": shape.map(|s| s.case.clone()),
+            "blocks_per_sm": occ.map(|o| o.blocks_per_sm), "occupancy": occ.map(|o| o.occupancy), "limiter": occ.map(|o| o.limiter),
+        }));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -197,18 +197,35 @@ pub struct EmuMark {
 }
 
 
-type LaunchLog = std::sync::Mutex<std::collections::HashMap<u64, Vec<String>>>;
+/// One logged launch: kernel name, threads per block, dynamic shared memory (bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Kernel entry point.
+    pub name: String,
+    /// Threads per block.
+    pub block: u32,
+    /// Dynamic shared memory per block (bytes).
+    pub smem: u32,
+}
 
-/// Kernel names launched per stream tag, in launch order (process-wide).
+type LaunchLog = std::sync::Mutex<std::collections::HashMap<u64, Vec<LaunchShape>>>;
+
+/// Launches per stream tag, in launch order (process-wide).
 fn launch_log() -> &'static LaunchLog {
     static L: std::sync::OnceLock<LaunchLog> = std::sync::OnceLock::new();
     L.get_or_init(|| std::sync::Mutex::new(std::collections::HashMap::new()))
 }
 
-/// The kernels launched so far on stream tag `stream`, in launch order. Tag 0, the default
-/// stream every other test uses, is not logged (always empty).
-pub fn stream_launches(stream: u64) -> Vec<String> {
+/// The launches so far on stream tag `stream` (name, block, dynamic shared memory), in launch
+/// order. Tag 0, the default stream most tests use, is not logged (always empty).
+pub fn stream_launch_shapes(stream: u64) -> Vec<LaunchShape> {
     launch_log().lock().unwrap_or_else(|e| e.into_inner()).get(&stream).cloned().unwrap_or_default()
+}
+
+/// The kernels launched so far on stream tag `stream`, in launch order ([`stream_launch_shapes`]
+/// without the shapes).
+pub fn stream_launches(stream: u64) -> Vec<String> {
+    stream_launch_shapes(stream).into_iter().map(|l| l.name).collect()
 }
 
 /// Storage of one by-value kernel argument.
@@ -306,7 +323,8 @@ impl Device for EmuDevice {
             return Err(Error::InvalidArg(format!("{name}: {smem} bytes of shared memory exceed {}", self.shared_bytes)));
         }
         if self.stream != 0 {
-            launch_log().lock().unwrap_or_else(|e| e.into_inner()).entry(self.stream).or_default().push(name.to_string());
+            launch_log().lock().unwrap_or_else(|e| e.into_inner()).entry(self.stream).or_default()
+                .push(LaunchShape { name: name.to_string(), block, smem });
         }
         let mut slots: Vec<Slot> = args
             .iter()

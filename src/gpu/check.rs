@@ -27,6 +27,8 @@ pub struct ArchResult {
     pub assembled: Option<bool>,
     /// ptxas error output (on failure).
     pub ptxas_error: Option<String>,
+    /// Registers and static shared memory per kernel, from `ptxas -v` (empty when not run).
+    pub resources: Vec<super::occupancy::KernelResources>,
     /// Size of the CUBIN NVRTC made in the same compilation (what a device loads), if any.
     pub cubin_bytes: Option<usize>,
 }
@@ -85,6 +87,18 @@ pub fn load_nvrtc() -> std::result::Result<String, String> {
     } else {
         Err("NVRTC not found (looked for libnvrtc.so, libnvrtc.so.12, libnvrtc.so.11 on the loader path; set FARFIELD_NVRTC_LIB to the library, e.g. from the nvidia-cuda-nvrtc-cu12 wheel)".into())
     }
+}
+
+/// The version of the loaded NVRTC (`major.minor`), or `None` when it cannot be loaded.
+pub fn nvrtc_version() -> Option<String> {
+    std::panic::catch_unwind(|| {
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: two out-parameters; cudarc loads the library (may panic without it: caught).
+        let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+        (r == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS).then(|| format!("{major}.{minor}"))
+    })
+    .ok()
+    .flatten()
 }
 
 /// Compiles `src` for `arch` (e.g. `sm_80`); PTX text or the NVRTC log. NVRTC must be loadable
@@ -150,8 +164,9 @@ fn ptx_version(ptx: &str) -> Option<String> {
     ptx.lines().find_map(|l| l.trim().strip_prefix(".version ").map(|v| v.trim().to_string()))
 }
 
-/// Assembles `ptx` with `ptxas -arch=<arch>` in a scratch directory.
-pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> std::result::Result<(), String> {
+/// Assembles `ptx` with `ptxas -v -arch=<arch>` in a scratch directory; the resources it
+/// reports per kernel ([`super::occupancy::parse_ptxas_verbose`]).
+pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> std::result::Result<Vec<super::occupancy::KernelResources>, String> {
     static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "farfield-ptxas-{}-{}",
@@ -164,6 +179,7 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> std::result::Result<(), 
     let res = (|| {
         std::fs::write(&input, ptx).map_err(|e| format!("writing PTX: {e}"))?;
         let o = std::process::Command::new(ptxas)
+            .arg("-v")
             .arg(format!("-arch={arch}"))
             .arg(&input)
             .arg("-o")
@@ -171,7 +187,9 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> std::result::Result<(), 
             .output()
             .map_err(|e| format!("running {}: {e}", ptxas.display()))?;
         if o.status.success() && out.exists() {
-            Ok(())
+            // ptxas writes its -v report to stderr (some versions to stdout)
+            let report = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+            Ok(super::occupancy::parse_ptxas_verbose(&report))
         } else {
             Err(format!("ptxas exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr)))
         }
@@ -217,6 +235,7 @@ pub fn run_with_progress(archs: &[String], ptxas: Option<PathBuf>, mut progress:
                 assembled: None,
                 ptxas_error: None,
                 cubin_bytes: None,
+                resources: Vec::new(),
             };
             match compile_full(name, src, arch) {
                 Ok((ptx, cubin)) => {
@@ -230,7 +249,8 @@ pub fn run_with_progress(archs: &[String], ptxas: Option<PathBuf>, mut progress:
                     }
                     if let Some(p) = &rep.ptxas {
                         match assemble(p, &ptx, arch) {
-                            Ok(()) => {
+                            Ok(res) => {
+                                r.resources = res;
                                 r.assembled = Some(true);
                                 rep.assembled += r.entries.len();
                             }
@@ -288,7 +308,7 @@ mod tests {
         let mut r = CheckReport { kernels: 3, compiled: 6, assembled: 6, cubins: 0, archs: vec!["sm_80".into(), "sm_90".into()], nvrtc: Ok("x".into()), ptxas: Some("p".into()), device_found: false, results: Vec::new() };
         assert!(r.ok());
         let one = ArchResult { source: "a.cu".into(), arch: "sm_80".into(), entries: vec![], ptx_version: None, compile_error: None,
-                               assembled: Some(true), ptxas_error: None, cubin_bytes: Some(10) };
+                               assembled: Some(true), ptxas_error: None, cubin_bytes: Some(10), resources: Vec::new() };
         r.results = vec![one.clone(), one];
         assert!(!r.ok(), "a source without CUBIN");
         r.cubins = 2;

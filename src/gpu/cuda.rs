@@ -9,7 +9,8 @@
 //! pool of cuFFT plans keyed by shape and precision. A [`CudaDevice`] is that shared state plus
 //! a stream: cloning it is cheap, and after the first plan [`CudaDevice::new`] is a map lookup
 //! (microseconds). NVRTC's output (PTX and CUBIN) is cached per (source, architecture) for the
-//! process; `farfield gpu check` uses the PTX path of the same compilation.
+//! process and on disk ([`super::cubin_cache`]), so only the first process on a machine compiles;
+//! `farfield gpu check` uses the PTX path of the same compilation.
 //!
 //! **Streams.** A device handle runs every launch, copy, memset and cuFFT execution on one
 //! stream: the context's default (legacy NULL) stream unless a caller's stream is given
@@ -51,8 +52,10 @@ pub struct Compiled {
     pub ptx: String,
     /// The CUBIN for the architecture (`nvrtcGetCUBIN`); what a device loads, without driver JIT.
     pub cubin: Option<Vec<u8>>,
-    /// Wall time of the compilation.
+    /// Wall time of the compilation (or of reading it from the disk cache).
     pub time: Duration,
+    /// Whether it came from the disk cache ([`super::cubin_cache`]) rather than NVRTC.
+    pub from_disk: bool,
 }
 
 type CompileCache = Mutex<HashMap<(String, String), Arc<Compiled>>>;
@@ -64,12 +67,14 @@ fn compile_cache() -> &'static CompileCache {
 }
 
 /// The embedded sources ([`super::KERNEL_SOURCES`]) compiled for `arch` (`sm_XX`): PTX and
-/// CUBIN of each, compiled on first use and cached for the process (the cache lock is held
-/// while compiling, so concurrent first uses compile once).
+/// CUBIN of each, read from the disk cache ([`super::cubin_cache`]) or compiled on first use
+/// (and stored there), and kept for the process (the lock is held while compiling, so
+/// concurrent first uses compile once).
 /// Errors: [`Error::NoDevice`] (NVRTC not loadable), [`Error::Internal`] (NVRTC failed).
 pub fn compiled_for(arch: &str) -> Result<Vec<(String, Arc<Compiled>)>> {
     super::check::load_nvrtc().map_err(Error::NoDevice)?;
     let mut cache = compile_cache().lock().unwrap_or_else(|e| e.into_inner());
+    let disk = super::cubin_cache::dir().zip(super::check::nvrtc_version());
     let mut out = Vec::new();
     for (name, src) in super::KERNEL_SOURCES {
         let key = (name.to_string(), arch.to_string());
@@ -77,9 +82,21 @@ pub fn compiled_for(arch: &str) -> Result<Vec<(String, Arc<Compiled>)>> {
             Some(c) => c.clone(),
             None => {
                 let t = Instant::now();
-                let (ptx, cubin) = super::check::compile_full(name, src, arch)
-                    .map_err(|e| Error::Internal(format!("NVRTC failed on {name} for {arch}: {e}")))?;
-                let c = Arc::new(Compiled { ptx, cubin, time: t.elapsed() });
+                let entry = disk.as_ref().map(|(dir, ver)| (dir, super::cubin_cache::key(name, src, arch, ver)));
+                let stored = entry.as_ref().and_then(|(dir, k)| super::cubin_cache::load(dir, k));
+                let from_disk = stored.is_some();
+                let (ptx, cubin) = match stored {
+                    Some(v) => v,
+                    None => {
+                        let (ptx, cubin) = super::check::compile_full(name, src, arch)
+                            .map_err(|e| Error::Internal(format!("NVRTC failed on {name} for {arch}: {e}")))?;
+                        if let Some((dir, k)) = &entry {
+                            super::cubin_cache::store(dir, k, &ptx, cubin.as_deref());
+                        }
+                        (ptx, cubin)
+                    }
+                };
+                let c = Arc::new(Compiled { ptx, cubin, time: t.elapsed(), from_disk });
                 cache.insert(key, c.clone());
                 c
             }
@@ -118,8 +135,11 @@ pub struct DeviceLimits {
 /// registry).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpenTimes {
-    /// NVRTC compilation of every source (0 when the compile cache had them).
+    /// NVRTC compilation of every source (reading from the disk cache when `compile_from_disk`;
+    /// about 0 when the process had compiled them already).
     pub compile: Duration,
+    /// Whether every source came from the disk cache ([`super::cubin_cache`]).
+    pub compile_from_disk: bool,
     /// Retaining the primary context.
     pub context: Duration,
     /// Loading the modules (CUBIN, or PTX with driver JIT when `from_cubin` is false).
@@ -221,6 +241,7 @@ fn open_state(info: &super::runtime::DeviceInfo) -> Result<Arc<DeviceState>> {
     let t = Instant::now();
     let compiled = compiled_for(&arch)?;
     let compile = t.elapsed();
+    let compile_from_disk = compiled.iter().all(|(_, c)| c.from_disk);
     let r = std::panic::catch_unwind(|| -> Result<Arc<DeviceState>> {
         let t = Instant::now();
         let ctx = CudaContext::new(ordinal).map_err(drv("context"))?;
@@ -256,7 +277,7 @@ fn open_state(info: &super::runtime::DeviceInfo) -> Result<Arc<DeviceState>> {
                 entries.insert(e, i);
             }
         }
-        let open = OpenTimes { compile, context, module_load: t.elapsed(), from_cubin };
+        let open = OpenTimes { compile, compile_from_disk, context, module_load: t.elapsed(), from_cubin };
         Ok(Arc::new(DeviceState {
             ordinal,
             ctx,
@@ -329,9 +350,9 @@ impl CudaDevice {
             let l = st.limits;
             if opened {
                 eprintln!(
-                    "[farfield cuda] device {ordinal} {} opened in {:.1} ms: NVRTC {:.1} ms, context {:.1} ms, module load {:.1} ms ({}); \
+                    "[farfield cuda] device {ordinal} {} opened in {:.1} ms: NVRTC {:.1} ms{}, context {:.1} ms, module load {:.1} ms ({}); \
                      shared memory per block {} B ({} B opt-in), {} SMs",
-                    st.name, ms(lookup), ms(o.compile), ms(o.context), ms(o.module_load),
+                    st.name, ms(lookup), ms(o.compile), if o.compile_from_disk { " (disk cache)" } else { "" }, ms(o.context), ms(o.module_load),
                     if o.from_cubin { "CUBIN" } else { "PTX, driver JIT" }, l.shared_per_block, l.shared_per_block_optin, l.sm_count);
             } else {
                 eprintln!("[farfield cuda] device {ordinal} {} from the registry in {:.3} ms", st.name, ms(lookup));
@@ -528,6 +549,26 @@ impl Device for CudaDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compiled_kernels_are_stored_in_the_disk_cache() {
+        let dir = std::env::temp_dir().join(format!("farfield-cuda-cache-{}", std::process::id()));
+        std::env::set_var("FARFIELD_CUDA_CACHE", &dir);
+        let r = compiled_for("sm_80");
+        std::env::remove_var("FARFIELD_CUDA_CACHE");
+        if super::super::check::load_nvrtc().is_err() {
+            assert!(matches!(r, Err(Error::NoDevice(_))), "{r:?}");
+            return;
+        }
+        let ver = super::super::check::nvrtc_version().expect("NVRTC loaded");
+        for (name, c) in r.unwrap() {
+            let src = super::super::KERNEL_SOURCES.iter().find(|(n, _)| *n == name).unwrap().1;
+            let (ptx, cubin) = super::super::cubin_cache::load(&dir, &super::super::cubin_cache::key(&name, src, "sm_80", &ver))
+                .unwrap_or_else(|| panic!("{name}: not in the disk cache"));
+            assert_eq!((&ptx, &cubin), (&c.ptx, &c.cubin), "{name}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn opening_a_device_never_panics() {

@@ -7,6 +7,7 @@
 //! * [`device`]: the device trait the host code is written against (CUDA or the emulator);
 //! * [`spread`]: GPU spreading/interpolation (GM, GM-sort, SM, CSR single mesh, group mesh)
 //!   and the method selection rule;
+//! * [`cubin_cache`]: NVRTC's output kept on disk between processes;
 //! * [`cuda`]: the CUDA device through cudarc: the per-process device registry (primary
 //!   context, NVRTC-compiled CUBIN modules, function handles, limits, cuFFT plan pool) and
 //!   device handles, each on one stream (the default stream or a caller's), with buffers;
@@ -26,7 +27,10 @@
 //! * [`runtime`]: driver/device discovery that never panics without a driver, and the
 //!   backend choice (AUTO → CPU when no device, CUDA → `FARFIELD_ERR_NO_DEVICE`);
 //! * [`check`]: compile every kernel with NVRTC (and assemble with ptxas) without a GPU, for
-//!   `farfield gpu check`.
+//!   `farfield gpu check`;
+//! * [`occupancy`]: registers and shared memory per kernel (`ptxas -v`), the default plans'
+//!   launch shapes and the resulting blocks per multiprocessor, for `farfield gpu check
+//!   --resources`.
 //!
 //! Semantics shared with the CPU ([`crate::spread`]): spreading **overwrites** the output grid
 //! and interpolation the output values (as cuFINUFFT). A NUFFT execute with `ntrans > 1` runs
@@ -37,11 +41,13 @@
 //! on the device (docs/design.md §5.2).
 
 pub mod check;
+pub mod cubin_cache;
 pub mod cuda;
 pub mod device;
 pub mod ewald;
 pub mod fmm;
 pub mod nufft;
+pub mod occupancy;
 pub mod runtime;
 pub mod spread;
 pub mod type3;

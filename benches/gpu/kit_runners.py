@@ -1,0 +1,355 @@
+"""The GPU kit's runners: one per path, each turning the existing benchmark scripts' output
+into kit records (`benches/gpu/kit.py`; record fields in `kit_report.py`).
+
+| path | runs | ours | peer |
+| --- | --- | --- | --- |
+| nufft | `benches/peers/nufft_vs_cufinufft.py --case-list ... --json` (one process, cases streamed) | farfield CUDA (C API, device arrays) | cuFINUFFT 2.5.1 |
+| spread | `farfield bench spread --backend cuda --method M --json`, one process per case | the CUDA kernels alone (device arrays) | the CPU spreader of the same run |
+| ewald | `benches/peers/ewald_vs_openmm.py --gpu --ours-host --json` per precision | farfield SPME, host arrays and device arrays | OpenMM PME on each platform |
+| fmm | `benches/fmm_cuda.py --json` per case | CUDA FMM (symmetric M2L; plain M2L) | the CPU FMM, same p and D, all cores |
+
+The parsers (`nufft_records`, `spread_records`, `ewald_records`, `fmm_records`) read the
+scripts' JSON as it is written; the self-test runs `spread_records` on a real CPU run of the CLI.
+Standard library only.
+"""
+
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+import kit_cases
+import kit_proc
+
+ROOT = Path(__file__).resolve().parents[2]
+NUFFT_SCRIPT = ROOT / "benches" / "peers" / "nufft_vs_cufinufft.py"
+EWALD_SCRIPT = ROOT / "benches" / "peers" / "ewald_vs_openmm.py"
+FMM_SCRIPT = ROOT / "benches" / "fmm_cuda.py"
+SPREAD_F32_REASON = "farfield bench spread times f64 only (it has no precision option)"
+
+
+def record(path, case, side, impl, status, repetitions=(), metric="time_s", stages=None, rel_error=None,
+           reason=None, median_s=None, extra=None):
+    """One kit record: a side of a case (fields: kit_report.py docstring). Times in seconds."""
+    reps = [float(v) for v in repetitions]
+    if median_s is None and reps:
+        median_s = statistics.median(reps)
+    return {"path": path, "case": case["id"], "params": case.get("params", {}), "side": side, "impl": impl,
+            "status": status, "metric": metric, "repetitions": reps, "median_s": median_s,
+            "stages": {k: [float(x) for x in v] for k, v in (stages or {}).items()}, "rel_error": rel_error,
+            "reason": reason, "extra": extra or {}}
+
+
+def failed(path, case, status, reason, sides=(("ours", "farfield"), ("peer", "peer"))):
+    return [record(path, case, side, impl, status, reason=reason) for side, impl in sides]
+
+
+GRACE_S = 20  # how far past its path's budget a case started in time may run
+
+
+def case_timeout(case, deadline):
+    """The case's own timeout, cut so that it ends at most GRACE_S after the path's budget."""
+    return max(10.0, min(case["timeout_s"], deadline - time.monotonic() + GRACE_S))
+
+
+def last_json(stdout):
+    """The JSON object on the last non-empty line of a CLI's stdout."""
+    lines = [l for l in stdout.strip().splitlines() if l.strip()]
+    if not lines:
+        raise ValueError("no output")
+    return json.loads(lines[-1])
+
+
+class Ctx:
+    """Where things are: the CLI, the library, the cuFINUFFT build, data, a scratch folder."""
+
+    def __init__(self, root=ROOT, bin=None, lib=None, python=None, cufinufft_lib=None, cufinufft_py=None,
+                 data=None, ewald_ref=None, work=None, threads=None, openmm_problem=None, env=None):
+        self.root = Path(root)
+        self.bin = str(bin or self.root / "build-gpu" / "farfield")
+        self.lib = str(lib or self.root / "build-gpu" / "libfarfield.so")
+        self.python = python or "python3"
+        self.cufinufft_lib, self.cufinufft_py = cufinufft_lib, cufinufft_py
+        self.data = Path(data or os.environ.get("FARFIELD_DATA_DIR") or self.root / "data")
+        self.ewald_ref = ewald_ref
+        self.work = Path(work or "/tmp/ff-gpu-kit")
+        self.threads = threads or os.cpu_count() or 1
+        self.openmm_problem = openmm_problem  # None: OpenMM imports; else why not
+        self.env = dict(env or os.environ)
+        self.env.setdefault("PYTHONUNBUFFERED", "1")
+        self.env["FARFIELD_BIN"] = self.bin
+
+
+# --------------------------------------------------------------------------------------------- NUFFT
+def nufft_records(case, r):
+    """Records of one NUFFT case from the script's case dict (or the kit's timeout/error dict)."""
+    sides = (("ours", "farfield CUDA"), ("peer", "cuFINUFFT 2.5.1"))
+    if r is None:
+        return failed("nufft", case, "error", "not run", sides)
+    if "ours" not in r:
+        last = [l for l in (r.get("stderr_tail") or "").splitlines() if l.strip()][-1:]
+        why = r.get("reason") or "?"
+        return failed("nufft", case, r.get("status", "error"), f"{why}: {last[0].strip()}" if last else why, sides)
+    out = []
+    for side, impl in sides:
+        d = r[side]
+        st = d.get("status", "error")
+        stages = {k: d.get(k, []) for k in ("plan", "setpts", "execute")}
+        extra = {k: d[k] for k in ("info", "setpts_from") if k in d}
+        extra["wall_s"] = r.get("wall_s")
+        out.append(record("nufft", case, side, impl, st if st in ("ok", "error", "skipped") else "error",
+                          d.get("execute", []) if st == "ok" else [], "execute_s", stages if st == "ok" else None,
+                          d.get("rel_error"), d.get("message") or d.get("reason"), extra=extra))
+    return out
+
+
+def run_nufft(ctx, cases, deadline, log):
+    if not cases:
+        return [], {}
+    p = kit_cases.PATHS["nufft"]
+    peer = ["--cufinufft-lib", str(ctx.cufinufft_lib), "--cufinufft-py", str(ctx.cufinufft_py)] if ctx.cufinufft_lib \
+        else ["--no-peer"]
+    reps = 5
+
+    def make_cmd(remaining, jpath):
+        return [ctx.python, str(NUFFT_SCRIPT), *peer, "--lib", ctx.lib, "--repeat", str(reps), "--json", jpath,
+                "--case-list", ";".join(kit_cases.nufft_spec(c) for c in remaining)]
+
+    ctx.work.mkdir(parents=True, exist_ok=True)
+    results, events = kit_proc.run_stream(make_cmd, cases, str(ctx.work / "nufft.json"), p["timeout_s"], p["startup_s"],
+                                          deadline, ctx.env, str(ctx.root), "[nufft] ")
+    for e in events:
+        log(f"nufft: process {e['attempt']}: {e['wall_s']:.1f} s, exit status {e['rc']}" + (f", stopped: {e['stop']}" if e["stop"] else ""))
+    recs = [r for c in cases for r in nufft_records(c, results.get(c["id"]))]
+    raw = {"repeat": reps, "cases": [results.get(c["id"]) for c in cases],
+           "processes": [{k: v for k, v in e.items() if k != "stdout"} for e in events]}
+    return recs, raw
+
+
+# --------------------------------------------------------------------------------------------- spreading
+def spread_cmd(ctx, params, backend="cuda"):
+    p = params
+    cmd = [ctx.bin, "bench", "spread", "--dim", str(p["dim"]), "--grid", str(p["grid"]), "--m", str(p["m"]),
+           "--tol", f"{p['tol']:g}", "--backend", backend, "--reps", str(p.get("reps", 3)), "--json"]
+    if backend == "cuda":
+        cmd += ["--method", p["method"]]
+    return cmd
+
+
+def spread_records(case, obj):
+    """Records of one `farfield bench spread --json` object (CPU: the peer only; CUDA: both).
+    A key the CLI no longer writes raises KeyError."""
+    p = case["params"]
+    cpu = obj["cpu"]
+    base = {"dim": obj["dim"], "grid": obj["grid"], "m": obj["m"], "w": obj["w"], "asm": obj["asm"],
+            "kernel": obj["kernel"], "periodic": obj["periodic"], "reported": f"best of {p.get('reps', 3)} (the CLI reports the fastest)"}
+    notes = []
+    if "w" in p and obj["w"] != p["w"]:
+        notes.append(f"kernel width {obj['w']}, not the case's {p['w']}")
+    peer = record("spread", case, "peer", f"farfield CPU spreader ({cpu['threads']} threads)", "ok", [cpu["spread_s"]],
+                  "spread_s", {"setpts": [cpu["setpts_s"]], "spread": [cpu["spread_s"]], "interp": [cpu["interp_s"]]},
+                  reason="; ".join(notes) or None, extra=dict(base))
+    out = [peer]
+    if obj["backend"] == "cuda":
+        g, plan = obj["cuda"], obj["cuda_plan"]
+        extra = dict(base, device=g["device"], method=g["method"], compute_units=g.get("cu"),
+                     host_arrays={"method": plan["method"], "setpts_s": plan["setpts_s"], "spread_s": plan["spread_s"],
+                                  "interp_s": plan["interp_s"], "spread_rel_diff": plan["spread_rel_diff"],
+                                  "interp_rel_diff": plan["interp_rel_diff"]})
+        if p.get("method") == "auto":
+            extra["auto_picked"] = g["method"]
+        out.append(record("spread", case, "ours", f"farfield CUDA {g['method']} (kernels, device arrays)", "ok",
+                          [g["spread_s"]], "spread_s",
+                          {"setpts": [g["setpts_s"]], "spread": [g["spread_s"]], "interp": [g["interp_s"]]},
+                          rel_error=max(plan["spread_rel_diff"], plan["interp_rel_diff"]),
+                          reason="; ".join(notes) or None, extra=extra))
+    return out
+
+
+def run_spread(ctx, cases, deadline, log):
+    recs, raw = [], []
+    sides = (("ours", "farfield CUDA"), ("peer", "farfield CPU spreader"))
+    for c in cases:
+        if c["params"]["prec"] != "f64":
+            recs += failed("spread", c, "skipped", SPREAD_F32_REASON, sides)
+            continue
+        if time.monotonic() >= deadline:
+            recs += failed("spread", c, "skipped", "path budget spent", sides)
+            continue
+        limit = case_timeout(c, deadline)
+        r = kit_proc.run_cmd(spread_cmd(ctx, c["params"]), limit, ctx.env, str(ctx.root))
+        raw.append({"id": c["id"], "status": r["status"], "rc": r["rc"], "wall_s": r["wall_s"], "stdout": r["stdout"][-4000:],
+                    "stderr": r["stderr"][-2000:]})
+        if r["status"] != "ok":
+            why = f"no result within {limit:.0f} s" if r["status"] == "timeout" else (r["stderr"].strip().splitlines() or ["?"])[-1]
+            recs += failed("spread", c, r["status"], why, sides)
+            log(f"spread {c['id']}: {r['status']}: {why}")
+            continue
+        try:
+            got = spread_records(c, last_json(r["stdout"]))
+        except (ValueError, KeyError) as e:
+            recs += failed("spread", c, "error", f"cannot read the CLI's JSON: {e!r}", sides)
+            continue
+        for g in got:
+            g["extra"]["wall_s"] = r["wall_s"]
+        recs += got
+        ours = next((g for g in got if g["side"] == "ours"), None)
+        log(f"spread {c['id']}: spread {ours['median_s'] * 1e3:.3f} ms ({ours['extra'].get('method')}), "
+            f"process {r['wall_s']:.1f} s" if ours else f"spread {c['id']}: no CUDA result")
+    return recs, raw
+
+
+# --------------------------------------------------------------------------------------------- Ewald
+def ewald_cmd(ctx, params, json_path):
+    p = params
+    cmd = [ctx.python, str(EWALD_SCRIPT), "--systems", "jac", "--gpu", "--threads", str(ctx.threads),
+           "--target", f"{p['target']:g}", "--repeats", str(p["repeats"]), "--ours-prec", p["ours_prec"],
+           "--openmm-precision", p["openmm_precision"], "--openmm-platform", ",".join(p["platforms"]),
+           "--ours-methods", "spme", "--ours-tols", ",".join(f"{t:g}" for t in p["ours_tols"]),
+           "--openmm-cutoffs", ",".join(f"{t:g}" for t in p["openmm_cutoffs"]),
+           "--openmm-tols", ",".join(f"{t:g}" for t in p["openmm_tols"]),
+           "--ours-host", "--lib", ctx.lib, "--skip-crosscheck", "--json", json_path]
+    if ctx.ewald_ref:
+        cmd += ["--reference", str(ctx.ewald_ref)]
+    if ctx.openmm_problem:
+        cmd.append("--no-openmm")
+    return cmd
+
+
+def ewald_records(case, doc, openmm_problem=None):
+    """Per code (ours CLI / ours host / OpenMM per platform): the fastest setting meeting the
+    target, with every timed evaluation that code reports."""
+    p = case["params"]
+    rows = next(iter(v for k, v in doc.items() if "JAC" in k or "jac" in k), None)
+    if rows is None:
+        raise KeyError("no JAC DHFR rows")
+    out = []
+    ref = next((r for r in rows if r.get("code") == "reference"), None)
+    codes = list(dict.fromkeys(r["code"] for r in rows if r["code"] != "reference"))
+    for code in codes:
+        mine = [r for r in rows if r["code"] == code]
+        side = "ours" if code.startswith("farfield") else "peer"
+        impl = code + (" (CLI, device arrays)" if side == "ours" and not code.endswith("host") else "")
+        impl = impl.replace(" host", " (C API, host arrays)")
+        down = [r for r in mine if r.get("status", "ok") != "ok"]
+        mine = [r for r in mine if r.get("status", "ok") == "ok"]
+        if not mine:  # a platform that does not load is skipped; settings that all failed are an error
+            st = "skipped" if any(r.get("status") == "unavailable" for r in down) else "error"
+            out.append(record("ewald", case, side, impl, st, reason=down[0].get("reason"),
+                              extra={"version": down[0].get("version"), "failed_settings": down}))
+            continue
+        ok = [r for r in mine if r["force_err"] <= p["target"]]
+        if not ok:
+            best = min(mine, key=lambda r: r["force_err"])
+            out.append(record("ewald", case, side, impl, "error",
+                              reason=f"no setting met force error {p['target']:g} (best {best['force_err']:.2e})",
+                              extra={"settings": mine}))
+            continue
+        b = min(ok, key=lambda r: r["time_s"])
+        reps = b.get("times_s") or [b["time_s"]]
+        extra = {k: b[k] for k in ("setting", "params", "energy_err", "plan_s", "real_s", "kspace_s", "version") if k in b}
+        extra["settings_tried"] = len(mine) + len(down)
+        if down:
+            extra["failed_settings"] = down
+        if "times_s" not in b:
+            extra["reported"] = f"fastest and median of {b.get('repeats', '?')} (the CLI reports no other)"
+        out.append(record("ewald", case, side, impl, "ok", reps, "time_s", rel_error=b["force_err"],
+                          median_s=b.get("median_s"), extra=extra))
+    if openmm_problem:
+        out.append(record("ewald", case, "peer", "OpenMM", "skipped", reason=f"OpenMM does not import: {openmm_problem}"))
+    if ref is not None:
+        for r in out:
+            r["extra"]["reference_s"] = ref.get("time_s")
+            r["extra"]["reference_cached"] = ref.get("cached")
+    return out
+
+
+def run_ewald(ctx, cases, deadline, log):
+    recs, raw = [], []
+    for c in cases:
+        if time.monotonic() >= deadline:
+            recs += failed("ewald", c, "skipped", "path budget spent")
+            continue
+        jpath = ctx.work / f"ewald-{c['id']}.json"
+        ctx.work.mkdir(parents=True, exist_ok=True)
+        if jpath.exists():
+            jpath.unlink()
+        limit = case_timeout(c, deadline)
+        r = kit_proc.run_cmd(ewald_cmd(ctx, c["params"], str(jpath)), limit, ctx.env, str(ctx.root), "[ewald] ")
+        doc = json.loads(jpath.read_text()) if jpath.exists() else None
+        raw.append({"id": c["id"], "status": r["status"], "rc": r["rc"], "wall_s": r["wall_s"], "rows": doc,
+                    "table": r["stdout"][-6000:]})
+        if r["status"] != "ok" or doc is None:
+            why = f"no result within {limit:.0f} s" if r["status"] == "timeout" else (r["stderr"].strip().splitlines() or ["?"])[-1]
+            recs += failed("ewald", c, r["status"] if r["status"] != "ok" else "error", why)
+            continue
+        try:
+            recs += ewald_records(c, doc, ctx.openmm_problem)
+        except (KeyError, ValueError) as e:
+            recs += failed("ewald", c, "error", f"cannot read the script's JSON: {e!r}")
+        log(f"ewald {c['id']}: {r['wall_s']:.1f} s")
+    return recs, raw
+
+
+# --------------------------------------------------------------------------------------------- FMM
+def fmm_cmd(ctx, params, json_path):
+    p = params
+    src = ["--input", str(ctx.data / p["input"])] if p["input"] else ["--n", p["n"], "--dist", p["dist"]]
+    cmd = [ctx.python, str(FMM_SCRIPT), *src, "--tol", f"{p['tol']:g}", "--boundary", p["boundary"], "--reps", str(p["reps"]),
+           "--json", json_path]
+    if not p["plain"]:
+        cmd.append("--no-plain")
+    return cmd
+
+
+def fmm_records(case, doc, threads=None):
+    c = doc["cases"][0]
+    sym, plain = c["symmetric"], c.get("plain")
+    if "error" in sym:
+        return failed("fmm", case, "error", " ".join(sym["error"]))
+    err = sym.get("rel_error_field")  # of the fields (forces); the potentials' is in extra
+    base = {"p": sym["p"], "depth": sym["depth"], "n": sym["n"], "plan_s": sym["plan_s"],
+            "rel_error_potential": sym.get("rel_error_potential"), "rel_error_field": sym.get("rel_error_field"),
+            "reference": sym.get("reference"), "reported": f"fastest of {sym['reps']} (the CLI reports no other)"}
+    stages = {k: [v] for k, v in sym["stages"].items()}
+    out = [record("fmm", case, "ours", "farfield CUDA FMM (symmetric M2L)", "ok", [sym["execute_s"]], "execute_s", stages,
+                  err, extra=dict(base, m2l_counts=sym.get("m2l_counts"), vs_cpu=sym.get("vs_cpu")))]
+    if plain and "error" not in plain:
+        out.append(record("fmm", case, "ours", "farfield CUDA FMM (plain M2L)", "ok", [plain["execute_s"]], "execute_s",
+                          {k: [v] for k, v in plain["stages"].items()}, err, extra=dict(base)))
+    v = sym.get("vs_cpu")
+    if v:
+        out.append(record("fmm", case, "peer", f"farfield CPU FMM ({threads or '?'} threads, same p and D)", "ok",
+                          [v["cpu_execute_s"]], "execute_s", rel_error=None,
+                          extra={"max_rel_diff_potential": v["max_rel_diff_potential"],
+                                 "max_rel_diff_field": v["max_rel_diff_field"]}))
+    else:
+        out.append(record("fmm", case, "peer", "farfield CPU FMM", "error", reason="no CPU comparison in the CLI's output"))
+    return out
+
+
+def run_fmm(ctx, cases, deadline, log):
+    recs, raw = [], []
+    for c in cases:
+        if time.monotonic() >= deadline:
+            recs += failed("fmm", c, "skipped", "path budget spent")
+            continue
+        jpath = ctx.work / f"fmm-{c['id']}.json"
+        ctx.work.mkdir(parents=True, exist_ok=True)
+        if jpath.exists():
+            jpath.unlink()
+        limit = case_timeout(c, deadline)
+        r = kit_proc.run_cmd(fmm_cmd(ctx, c["params"], str(jpath)), limit, ctx.env, str(ctx.root))
+        doc = json.loads(jpath.read_text()) if jpath.exists() else None
+        raw.append({"id": c["id"], "status": r["status"], "wall_s": r["wall_s"], "doc": doc, "table": r["stdout"][-4000:]})
+        if r["status"] != "ok" or not doc or not doc.get("cases"):
+            why = f"no result within {limit:.0f} s" if r["status"] == "timeout" else (r["stderr"].strip().splitlines() or ["?"])[-1]
+            recs += failed("fmm", c, r["status"] if r["status"] != "ok" else "error", why)
+            continue
+        recs += fmm_records(c, doc, ctx.threads)
+        log(f"fmm {c['id']}: {r['wall_s']:.1f} s")
+    return recs, raw
+
+
+RUNNERS = {"nufft": run_nufft, "spread": run_spread, "ewald": run_ewald, "fmm": run_fmm}
