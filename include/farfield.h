@@ -101,7 +101,8 @@ typedef float _Complex farfield_complexf;
 #define FARFIELD_POISSON_VICO_DCT 2
 
 // Kernel `FARFIELD_SPREAD_KERNEL_ES`: exponential of semicircle; `width_or_tol` is the
-// relative tolerance in (0, 1) (width `⌈log10(10/tol)⌉`, 2…16, β as the NUFFT's at σ = 2).
+// relative tolerance in (0, 1) (width and β from the NUFFT's table at σ = 2: w = 4, 7, 10, 13
+// at tol 1e-3, 1e-6, 1e-9, 1e-11, at most 16; `farfield_spread_get_width` reports it).
 #define FARFIELD_SPREAD_KERNEL_ES 0
 
 // Kernel `FARFIELD_SPREAD_KERNEL_GAUSSIAN`: truncated Gaussian; `width_or_tol` is the
@@ -1447,7 +1448,7 @@ int farfield_spread_default_opts(struct farfield_spread_opts *opts, size_t struc
 // * `periodic`: 1 = periodic with period `box_len` (points anywhere), 0 = free (every grid
 //   point a point's kernel touches must be in `0 … n − 1`: pad by `⌈w/2⌉` points per side).
 // * `kernel`, `width_or_tol`: `FARFIELD_SPREAD_KERNEL_ES` or `_GAUSSIAN` with a relative
-//   tolerance in (0, 1) (raised to 1e-15, or 1e-6 in single precision, if smaller; σ = 2
+//   tolerance in (0, 1) (raised to 1e-15, or 1e-7 in single precision, if smaller; σ = 2
 //   parameter rules of the NUFFT), or `FARFIELD_SPREAD_KERNEL_BSPLINE` with the order 1…8.
 // * `plan`: receives the handle (set to NULL first, NULL on failure); `opts`: NULL for the
 //   defaults, or a struct filled by `farfield_spread_default_opts` (versioned by its size).
@@ -1473,9 +1474,10 @@ int farfield_spread_makeplan(int dim,
 // double precision and copied (bin-sorted): the caller may reuse or free its arrays.
 //
 // Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NPOINTS (M < 0 or ≥ 2³²), NONFINITE (the message
-// names the point and axis), INVALID_ARG (a point whose kernel leaves a free axis: the message
-// names the point index, its coordinate, the axis and the allowed range), ALLOC}`; after any
-// error but ALLOC the previous points remain set.
+// names the point and axis), RANGE (a finite coordinate whose `(x − box_lo)/box_len`
+// overflows), INVALID_ARG (a point whose kernel leaves a free axis: the message names the
+// point index, its coordinate, the axis and the allowed range), ALLOC}`; after any error but
+// ALLOC the previous points remain set.
 //
 // # Safety
 // `plan` from `farfield_spread_makeplan`; the used coordinate arrays hold M values.
@@ -1511,7 +1513,8 @@ int farfield_spread_spread_complex(farfield_spread_plan plan,
 // units (per unit length), interleaved `grad[dim·j + d] = ∂values_j/∂x_d`; available for
 // B-spline kernels of order ≥ 2 on the CPU (otherwise `FARFIELD_ERR_NOT_SUPPORTED`).
 // Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, NOT_SUPPORTED, INVALID_ARG
-// (overlapping arrays), ALLOC}`.
+// (overlapping arrays), RANGE (a gradient not representable in the plan's precision, e.g. in
+// a box of length 1e-308; nothing written), ALLOC}`.
 //
 // # Safety
 // `grid` holds `n0·n1·n2` values, `values` M writable values, `grad` NULL or `M·dim`.

@@ -38,10 +38,8 @@ impl Exclusions {
         }
         let mut v = try_vec::<(u64, f64)>(pairs.len(), "exclusion list")?;
         for (k, p) in pairs.iter().enumerate() {
-            let key = pair_key(k, p, n_max)?;
-            if sc[k] != 1.0 {
-                v.push((key, sc[k]));
-            }
+            // scale-1 pairs take part in the duplicate check and are dropped after it
+            v.push((pair_key(k, p, n_max)?, sc[k]));
         }
         v.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
         let mut keys = try_vec::<u64>(v.len(), "exclusion list")?;
@@ -61,6 +59,15 @@ impl Exclusions {
             keys.push(key);
             scale.push(s);
         }
+        let mut w = 0;
+        for r in 0..keys.len() {
+            if scale[r] != 1.0 {
+                (keys[w], scale[w]) = (keys[r], scale[r]);
+                w += 1;
+            }
+        }
+        keys.truncate(w);
+        scale.truncate(w);
         if scale.iter().all(|&s| s == 0.0) {
             scale = Vec::new();
         }
@@ -166,6 +173,11 @@ mod tests {
             other => panic!("expected an error, got {other:?}"),
         };
         assert!(msg(Exclusions::new(&[[0, 1], [1, 0]], Some(&[0.5, 0.25]), 2)).contains("two scales"));
+        // a scale of 1 is a scale too: the same pair with 0.5 and 1 is contradictory
+        assert!(msg(Exclusions::new(&[[0, 1], [1, 0]], Some(&[0.5, 1.0]), 2)).contains("two scales"));
+        assert!(msg(Exclusions::new(&[[1, 0], [0, 1]], Some(&[1.0, 0.0]), 2)).contains("two scales"));
+        let ones = Exclusions::new(&[[0, 1], [1, 0], [1, 2]], Some(&[1.0, 1.0, 0.5]), 3).unwrap();
+        assert_eq!((ones.keys, ones.scale), (vec![(1 << 32) | 2], vec![0.5]), "repeated scale-1 pairs are dropped");
         assert!(msg(Exclusions::new(&[[0, 1], [1, 7]], Some(&[0.5, 0.25]), 2)).contains("pair 1"));
         assert!(msg(Exclusions::new(&[[0, 1]], Some(&[f64::NAN]), 2)).contains("scale 0"));
         assert!(msg(Exclusions::new(&[[0, 1]], Some(&[]), 2)).contains("0 scales for 1 pairs"));

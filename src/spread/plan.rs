@@ -305,8 +305,8 @@ impl<T: GpuReal> SpreadPlan<T> {
     /// copied (bin-sorted), so the caller may reuse or free its arrays.
     ///
     /// Errors (the previous points stay set): [`Error::NPoints`] (arrays of different lengths,
-    /// M ≥ 2³²), [`Error::NonFinite`] (naming the first bad point and axis),
-    /// [`Error::InvalidArg`] (a point whose kernel leaves a free axis: the message names the
+    /// M ≥ 2³²), [`Error::NonFinite`] (naming the first bad point and axis), [`Error::Range`]
+    /// (a finite coordinate whose `(x − box_lo)/box_len` overflows), [`Error::InvalidArg`] (a point whose kernel leaves a free axis: the message names the
     /// point index, its coordinate, the axis and the allowed range); [`Error::Alloc`] (the
     /// plan may then be left without points).
     pub fn setpts(&mut self, coords: [&[T]; 3]) -> Result<()> {
@@ -332,6 +332,11 @@ impl<T: GpuReal> SpreadPlan<T> {
                     return Err(Error::NonFinite(format!("coordinate {} of point {i} is {x}", ["x", "y", "z"][d])));
                 }
                 let mut u = (x - lo) / len;
+                if !u.is_finite() {
+                    return Err(Error::Range(format!(
+                        "coordinate {} of point {i} = {x:e}: (x − box_lo)/box_len overflows (box_lo = {lo:e}, box_len = {len:e})",
+                        ["x", "y", "z"][d])));
+                }
                 if bx.periodic[d] {
                     u -= u.floor();
                     if u >= 1.0 {
@@ -423,7 +428,8 @@ impl<T: GpuReal> SpreadPlan<T> {
     /// `grad[dim·j + d] = ∂v_j/∂x_d`), also the gradient in physical units (per unit length).
     /// Errors: [`Error::NoPoints`], [`Error::InvalidArg`] (lengths), [`Error::NotSupported`]
     /// (a gradient with a kernel other than a B-spline of order ≥ 2, or on CUDA),
-    /// [`Error::Alloc`], device errors.
+    /// [`Error::Range`] (a gradient not representable in `T`, e.g. a box of length 1e-300 in
+    /// f64; nothing written), [`Error::Alloc`], device errors.
     pub fn interp_real(&self, grid: &[T], values: &mut [T], grad: Option<&mut [T]>) -> Result<()> {
         self.need_points()?;
         self.check_lens("interp", values.len(), grid.len())?;
@@ -450,12 +456,21 @@ impl<T: GpuReal> SpreadPlan<T> {
                 Some(gr) => {
                     let mut out = crate::error::try_filled_vec(self.m, [T::zero(); 4], "interpolated values and gradients")?;
                     sp.interp_grad_real(grid, &mut out, threads)?;
-                    // ∂/∂x_d = (n_d / len_d) ∂/∂g_d
-                    let scale: [T; 3] = std::array::from_fn(|d| T::of(self.bx.n[d] as f64 / self.bx.len[d]));
+                    // ∂/∂x_d = n_d ∂/∂g_d / len_d, in f64 and in that order: n_d / len_d alone
+                    // overflows for tiny boxes where the gradient itself is representable
+                    let bx = &self.bx;
+                    let grad_of = |o: &[T; 4], d: usize| o[1 + d].to_f64v() * bx.n[d] as f64 / bx.len[d];
+                    let tmax = T::max_value().to_f64v();
+                    let bad = out.iter().enumerate().find_map(|(j, o)| (0..dim).map(|d| (j, d, grad_of(o, d))).find(|&(j, d, g)| out[j][1 + d].is_finite() && !(g.abs() <= tmax)));
+                    if let Some((j, d, g)) = bad {
+                        return Err(Error::Range(format!(
+                            "interp: the gradient at point {j} along axis {d} ({g:e}) is not representable in {} (box length {:e})",
+                            std::any::type_name::<T>(), bx.len[d])));
+                    }
                     for (j, o) in out.iter().enumerate() {
                         values[j] = o[0];
                         for d in 0..dim {
-                            gr[dim * j + d] = o[1 + d] * scale[d];
+                            gr[dim * j + d] = T::of(grad_of(o, d));
                         }
                     }
                     Ok(())
@@ -720,6 +735,60 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Tiny boxes: the gradient n·(∂/∂g)/len is representable although n/len is not (f64:
+    /// len 1e-308, f32: len 2e-38); one that is not representable is refused with Range.
+    fn tiny_box_gradient<T: GpuReal>(len: f64, slope: f64) {
+        let k = kernel_for(SpreadKernelKind::BSpline, 2.0, 1e-15).unwrap();
+        let bx = SpreadBox { dim: 1, n: [16, 1, 1], lo: [0.0; 3], len: [len, 1.0, 1.0], periodic: [false; 3] };
+        let mut p = SpreadPlan::<T>::new(bx, k, &SpreadPlanOpts { nthreads: 1, ..Default::default() }).unwrap();
+        let x: Vec<T> = [0.31, 0.5, 0.66].iter().map(|&t| T::of(t * len)).collect();
+        p.setpts([&x, &[], &[]]).unwrap();
+        // a linear grid: slope `slope` per grid point
+        let grid: Vec<T> = (0..16).map(|l| T::of(slope * l as f64)).collect();
+        let (mut v, mut g) = (vec![T::zero(); 3], vec![T::zero(); 3]);
+        p.interp_real(&grid, &mut v, Some(&mut g)).unwrap();
+        let want = slope * 16.0 / len;
+        for gj in &g {
+            assert!(gj.to_f64v().is_finite() && (gj.to_f64v() - want).abs() <= 1e-5 * want, "{} vs {want}", gj.to_f64v());
+        }
+        let huge: Vec<T> = (0..16).map(|l| T::of(T::max_value().to_f64v() / 32.0 * l as f64)).collect();
+        let mut g2 = vec![T::of(7.0); 3];
+        assert!(matches!(p.interp_real(&huge, &mut v, Some(&mut g2)), Err(Error::Range(_))));
+        assert!(g2.iter().all(|&v| v == T::of(7.0)), "nothing written on error");
+    }
+
+    /// The widths the C header states for the ES kernel (`FARFIELD_SPREAD_KERNEL_ES`) and the
+    /// single-precision floor it states (tolerances below 1e-7 are raised to it).
+    #[test]
+    fn es_widths_are_those_the_header_states() {
+        for (tol, w) in [(1e-3, 4), (1e-6, 7), (1e-9, 10), (1e-11, 13)] {
+            assert_eq!(kernel_for(SpreadKernelKind::Es, tol, f64::MIN_TOL).unwrap().width(), w, "tol {tol:e}");
+        }
+        assert!(kernel_for(SpreadKernelKind::Es, 1e-15, f64::MIN_TOL).unwrap().width() <= 16);
+        use crate::real::Real;
+        assert_eq!(f32::MIN_TOL, 1e-7);
+        assert_eq!(kernel_for(SpreadKernelKind::Es, 1e-12, f32::MIN_TOL).unwrap(), kernel_for(SpreadKernelKind::Es, 1e-7, 1e-15).unwrap());
+    }
+
+    #[test]
+    fn coordinates_whose_grid_position_overflows_are_a_range_error() {
+        let k = kernel_for(SpreadKernelKind::BSpline, 2.0, 1e-15).unwrap();
+        for periodic in [true, false] {
+            let bx = SpreadBox { dim: 1, n: [16, 1, 1], lo: [-1e308; 3], len: [1.0, 1.0, 1.0], periodic: [periodic; 3] };
+            let mut p = SpreadPlan::<f64>::new(bx, k.clone(), &SpreadPlanOpts { nthreads: 1, ..Default::default() }).unwrap();
+            match p.setpts([&[1e308], &[], &[]]) {
+                Err(Error::Range(m)) => assert!(m.contains("point 0") && m.contains("overflows"), "{m}"),
+                r => panic!("periodic {periodic}: expected Range, got {r:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn gradient_in_tiny_boxes() {
+        tiny_box_gradient::<f64>(1e-308, 1e-300);
+        tiny_box_gradient::<f32>(2e-38, 1e-30);
     }
 
     #[test]
