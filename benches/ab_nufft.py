@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A/B timing of two farfield binaries on the NUFFT acceptance cases of issue 14 (M = 1e7; 1D
+"""A/B timing of two farfield binaries on the NUFFT acceptance cases (M = 1e7; 1D
 1e6, 2D 1000^2, 3D 128^3; types 1 and 2; tol 1e-3 ... 1e-12), for measuring one change before
 and after in the same run on the same machine.
 

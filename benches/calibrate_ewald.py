@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Calibration of the Ewald error model (`src/ewald/params.rs`) on real systems (issue 15, item 4).
+"""Calibration of the Ewald error model (`src/ewald/params.rs`) on real systems.
 
 Usage (from the repository root; builds target/release/farfield if it is missing):
 

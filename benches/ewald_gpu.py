@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time per evaluation of the device Ewald plan (`farfield ewald --backend cuda`) on a real
 system, f64 and f32 grids, at several tolerances, with the relative RMS force error against a
-reference field (issue 15). Needs numpy and a CUDA device.
+reference field. Needs numpy and a CUDA device.
 
     # once, anywhere (the classic Ewald sum at tol 1e-8 is slow: minutes on 2 cores)
     farfield ewald --input DATA/jac_dhfr --method direct --tol 1e-8 --repeats 0 --out REF

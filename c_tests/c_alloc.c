@@ -157,7 +157,7 @@ static void nufft_cases(void) {
 
 /* ==================================== ewald ==================================== */
 
-/* Ewald (issue 10, class 2): user-sized allocations under RLIMIT_AS return ALLOC (or a bound
+/* Ewald (bad-input class 2): user-sized allocations under RLIMIT_AS return ALLOC (or a bound
  * returns RANGE first), never abort. nthreads = 1 (no pool threads). */
 #define EW_BUDGET ((size_t)256 << 20)
 

@@ -10,7 +10,7 @@
 
 /* ==================================== ewald ==================================== */
 
-/* Ewald (issue 8): distinct charges at the same point (closer than 2^-40 of the largest cell
+/* Ewald: distinct charges at the same point (closer than 2^-40 of the largest cell
  * length) are INVALID_ARG naming both, unless the pair is excluded; an excluded coincident pair
  * loses its whole interaction (the r -> 0 limit of the k-space part), continuously with the
  * pair a small distance apart; an all-coincident input is refused in O(n). */

@@ -1,4 +1,4 @@
-/* What MD codes call (issue 16 item 1), through the C API: opts.terms (ALL, KSPACE, REAL) and
+/* What MD codes call, through the C API: opts.terms (ALL, KSPACE, REAL) and
  * farfield_ewald_set_exclusions_scaled.
  *
  * System: 200 random charges (neutral, minimum distance 0.25) in an orthorhombic cell

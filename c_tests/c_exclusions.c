@@ -9,7 +9,7 @@
 
 /* ==================================== ewald ==================================== */
 
-/* Ewald (issue 6): exclusions are unordered pairs, deduplicated: {0,1, 1,0} removes the pair
+/* Ewald: exclusions are unordered pairs, deduplicated: {0,1, 1,0} removes the pair
  * once; a pair (i, i) is INVALID_ARG naming the index. */
 static double ew_excl_energy(const int64_t *pairs, int64_t np, int *status) {
     double box[9] = {3, 0, 0, 0, 3, 0, 0, 0, 3};

@@ -51,7 +51,7 @@ static void nufft_cases(void) {
 
 /* ==================================== ewald ==================================== */
 
-/* Ewald (issue 10, class 1): each case returns well inside its watchdog. */
+/* Ewald (bad-input class 1): each case returns well inside its watchdog. */
 typedef struct {
     const char *what;
     int method;

@@ -209,7 +209,7 @@ static void nufft_cases(void) {
 
 /* ==================================== ewald ==================================== */
 
-/* Ewald (issue 10, class 9): a tolerance below what the method reaches in double precision is
+/* Ewald (bad-input class 9): a tolerance below what the method reaches in double precision is
  * raised to it with FARFIELD_WARN_TOL_CLAMPED (farfield_ewald_get_warnings); sizes beyond
  * the stated limits are FARFIELD_ERR_RANGE, never FARFIELD_ERR_MODES; messages print floats
  * compactly. */

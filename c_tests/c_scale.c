@@ -10,7 +10,7 @@
 
 /* ==================================== ewald ==================================== */
 
-/* Ewald (issue 10, classes 5 and 7): NaCl (8 ions, conventional cell of side L, shifted off
+/* Ewald (bad-input classes 5 and 7): NaCl (8 ions, conventional cell of side L, shifted off
  * the lattice planes) at L = 1e-150 … 1e150: energy·L equals its value at L = 1 to the
  * requested tol for every method; results that are not representable give FARFIELD_ERR_RANGE
  * and leave the outputs untouched. Fixed window (one error-model table per method). */

@@ -73,7 +73,7 @@ static double nufft_upsampfac_error(int dim, int type, int kernel, double sigma,
 }
 
 static void nufft_cases(void) {
-    /* issue 10: sigma = 1.25 at tol 1e-12 gave 3e-10 (ES) or 6e-9 (Gaussian) with
+    /* formerly: sigma = 1.25 at tol 1e-12 gave 3e-10 (ES) or 6e-9 (Gaussian) with
      * tol_used = 1e-12 and no warning. Now: error <= 10 tol_used, tol_used > tol exactly when
      * the warning is set. */
     static const double sigmas[] = {1.05, 1.25, 1.5, 2.0};

@@ -711,7 +711,7 @@ mod tests {
 
     #[test]
     fn smooth_sizes_are_bounded_in_time_and_range() {
-        // the sizes of issue 10 (the old scan never returned or took seconds)
+        // sizes a bad-input probe used (the old scan never returned or took seconds)
         for n in [123_456_789_012_345_678usize, 1_000_000_000_000, 10_000_000_000_000, MAX_SMOOTH_INPUT] {
             let t = std::time::Instant::now();
             let m = next_smooth_even(n);

@@ -1,7 +1,7 @@
 //! Distributed SPME (feature `mpi`) against the single-process plan, under `mpirun -np 1…4`
 //! (see `mpi_common`).
 //!
-//! Acceptance (issue 18): φ and E of every charge, the energy and the virial equal the
+//! Acceptance: φ and E of every charge, the energy and the virial equal the
 //! single-process results to ≤ 1e-12 relative (max-norm over all charges, relative to the
 //! largest value) on JAC DHFR and the TIP3P water box of `data/`, whatever the assignment of
 //! the charges to the ranks: random, all on one rank, one rank empty, blocks in the caller's

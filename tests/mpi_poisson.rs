@@ -3,7 +3,7 @@
 //! Run by `cargo test --features mpi --test mpi_poisson`: started without an MPI launcher, the
 //! binary launches itself under `mpirun -np K` for K = 1, 2, 3, 4 (`--oversubscribe`, so 4
 //! ranks run on a 2-core machine) and fails if any run fails; under the launcher each rank
-//! checks its slab. Acceptance (issue 18): φ, E and the energy equal the single-process
+//! checks its slab. Acceptance: φ, E and the energy equal the single-process
 //! results to ≤ 1e-12 relative (max-norm over the whole grid) on the Gaussian of Mayani et al.
 //! 2025 at n = 64 and on a non-cubic 48×32×40 grid, all three methods, and in 2D; each rank's
 //! plan memory is ≤ 1/K of the single-process plan plus its slab buffers; mismatched

@@ -184,7 +184,7 @@ def acceptance(records, mem, threads):
     else:
         lines.append("- peak RSS ours/ducc0: not measured (add --memory)")
 
-    print("\nAcceptance (issue 14)" + ("" if full else "; this run is not the full acceptance set, so the lines "
+    print("\nAcceptance" + ("" if full else "; this run is not the full acceptance set, so the lines "
                                        "below describe only the cases run") + ":\n")
     print("\n".join(lines))
     return res

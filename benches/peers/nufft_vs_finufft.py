@@ -3,7 +3,7 @@
 
 Usage (from anywhere; paths are relative to the repository):
 
-    python3 benches/peers/nufft_vs_finufft.py                     # issue 14's acceptance run (below)
+    python3 benches/peers/nufft_vs_finufft.py                     # the acceptance run (below)
     python3 benches/peers/nufft_vs_finufft.py --quick             # M = 1e6, smaller N
     python3 benches/peers/nufft_vs_finufft.py --quick --threads 1,2 --tol 1e-3,1e-6 --json-out r.json
     python3 benches/peers/nufft_vs_finufft.py --threads 1,2,0     # + all cores (bigger machines)
@@ -46,7 +46,7 @@ What it does:
    setup + exec = total, FINUFFT total, ducc0 setup + exec = total, ratio ours/ducc0 and
    ours/FINUFFT, the three errors, sigma and w of ours and ducc0); per library the parallel
    efficiency from 1 to T threads, t1 / (T tT), separately for setup and exec; and the
-   acceptance lines of issue 14 at 2 threads: max ratio ours/ducc0 <= 1.0, median <= 0.8,
+   acceptance lines at 2 threads: max ratio ours/ducc0 <= 1.0, median <= 0.8,
    every error <= 10 tol (all three libraries), efficiency 1 -> 2 >= 85 % (setup and exec),
    peak RSS ours/ducc0 <= 1.1 (with `--memory`), and whether the run covers the full set.
 6. `--memory` (`nufft_peers_memory.py`): peak RSS (GNU time -v) of the 3D type-1 case (tol

@@ -113,7 +113,7 @@ mod tests {
     use super::*;
 
     /// Every option that takes a value, in every subcommand, reads a negative number as its
-    /// value (issue 16: `--tol -1` was "unexpected argument '-1'").
+    /// value (`--tol -1` was once "unexpected argument '-1'").
     #[test]
     fn every_value_option_accepts_negative_numbers() {
         fn walk(cmd: &clap::Command, path: &str, checked: &mut usize) {

@@ -1,4 +1,4 @@
-//! Bad command-line input that new users hit (issue 16, item 3): negative numbers reach the
+//! Bad command-line input that new users hit: negative numbers reach the
 //! tool's own checks instead of clap's "unexpected argument '-1'", whole-number options say what
 //! they expect, and `.npy` inputs of the wrong shape (charges of shape (N, 1), a positions file
 //! given as `--image`) are refused with the expected and the actual shape.

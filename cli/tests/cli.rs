@@ -104,7 +104,7 @@ fn bench_nufft_f32_and_bad_arguments() {
 
 #[test]
 fn bench_nufft_sizes_beyond_the_limits_are_errors_not_aborts() {
-    // issue 10: `bench nufft --modes 1e15` aborted ("memory allocation of N bytes failed")
+    // `bench nufft --modes 1e15` once aborted ("memory allocation of N bytes failed")
     for (ty, dim, modes, points) in [("1", "1", "1e15", "10"), ("2", "1", "1e15", "10"), ("2", "3", "1e5", "10"),
                                      ("1", "2", "67108864", "10"), ("1", "1", "16", "1e13")] {
         let out = farfield()

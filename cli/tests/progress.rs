@@ -1,4 +1,4 @@
-//! Progress on stderr for the runs that take seconds (issue 16, item 3): shown when stderr is
+//! Progress on stderr for the runs that take seconds: shown when stderr is
 //! a terminal (here a pseudo-terminal made by util-linux `script`), never on stdout, so the
 //! JSON object stays the clean last line; nothing at all when stderr is a pipe.
 

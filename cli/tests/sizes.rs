@@ -1,6 +1,6 @@
 //! Sizes on the command line that no machine can hold end with an error message and exit
 //! status 1, never with an abort ("memory allocation of N bytes failed"), a crash or a hang
-//! (issue 10, class 2: the CLI included).
+//! (bad-input class 2: the CLI included).
 
 #[allow(dead_code)] // last_json is for the other test files
 mod common;

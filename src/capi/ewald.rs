@@ -33,7 +33,7 @@
 //! magnitude are assumed, and a requested result that is not finite or underflows is
 //! `FARFIELD_ERR_RANGE`.
 //!
-//! Limits (issue 10; each checked before anything is allocated or looped over):
+//! Limits (each checked before anything is allocated or looped over):
 //! * scale: any cell scale whose results are representable in double precision (the plan
 //!   works in scaled units internally; tested from 1e-150 to 1e150); a requested result that
 //!   would overflow, or whose largest value would underflow below 2.2e-308, is

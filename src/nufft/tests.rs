@@ -359,7 +359,7 @@ fn msg<T>(r: crate::Result<T>) -> Error {
 
 #[test]
 fn huge_mode_counts_fail_fast_with_the_limit() {
-    // issue 10 class 1: these never returned (1.2e17) or took 5.7 s (1e12) and 36 s (1e13)
+    // bad-input class 1: these once never returned (1.2e17) or took 5.7 s (1e12) and 36 s (1e13)
     let o = NufftOpts { nthreads: 1, ..Default::default() };
     let t = std::time::Instant::now();
     for n in [123_456_789_012_345_678i64, 1_000_000_000_000, 10_000_000_000_000, i64::MAX, 1 << 31, 2_000_000_000] {
@@ -446,7 +446,7 @@ fn large_coordinate_error<T: Real>(x0: f64, tol: f64, ty: i32) -> f64 {
 
 #[test]
 fn accuracy_holds_for_large_coordinates() {
-    // issue 10: at tol 1e-12 the error was 4e-10 at |x| ~ 1e6, 4e-6 at 1e10, O(1) at 1e16;
+    // formerly, at tol 1e-12 the error was 4e-10 at |x| ~ 1e6, 4e-6 at 1e10, O(1) at 1e16;
     // f32 at |x| ~ 1e4: 2.5e-3 at tol 1e-6. The contract: ≤ 10·tol for |x| ≤ 1e16.
     for x0 in [0.0, 1e3, 1e6, 1e10, -1e13, 1e16] {
         for ty in 1..=2 {
@@ -488,7 +488,7 @@ fn upsampfac_case(kernel: crate::kernel::KernelKind, sigma: f64, tol: f64, ty: i
 
 #[test]
 fn upsampfac_below_two_reaches_or_reports_tol() {
-    // issue 10 class 4: σ = 1.25 at tol 1e-12 gave 3e-10 (ES) / 6e-9 (Gaussian) with
+    // bad-input class 4: σ = 1.25 at tol 1e-12 gave 3e-10 (ES) / 6e-9 (Gaussian) with
     // tol_used = 1e-12 and no warning
     for kernel in [crate::kernel::KernelKind::Es, crate::kernel::KernelKind::Gaussian] {
         for sigma in [1.05, 1.25, 1.5, 2.0] {

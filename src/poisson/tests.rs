@@ -1,5 +1,5 @@
 //! Accuracy tests of the Poisson solvers against exact solutions (Mayani et al. 2025 §3.1) and a
-//! direct sum. Tolerances follow the acceptance criteria of issue 3.
+//! direct sum. Tolerances follow the module's accuracy contract.
 
 use super::*;
 use super::testcases::{self, gaussian_fns as gauss3, rel_l2, sample};
@@ -309,7 +309,7 @@ fn bad_inputs() {
     assert!(phi.iter().all(|&v| v == 7.0));
 }
 
-/// Class 1 (issue 10): vico_factor is bounded before the precomputation grid is derived.
+/// Bad-input class 1: vico_factor is bounded before the precomputation grid is derived.
 #[test]
 fn vico_factor_bounded() {
     let t = std::time::Instant::now();
@@ -326,7 +326,7 @@ fn vico_factor_bounded() {
     assert!(tc.rel_error(&phi) < 1e-4, "{}", tc.rel_error(&phi));
 }
 
-/// Class 7 (issue 10): the Gaussian test at h·c for c = 1e±110 (not powers of two) gives
+/// Bad-input class 7: the Gaussian test at h·c for c = 1e±110 (not powers of two) gives
 /// φ = c²·φ(h), E = c·E(h), U = c⁵·U(h) for every method, to rounding of the spacings (the
 /// methods' discrete problems are exactly scale covariant; 1e-12 ≪ every method's accuracy).
 #[test]
@@ -457,7 +457,7 @@ fn anisotropy_limit_and_flat_cells() {
     }
 }
 
-/// Defect 9 (issue 10): the memory estimate is derived from the precomputation grid the plan
+/// Bad-input defect 9: the memory estimate is derived from the precomputation grid the plan
 /// builds and equals the bytes actually allocated, for cubic, flat and anisotropic grids; the
 /// old "16·Π 4n_d" was 13× low for the 64×64×2 slab. The grid is bounded relative to the
 /// doubled grid (h_y = 1e-5 → Range, quickly, without allocating).

@@ -1,4 +1,4 @@
-//! Periodic electrostatics on the device (issue 15): smooth particle-mesh Ewald (Essmann et al.,
+//! Periodic electrostatics on the device: smooth particle-mesh Ewald (Essmann et al.,
 //! J. Chem. Phys. 103 (1995) 8577) and spectral Ewald (Lindbo & Tornberg, J. Comput. Phys. 230
 //! (2011) 8744) with the GPU particle-mesh spreading methods of [`crate::gpu::spread`] (Guo et
 //! al., Procedia Comput. Sci. 51 (2015) 120), written against
