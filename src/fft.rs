@@ -206,7 +206,7 @@ impl<E: Copy> AlignedVec<E> {
     /// [`Self::zeroed`] without the huge-page advice: for grids accessed a cache-sized box at a
     /// time (the 2D/3D NUFFT fine grid of bin-sorted points), where the TLB gains nothing from
     /// huge pages, while on a virtual machine that reports free memory to its host a fresh
-    /// huge page can cost the host up to 512 faults (docs/design.md §10, "Huge pages").
+    /// huge page can cost the host up to 512 faults (docs/performance.md, "Huge pages").
     /// Errors: as [`Self::zeroed`].
     pub fn zeroed_small_pages(len: usize, what: &str) -> Result<Self> {
         let bytes = len

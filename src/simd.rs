@@ -39,7 +39,7 @@ pub(crate) fn has_avx2_fma() -> bool {
 /// AVX-512VL, and `FARFIELD_NO_AVX512` is unset. VL is required because the spreader's
 /// AVX-512 interpolation clone also runs 256-bit row loops ([`splits_512bit_ops`]): without
 /// VL those can use only 16 vector registers, and that loop spilled its accumulators to the
-/// stack (docs/design.md §10, "Interpolation rows on 256-bit vectors, with AVX-512VL"). Every
+/// stack (docs/performance.md, "Interpolation rows on 256-bit vectors, with AVX-512VL"). Every
 /// AVX-512 CPU but the Xeon Phi has VL. Probed once per process and cached; always `false`
 /// off x86-64.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // callers are x86-64 only
@@ -66,7 +66,7 @@ pub(crate) fn has_avx512() -> bool {
 /// so a loop whose rows fill 512-bit vectors only in part does more work than the same loop on
 /// 256-bit vectors. The spreader's 2D/3D box loops (read-modify-write of every vector of a row)
 /// take 256-bit rows there, and so do its interpolation loops for f32 and for f64 in 3D
-/// ([`crate::spread`]; docs/design.md §10, "Spreading rows on 256-bit vectors where 512-bit
+/// ([`crate::spread`]; docs/performance.md, "Spreading rows on 256-bit vectors where 512-bit
 /// ones are split" and "Interpolation rows on 256-bit vectors, with AVX-512VL"). Probed once
 /// per process and cached; always `false` off x86-64 and where [`has_avx512`] is `false`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // callers are x86-64 only

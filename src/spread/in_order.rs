@@ -10,7 +10,7 @@
 //! prefetches the cache lines of the window [`PREFETCH_AHEAD`](super::PREFETCH_AHEAD) points ahead, so their misses
 //! overlap. Measured on a 2-core AMD EPYC (AVX2), M = 10⁷, N = 10⁶, one thread, tol 1e-6:
 //! interpolation 0.53 s at random point order against 0.21 s when the same points come sorted,
-//! the sort 0.39 s (docs/design.md §10). FINUFFT's default heuristic (`spread_sort = 2`) likewise
+//! the sort 0.39 s (docs/performance.md). FINUFFT's default heuristic (`spread_sort = 2`) likewise
 //! does not sort for 1D interpolation (Barnett, Magland & af Klinteberg, SIAM J. Sci. Comput.
 //! 41 (2019) C479, §3.2).
 //!
@@ -37,7 +37,7 @@ use std::time::Instant;
 /// Points folded at a time when the coordinates are held by reference (on the stack, 24 KiB
 /// in f64). The windows of a block's last [`PREFETCH_AHEAD`](super::PREFETCH_AHEAD) points
 /// are prefetched by no one, so a block is much longer than that: 256 left a quarter of the
-/// points without their prefetch (docs/design.md §10).
+/// points without their prefetch (docs/performance.md).
 const BLOCK: usize = 2048;
 
 /// Grid entries zeroed or summed per parallel task when spreading in the caller's order.
@@ -92,7 +92,7 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
 /// exactly (TwoSum), so the coordinate is exact to ~1e-16 grid points instead of the
 /// half-ulp of `nf` (1.2e-10 at nf = 2·10⁶) of one double, which put an accuracy floor of
 /// ~5e-11 under 1D transforms at N = 10⁶ (ours before, FINUFFT's and ducc0's:
-/// `benches/results/nufft_peers_2026-11-27b.md`, docs/design.md §10).
+/// `benches/results/nufft_peers_2026-11-27b.md`, docs/performance.md).
 #[inline(always)]
 fn fold_dd_small(x: f64, nf: f64, c: (f64, f64)) -> (f64, f64) {
     let p = x * c.0;

@@ -141,7 +141,7 @@ macro_rules! row_kernels {
             // own, so every loop over the vectors is unrolled and the accumulators stay in
             // registers (with the count read at run time, the 512-bit f64 loops on Zen 4 kept
             // them in stack arrays at w ≤ 4 and w = 12, twice as slow, and the AVX2 loops were
-            // 20–30 % slower at w = 6, 11 and 13; docs/design.md §10)
+            // 20–30 % slower at w = 6, 11 and 13; docs/performance.md)
             #[inline(always)]
             unsafe fn sum_rows<const W: usize>(p0: *const $t, s: [usize; 2], l: [usize; 3], wyz: [usize; 2], ker: &PointKernel<$t>, o: usize, nv: usize) -> Complex<$t> {
                 let acc = match wyz {
@@ -293,7 +293,7 @@ row_kernels!(f32, 16, __m512, _mm512_setzero_ps, _mm512_add_ps, _mm512_set1_ps, 
 // prefetched, the bytes past it are not, and the masked load's full width reached into the
 // next line: f64 w = 5 on the AVX-512 Zen 4 VM (2026-11-30, M = 10⁷, N = 10⁶, σ = 2, one
 // thread) spent 73 % of its loop on the FMA after that load (interpolation 0.385–0.401 s,
-// against 0.147–0.152 s with tail loads); docs/design.md §10.
+// against 0.147–0.152 s with tail loads); docs/performance.md.
 // ---------------------------------------------------------------------------------------------
 
 /// Interpolates one 1D point (row starting at complex entry `l0` of `bx`, x-kernel `kx[..W]`)

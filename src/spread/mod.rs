@@ -145,7 +145,7 @@ pub struct Spreader<T: Real> {
 /// caller's order (`SpreadOpts::callers_order`, `interp_only`), each window a scattered access
 /// over the whole grid, so it asks for huge pages ([`crate::fft::AlignedVec::zeroed`]); in 2D
 /// and 3D the sorted subproblems touch it a cache-sized box at a time, so it takes small pages
-/// ([`crate::fft::AlignedVec::zeroed_small_pages`]; docs/design.md §10, "Huge pages"). The
+/// ([`crate::fft::AlignedVec::zeroed_small_pages`]; docs/performance.md, "Huge pages"). The
 /// values are zero, 64-byte aligned, in the caller's layout (the NUFFT's: x fastest).
 /// Errors: [`Error::Alloc`] (the size overflows or the allocation fails).
 pub fn zeroed_grid<T: Real>(dim: usize, len: usize, what: &str) -> Result<crate::fft::AlignedVec<Complex<T>>> {
@@ -481,7 +481,7 @@ impl<T: Real> Spreader<T> {
             (true, _) => k.eval_fused(t[0], &mut ker[0]),
             (false, _) => {
                 // a plain loop: an iterator adapter's `fold` stays out of line, compiled without
-                // the calling clone's target features (docs/design.md §10)
+                // the calling clone's target features (docs/performance.md)
                 for d in 0..self.dim {
                     k.eval(t[d], &mut ker[d]);
                 }
@@ -508,7 +508,7 @@ impl<T: Real> Spreader<T> {
     /// the caller's order themselves (strength read in the loop, prefetched
     /// [`STRENGTH_AHEAD`] points ahead; each value's destination prefetched as its point
     /// starts) instead of in a gather before and plain stores after the loop: in 2D only
-    /// (docs/design.md §10: in 3D interpolation lost 10–15 % with the prefetch; 1D keeps the
+    /// (docs/performance.md: in 3D interpolation lost 10–15 % with the prefetch; 1D keeps the
     /// gather, not measured otherwise).
     fn callers_order_in_loop(&self) -> bool {
         self.dim == 2
@@ -575,7 +575,7 @@ impl<T: Real> Spreader<T> {
     /// instead of `w/2 + 1`; the second box is added into the first before the wrap-add. Only
     /// for an even `w` in x (at an odd `w` both starts take `(w + 1)/2` vectors), f64, 2D and
     /// 3D, and where the rows are 256-bit (AVX2/FMA, and AVX-512 CPUs that split 512-bit
-    /// operations, [`crate::simd::splits_512bit_ops`]). Measured in docs/design.md §10.
+    /// operations, [`crate::simd::splits_512bit_ops`]). Measured in docs/performance.md.
     fn paired_boxes(&self) -> bool {
         std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>() && self.dim >= 2 && self.w[0].is_multiple_of(2) && self.w[0] <= 16 && spreads_256bit_rows()
     }
@@ -591,7 +591,7 @@ impl<T: Real> Spreader<T> {
     /// the 256-bit rows' time). That was with the vector count read at run time; the row
     /// loops now take it as a constant (`row_kernels!` in `inner_simd`, measured on an AVX2
     /// CPU only), which should remove that cause, but the list stays until a CPU that splits
-    /// 512-bit operations measures the 512-bit rows without it. Measured in docs/design.md §10.
+    /// 512-bit operations measures the 512-bit rows without it. Measured in docs/performance.md.
     #[cfg(target_arch = "x86_64")]
     fn interp_256bit_rows(&self) -> bool {
         let w = self.w[0];
@@ -809,7 +809,7 @@ impl<T: Real> Spreader<T> {
 
     #[cfg(target_arch = "x86_64")]
     // VL: 32 registers for the 256-bit rows of `interp_256bit_rows` (with 16, their
-    // accumulators were spilled to the stack; docs/design.md §10)
+    // accumulators were spilled to the stack; docs/performance.md)
     #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
     unsafe fn interp_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>, dst: Dest<T>) {
         // the kernel evaluation keeps this clone's 512-bit code ([`Self::interp_256bit_rows`])
@@ -960,7 +960,7 @@ type Strengths<'a, T> = (Option<&'a [u32]>, &'a [Complex<T>]);
 
 /// Points ahead whose strength the spreading loop prefetches where it reads the strengths in
 /// the caller's order itself ([`Spreader::callers_order_in_loop`]): one random access per
-/// point, which a separate gather pass waited for (docs/design.md §10).
+/// point, which a separate gather pass waited for (docs/performance.md).
 const STRENGTH_AHEAD: usize = 16;
 
 /// Where interpolated values go, for their prefetch: the subproblem's `perm` and the caller's
@@ -996,7 +996,7 @@ fn aligned_boxes<T: Real>(shape: [usize; 3], count: usize) -> Result<(Vec<[T; 2]
 /// Whether the 2D/3D spreading box loops run 256-bit rows: in the AVX2/FMA clone, and in the
 /// AVX-512 clone where the CPU splits 512-bit operations into two 256-bit halves (AMD Zen 4,
 /// [`crate::simd::splits_512bit_ops`]: there 256-bit rows leave fewer lanes unused, while the
-/// kernel evaluation keeps 512-bit code; docs/design.md §10). Where the CPU runs 512-bit
+/// kernel evaluation keeps 512-bit code; docs/performance.md). Where the CPU runs 512-bit
 /// vectors at full width, the AVX-512 clone writes 512-bit rows; `false` off x86-64.
 fn spreads_256bit_rows() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -1092,7 +1092,7 @@ const PREFETCH_AHEAD: usize = 64;
 /// Rows of at most this many bytes are not prefetched in the caller's order ([`prefetches`]):
 /// their lines come from L2 or the near L3, whose latency the out-of-order core covers, and the
 /// window arithmetic and prefetches cost more than they save. Measured on the 2-core AMD EPYC
-/// (AVX2) of docs/design.md §10, execute with and without prefetching: one thread, 2·10⁵
+/// (AVX2) of docs/performance.md, execute with and without prefetching: one thread, 2·10⁵
 /// points, f32 with a 19 KB grid 3.5 → 1.9 ms (type 1) and 3.9 → 2.5 ms (type 2), f64 with a
 /// 432 KB grid 6.9 → 4.8 and 7.0 → 5.1 ms; two threads, M = 10⁷, tol 1e-6, f64: at a 3.1 MB
 /// grid 0.20–0.21 → 0.16–0.18 s, but at 9.4 MB 0.23 → 0.39–0.48 s and at 31 MB 0.31 → 0.65–0.72 s.

@@ -37,7 +37,7 @@
 //!    uninitialised (no zeroing pass): the page faults of the fresh memory are taken here, in
 //!    parallel. They get no huge-page advice: written as streams and read in order, they gain
 //!    nothing in TLB reach, and on a virtual machine that reports free memory to its host a
-//!    fresh huge page can cost up to 512 host faults (docs/design.md §10, "Huge pages"). Chunks fill
+//!    fresh huge page can cost up to 512 host faults (docs/performance.md, "Huge pages"). Chunks fill
 //!    each bucket in input order, so the buckets are stable.
 //! 4. **local** (parallel over groups of consecutive buckets balanced by point count, one
 //!    scratch per group, none per bucket): a stable counting sort by key within each bucket
