@@ -26,7 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 NUFFT_SCRIPT = ROOT / "benches" / "peers" / "nufft_vs_cufinufft.py"
 EWALD_SCRIPT = ROOT / "benches" / "peers" / "ewald_vs_openmm.py"
 FMM_SCRIPT = ROOT / "benches" / "fmm_cuda.py"
-SPREAD_F32_REASON = "farfield bench spread times f64 only (it has no precision option)"
 
 
 def record(path, case, side, impl, status, repetitions=(), metric="time_s", stages=None, rel_error=None,
@@ -51,6 +50,18 @@ GRACE_S = 20  # how far past its path's budget a case started in time may run
 def case_timeout(case, deadline):
     """The case's own timeout, cut so that it ends at most GRACE_S after the path's budget."""
     return max(10.0, min(case["timeout_s"], deadline - time.monotonic() + GRACE_S))
+
+
+def run_to_json_file(ctx, case, deadline, cmd_of, prefix=""):
+    """Runs `cmd_of(ctx, params, json_path)` for `case` within its timeout; returns the process
+    result, the JSON document the script wrote (None if none) and the timeout used."""
+    jpath = ctx.work / f"{case['path']}-{case['id']}.json"
+    ctx.work.mkdir(parents=True, exist_ok=True)
+    if jpath.exists():
+        jpath.unlink()
+    limit = case_timeout(case, deadline)
+    r = kit_proc.run_cmd(cmd_of(ctx, case["params"], str(jpath)), limit, ctx.env, str(ctx.root), echo_prefix=prefix or None)
+    return r, (json.loads(jpath.read_text()) if jpath.exists() else None), limit
 
 
 def last_json(stdout):
@@ -128,31 +139,40 @@ def run_nufft(ctx, cases, deadline, log):
 
 
 # --------------------------------------------------------------------------------------------- spreading
-def spread_cmd(ctx, params, backend="cuda"):
+def spread_key(params):
+    """Cases with the same key run in one process, one CPU run for all their methods."""
+    p = params
+    return (p["dim"], p["grid"], p["m"], p["tol"], p.get("prec", "f64"), p.get("reps", 3))
+
+
+def spread_cmd(ctx, params, backend="cuda", methods=None):
     p = params
     cmd = [ctx.bin, "bench", "spread", "--dim", str(p["dim"]), "--grid", str(p["grid"]), "--m", str(p["m"]),
-           "--tol", f"{p['tol']:g}", "--backend", backend, "--reps", str(p.get("reps", 3)), "--json"]
+           "--tol", f"{p['tol']:g}", "--precision", p.get("prec", "f64"), "--backend", backend,
+           "--reps", str(p.get("reps", 3)), "--json"]
     if backend == "cuda":
-        cmd += ["--method", p["method"]]
+        cmd += ["--method", ",".join(methods or [p["method"]])]
     return cmd
 
 
-def spread_records(case, obj):
-    """Records of one `farfield bench spread --json` object (CPU: the peer only; CUDA: both).
+def spread_records(case, obj, run=None):
+    """Records of one `farfield bench spread --json` object (CPU: the peer only; CUDA: both,
+    the GPU side from `run`, one entry of the object's `cuda_runs`, by default its first).
     A key the CLI no longer writes raises KeyError."""
     p = case["params"]
     cpu = obj["cpu"]
     base = {"dim": obj["dim"], "grid": obj["grid"], "m": obj["m"], "w": obj["w"], "asm": obj["asm"],
-            "kernel": obj["kernel"], "periodic": obj["periodic"], "reported": f"best of {p.get('reps', 3)} (the CLI reports the fastest)"}
+            "kernel": obj["kernel"], "periodic": obj["periodic"], "precision": obj["precision"]}
     notes = []
     if "w" in p and obj["w"] != p["w"]:
         notes.append(f"kernel width {obj['w']}, not the case's {p['w']}")
-    peer = record("spread", case, "peer", f"farfield CPU spreader ({cpu['threads']} threads)", "ok", [cpu["spread_s"]],
-                  "spread_s", {"setpts": [cpu["setpts_s"]], "spread": [cpu["spread_s"]], "interp": [cpu["interp_s"]]},
+    peer = record("spread", case, "peer", f"farfield CPU spreader ({cpu['threads']} threads)", "ok", cpu["spread_reps_s"],
+                  "spread_s", {"setpts": [cpu["setpts_s"]], "spread": cpu["spread_reps_s"], "interp": cpu["interp_reps_s"]},
                   reason="; ".join(notes) or None, extra=dict(base))
     out = [peer]
     if obj["backend"] == "cuda":
-        g, plan = obj["cuda"], obj["cuda_plan"]
+        run = run if run is not None else obj["cuda_runs"][0]
+        g, plan = run["cuda"], run["cuda_plan"]
         extra = dict(base, device=g["device"], method=g["method"], compute_units=g.get("cu"),
                      host_arrays={"method": plan["method"], "setpts_s": plan["setpts_s"], "spread_s": plan["spread_s"],
                                   "interp_s": plan["interp_s"], "spread_rel_diff": plan["spread_rel_diff"],
@@ -160,43 +180,61 @@ def spread_records(case, obj):
         if p.get("method") == "auto":
             extra["auto_picked"] = g["method"]
         out.append(record("spread", case, "ours", f"farfield CUDA {g['method']} (kernels, device arrays)", "ok",
-                          [g["spread_s"]], "spread_s",
-                          {"setpts": [g["setpts_s"]], "spread": [g["spread_s"]], "interp": [g["interp_s"]]},
+                          g["spread_reps_s"], "spread_s",
+                          {"setpts": [g["setpts_s"]], "spread": g["spread_reps_s"], "interp": g["interp_reps_s"]},
                           rel_error=max(plan["spread_rel_diff"], plan["interp_rel_diff"]),
                           reason="; ".join(notes) or None, extra=extra))
     return out
 
 
+def spread_groups(cases):
+    """Consecutive cases of one `spread_key`, in order (the case list's priority is kept)."""
+    groups = []
+    for c in cases:
+        if groups and spread_key(groups[-1][0]["params"]) == spread_key(c["params"]):
+            groups[-1].append(c)
+        else:
+            groups.append([c])
+    return groups
+
+
 def run_spread(ctx, cases, deadline, log):
+    """Runs consecutive cases of one size, width and precision as one process (`--method` list)."""
     recs, raw = [], []
     sides = (("ours", "farfield CUDA"), ("peer", "farfield CPU spreader"))
-    for c in cases:
-        if c["params"]["prec"] != "f64":
-            recs += failed("spread", c, "skipped", SPREAD_F32_REASON, sides)
-            continue
+    for group in spread_groups(cases):
         if time.monotonic() >= deadline:
-            recs += failed("spread", c, "skipped", "path budget spent", sides)
+            for c in group:
+                recs += failed("spread", c, "skipped", "path budget spent", sides)
             continue
-        limit = case_timeout(c, deadline)
-        r = kit_proc.run_cmd(spread_cmd(ctx, c["params"]), limit, ctx.env, str(ctx.root))
-        raw.append({"id": c["id"], "status": r["status"], "rc": r["rc"], "wall_s": r["wall_s"], "stdout": r["stdout"][-4000:],
+        limit = min(len(group) * case_timeout(group[0], deadline), max(deadline - time.monotonic(), 1) + GRACE_S)
+        methods = [c["params"]["method"] for c in group]
+        r = kit_proc.run_cmd(spread_cmd(ctx, group[0]["params"], methods=methods), limit, ctx.env, str(ctx.root))
+        ids = ",".join(c["id"] for c in group)
+        raw.append({"ids": ids, "status": r["status"], "rc": r["rc"], "wall_s": r["wall_s"], "stdout": r["stdout"][-4000:],
                     "stderr": r["stderr"][-2000:]})
         if r["status"] != "ok":
             why = f"no result within {limit:.0f} s" if r["status"] == "timeout" else (r["stderr"].strip().splitlines() or ["?"])[-1]
-            recs += failed("spread", c, r["status"], why, sides)
-            log(f"spread {c['id']}: {r['status']}: {why}")
+            for c in group:
+                recs += failed("spread", c, r["status"], why, sides)
+            log(f"spread {ids}: {r['status']}: {why}")
             continue
         try:
-            got = spread_records(c, last_json(r["stdout"]))
-        except (ValueError, KeyError) as e:
-            recs += failed("spread", c, "error", f"cannot read the CLI's JSON: {e!r}", sides)
+            obj = last_json(r["stdout"])
+            got = [spread_records(c, obj, obj["cuda_runs"][k]) for k, c in enumerate(group)]
+        except (ValueError, KeyError, IndexError) as e:
+            for c in group:
+                recs += failed("spread", c, "error", f"cannot read the CLI's JSON: {e!r}", sides)
             continue
-        for g in got:
-            g["extra"]["wall_s"] = r["wall_s"]
-        recs += got
-        ours = next((g for g in got if g["side"] == "ours"), None)
-        log(f"spread {c['id']}: spread {ours['median_s'] * 1e3:.3f} ms ({ours['extra'].get('method')}), "
-            f"process {r['wall_s']:.1f} s" if ours else f"spread {c['id']}: no CUDA result")
+        for k, (c, rs) in enumerate(zip(group, got)):
+            for g in rs:
+                g["extra"]["wall_s"] = r["wall_s"]
+                g["extra"]["process"] = f"one process for {len(group)} method(s), the CPU run shared"
+            recs += rs
+            ours = next((g for g in rs if g["side"] == "ours"), None)
+            log(f"spread {c['id']}: spread {ours['median_s'] * 1e3:.3f} ms ({ours['extra'].get('method')})" if ours
+                else f"spread {c['id']}: no CUDA result")
+        log(f"spread: {len(group)} case(s) in {r['wall_s']:.1f} s")
     return recs, raw
 
 
@@ -271,13 +309,7 @@ def run_ewald(ctx, cases, deadline, log):
         if time.monotonic() >= deadline:
             recs += failed("ewald", c, "skipped", "path budget spent")
             continue
-        jpath = ctx.work / f"ewald-{c['id']}.json"
-        ctx.work.mkdir(parents=True, exist_ok=True)
-        if jpath.exists():
-            jpath.unlink()
-        limit = case_timeout(c, deadline)
-        r = kit_proc.run_cmd(ewald_cmd(ctx, c["params"], str(jpath)), limit, ctx.env, str(ctx.root), "[ewald] ")
-        doc = json.loads(jpath.read_text()) if jpath.exists() else None
+        r, doc, limit = run_to_json_file(ctx, c, deadline, ewald_cmd, "[ewald] ")
         raw.append({"id": c["id"], "status": r["status"], "rc": r["rc"], "wall_s": r["wall_s"], "rows": doc,
                     "table": r["stdout"][-6000:]})
         if r["status"] != "ok" or doc is None:
@@ -335,13 +367,7 @@ def run_fmm(ctx, cases, deadline, log):
         if time.monotonic() >= deadline:
             recs += failed("fmm", c, "skipped", "path budget spent")
             continue
-        jpath = ctx.work / f"fmm-{c['id']}.json"
-        ctx.work.mkdir(parents=True, exist_ok=True)
-        if jpath.exists():
-            jpath.unlink()
-        limit = case_timeout(c, deadline)
-        r = kit_proc.run_cmd(fmm_cmd(ctx, c["params"], str(jpath)), limit, ctx.env, str(ctx.root))
-        doc = json.loads(jpath.read_text()) if jpath.exists() else None
+        r, doc, limit = run_to_json_file(ctx, c, deadline, fmm_cmd)
         raw.append({"id": c["id"], "status": r["status"], "wall_s": r["wall_s"], "doc": doc, "table": r["stdout"][-4000:]})
         if r["status"] != "ok" or not doc or not doc.get("cases"):
             why = f"no result within {limit:.0f} s" if r["status"] == "timeout" else (r["stderr"].strip().splitlines() or ["?"])[-1]

@@ -80,6 +80,13 @@ def case_list_full_quick_only():
     assert sorted(first) == sorted(kit_cases.SPREAD_METHODS), first
     autos = [c for c in full if c["path"] == "spread"][6:17]
     assert all(c["params"]["method"] == "auto" for c in autos)
+    # one process per size, width and precision run: the 144 spreading cases in 3·4·2 groups
+    # of the other methods plus the first group and the AUTO singletons, in case-list order
+    spread = [c for c in full if c["path"] == "spread"]
+    groups = kit_runners.spread_groups(spread)
+    assert [c for g in groups for c in g] == spread
+    assert len(groups[0]) == len(kit_cases.SPREAD_METHODS) and len(groups) <= 3 * 4 * 2 + 12, len(groups)
+    assert all(len({kit_runners.spread_key(c["params"]) for c in g}) == 1 for g in groups)
     # --only keeps the run order and refuses unknown names
     assert [c["path"] for c in kit_cases.expand(False, "fmm,nufft")][0] == "nufft"
     assert {c["path"] for c in kit_cases.expand(True, "spread")} == {"spread"}
@@ -303,6 +310,12 @@ def real_cpu_spread_run_through_the_parser():
     assert peer["extra"]["w"] == 7 and peer["reason"] is None, peer
     assert set(peer["stages"]) == {"setpts", "spread", "interp"} and peer["median_s"] > 0
     assert not kit_report.check_record(peer), kit_report.check_record(peer)
+    assert len(peer["repetitions"]) == 2, peer["repetitions"]
+    # single precision through the same parser
+    r32 = kit_proc.run_cmd(kit_runners.spread_cmd(ctx, dict(case["params"], prec="f32"), backend="cpu"), 30)
+    assert r32["status"] == "ok", r32
+    p32 = kit_runners.spread_records(case, kit_runners.last_json(r32["stdout"]))[0]
+    assert p32["extra"]["precision"] == "f32" and p32["status"] == "ok", p32
     # every width of the case list from its tolerance, as the binary chooses it
     for w, tol in kit_cases.SPREAD_WIDTH_TOL.items():
         p = dict(case["params"], w=w, tol=tol, reps=1, m=50)

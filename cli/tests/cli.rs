@@ -117,3 +117,26 @@ fn bench_nufft_sizes_beyond_the_limits_are_errors_not_aborts() {
         assert!(err.contains("limit") || err.contains("exceeds"), "{err}");
     }
 }
+
+/// `bench spread` in both precisions on the CPU: every repetition in the JSON, the precision
+/// named, the same kernel width (tol 1e-5 is above the single-precision floor).
+#[test]
+fn bench_spread_in_both_precisions() {
+    let mut grids = Vec::new();
+    for prec in ["f64", "f32"] {
+        let out = farfield()
+            .args(["bench", "spread", "--dim", "2", "--grid", "32", "--m", "2000", "--tol", "1e-5", "--reps", "2",
+                   "--threads", "1", "--precision", prec, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{prec}: {}", String::from_utf8_lossy(&out.stderr));
+        let j = last_json(&out.stdout);
+        assert_eq!(j["precision"], prec);
+        assert_eq!(j["cpu"]["spread_reps_s"].as_array().map(|v| v.len()), Some(2), "{j}");
+        assert_eq!(j["cpu"]["interp_reps_s"].as_array().map(|v| v.len()), Some(2), "{j}");
+        let best = j["cpu"]["spread_s"].as_f64().unwrap();
+        assert!(j["cpu"]["spread_reps_s"].as_array().unwrap().iter().all(|t| t.as_f64().unwrap() >= best));
+        grids.push(j["w"].as_u64().unwrap());
+    }
+    assert_eq!(grids[0], grids[1], "the same kernel width at tol 1e-5 in both precisions");
+}
