@@ -46,10 +46,18 @@ pub fn key(name: &str, src: &str, arch: &str, nvrtc_version: &str) -> String {
     format!("{stem}-{arch}-{h:016x}")
 }
 
-/// The PTX and, when stored, the CUBIN of entry `key` in `dir`; `None` on a miss.
+/// The PTX and, when stored, the CUBIN of entry `key` in `dir`; `None` on a miss, and for an
+/// entry that is not PTX text (a `.version` line) with, if any, an ELF image beside it (a file
+/// damaged after it was written is compiled again rather than loaded).
 pub fn load(dir: &Path, key: &str) -> Option<(String, Option<Vec<u8>>)> {
     let ptx = std::fs::read_to_string(dir.join(format!("{key}.ptx"))).ok()?;
+    if !ptx.lines().any(|l| l.trim_start().starts_with(".version ")) {
+        return None;
+    }
     let cubin = std::fs::read(dir.join(format!("{key}.cubin"))).ok();
+    if cubin.as_ref().is_some_and(|c| !c.starts_with(b"\x7fELF")) {
+        return None;
+    }
     Some((ptx, cubin))
 }
 
@@ -93,11 +101,18 @@ mod tests {
         let d = std::env::temp_dir().join(format!("farfield-cubin-cache-test-{}", std::process::id()));
         let k = key("a.cu", "src", "sm_80", "12.9");
         assert_eq!(load(&d, &k), None);
-        store(&d, &k, "ptx text", Some(b"\x7fELF..."));
-        assert_eq!(load(&d, &k), Some(("ptx text".to_string(), Some(b"\x7fELF...".to_vec()))));
+        let ptx = ".version 8.8\n.target sm_80\n";
+        store(&d, &k, ptx, Some(b"\x7fELF..."));
+        assert_eq!(load(&d, &k), Some((ptx.to_string(), Some(b"\x7fELF...".to_vec()))));
         let k2 = key("b.cu", "src", "sm_80", "12.9");
-        store(&d, &k2, "ptx only", None);
-        assert_eq!(load(&d, &k2), Some(("ptx only".to_string(), None)));
+        store(&d, &k2, ptx, None);
+        assert_eq!(load(&d, &k2), Some((ptx.to_string(), None)));
+        // damaged entries are misses: PTX without a version line, a CUBIN that is not ELF
+        let k3 = key("c.cu", "src", "sm_80", "12.9");
+        store(&d, &k3, "garbage", None);
+        assert_eq!(load(&d, &k3), None);
+        store(&d, &k3, ptx, Some(b"\0\0\0\0"));
+        assert_eq!(load(&d, &k3), None);
         // no temporary files left behind
         assert!(std::fs::read_dir(&d).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".tmp")));
         let _ = std::fs::remove_dir_all(&d);
