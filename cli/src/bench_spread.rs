@@ -219,13 +219,40 @@ fn run_json(r: &Run) -> serde_json::Value {
            "spread_reps_s": r.spread, "interp_reps_s": r.interp, "interp_grad_reps_s": r.grad})
 }
 
+/// The kernels-only inputs and outputs on the device, made once for all methods of a run: the
+/// points in radians (host), the strengths and the input grid (uploaded), the output buffers.
+struct DeviceData<T> {
+    rad: Vec<Vec<T>>,
+    c: CudaBuf,
+    grid_in: CudaBuf,
+    grid_out: CudaBuf,
+    vals_out: CudaBuf,
+}
+
+type CudaBuf = <farfield::gpu::cuda::CudaDevice as farfield::gpu::device::Device>::Buf;
+
+impl<T: GpuReal> DeviceData<T> {
+    fn new(dev: &farfield::gpu::cuda::CudaDevice, coords: [&[T]; 3], dim: usize, c: &[Complex<T>], gin: &[Complex<T>]) -> CliResult<Self> {
+        use farfield::gpu::device::{upload_new, Device};
+        let e = |e: farfield::Error| e.to_string();
+        Ok(DeviceData {
+            rad: coords[..dim].iter().map(|v| v.iter().map(|&x| T::of(std::f64::consts::TAU * (x.to_f64v() + 0.5))).collect()).collect(),
+            c: upload_new(dev, c).map_err(e)?,
+            grid_in: upload_new(dev, gin).map_err(e)?,
+            grid_out: dev.alloc(std::mem::size_of_val(gin)).map_err(e)?,
+            vals_out: dev.alloc(std::mem::size_of_val(c)).map_err(e)?,
+        })
+    }
+}
+
 /// One GPU method: the CUDA plan with host arrays (transfers included; its outputs compared
-/// with the CPU run `rc`), then the device-resident kernels alone. Returns the JSON of both.
+/// with the CPU run `rc`), then the device-resident kernels alone on `dd`. Returns the JSON of
+/// both.
 #[allow(clippy::too_many_arguments)]
 fn cuda_method<T: GpuReal>(a: &SpreadBenchArgs, m: MethodArg, dev: &farfield::gpu::cuda::CudaDevice, bx: SpreadBox,
                            kernel: &farfield::kernel::Kernel, opts: &SpreadPlanOpts, coords: [&[T]; 3], c: &[Complex<T>],
-                           gin: &[Complex<T>], rc: &Run) -> CliResult<(serde_json::Value, serde_json::Value)> {
-    use farfield::gpu::device::{upload_new, Device};
+                           gin: &[Complex<T>], rc: &Run, dd: &mut DeviceData<T>) -> CliResult<(serde_json::Value, serde_json::Value)> {
+    use farfield::gpu::device::Device;
     let e = |e: farfield::Error| e.to_string();
     let rel = |x: &[Complex64], y: &[Complex64]| {
         let s = y.iter().map(|v| v.norm()).fold(0.0, f64::max);
@@ -246,25 +273,19 @@ fn cuda_method<T: GpuReal>(a: &SpreadBenchArgs, m: MethodArg, dev: &farfield::gp
     // the device-resident kernels alone (no transfers), with the plan's radian coordinates
     let nf: Vec<usize> = bx.n[..a.dim].to_vec();
     let mut g = GpuSpreader::<T, _>::new(dev.clone(), a.dim, &nf, kernel, gso).map_err(e)?;
-    let rad: Vec<Vec<T>> = coords[..a.dim].iter().map(|v| v.iter().map(|&x| T::of(std::f64::consts::TAU * (x.to_f64v() + 0.5))).collect()).collect();
-    let rc3: [&[T]; 3] = [&rad[0], rad.get(1).map_or(&[][..], |v| v), rad.get(2).map_or(&[][..], |v| v)];
+    let rc3: [&[T]; 3] = [&dd.rad[0], dd.rad.get(1).map_or(&[][..], |v| v), dd.rad.get(2).map_or(&[][..], |v| v)];
     let t = Instant::now();
     g.setpts(rc3).map_err(e)?;
     dev.synchronize().map_err(e)?;
     let setpts = t.elapsed().as_secs_f64();
-    let cb = upload_new(dev, c).map_err(e)?;
-    let gb = upload_new(dev, gin).map_err(e)?;
-    let zb = std::mem::size_of::<Complex<T>>();
-    let mut grid_dev = dev.alloc(gin.len() * zb).map_err(e)?;
-    let mut c_dev = dev.alloc(c.len() * zb).map_err(e)?;
     let (mut gs, mut gi) = (Vec::new(), Vec::new());
     for _ in 0..a.reps.max(1) {
         let t = Instant::now();
-        g.spread_dev(&cb, &mut grid_dev).map_err(e)?;
+        g.spread_dev(&dd.c, &mut dd.grid_out).map_err(e)?;
         dev.synchronize().map_err(e)?;
         gs.push(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        g.interp_dev(&gb, &mut c_dev).map_err(e)?;
+        g.interp_dev(&dd.grid_in, &mut dd.vals_out).map_err(e)?;
         dev.synchronize().map_err(e)?;
         gi.push(t.elapsed().as_secs_f64());
     }
@@ -341,10 +362,12 @@ fn run_t<T: GpuReal>(a: &SpreadBenchArgs) -> CliResult<()> {
     out["cpu"]["threads"] = json!(threads);
     if a.backend == BackendArg::Cuda {
         let dev = farfield::gpu::cuda::CudaDevice::new(0).map_err(e)?;
+        let mut dd = DeviceData::new(&dev, coords, a.dim, &c, &gin)?;
         let mut runs = Vec::new();
         for &m in &a.method {
-            let (plan, kernels) = cuda_method(a, m, &dev, bx, &kernel, &opts, coords, &c, &gin, &rc)?;
-            runs.push(json!({"method_requested": format!("{m:?}").to_lowercase(), "cuda_plan": plan, "cuda": kernels}));
+            let (plan, kernels) = cuda_method(a, m, &dev, bx, &kernel, &opts, coords, &c, &gin, &rc, &mut dd)?;
+            let requested = method_of(m).map_or("auto", |g| g.name());
+            runs.push(json!({"method_requested": requested, "cuda_plan": plan, "cuda": kernels}));
         }
         out["backend"] = json!("cuda");
         out["cuda_plan"] = runs[0]["cuda_plan"].clone();

@@ -42,32 +42,16 @@ impl Exclusions {
             v.push((pair_key(k, p, n_max)?, sc[k]));
         }
         v.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        if let Some(w) = v.windows(2).find(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1) {
+            let (key, a, b) = (w[0].0, w[0].1, w[1].1);
+            return Err(Error::InvalidArg(format!("pair ({}, {}) is listed with two scales, {a:e} and {b:e}", key >> 32, key & 0xffff_ffff)));
+        }
+        v.dedup_by_key(|e| e.0);
+        v.retain(|e| e.1 != 1.0);
         let mut keys = try_vec::<u64>(v.len(), "exclusion list")?;
         let mut scale = try_vec::<f64>(v.len(), "exclusion scales")?;
-        for &(key, s) in &v {
-            if keys.last() == Some(&key) {
-                if *scale.last().unwrap() != s {
-                    return Err(Error::InvalidArg(format!(
-                        "pair ({}, {}) is listed with two scales, {:e} and {s:e}",
-                        key >> 32,
-                        key & 0xffff_ffff,
-                        scale.last().unwrap()
-                    )));
-                }
-                continue;
-            }
-            keys.push(key);
-            scale.push(s);
-        }
-        let mut w = 0;
-        for r in 0..keys.len() {
-            if scale[r] != 1.0 {
-                (keys[w], scale[w]) = (keys[r], scale[r]);
-                w += 1;
-            }
-        }
-        keys.truncate(w);
-        scale.truncate(w);
+        keys.extend(v.iter().map(|e| e.0));
+        scale.extend(v.iter().map(|e| e.1));
         if scale.iter().all(|&s| s == 0.0) {
             scale = Vec::new();
         }

@@ -108,7 +108,7 @@ pub fn arch_limits(arch: &str) -> Option<ArchLimits> {
     const K: u32 = 1024;
     let cc: u32 = arch.strip_prefix("sm_").or_else(|| arch.strip_prefix("compute_"))?.get(..2)?.parse().ok()?;
     let (threads, blocks, smem, smem_per_block) = match cc {
-        60 | 61 | 62 => (2048, 32, 64 * K, 48 * K),
+        60..=62 => (2048, 32, 64 * K, 48 * K),
         70 | 72 => (2048, 32, 96 * K, 96 * K),
         75 => (1024, 16, 64 * K, 64 * K),
         80 | 87 => (2048, 32, 164 * K, 163 * K),

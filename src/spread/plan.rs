@@ -306,9 +306,10 @@ impl<T: GpuReal> SpreadPlan<T> {
     ///
     /// Errors (the previous points stay set): [`Error::NPoints`] (arrays of different lengths,
     /// M ≥ 2³²), [`Error::NonFinite`] (naming the first bad point and axis), [`Error::Range`]
-    /// (a finite coordinate whose `(x − box_lo)/box_len` overflows), [`Error::InvalidArg`] (a point whose kernel leaves a free axis: the message names the
-    /// point index, its coordinate, the axis and the allowed range); [`Error::Alloc`] (the
-    /// plan may then be left without points).
+    /// (a finite coordinate whose `(x − box_lo)/box_len` overflows), [`Error::InvalidArg`] (a
+    /// point whose kernel leaves a free axis: the message names the point index, its
+    /// coordinate, the axis and the allowed range); [`Error::Alloc`] (the plan may then be left
+    /// without points).
     pub fn setpts(&mut self, coords: [&[T]; 3]) -> Result<()> {
         let t0 = std::time::Instant::now();
         let bx = self.bx;
@@ -456,22 +457,24 @@ impl<T: GpuReal> SpreadPlan<T> {
                 Some(gr) => {
                     let mut out = crate::error::try_filled_vec(self.m, [T::zero(); 4], "interpolated values and gradients")?;
                     sp.interp_grad_real(grid, &mut out, threads)?;
-                    // ∂/∂x_d = n_d ∂/∂g_d / len_d, in f64 and in that order: n_d / len_d alone
-                    // overflows for tiny boxes where the gradient itself is representable
-                    let bx = &self.bx;
-                    let grad_of = |o: &[T; 4], d: usize| o[1 + d].to_f64v() * bx.n[d] as f64 / bx.len[d];
+                    // ∂/∂x_d = n_d ∂/∂g_d / len_d, in f64 and in that order (n_d / len_d alone
+                    // overflows for tiny boxes where the gradient itself is representable),
+                    // converted in the scratch array so that nothing is written on error
                     let tmax = T::max_value().to_f64v();
-                    let bad = out.iter().enumerate().find_map(|(j, o)| (0..dim).map(|d| (j, d, grad_of(o, d))).find(|&(j, d, g)| out[j][1 + d].is_finite() && !(g.abs() <= tmax)));
-                    if let Some((j, d, g)) = bad {
-                        return Err(Error::Range(format!(
-                            "interp: the gradient at point {j} along axis {d} ({g:e}) is not representable in {} (box length {:e})",
-                            std::any::type_name::<T>(), bx.len[d])));
+                    for (j, o) in out.iter_mut().enumerate() {
+                        for d in 0..dim {
+                            let g = o[1 + d].to_f64v() * self.bx.n[d] as f64 / self.bx.len[d];
+                            if o[1 + d].is_finite() && (!g.is_finite() || g.abs() > tmax) {
+                                return Err(Error::Range(format!(
+                                    "interp: the gradient at point {j} along axis {d} ({g:e}) is not representable in {} (box length {:e})",
+                                    std::any::type_name::<T>(), self.bx.len[d])));
+                            }
+                            o[1 + d] = T::of(g);
+                        }
                     }
                     for (j, o) in out.iter().enumerate() {
                         values[j] = o[0];
-                        for d in 0..dim {
-                            gr[dim * j + d] = T::of(grad_of(o, d));
-                        }
+                        gr[dim * j..dim * (j + 1)].copy_from_slice(&o[1..1 + dim]);
                     }
                     Ok(())
                 }
