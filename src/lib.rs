@@ -5,8 +5,7 @@
 //!
 //! * [`spread`]: particle↔mesh spreading and interpolation (exponential-of-semicircle and
 //!   Gaussian/FGG kernels), parallel by bin-sorted subproblems;
-//! * [`nufft`]: non-uniform FFT types 1, 2 and 3 in 1D/2D/3D, `f32` and `f64` (the plan front
-//!   [`nufft::NufftPlan`], its executors chosen once in [`dispatch`]);
+//! * [`nufft`]: non-uniform FFT types 1, 2 and 3 in 1D/2D/3D, `f32` and `f64`;
 //! * [`ewald`]: periodic electrostatics of point charges (spectral Ewald, smooth PME, classic
 //!   Ewald sum) in orthorhombic and triclinic cells: potentials, fields, energy, virial;
 //! * [`poisson`]: free-space Poisson solvers on uniform 2D/3D grids (Hockney–Eastwood,
@@ -16,8 +15,10 @@
 //! * [`gpu`]: the CUDA backend (kernels checked without a GPU by NVRTC and a CUDA-on-CPU
 //!   emulator; GPU spreading/interpolation; device discovery that never panics);
 //! * [`fft`]: the one FFTW wrapper;
-//! * [`instances`]: the spreader's and the NUFFT plan's generic entry points, compiled here for
-//!   `f32` and `f64` so that calling crates link to them instead of compiling them again;
+//! * [`backend`]: the backend choice, the CUDA stream and the device spreading method, shared by
+//!   every plan;
+//! * [`plans`]: the plan fronts [`NufftPlan`], [`SpreadPlan`], [`FmmPlan`]: each validates its
+//!   options, resolves the backend once and owns the CPU or the CUDA executor;
 //! * `mpi` (cargo feature `mpi`): communicators and FFTW-MPI for the distributed solvers
 //!   (`poisson::dist`);
 //! * [`capi`]: every `extern "C"` function (plan → setpts → execute → destroy).
@@ -27,18 +28,18 @@
 //! (FFT order); NUFFT coordinates are separate arrays x, y, z, interpreted 2π-periodically.
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod capi;
-pub mod dispatch;
 pub mod error;
 pub mod ewald;
 pub mod fft;
 pub mod fmm;
 pub mod gpu;
-pub mod instances;
 pub mod kernel;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod nufft;
+pub mod plans;
 pub mod poisson;
 pub mod real;
 pub(crate) mod scale;
@@ -48,6 +49,7 @@ pub mod spread;
 pub mod threads;
 
 pub use error::{Error, Result};
+pub use plans::{FmmPlan, NufftPlan, SpreadPlan};
 pub use real::Real;
 
 /// Library version, `MAJOR.MINOR.PATCH` (equals `FARFIELD_VERSION_*` in the header).

@@ -1,8 +1,21 @@
 //! Floating-point precision abstraction: every numerical routine of the spreader and the
 //! NUFFT is written once, generic over [`Real`] (`f32` or `f64`).
+//!
+//! # Compiled once per precision
+//! Rust compiles a generic function in the crate that instantiates it, and in optimised builds
+//! (where generics are not shared between crates) every crate that called
+//! `Spreader::<f64>::try_spread` or `NufftPlan::<f64>::new` compiled again the whole tree
+//! below it: the kernel evaluators and the row kernels of every width, in every CPU clone —
+//! about five minutes of one core per test binary, compatibility crate and tool
+//! (docs/design.md §7.4, "Build time"). So those public generic entry points are thin: they
+//! find their precision with [`same_ref`], [`same_slice`] and the like (a `TypeId`
+//! comparison, resolved at compile time) and call a non-generic, never-inlined function of
+//! this crate for `f32` or `f64`, whose body and everything generic below it are compiled
+//! once, here; other crates link to it.
 
 use num_traits::{Float, FloatConst, FromPrimitive, NumAssign};
 use std::fmt::{Debug, Display};
+use std::any::{Any, TypeId};
 use std::iter::Sum;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -24,7 +37,6 @@ pub trait Real:
     + Sync
     + 'static
     + crate::fft::FftwPrecision
-    + crate::instances::Instances
 {
     /// Short name used in messages (`"f32"` or `"f64"`).
     const NAME: &'static str;
@@ -97,5 +109,62 @@ impl Real for f32 {
                 Err(x) => cur = x,
             }
         }
+    }
+}
+
+/// Whether `A` and `B` are the same type (module docs: the precision dispatch of entry points
+/// compiled once per precision).
+pub fn same_type<A: 'static, B: 'static>() -> bool {
+    TypeId::of::<A>() == TypeId::of::<B>()
+}
+
+/// `a` as a `&B` when `A` and `B` are the same type, else `None` (module docs: the precision
+/// dispatch of entry points compiled once per precision).
+pub fn same_ref<A: 'static, B: 'static>(a: &A) -> Option<&B> {
+    (a as &dyn Any).downcast_ref::<B>()
+}
+
+/// `a` as a `&mut B` when `A` and `B` are the same type, else `None`.
+pub fn same_mut<A: 'static, B: 'static>(a: &mut A) -> Option<&mut B> {
+    (a as &mut dyn Any).downcast_mut::<B>()
+}
+
+/// `a` as a `&[B]` when `A` and `B` are the same type, else `None`.
+pub fn same_slice<A: 'static, B: 'static>(a: &[A]) -> Option<&[B]> {
+    // SAFETY: A and B are the same type, so the slice is one of Bs
+    same_type::<A, B>().then(|| unsafe { std::slice::from_raw_parts(a.as_ptr().cast::<B>(), a.len()) })
+}
+
+/// `a` as a `&mut [B]` when `A` and `B` are the same type, else `None`.
+pub fn same_slice_mut<A: 'static, B: 'static>(a: &mut [A]) -> Option<&mut [B]> {
+    // SAFETY: A and B are the same type, so the slice is one of Bs (borrowed uniquely as `a` was)
+    same_type::<A, B>().then(|| unsafe { std::slice::from_raw_parts_mut(a.as_mut_ptr().cast::<B>(), a.len()) })
+}
+
+/// `a` as a `B` when `A` and `B` are the same type, else `a` back (`Err`).
+pub fn same_value<A: 'static, B: 'static>(a: A) -> std::result::Result<B, A> {
+    if !same_type::<A, B>() {
+        return Err(a);
+    }
+    let b: Box<dyn Any> = Box::new(a);
+    Ok(*b.downcast::<B>().expect("same TypeId"))
+}
+
+#[cfg(test)]
+mod same_tests {
+    use super::*;
+
+    #[test]
+    fn same_type_casts_only_between_equal_types() {
+        let mut v = vec![1.5f64, 2.5];
+        assert_eq!(same_slice::<f64, f64>(&v), Some(&[1.5, 2.5][..]));
+        assert!(same_slice::<f64, f32>(&v).is_none());
+        same_slice_mut::<f64, f64>(&mut v).unwrap()[0] = 3.0;
+        assert!(same_slice_mut::<f64, u64>(&mut v).is_none());
+        assert_eq!(v[0], 3.0);
+        assert_eq!(same_ref::<f32, f32>(&2.0f32), Some(&2.0));
+        assert!(same_ref::<f32, f64>(&2.0f32).is_none());
+        assert_eq!(same_value::<String, String>("x".into()), Ok("x".to_string()));
+        assert_eq!(same_value::<String, u8>("x".into()), Err("x".to_string()));
     }
 }

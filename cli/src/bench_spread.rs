@@ -1,5 +1,5 @@
 //! `farfield bench spread`: times spreading and interpolation of M random points through the
-//! spreading API (`farfield::spread::plan::SpreadPlan`, what `farfield_spread_*` runs): a box
+//! spreading API (`farfield::plans::spread::SpreadPlan`, what `farfield_spread_*` runs): a box
 //! `[−0.5, 0.5)^dim` (periodic, or free with the points kept a half kernel width inside),
 //! the ES/Gaussian kernel at `--tol` or a B-spline of `--order` (`--kernel`), real or complex
 //! values; per stage (setpts, spread, interp, interp with gradient for B-splines) the best
@@ -16,7 +16,7 @@ use crate::CliResult;
 use clap::{Args, ValueEnum};
 use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts, GpuSpreader};
 use farfield::gpu::types::GpuReal;
-use farfield::spread::plan::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlan, SpreadPlanOpts};
+use farfield::plans::spread::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlan, SpreadPlanOpts};
 use num_complex::{Complex, Complex64};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -259,7 +259,7 @@ fn cuda_method<T: GpuReal>(a: &SpreadBenchArgs, m: MethodArg, dev: &farfield::gp
         x.iter().zip(y).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max) / s.max(f64::MIN_POSITIVE)
     };
     let gso = GpuSpreadOpts { method: method_of(m), reuse_hint: a.reuse, ..Default::default() };
-    let gopts = SpreadPlanOpts { backend: farfield::nufft::options::FARFIELD_BACKEND_CUDA, gpu: gso, ..*opts };
+    let gopts = SpreadPlanOpts { backend: farfield::backend::BackendChoice::Cuda, gpu: gso, ..*opts };
     let mut gp = SpreadPlan::<T>::new(bx, kernel.clone(), &gopts).map_err(e)?;
     let rg = time_plan(a, &mut gp, coords, c, gin)?;
     let method = gp.gpu_method().map_or("?", |m| m.name());
@@ -333,7 +333,7 @@ fn run_t<T: GpuReal>(a: &SpreadBenchArgs) -> CliResult<()> {
     let bx = SpreadBox { dim: a.dim, n, lo: [-0.5; 3], len: [1.0; 3], periodic: [!a.free; 3] };
     // the plan first: it checks the grid against the library's limits before anything
     // grid-sized is allocated here (fallibly: an error, never an abort)
-    let opts = SpreadPlanOpts { nthreads: a.threads, backend: farfield::nufft::options::FARFIELD_BACKEND_CPU, ..Default::default() };
+    let opts = SpreadPlanOpts { nthreads: a.threads, backend: farfield::backend::BackendChoice::Cpu, ..Default::default() };
     let mut cpu = SpreadPlan::<T>::new(bx, kernel.clone(), &opts).map_err(e)?;
     let ng = cpu.grid_len();
     let mut rng = rand_pcg::Pcg64::seed_from_u64(1);

@@ -19,7 +19,7 @@
 //! # What is timed
 //! Plan creation (`plan_s`: order selection and the per-order operator tables) and the
 //! execute (`execute_s`: tree, lists, P2M, M2M, M2L, L2L, L2P, P2P, periodic corrections, with
-//! the plan's own per-stage split from [`farfield::fmm::FmmPlan::stats`]). `time_s` is
+//! the plan's own per-stage split from [`farfield::FmmPlan::stats`]). `time_s` is
 //! `plan_s + execute_s`, the cost of one cold solve (what a one-call library such as fmm3d
 //! measures); with `--reps R` the fastest of R executes is reported.
 //!
@@ -40,7 +40,9 @@ use crate::progress::{self, say};
 use crate::CliResult;
 use clap::{Args, ValueEnum};
 use farfield::ewald::{self, EwaldOpts, EwaldPlan};
-use farfield::fmm::{Backend, Boundary, FmmOpts, FmmPlan, FmmStats, StageTimes, TreeKind};
+use farfield::fmm::{Boundary, FmmOpts, FmmStats, StageTimes, TreeKind};
+use farfield::backend::BackendChoice;
+use farfield::FmmPlan;
 use farfield::gpu::fmm::m2l::M2lMethod;
 use indicatif::ProgressBar;
 use rand::{Rng, SeedableRng};
@@ -536,8 +538,8 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         None => Boundary::Open,
     };
     let backend = match args.backend {
-        BackendArg::Cpu => Backend::Cpu,
-        BackendArg::Cuda => Backend::Cuda,
+        BackendArg::Cpu => BackendChoice::Cpu,
+        BackendArg::Cuda => BackendChoice::Cuda,
     };
     let m2l = match args.m2l {
         M2lArg::Symmetric => M2lMethod::Symmetric,
@@ -554,7 +556,7 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
     let opts = FmmOpts { nthreads: args.threads, order: args.order, depth: args.depth, tree, backend, ..FmmOpts::default() };
     let bname = if periodic { "periodic" } else { "open" };
     let reps = args.reps as usize;
-    let compare = args.compare_cpu && backend == Backend::Cuda && n > 0;
+    let compare = args.compare_cpu && backend == BackendChoice::Cuda && n > 0;
     let will_check = n > 0 && (parts.sides.is_some() || args.check > 0 || n <= args.full_check_max);
     // steps: plan and executes, the same for the CPU comparison, the error check (stderr, only
     // when it is a terminal)
@@ -562,11 +564,11 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
     let pb = progress::bar(steps as u64, "fmm", progress::visible());
     say!(pb, "farfield fmm — {} N = {n}, {bname} boundary{}, tol {:e}, backend {}", parts.name,
              parts.sides.map(|b| if b[0] == b[1] && b[1] == b[2] { format!(" (cubic box side {})", b[0]) } else { format!(" (box {} × {} × {})", b[0], b[1], b[2]) }).unwrap_or_default(), args.tol,
-             if backend == Backend::Cuda { format!("cuda ({} M2L)", if m2l == M2lMethod::Plain { "plain" } else { "symmetric" }) } else { "cpu".into() });
+             if backend == BackendChoice::Cuda { format!("cuda ({} M2L)", if m2l == M2lMethod::Plain { "plain" } else { "symmetric" }) } else { "cpu".into() });
     let s = solve_with(&parts.xyz, &parts.q, boundary, args.tol, &opts, reps, m2l, &pb, "")?;
     let st = &s.stats;
     let depth = st.depth.unwrap_or(0);
-    if backend == Backend::Cuda {
+    if backend == BackendChoice::Cuda {
         say!(pb, "params:     p = {}, D = {depth}, {} occupied leaves ({:.1} particles per leaf); stage times from CUDA events",
                  st.order, st.nleaves, n as f64 / st.nleaves.max(1) as f64);
     } else {
@@ -575,13 +577,13 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
                  st.nleaves, n as f64 / st.nleaves.max(1) as f64, st.nthreads,
                  if st.tol_clamped { " (tol clamped: order limit reached)" } else { "" });
     }
-    if backend == Backend::Cuda && st.gpu_m2l_counts[0][0] > 0 {
+    if backend == BackendChoice::Cuda && st.gpu_m2l_counts[0][0] > 0 {
         let [pl, sy] = st.gpu_m2l_counts;
         say!(pb, "M2L work:   operator coefficients loaded {:.3e} (plain {:.3e}, {:.2}× saved), complex multiplications {:.3e} (plain {:.3e}, {:.2}× saved)",
                  sy[0] as f64, pl[0] as f64, pl[0] as f64 / sy[0].max(1) as f64, sy[1] as f64, pl[1] as f64, pl[1] as f64 / sy[1].max(1) as f64);
     }
     let vs_cpu = if compare {
-        let o = FmmOpts { backend: Backend::Cpu, order: st.order, depth: Some(depth), ..opts };
+        let o = FmmOpts { backend: BackendChoice::Cpu, order: st.order, depth: Some(depth), ..opts };
         let c = solve_with(&parts.xyz, &parts.q, boundary, args.tol, &o, reps, M2lMethod::Symmetric, &pb, "CPU comparison: ")?;
         let rel = |a: &[f64], b: &[f64]| {
             let m = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
@@ -646,8 +648,8 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
         o.insert("reps".into(), json!(args.reps));
         o.insert("stages".into(), stages_json(&st.times));
         o.insert("m2l_share".into(), json!(st.times.m2l / st.times.total.max(1e-300)));
-        o.insert("backend".into(), json!(if backend == Backend::Cuda { "cuda" } else { "cpu" }));
-        if backend == Backend::Cuda {
+        o.insert("backend".into(), json!(if backend == BackendChoice::Cuda { "cuda" } else { "cpu" }));
+        if backend == BackendChoice::Cuda {
             let [pl, sy] = st.gpu_m2l_counts;
             o.insert("m2l_counts".into(), json!({"plain": {"operator_loads": pl[0], "complex_mults": pl[1]},
                                                   "symmetric": {"operator_loads": sy[0], "complex_mults": sy[1]}}));

@@ -459,10 +459,11 @@ impl farfield::gpu::device::FftDevice for EmuDevice {
 /// `NufftPlan::new` with backend CUDA on an emulated device (same arguments, validation and
 /// parameters; the GPU options of `opts` as `CudaNufft` and `CudaType3` read them).
 pub fn emu_nufft_plan<T: farfield::Real>(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64,
-                                         opts: &farfield::nufft::NufftOpts) -> Result<farfield::nufft::NufftPlan<T>> {
+                                         opts: &farfield::nufft::NufftOpts) -> Result<farfield::NufftPlan<T>> {
     use farfield::gpu::nufft::{GpuNufft, GpuNufftExec};
     use farfield::gpu::type3::{GpuType3, GpuType3Exec};
-    use farfield::nufft::{Backend, NufftParams, NufftPlan, Precision};
+    use farfield::nufft::{Backend, NufftParams, Precision};
+use farfield::NufftPlan;
     let sopts = farfield::gpu::spread::GpuSpreadOpts { block: 64, ..farfield::gpu::spread::GpuSpreadOpts::from_nufft_opts(opts) };
     if ty == 3 {
         let plan = GpuType3::new(EmuDevice::default(), dim, iflag, ntrans, tol, opts, sopts)?;

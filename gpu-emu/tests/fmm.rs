@@ -5,7 +5,7 @@
 //! leaving the caller's outputs untouched, and every launch on the device handle's stream.
 //! The stage-by-stage comparisons are in fmm_tree.rs, fmm_ops.rs and fmm_m2l.rs.
 
-use farfield::fmm::{params, Boundary, FmmOpts, FmmPlan};
+use farfield::fmm::{params, Boundary, FmmOpts, CpuFmm};
 use farfield::gpu::fmm::GpuFmm;
 use farfield::Error;
 use farfield_gpu_emu::{stream_launches, EmuDevice};
@@ -104,7 +104,7 @@ fn gpu_equals_cpu_for_the_same_order_and_depth() {
         let n = 600;
         let (xyz, q) = particles(n, plummer, periodic, 11);
         let boundary = if periodic { Boundary::Periodic { side: 1.0 } } else { Boundary::Open };
-        let mut cpu = FmmPlan::new(boundary, 1e-6, &FmmOpts { order: p, depth, nthreads: 1, ..Default::default() }).unwrap();
+        let mut cpu = CpuFmm::new(boundary, 1e-6, &FmmOpts { order: p, depth, nthreads: 1, ..Default::default() }).unwrap();
         let (mut phi0, mut e0) = (vec![0.0; n], vec![0.0; 3 * n]);
         let u0 = cpu.execute(&xyz, &q, Some(&mut phi0), Some(&mut e0)).unwrap();
         let g = GpuFmm::new(EmuDevice::default(), boundary, p, depth).unwrap();
@@ -143,7 +143,7 @@ fn nacl_madelung_constant_through_the_periodic_gpu_path() {
 fn bad_input_gets_the_cpu_errors_and_outputs_stay_untouched() {
     let (xyz, q) = particles(300, false, false, 3);
     let g = GpuFmm::new(EmuDevice::default(), Boundary::Open, 4, None).unwrap();
-    let mut cpu = FmmPlan::new(Boundary::Open, 1e-3, &FmmOpts { order: 4, ..Default::default() }).unwrap();
+    let mut cpu = CpuFmm::new(Boundary::Open, 1e-3, &FmmOpts { order: 4, ..Default::default() }).unwrap();
     let sentinel = 12345.0;
     let check = |xyz: &[f64], q: &[f64]| {
         let (mut phi, mut e) = (vec![sentinel; q.len()], vec![sentinel; 3 * q.len()]);

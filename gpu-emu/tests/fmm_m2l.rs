@@ -1,5 +1,5 @@
 //! GPU M2L (src/gpu/fmm/m2l.rs, kernels/fmm_m2l.cu) on the emulator against the CPU FMM's
-//! stages (`FmmPlan::stage_dump`): the device-built lists against the CPU lists
+//! stages (`CpuFmm::stage_dump`): the device-built lists against the CPU lists
 //! (`fmm::lists::m2l_tiles`: the same (target, source, offset) triples, and the symmetry
 //! classes a regrouping of them), the locals after M2L (and the periodic lattice operator) of
 //! both kernels against the CPU's to rounding (relative difference ≤ 1e-12, symmetric vs plain
@@ -10,7 +10,7 @@ use farfield::fmm::harmonics::ncoef;
 use farfield::fmm::lists::m2l_tiles;
 use farfield::fmm::params::m2l_order;
 use farfield::fmm::rotation::dir_vector;
-use farfield::fmm::{Boundary, FmmOpts, FmmPlan, StageDump};
+use farfield::fmm::{Boundary, FmmOpts, CpuFmm, StageDump};
 use farfield::gpu::device::{download_vec, upload_new};
 use farfield::gpu::fmm::m2l::{m2l, m2l_counts, m2l_lists, reference_offsets, M2lMethod, M2lTables, NREFS};
 use farfield::gpu::fmm::{DeviceTree, Expansions};
@@ -68,7 +68,7 @@ fn dump(p: usize, depth: usize, dist: Dist, periodic: bool, n: usize, seed: u64)
     let (xyz, q) = particles(n, dist, periodic, seed);
     let opts = FmmOpts { order: p, depth: Some(depth), nthreads: 1, ..Default::default() };
     let boundary = if periodic { Boundary::Periodic { side: 1.0 } } else { Boundary::Open };
-    let mut plan = FmmPlan::new(boundary, 1e-6, &opts).unwrap();
+    let mut plan = CpuFmm::new(boundary, 1e-6, &opts).unwrap();
     plan.stage_dump(&xyz, &q).unwrap()
 }
 

@@ -1,15 +1,15 @@
 //! GPU FMM operators other than M2L (`src/gpu/fmm/ops.rs`, `kernels/fmm_ops.cu`) on the
-//! emulated kernels, stage by stage against the CPU FMM (`FmmPlan::stage_dump`): each GPU stage
+//! emulated kernels, stage by stage against the CPU FMM (`CpuFmm::stage_dump`): each GPU stage
 //! runs on the uploaded CPU tree with the CPU's inputs of that stage and must agree with the CPU
 //! stage to rounding (max |gpu − cpu| / max |cpu| ≤ 1e-12 per array): `upward` (P2M + M2M) vs
 //! the multipoles, `downward` (L2L) on the CPU's locals vs the leaf locals, `l2p` on the leaf
 //! locals vs the L2P-only potentials and fields, `p2p` (device-built lists) vs the P2P-only
-//! ones, and `finish` on `far + near` vs `FmmPlan::execute` (potentials, fields and energy in
+//! ones, and `finish` on `far + near` vs `CpuFmm::execute` (potentials, fields and energy in
 //! the caller's order and units; periodic background included). Orders 2, 6, 10, 16, depths
 //! 2, 3, 4, uniform and Plummer distributions, open and periodic boundaries; small shared
 //! memory (forcing small P2P tiles, one staged child in M2M and the global L2P table) in one case.
 
-use farfield::fmm::{Boundary, FmmOpts, FmmPlan};
+use farfield::fmm::{Boundary, FmmOpts, CpuFmm};
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::fmm::ops::{downward, finish, l2p, p2p, p2p_lists, upward, OpTables};
 use farfield::gpu::fmm::{DeviceTree, Expansions, SortedOut};
@@ -86,7 +86,7 @@ fn run(c: &Case, seed: u64) {
     let boundary = if c.periodic { Boundary::Periodic { side } } else { Boundary::Open };
     let opts = FmmOpts { nthreads: 1, order: c.p, depth: Some(c.depth), ..Default::default() };
     let name = format!("p={} D={} {} {} n={} smem={}", c.p, c.depth, if c.plummer { "plummer" } else { "uniform" }, if c.periodic { "periodic" } else { "open" }, c.n, c.shared);
-    let dump = FmmPlan::new(boundary, 1e-6, &opts).unwrap().stage_dump(&xyz, &q).unwrap();
+    let dump = CpuFmm::new(boundary, 1e-6, &opts).unwrap().stage_dump(&xyz, &q).unwrap();
     assert_eq!(dump.tree.depth, c.depth, "{name}");
     let n = c.n;
     let tree = DeviceTree::upload(&dev, &dump.tree, dump.lo, dump.side).unwrap();
@@ -137,7 +137,7 @@ fn run(c: &Case, seed: u64) {
     // finish on far + near (the CPU's) vs execute
     let mut phi_want = vec![0.0; n];
     let mut field_want = vec![0.0; 3 * n];
-    let u_want = FmmPlan::new(boundary, 1e-6, &opts).unwrap().execute(&xyz, &q, Some(&mut phi_want), Some(&mut field_want)).unwrap();
+    let u_want = CpuFmm::new(boundary, 1e-6, &opts).unwrap().execute(&xyz, &q, Some(&mut phi_want), Some(&mut field_want)).unwrap();
     let sum = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x + y).collect::<Vec<f64>>();
     let mut sorted = SortedOut {
         phi: upload_new(&dev, &sum(&dump.far.0, &dump.near.0)).unwrap(),
@@ -183,11 +183,11 @@ fn finish_checks_before_writing() {
     let dev = EmuDevice::default();
     let (xyz, q) = particles(200, false, 1.0, 3);
     let opts = FmmOpts { nthreads: 1, order: 4, depth: Some(2), ..Default::default() };
-    let dump = FmmPlan::new(Boundary::Open, 1e-6, &opts).unwrap().stage_dump(&xyz, &q).unwrap();
+    let dump = CpuFmm::new(Boundary::Open, 1e-6, &opts).unwrap().stage_dump(&xyz, &q).unwrap();
     let tree = DeviceTree::upload(&dev, &dump.tree, dump.lo, dump.side).unwrap();
     let n = q.len();
     let mk = |phi: &[f64], field: bool| SortedOut { phi: upload_new(&dev, phi).unwrap(), field: field.then(|| [0, 1, 2].map(|k| upload_new(&dev, &dump.near.1[k]).unwrap())) };
-    let mut plan = FmmPlan::new(Boundary::Open, 1e-6, &opts).unwrap();
+    let mut plan = CpuFmm::new(Boundary::Open, 1e-6, &opts).unwrap();
     let mut phi_cpu = vec![0.0; n];
     let sum: Vec<f64> = dump.far.0.iter().zip(&dump.near.0).map(|(a, b)| a + b).collect();
     let u_want = plan.execute(&xyz, &q, Some(&mut phi_cpu), None).unwrap();

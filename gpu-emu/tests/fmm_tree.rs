@@ -1,5 +1,5 @@
 //! The FMM tree on the device (`farfield::gpu::fmm::tree::build`, kernels of
-//! `fmm_tree.cu`) against the CPU's tree (`FmmPlan::stage_dump(...).tree`, `side`, `lo`):
+//! `fmm_tree.cu`) against the CPU's tree (`CpuFmm::stage_dump(...).tree`, `side`, `lo`):
 //! bitwise equal arrays for uniform and Plummer particles, open and periodic boundaries
 //! (periodic particles outside the box, negative coordinates), n ∈ {1, 2, 7, 1000, 20000},
 //! automatic depth and depth ∈ {0, 2, 3, 4}; lattices whose root cube the CPU moves; the same
@@ -7,7 +7,7 @@
 //! against a stable host sort with many equal keys.
 
 use farfield::fmm::tree::cube_from_bounds;
-use farfield::fmm::{Boundary, FmmOpts, FmmPlan};
+use farfield::fmm::{Boundary, FmmOpts, CpuFmm};
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::fmm::tree::{build, radix_sort};
 use farfield::gpu::fmm::DeviceTree;
@@ -80,7 +80,7 @@ fn assert_same_tree(dev: &EmuDevice, g: &DeviceTree<EmuDevice>, d: &farfield::fm
 /// or fail with the same error. Returns the CPU's dump when it succeeded.
 fn compare(dev: &EmuDevice, xyz: &[f64], q: &[f64], boundary: Boundary, depth: Option<usize>, label: &str) -> Option<farfield::fmm::StageDump> {
     let opts = FmmOpts { depth, nthreads: 1, ..Default::default() };
-    let mut plan = FmmPlan::new(boundary, 1e-3, &opts).unwrap();
+    let mut plan = CpuFmm::new(boundary, 1e-3, &opts).unwrap();
     let cpu = plan.stage_dump(xyz, q);
     let (xb, qb) = (upload_new(dev, xyz).unwrap(), upload_new(dev, q).unwrap());
     let gpu = build(dev, &xb, &qb, q.len(), boundary, plan.order(), depth);

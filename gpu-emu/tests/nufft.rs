@@ -5,7 +5,8 @@
 use farfield::gpu::nufft::GpuNufft;
 use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts};
 use farfield::gpu::types::GpuReal;
-use farfield::nufft::{Backend, ModeOrder, NufftOpts, NufftParams, NufftPlan, Precision};
+use farfield::nufft::{Backend, ModeOrder, NufftOpts, NufftParams, Precision};
+use farfield::NufftPlan;
 use farfield_gpu_emu::EmuDevice;
 use num_complex::Complex;
 use rand::{Rng, SeedableRng};

@@ -7,7 +7,7 @@
 use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts};
 use farfield::kernel::Kernel;
 use farfield::gpu::types::GpuReal;
-use farfield::spread::plan::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlan, SpreadPlanOpts};
+use farfield::plans::spread::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlan, SpreadPlanOpts};
 use farfield_gpu_emu::EmuDevice;
 use num_complex::Complex;
 use rand::{Rng, SeedableRng};

@@ -10,7 +10,8 @@
 use farfield::gpu::nufft::GpuNufft;
 use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts};
 use farfield::gpu::type3::GpuType3;
-use farfield::nufft::{Backend, NufftOpts, NufftParams, NufftPlan, Precision};
+use farfield::nufft::{Backend, NufftOpts, NufftParams, Precision};
+use farfield::NufftPlan;
 use farfield_gpu_emu::{stream_launches, EmuDevice};
 use num_complex::Complex;
 use rand::{Rng, SeedableRng};

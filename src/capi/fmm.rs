@@ -26,8 +26,9 @@
 use super::abi::{self, versioned};
 use super::{check_outputs_disjoint, destroy_boxed, guard, non_null, region, slice_in, slice_out};
 use crate::error::{Error, Result};
-use crate::fmm::{params, Backend, Boundary, FmmOpts, FmmPlan, TreeKind};
-use crate::nufft::GpuStream;
+use crate::backend::{BackendChoice, GpuStream};
+use crate::fmm::{params, Boundary, FmmOpts, TreeKind};
+use crate::plans::FmmPlan;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
@@ -214,9 +215,9 @@ fn convert_opts(o: &farfield_fmm_opts) -> Result<FmmOpts> {
         d => return Err(Error::InvalidArg(format!("opts.depth = {d}; must be −1 or 0 (auto) or 1..={}", params::MAX_DEPTH))),
     };
     let backend = match o.backend {
-        FARFIELD_FMM_BACKEND_AUTO => Backend::Auto,
-        FARFIELD_FMM_BACKEND_CPU => Backend::Cpu,
-        FARFIELD_FMM_BACKEND_CUDA => Backend::Cuda,
+        FARFIELD_FMM_BACKEND_AUTO => BackendChoice::Auto,
+        FARFIELD_FMM_BACKEND_CPU => BackendChoice::Cpu,
+        FARFIELD_FMM_BACKEND_CUDA => BackendChoice::Cuda,
         b => return Err(Error::InvalidArg(format!("opts.backend = {b}; must be 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
     };
     let tree = match o.max_leaf {

@@ -1,7 +1,7 @@
 //! Spreading/interpolation C API for particle-in-cell and particle-mesh codes:
 //! `farfield_spread_*` (double) and `farfield_spreadf_*` (single precision) — default_opts,
 //! makeplan, setpts, spread, spread_complex, interp, interp_complex, get_width, destroy. The
-//! numerics are [`crate::spread::plan::SpreadPlan`]; this file converts and validates.
+//! numerics are [`crate::plans::SpreadPlan`]; this file converts and validates.
 //!
 //! Geometry: a grid of `n[0] × n[1] × n[2]` points (x fastest, `grid[i + n0*(j + n1*k)]`;
 //! entries past `dim` ignored), grid point `i` of axis `d` at `box_lo[d] + i·h_d` with
@@ -17,7 +17,8 @@ use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::gpu::spread::GpuSpreadOpts;
 use crate::gpu::types::GpuReal;
-use crate::spread::plan::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlan, SpreadPlanOpts};
+use crate::backend::BackendChoice;
+use crate::plans::spread::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlan, SpreadPlanOpts};
 use num_complex::{Complex, Complex32, Complex64};
 use std::ffi::c_int;
 use std::sync::Mutex;
@@ -93,7 +94,7 @@ fn convert_opts(o: &farfield_spread_opts) -> Result<SpreadPlanOpts> {
     Ok(SpreadPlanOpts {
         nthreads: o.nthreads as usize,
         debug: o.debug,
-        backend: o.backend,
+        backend: BackendChoice::from_c(o.backend)?,
         gpu: GpuSpreadOpts { method, reuse_hint: o.gpu_reuse_hint as usize, ..GpuSpreadOpts::default() },
         max_subprob_size: o.max_subprob_size as usize,
     })

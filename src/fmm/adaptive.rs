@@ -16,7 +16,7 @@ use super::adaptive_lists::{AdaptiveLists, TOP};
 use super::harmonics::ncoef;
 use super::stages::SortedOutputs;
 use super::tree::Tree;
-use super::{l2p, m2p, p2m, p2p, FmmPlan, StageTimes};
+use super::{l2p, m2p, p2m, p2p, CpuFmm, StageTimes};
 use crate::error::{try_zeroed_vec, Result};
 use crate::threads::SyncPtr;
 use std::time::Instant;
@@ -26,7 +26,7 @@ fn expansions(tree: &Tree, nc2: usize, what: &str) -> Result<Vec<Vec<f64>>> {
     (0..=tree.depth).map(|l| try_zeroed_vec(if l >= TOP { tree.levels[l].len() * nc2 } else { 0 }, what)).collect()
 }
 
-impl FmmPlan {
+impl CpuFmm {
     /// Stages 3–5 on an adaptive tree (see the module documentation), accumulated into `out`;
     /// stage times to `times`. Error: [`crate::error::Error::Alloc`].
     pub(super) fn evaluate_adaptive(&self, tree: &Tree, out: &mut SortedOutputs, times: &mut StageTimes) -> Result<()> {

@@ -47,7 +47,7 @@
 //!   result is the Ewald sum with tin-foil boundary.
 //! * [`params`]: `p` from the tolerance (calibrated), `D` from the particle distribution by a
 //!   near/far cost model; both overridable.
-//! * `stages.rs`: [`FmmPlan::execute`] as a sequence of stages (input checks; the tree in units
+//! * `stages.rs`: [`CpuFmm::execute`] as a sequence of stages (input checks; the tree in units
 //!   of the root cube; interaction lists; upward pass; M2L; downward pass and L2P; P2P; back
 //!   to the caller's units and order), each a function whose argument and result types admit
 //!   only the states the next stage can use.
@@ -90,10 +90,8 @@ mod tests_adaptive;
 #[cfg(test)]
 mod tests_rect;
 
+use crate::backend::{BackendChoice, GpuStream};
 use crate::error::{Error, Result};
-use crate::gpu::cuda::CudaDevice;
-use crate::gpu::device::Device;
-use crate::gpu::fmm::{plan, GpuFmm};
 use crate::threads::Threads;
 use harmonics::RegTables;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -228,18 +226,6 @@ pub(crate) fn rect_lattice(p: usize, cells: [u64; 3], threads: &Threads) -> Arc<
     t
 }
 
-/// Compute backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// The best available: the CPU, until the GPU path has been timed on hardware.
-    #[default]
-    Auto,
-    /// CPU (rayon).
-    Cpu,
-    /// CUDA device 0 ([`crate::gpu::fmm`]); no device → [`Error::NoDevice`].
-    Cuda,
-}
-
 /// The octree of an open-boundary CPU plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TreeKind {
@@ -273,11 +259,12 @@ pub struct FmmOpts {
     pub depth: Option<usize>,
     /// The octree (open boundaries; periodic plans and the CUDA backend use the uniform tree).
     pub tree: TreeKind,
-    /// Backend.
-    pub backend: Backend,
+    /// Backend (AUTO = the CPU, until the CUDA FMM has been timed on hardware); read by the
+    /// front `crate::plans::CpuFmm`, which runs [`CpuFmm`] or the CUDA FMM.
+    pub backend: BackendChoice,
     /// CUDA backend only: the caller's stream (every launch and copy of the plan runs on
     /// it); `None` = the default stream. A stream with a CPU plan → [`Error::InvalidArg`].
-    pub gpu_stream: Option<crate::nufft::GpuStream>,
+    pub gpu_stream: Option<GpuStream>,
 }
 
 /// Wall-clock seconds of the stages of the last execute.
@@ -331,9 +318,11 @@ pub struct FmmStats {
     pub gpu_m2l_counts: [[u64; 2]; 2],
 }
 
-/// An FMM plan: boundary, tolerance, options and the precomputed operator tables; `execute`
-/// may be called any number of times with any particles.
-pub struct FmmPlan {
+/// The CPU FMM: boundary, tolerance, options and the precomputed operator tables; `execute`
+/// may be called any number of times with any particles. Users make plans through the front
+/// `crate::plans::FmmPlan`, which runs this or the CUDA FMM (`opts.backend`); this type
+/// ignores `opts.backend` and `opts.gpu_stream`.
+pub struct CpuFmm {
     boundary: Boundary,
     tol: f64,
     p: usize,
@@ -350,15 +339,12 @@ pub struct FmmPlan {
     rect: Option<(f64, Arc<periodic::RectLattice>)>,
     stats: FmmStats,
     ws: tree::Workspace,
-    /// The GPU plan of a CUDA-backend plan (then every execute runs there).
-    gpu: Option<GpuFmm<CudaDevice>>,
 }
 
-impl FmmPlan {
+impl CpuFmm {
     /// Makes a plan. Errors: [`Error::Tol`] (tol not in (0, 1)), [`Error::InvalidArg`] (box side
     /// not finite and positive, a rectangular box without a common cube side
-    /// ([`Boundary::PeriodicBox`]), order or depth too large), [`Error::NotSupported`] (CUDA;
-    /// a rectangular box with the CUDA backend).
+    /// ([`Boundary::PeriodicBox`]), order or depth too large).
     pub fn new(boundary: Boundary, tol: f64, opts: &FmmOpts) -> Result<Self> {
         if !(tol.is_finite() && tol > 0.0 && tol < 1.0) {
             return Err(Error::Tol(format!("tol = {tol:e}; the FMM needs 0 < tol < 1")));
@@ -370,9 +356,6 @@ impl FmmPlan {
             _ => None,
         };
         if let Some((_, n)) = cells {
-            if opts.backend == Backend::Cuda {
-                return Err(Error::NotSupported("rectangular periodic boxes (Boundary::PeriodicBox) run on the CPU only; use backend CPU or AUTO".into()));
-            }
             let e = periodic::root_level(n);
             if let Some(d) = opts.depth {
                 if d + e > params::MAX_DEPTH {
@@ -386,11 +369,6 @@ impl FmmPlan {
                     )));
                 }
             }
-        }
-        if opts.backend != Backend::Cuda && opts.gpu_stream.is_some() {
-            return Err(Error::InvalidArg(
-                "opts.gpu_stream is set but the plan runs on the CPU (backend AUTO or CPU): a stream needs backend CUDA".into(),
-            ));
         }
         if opts.order > params::MAX_ORDER {
             return Err(Error::InvalidArg(format!("order = {}; at most {} is supported", opts.order, params::MAX_ORDER)));
@@ -407,9 +385,6 @@ impl FmmPlan {
                 }
                 if boundary.is_periodic() {
                     return Err(Error::InvalidArg("the adaptive tree (max_leaf) serves open boundaries; periodic boxes use the uniform tree".into()));
-                }
-                if opts.backend == Backend::Cuda {
-                    return Err(Error::NotSupported("the adaptive tree (max_leaf) runs on the CPU only; use backend CPU or AUTO".into()));
                 }
             }
         }
@@ -431,15 +406,8 @@ impl FmmPlan {
         if tol_clamped && opts.debug > 0 {
             eprintln!("farfield fmm: warning: tol = {tol:e} needs an order above {}; clamped to it", params::MAX_ORDER);
         }
-        let gpu = match opts.backend {
-            Backend::Cuda => {
-                let dev = CudaDevice::for_plan("FMM plans", opts.gpu_stream, opts.debug.max(0) as u32)?;
-                Some(GpuFmm::new(dev, boundary, p, opts.depth)?)
-            }
-            _ => None,
-        };
         let stats = FmmStats { order: p, tol_clamped, nthreads: threads.count(), ..Default::default() };
-        Ok(FmmPlan { boundary, tol, p, opts: *opts, threads, reg, m2l, child, lattice, rect, stats, ws: tree::Workspace::default(), gpu })
+        Ok(CpuFmm { boundary, tol, p, opts: *opts, threads, reg, m2l, child, lattice, rect, stats, ws: tree::Workspace::default() })
     }
 
     /// Expansion order.
@@ -458,6 +426,11 @@ impl FmmPlan {
         self.boundary
     }
 
+    /// The debug level of the options (`> 0`: print every execute's parameters and times).
+    pub fn debug(&self) -> i32 {
+        self.opts.debug
+    }
+
     /// Parameters and statistics of the last execute.
     pub fn stats(&self) -> FmmStats {
         self.stats
@@ -469,67 +442,7 @@ impl FmmPlan {
         if n > u32::MAX as usize {
             return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
         }
-        if self.gpu.is_some() {
-            return Ok(()); // the GPU plan allocates on the device per execute
-        }
         self.ws.reserve(n, field)
-    }
-
-    /// The GPU plan of a CUDA-backend plan (to choose its M2L kernel), `None` on the CPU.
-    pub fn gpu(&mut self) -> Option<&mut GpuFmm<CudaDevice>> {
-        self.gpu.as_mut()
-    }
-
-    /// [`Self::execute`] with **device** arrays of a CUDA-backend plan: `n` particles, `xyz`
-    /// (f64[3n] interleaved), `q` (f64[n]) and the outputs `phi` (f64[n]) and `field`
-    /// (f64[3n] interleaved, `−∇φ`) as device addresses of device 0's primary context, 0 for
-    /// an output not wanted. The work runs on the plan's stream; the call returns when it is
-    /// done (the result checks need the values), with the energy. Outputs are written only on
-    /// success.
-    ///
-    /// Errors: [`Error::InvalidArg`] (a CPU plan), [`Error::NullPointer`] (`xyz` or `q` is 0
-    /// with `n > 0`), [`Error::NPoints`], and those of [`Self::execute`].
-    ///
-    /// # Safety
-    /// Each non-zero address must be a device allocation of device 0 holding the stated
-    /// number of doubles, the outputs not overlapping the inputs or each other.
-    pub unsafe fn execute_device(&mut self, n: usize, xyz: u64, q: u64, phi: u64, field: u64) -> Result<f64> {
-        let Some(g) = &self.gpu else {
-            return Err(Error::InvalidArg("execute_device needs a plan with backend CUDA; this plan runs on the CPU".into()));
-        };
-        if n > u32::MAX as usize {
-            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
-        }
-        if n > 0 && (xyz == 0 || q == 0) {
-            return Err(Error::NullPointer(format!("{} is NULL with n = {n}", if xyz == 0 { "xyz" } else { "q" })));
-        }
-        let t = Instant::now();
-        let run = if n == 0 {
-            Ok(plan::GpuRun::default())
-        } else {
-            let dev = g.device();
-            dev.with_foreign(xyz, 24 * n, |x| {
-                dev.with_foreign(q, 8 * n, |c| {
-                    dev.with_foreign_opt(phi, 8 * n, |ph| dev.with_foreign_opt(field, 24 * n, |fd| g.execute_dev(x, c, n, ph, fd)))
-                })
-            })
-        }?;
-        self.record_gpu_run(n, &run, t);
-        Ok(run.energy)
-    }
-
-    /// Statistics and the debug line of a GPU execute.
-    fn record_gpu_run(&mut self, n: usize, run: &plan::GpuRun, t: Instant) {
-        let c = run.m2l_counts.map(|c| [c.operator_loads, c.complex_mults]);
-        self.stats = FmmStats { depth: Some(run.depth), nleaves: run.nleaves, npoints: n, times: run.times, gpu_m2l_counts: c, ..self.stats };
-        if self.opts.debug > 0 {
-            let tm = run.times;
-            eprintln!(
-                "farfield fmm (cuda): n = {n}, p = {}, D = {}, leaves = {}; device times [s]: tree {:.5} lists {:.5} p2m+m2m {:.5} m2l {:.5} l2l {:.5} l2p {:.5} p2p {:.5} post {:.5} total {:.5}; host {:.5}",
-                self.p, run.depth, run.nleaves, tm.tree, tm.lists, tm.p2m, tm.m2l, tm.l2l, tm.l2p, tm.p2p, tm.post, tm.total,
-                t.elapsed().as_secs_f64()
-            );
-        }
     }
 
     /// Computes potentials (`phi`, length `n`), fields (`field`, length `3n`, interleaved) and
@@ -541,11 +454,6 @@ impl FmmPlan {
     /// particles), [`Error::Alloc`].
     pub fn execute(&mut self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>) -> Result<f64> {
         let t_start = Instant::now();
-        if let Some(g) = &self.gpu {
-            let run = g.execute(xyz, q, phi, field)?;
-            self.record_gpu_run(q.len(), &run, t_start);
-            return Ok(run.energy);
-        }
         let request = stages::Request::new(xyz, q, phi, field)?;
         let n = request.len();
         self.reserve(n, request.wants_field())?;

@@ -1,24 +1,24 @@
-//! The stages of [`FmmPlan::execute`], in order. Each is a function whose argument and result
+//! The stages of [`CpuFmm::execute`], in order. Each is a function whose argument and result
 //! types admit only the states the next stage can use:
 //!
 //! 1. [`Request::new`] checks the slice lengths; after the plan's workspace is reserved,
 //!    [`Request::check_finite`] gives the [`Particles`] (finite coordinates and charges) and
 //!    the caller's [`Outputs`];
-//! 2. [`FmmPlan::build_tree`] → [`RootTree`]: root cube and depth, particles sorted by leaf in
+//! 2. [`CpuFmm::build_tree`] → [`RootTree`]: root cube and depth, particles sorted by leaf in
 //!    units of the root cube (the scaling undone in stage 6);
-//! 3. [`FmmPlan::interaction_lists`] → [`Lists`]: P2P source ranges and, where the tree has
+//! 3. [`CpuFmm::interaction_lists`] → [`Lists`]: P2P source ranges and, where the tree has
 //!    a far field ([`Far`]), the M2L tiles;
-//! 4. far field: [`FmmPlan::upward`] (P2M, M2M) → [`Multipoles`]; [`FmmPlan::m2l`] (lattice
-//!    operator, M2L) → [`Locals`]; [`FmmPlan::downward`] (L2L) → [`LeafLocals`];
-//!    [`FmmPlan::l2p`] accumulates into the [`SortedOutputs`];
-//! 5. [`FmmPlan::p2p`] accumulates the near field into the [`SortedOutputs`];
-//! 6. [`FmmPlan::finish`]: periodic background correction, back to the caller's units
+//! 4. far field: [`CpuFmm::upward`] (P2M, M2M) → [`Multipoles`]; [`CpuFmm::m2l`] (lattice
+//!    operator, M2L) → [`Locals`]; [`CpuFmm::downward`] (L2L) → [`LeafLocals`];
+//!    [`CpuFmm::l2p`] accumulates into the [`SortedOutputs`];
+//! 5. [`CpuFmm::p2p`] accumulates the near field into the [`SortedOutputs`];
+//! 6. [`CpuFmm::finish`]: periodic background correction, back to the caller's units
 //!    (checked before anything is written), the caller's order.
 
 use super::harmonics::ncoef;
 use super::simd::{self, W};
 use super::tree::{self, Tree, Workspace};
-use super::{l2l, l2p, lists, m2l, m2m, p2m, p2p, params, periodic, Boundary, FmmPlan, StageTimes, TreeKind};
+use super::{l2l, l2p, lists, m2l, m2m, p2m, p2p, params, periodic, Boundary, CpuFmm, StageTimes, TreeKind};
 use crate::error::{ensure_finite, try_zeroed_vec, Error, Result};
 use crate::threads::{SyncPtr, Threads};
 use std::marker::PhantomData;
@@ -33,7 +33,7 @@ pub(super) struct Request<'a, 'o> {
 }
 
 /// The caller's output slices, lengths checked: `phi` has `n` values, `field` `3n`
-/// (interleaved `field[3*i + d]`), caller's order; written only by [`FmmPlan::finish`].
+/// (interleaved `field[3*i + d]`), caller's order; written only by [`CpuFmm::finish`].
 pub(super) struct Outputs<'o> {
     phi: Option<&'o mut [f64]>,
     field: Option<&'o mut [f64]>,
@@ -223,7 +223,7 @@ fn expansion_levels(tree: &Tree, far: Far, nc2: usize, what: &str) -> Result<Vec
     (0..=far.depth).map(|l| try_zeroed_vec(if l >= far.top { tree.levels[l].len() * nc2 } else { 0 }, what)).collect()
 }
 
-impl FmmPlan {
+impl CpuFmm {
     /// Root cube (bounding cube, or the periodic box), depth (from the options or the cost
     /// model) and the particles sorted by leaf in units of the root cube. Errors:
     /// [`Error::InvalidArg`] (two particles coincide), [`Error::Range`], [`Error::Alloc`].
@@ -642,7 +642,7 @@ impl FmmPlan {
 /// of the GPU port, `gpu::fmm`; not a stable interface). Expansions per level in the layout of
 /// the module documentation (box-major blocks of `2·ncoef(p)`; levels above `top` empty);
 /// potentials and fields in the tree's sorted order and in units of the root cube (before
-/// the periodic background correction and the scaling of [`FmmPlan::finish`]).
+/// the periodic background correction and the scaling of [`CpuFmm::finish`]).
 #[doc(hidden)]
 pub struct StageDump {
     /// The tree in units of the root cube (`tree.lo = 0`, `tree.size = 1`).
@@ -665,10 +665,10 @@ pub struct StageDump {
     pub near: (Vec<f64>, [Vec<f64>; 3]),
 }
 
-impl FmmPlan {
-    /// Runs stages 1–5 of [`FmmPlan::execute`] on `n = q.len()` particles (`xyz` interleaved,
+impl CpuFmm {
+    /// Runs stages 1–5 of [`CpuFmm::execute`] on `n = q.len()` particles (`xyz` interleaved,
     /// `3n`; `n ≥ 1`) and returns every intermediate result ([`StageDump`]). Errors: those of
-    /// [`FmmPlan::execute`].
+    /// [`CpuFmm::execute`].
     #[doc(hidden)]
     pub fn stage_dump(&mut self, xyz: &[f64], q: &[f64]) -> Result<StageDump> {
         let n = q.len();
@@ -813,17 +813,17 @@ mod tests {
         let opts = FmmOpts { nthreads: 1, depth: Some(3), ..Default::default() };
         let (xyz1, q1) = particles(900, 1);
         let (xyz2, q2) = particles(500, 2);
-        let run = |plan: &mut FmmPlan, xyz: &[f64], q: &[f64], field: bool| {
+        let run = |plan: &mut CpuFmm, xyz: &[f64], q: &[f64], field: bool| {
             let mut phi = vec![0.0; q.len()];
             let mut f = vec![0.0; 3 * q.len()];
             let u = plan.execute(xyz, q, Some(&mut phi), field.then_some(&mut f[..])).unwrap();
             (phi, f, u)
         };
         for boundary in [Boundary::Open, Boundary::Periodic { side: 2.0 }] {
-            let mut fresh = FmmPlan::new(boundary, 1e-6, &opts).unwrap();
+            let mut fresh = CpuFmm::new(boundary, 1e-6, &opts).unwrap();
             let want = run(&mut fresh, &xyz2, &q2, false);
-            let want_field = run(&mut FmmPlan::new(boundary, 1e-6, &opts).unwrap(), &xyz2, &q2, true);
-            let mut reused = FmmPlan::new(boundary, 1e-6, &opts).unwrap();
+            let want_field = run(&mut CpuFmm::new(boundary, 1e-6, &opts).unwrap(), &xyz2, &q2, true);
+            let mut reused = CpuFmm::new(boundary, 1e-6, &opts).unwrap();
             run(&mut reused, &xyz1, &q1, true);
             assert_eq!(run(&mut reused, &xyz2, &q2, false), want, "{boundary:?}");
             let mut twice = xyz2.clone();

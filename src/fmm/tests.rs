@@ -584,7 +584,7 @@ pub(super) fn plummer(r: &mut Pcg64, n: usize) -> (Vec<f64>, Vec<f64>) {
 
 fn run_open(xyz: &[f64], q: &[f64], tol: f64, opts: &FmmOpts) -> (Vec<f64>, Vec<f64>, f64, FmmStats) {
     let n = q.len();
-    let mut plan = FmmPlan::new(Boundary::Open, tol, opts).unwrap();
+    let mut plan = CpuFmm::new(Boundary::Open, tol, opts).unwrap();
     let mut phi = vec![0.0; n];
     let mut field = vec![0.0; 3 * n];
     let u = plan.execute(xyz, q, Some(&mut phi), Some(&mut field)).unwrap();
@@ -721,7 +721,7 @@ fn bench_uniform() {
     let order: usize = std::env::var("FMM_ORDER").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
     let (xyz, q) = uniform(&mut rng(30), n);
     let o = FmmOpts { nthreads: nt, depth, order, debug: 1, ..Default::default() };
-    let mut plan = FmmPlan::new(Boundary::Open, tol, &o).unwrap();
+    let mut plan = CpuFmm::new(Boundary::Open, tol, &o).unwrap();
     let mut phi = vec![0.0; n];
     let mut field = vec![0.0; 3 * n];
     for _ in 0..2 {
@@ -942,7 +942,7 @@ fn ewald(xyz: &[f64], q: &[f64], l: f64) -> (Vec<f64>, Vec<f64>) {
 
 fn run_periodic(xyz: &[f64], q: &[f64], l: f64, tol: f64, opts: &FmmOpts) -> (Vec<f64>, Vec<f64>, f64, FmmStats) {
     let n = q.len();
-    let mut plan = FmmPlan::new(Boundary::Periodic { side: l }, tol, opts).unwrap();
+    let mut plan = CpuFmm::new(Boundary::Periodic { side: l }, tol, opts).unwrap();
     let mut phi = vec![0.0; n];
     let mut field = vec![0.0; 3 * n];
     let u = plan.execute(xyz, q, Some(&mut phi), Some(&mut field)).unwrap();
@@ -1339,13 +1339,13 @@ fn coincident_particles_are_an_error() {
     };
     let xyz = [0.3, 0.3, 0.3, 0.7, 0.2, 0.9, 1.3, 0.3, 0.3, 0.7, 0.2, 0.9];
     let q = [1.0, 2.0, 3.0, 4.0];
-    let mut open = FmmPlan::new(Boundary::Open, 1e-6, &FmmOpts::default()).unwrap();
+    let mut open = CpuFmm::new(Boundary::Open, 1e-6, &FmmOpts::default()).unwrap();
     let mut phi = vec![7.0; 4];
     expect_pair(open.execute(&xyz, &q, Some(&mut phi), None), 1, 3);
     assert_eq!(phi, vec![7.0; 4], "outputs untouched on failure");
     // periodic: 1.25 ≡ 0.25 in a box of side 1 (exactly representable, so x + L folds onto
     // x exactly); −0.0 and 0.0 coincide
-    let mut per = FmmPlan::new(Boundary::Periodic { side: 1.0 }, 1e-6, &FmmOpts::default()).unwrap();
+    let mut per = CpuFmm::new(Boundary::Periodic { side: 1.0 }, 1e-6, &FmmOpts::default()).unwrap();
     let xyz2 = [0.25, 0.3, 0.375, 0.5, 0.5, 0.5, 1.25, 0.3, -0.625];
     expect_pair(per.execute(&xyz2, &q[..3], None, None), 0, 2);
     expect_pair(open.execute(&[0.0, 0.0, 0.0, 1.0, 1.0, 1.0, -0.0, 0.0, -0.0], &q[..3], None, None), 0, 2);
@@ -1381,12 +1381,12 @@ fn periodic_and_open_scale_covariance() {
     let tol = 1e-8;
     for periodic in [true, false] {
         let bc = |s: f64| if periodic { Boundary::Periodic { side: s } } else { Boundary::Open };
-        let mut p1 = FmmPlan::new(bc(1.0), tol, &FmmOpts::default()).unwrap();
+        let mut p1 = CpuFmm::new(bc(1.0), tol, &FmmOpts::default()).unwrap();
         let (mut ph1, mut f1) = (vec![0.0; n], vec![0.0; 3 * n]);
         let u1 = p1.execute(&xyz, &q, Some(&mut ph1), Some(&mut f1)).unwrap();
         for s in [1e-300, 1e-200, 1e-150, 1e-100, 1e-10, 1e10, 1e100, 1e150, 1e200, 1e300, 5e-324, 1.7e308] {
             let xs: Vec<f64> = xyz.iter().map(|v| v * s).collect();
-            let mut ps = match FmmPlan::new(bc(s), tol, &FmmOpts::default()) {
+            let mut ps = match CpuFmm::new(bc(s), tol, &FmmOpts::default()) {
                 Ok(p) => p,
                 Err(crate::error::Error::Range(_)) if periodic && s < f64::MIN_POSITIVE => continue,
                 Err(e) => panic!("s {s:e}: {e:?}"),
@@ -1417,7 +1417,7 @@ fn periodic_and_open_scale_covariance() {
         }
     }
     // coordinates whose spread overflows (open)
-    let mut open = FmmPlan::new(Boundary::Open, 1e-6, &FmmOpts::default()).unwrap();
+    let mut open = CpuFmm::new(Boundary::Open, 1e-6, &FmmOpts::default()).unwrap();
     assert!(matches!(open.execute(&[-1.5e308, 0.0, 0.0, 1.5e308, 0.0, 0.0], &[1.0, 1.0], None, None), Err(crate::error::Error::Range(_))));
 }
 

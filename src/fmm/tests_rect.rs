@@ -17,7 +17,7 @@ fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
 
 fn run(boundary: Boundary, xyz: &[f64], q: &[f64], tol: f64, opts: &FmmOpts) -> (Vec<f64>, Vec<f64>, f64, FmmStats) {
     let n = q.len();
-    let mut plan = FmmPlan::new(boundary, tol, opts).unwrap();
+    let mut plan = CpuFmm::new(boundary, tol, opts).unwrap();
     let (mut phi, mut field) = (vec![0.0; n], vec![0.0; 3 * n]);
     let u = plan.execute(xyz, q, Some(&mut phi), Some(&mut field)).unwrap();
     (phi, field, u, plan.stats())
@@ -44,7 +44,7 @@ fn cube_cells_rule() {
     assert_eq!(c([1.0, 1.0 + 1e-13, 1.0]).map(|x| x.1), Some([1, 1, 1]));
     for bad in [[1.0, 2f64.sqrt(), 1.0], [1.0, 5.0, 1.0], [4.0, 4.0, 3.0], [3.0, 3.0, 2.0], [1.0, 1.0 + 1e-9, 1.0]] {
         assert_eq!(c(bad), None, "{bad:?}");
-        match FmmPlan::new(Boundary::PeriodicBox { sides: bad }, 1e-6, &FmmOpts::default()) {
+        match CpuFmm::new(Boundary::PeriodicBox { sides: bad }, 1e-6, &FmmOpts::default()) {
             Err(Error::InvalidArg(m)) => assert!(m.contains("integer multiples"), "{m}"),
             other => panic!("{bad:?}: {:?}", other.err()),
         }
@@ -53,15 +53,13 @@ fn cube_cells_rule() {
     assert_eq!(periodic::root_level([2, 1, 1]), 1);
     assert_eq!(periodic::root_level([1, 3, 2]), 2);
     assert_eq!(periodic::root_level([4, 1, 1]), 2);
-    // non-positive or non-finite sides, the CUDA backend, a too deep tree
+    // non-positive or non-finite sides, a too deep tree (the CUDA backend: crate::plans::fmm)
     for bad in [[1.0, 0.0, 1.0], [1.0, f64::NAN, 2.0], [-2.0, 1.0, 1.0]] {
-        assert!(matches!(FmmPlan::new(Boundary::PeriodicBox { sides: bad }, 1e-6, &FmmOpts::default()), Err(Error::InvalidArg(_))), "{bad:?}");
+        assert!(matches!(CpuFmm::new(Boundary::PeriodicBox { sides: bad }, 1e-6, &FmmOpts::default()), Err(Error::InvalidArg(_))), "{bad:?}");
     }
-    let cuda = FmmOpts { backend: Backend::Cuda, ..Default::default() };
-    assert!(matches!(FmmPlan::new(Boundary::PeriodicBox { sides: [2.0, 1.0, 1.0] }, 1e-6, &cuda), Err(Error::NotSupported(_))));
     let deep = FmmOpts { depth: Some(params::MAX_DEPTH), ..Default::default() };
-    assert!(matches!(FmmPlan::new(Boundary::PeriodicBox { sides: [2.0, 1.0, 1.0] }, 1e-6, &deep), Err(Error::InvalidArg(_))));
-    assert!(FmmPlan::new(Boundary::PeriodicBox { sides: [1.0, 1.0, 1.0] }, 1e-6, &deep).is_ok());
+    assert!(matches!(CpuFmm::new(Boundary::PeriodicBox { sides: [2.0, 1.0, 1.0] }, 1e-6, &deep), Err(Error::InvalidArg(_))));
+    assert!(CpuFmm::new(Boundary::PeriodicBox { sides: [1.0, 1.0, 1.0] }, 1e-6, &deep).is_ok());
 }
 
 /// A `PeriodicBox` with equal sides is the cubic `Periodic` plan, bit for bit.
@@ -99,7 +97,7 @@ fn rectangular_against_ewald_module() {
         let uabs = 0.5 * q.iter().zip(&pe).map(|(a, b)| (a * b).abs()).sum::<f64>();
         for tol in [1e-3, 1e-6, 1e-9] {
             let t = std::time::Instant::now();
-            FmmPlan::new(Boundary::PeriodicBox { sides }, tol, &FmmOpts::default()).unwrap();
+            CpuFmm::new(Boundary::PeriodicBox { sides }, tol, &FmmOpts::default()).unwrap();
             eprintln!("rect {sides:?} tol {tol:e}: plan (lattice tensors) {:.2} s", t.elapsed().as_secs_f64());
             let (phi, field, u, st) = run(Boundary::PeriodicBox { sides }, &xyz, &q, tol, &FmmOpts::default());
             let (ep, ef, eu) = (rel_l2(&phi, &pe), rel_l2(&field, &fe), (u - ue).abs() / uabs);

@@ -376,8 +376,8 @@ impl CudaDevice {
     /// backend CUDA, on the caller's `stream` (the default stream when `None`), printing the
     /// opening stages when `debug > 0`. Errors: [`Error::NoDevice`] (naming `what` and what was
     /// looked for), those of [`CudaDevice::new`].
-    pub fn for_plan(what: &str, stream: Option<crate::nufft::GpuStream>, debug: u32) -> Result<CudaDevice> {
-        super::runtime::resolve_backend(2, what, true)?;
+    pub fn for_plan(what: &str, stream: Option<crate::backend::GpuStream>, debug: u32) -> Result<CudaDevice> {
+        super::runtime::resolve(crate::backend::BackendChoice::Cuda, what)?;
         // SAFETY: a GpuStream is made by the unsafe `GpuStream::from_raw`, whose caller
         // promises a valid stream of device 0's primary context that outlives the plan.
         unsafe { Self::with_stream(0, stream.map_or(0, |s| s.as_raw()), debug) }

@@ -13,7 +13,7 @@
 //!   device handles, each on one stream (the default stream or a caller's), with buffers;
 //! * [`nufft`]: GPU NUFFT types 1 and 2 (spread/interp, device FFT, deconvolution on the
 //!   device), host or device pointers, built from the shared parameter layer
-//!   [`crate::nufft::params`]; its CUDA executor is chosen by `crate::dispatch`;
+//!   [`crate::nufft::params`]; its CUDA executor is chosen by `crate::plans::NufftPlan::new`;
 //! * [`type3`]: GPU NUFFT type 3 (pre-phase, spreading on the type-3 fine grid, the GPU type 2,
 //!   deconvolution), its host set-up shared with the CPU type 3 ([`crate::nufft::type3`]);
 //! * [`ewald`]: periodic electrostatics on the device: the k-space part of SPME and spectral

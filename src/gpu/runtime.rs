@@ -5,6 +5,7 @@
 //! driver; docs/design.md §5.1), so every path here first asks `is_culib_present()` and runs the
 //! remaining driver calls under `catch_unwind`: discovery never panics and never aborts.
 
+use crate::backend::{Backend, BackendChoice};
 use crate::error::{Error, Result};
 use std::sync::OnceLock;
 
@@ -92,38 +93,21 @@ pub fn discover() -> &'static Discovery {
     D.get_or_init(discover_uncached)
 }
 
-/// Backend a plan runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// CPU (rayon + FFTW).
-    Cpu,
-    /// CUDA device `ordinal`.
-    Cuda(usize),
-}
-
-/// Resolves `opts.backend` (0 AUTO, 1 CPU, 2 CUDA) for a plan kind whose GPU path is
-/// `gpu_available` in this build.
+/// Resolves a plan's backend choice, once at makeplan, for a plan kind `what` (named in the
+/// error, e.g. "NUFFT plans"):
 ///
-/// * CPU → CPU;
-/// * AUTO → CUDA device 0 when one is found and the plan kind has a GPU path, else the CPU;
-/// * CUDA → [`Error::NoDevice`] (naming what was looked for) when no device is found,
-///   [`Error::NotSupported`] when a device exists but this plan kind has no GPU path yet.
-pub fn resolve_backend(backend: i32, what: &str, gpu_available: bool) -> Result<Backend> {
-    match backend {
-        1 => Ok(Backend::Cpu),
-        0 => Ok(match (gpu_available, discover()) {
-            (true, Ok(d)) if !d.is_empty() => Backend::Cuda(0),
-            _ => Backend::Cpu,
-        }),
-        2 => match discover() {
+/// * AUTO and CPU → the CPU (AUTO will choose a device for a method once its GPU path has been
+///   timed against the CPU on hardware, docs/design.md §5);
+/// * CUDA → device 0 when the driver and a device are found, else [`Error::NoDevice`] naming
+///   `what` and what was looked for.
+pub fn resolve(choice: BackendChoice, what: &str) -> Result<Backend> {
+    match choice {
+        BackendChoice::Auto | BackendChoice::Cpu => Ok(Backend::Cpu),
+        BackendChoice::Cuda => match discover() {
             Err(why) => Err(Error::NoDevice(format!("opts.backend = CUDA for {what}: {why}"))),
             Ok(d) if d.is_empty() => Err(Error::NoDevice(format!("opts.backend = CUDA for {what}: no CUDA device"))),
-            Ok(_) if !gpu_available => Err(Error::NotSupported(format!(
-                "opts.backend = CUDA: a CUDA device exists but {what} has no GPU path in this version; use AUTO or CPU"
-            ))),
-            Ok(_) => Ok(Backend::Cuda(0)),
+            Ok(_) => Ok(Backend::Cuda),
         },
-        b => Err(Error::InvalidArg(format!("opts.backend = {b} is not 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
     }
 }
 
@@ -134,21 +118,17 @@ mod tests {
     #[test]
     fn discovery_never_panics_and_backends_resolve() {
         let d = discover();
-        assert_eq!(resolve_backend(1, "x", true).unwrap(), Backend::Cpu);
-        assert!(matches!(resolve_backend(7, "x", true), Err(Error::InvalidArg(_))));
+        assert_eq!(resolve(BackendChoice::Cpu, "x").unwrap(), Backend::Cpu);
+        assert_eq!(resolve(BackendChoice::Auto, "x").unwrap(), Backend::Cpu);
         match d {
-            Err(why) => {
-                // no driver/device: AUTO falls back, CUDA names what was looked for
-                assert_eq!(resolve_backend(0, "x", true).unwrap(), Backend::Cpu);
-                match resolve_backend(2, "NUFFT plans", true) {
-                    Err(Error::NoDevice(m)) => assert!(m.contains(why.as_str()) && m.contains("NUFFT"), "{m}"),
-                    other => panic!("{other:?}"),
-                }
-            }
+            Err(why) => match resolve(BackendChoice::Cuda, "NUFFT plans") {
+                // no driver/device: CUDA names what was looked for
+                Err(Error::NoDevice(m)) => assert!(m.contains(why.as_str()) && m.contains("NUFFT"), "{m}"),
+                other => panic!("{other:?}"),
+            },
             Ok(devs) => {
                 assert!(!devs.is_empty());
-                assert_eq!(resolve_backend(0, "x", false).unwrap(), Backend::Cpu);
-                assert!(matches!(resolve_backend(2, "x", false), Err(Error::NotSupported(_))));
+                assert_eq!(resolve(BackendChoice::Cuda, "x").unwrap(), Backend::Cuda);
             }
         }
     }

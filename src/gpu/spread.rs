@@ -59,50 +59,7 @@ use crate::kernel::{Kernel, MAX_WIDTH};
 use num_complex::Complex;
 use std::marker::PhantomData;
 
-/// Spreading method (C value in parentheses; 0 = automatic).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GpuMethod {
-    /// Particle-based with global atomics (1).
-    Gm,
-    /// GM after a device bin sort (2).
-    GmSort,
-    /// Shared-memory subproblem tiles (3).
-    Sm,
-    /// CSR single mesh with compute units and warp shuffles (4).
-    Csr,
-    /// Group mesh, 64 grid points per group (5).
-    Group,
-}
-
-impl GpuMethod {
-    /// All methods.
-    pub fn all() -> [GpuMethod; 5] {
-        [GpuMethod::Gm, GpuMethod::GmSort, GpuMethod::Sm, GpuMethod::Csr, GpuMethod::Group]
-    }
-
-    /// From the C value (1–5); 0 and others give `None`.
-    pub fn from_code(c: i32) -> Option<GpuMethod> {
-        match c {
-            1 => Some(GpuMethod::Gm),
-            2 => Some(GpuMethod::GmSort),
-            3 => Some(GpuMethod::Sm),
-            4 => Some(GpuMethod::Csr),
-            5 => Some(GpuMethod::Group),
-            _ => None,
-        }
-    }
-
-    /// Short name (`gm`, `gm-sort`, `sm`, `csr`, `group`).
-    pub fn name(self) -> &'static str {
-        match self {
-            GpuMethod::Gm => "gm",
-            GpuMethod::GmSort => "gm-sort",
-            GpuMethod::Sm => "sm",
-            GpuMethod::Csr => "csr",
-            GpuMethod::Group => "group",
-        }
-    }
-}
+pub use crate::backend::GpuMethod;
 
 /// Options of a [`GpuSpreader`].
 #[derive(Debug, Clone, Copy, PartialEq)]

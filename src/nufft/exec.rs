@@ -2,7 +2,7 @@
 //! backend and transform family — the CPU plan of types 1 and 2 ([`super::cpu::CpuNufft`]),
 //! the CUDA plan (`CudaNufft` in the gpu module), and type 3 on the CPU
 //! ([`super::type3::Type3Plan`]) and on CUDA (`CudaType3` in the gpu module) — chosen once at makeplan
-//! (`crate::dispatch`). The front checks what is common (point counts, array lengths, finite
+//! (`crate::plans::NufftPlan::new`). The front checks what is common (point counts, array lengths, finite
 //! output) and forwards; an executor does the transform, `ntrans` vectors at a time.
 
 use super::options::NufftInfo;

@@ -25,10 +25,9 @@
 
 //!
 //! Layout: [`params`] chooses σ, kernel, fine grid and deconvolution factors for every backend
-//! (a pure function); [`exec`] is the executor interface; [`cpu`] the CPU executor; [`plan`]
-//! the public front [`NufftPlan`], whose constructor `NufftPlan::new` lives in
-//! `crate::dispatch` (the one module that knows every backend: CPU here, CUDA in
-//! the gpu module).
+//! (a pure function); [`exec`] is the executor interface; [`cpu`] the CPU executor of types 1
+//! and 2, [`type3`] that of type 3. The public plan, which picks the executor of the backend,
+//! is the front [`crate::plans::NufftPlan`].
 
 pub mod cpu;
 pub mod deconv;
@@ -36,13 +35,12 @@ pub mod exec;
 pub mod fine_fft;
 pub mod options;
 pub mod params;
-pub mod plan;
 pub mod type3;
 
 pub use exec::{NufftExec, Points, Timings};
 pub use options::{BackendChoice, GpuStream, ModeOrder, NufftInfo, NufftOpts};
 pub use params::{Backend, NufftParams, Precision};
-pub use plan::NufftPlan;
+pub use params::{check_modes, fine_grid, FFTW_FLAGS_ACCEPTED, MAX_FINE_AXIS};
 pub use type3::{Type3Plan, Type3Timings};
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! their choices (`FARFIELD_BACKEND_*`, `FARFIELD_KERNEL_*`, `FARFIELD_GPU_METHOD_*`,
 //! `FARFIELD_WARN_*`).
 
-use super::params::Backend;
-pub use crate::gpu::spread::GpuMethod;
+pub use crate::backend::{BackendChoice, GpuMethod, GpuStream};
+use crate::backend::Backend;
 pub use crate::kernel::KernelKind;
 
 /// Mode order of the user's mode arrays.
@@ -15,21 +15,6 @@ pub enum ModeOrder {
     Cmcl,
     /// FFT order: `k = 0 … ⌈N/2⌉−1, −⌊N/2⌋ … −1` (C value 1).
     Fft,
-}
-
-/// The user's backend choice (C values in parentheses); resolved once at makeplan into a
-/// [`super::params::Backend`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BackendChoice {
-    /// AUTO (0, default): the CPU for now — AUTO will pick a CUDA device once the GPU NUFFT has
-    /// been timed against the CPU on hardware.
-    #[default]
-    Auto,
-    /// CPU (1).
-    Cpu,
-    /// CUDA device 0 (2); [`crate::Error::NoDevice`], naming what was looked for, when no CUDA
-    /// driver/device is found.
-    Cuda,
 }
 
 /// Options of a NUFFT plan (Rust side; the C struct `farfield_nufft_opts` is converted to this
@@ -69,7 +54,7 @@ pub struct NufftOpts {
     pub points_by_reference: bool,
     /// CUDA backend only: the spreading/interpolation method; `None` (default) = chosen at
     /// `setpts` from ASM = M·w^d/N_fine and `gpu_spread_reuse_hint` (the README's selection
-    /// rule, [`crate::gpu::spread::select_method`]). Ignored on the CPU.
+    /// rule, `crate::gpu::spread::select_method`). Ignored on the CPU.
     pub gpu_method: Option<GpuMethod>,
     /// CUDA backend only: how many executes the caller expects per `setpts` (0 = unknown,
     /// treated as 1); from 20 on, the mesh-based methods (built once in `setpts`) are preferred.
@@ -82,28 +67,6 @@ pub struct NufftOpts {
     /// stream). A plan on the CPU with a stream → [`crate::Error::InvalidArg`] naming
     /// `opts.gpu_stream` ([`NufftOpts::check_cpu`]).
     pub gpu_stream: Option<GpuStream>,
-}
-
-/// A caller's CUDA stream (`CUstream` / `cudaStream_t`, non-NULL) for a CUDA plan: borrowed,
-/// never destroyed by the library.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GpuStream(u64);
-
-impl GpuStream {
-    /// Wraps the stream at address `raw`; `None` for 0 (NULL = the default stream).
-    ///
-    /// # Safety
-    /// `raw` must be a stream of CUDA device 0's primary context (the runtime API's context,
-    /// which CuPy, PyTorch and cuFINUFFT use) that stays valid until every plan made with it is
-    /// dropped (plan buffers are freed in stream order on it).
-    pub unsafe fn from_raw(raw: u64) -> Option<GpuStream> {
-        (raw != 0).then_some(GpuStream(raw))
-    }
-
-    /// The stream's address.
-    pub fn as_raw(self) -> u64 {
-        self.0
-    }
 }
 
 /// Backend value `AUTO`.

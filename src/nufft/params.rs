@@ -34,33 +34,7 @@ pub const MAX_GRID_ELEMENTS: usize = crate::error::MAX_ELEMENTS;
 /// Largest number of non-uniform points M: 2³² − 1 (point indices are stored as `u32`).
 pub const MAX_POINTS: usize = u32::MAX as usize;
 
-/// The compute backend a plan runs on, chosen once at makeplan
-/// ([`Backend::resolve`] from [`super::options::BackendChoice`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// CPU: rayon threads and FFTW.
-    #[default]
-    Cpu,
-    /// CUDA device 0: the kernels of `src/gpu/kernels/` and cuFFT.
-    Cuda,
-}
-
-impl Backend {
-    /// Resolves the user's choice: `Cpu` → CPU; `Auto` → CPU (the CUDA NUFFT has been validated
-    /// on the CUDA-on-CPU emulator but not yet timed against the CPU on hardware); `Cuda` →
-    /// CUDA when a driver and a device are found, else [`Error::NoDevice`] naming what was
-    /// looked for ([`crate::gpu::runtime::resolve_backend`]).
-    pub fn resolve(choice: super::options::BackendChoice, what: &str) -> Result<Backend> {
-        use super::options::BackendChoice as C;
-        match choice {
-            C::Auto | C::Cpu => Ok(Backend::Cpu),
-            C::Cuda => match crate::gpu::runtime::resolve_backend(2, what, true)? {
-                crate::gpu::runtime::Backend::Cpu => Ok(Backend::Cpu),
-                crate::gpu::runtime::Backend::Cuda(_) => Ok(Backend::Cuda),
-            },
-        }
-    }
-}
+pub use crate::backend::Backend;
 
 /// Precision of a plan's data (the kernels are chosen in f64 either way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

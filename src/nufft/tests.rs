@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::error::Error;
+use crate::plans::NufftPlan;
 use crate::real::Real;
 use num_complex::Complex;
 use rand::{Rng, SeedableRng};

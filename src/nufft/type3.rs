@@ -313,7 +313,7 @@ impl Type3Params {
     /// Validates the arguments of a type-3 plan in precision `T` and chooses σ (`upsampfac`, 2
     /// when automatic), the tolerance used (clamped to what `T` and the kernel at σ reach, with
     /// [`FARFIELD_WARN_TOL_CLAMPED`]) and the kernel. `opts.backend` is not read (the caller,
-    /// `crate::dispatch`, resolves it). Errors: [`Error::Dim`], [`Error::InvalidArg`]
+    /// `crate::plans::NufftPlan::new`, resolves it). Errors: [`Error::Dim`], [`Error::InvalidArg`]
     /// (ntrans, options), [`Error::Tol`].
     pub fn new<T: Real>(dim: usize, iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
         if !(1..=3).contains(&dim) {

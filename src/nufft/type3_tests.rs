@@ -396,13 +396,13 @@ fn errors_are_named_and_keep_the_plan_usable() {
     assert!(matches!(plan.execute(&bad, &mut f), Err(Error::Range(m)) if m.contains("f[")));
 }
 
-/// The backend of a type-3 plan is decided by `crate::dispatch`: CUDA goes to the GPU type 3
+/// The backend of a type-3 plan is decided by `crate::plans::NufftPlan::new`: CUDA goes to the GPU type 3
 /// (NO_DEVICE on a machine without one, after the arguments are checked), never to a refusal;
 /// the CPU executor itself refuses CUDA options.
 #[test]
 fn type3_backend_is_chosen_by_dispatch() {
     use super::options::BackendChoice;
-    use super::NufftPlan;
+    use crate::plans::NufftPlan;
     let cuda = NufftOpts { backend: BackendChoice::Cuda, nthreads: 1, ..Default::default() };
     assert!(matches!(Type3Plan::<f64>::new(1, 1, 1, 1e-6, &cuda), Err(Error::NotSupported(_))));
     assert!(matches!(NufftPlan::<f64>::new(3, 4, &[], 1, 1, 1e-6, &cuda), Err(Error::Dim(_))));

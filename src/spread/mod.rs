@@ -27,7 +27,7 @@ mod in_order;
 mod inner;
 #[cfg(target_arch = "x86_64")]
 mod inner_simd;
-pub mod plan;
+mod once;
 pub mod sort;
 
 use crate::error::{Error, Result};
@@ -35,7 +35,7 @@ use crate::kernel::bspline::BSplineEval;
 use crate::kernel::es::EsHorner;
 use crate::kernel::gaussian::Fgg;
 use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
-use crate::real::Real;
+use crate::real::{same_mut, same_ref, same_slice, same_slice_mut, Real};
 use crate::threads::{ConstPtr, SyncPtr, Threads};
 use num_complex::Complex;
 use std::sync::Mutex;
@@ -244,7 +244,7 @@ impl<T: Real> Spreader<T> {
     /// [`Error::NPoints`] (M ≥ 2³² or axes of different lengths) leave the previous points
     /// set; [`Error::Alloc`] leaves the spreader without points.
     pub fn setpts(&mut self, coords: [&[T]; 3], threads: &Threads) -> Result<()> {
-        T::spreader_set_points(self, coords, threads, true)
+        self.set_points_once(coords, threads, true)
     }
 
     /// Like [`Spreader::setpts`] but keeps only the sort permutation and reads the caller's
@@ -255,11 +255,22 @@ impl<T: Real> Spreader<T> {
     /// The arrays must stay valid and unchanged until the next `setpts*` call or until the
     /// spreader is dropped.
     pub unsafe fn setpts_by_reference(&mut self, coords: [&[T]; 3], threads: &Threads) -> Result<()> {
-        T::spreader_set_points(self, coords, threads, false)
+        self.set_points_once(coords, threads, false)
     }
 
-    /// The body of both `setpts*` (`copy`: [`Spreader::setpts`]), compiled in this crate for
-    /// f32 and f64 ([`crate::instances`]).
+    /// [`Spreader::set_points`] compiled once per precision, in this crate
+    /// (`crate::real`, "Compiled once per precision").
+    fn set_points_once(&mut self, coords: [&[T]; 3], threads: &Threads, copy: bool) -> Result<()> {
+        if let Some(s) = same_mut::<_, Spreader<f64>>(self) {
+            return once::set_points_f64(s, coords.map(|c| same_slice(c).expect("T = f64")), threads, copy);
+        }
+        if let Some(s) = same_mut::<_, Spreader<f32>>(self) {
+            return once::set_points_f32(s, coords.map(|c| same_slice(c).expect("T = f32")), threads, copy);
+        }
+        self.set_points(coords, threads, copy)
+    }
+
+    /// The body of both `setpts*` (`copy`: [`Spreader::setpts`]).
     pub(crate) fn set_points(&mut self, coords: [&[T]; 3], threads: &Threads, copy: bool) -> Result<()> {
         let m = coords[0].len();
         if m > MAX_POINTS {
@@ -406,11 +417,16 @@ impl<T: Real> Spreader<T> {
     /// which `grid` holds a partial sum; [`Error::NotSupported`] for a 1D spreader made with
     /// [`SpreadOpts::interp_only`].
     pub fn try_spread(&self, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) -> Result<()> {
-        T::spreader_spread(self, c, grid, threads)
+        if let (Some(s), Some(c), Some(g)) = (same_ref::<_, Spreader<f64>>(self), same_slice(c), same_slice_mut(grid)) {
+            return once::spread_f64(s, c, g, threads);
+        }
+        if let (Some(s), Some(c), Some(g)) = (same_ref::<_, Spreader<f32>>(self), same_slice(c), same_slice_mut(grid)) {
+            return once::spread_f32(s, c, g, threads);
+        }
+        self.spread_impl(c, grid, threads)
     }
 
-    /// [`Spreader::try_spread`]'s body, compiled in this crate for f32 and f64
-    /// ([`crate::instances`]).
+    /// [`Spreader::try_spread`]'s body (compiled once per precision through [`once`]).
     pub(crate) fn spread_impl(&self, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) -> Result<()> {
         if self.interp_only {
             return Err(Error::NotSupported("spreading with a 1D spreader made for interpolation only (SpreadOpts::interp_only)".into()));
@@ -437,11 +453,16 @@ impl<T: Real> Spreader<T> {
     /// [`Spreader::interp`] with the scratch buffers allocated fallibly. Errors:
     /// [`Error::Alloc`], after which `c` is partly written.
     pub fn try_interp(&self, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) -> Result<()> {
-        T::spreader_interp(self, grid, c, threads)
+        if let (Some(s), Some(g), Some(c)) = (same_ref::<_, Spreader<f64>>(self), same_slice(grid), same_slice_mut(c)) {
+            return once::interp_f64(s, g, c, threads);
+        }
+        if let (Some(s), Some(g), Some(c)) = (same_ref::<_, Spreader<f32>>(self), same_slice(grid), same_slice_mut(c)) {
+            return once::interp_f32(s, g, c, threads);
+        }
+        self.interp_impl(grid, c, threads)
     }
 
-    /// [`Spreader::try_interp`]'s body, compiled in this crate for f32 and f64
-    /// ([`crate::instances`]).
+    /// [`Spreader::try_interp`]'s body (compiled once per precision through [`once`]).
     pub(crate) fn interp_impl(&self, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) -> Result<()> {
         assert_eq!(c.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());

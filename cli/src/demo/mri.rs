@@ -21,7 +21,8 @@
 
 use crate::progress;
 use crate::CliResult;
-use farfield::nufft::{NufftOpts, NufftPlan};
+use farfield::nufft::NufftOpts;
+use farfield::NufftPlan;
 use num_complex::Complex64;
 use std::f64::consts::PI;
 use std::time::Instant;

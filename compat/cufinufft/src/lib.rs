@@ -1,5 +1,5 @@
 //! `libcufinufft.so` on farfield: cuFINUFFT 2.5's C interface implemented by farfield's CUDA
-//! NUFFT ([`farfield::nufft::NufftPlan`] with backend CUDA, `setpts_device`,
+//! NUFFT ([`farfield::NufftPlan`] with backend CUDA, `setpts_device`,
 //! `execute_device`), so that a program built against cuFINUFFT's own `cufinufft.h` runs
 //! unchanged by relinking, or by putting this library where `libcufinufft.so` was (same
 //! soname, `libcufinufft.so`). No header ships with it: callers keep cuFINUFFT's.

@@ -26,7 +26,8 @@
 use crate::ier::*;
 use crate::opts::{self, cufinufft_opts};
 use farfield::nufft::options::FARFIELD_WARN_TOL_CLAMPED;
-use farfield::nufft::{NufftOpts, NufftPlan};
+use farfield::nufft::NufftOpts;
+use farfield::NufftPlan;
 use farfield::{Error, Real};
 use std::ffi::c_int;
 use std::sync::RwLock;

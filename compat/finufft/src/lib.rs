@@ -1,5 +1,5 @@
 //! `libfinufft.so` on farfield: FINUFFT 2.5's C interface (CPU library) implemented by
-//! farfield's CPU NUFFT ([`farfield::nufft::NufftPlan`]), so that a program built against
+//! farfield's CPU NUFFT ([`farfield::NufftPlan`]), so that a program built against
 //! FINUFFT's own `finufft.h` runs unchanged by relinking, or by putting this library where
 //! `libfinufft.so` was (same soname, `libfinufft.so`). No header ships with it: callers keep
 //! FINUFFT's.

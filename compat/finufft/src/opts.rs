@@ -162,7 +162,7 @@ pub fn to_nufft_opts(o: &finufft_opts) -> NufftOpts {
         debug: o.debug.max(0) as u32,
         nthreads: thread_count(o.nthreads, std::env::var("OMP_NUM_THREADS").ok().as_deref()),
         upsampfac: if o.upsampfac == 0.0 { None } else { Some(o.upsampfac) },
-        fftw: if o.fftw >= 0 && fftw & !farfield::nufft::plan::FFTW_FLAGS_ACCEPTED == 0 { fftw } else { farfield::fft::FFTW_ESTIMATE },
+        fftw: if o.fftw >= 0 && fftw & !farfield::nufft::FFTW_FLAGS_ACCEPTED == 0 { fftw } else { farfield::fft::FFTW_ESTIMATE },
         spread_max_subprob_size: o.spread_max_sp_size.max(0) as usize,
         backend: BackendChoice::Cpu,
         ..NufftOpts::default()

@@ -20,7 +20,7 @@
 //!   paper (§3.3.3–3.3.5), a plain reference kernel, and the periodic lattice operator
 //!   (`kernels/fmm_m2l.cu`);
 //! * [`plan`]: [`GpuFmm`], the stages in order on one stream, with stage times from stream
-//!   marks; [`crate::fmm::FmmPlan`] runs it for `backend = Cuda`.
+//!   marks; [`crate::plans::FmmPlan`] runs it for `backend = Cuda`.
 
 pub mod m2l;
 pub mod ops;

@@ -7,7 +7,7 @@
 //! `2·nc` doubles (real parts, then imaginary parts) in Morton order per level; coordinates in
 //! units of the root cube (`[0, 1)³`, box of key `k` at level `L` centred at
 //! `(decode(k) + ½)·2^−L`). Every function adds to or overwrites device buffers only; the
-//! results agree with the CPU stages ([`crate::fmm::FmmPlan::stage_dump`]) to rounding.
+//! results agree with the CPU stages ([`crate::fmm::CpuFmm::stage_dump`]) to rounding.
 //!
 //! Operators (seed paper: Kohnke et al., Int. J. HPC Appl. 35, 97 (2021), §2 eqs. 7–16):
 //! * P2M `ω̃_lm = Σ_i q_i O_lm((s_i − c)/h)`: one block per leaf, one thread per coefficient,
@@ -342,7 +342,7 @@ fn range_stats<D: Device>(dev: &D, a: &D::Buf, n: usize, size: f64, nscale: i32)
     Ok((mx, (b != u32::MAX).then_some(b as usize)))
 }
 
-/// Stage 6 on the device, as `FmmPlan::finish` and `to_caller_units` in `src/fmm/stages.rs`:
+/// Stage 6 on the device, as `CpuFmm::finish` and `to_caller_units` in `src/fmm/stages.rs`:
 ///
 /// 1. periodic trees: the background correction of [`crate::fmm::periodic::background_correction`]
 ///    (`Q, D', S'` by device reductions; `V = 1` in root-cube units) added to `out`;

@@ -1,4 +1,4 @@
-//! The GPU FMM plan: the stages of [`crate::fmm::FmmPlan::execute`] on one device stream, in
+//! The GPU FMM plan: the stages of [`crate::fmm::CpuFmm::execute`] on one device stream, in
 //! the CPU's order (docs/design.md §5.6):
 //!
 //! 1. [`tree::build`]: input checks, root cube, depth, sorted particles, levels;
@@ -96,7 +96,7 @@ impl<D: Device> GpuFmm<D> {
     /// `field` (f64[3n] interleaved), caller's order, each when given; returns the energy and
     /// the stage times. Outputs are written only on success. `n = 0`: nothing to do.
     ///
-    /// Errors: those of [`crate::fmm::FmmPlan::execute`] ([`Error::NonFinite`],
+    /// Errors: those of [`crate::fmm::CpuFmm::execute`] ([`Error::NonFinite`],
     /// [`Error::InvalidArg`] for coincident particles, [`Error::Range`], [`Error::NPoints`]),
     /// [`Error::Alloc`] for device memory, device errors.
     pub fn execute_dev(&self, xyz: &D::Buf, q: &D::Buf, n: usize, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>) -> Result<GpuRun> {

@@ -1,5 +1,5 @@
 //! The octree on the device (`kernels/fmm_tree.cu`): exactly the tree of the CPU FMM
-//! ([`crate::fmm::tree`], built by `FmmPlan::build_tree`) for the same particles, order and
+//! ([`crate::fmm::tree`], built by `CpuFmm::build_tree`) for the same particles, order and
 //! depth option — bitwise equal arrays, the same root cube and depth, the same errors — built
 //! with every `O(n)` step on the device.
 //!
@@ -209,7 +209,7 @@ fn coincident<D: Device>(dev: &D, k: &Keys<D>, xyz: &D::Buf, lo: [f64; 3], size:
 /// (`xyz[3i + d]`, caller's order and units), `q` `f64[n]`, for boundary conditions `boundary`,
 /// expansion order `p` (it enters the root-cube rules) and the depth option `depth` (`None`:
 /// the cost model; periodic trees have at least depth 1). The result is exactly the CPU's
-/// `FmmPlan::build_tree` tree (docs: module documentation) in units of the root cube
+/// `CpuFmm::build_tree` tree (docs: module documentation) in units of the root cube
 /// `(lo, side)`. The caller's buffers are only read.
 ///
 /// Errors, as the CPU's: [`Error::InvalidArg`] (`n = 0`, buffers shorter than `3n`/`n` values,

@@ -1,23 +1,30 @@
-//! The public NUFFT plan front: makeplan → setpts → execute (any number of times) → drop.
+//! The NUFFT plan front: makeplan → setpts → execute (any number of times) → drop.
 //!
-//! [`NufftPlan`] holds the backend chosen once at makeplan and one executor
-//! ([`NufftExec`]): the CPU plan ([`super::cpu::CpuNufft`]), the CUDA plan, or type 3. It does
-//! the checks common to all executors (point counts, array lengths, finite output) and
-//! forwards. `NufftPlan::new`, which picks the executor, lives in `crate::dispatch`, the one
-//! module that knows every backend, so that neither `nufft` nor `gpu` imports the other's plan.
+//! [`NufftPlan`] validates the arguments, resolves the backend once at makeplan and owns one
+//! executor ([`NufftExec`]):
+//!
+//! | type | CPU | CUDA |
+//! | --- | --- | --- |
+//! | 1, 2 | [`crate::nufft::cpu::CpuNufft`] | [`crate::gpu::nufft::CudaNufft`] |
+//! | 3 | [`crate::nufft::Type3Plan`] | [`crate::gpu::type3::CudaType3`] |
+//!
+//! Both backends take their parameters (σ, kernel, fine grid) from the same
+//! [`crate::nufft::params::NufftParams`]. The front does the checks common to all executors
+//! (point counts, array lengths, finite output) and forwards.
 
-use super::exec::{NufftExec, Points, Timings};
-use super::options::{NufftInfo, NufftOpts};
-use super::params::{Backend, MAX_GRID_ELEMENTS, MAX_POINTS};
+use crate::backend::{Backend, BackendChoice};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::real::Real;
+use crate::nufft::cpu::CpuNufft;
+use crate::nufft::exec::{NufftExec, Points, Timings};
+use crate::nufft::options::{NufftInfo, NufftOpts};
+use crate::nufft::params::{NufftParams, Precision, MAX_GRID_ELEMENTS, MAX_POINTS};
+use crate::nufft::Type3Plan;
+use crate::real::{same_type, same_value, Real};
 use num_complex::Complex;
 
-pub use super::params::{check_modes, fine_grid, FFTW_FLAGS_ACCEPTED, MAX_FINE_AXIS};
-
-/// A NUFFT plan of type 1, 2 or 3 in precision `T` on one backend (see the module docs of
-/// [`crate::nufft`]). Made by `NufftPlan::new` (in `crate::dispatch`).
+/// A NUFFT plan of type 1, 2 or 3 in precision `T` on one backend (the transforms, conventions
+/// and limits: the module docs of [`crate::nufft`]). Made by [`NufftPlan::new`].
 pub struct NufftPlan<T: Real> {
     ty: i32,
     dim: usize,
@@ -26,6 +33,71 @@ pub struct NufftPlan<T: Real> {
     opts: NufftOpts,
     exec: Box<dyn NufftExec<T>>,
 }
+
+impl<T: Real> NufftPlan<T> {
+    /// Makes a plan.
+    ///
+    /// * `ty`: 1, 2 or 3 (type 3: [`Type3Plan`] on the CPU, `CudaType3` on CUDA; its points and target frequencies
+    ///   are set by [`NufftPlan::setpts_type3`]); `dim`: 1–3;
+    /// * `n_modes`: at least `dim` positive mode counts, x first (not read for type 3);
+    /// * `iflag`: sign of the exponent (`≥ 0` → `+i`); `ntrans ≥ 1` vectors per execute;
+    /// * `tol`: requested relative l2 accuracy, finite and > 0; below what `T` can give, or
+    ///   below what the widest kernel reaches at the upsampling factor σ
+    ///   ([`crate::kernel::Kernel::achievable_tol`]), it is clamped and
+    ///   `FARFIELD_WARN_TOL_CLAMPED` is set in [`NufftPlan::info`] (whose `tol_used` holds the
+    ///   value used);
+    /// * `opts.backend`: AUTO and CPU run on the CPU, CUDA on device 0.
+    ///
+    /// Parameters (σ, kernel, fine grid) come from [`NufftParams::new`] and are the same on
+    /// every backend. Limits, checked before anything is allocated or computed: per axis a fine
+    /// grid of at most [`crate::nufft::params::MAX_FINE_AXIS`] points, in all at most
+    /// [`crate::nufft::params::MAX_GRID_ELEMENTS`], and N1·N2·N3 and ntrans·N1·N2·N3 at most
+    /// that too ([`crate::Error::Modes`]).
+    ///
+    /// Errors: [`crate::Error::Type`], [`crate::Error::NotSupported`], [`crate::Error::Dim`], [`crate::Error::Modes`],
+    /// [`crate::Error::Tol`], [`crate::Error::InvalidArg`] (bad option, named), [`crate::Error::NoDevice`],
+    /// [`crate::Error::Alloc`] (fine grid, mode tables, spreader, or no headroom for FFTW's planner),
+    /// [`crate::Error::Fft`], device errors.
+    pub fn new(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
+        // compiled once per precision, in this crate (crate::real, "Compiled once per precision")
+        let once = if same_type::<T, f64>() {
+            same_value(new_f64(ty, dim, n_modes, iflag, ntrans, tol, opts)).ok()
+        } else if same_type::<T, f32>() {
+            same_value(new_f32(ty, dim, n_modes, iflag, ntrans, tol, opts)).ok()
+        } else {
+            None
+        };
+        once.unwrap_or_else(|| Self::new_impl(ty, dim, n_modes, iflag, ntrans, tol, opts))
+    }
+
+    /// [`NufftPlan::new`]'s body.
+    fn new_impl(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
+        // validation first (so that a bad argument is reported as such on a machine without a
+        // device), then the backend, then the executor
+        if ty == 3 {
+            // type 3 sizes its grids from the points (at setpts); n_modes is not read. The
+            // arguments are checked before the backend (as for types 1 and 2).
+            crate::nufft::type3::Type3Params::new::<T>(dim, iflag, ntrans, tol, opts)?;
+            let backend = crate::gpu::runtime::resolve(opts.backend, "NUFFT type 3")?;
+            let exec: Box<dyn NufftExec<T>> = match backend {
+                Backend::Cpu => Box::new(Type3Plan::<T>::new(dim, iflag, ntrans, tol,
+                                                             &NufftOpts { backend: BackendChoice::Cpu, ..opts.clone() })?),
+                Backend::Cuda => crate::gpu::type3::CudaType3::<T>::boxed(dim, iflag, ntrans, tol, opts)?,
+            };
+            return Ok(NufftPlan::from_exec(3, dim, ntrans, backend, opts, exec));
+        }
+        let prec = Precision::of::<T>();
+        NufftParams::new(ty, dim, n_modes, iflag, ntrans, tol, prec, opts, Backend::Cpu)?;
+        let backend = crate::gpu::runtime::resolve(opts.backend, "NUFFT plans")?;
+        let params = NufftParams::new(ty, dim, n_modes, iflag, ntrans, tol, prec, opts, backend)?;
+        let exec: Box<dyn NufftExec<T>> = match backend {
+            Backend::Cpu => Box::new(CpuNufft::<T>::new(params, opts)?),
+            Backend::Cuda => crate::gpu::nufft::CudaNufft::<T>::boxed(params, opts)?,
+        };
+        Ok(NufftPlan::from_exec(ty, dim, ntrans, backend, opts, exec))
+    }
+}
+
 
 impl<T: Real> NufftPlan<T> {
     /// The front over an executor made for (`ty`, `dim`, `ntrans`, `opts`) on `backend`.
@@ -223,4 +295,16 @@ impl<T: Real> NufftPlan<T> {
     pub fn timings(&self) -> Timings {
         self.exec.timings()
     }
+}
+
+/// [`NufftPlan::new`] for f64 and f32, non-generic and never inlined: compiled once, here.
+#[inline(never)]
+fn new_f64(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<NufftPlan<f64>> {
+    NufftPlan::<f64>::new_impl(ty, dim, n_modes, iflag, ntrans, tol, opts)
+}
+
+/// See [`new_f64`].
+#[inline(never)]
+fn new_f32(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<NufftPlan<f32>> {
+    NufftPlan::<f32>::new_impl(ty, dim, n_modes, iflag, ntrans, tol, opts)
 }

@@ -37,14 +37,14 @@
 //! folding or checking it in double precision), so the spreader's grid point `i` at `2πi/n_d`
 //! is the plan's `lo_d + i·h_d`.
 
-use super::{SpreadOpts, Spreader, MAX_POINTS};
+use crate::backend::{Backend, BackendChoice};
 use crate::error::{Error, Result};
 use crate::gpu::device::Device;
-use crate::gpu::runtime::{resolve_backend, Backend};
 use crate::gpu::spread::{GpuMethod, GpuSpreadOpts, GpuSpreader};
 use crate::gpu::types::GpuReal;
 use crate::kernel::bspline::BSplineParams;
 use crate::kernel::{Kernel, KernelKind};
+use crate::spread::{SpreadOpts, Spreader, MAX_POINTS};
 use crate::threads::Threads;
 use num_complex::Complex;
 
@@ -125,9 +125,9 @@ pub struct SpreadPlanOpts {
     pub nthreads: usize,
     /// `> 0`: print the plan's choices and the time of each stage to stderr.
     pub debug: i32,
-    /// `FARFIELD_BACKEND_AUTO` (0: the CPU, until the GPU path has been timed against it),
-    /// `_CPU` (1) or `_CUDA` (2: device 0; [`Error::NoDevice`] without one).
-    pub backend: i32,
+    /// AUTO (the CPU, until the GPU path has been timed against it), CPU, or CUDA (device 0;
+    /// [`Error::NoDevice`] without one).
+    pub backend: BackendChoice,
     /// CUDA: method (`None` = the selection rule of [`crate::gpu::spread`]) and reuse hint.
     pub gpu: GpuSpreadOpts,
     /// CPU: largest number of points per subproblem (0 = default 10 000). CUDA: largest
@@ -137,7 +137,7 @@ pub struct SpreadPlanOpts {
 
 impl Default for SpreadPlanOpts {
     fn default() -> Self {
-        SpreadPlanOpts { nthreads: 0, debug: 0, backend: 0, gpu: GpuSpreadOpts::default(), max_subprob_size: 0 }
+        SpreadPlanOpts { nthreads: 0, debug: 0, backend: BackendChoice::Auto, gpu: GpuSpreadOpts::default(), max_subprob_size: 0 }
     }
 }
 
@@ -223,15 +223,15 @@ impl<T: GpuReal> SpreadPlan<T> {
     /// [`Error::NoDevice`] (CUDA demanded, none found), [`Error::Alloc`], device errors.
     pub fn new(bx: SpreadBox, kernel: Kernel, opts: &SpreadPlanOpts) -> Result<Self> {
         check_box(&bx, kernel.width())?;
-        match resolve_backend(opts.backend, "spreading plans", opts.backend == crate::nufft::options::FARFIELD_BACKEND_CUDA)? {
+        match crate::gpu::runtime::resolve(opts.backend, "spreading plans")? {
             Backend::Cpu => {
                 let threads = Threads::new(opts.nthreads)?;
                 let so = SpreadOpts { max_subprob_size: opts.max_subprob_size, ..Default::default() };
                 let sp = Spreader::<T>::new(bx.dim, used(&bx), &kernel, so)?;
                 Ok(Self::assemble(bx, kernel, opts, Exec::Cpu { sp, threads }))
             }
-            Backend::Cuda(ordinal) => {
-                let dev = crate::gpu::cuda::CudaDevice::new(ordinal)?;
+            Backend::Cuda => {
+                let dev = crate::gpu::cuda::CudaDevice::new(0)?;
                 Self::with_device(dev, bx, kernel, opts)
             }
         }
@@ -848,7 +848,7 @@ mod tests {
         assert!(matches!(p1.interp_real(&grid, &mut v2, Some(&mut g4)), Err(Error::NotSupported(_))));
         // CUDA demanded without a device
         if crate::gpu::runtime::discover().is_err() {
-            let oc = SpreadPlanOpts { backend: crate::nufft::options::FARFIELD_BACKEND_CUDA, ..o };
+            let oc = SpreadPlanOpts { backend: BackendChoice::Cuda, ..o };
             assert!(matches!(SpreadPlan::<f64>::new(good, k2, &oc), Err(Error::NoDevice(_))));
         }
     }
