@@ -118,6 +118,13 @@ pub fn same_type<A: 'static, B: 'static>() -> bool {
     TypeId::of::<A>() == TypeId::of::<B>()
 }
 
+/// The error of an entry point compiled once per precision called with a [`Real`] other than
+/// `f32` and `f64` ([`crate::Error::NotSupported`]). Such entry points never fall back to a
+/// generic body: that would compile the body again in the calling crate (module docs).
+pub fn other_precision<T: Real>() -> crate::Error {
+    crate::Error::NotSupported(format!("precision {}: the library is compiled for f32 and f64", T::NAME))
+}
+
 /// `a` as a `&B` when `A` and `B` are the same type, else `None` (module docs: the precision
 /// dispatch of entry points compiled once per precision).
 pub fn same_ref<A: 'static, B: 'static>(a: &A) -> Option<&B> {

@@ -20,7 +20,7 @@ use crate::nufft::exec::{NufftExec, Points, Timings};
 use crate::nufft::options::{NufftInfo, NufftOpts};
 use crate::nufft::params::{NufftParams, Precision, MAX_GRID_ELEMENTS, MAX_POINTS};
 use crate::nufft::Type3Plan;
-use crate::real::{same_type, same_value, Real};
+use crate::real::{other_precision, same_type, same_value, Real};
 use num_complex::Complex;
 
 /// A NUFFT plan of type 1, 2 or 3 in precision `T` on one backend (the transforms, conventions
@@ -60,6 +60,7 @@ impl<T: Real> NufftPlan<T> {
     /// [`crate::Error::Fft`], device errors.
     pub fn new(ty: i32, dim: usize, n_modes: &[i64], iflag: i32, ntrans: usize, tol: f64, opts: &NufftOpts) -> Result<Self> {
         // compiled once per precision, in this crate (crate::real, "Compiled once per precision")
+        // (no generic fallback: it would compile the executors again in the calling crate)
         let once = if same_type::<T, f64>() {
             same_value(new_f64(ty, dim, n_modes, iflag, ntrans, tol, opts)).ok()
         } else if same_type::<T, f32>() {
@@ -67,7 +68,7 @@ impl<T: Real> NufftPlan<T> {
         } else {
             None
         };
-        once.unwrap_or_else(|| Self::new_impl(ty, dim, n_modes, iflag, ntrans, tol, opts))
+        once.unwrap_or_else(|| Err(other_precision::<T>()))
     }
 
     /// [`NufftPlan::new`]'s body.

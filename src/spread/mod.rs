@@ -35,7 +35,7 @@ use crate::kernel::bspline::BSplineEval;
 use crate::kernel::es::EsHorner;
 use crate::kernel::gaussian::Fgg;
 use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
-use crate::real::{same_mut, same_ref, same_slice, same_slice_mut, Real};
+use crate::real::{other_precision, same_mut, same_ref, same_slice, same_slice_mut, Real};
 use crate::threads::{ConstPtr, SyncPtr, Threads};
 use num_complex::Complex;
 use std::sync::Mutex;
@@ -267,7 +267,7 @@ impl<T: Real> Spreader<T> {
         if let Some(s) = same_mut::<_, Spreader<f32>>(self) {
             return once::set_points_f32(s, coords.map(|c| same_slice(c).expect("T = f32")), threads, copy);
         }
-        self.set_points(coords, threads, copy)
+        Err(other_precision::<T>())
     }
 
     /// The body of both `setpts*` (`copy`: [`Spreader::setpts`]).
@@ -423,7 +423,7 @@ impl<T: Real> Spreader<T> {
         if let (Some(s), Some(c), Some(g)) = (same_ref::<_, Spreader<f32>>(self), same_slice(c), same_slice_mut(grid)) {
             return once::spread_f32(s, c, g, threads);
         }
-        self.spread_impl(c, grid, threads)
+        Err(other_precision::<T>())
     }
 
     /// [`Spreader::try_spread`]'s body (compiled once per precision through [`once`]).
@@ -459,7 +459,7 @@ impl<T: Real> Spreader<T> {
         if let (Some(s), Some(g), Some(c)) = (same_ref::<_, Spreader<f32>>(self), same_slice(grid), same_slice_mut(c)) {
             return once::interp_f32(s, g, c, threads);
         }
-        self.interp_impl(grid, c, threads)
+        Err(other_precision::<T>())
     }
 
     /// [`Spreader::try_interp`]'s body (compiled once per precision through [`once`]).
