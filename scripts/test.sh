@@ -4,36 +4,35 @@
 #   bash scripts/test.sh
 #
 #  1. scripts/install-deps.sh            system packages (only the missing ones), cargo check
-#  2. cargo test --workspace --release   Rust unit/integration/doc tests, incl. header freshness
-#  3. cmake configure                    with FARFIELD_MPI=ON (the library, tool and tests with MPI)
-#  4. cargo test … --test mpi_poisson    the Rust MPI tests (feature `mpi`, tests/mpi_poisson.rs and
-#        --test mpi_ewald                tests/mpi_ewald.rs under mpirun -np 1…4), with the cargo
-#                                        selection of step 3
-#  5. cmake build                        the crate through cargo, Fortran module, C/C++/Fortran tests
-#  6. ctest                              C, C++, Fortran, MPI (mpiexec -n 1…4), static link, valgrind,
+#  2. cmake configure                    with FARFIELD_MPI=ON (the library, tool and tests with MPI)
+#  3. cargo test --workspace --release   Rust unit/integration/doc tests, incl. header freshness, and
+#        --features farfield/mpi …       the MPI tests (tests/mpi_poisson.rs and tests/mpi_ewald.rs
+#                                        under mpirun -np 1…4), with the cargo selection of step 2
+#  4. cmake build                        the crate through cargo, Fortran module, C/C++/Fortran tests
+#  5. ctest                              C, C++, Fortran, MPI (mpiexec -n 1…4), static link, valgrind,
 #                                        install + consumer, examples
-#  7. scripts/gpu-check.sh               every CUDA kernel compiles (NVRTC) and assembles (ptxas) for
+#  6. scripts/gpu-check.sh               every CUDA kernel compiles (NVRTC) and assembles (ptxas) for
 #                                        sm_80,sm_90 without a GPU (skipped, passing, if the wheels
 #                                        cannot be installed), and the occupancy guard (kernels at
 #                                        >= 2 blocks/SM in docs/gpu_occupancy.json stay there); the
-#                                        CUDA-on-CPU emulation tests run in step 2 (crate gpu-emu)
-#  8. benches/gpu/selftest.sh            the GPU measurement kit's own logic, with CPU runs of the
+#                                        CUDA-on-CPU emulation tests run in step 3 (crate gpu-emu)
+#  7. benches/gpu/selftest.sh            the GPU measurement kit's own logic, with CPU runs of the
 #                                        tool standing in for the device
 #
 # All steps run even if an earlier test step fails; a summary follows, and the exit status is
 # non-zero if any step failed.
 #
-# One cargo target directory serves all steps, and farfield's library is compiled twice in all:
-# once without MPI (step 2) and once with it (step 4). Cargo keeps a single copy of that
-# library in the target directory (it is also a cdylib, whose file name carries no hash), so
-# any cargo command that resolves features differently recompiles it in place, and the next
-# one with the earlier selection compiles it yet again. Hence: CMake's cargo build (step 5:
-# library, compatibility crates, tool, with `--features farfield/mpi`) gets the selection
-# "-p farfield --lib --test mpi_poisson" (a test target, so dev-dependencies take part in
-# feature resolution as in `cargo test`), CMake writes the package/feature part of its whole
-# command to <build>/cargo-selection.txt, and step 4 runs `cargo test` with exactly that: step
-# 5 then finds farfield's library Fresh, as do the tree without Fortran that CTest builds
-# (fortran_optional) and step 7, which uses the tool step 5 built instead of building its own.
+# One cargo target directory serves all steps, and farfield's library is compiled once in all
+# (with MPI), besides its unit-test binary. Cargo keeps a single copy of that library in the
+# target directory (it is also a cdylib, whose file name carries no hash), so any cargo command
+# that resolves features differently recompiles it in place, and the next one with the earlier
+# selection compiles it yet again. Hence: CMake's cargo build (step 4: the workspace's
+# libraries and the tool, with `--features farfield/mpi`) gets the selection "--workspace --lib
+# --test mpi_poisson" (a test target, so dev-dependencies take part in feature resolution as in
+# `cargo test`), CMake writes the package/feature part of its whole command to
+# <build>/cargo-selection.txt, and step 3 runs `cargo test` with exactly that: step 4 then finds
+# farfield's library Fresh, as do the tree without Fortran that CTest builds (fortran_optional)
+# and step 6, which uses the tool step 4 built instead of building its own.
 #
 # Environment:
 #   FARFIELD_BUILD_DIR   CMake build directory (default build/test; reused incrementally)
@@ -95,16 +94,15 @@ echo "tools: $(rustc --version); $(cmake --version | head -1); gcc $(gcc -dumpfu
      "gfortran $(gfortran -dumpfullversion); $(valgrind --version 2>/dev/null || echo 'no valgrind')"
 echo "CARGO_TARGET_DIR=$CARGO_TARGET_DIR  build dir=$BUILD_DIR  jobs=$JOBS  valgrind=$VALGRIND"
 
-step "cargo test --workspace --release" cargo test --workspace --release
-
-MPI_TEST_NAME="cargo test mpi (mpirun -np 1-4)"
+TEST_NAME="cargo test --workspace --release (MPI on)"
 if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
      -DFARFIELD_VALGRIND="$VALGRIND" -DFARFIELD_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" \
-     -DFARFIELD_MPI=ON -DFARFIELD_CARGO_ARGS="-p;farfield;--lib;--test;mpi_poisson"; then
-  # the distributed solvers (feature `mpi`): the test launches itself under mpirun -np 1…4;
-  # with CMake's selection, so that its compile of the library is the one the build reuses
+     -DFARFIELD_MPI=ON -DFARFIELD_CARGO_ARGS="--workspace;--lib;--test;mpi_poisson"; then
+  # every Rust test, the distributed solvers' too (feature `mpi`: those tests launch themselves
+  # under mpirun -np 1…4), with CMake's selection, so that this compile of the library is the
+  # one the build reuses
   read -ra SELECTION < "$BUILD_DIR/cargo-selection.txt"
-  step "$MPI_TEST_NAME" cargo test --release "${SELECTION[@]}" --test mpi_poisson --test mpi_ewald
+  step "$TEST_NAME" cargo test --release "${SELECTION[@]}"
   if step "cmake build" cmake --build "$BUILD_DIR" -j "$JOBS"; then
     # the kernel check runs the tool this build made (no cargo build of its own)
     export FARFIELD_CLI_BIN="$CARGO_TARGET_DIR/release/farfield"
@@ -115,7 +113,7 @@ if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release 
   fi
 else
   skip "cmake build + ctest" "configure failed"
-  step "$MPI_TEST_NAME" cargo test --release -p farfield --features mpi --test mpi_poisson --test mpi_ewald
+  step "$TEST_NAME" cargo test --workspace --release --features farfield/mpi --features farfield-cli/mpi
 fi
 
 step "gpu kernel check (NVRTC + ptxas)" bash scripts/gpu-check.sh

@@ -24,7 +24,7 @@
 //! grow).
 
 use super::abi::{self, versioned};
-use super::{check_outputs_disjoint, destroy_boxed, guard, non_null, region, slice_in, slice_out};
+use super::{check_outputs_disjoint, destroy_boxed, guard, lock, non_null, plan_handle, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::backend::{BackendChoice, GpuStream};
 use crate::fmm::{params, Boundary, FmmOpts, TreeKind};
@@ -139,6 +139,7 @@ pub struct farfield_fmm_params {
 pub struct farfield_fmm_plan_s {
     inner: Mutex<FmmPlan>,
 }
+plan_handle!(farfield_fmm_plan_s, FmmPlan);
 
 /// Handle to an FMM plan (`NULL` when none).
 #[allow(non_camel_case_types)]
@@ -423,9 +424,8 @@ pub unsafe extern "C" fn farfield_fmm_execute(
     energy: *mut f64,
 ) -> c_int {
     guard(|| {
-        non_null(plan, "plan")?;
+        let mut p = lock(plan)?;
         let n = checked_n(n)?;
-        let mut p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
         if n == 0 {
             p.execute(&[], &[], None, None)?;
             if !energy.is_null() {
@@ -485,10 +485,9 @@ pub unsafe extern "C" fn farfield_fmm_execute_device(
     energy: *mut f64,
 ) -> c_int {
     guard(|| {
-        non_null(plan, "plan")?;
+        let mut p = lock(plan)?;
         let n = checked_n(n)?;
         check_outputs_disjoint(&[region(xyz, 3 * n, "xyz"), region(q, n, "q")], &[region(phi, n, "phi"), region(field, 3 * n, "field")])?;
-        let mut p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
         let u = p.execute_device(n, xyz as u64, q as u64, phi as u64, field as u64)?;
         if !energy.is_null() {
             energy.write(u);
@@ -508,9 +507,8 @@ pub unsafe extern "C" fn farfield_fmm_execute_device(
 #[no_mangle]
 pub unsafe extern "C" fn farfield_fmm_get_params(plan: farfield_fmm_plan, params: *mut farfield_fmm_params) -> c_int {
     guard(|| {
-        non_null(plan, "plan")?;
+        let s = lock(plan)?.stats();
         non_null(params, "params")?;
-        let s = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner()).stats();
         let t = s.times;
         let v = farfield_fmm_params {
             struct_size: std::mem::size_of::<farfield_fmm_params>(),

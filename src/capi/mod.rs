@@ -60,6 +60,41 @@ pub(crate) fn guard<F: FnOnce() -> Result<()>>(f: F) -> c_int {
     }
 }
 
+/// The one handle idiom of the C API: every opaque plan struct (`farfield_*_plan_s`) holds its
+/// Rust plan in a `Mutex` field `inner` (calls on one plan from several threads take turns),
+/// is made by makeplan with `Box::into_raw` and freed by [`destroy_boxed`]; [`lock`] reaches
+/// the plan.
+pub(crate) trait PlanHandle {
+    /// The Rust plan behind the handle.
+    type Plan;
+    /// Its mutex.
+    fn cell(&self) -> &std::sync::Mutex<Self::Plan>;
+}
+
+/// Declares the opaque C struct `$handle` as a [`PlanHandle`] of `$plan`.
+macro_rules! plan_handle {
+    ($handle:ty, $plan:ty) => {
+        impl $crate::capi::PlanHandle for $handle {
+            type Plan = $plan;
+            fn cell(&self) -> &std::sync::Mutex<$plan> {
+                &self.inner
+            }
+        }
+    };
+}
+pub(crate) use plan_handle;
+
+/// Locks the plan behind a C handle. A lock poisoned by a panic in an earlier call (caught by
+/// [`guard`] and reported then) is taken over: the plan stays usable, as a failed call leaves
+/// it (rule 3). Error: [`Error::NullPointer`] ("argument `plan` is NULL").
+///
+/// # Safety
+/// `plan` must be NULL or a live handle from makeplan, not destroyed meanwhile.
+pub(crate) unsafe fn lock<'a, H: PlanHandle + 'a>(plan: *const H) -> Result<std::sync::MutexGuard<'a, H::Plan>> {
+    non_null(plan, "plan")?;
+    Ok((*plan).cell().lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 /// Frees a plan made by `Box::into_raw` (the body of every `farfield_*_destroy`); NULL is fine.
 ///
 /// # Safety

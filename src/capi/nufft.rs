@@ -17,7 +17,7 @@
 //! serialised by a lock inside the plan.
 
 use super::abi::{self, versioned};
-use super::{check_disjoint, destroy_boxed, guard, non_null, slice_in, slice_out};
+use super::{check_disjoint, destroy_boxed, guard, lock, non_null, plan_handle, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::nufft::options::*;
 use crate::nufft::{Backend, GpuStream, NufftInfo, NufftOpts};
@@ -37,6 +37,8 @@ pub struct farfield_nufft_plan_s {
 pub struct farfield_nufftf_plan_s {
     inner: Mutex<NufftPlan<f32>>,
 }
+plan_handle!(farfield_nufft_plan_s, NufftPlan<f64>);
+plan_handle!(farfield_nufftf_plan_s, NufftPlan<f32>);
 /// Handle of a double-precision NUFFT plan.
 #[allow(non_camel_case_types)]
 pub type farfield_nufft_plan = *mut farfield_nufft_plan_s;
@@ -298,9 +300,8 @@ fn count(v: i64, name: &str, ntrans: usize) -> Result<usize> {
 
 /// Shared body of both setpts (`n, s, t, u` are read for type 3 only).
 #[allow(clippy::too_many_arguments)]
-unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *const T, z: *const T, n: i64,
+unsafe fn setpts<T: Real>(p: &mut NufftPlan<T>, m: i64, x: *const T, y: *const T, z: *const T, n: i64,
                           s: *const T, t: *const T, u: *const T) -> Result<()> {
-    let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
     let (nt, dim) = (p.ntrans(), p.dim());
     let m = count(m, "M", nt)?;
     let xs = slice_in(x, m, "x")?;
@@ -327,15 +328,13 @@ unsafe fn setpts<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *c
 ///
 /// # Safety
 /// Used axes must be device pointers of `m` values (see `farfield_nufft_setpts_device`).
-unsafe fn setpts_device<T: Real>(plan: &Mutex<NufftPlan<T>>, m: i64, x: *const T, y: *const T, z: *const T) -> Result<()> {
-    let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
+unsafe fn setpts_device<T: Real>(p: &mut NufftPlan<T>, m: i64, x: *const T, y: *const T, z: *const T) -> Result<()> {
     let m = count(m, "M", p.ntrans())?;
     p.setpts_device(m, x as u64, y as u64, z as u64)
 }
 
 /// Shared body of both executes.
-unsafe fn execute<T: Real>(plan: &Mutex<NufftPlan<T>>, c: *mut Complex<T>, f: *mut Complex<T>) -> Result<()> {
-    let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
+unsafe fn execute<T: Real>(p: &mut NufftPlan<T>, c: *mut Complex<T>, f: *mut Complex<T>) -> Result<()> {
     let nt = p.ntrans();
     let (nc, nf) = (nt * p.num_points(), nt * p.num_modes());
     check_disjoint(c, nc, "c", f, nf, "f")?;
@@ -349,24 +348,17 @@ unsafe fn execute<T: Real>(plan: &Mutex<NufftPlan<T>>, c: *mut Complex<T>, f: *m
 ///
 /// # Safety
 /// `c` and `f` must be device pointers of the plan's sizes (see `farfield_nufft_execute_device`).
-unsafe fn execute_device<T: Real>(plan: &Mutex<NufftPlan<T>>, c: *mut Complex<T>, f: *mut Complex<T>) -> Result<()> {
-    let mut p = plan.lock().unwrap_or_else(|e| e.into_inner());
+unsafe fn execute_device<T: Real>(p: &mut NufftPlan<T>, c: *mut Complex<T>, f: *mut Complex<T>) -> Result<()> {
     let nt = p.ntrans();
     check_disjoint(c, nt * p.num_points(), "c", f, nt * p.num_modes(), "f")?;
     p.execute_device(c as u64, f as u64)
 }
 
 /// Shared body of both get_info.
-unsafe fn get_info<T: Real>(plan: &Mutex<NufftPlan<T>>, info: *mut farfield_nufft_info) -> Result<()> {
+unsafe fn get_info<T: Real>(p: &NufftPlan<T>, info: *mut farfield_nufft_info) -> Result<()> {
     non_null(info, "info")?;
-    let i = info_to_c(&plan.lock().unwrap_or_else(|e| e.into_inner()).info());
+    let i = info_to_c(&p.info());
     abi::write_out(info, &i, "info")
-}
-
-fn plan_ref<'a, P>(plan: *mut P, name: &str) -> Result<&'a P> {
-    non_null(plan, name)?;
-    // SAFETY: non-NULL handles come from makeplan and stay valid until destroy.
-    Ok(unsafe { &*plan })
 }
 
 /// Writes the default options (ES kernel, automatic σ, all cores, CMCL mode order,
@@ -465,7 +457,7 @@ pub unsafe extern "C" fn farfield_nufft_makeplan(r#type: c_int, dim: c_int, n_mo
 pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64, x: *const f64, y: *const f64,
                                                z: *const f64, n: i64, s: *const f64, t: *const f64,
                                                u: *const f64) -> c_int {
-    guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z, n, s, t, u))
+    guard(|| setpts(&mut *lock(plan)?, m, x, y, z, n, s, t, u))
 }
 
 /// Sets the `M ≥ 0` non-uniform points of a double-precision CUDA plan of type 1 or 2 from
@@ -498,7 +490,7 @@ pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_setpts_device(plan: farfield_nufft_plan, m: i64, x: *const f64, y: *const f64,
                                                       z: *const f64) -> c_int {
-    guard(|| setpts_device(&plan_ref(plan, "plan")?.inner, m, x, y, z))
+    guard(|| setpts_device(&mut *lock(plan)?, m, x, y, z))
 }
 
 /// Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
@@ -520,7 +512,7 @@ pub unsafe extern "C" fn farfield_nufft_setpts_device(plan: farfield_nufft_plan,
 /// Returns 0 or `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, ALLOC, RANGE, INVALID_ARG}`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_execute(plan: farfield_nufft_plan, c: *mut Complex64, f: *mut Complex64) -> c_int {
-    guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
+    guard(|| execute(&mut *lock(plan)?, c, f))
 }
 
 /// Like `farfield_nufft_execute` but `c` and `f` are **device** pointers (CUDA memory of
@@ -534,7 +526,7 @@ pub unsafe extern "C" fn farfield_nufft_execute(plan: farfield_nufft_plan, c: *m
 /// INVALID_ARG (a CPU plan, or c and f overlapping), NO_POINTS}`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_execute_device(plan: farfield_nufft_plan, c: *mut Complex64, f: *mut Complex64) -> c_int {
-    guard(|| execute_device(&plan_ref(plan, "plan")?.inner, c, f))
+    guard(|| execute_device(&mut *lock(plan)?, c, f))
 }
 
 /// Writes what the plan chose (fine grid, kernel width and parameter, σ, tolerance used,
@@ -547,7 +539,7 @@ pub unsafe extern "C" fn farfield_nufft_execute_device(plan: farfield_nufft_plan
 /// inside a field; set it to `sizeof(farfield_nufft_info)`; nothing written).
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufft_get_info(plan: farfield_nufft_plan, info: *mut farfield_nufft_info) -> c_int {
-    guard(|| get_info(&plan_ref(plan, "plan")?.inner, info))
+    guard(|| get_info(&*lock(plan)?, info))
 }
 
 /// Destroys a double-precision plan and frees its memory. NULL is fine. Returns 0.
@@ -581,13 +573,13 @@ pub unsafe extern "C" fn farfield_nufftf_makeplan(r#type: c_int, dim: c_int, n_m
 pub unsafe extern "C" fn farfield_nufftf_setpts(plan: farfield_nufftf_plan, m: i64, x: *const f32, y: *const f32,
                                                 z: *const f32, n: i64, s: *const f32, t: *const f32,
                                                 u: *const f32) -> c_int {
-    guard(|| setpts(&plan_ref(plan, "plan")?.inner, m, x, y, z, n, s, t, u))
+    guard(|| setpts(&mut *lock(plan)?, m, x, y, z, n, s, t, u))
 }
 
 /// Single-precision `farfield_nufft_execute` (same memory rule and errors).
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_execute(plan: farfield_nufftf_plan, c: *mut Complex32, f: *mut Complex32) -> c_int {
-    guard(|| execute(&plan_ref(plan, "plan")?.inner, c, f))
+    guard(|| execute(&mut *lock(plan)?, c, f))
 }
 
 /// Single-precision `farfield_nufft_setpts_device` (device arrays of floats).
@@ -597,19 +589,19 @@ pub unsafe extern "C" fn farfield_nufftf_execute(plan: farfield_nufftf_plan, c: 
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_setpts_device(plan: farfield_nufftf_plan, m: i64, x: *const f32, y: *const f32,
                                                        z: *const f32) -> c_int {
-    guard(|| setpts_device(&plan_ref(plan, "plan")?.inner, m, x, y, z))
+    guard(|| setpts_device(&mut *lock(plan)?, m, x, y, z))
 }
 
 /// Single-precision `farfield_nufft_execute_device`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_execute_device(plan: farfield_nufftf_plan, c: *mut Complex32, f: *mut Complex32) -> c_int {
-    guard(|| execute_device(&plan_ref(plan, "plan")?.inner, c, f))
+    guard(|| execute_device(&mut *lock(plan)?, c, f))
 }
 
 /// Single-precision `farfield_nufft_get_info`.
 #[no_mangle]
 pub unsafe extern "C" fn farfield_nufftf_get_info(plan: farfield_nufftf_plan, info: *mut farfield_nufft_info) -> c_int {
-    guard(|| get_info(&plan_ref(plan, "plan")?.inner, info))
+    guard(|| get_info(&*lock(plan)?, info))
 }
 
 /// Single-precision `farfield_nufft_destroy`.

@@ -19,7 +19,7 @@
 //! would overflow, or underflow below `2.2e-308` while not zero, is `FARFIELD_ERR_RANGE`.
 
 use super::abi::{self, versioned};
-use super::{check_outputs_disjoint, destroy_boxed, guard, non_null, region, slice_in, slice_out};
+use super::{check_outputs_disjoint, destroy_boxed, guard, lock, non_null, plan_handle, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::fft::FFTW_ESTIMATE;
 use crate::poisson::{Method, PoissonOpts, PoissonPlan};
@@ -70,9 +70,10 @@ pub struct farfield_poisson_opts {
 pub struct farfield_poisson_plan_s {
     inner: Mutex<Solver>,
 }
+plan_handle!(farfield_poisson_plan_s, Solver);
 
 /// The solver behind a C plan: single-process, or distributed over MPI.
-enum Solver {
+pub(crate) enum Solver {
     Serial(PoissonPlan),
     #[cfg(feature = "mpi")]
     Dist(crate::poisson::dist::DistPoissonPlan),
@@ -328,8 +329,7 @@ pub unsafe extern "C" fn farfield_poisson_makeplan_mpi(
 #[no_mangle]
 pub unsafe extern "C" fn farfield_poisson_local_slab(plan: farfield_poisson_plan, start: *mut i64, count: *mut i64) -> c_int {
     guard(|| {
-        non_null(plan, "plan")?;
-        let p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
+        let p = lock(plan)?;
         let (s, c) = p.local_slab();
         if !start.is_null() {
             start.write(s as i64);
@@ -437,8 +437,7 @@ pub unsafe extern "C" fn farfield_poisson_execute(
     energy: *mut f64,
 ) -> c_int {
     guard(|| {
-        non_null(plan, "plan")?;
-        let mut p = (*plan).inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut p = lock(plan)?;
         let npts = p.local_npts();
         let dim = p.dim();
         let args = (|| {

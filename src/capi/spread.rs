@@ -13,7 +13,7 @@
 //! by a lock inside the plan.
 
 use super::abi::{read_in, versioned, write_defaults};
-use super::{destroy_boxed, guard, non_null, slice_in, slice_out};
+use super::{destroy_boxed, guard, lock, non_null, plan_handle, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::gpu::spread::GpuSpreadOpts;
 use crate::gpu::types::GpuReal;
@@ -150,32 +150,8 @@ unsafe fn makeplan<T: GpuReal>(dim: c_int, n: *const i64, box_lo: *const f64, bo
     SpreadPlan::<T>::new(bx, k, &o)
 }
 
-/// A plan handle of either precision.
-trait PlanHandle {
-    type T: GpuReal;
-    fn inner(&self) -> &Mutex<SpreadPlan<Self::T>>;
-}
-impl PlanHandle for farfield_spread_plan_s {
-    type T = f64;
-    fn inner(&self) -> &Mutex<SpreadPlan<f64>> {
-        &self.inner
-    }
-}
-impl PlanHandle for farfield_spreadf_plan_s {
-    type T = f32;
-    fn inner(&self) -> &Mutex<SpreadPlan<f32>> {
-        &self.inner
-    }
-}
-
-/// Locks the plan behind a handle (NULL → `FARFIELD_ERR_NULL_POINTER`).
-///
-/// # Safety
-/// `plan` must be NULL or a live handle from makeplan.
-unsafe fn lock<'a, P: PlanHandle + 'a>(plan: *const P) -> Result<std::sync::MutexGuard<'a, SpreadPlan<P::T>>> {
-    non_null(plan, "plan")?;
-    Ok((*plan).inner().lock().unwrap_or_else(|e| e.into_inner()))
-}
+plan_handle!(farfield_spread_plan_s, SpreadPlan<f64>);
+plan_handle!(farfield_spreadf_plan_s, SpreadPlan<f32>);
 
 /// Rejects an output slice that overlaps another array (names from `what`, "a and b").
 fn disjoint<A, B>(a: &[A], b: &[B], what: &str) -> Result<()> {
