@@ -16,7 +16,7 @@ use farfield::gpu::spread::GpuSpreadOpts;
 use farfield::Error;
 use farfield_gpu_emu::EmuDevice;
 
-mod ewald_common;
+use crate::ewald_common;
 use ewald_common::{opts, rel_rms, TRICLINIC};
 
 const N: usize = 40;

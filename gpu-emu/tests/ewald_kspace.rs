@@ -15,7 +15,7 @@ use farfield::gpu::types::GpuReal;
 use farfield::Error;
 use farfield_gpu_emu::EmuDevice;
 
-mod ewald_common;
+use crate::ewald_common;
 use ewald_common::{opts, rel_rms, system, ORTHO, TRICLINIC};
 
 /// The options of `ewald_common::opts` on a smaller grid: the emulator's time goes mostly into

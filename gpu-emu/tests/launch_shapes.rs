@@ -13,7 +13,7 @@
 //! block of that launch and the case that made it.
 //!
 //! A change of launch shapes fails this test with the new manifest printed; rewrite the file
-//! with `FARFIELD_BLESS=1 cargo test -p farfield-gpu-emu --release --test launch_shapes`.
+//! with `FARFIELD_BLESS=1 cargo test -p farfield-gpu-emu --release --test emu launch_shapes`.
 
 use farfield::ewald::{EwaldOpts, Method, Overrides};
 use farfield::fmm::Boundary;
