@@ -127,11 +127,14 @@ enum PairsOn {
     Every,
 }
 
+/// Positions, charges, cell, pairs (global ids) and their scales.
+type SystemWithPairs = (Vec<f64>, Vec<f64>, [f64; 9], Vec<[i64; 2]>, Vec<f64>);
+
 /// The water box with one extra charge (a "virtual site" of 0.3 e on the first oxygen, so a
 /// coincident fully excluded pair and a net charge) and its pairs: each molecule's three
 /// pairs excluded, and 400 random pairs between different molecules (many beyond r_c, several
 /// on other ranks' slabs) with scales 0, 0.5, 1/1.2, −0.25 and 1 (dropped).
-fn water_with_pairs() -> (Vec<f64>, Vec<f64>, [f64; 9], Vec<[i64; 2]>, Vec<f64>) {
+fn water_with_pairs() -> SystemWithPairs {
     let (mut xyz, mut q, cell) = load_system("water_tip3p_900").expect("data/water_tip3p_900");
     let n = q.len();
     xyz.extend_from_slice(&[xyz[0], xyz[1], xyz[2]]);
@@ -227,6 +230,7 @@ fn check_exclusions(world: &SimpleCommunicator, comm: &Comm, xyz: &[f64], q: &[f
 /// same pairs (tol 1e-10, an independent k-space method): the RMS force error over all
 /// charges, relative to the RMS Coulomb force of all pairs (the scale `tol` refers to; here
 /// all but the coincident pair of the last charge and charge 0), within `tol`.
+#[allow(clippy::too_many_arguments)]
 fn check_against_ewald_sum(comm: &Comm, xyz: &[f64], q: &[f64], cell: &[f64; 9], pairs: &[[i64; 2]], scales: &[f64], tol: f64,
                            e: &[f64], own: &[usize]) {
     let n = q.len();

@@ -251,6 +251,7 @@ impl Exec {
     }
 
     /// Host arrays with global ids (distributed plans only: `DistEwaldPlan::execute_ids`).
+    #[allow(clippy::too_many_arguments)]
     fn execute_ids(&mut self, ids: &[i64], xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>, energy: bool,
                    virial: bool) -> Result<EwaldResult> {
         match self {

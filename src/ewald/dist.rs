@@ -487,14 +487,13 @@ impl Mesh {
             spr.interp_grad_real(ext, &mut self.out, threads)?;
             // E_α = −Σ_d ∂φ/∂u_d · K_d a*_dα
             let g: [[f64; 3]; 3] = [0, 1, 2].map(|d| [0, 1, 2].map(|a| nf[d] as f64 * bx.recip[d][a]));
-            for i in 0..n {
-                phi[i] = self.out[i][0];
+            for (p, o) in phi.iter_mut().zip(&self.out[..n]) {
+                *p = o[0];
             }
             if let Some(fl) = field {
-                for i in 0..n {
-                    let o = self.out[i];
+                for (f, o) in fl.chunks_exact_mut(3).zip(&self.out[..n]) {
                     for a in 0..3 {
-                        fl[3 * i + a] = -(o[1] * g[0][a] + o[2] * g[1][a] + o[3] * g[2][a]);
+                        f[a] = -(o[1] * g[0][a] + o[2] * g[1][a] + o[3] * g[2][a]);
                     }
                 }
             }
@@ -582,7 +581,10 @@ impl DistExcl {
         drop(send);
         // 2. the pairs of this block, checked across the ranks (a pair given twice with two
         //    scales), and the partners to fetch
-        let local = (|| -> Result<(Exclusions, Vec<u32>, Vec<u64>, Vec<usize>)> {
+        /// The pairs of this block, each pair's partner index, the partners to fetch
+        /// (`rank << 32 | id`, sorted) and their counts per rank.
+        type Block = (Exclusions, Vec<u32>, Vec<u64>, Vec<usize>);
+        let local = (|| -> Result<Block> {
             let np = recv.len() / 3;
             let mut pr = try_vec::<[i64; 2]>(np, "exclusion pairs")?;
             let mut sc = try_vec::<f64>(np, "exclusion scales")?;
@@ -674,7 +676,7 @@ impl DistExcl {
         let local = (|| -> Result<(Vec<u32>, Vec<u32>, Vec<f64>)> {
             let mut src = try_vec::<u32>(nb, "exclusion record sources")?;
             for (r, &c) in src_counts.iter().enumerate() {
-                src.extend(std::iter::repeat(r as u32).take(c));
+                src.extend(std::iter::repeat_n(r as u32, c));
             }
             let mut slot = try_filled_vec(blen, u32::MAX, "exclusion id table")?;
             for t in 0..nb {
@@ -1252,8 +1254,8 @@ impl DistEwaldPlan {
             // (errors agreed inside, the interpolation's too)
             let vk = mesh.compute(comm, slab, &bx, &s, &qa, &self.threads, &mut pk, if want_field { Some(&mut fk[..]) } else { None },
                                   virial)?;
-            for c in 0..6 {
-                vir[c] += vk[c];
+            for (a, b) in vir.iter_mut().zip(&vk) {
+                *a += b;
             }
             for (a, b) in phi_a.iter_mut().zip(&pk) {
                 *a += b;
@@ -1263,8 +1265,8 @@ impl DistEwaldPlan {
             }
         }
         if let Some(x) = xo {
-            for c in 0..6 {
-                vir[c] += x.vir[c];
+            for (a, b) in vir.iter_mut().zip(&x.vir) {
+                *a += b;
             }
             for (a, b) in phi_a.iter_mut().zip(&x.phi) {
                 *a += b;
