@@ -18,7 +18,7 @@
 //! ≤ tol); through the C API (`farfield_ewald_execute_ids`). Failures on one rank (bad input,
 //! and allocation failures injected by the hidden test hook into makeplan, set_exclusions and
 //! each local step of execute) end the call on every rank with the same status, under a
-//! watchdog of 60 s per call.
+//! watchdog of 20 s per call.
 
 mod mpi_common;
 
@@ -281,7 +281,7 @@ fn check_failures(world: &SimpleCommunicator, comm: &Comm) {
     let inject = |point: &str| inject_failure(if bad { Some(point) } else { None });
     // makeplan
     inject("ewald.makeplan");
-    let r = mpi_common::within(60, "makeplan with an injected failure", || {
+    let r = mpi_common::within(20, "makeplan with an injected failure", || {
         DistEwaldPlan::new(Comm::duplicate(world).unwrap(), Method::Spme, &cell, 10, 1e-5, &opts)
     });
     inject_failure(None);
@@ -301,11 +301,11 @@ fn check_failures(world: &SimpleCommunicator, comm: &Comm) {
     let scales: Vec<f64> = (0..pairs.len()).map(|i| if i % 2 == 0 { 0.0 } else { 0.5 }).collect();
     // set_exclusions: an injected failure, then a bad pair on one rank; the earlier (empty) list stays
     inject("ewald.set_exclusions");
-    let r = mpi_common::within(60, "set_exclusions with an injected failure", || plan.set_exclusions_scaled(&pairs, &scales));
+    let r = mpi_common::within(20, "set_exclusions with an injected failure", || plan.set_exclusions_scaled(&pairs, &scales));
     inject_failure(None);
     all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_ALLOC, "set_exclusions");
     let badpairs: Vec<[i64; 2]> = if bad { vec![[0, nt]] } else { pairs.clone() };
-    let r = mpi_common::within(60, "set_exclusions with an id out of range on one rank", || plan.set_exclusions(&badpairs));
+    let r = mpi_common::within(20, "set_exclusions with an id out of range on one rank", || plan.set_exclusions(&badpairs));
     all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_INVALID_ARG, "set_exclusions, id out of range");
     assert_eq!(plan.n_exclusions().unwrap(), 0, "a failed set_exclusions keeps the earlier list");
     plan.set_exclusions_scaled(&pairs, &scales).unwrap();
@@ -316,7 +316,7 @@ fn check_failures(world: &SimpleCommunicator, comm: &Comm) {
                   "ewald.execute.mesh"] {
         inject(point);
         let mut phi = vec![7.0; 10];
-        let r = mpi_common::within(60, point, || plan.execute_ids(Some(&ids), &xyz, &q, Some(&mut phi), None, true, false));
+        let r = mpi_common::within(20, point, || plan.execute_ids(Some(&ids), &xyz, &q, Some(&mut phi), None, true, false));
         inject_failure(None);
         all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_ALLOC, point);
         assert!(phi.iter().all(|&v| v == 7.0), "{point}: no output is written on error");
@@ -328,24 +328,24 @@ fn check_failures(world: &SimpleCommunicator, comm: &Comm) {
     if bad {
         x2[4] = f64::NAN;
     }
-    let r = mpi_common::within(60, "a NaN on one rank", || plan.execute_ids(Some(&ids), &x2, &q, None, None, true, false));
+    let r = mpi_common::within(20, "a NaN on one rank", || plan.execute_ids(Some(&ids), &x2, &q, None, None, true, false));
     all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_NONFINITE, "a NaN on one rank");
     let mut i2 = ids.clone();
     if bad {
         i2[3] = nt + 5;
     }
-    let r = mpi_common::within(60, "an id out of range", || plan.execute_ids(Some(&i2), &xyz, &q, None, None, true, false));
+    let r = mpi_common::within(20, "an id out of range", || plan.execute_ids(Some(&i2), &xyz, &q, None, None, true, false));
     all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_INVALID_ARG, "an id out of range");
     // an id given twice (on two ranks when there are two), and so another missing
     let mut i3 = ids.clone();
     if bad {
         i3[0] = if k > 1 { 0 } else { 1 };
     }
-    let r = mpi_common::within(60, "an id given twice", || plan.execute_ids(Some(&i3), &xyz, &q, None, None, true, false));
+    let r = mpi_common::within(20, "an id given twice", || plan.execute_ids(Some(&i3), &xyz, &q, None, None, true, false));
     all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_INVALID_ARG, "an id given twice");
     // a pair naming an id that no rank passes: the last rank passes one charge fewer
     let nl = if bad { 9 } else { 10 };
-    let r = mpi_common::within(60, "a pair without its charge", || {
+    let r = mpi_common::within(20, "a pair without its charge", || {
         plan.execute_ids(Some(&ids[..nl]), &xyz[..3 * nl], &q[..nl], None, None, true, false)
     });
     all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_INVALID_ARG, "a pair naming an id that no rank passed");

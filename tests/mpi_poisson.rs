@@ -10,7 +10,7 @@
 //! arguments are reported on every rank; an invalid communicator handle is an error, not an
 //! abort; an allocation failure injected on one rank (the hidden test hook: makeplan, the Vico
 //! precomputation, execute) and a NaN density on one rank end the call on every rank with the
-//! same status, under a watchdog of 60 s per call.
+//! same status, under a watchdog of 20 s per call.
 
 use farfield::mpi::{Comm, Op};
 use farfield::poisson::dist::DistPoissonPlan;
@@ -163,7 +163,7 @@ fn check_failures(world: &mpi::topology::SimpleCommunicator, comm: &Comm) {
     for (method, point) in [(Method::Hockney, "poisson.makeplan"), (Method::Vico, "poisson.kernel_table"),
                             (Method::VicoDct, "poisson.kernel_table")] {
         inject_failure(if bad { Some(point) } else { None });
-        let r = mpi_common::within(60, point, || DistPoissonPlan::new(Comm::duplicate(world).unwrap(), method, &n, &h, &opts));
+        let r = mpi_common::within(20, point, || DistPoissonPlan::new(Comm::duplicate(world).unwrap(), method, &n, &h, &opts));
         inject_failure(None);
         all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_ALLOC, &format!("{method:?} {point}"));
     }
@@ -174,7 +174,7 @@ fn check_failures(world: &mpi::topology::SimpleCommunicator, comm: &Comm) {
     plan.execute_into(&rho, &mut phi0, None, None).unwrap();
     inject_failure(if bad { Some("poisson.execute") } else { None });
     let mut phi = vec![7.0; npl];
-    let r = mpi_common::within(60, "poisson.execute", || plan.execute_into(&rho, &mut phi, None, None));
+    let r = mpi_common::within(20, "poisson.execute", || plan.execute_into(&rho, &mut phi, None, None));
     inject_failure(None);
     all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_ALLOC, "poisson.execute");
     assert!(phi.iter().all(|&v| v == 7.0), "no output is written on error");
@@ -182,7 +182,7 @@ fn check_failures(world: &mpi::topology::SimpleCommunicator, comm: &Comm) {
     if bad && npl > 0 {
         rb[npl / 2] = f64::NAN;
     }
-    let r = mpi_common::within(60, "a NaN density", || plan.execute_into(&rb, &mut phi, None, None));
+    let r = mpi_common::within(20, "a NaN density", || plan.execute_into(&rb, &mut phi, None, None));
     let nan_somewhere = comm.allgather_i64(&[(bad && npl > 0) as i64]).unwrap().contains(&1);
     if nan_somewhere {
         all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_NONFINITE, "a NaN density on one rank");
