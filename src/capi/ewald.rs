@@ -6,7 +6,9 @@
 //! tol, &plan, &o)` → optionally `farfield_ewald_set_exclusions(plan, npairs, pairs)` →
 //! `farfield_ewald_execute(plan, n, xyz, q, phi, field, &energy, virial)` any number of times
 //! (`farfield_ewald_set_box(plan, box)` between calls for a changing cell; on a CUDA plan also
-//! `farfield_ewald_execute_device` with device arrays) → `farfield_ewald_destroy(plan)`.
+//! `farfield_ewald_execute_device` with device arrays) → `farfield_ewald_destroy(plan)`. A
+//! distributed plan (`farfield_ewald_makeplan_mpi`, collective calls) with exclusions takes
+//! pairs of global ids and `farfield_ewald_execute_ids(plan, n, ids, xyz, q, …)`.
 //!
 //! Conventions: `box[3*i + j]` = component `j` of lattice vector `i` (rows a, b, c;
 //! lower-triangular, as GROMACS/LAMMPS/OpenMM store them: `box[1] = box[2] = box[5] = 0`);
@@ -1065,6 +1067,34 @@ mod tests {
         let mut p: farfield_ewald_plan = 0x1 as farfield_ewald_plan; // must be reset to NULL
         let s = unsafe { farfield_ewald_makeplan(method, b.as_ptr(), n_max, tol, &mut p, o) };
         (s, p)
+    }
+
+    #[test]
+    fn execute_ids_needs_a_distributed_plan() {
+        let (s, p) = make(FARFIELD_EWALD_SPME, &CUBE, 4, 1e-5, null());
+        assert_eq!(s, 0, "{}", msg());
+        let xyz = [0.1, 0.2, 0.3, 1.1, 1.2, 1.3, 0.5, 1.5, 0.7, 1.9, 0.1, 1.0];
+        let q = [1.0, -1.0, 0.5, -0.5];
+        let ids = [0i64, 1, 2, 3];
+        let mut phi = [7.0; 4];
+        // SAFETY: arrays of the stated sizes; p from makeplan.
+        unsafe {
+            let st = farfield_ewald_execute_ids(p, 4, ids.as_ptr(), xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), null_mut(),
+                                                null_mut());
+            assert_eq!(st, FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("needs a distributed plan"), "{}", msg());
+            assert_eq!(phi, [7.0; 4], "nothing written");
+            let st = farfield_ewald_execute_ids(p, 4, null(), xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), null_mut(), null_mut());
+            assert_eq!(st, FARFIELD_ERR_NULL_POINTER, "NULL ids with n > 0");
+            let st = farfield_ewald_execute_ids(null_mut(), 0, null(), null(), null(), null_mut(), null_mut(), null_mut(), null_mut());
+            assert_eq!(st, FARFIELD_ERR_NULL_POINTER, "NULL plan");
+            // ids overlapping an output
+            let mut buf = [0.0f64; 4];
+            let st = farfield_ewald_execute_ids(p, 4, buf.as_ptr() as *const i64, xyz.as_ptr(), q.as_ptr(), buf.as_mut_ptr(), null_mut(),
+                                                null_mut(), null_mut());
+            assert_eq!(st, FARFIELD_ERR_INVALID_ARG, "ids overlapping phi");
+            assert_eq!(farfield_ewald_destroy(p), 0);
+        }
     }
 
     #[test]
