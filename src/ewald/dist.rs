@@ -67,12 +67,13 @@
 //!   when its charge moves, so the list is given once, not per step.
 //! * **Why not replicated.** At 10⁷ atoms a solvated biomolecular system has 1–5 × 10⁷ pairs
 //!   (water 1 per atom; proteins ≈ 5.5: bonds, angles and 1-4 dihedrals). Replicated, that is
-//!   16 bytes × 2–5 × 10⁷ = 0.3–0.8 GB on **every** rank (more with an index from a charge to
-//!   its pairs), which does not shrink with `K` — while the mesh of such a system (≈ 216³ at 1
-//!   Å, 0.2 GB of grid, spectrum and influence function in all) does: replicated pairs would be
-//!   the largest item per rank from `K ≈ 2` on, and 20–50 GB per 64-rank node. Distributed,
-//!   a rank holds `20 bytes × pairs / K` (≈ 6 MB at 2 × 10⁷ pairs and 64 ranks) plus, per
-//!   execute, 4 bytes per id of its block.
+//!   16 bytes × 1–5 × 10⁷ = 0.16–0.8 GB on **every** rank (more with an index from a charge to
+//!   its pairs), which does not shrink with `K` — while the mesh of such a system does (≈ 464³
+//!   points at 1 Å spacing for 10⁸ Å³: 2 GB of grid, spectrum and influence function in all,
+//!   2–20 MB per rank on the 100–1,000 ranks such a system runs on): replicated pairs would
+//!   outweigh a rank's mesh 8–400 times, 10–50 GB per 64-rank node. Distributed, a rank holds
+//!   `20 bytes × pairs / K` (2–10 MB at 100 ranks, 0.2–1 MB at 1,000) plus, per execute,
+//!   4 bytes per id of its block.
 //! * **Per execute** (a few `MPI_Alltoallv` of records of 4–5 doubles): each home charge goes
 //!   to the rank of its id's block (`id, s, q`); that rank checks the ids (each given once,
 //!   every id of its pairs present), sends each fetched partner (`s, q` and its home rank) to
