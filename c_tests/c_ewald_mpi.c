@@ -9,8 +9,10 @@
  *   (b) the classic Ewald sum (FARFIELD_EWALD_DIRECT at tol 1e-10, rank 0): the relative RMS
  *       force error of the distributed result within the requested tol = 1e-5;
  * and the error paths: MPI_COMM_NULL gives a status (no MPI abort), spectral Ewald is refused on
- * every rank, a NULL input on one rank fails on every rank (and the plan stays usable),
- * exclusions are refused, MPI not (or no longer) initialised gives FARFIELD_ERR_NOT_SUPPORTED.
+ * every rank, a NULL input on one rank fails on every rank (and the plan stays usable), MPI not
+ * (or no longer) initialised gives FARFIELD_ERR_NOT_SUPPORTED; and (c) excluded and scaled
+ * pairs by global id (farfield_ewald_set_exclusions_scaled on rank 0 only,
+ * farfield_ewald_execute_ids) against the single-process plan with the same pairs, ≤ 1e-12.
  * SPDX-License-Identifier: MIT OR Apache-2.0
  *
  * A rank whose check fails only counts the failure and goes on, so that every rank reaches the
@@ -125,9 +127,46 @@ static void check_decomposition(MPI_Fint fcomm, const char *name, const int *min
         EXPECT_MSG(st != FARFIELD_OK, "rank %d: status %d after a NULL input on rank 0", rank, st);
     EXPECT_STATUS(farfield_ewald_execute(p, (int64_t)nl, lx, lq, phi, NULL, &u, NULL), FARFIELD_OK);
     EXPECT_MSG(fabs(u - u_s) <= 1e-12 * fabs(u_s), "%s: energy after the failed call %.17g vs %.17g", name, u, u_s);
-    const int64_t pair[2] = {0, 1};
-    EXPECT_STATUS(farfield_ewald_set_exclusions(p, 1, pair), FARFIELD_ERR_NOT_SUPPORTED);
+    /* exclusions and scaled pairs by global id (the charge's index in the system), passed by
+       rank 0 only; farfield_ewald_execute_ids against the single-process plan with the pairs */
+    enum { NP = NQ / 2 + NQ / 5 };
+    int64_t *pairs = malloc(sizeof(int64_t) * 2 * NP), *ids = malloc(sizeof(int64_t) * (nl + 1));
+    double *scales = malloc(sizeof(double) * NP), *phi_x = malloc(sizeof(double) * NQ), *e_x = malloc(sizeof(double) * 3 * NQ);
+    int m = 0;
+    for (int i = 0; i + 1 < NQ; i += 2) pairs[2 * m] = i, pairs[2 * m + 1] = i + 1, scales[m++] = 0.0;
+    for (int i = 0; i < NQ && m < NP; i += 5) pairs[2 * m] = i, pairs[2 * m + 1] = (i + 7) % NQ, scales[m++] = 0.5;
+    k = 0;
+    for (int i = 0; i < NQ; i++)
+        if (mine[i]) ids[k++] = i;
+    EXPECT_STATUS(farfield_ewald_set_exclusions_scaled(p, rank == 0 ? m : 0, rank == 0 ? pairs : NULL, rank == 0 ? scales : NULL),
+                  FARFIELD_OK);
+    st = farfield_ewald_execute_ids(p, (int64_t)nl, ids, lx, lq, phi, e, &u, w);
+    EXPECT_STATUS(st, FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_execute(p, (int64_t)nl, lx, lq, phi, NULL, NULL, NULL), FARFIELD_ERR_INVALID_ARG);
+    farfield_ewald_plan ps = NULL;
+    double ux = 0, wx[9];
+    EXPECT_STATUS(farfield_ewald_makeplan(FARFIELD_EWALD_SPME, CELL, NQ, TOL, &ps, &o), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_set_exclusions_scaled(ps, m, pairs, scales), FARFIELD_OK);
+    EXPECT_STATUS(farfield_ewald_execute(ps, NQ, xyz, q, phi_x, e_x, &ux, wx), FARFIELD_OK);
+    farfield_ewald_destroy(ps);
+    k = 0;
+    for (int i = 0; i < NQ; i++)
+        if (mine[i]) {
+            for (int d = 0; d < 3; d++) se[3 * k + d] = e_x[3 * i + d];
+            sphi[k++] = phi_x[i];
+        }
+    dphi = rel_max_all(phi, sphi, nl), de = rel_max_all(e, se, 3 * nl);
+    wmax = 0, dw = 0;
+    for (int c = 0; c < 9; c++) wmax = fmax(wmax, fabs(wx[c])), dw = fmax(dw, fabs(w[c] - wx[c]));
+    dw /= wmax;
+    du = fabs(u - ux) / fabs(ux);
+    if (rank == 0)
+        printf("%s with %d excluded and scaled pairs: vs single process: phi %.1e, E %.1e, U %.1e, W %.1e\n", name, m, dphi, de,
+               du, dw);
+    EXPECT_MSG(dphi <= 1e-12 && de <= 1e-12 && du <= 1e-12 && dw <= 1e-12,
+               "%s with exclusions: differs from the single-process plan: phi %.3e, E %.3e, U %.3e, W %.3e", name, dphi, de, du, dw);
     EXPECT_STATUS(farfield_ewald_destroy(p), FARFIELD_OK);
+    free(pairs), free(ids), free(scales), free(phi_x), free(e_x);
     free(lx), free(lq), free(phi), free(e), free(sphi), free(se);
 }
 

@@ -259,7 +259,7 @@ module farfield
   public :: farfield_ewald_default_opts, farfield_ewald_makeplan, farfield_ewald_set_box
   public :: farfield_ewald_makeplan_mpi
   public :: farfield_ewald_set_exclusions, farfield_ewald_set_exclusions_scaled
-  public :: farfield_ewald_execute, farfield_ewald_get_params
+  public :: farfield_ewald_execute, farfield_ewald_execute_ids, farfield_ewald_get_params
   public :: farfield_ewald_get_warnings, farfield_ewald_execute_device
   public :: farfield_ewald_destroy
   public :: farfield_fmm_default_opts, farfield_fmm_makeplan, farfield_fmm_execute, farfield_fmm_execute_device
@@ -771,6 +771,23 @@ module farfield
        type(c_ptr), value :: phi, field, energy, virial
        integer(c_int) :: ier
      end function farfield_ewald_execute
+
+     !> int farfield_ewald_execute_ids(plan, int64_t n, const int64_t *ids, const double *xyz,
+     !>     const double *q, double *phi, double *field, double *energy, double *virial)
+     !> Distributed plans (farfield_ewald_makeplan_mpi): as farfield_ewald_execute with ids(n),
+     !> the 0-based global id of each of this rank's charges (the pairs of
+     !> farfield_ewald_set_exclusions on a distributed plan are pairs of these ids; a plan with
+     !> exclusions needs them). Collective.
+     function farfield_ewald_execute_ids(plan, n, ids, xyz, q, phi, field, energy, virial) result(ier) &
+          bind(c, name="farfield_ewald_execute_ids")
+       import :: c_int, c_int64_t, c_double, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: n
+       integer(c_int64_t), intent(in) :: ids(*)
+       real(c_double), intent(in) :: xyz(*), q(*)
+       type(c_ptr), value :: phi, field, energy, virial
+       integer(c_int) :: ier
+     end function farfield_ewald_execute_ids
 
      !> int farfield_ewald_execute_device(plan, int64_t n, const double *xyz, const double *q,
      !>     double *phi, double *field, double *energy, double *virial)

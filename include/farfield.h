@@ -649,9 +649,12 @@ int farfield_ewald_makeplan(int method,
 // (the caller passes no ghosts), spreads onto the slab plus halo planes, runs the FFT over
 // MPI and sends the results back. Results equal the single-process plan's to rounding; each
 // rank holds about `1/K` of the mesh plus its halo planes. `opts.terms` KSPACE and REAL work as
-// for `farfield_ewald_makeplan`; exclusions are not supported (`farfield_ewald_set_exclusions`
-// returns `FARFIELD_ERR_NOT_SUPPORTED`): with `_KSPACE`, correct the excluded pairs in the pair
-// loop. `farfield_ewald_set_box` and `farfield_ewald_destroy` are collective as well.
+// for `farfield_ewald_makeplan`. Exclusions and scaled pairs (`farfield_ewald_set_exclusions`,
+// `_scaled`, collective) are pairs of **global ids** (0-based, below the sum of `n_max` over
+// the ranks; each rank passes any part of the list, the union counts), and the charges then
+// come with their ids: `farfield_ewald_execute_ids`. `farfield_ewald_set_box` and
+// `farfield_ewald_destroy` are collective as well. Spectral Ewald and the classic sum have no
+// distributed form (`FARFIELD_ERR_NOT_SUPPORTED`).
 //
 // Returns 0 or the statuses of `farfield_ewald_makeplan` (on every rank alike when any rank
 // fails), and: `FARFIELD_ERR_NOT_SUPPORTED` (the library was built without MPI — cargo
@@ -702,6 +705,12 @@ int farfield_ewald_set_box(farfield_ewald_plan plan, const double *box);
 // `FARFIELD_ERR_ALLOC` (with the byte count), `FARFIELD_ERR_NOT_SUPPORTED` (a non-empty list
 // on a CUDA plan whose `opts.terms` is not ALL). On error the earlier list is kept.
 //
+// On a distributed plan (`farfield_ewald_makeplan_mpi`) the call is collective, the indices
+// are global ids below the sum of `n_max` over the ranks (see `farfield_ewald_execute_ids`),
+// each rank passes any part of the list (possibly none: `npairs = 0`; the list is the union
+// over the ranks), and the pairs are stored distributed (about `20·npairs/K` bytes per rank);
+// every status is returned on every rank alike.
+//
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads.
 int farfield_ewald_set_exclusions(farfield_ewald_plan plan, int64_t npairs, const int64_t *pairs);
@@ -723,7 +732,9 @@ int farfield_ewald_set_exclusions(farfield_ewald_plan plan, int64_t npairs, cons
 // message), `FARFIELD_ERR_NONFINITE` (a scale NaN/Inf, named), `FARFIELD_ERR_RANGE` (`npairs`
 // above `FARFIELD_EWALD_MAX_EXCLUSIONS`), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_NOT_SUPPORTED`
 // (CUDA plans: a scale other than 0 and 1, or a non-empty list when `opts.terms` is not ALL).
-// On error the earlier list is kept.
+// On error the earlier list is kept. Distributed plans: as `farfield_ewald_set_exclusions`
+// (a pair given on two ranks with two different scales is `FARFIELD_ERR_INVALID_ARG` on every
+// rank).
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads, `scales` for
@@ -756,7 +767,8 @@ int farfield_ewald_set_exclusions_scaled(farfield_ewald_plan plan,
 // Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER`,
 // `FARFIELD_ERR_NPOINTS` (`n` < 0 or `n > n_max`), `FARFIELD_ERR_NONFINITE` (a position or
 // charge NaN/Inf; the message names the first index), `FARFIELD_ERR_INVALID_ARG` (an
-// exclusion index ≥ n; two coincident charges that are not an excluded pair, both named),
+// exclusion index ≥ n; two coincident charges that are not an excluded pair, both named; a
+// distributed plan with exclusions, which needs `farfield_ewald_execute_ids`),
 // `FARFIELD_ERR_RANGE` (a requested output overflows, or its largest value underflows below
 // the smallest normal double, at this scale; a position whose fractional coordinate is not
 // representable), `FARFIELD_ERR_ALLOC` (with the byte count; on a CUDA plan also device
@@ -779,6 +791,53 @@ int farfield_ewald_execute(farfield_ewald_plan plan,
                            double *field,
                            double *energy,
                            double *virial);
+
+// `farfield_ewald_execute` on a **distributed** plan (`farfield_ewald_makeplan_mpi`) with the
+// global id of each of this rank's charges, as a plan with exclusions needs them. Collective.
+//
+// * `ids`: `n` values (`int64_t`), `ids[i]` the global id of charge `i` of this rank: the
+//   0-based index of the charge in the whole system (an MD code's global atom tag minus 1),
+//   in `0 … n_total − 1` with `n_total` the sum of `n_max` over the ranks; unique over all
+//   ranks, and kept by a charge that moves to another rank between calls. The pairs of
+//   `farfield_ewald_set_exclusions` and `_scaled` on a distributed plan are pairs of such
+//   ids. May be NULL when `n = 0`.
+// * `xyz`, `q`, `phi`, `field`, `energy`, `virial`: as `farfield_ewald_execute` (this rank's
+//   `n` charges, `xyz[3*i + d]`; results for them in the same order; the energy and virial of
+//   the whole system on every rank).
+//
+// Each excluded or scaled pair is corrected once, by the rank whose block of ids holds the
+// pair's lower id (ids are split in `K` equal blocks), with its partner fetched from the
+// rank of the partner's id; the corrections (and `opts.terms`: KSPACE applies the k-space
+// share, REAL the real-space share) are those of the single-process plan, and the results
+// equal its results to rounding.
+//
+// A plan without exclusions may take ids or not (`farfield_ewald_execute`); they are then
+// only range-checked. A plan with exclusions needs them: `farfield_ewald_execute` on it is
+// `FARFIELD_ERR_INVALID_ARG` (on every rank).
+//
+// Returns 0 or, on every rank alike (the same status on every rank; the message of a rank
+// that did not fail itself names the failing rank and repeats its message): the statuses of
+// `farfield_ewald_execute`; `FARFIELD_ERR_NULL_POINTER` (`ids` NULL with `n > 0`);
+// `FARFIELD_ERR_INVALID_ARG` (an id outside `0 … n_total − 1`; an id given to two charges; a
+// pair naming an id that no rank passed; coincident charges that are not a fully excluded
+// pair, named by their ids; a single-process plan, also every plan of a library built
+// without MPI: "needs a distributed plan").
+//
+// New in 1.3 (an addition: binaries built against an older header keep calling
+// `farfield_ewald_execute`, which is unchanged).
+//
+// # Safety
+// `plan` from `farfield_ewald_makeplan_mpi`; `ids` valid for `n` reads; other arrays as
+// `farfield_ewald_execute`.
+int farfield_ewald_execute_ids(farfield_ewald_plan plan,
+                               int64_t n,
+                               const int64_t *ids,
+                               const double *xyz,
+                               const double *q,
+                               double *phi,
+                               double *field,
+                               double *energy,
+                               double *virial);
 
 // Like `farfield_ewald_execute` with **device** arrays, for GPU MD codes. The plan must have
 // been made with `opts.backend = FARFIELD_BACKEND_CUDA`.

@@ -8,7 +8,9 @@
 //! 2025 at n = 64 and on a non-cubic 48×32×40 grid, all three methods, and in 2D; each rank's
 //! plan memory is ≤ 1/K of the single-process plan plus its slab buffers; mismatched
 //! arguments are reported on every rank; an invalid communicator handle is an error, not an
-//! abort.
+//! abort; an allocation failure injected on one rank (the hidden test hook: makeplan, the Vico
+//! precomputation, execute) and a NaN density on one rank end the call on every rank with the
+//! same status, under a watchdog of 20 s per call.
 
 use farfield::mpi::{Comm, Op};
 use farfield::poisson::dist::DistPoissonPlan;
@@ -132,6 +134,7 @@ fn main() {
         let rho = vec![1.0; npl];
         plan.execute_into(&rho, &mut phi, None, None).unwrap();
     }
+    check_failures(&world, &comm);
     // Invalid communicator handles.
     for f in [-1, 123_456] {
         let r = Comm::from_fint(f);
@@ -140,6 +143,54 @@ fn main() {
     check_c_api(&world, &comm);
     if comm.rank() == 0 {
         eprintln!("mpi_poisson: {} ranks passed", comm.size());
+    }
+}
+
+/// A failure on one rank (the last) ends the call on every rank with the same status within
+/// seconds: allocation failures injected by the test hook into makeplan (its buffers, the
+/// Vico kernel precomputation, whose distributed transform follows) and execute, and a NaN
+/// density on one rank. The plan works as before after a failed execute.
+fn check_failures(world: &mpi::topology::SimpleCommunicator, comm: &Comm) {
+    use farfield::error::{FARFIELD_ERR_ALLOC, FARFIELD_ERR_NONFINITE};
+    use farfield::mpi::inject_failure;
+    let (k, me) = (comm.size(), comm.rank());
+    let bad = me == k - 1;
+    let opts = PoissonOpts { nthreads: 1, ..Default::default() };
+    let all = |st: &[i64], code: i32, what: &str| {
+        assert!(st.iter().all(|&c| c == code as i64), "{what}: statuses {st:?} on the ranks, expected {code} on every rank");
+    };
+    let (n, h) = ([24usize, 20, 16], [0.05, 0.05, 0.05]);
+    for (method, point) in [(Method::Hockney, "poisson.makeplan"), (Method::Vico, "poisson.kernel_table"),
+                            (Method::VicoDct, "poisson.kernel_table")] {
+        inject_failure(if bad { Some(point) } else { None });
+        let r = mpi_common::within(20, point, || DistPoissonPlan::new(Comm::duplicate(world).unwrap(), method, &n, &h, &opts));
+        inject_failure(None);
+        all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_ALLOC, &format!("{method:?} {point}"));
+    }
+    let mut plan = DistPoissonPlan::new(Comm::duplicate(world).unwrap(), Method::Vico, &n, &h, &opts).unwrap();
+    let npl = plan.local_npts();
+    let rho: Vec<f64> = (0..npl).map(|i| ((i * 7 + me * 13) % 11) as f64 - 5.0).collect();
+    let mut phi0 = vec![0.0; npl];
+    plan.execute_into(&rho, &mut phi0, None, None).unwrap();
+    inject_failure(if bad { Some("poisson.execute") } else { None });
+    let mut phi = vec![7.0; npl];
+    let r = mpi_common::within(20, "poisson.execute", || plan.execute_into(&rho, &mut phi, None, None));
+    inject_failure(None);
+    all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_ALLOC, "poisson.execute");
+    assert!(phi.iter().all(|&v| v == 7.0), "no output is written on error");
+    let mut rb = rho.clone();
+    if bad && npl > 0 {
+        rb[npl / 2] = f64::NAN;
+    }
+    let r = mpi_common::within(20, "a NaN density", || plan.execute_into(&rb, &mut phi, None, None));
+    let nan_somewhere = comm.allgather_i64(&[(bad && npl > 0) as i64]).unwrap().contains(&1);
+    if nan_somewhere {
+        all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_NONFINITE, "a NaN density on one rank");
+    }
+    plan.execute_into(&rho, &mut phi, None, None).unwrap();
+    assert!(phi == phi0, "the plan works as before after the failures");
+    if me == 0 {
+        eprintln!("  failures on rank {}: the same status on every rank ({k} ranks)", k - 1);
     }
 }
 

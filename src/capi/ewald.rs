@@ -6,7 +6,9 @@
 //! tol, &plan, &o)` → optionally `farfield_ewald_set_exclusions(plan, npairs, pairs)` →
 //! `farfield_ewald_execute(plan, n, xyz, q, phi, field, &energy, virial)` any number of times
 //! (`farfield_ewald_set_box(plan, box)` between calls for a changing cell; on a CUDA plan also
-//! `farfield_ewald_execute_device` with device arrays) → `farfield_ewald_destroy(plan)`.
+//! `farfield_ewald_execute_device` with device arrays) → `farfield_ewald_destroy(plan)`. A
+//! distributed plan (`farfield_ewald_makeplan_mpi`, collective calls) with exclusions takes
+//! pairs of global ids and `farfield_ewald_execute_ids(plan, n, ids, xyz, q, …)`.
 //!
 //! Conventions: `box[3*i + j]` = component `j` of lattice vector `i` (rows a, b, c;
 //! lower-triangular, as GROMACS/LAMMPS/OpenMM store them: `box[1] = box[2] = box[5] = 0`);
@@ -244,9 +246,27 @@ impl Exec {
             (Exec::Cpu(p), Some(s)) => p.set_exclusions_scaled(pairs, s),
             (Exec::Cuda(g), s) => g.set_exclusions(pairs, s),
             #[cfg(feature = "mpi")]
-            (Exec::Dist(_), _) => Err(Error::NotSupported(
-                "distributed Ewald plans take no exclusions: use opts.terms = FARFIELD_EWALD_TERMS_KSPACE and correct the excluded pairs in the pair loop".into(),
-            )),
+            (Exec::Dist(d), None) => d.set_exclusions(pairs),
+            #[cfg(feature = "mpi")]
+            (Exec::Dist(d), Some(s)) => d.set_exclusions_scaled(pairs, s),
+        }
+    }
+
+    /// Host arrays with global ids (distributed plans only: `DistEwaldPlan::execute_ids`).
+    #[allow(clippy::too_many_arguments)]
+    fn execute_ids(&mut self, ids: &[i64], xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>, energy: bool,
+                   virial: bool) -> Result<EwaldResult> {
+        match self {
+            #[cfg(feature = "mpi")]
+            Exec::Dist(d) => d.execute_ids(Some(ids), xyz, q, phi, field, energy, virial),
+            _ => {
+                let _ = (ids, xyz, q, phi, field, energy, virial);
+                Err(Error::InvalidArg(
+                    "farfield_ewald_execute_ids needs a distributed plan (farfield_ewald_makeplan_mpi); a single-process plan \
+                     indexes its charges by their position: use farfield_ewald_execute"
+                        .into(),
+                ))
+            }
         }
     }
 
@@ -583,9 +603,12 @@ pub unsafe extern "C" fn farfield_ewald_makeplan(
 /// (the caller passes no ghosts), spreads onto the slab plus halo planes, runs the FFT over
 /// MPI and sends the results back. Results equal the single-process plan's to rounding; each
 /// rank holds about `1/K` of the mesh plus its halo planes. `opts.terms` KSPACE and REAL work as
-/// for `farfield_ewald_makeplan`; exclusions are not supported (`farfield_ewald_set_exclusions`
-/// returns `FARFIELD_ERR_NOT_SUPPORTED`): with `_KSPACE`, correct the excluded pairs in the pair
-/// loop. `farfield_ewald_set_box` and `farfield_ewald_destroy` are collective as well.
+/// for `farfield_ewald_makeplan`. Exclusions and scaled pairs (`farfield_ewald_set_exclusions`,
+/// `_scaled`, collective) are pairs of **global ids** (0-based, below the sum of `n_max` over
+/// the ranks; each rank passes any part of the list, the union counts), and the charges then
+/// come with their ids: `farfield_ewald_execute_ids`. `farfield_ewald_set_box` and
+/// `farfield_ewald_destroy` are collective as well. Spectral Ewald and the classic sum have no
+/// distributed form (`FARFIELD_ERR_NOT_SUPPORTED`).
 ///
 /// Returns 0 or the statuses of `farfield_ewald_makeplan` (on every rank alike when any rank
 /// fails), and: `FARFIELD_ERR_NOT_SUPPORTED` (the library was built without MPI — cargo
@@ -669,6 +692,12 @@ pub unsafe extern "C" fn farfield_ewald_set_box(plan: farfield_ewald_plan, r#box
 /// `FARFIELD_ERR_ALLOC` (with the byte count), `FARFIELD_ERR_NOT_SUPPORTED` (a non-empty list
 /// on a CUDA plan whose `opts.terms` is not ALL). On error the earlier list is kept.
 ///
+/// On a distributed plan (`farfield_ewald_makeplan_mpi`) the call is collective, the indices
+/// are global ids below the sum of `n_max` over the ranks (see `farfield_ewald_execute_ids`),
+/// each rank passes any part of the list (possibly none: `npairs = 0`; the list is the union
+/// over the ranks), and the pairs are stored distributed (about `20·npairs/K` bytes per rank);
+/// every status is returned on every rank alike.
+///
 /// # Safety
 /// `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads.
 #[no_mangle]
@@ -693,7 +722,9 @@ pub unsafe extern "C" fn farfield_ewald_set_exclusions(plan: farfield_ewald_plan
 /// message), `FARFIELD_ERR_NONFINITE` (a scale NaN/Inf, named), `FARFIELD_ERR_RANGE` (`npairs`
 /// above `FARFIELD_EWALD_MAX_EXCLUSIONS`), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_NOT_SUPPORTED`
 /// (CUDA plans: a scale other than 0 and 1, or a non-empty list when `opts.terms` is not ALL).
-/// On error the earlier list is kept.
+/// On error the earlier list is kept. Distributed plans: as `farfield_ewald_set_exclusions`
+/// (a pair given on two ranks with two different scales is `FARFIELD_ERR_INVALID_ARG` on every
+/// rank).
 ///
 /// # Safety
 /// `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads, `scales` for
@@ -711,22 +742,27 @@ pub unsafe extern "C" fn farfield_ewald_set_exclusions_scaled(
 /// # Safety
 /// As `farfield_ewald_set_exclusions_scaled`.
 unsafe fn set_pairs(plan: farfield_ewald_plan, npairs: i64, pairs: *const i64, scales: Option<*const f64>) -> Result<()> {
-    let p = plan_ref(plan)?;
-    if npairs < 0 {
-        return Err(Error::InvalidArg(format!("npairs = {npairs} is negative")));
-    }
-    if npairs as u64 > MAX_EXCLUSIONS as u64 {
-        return Err(Error::Range(format!("npairs = {npairs} exceeds the limit of 2^40 exclusion pairs")));
-    }
-    let np = npairs as usize;
-    let s = slice_in(pairs, 2 * np, "pairs")?;
-    // SAFETY: [i64; 2] has the layout and alignment of two consecutive i64; 2·np elements.
-    let v: &[[i64; 2]] = if np == 0 { &[] } else { std::slice::from_raw_parts(s.as_ptr() as *const [i64; 2], np) };
-    let sc = match scales {
-        Some(p) => Some(slice_in(p, np, "scales")?),
-        None => None,
-    };
-    p.inner.lock().unwrap_or_else(|e| e.into_inner()).set_exclusions(v, sc)
+    let mut p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
+    let args = (|| {
+        if npairs < 0 {
+            return Err(Error::InvalidArg(format!("npairs = {npairs} is negative")));
+        }
+        if npairs as u64 > MAX_EXCLUSIONS as u64 {
+            return Err(Error::Range(format!("npairs = {npairs} exceeds the limit of 2^40 exclusion pairs")));
+        }
+        let np = npairs as usize;
+        let s = slice_in(pairs, 2 * np, "pairs")?;
+        // SAFETY: [i64; 2] has the layout and alignment of two consecutive i64; 2·np elements.
+        let v: &[[i64; 2]] = if np == 0 { &[] } else { std::slice::from_raw_parts(s.as_ptr() as *const [i64; 2], np) };
+        let sc = match scales {
+            Some(p) => Some(slice_in(p, np, "scales")?),
+            None => None,
+        };
+        Ok((v, sc))
+    })();
+    // a distributed plan: one rank's bad argument fails the call on every rank
+    let (v, sc) = agreed(&p, args)?;
+    p.set_exclusions(v, sc)
 }
 
 /// Evaluates the electrostatics of `n` charges (the terms of `opts.terms`: all by default).
@@ -752,7 +788,8 @@ unsafe fn set_pairs(plan: farfield_ewald_plan, npairs: i64, pairs: *const i64, s
 /// Outputs are written only on success. Returns 0 or: `FARFIELD_ERR_NULL_POINTER`,
 /// `FARFIELD_ERR_NPOINTS` (`n` < 0 or `n > n_max`), `FARFIELD_ERR_NONFINITE` (a position or
 /// charge NaN/Inf; the message names the first index), `FARFIELD_ERR_INVALID_ARG` (an
-/// exclusion index ≥ n; two coincident charges that are not an excluded pair, both named),
+/// exclusion index ≥ n; two coincident charges that are not an excluded pair, both named; a
+/// distributed plan with exclusions, which needs `farfield_ewald_execute_ids`),
 /// `FARFIELD_ERR_RANGE` (a requested output overflows, or its largest value underflows below
 /// the smallest normal double, at this scale; a position whose fractional coordinate is not
 /// representable), `FARFIELD_ERR_ALLOC` (with the byte count; on a CUDA plan also device
@@ -794,6 +831,77 @@ pub unsafe extern "C" fn farfield_ewald_execute(
         })();
         let (xyz, q, phi, field) = agreed(&p, args)?;
         let r = p.execute_host(xyz, q, phi, field, !energy.is_null(), !virial.is_null())?;
+        write_energy_virial(&r, energy, virial);
+        Ok(())
+    })
+}
+
+/// `farfield_ewald_execute` on a **distributed** plan (`farfield_ewald_makeplan_mpi`) with the
+/// global id of each of this rank's charges, as a plan with exclusions needs them. Collective.
+///
+/// * `ids`: `n` values (`int64_t`), `ids[i]` the global id of charge `i` of this rank: the
+///   0-based index of the charge in the whole system (an MD code's global atom tag minus 1),
+///   in `0 … n_total − 1` with `n_total` the sum of `n_max` over the ranks; unique over all
+///   ranks, and kept by a charge that moves to another rank between calls. The pairs of
+///   `farfield_ewald_set_exclusions` and `_scaled` on a distributed plan are pairs of such
+///   ids. May be NULL when `n = 0`.
+/// * `xyz`, `q`, `phi`, `field`, `energy`, `virial`: as `farfield_ewald_execute` (this rank's
+///   `n` charges, `xyz[3*i + d]`; results for them in the same order; the energy and virial of
+///   the whole system on every rank).
+///
+/// Each excluded or scaled pair is corrected once, by the rank whose block of ids holds the
+/// pair's lower id (ids are split in `K` equal blocks), with its partner fetched from the
+/// rank of the partner's id; the corrections (and `opts.terms`: KSPACE applies the k-space
+/// share, REAL the real-space share) are those of the single-process plan, and the results
+/// equal its results to rounding.
+///
+/// A plan without exclusions may take ids or not (`farfield_ewald_execute`); they are then
+/// only range-checked. A plan with exclusions needs them: `farfield_ewald_execute` on it is
+/// `FARFIELD_ERR_INVALID_ARG` (on every rank).
+///
+/// Returns 0 or, on every rank alike (the same status on every rank; the message of a rank
+/// that did not fail itself names the failing rank and repeats its message): the statuses of
+/// `farfield_ewald_execute`; `FARFIELD_ERR_NULL_POINTER` (`ids` NULL with `n > 0`);
+/// `FARFIELD_ERR_INVALID_ARG` (an id outside `0 … n_total − 1`; an id given to two charges; a
+/// pair naming an id that no rank passed; coincident charges that are not a fully excluded
+/// pair, named by their ids; a single-process plan, also every plan of a library built
+/// without MPI: "needs a distributed plan").
+///
+/// New in 1.3 (an addition: binaries built against an older header keep calling
+/// `farfield_ewald_execute`, which is unchanged).
+///
+/// # Safety
+/// `plan` from `farfield_ewald_makeplan_mpi`; `ids` valid for `n` reads; other arrays as
+/// `farfield_ewald_execute`.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_ewald_execute_ids(
+    plan: farfield_ewald_plan,
+    n: i64,
+    ids: *const i64,
+    xyz: *const f64,
+    q: *const f64,
+    phi: *mut f64,
+    field: *mut f64,
+    energy: *mut f64,
+    virial: *mut f64,
+) -> c_int {
+    guard(|| {
+        let mut p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let args = (|| {
+            let n = check_n(&p, n)?;
+            check_outputs_disjoint(
+                &[region(ids, n, "ids"), region(xyz, 3 * n, "xyz"), region(q, n, "q")],
+                &[region(phi, n, "phi"), region(field, 3 * n, "field"), region(energy, 1, "energy"), region(virial, 9, "virial")],
+            )?;
+            let ids = slice_in(ids, n, "ids")?;
+            let xyz = slice_in(xyz, 3 * n, "xyz")?;
+            let q = slice_in(q, n, "q")?;
+            let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
+            let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
+            Ok((ids, xyz, q, phi, field))
+        })();
+        let (ids, xyz, q, phi, field) = agreed(&p, args)?;
+        let r = p.execute_ids(ids, xyz, q, phi, field, !energy.is_null(), !virial.is_null())?;
         write_energy_virial(&r, energy, virial);
         Ok(())
     })
@@ -959,6 +1067,34 @@ mod tests {
         let mut p: farfield_ewald_plan = 0x1 as farfield_ewald_plan; // must be reset to NULL
         let s = unsafe { farfield_ewald_makeplan(method, b.as_ptr(), n_max, tol, &mut p, o) };
         (s, p)
+    }
+
+    #[test]
+    fn execute_ids_needs_a_distributed_plan() {
+        let (s, p) = make(FARFIELD_EWALD_SPME, &CUBE, 4, 1e-5, null());
+        assert_eq!(s, 0, "{}", msg());
+        let xyz = [0.1, 0.2, 0.3, 1.1, 1.2, 1.3, 0.5, 1.5, 0.7, 1.9, 0.1, 1.0];
+        let q = [1.0, -1.0, 0.5, -0.5];
+        let ids = [0i64, 1, 2, 3];
+        let mut phi = [7.0; 4];
+        // SAFETY: arrays of the stated sizes; p from makeplan.
+        unsafe {
+            let st = farfield_ewald_execute_ids(p, 4, ids.as_ptr(), xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), null_mut(), null_mut(),
+                                                null_mut());
+            assert_eq!(st, FARFIELD_ERR_INVALID_ARG);
+            assert!(msg().contains("needs a distributed plan"), "{}", msg());
+            assert_eq!(phi, [7.0; 4], "nothing written");
+            let st = farfield_ewald_execute_ids(p, 4, null(), xyz.as_ptr(), q.as_ptr(), null_mut(), null_mut(), null_mut(), null_mut());
+            assert_eq!(st, FARFIELD_ERR_NULL_POINTER, "NULL ids with n > 0");
+            let st = farfield_ewald_execute_ids(null_mut(), 0, null(), null(), null(), null_mut(), null_mut(), null_mut(), null_mut());
+            assert_eq!(st, FARFIELD_ERR_NULL_POINTER, "NULL plan");
+            // ids overlapping an output
+            let mut buf = [0.0f64; 4];
+            let st = farfield_ewald_execute_ids(p, 4, buf.as_ptr() as *const i64, xyz.as_ptr(), q.as_ptr(), buf.as_mut_ptr(), null_mut(),
+                                                null_mut(), null_mut());
+            assert_eq!(st, FARFIELD_ERR_INVALID_ARG, "ids overlapping phi");
+            assert_eq!(farfield_ewald_destroy(p), 0);
+        }
     }
 
     #[test]

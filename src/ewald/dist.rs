@@ -11,6 +11,13 @@
 //! cell, tolerance and options (checked collectively at planning). The real-space neighbours
 //! across ranks (ghosts) are the library's business: the caller passes no ghosts.
 //!
+//! With exclusions or scaled pairs the caller also passes each charge's **global id**
+//! ([`DistEwaldPlan::execute_ids`]): its 0-based index in the whole system, in
+//! `0 … n_total − 1` (`n_total` = Σ `n_max` over the ranks), unique over the ranks and kept
+//! when the charge moves to another rank (an MD code's global atom tag). The pairs are pairs
+//! of ids ([`DistEwaldPlan::set_exclusions`], given once, not per step; see "Exclusions and
+//! scaled pairs").
+//!
 //! # Steps (per execute)
 //! 1. **Routing.** Each charge goes to its *home* rank, the rank whose slab of the mesh holds
 //!    the plane `⌊K_3 s_3⌋` of its wrapped fractional coordinate `s_3` (one `MPI_Alltoallv`
@@ -36,12 +43,59 @@
 //!    the local modes), c2r with transposed input.
 //! 5. **Interpolation.** The extended slab is filled back from the owners (the reverse
 //!    exchange of step 3), and `φ^F` and its gradient are interpolated at the home charges.
-//! 6. **Reduction and return.** Energy and virial are summed over the communicator
+//! 6. **Exclusion corrections** (with exclusions; between steps 1 and 2): see "Exclusions and
+//!    scaled pairs".
+//! 7. **Reduction and return.** Energy and virial are summed over the communicator
 //!    (`MPI_Allreduce`, with the total charge and the largest |q| reduced before); `φ` and `E`
 //!    of each charge go back to the rank that passed it (the reverse of step 1).
 //!
 //! Results equal the single-process plan's to rounding (≤ 1e-12 relative, tested under
-//! `mpirun -np 1…4` on JAC DHFR and a water box with several assignments of the charges).
+//! `mpirun -np 1…4` on JAC DHFR and a water box with several assignments of the charges, and
+//! with exclusions and scaled pairs for every `terms` setting).
+//!
+//! # Exclusions and scaled pairs
+//! The corrections are the single-process plan's ([`super::exclusions`]: `−(1 − s) q_i q_j /
+//! r` of the nearest image, split into its real-space `erfc` and k-space `erf` shares as
+//! `opts.terms` selects), computed by the same code ([`RealSpace::exclusions`]) once per pair.
+//! * **Storage: distributed by id.** The ids are split in `K` blocks of `⌈n_total/K⌉`; rank
+//!   `r` keeps the pairs whose lower id lies in its block (sorted keys `lo << 32 | hi` and the
+//!   scales, 16 bytes per pair, plus 4 bytes per pair for its partner's place) and the fixed
+//!   list of partner ids it fetches from other blocks each execute. `set_exclusions` takes any
+//!   part of the list on each rank (the union counts: all on one rank, the same list on every
+//!   rank, or each rank the pairs of its molecules) and routes each pair to its block (one
+//!   `MPI_Alltoallv`), then the partner requests (one more). The block of an id does not change
+//!   when its charge moves, so the list is given once, not per step.
+//! * **Why not replicated.** At 10⁷ atoms a solvated biomolecular system has 1–5 × 10⁷ pairs
+//!   (water 1 per atom; proteins ≈ 5.5: bonds, angles and 1-4 dihedrals). Replicated, that is
+//!   16 bytes × 1–5 × 10⁷ = 0.16–0.8 GB on **every** rank (more with an index from a charge to
+//!   its pairs), which does not shrink with `K` — while the mesh of such a system does (≈ 464³
+//!   points at 1 Å spacing for 10⁸ Å³: 2 GB of grid, spectrum and influence function in all,
+//!   2–20 MB per rank on the 100–1,000 ranks such a system runs on): replicated pairs would
+//!   outweigh a rank's mesh 8–400 times, 10–50 GB per 64-rank node. Distributed, a rank holds
+//!   `20 bytes × pairs / K` (2–10 MB at 100 ranks, 0.2–1 MB at 1,000) plus, per execute,
+//!   4 bytes per id of its block.
+//! * **Per execute** (a few `MPI_Alltoallv` of records of 4–5 doubles): each home charge goes
+//!   to the rank of its id's block (`id, s, q`); that rank checks the ids (each given once,
+//!   every id of its pairs present), sends each fetched partner (`s, q` and its home rank) to
+//!   the rank that asked for it — the **ghost** of the pair's partner —, computes the
+//!   corrections of its pairs (the pair's first charge is the one with the lower id), returns
+//!   the partners' shares to their blocks and every charge's corrections to its home rank.
+//!   Each pair's virial counts once, on the rank that computed it. MD codes number atoms by
+//!   molecule, so nearly every pair lies within one block and the partner traffic is small.
+//! * **Coincident pairs.** The real-space pass on a home rank names charges by global id in
+//!   its coincidence check; the rank of a fully excluded pair that nearly coincides (within
+//!   twice the coincidence distance) tells both charges' home ranks, which let it through
+//!   (pairs of two ghosts are left to their home ranks).
+//!
+//! # Failures
+//! Every local step that can fail (argument checks, allocations, the real-space pass, the
+//! spreading, the results' range) ends in [`Comm::agree`] before the next collective, so a
+//! failure on one rank is the same status on every rank (the others' messages name the rank
+//! and repeat its message) and no rank is left waiting in a collective. A hidden test hook
+//! ([`crate::mpi::inject_failure`], Rust only) makes the named step fail on one rank:
+//! `ewald.makeplan`, `ewald.set_exclusions`, `ewald.execute`, `ewald.execute.route`,
+//! `ewald.exchange` (every exchange buffer), `ewald.execute.exclusions`,
+//! `ewald.execute.real`, `ewald.execute.mesh` (`tests/mpi_ewald.rs`).
 //!
 //! # Memory per rank
 //! The slab of the mesh and its spectrum (FFTW-MPI's `alloc_local`, `≈ 1/K` of the grid), the
@@ -60,18 +114,17 @@
 //! twice and its slab in FFTW-MPI's two transposes. At 1,000 ranks the slab limit (a typical
 //! `K_3` is 64–256) stops scaling first, then the all-to-all message count; a pencil
 //! decomposition of the mesh (2D process grid) with a 3D domain decomposition of the charges
-//! would lift both. Not supported here: exclusions and scaled pairs (MD codes that distribute
-//! use `Terms::KSpace` and correct their own excluded pairs in the pair loop, or give the
-//! single-process plan the pairs), spectral Ewald and the direct sum (planning fails with
-//! [`Error::NotSupported`]).
+//! would lift both. Not implemented: distributed spectral Ewald (Gaussian windows) and the
+//! distributed direct (classic Ewald) sum — planning either fails with
+//! [`Error::NotSupported`] on every rank; use SPME, or the single-process plan.
 
 use super::box_::{wrap01, PeriodicBox};
 use super::exclusions::Exclusions;
 use super::influence::{add_virial, mode_of, spme_corr, theta_at};
-use super::real_space::RealSpace;
+use super::real_space::{RealSpace, COINC_REL};
 use super::{erfc_accuracy, new_box, setup, to_caller_units, virial_tensor, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Method,
             NewBox, Setup};
-use crate::error::{try_resize, try_zeroed_vec, Error, Result};
+use crate::error::{try_filled_vec, try_resize, try_vec, try_zeroed_vec, Error, Result};
 use crate::fft::AlignedVec;
 use crate::kernel::bspline::BSplineParams;
 use crate::mpi::fft::{as_real, R2cPair, Slab};
@@ -157,7 +210,9 @@ fn exchange(comm: &Comm, w: usize, send: &[f64], counts: &[usize]) -> Result<(Ve
     let rc = comm.alltoall_u64(&counts.iter().map(|&c| c as u64).collect::<Vec<_>>())?;
     let rc: Vec<usize> = rc.into_iter().map(|c| c as usize).collect();
     let total: usize = rc.iter().sum();
-    let mut recv = try_zeroed_vec::<f64>(total * w, "distributed Ewald exchange buffer")?;
+    // agreed: a rank that cannot allocate must not leave the others in the Alltoallv
+    let recv = crate::mpi::fail_point("ewald.exchange").and_then(|_| try_zeroed_vec::<f64>(total * w, "distributed Ewald exchange buffer"));
+    let mut recv = comm.agree(recv)?;
     comm.alltoallv_planes(w, send, counts, &displs(counts), &mut recv, &rc, &displs(&rc))?;
     Ok((recv, rc))
 }
@@ -224,6 +279,7 @@ impl Mesh {
         let plane = nf[0] * nf[1];
         let kext = ext_len(rs.n, order);
         let local = comm.agree((|| {
+            crate::mpi::fail_point("ewald.makeplan")?;
             let real = AlignedVec::<f64>::zeroed(2 * alloc, "distributed SPME real slab")?;
             let spec = AlignedVec::<Complex64>::zeroed(alloc.max((plane * kext).div_ceil(2)), "distributed SPME spectrum")?;
             let spreader = if kext > 0 {
@@ -234,7 +290,7 @@ impl Mesh {
             Ok((real, spec, spreader))
         })())?;
         let (mut real, mut spec, spreader) = local;
-        let fft = R2cPair::new(&dims, comm, fftw, nthreads, &mut real, &mut spec)?;
+        let fft = comm.agree(R2cPair::new(&dims, comm, fftw, nthreads, &mut real, &mut spec))?;
         // plane lists (fixed by the decomposition)
         let (k, me) = (comm.size(), comm.rank());
         let mut own_planes = Vec::new();
@@ -328,6 +384,7 @@ impl Mesh {
         let ne = plane * self.kext;
         // 1. spread onto the extended slab (local), pack the halo planes of other ranks
         let local = (|| -> Result<Vec<f64>> {
+            crate::mpi::fail_point("ewald.execute.mesh")?;
             let ext = &mut as_real(&mut self.spec)[..ne];
             if let Some(sp) = &mut self.spreader {
                 if n > 0 {
@@ -419,29 +476,366 @@ impl Mesh {
             ext[j * plane..(j + 1) * plane].copy_from_slice(&back[k * plane..(k + 1) * plane]);
         }
         drop(back);
-        // 5. interpolation (local)
-        if n == 0 {
-            return Ok(vir);
+        // 5. interpolation (local; agreed, as the caller's next step is collective)
+        let local = (|| -> Result<()> {
+            if n == 0 {
+                return Ok(());
+            }
+            let Some(spr) = &self.spreader else {
+                return Err(Error::Internal("home charges on a rank without mesh planes".into()));
+            };
+            try_resize(&mut self.out, n, [0.0; 4], "SPME interpolation output")?;
+            spr.interp_grad_real(ext, &mut self.out, threads)?;
+            // E_α = −Σ_d ∂φ/∂u_d · K_d a*_dα
+            let g: [[f64; 3]; 3] = [0, 1, 2].map(|d| [0, 1, 2].map(|a| nf[d] as f64 * bx.recip[d][a]));
+            for (p, o) in phi.iter_mut().zip(&self.out[..n]) {
+                *p = o[0];
+            }
+            if let Some(fl) = field {
+                for (f, o) in fl.chunks_exact_mut(3).zip(&self.out[..n]) {
+                    for a in 0..3 {
+                        f[a] = -(o[1] * g[0][a] + o[2] * g[1][a] + o[3] * g[2][a]);
+                    }
+                }
+            }
+            Ok(())
+        })();
+        comm.agree(local)?;
+        Ok(vir)
+    }
+}
+
+/// Doubles per record of the exclusion stage: a charge at its id's rank (`id, s_1, s_2, s_3, q`)
+/// and a partner (`s_1, s_2, s_3, q, home rank`).
+const XREC: usize = 5;
+
+/// The rank that holds the pairs whose first (lower) global id is `g`: ids are split in
+/// blocks of `bs` over the ranks (module docs, "Exclusions and scaled pairs").
+#[inline]
+fn id_rank(g: usize, bs: usize) -> usize {
+    g / bs
+}
+
+/// This rank's part of the excluded and scaled pairs of a distributed plan (module docs,
+/// "Exclusions and scaled pairs"): the pairs whose lower global id lies in this rank's block
+/// of ids, and the fixed pattern by which their partners are fetched.
+struct DistExcl {
+    /// Ids per block (`⌈n_total / K⌉`, at least 1).
+    bs: usize,
+    /// This rank's block of ids: `b0 … b0 + blen − 1`.
+    b0: usize,
+    blen: usize,
+    /// The pairs (global keys `lo << 32 | hi`, sorted) and their scales.
+    ex: Exclusions,
+    /// Per pair: its partner `hi` as `hi − b0` when in this block, else `blen + k` for the
+    /// `k`-th entry of the partners fetched from other ranks (`need` order).
+    partner: Vec<u32>,
+    /// Ids of this block that other ranks fetch each execute, grouped by the fetching rank
+    /// (rank order), and their counts per rank.
+    serve: Vec<u32>,
+    serve_counts: Vec<usize>,
+    /// Partners fetched from each rank (their counts; grouped by rank in rank order).
+    need_counts: Vec<usize>,
+}
+
+/// What the exclusion stage gives a home rank: the corrections of its home charges (`φ`, and
+/// `E` when wanted), its share of their virial, and the coincident fully excluded pairs that
+/// involve its home charges (global keys: the coincidence check of its real-space pass lets
+/// them through).
+struct ExclOut {
+    phi: Vec<f64>,
+    field: Vec<f64>,
+    vir: [f64; 6],
+    allowed: Exclusions,
+}
+
+impl DistExcl {
+    /// Distributes the pairs each rank passed (the union over the ranks is the list) to the
+    /// ranks holding their lower ids and plans the partner exchange. Collective; errors on
+    /// every rank alike.
+    fn new(comm: &Comm, n_total: usize, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<Option<DistExcl>> {
+        let (k, me) = (comm.size(), comm.rank());
+        let bs = n_total.div_ceil(k).max(1);
+        let b0 = (me * bs).min(n_total);
+        let blen = (n_total - b0).min(bs);
+        // 1. this rank's pairs checked, deduplicated and grouped by the rank of their first id
+        let local = (|| -> Result<(Vec<f64>, Vec<usize>)> {
+            crate::mpi::fail_point("ewald.set_exclusions")?;
+            let ex = Exclusions::new(pairs, scales, n_total)?;
+            let mut counts = vec![0usize; k];
+            for &key in &ex.keys {
+                counts[id_rank((key >> 32) as usize, bs)] += 1;
+            }
+            let mut at = displs(&counts);
+            let mut send = try_zeroed_vec::<f64>(3 * ex.len(), "exclusion routing buffer")?;
+            for (m, &key) in ex.keys.iter().enumerate() {
+                let r = id_rank((key >> 32) as usize, bs);
+                let slot = at[r];
+                at[r] += 1;
+                // ids below 2^32 are exact in a double
+                send[3 * slot..3 * slot + 3].copy_from_slice(&[(key >> 32) as f64, (key & 0xffff_ffff) as f64, ex.scale_of(m)]);
+            }
+            Ok((send, counts))
+        })();
+        let (send, counts) = comm.agree(local)?;
+        let (recv, _) = exchange(comm, 3, &send, &counts)?;
+        drop(send);
+        // 2. the pairs of this block, checked across the ranks (a pair given twice with two
+        //    scales), and the partners to fetch
+        /// The pairs of this block, each pair's partner index, the partners to fetch
+        /// (`rank << 32 | id`, sorted) and their counts per rank.
+        type Block = (Exclusions, Vec<u32>, Vec<u64>, Vec<usize>);
+        let local = (|| -> Result<Block> {
+            let np = recv.len() / 3;
+            let mut pr = try_vec::<[i64; 2]>(np, "exclusion pairs")?;
+            let mut sc = try_vec::<f64>(np, "exclusion scales")?;
+            for c in recv.chunks_exact(3) {
+                pr.push([c[0] as i64, c[1] as i64]);
+                sc.push(c[2]);
+            }
+            let ex = Exclusions::new(&pr, Some(&sc), n_total)?;
+            drop((pr, sc));
+            let mut need = try_vec::<u64>(ex.len(), "exclusion partner list")?;
+            for &key in &ex.keys {
+                let hi = (key & 0xffff_ffff) as usize;
+                if !(b0..b0 + blen).contains(&hi) {
+                    need.push(((id_rank(hi, bs) as u64) << 32) | hi as u64);
+                }
+            }
+            need.sort_unstable();
+            need.dedup();
+            let mut partner = try_vec::<u32>(ex.len(), "exclusion partner index")?;
+            for &key in &ex.keys {
+                let hi = (key & 0xffff_ffff) as usize;
+                partner.push(if (b0..b0 + blen).contains(&hi) {
+                    (hi - b0) as u32
+                } else {
+                    let t = need.binary_search(&(((id_rank(hi, bs) as u64) << 32) | hi as u64)).map_err(|_| {
+                        Error::Internal("exclusion partner missing from its own list".into())
+                    })?;
+                    (blen + t) as u32
+                });
+            }
+            if blen + need.len() >= u32::MAX as usize {
+                return Err(Error::Range(format!("{} exclusion partners on one rank exceed 2^32 − 1", need.len())));
+            }
+            let mut need_counts = vec![0usize; k];
+            for &v in &need {
+                need_counts[(v >> 32) as usize] += 1;
+            }
+            Ok((ex, partner, need, need_counts))
+        })();
+        let (ex, partner, need, need_counts) = comm.agree(local)?;
+        let ids: Vec<f64> = need.iter().map(|&v| (v & 0xffff_ffff) as f64).collect();
+        drop(need);
+        let (served, serve_counts) = exchange(comm, 1, &ids, &need_counts)?;
+        let serve: Vec<u32> = served.iter().map(|&v| v as u32).collect();
+        let mut total = [ex.len() as u64];
+        comm.allreduce_u64(&mut total, Op::Sum)?;
+        if total[0] == 0 {
+            return Ok(None);
         }
-        let Some(spr) = &self.spreader else {
-            return Err(Error::Internal("home charges on a rank without mesh planes".into()));
-        };
-        try_resize(&mut self.out, n, [0.0; 4], "SPME interpolation output")?;
-        spr.interp_grad_real(ext, &mut self.out, threads)?;
-        // E_α = −Σ_d ∂φ/∂u_d · K_d a*_dα
-        let g: [[f64; 3]; 3] = [0, 1, 2].map(|d| [0, 1, 2].map(|a| nf[d] as f64 * bx.recip[d][a]));
-        for i in 0..n {
-            phi[i] = self.out[i][0];
-        }
-        if let Some(fl) = field {
-            for i in 0..n {
-                let o = self.out[i];
-                for a in 0..3 {
-                    fl[3 * i + a] = -(o[1] * g[0][a] + o[2] * g[1][a] + o[3] * g[2][a]);
+        Ok(Some(DistExcl { bs, b0, blen, ex, partner, serve, serve_counts, need_counts }))
+    }
+
+    /// The exclusion corrections of the home charges `s` (wrapped fractional), `q` (scaled),
+    /// global ids `gid`: each pair is computed once, on the rank of its first id, by
+    /// [`RealSpace::exclusions`] (the single-process code) with its partner fetched from the
+    /// rank of the partner's id; the partner's share goes back there, and each charge's
+    /// corrections to its home rank. `shares`: (real-space, k-space) shares. Collective.
+    #[allow(clippy::too_many_arguments)]
+    fn apply(&self, comm: &Comm, bx: &PeriodicBox, real: &RealSpace, s: &[[f64; 3]], q: &[f64], gid: &[u32], shares: (bool, bool),
+             want_field: bool) -> Result<ExclOut> {
+        let k = comm.size();
+        let na = s.len();
+        let (b0, blen) = (self.b0, self.blen);
+        // a. the home charges to the ranks of their ids
+        let local = (|| -> Result<(Vec<f64>, Vec<usize>, Vec<usize>)> {
+            crate::mpi::fail_point("ewald.execute.exclusions")?;
+            let mut counts = vec![0usize; k];
+            for &g in gid {
+                counts[id_rank(g as usize, self.bs)] += 1;
+            }
+            let mut at = displs(&counts);
+            let mut perm = try_zeroed_vec::<usize>(na, "exclusion routing order")?;
+            let mut send = try_zeroed_vec::<f64>(XREC * na, "exclusion routing buffer")?;
+            for i in 0..na {
+                let r = id_rank(gid[i] as usize, self.bs);
+                let slot = at[r];
+                at[r] += 1;
+                perm[slot] = i;
+                send[XREC * slot..XREC * (slot + 1)].copy_from_slice(&[gid[i] as f64, s[i][0], s[i][1], s[i][2], q[i]]);
+            }
+            Ok((send, counts, perm))
+        })();
+        let (send, counts, perm) = comm.agree(local)?;
+        let (arr, src_counts) = exchange(comm, XREC, &send, &counts)?;
+        drop(send);
+        let nb = arr.len() / XREC;
+        // b. the record of each id of this block (unique, and present for every pair), and the
+        //    partners other ranks fetch
+        let local = (|| -> Result<(Vec<u32>, Vec<u32>, Vec<f64>)> {
+            let mut src = try_vec::<u32>(nb, "exclusion record sources")?;
+            for (r, &c) in src_counts.iter().enumerate() {
+                src.extend(std::iter::repeat_n(r as u32, c));
+            }
+            let mut slot = try_filled_vec(blen, u32::MAX, "exclusion id table")?;
+            for t in 0..nb {
+                let g = arr[XREC * t] as usize;
+                let l = g.wrapping_sub(b0);
+                if l >= blen {
+                    return Err(Error::Internal(format!("global id {g} routed to the wrong rank")));
+                }
+                if slot[l] != u32::MAX {
+                    return Err(Error::InvalidArg(format!(
+                        "global id {g} is given to two charges in this call (ids must be unique over all ranks)"
+                    )));
+                }
+                slot[l] = t as u32;
+            }
+            let missing = |g: usize| {
+                Error::InvalidArg(format!(
+                    "an exclusion pair names global id {g}, but no rank passed a charge with that id in this call"
+                ))
+            };
+            for (m, &key) in self.ex.keys.iter().enumerate() {
+                let lo = (key >> 32) as usize;
+                if slot[lo - b0] == u32::MAX {
+                    return Err(missing(lo));
+                }
+                let p = self.partner[m] as usize;
+                if p < blen && slot[p] == u32::MAX {
+                    return Err(missing(b0 + p));
+                }
+            }
+            let mut out = try_zeroed_vec::<f64>(XREC * self.serve.len(), "exclusion partner buffer")?;
+            for (u, &g) in self.serve.iter().enumerate() {
+                let t = slot[g as usize - b0];
+                if t == u32::MAX {
+                    return Err(missing(g as usize));
+                }
+                let t = t as usize;
+                let r = &arr[XREC * t..XREC * (t + 1)];
+                out[XREC * u..XREC * (u + 1)].copy_from_slice(&[r[1], r[2], r[3], r[4], src[t] as f64]);
+            }
+            Ok((src, slot, out))
+        })();
+        let (src, slot, out) = comm.agree(local)?;
+        let (partners, _) = exchange(comm, XREC, &out, &self.serve_counts)?;
+        drop(out);
+        let np = partners.len() / XREC;
+        // c. the corrections of every pair of this block: the single-process code on a table
+        //    of this block's charges and the fetched partners
+        let lmax = bx.lengths.iter().cloned().fold(0.0, f64::max);
+        let r2_near = 4.0 * (COINC_REL * lmax) * (COINC_REL * lmax);
+        let local = (|| -> Result<_> {
+            let nt = nb + np;
+            let mut st = try_vec::<[f64; 3]>(nt, "exclusion positions")?;
+            let mut qt = try_vec::<f64>(nt, "exclusion charges")?;
+            for r in arr.chunks_exact(XREC) {
+                st.push([r[1], r[2], r[3]]);
+                qt.push(r[4]);
+            }
+            for r in partners.chunks_exact(XREC) {
+                st.push([r[0], r[1], r[2]]);
+                qt.push(r[3]);
+            }
+            let mut keys = try_vec::<u64>(self.ex.len(), "exclusion table keys")?;
+            for (m, &key) in self.ex.keys.iter().enumerate() {
+                let i = slot[(key >> 32) as usize - b0] as u64;
+                let p = self.partner[m] as usize;
+                let j = if p < blen { slot[p] as u64 } else { (nb + p - blen) as u64 };
+                keys.push((i << 32) | j);
+            }
+            let mut scale = try_vec::<f64>(self.ex.scale.len(), "exclusion table scales")?;
+            scale.extend_from_slice(&self.ex.scale);
+            let tab = Exclusions { keys, scale };
+            let mut pt = try_zeroed_vec::<f64>(nt, "exclusion potentials")?;
+            let mut ft = try_zeroed_vec::<f64>(if want_field { 3 * nt } else { 0 }, "exclusion fields")?;
+            let mut vir = [0.0f64; 6];
+            real.exclusions(bx, &st, &qt, &tab, shares, &mut pt, want_field.then_some(&mut ft[..]), Some(&mut vir));
+            // coincident fully excluded pairs, to the home ranks of both charges
+            let home_of = |t: usize| if t < nb { src[t] as usize } else { partners[XREC * (t - nb) + 4] as usize };
+            let mut cdest: Vec<(usize, u64)> = Vec::new();
+            for (m, &key) in tab.keys.iter().enumerate() {
+                if tab.scale_of(m) != 0.0 {
+                    continue;
+                }
+                let (i, j) = ((key >> 32) as usize, (key & 0xffff_ffff) as usize);
+                let mut ds = [0.0; 3];
+                for d in 0..3 {
+                    let v = st[i][d] - st[j][d];
+                    ds[d] = v - v.round();
+                }
+                let c = bx.cart(ds);
+                if c[0] * c[0] + c[1] * c[1] + c[2] * c[2] <= r2_near {
+                    let gk = self.ex.keys[m];
+                    let (hi_, hj) = (home_of(i), home_of(j));
+                    cdest.push((hi_, gk));
+                    if hj != hi_ {
+                        cdest.push((hj, gk));
+                    }
+                }
+            }
+            cdest.sort_unstable();
+            let mut ccounts = vec![0usize; k];
+            let mut csend = Vec::with_capacity(2 * cdest.len());
+            for &(r, gk) in &cdest {
+                ccounts[r] += 1;
+                csend.extend_from_slice(&[(gk >> 32) as f64, (gk & 0xffff_ffff) as f64]);
+            }
+            // the partners' shares, back to the ranks of their ids (need order)
+            let mut back = try_zeroed_vec::<f64>(4 * np, "exclusion partner results")?;
+            for u in 0..np {
+                back[4 * u] = pt[nb + u];
+                if want_field {
+                    back[4 * u + 1..4 * u + 4].copy_from_slice(&ft[3 * (nb + u)..3 * (nb + u) + 3]);
+                }
+            }
+            Ok((pt, ft, vir, csend, ccounts, back))
+        })();
+        let (mut pt, mut ft, vir, csend, ccounts, back) = comm.agree(local)?;
+        drop(partners);
+        let (pback, _) = exchange(comm, 4, &back, &self.need_counts)?;
+        drop(back);
+        for (u, &g) in self.serve.iter().enumerate() {
+            let t = slot[g as usize - b0] as usize;
+            pt[t] += pback[4 * u];
+            if want_field {
+                for d in 0..3 {
+                    ft[3 * t + d] += pback[4 * u + 1 + d];
                 }
             }
         }
-        Ok(vir)
+        drop(pback);
+        // d. each charge's corrections back to its home rank (the reverse of a)
+        let res = (|| -> Result<Vec<f64>> {
+            let mut res = try_zeroed_vec::<f64>(4 * nb, "exclusion results")?;
+            for t in 0..nb {
+                res[4 * t] = pt[t];
+                if want_field {
+                    res[4 * t + 1..4 * t + 4].copy_from_slice(&ft[3 * t..3 * t + 3]);
+                }
+            }
+            Ok(res)
+        })();
+        let res = comm.agree(res)?;
+        drop((pt, ft, arr));
+        let (hres, _) = exchange(comm, 4, &res, &src_counts)?;
+        drop(res);
+        let (cr, _) = exchange(comm, 2, &csend, &ccounts)?;
+        let mut phi = vec![0.0f64; na];
+        let mut field = vec![0.0f64; if want_field { 3 * na } else { 0 }];
+        for (slot_h, &i) in perm.iter().enumerate() {
+            phi[i] = hres[4 * slot_h];
+            if want_field {
+                field[3 * i..3 * i + 3].copy_from_slice(&hres[4 * slot_h + 1..4 * slot_h + 4]);
+            }
+        }
+        let mut akeys: Vec<u64> = cr.chunks_exact(2).map(|c| ((c[0] as u64) << 32) | c[1] as u64).collect();
+        akeys.sort_unstable();
+        akeys.dedup();
+        Ok(ExclOut { phi, field, vir, allowed: Exclusions { keys: akeys, scale: Vec::new() } })
     }
 }
 
@@ -470,6 +864,8 @@ pub struct DistEwaldPlan {
     real: RealSpace,
     mesh: Option<Mesh>,
     no_excl: Exclusions,
+    /// This rank's part of the excluded and scaled pairs (`None`: no rank has any).
+    excl: Option<DistExcl>,
 }
 
 impl DistEwaldPlan {
@@ -508,7 +904,8 @@ impl DistEwaldPlan {
         if opts.debug > 0 && comm.rank() == 0 {
             eprintln!("[farfield ewald mpi] {} ranks, n_total {n_total}: {:?}", comm.size(), st.params);
         }
-        Ok(DistEwaldPlan { comm, n_max, n_total, opts: *opts, parts, setup: st, threads, dec, real, mesh, no_excl: Exclusions::default() })
+        Ok(DistEwaldPlan { comm, n_max, n_total, opts: *opts, parts, setup: st, threads, dec, real, mesh,
+                           no_excl: Exclusions::default(), excl: None })
     }
 
     /// Largest number of charges per execute on this rank.
@@ -584,16 +981,63 @@ impl DistEwaldPlan {
     }
 }
 
-/// This rank's charges after validation: wrapped fractional positions and scaled charges.
+/// This rank's charges after validation: wrapped fractional positions, scaled charges and
+/// global ids (empty unless given).
 struct Local {
     s: Vec<[f64; 3]>,
     q: Vec<f64>,
+    ids: Vec<u32>,
 }
 
 impl DistEwaldPlan {
+    /// Sets the excluded pairs (replacing earlier ones) as [`super::EwaldPlan::set_exclusions`],
+    /// by the **global ids** of the charges (0 … `n_total − 1`, `n_total` the sum of `n_max`
+    /// over the ranks), which [`DistEwaldPlan::execute_ids`] then takes with the charges.
+    /// Collective. Each rank passes any part of the list: the list is the union over the ranks
+    /// (a pair given on several ranks, or several times, counts once), so the whole list on
+    /// one rank, the same list on every rank, or each rank the pairs of its own molecules are
+    /// all fine. The pairs are kept distributed, each on the rank of its lower id (module docs,
+    /// "Exclusions and scaled pairs"). Errors, on every rank alike: [`Error::InvalidArg`] (an
+    /// id outside `0 … n_total − 1`, a pair `(i, i)`, each naming the pair), [`Error::Alloc`],
+    /// [`Error::Internal`] (MPI). On error the earlier list is kept.
+    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
+        self.set_pairs(pairs, None)
+    }
+
+    /// Sets the excluded and scaled pairs (replacing earlier ones) as
+    /// [`super::EwaldPlan::set_exclusions_scaled`], by global ids, distributed as
+    /// [`DistEwaldPlan::set_exclusions`]. Collective. A pair given on several ranks must be
+    /// given with the same scale (two different scales, both other than 1, are an error on
+    /// every rank). Errors, on every rank alike: those of [`DistEwaldPlan::set_exclusions`];
+    /// [`Error::InvalidArg`] (`scales` of another length than `pairs`, a pair with two
+    /// different scales), [`Error::NonFinite`] (a scale, naming it). On error the earlier list
+    /// is kept.
+    pub fn set_exclusions_scaled(&mut self, pairs: &[[i64; 2]], scales: &[f64]) -> Result<()> {
+        self.set_pairs(pairs, Some(scales))
+    }
+
+    fn set_pairs(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()> {
+        self.excl = DistExcl::new(&self.comm, self.n_total, pairs, scales)?;
+        Ok(())
+    }
+
+    /// Number of distinct excluded and scaled pairs over all ranks. Collective.
+    pub fn n_exclusions(&self) -> Result<usize> {
+        let mut n = [self.excl.as_ref().map_or(0, |e| e.ex.len() as u64)];
+        self.comm.allreduce_u64(&mut n, Op::Sum)?;
+        Ok(n[0] as usize)
+    }
+
+    /// The number of global ids (`n_total`: the sum of `n_max` over the ranks, at most
+    /// 2³² − 2): ids run over `0 … n_total − 1`.
+    pub fn n_ids(&self) -> usize {
+        self.n_total
+    }
+
     /// Checks this rank's arguments and wraps its charges (internal length unit; charges
     /// divided by `2^eq`). Errors as [`super::EwaldPlan::execute_with`] (local).
-    fn prepare(&self, xyz: &[f64], q: &[f64], phi: Option<usize>, field: Option<usize>) -> Result<Local> {
+    fn prepare(&self, ids: Option<&[i64]>, xyz: &[f64], q: &[f64], phi: Option<usize>, field: Option<usize>) -> Result<Local> {
+        crate::mpi::fail_point("ewald.execute")?;
         let n = q.len();
         if n > self.n_max {
             return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", self.n_max)));
@@ -613,6 +1057,32 @@ impl DistEwaldPlan {
         if let Some(i) = q.iter().position(|v| !v.is_finite()) {
             return Err(Error::NonFinite(format!("q[{i}] is {}", q[i])));
         }
+        let mut gid = Vec::new();
+        match ids {
+            Some(ids) => {
+                if ids.len() != n {
+                    return Err(Error::InvalidArg(format!("ids has {} entries for {n} charges", ids.len())));
+                }
+                if let Some(i) = ids.iter().position(|&g| g < 0 || g as u64 >= self.n_total as u64) {
+                    return Err(Error::InvalidArg(format!(
+                        "ids[{i}] = {} is outside 0 … n_total − 1 = {} (n_total: the sum of n_max over the ranks)",
+                        ids[i],
+                        self.n_total - 1
+                    )));
+                }
+                if self.excl.is_some() {
+                    gid = try_vec(n, "global ids")?;
+                    gid.extend(ids.iter().map(|&g| g as u32));
+                }
+            }
+            None if self.excl.is_some() => {
+                return Err(Error::InvalidArg(
+                    "this distributed plan has exclusions: pass the global id of each charge (execute_ids; C: farfield_ewald_execute_ids)"
+                        .into(),
+                ))
+            }
+            None => {}
+        }
         let e = self.setup.scale_e;
         let bx = &self.setup.bx;
         let mut s = Vec::new();
@@ -627,23 +1097,45 @@ impl DistEwaldPlan {
                 )));
             }
         }
-        Ok(Local { s, q: q.to_vec() })
+        let mut qv = try_vec(n, "charges")?;
+        qv.extend_from_slice(q);
+        Ok(Local { s, q: qv, ids: gid })
     }
 
     /// Evaluates, for this rank's `n = q.len()` charges at `xyz` (length `3n`), the requested
     /// results as [`super::EwaldPlan::execute_with`]: potentials (`phi`, length `n`), fields
     /// (`field`, length `3n`), and the energy and virial of **all** ranks' charges (the same
     /// on every rank). Collective: every rank calls it, with its own charges (possibly none).
-    /// Outputs are written only on success. Errors, on every rank: those of
-    /// [`super::EwaldPlan::execute_with`] on any rank (the failing rank's own error there, on
-    /// the others [`Error::InvalidArg`] naming that rank; a coincident pair is named by the
-    /// indices of the home rank's charges and ghosts), [`Error::Internal`] (MPI).
+    /// A plan with exclusions needs the charges' global ids: [`DistEwaldPlan::execute_ids`].
+    /// Outputs are written only on success. Errors, on every rank alike (the same status; on
+    /// the ranks other than the failing one the message names that rank and repeats its
+    /// message): those of [`super::EwaldPlan::execute_with`] on any rank (a coincident pair
+    /// is named by the indices of the home rank's charges and ghosts, or by global ids when
+    /// the plan has exclusions), [`Error::InvalidArg`] (exclusions set and no ids),
+    /// [`Error::Internal`] (MPI).
     pub fn execute_with(&mut self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>, energy: bool,
                         virial: bool) -> Result<EwaldResult> {
+        self.execute_ids(None, xyz, q, phi, field, energy, virial)
+    }
+
+    /// [`DistEwaldPlan::execute_with`] with the **global id** of each charge: `ids[i]` (length
+    /// `n`, in `0 … n_total − 1`, see [`DistEwaldPlan::n_ids`]) names charge `i` of this rank
+    /// in the pairs of [`DistEwaldPlan::set_exclusions`]. Every charge of the system has one
+    /// id, unique over all ranks; a charge keeps its id when it moves to another rank between
+    /// calls (the ids are the MD code's global atom tags, 0-based). `None`: no ids (a plan
+    /// without exclusions ignores them; with exclusions they are required). Collective.
+    ///
+    /// Errors, on every rank alike: those of [`DistEwaldPlan::execute_with`], and
+    /// [`Error::InvalidArg`] (`ids` of another length than `q`, an id out of range; with
+    /// exclusions: an id given to two charges, a pair naming an id that no rank passed).
+    #[allow(clippy::too_many_arguments)]
+    pub fn execute_ids(&mut self, ids: Option<&[i64]>, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>,
+                       energy: bool, virial: bool) -> Result<EwaldResult> {
         let comm = &self.comm;
-        let prep = self.prepare(xyz, q, phi.as_ref().map(|p| p.len()), field.as_ref().map(|f| f.len()));
+        let prep = self.prepare(ids, xyz, q, phi.as_ref().map(|p| p.len()), field.as_ref().map(|f| f.len()));
         let mut loc = comm.agree(prep)?;
         let want_field = field.is_some();
+        let with_ids = self.excl.is_some();
         let n = q.len();
         // the charge unit and the total charge, as the single-process plan takes them
         let mut qmax = [q.iter().fold(0.0f64, |a, v| a.max(v.abs()))];
@@ -657,6 +1149,8 @@ impl DistEwaldPlan {
         let k = comm.size();
         let me = comm.rank();
         let bx = self.setup.bx.clone();
+        // records: s_1, s_2, s_3, q (and the global id with exclusions)
+        let w = if with_ids { REC + 1 } else { REC };
         // 1. routing to the home ranks
         let dec = &self.dec;
         let mut counts = vec![0usize; k];
@@ -666,22 +1160,33 @@ impl DistEwaldPlan {
         }
         let mut at = displs(&counts);
         let mut perm = vec![0usize; n];
-        let mut send = comm.agree(try_zeroed_vec::<f64>(REC * n, "distributed Ewald routing buffer"))?;
+        let mut send = comm.agree(crate::mpi::fail_point("ewald.execute.route").and_then(|_| try_zeroed_vec::<f64>(w * n, "distributed Ewald routing buffer")))?;
         for i in 0..n {
             let slot = at[homes[i]];
             at[homes[i]] += 1;
             perm[slot] = i;
             let s = loc.s[i];
-            send[REC * slot..REC * slot + REC].copy_from_slice(&[s[0], s[1], s[2], loc.q[i]]);
+            send[w * slot..w * slot + REC].copy_from_slice(&[s[0], s[1], s[2], loc.q[i]]);
+            if with_ids {
+                send[w * slot + REC] = loc.ids[i] as f64;
+            }
         }
         drop(loc);
-        let (home, from) = exchange(comm, REC, &send, &counts)?;
+        let (home, from) = exchange(comm, w, &send, &counts)?;
         drop(send);
-        let na = home.len() / REC;
-        let mut s: Vec<[f64; 3]> = home.chunks_exact(REC).map(|r| [r[0], r[1], r[2]]).collect();
-        let mut qa: Vec<f64> = home.chunks_exact(REC).map(|r| r[3]).collect();
+        let na = home.len() / w;
+        let mut s: Vec<[f64; 3]> = home.chunks_exact(w).map(|r| [r[0], r[1], r[2]]).collect();
+        let mut qa: Vec<f64> = home.chunks_exact(w).map(|r| r[3]).collect();
+        let mut gid: Vec<u32> = if with_ids { home.chunks_exact(w).map(|r| r[REC] as u32).collect() } else { Vec::new() };
         drop(home);
         let t0 = Instant::now();
+        // exclusions and scaled pairs: each pair on the rank of its first id (module docs)
+        let lmax = bx.lengths.iter().cloned().fold(0.0, f64::max);
+        self.real.consts.r2_coinc = (COINC_REL * lmax) * (COINC_REL * lmax);
+        let xo = match &self.excl {
+            Some(x) => Some(x.apply(comm, &bx, &self.real, &s, &qa, &gid, (self.parts.real, self.parts.self_bg), want_field)?),
+            None => None,
+        };
         // 2. ghosts and the real-space sum
         let mut phi_a = vec![0.0f64; na];
         let mut f_a = vec![0.0f64; if want_field { 3 * na } else { 0 }];
@@ -697,35 +1202,46 @@ impl DistEwaldPlan {
                     gdest[r].push(i as u32);
                 });
             }
-            let mut gsend = Vec::with_capacity(REC * gcounts.iter().sum::<usize>());
+            let mut gsend = Vec::with_capacity(w * gcounts.iter().sum::<usize>());
             for list in &gdest {
                 for &i in list {
                     let i = i as usize;
                     gsend.extend_from_slice(&[s[i][0], s[i][1], s[i][2], qa[i]]);
+                    if with_ids {
+                        gsend.push(gid[i] as f64);
+                    }
                 }
             }
             drop(gdest);
-            let (ghosts, _) = exchange(comm, REC, &gsend, &gcounts)?;
+            let (ghosts, _) = exchange(comm, w, &gsend, &gcounts)?;
             drop(gsend);
-            let ng = ghosts.len() / REC;
-            s.extend(ghosts.chunks_exact(REC).map(|r| [r[0], r[1], r[2]]));
-            qa.extend(ghosts.chunks_exact(REC).map(|r| r[3]));
+            let ng = ghosts.len() / w;
+            s.extend(ghosts.chunks_exact(w).map(|r| [r[0], r[1], r[2]]));
+            qa.extend(ghosts.chunks_exact(w).map(|r| r[3]));
+            if with_ids {
+                gid.extend(ghosts.chunks_exact(w).map(|r| r[REC] as u32));
+            }
             let r: Vec<[f64; 3]> = s.iter().map(|&v| bx.cart(v)).collect();
             let real = &mut self.real;
             let th = &self.threads;
-            let no_excl = &self.no_excl;
+            // the coincidence check lets through the coincident fully excluded pairs (by
+            // global id) that the exclusion stage found among this rank's home charges
+            let allowed = xo.as_ref().map_or(&self.no_excl, |x| &x.allowed);
+            real.global_ids = std::mem::take(&mut gid);
             let local = (|| -> Result<[f64; 6]> {
+                crate::mpi::fail_point("ewald.execute.real")?;
                 let mut p = vec![0.0f64; na + ng];
                 let mut f = vec![0.0f64; if want_field { 3 * (na + ng) } else { 0 }];
                 // the ghosts from na on: W_AA + ½W_AG (module docs)
                 let v = real.compute(&bx, &s, &r, &qa, na, th, &mut p, if want_field { Some(&mut f[..]) } else { None }, virial,
-                                     no_excl)?;
+                                     allowed)?;
                 phi_a.copy_from_slice(&p[..na]);
                 if want_field {
                     f_a.copy_from_slice(&f[..3 * na]);
                 }
                 Ok(v)
             })();
+            real.global_ids = Vec::new();
             vir = comm.agree(local)?;
             s.truncate(na);
             qa.truncate(na);
@@ -736,15 +1252,27 @@ impl DistEwaldPlan {
             let mut pk = vec![0.0f64; na];
             let mut fk = vec![0.0f64; if want_field { 3 * na } else { 0 }];
             let slab = dec.slabs[me];
+            // (errors agreed inside, the interpolation's too)
             let vk = mesh.compute(comm, slab, &bx, &s, &qa, &self.threads, &mut pk, if want_field { Some(&mut fk[..]) } else { None },
                                   virial)?;
-            for c in 0..6 {
-                vir[c] += vk[c];
+            for (a, b) in vir.iter_mut().zip(&vk) {
+                *a += b;
             }
             for (a, b) in phi_a.iter_mut().zip(&pk) {
                 *a += b;
             }
             for (a, b) in f_a.iter_mut().zip(&fk) {
+                *a += b;
+            }
+        }
+        if let Some(x) = xo {
+            for (a, b) in vir.iter_mut().zip(&x.vir) {
+                *a += b;
+            }
+            for (a, b) in phi_a.iter_mut().zip(&x.phi) {
+                *a += b;
+            }
+            for (a, b) in f_a.iter_mut().zip(&x.field) {
                 *a += b;
             }
         }
@@ -765,7 +1293,7 @@ impl DistEwaldPlan {
         red[1..].copy_from_slice(&vir);
         comm.allreduce_f64(&mut red, Op::Sum)?;
         let mut u = [0.5 * red[0]];
-        let mut w = if virial { virial_tensor(&std::array::from_fn(|c| red[1 + c]), u_bg) } else { [0.0; 9] };
+        let mut w9 = if virial { virial_tensor(&std::array::from_fn(|c| red[1 + c]), u_bg) } else { [0.0; 9] };
         // 6. results back to the ranks that passed the charges
         let mut res = comm.agree(try_zeroed_vec::<f64>(REC * na, "distributed Ewald result buffer"))?;
         for i in 0..na {
@@ -791,7 +1319,7 @@ impl DistEwaldPlan {
                 }
             }
             to_caller_units(e, eq, phi.is_some().then_some(&mut p[..]), want_field.then_some(&mut f[..]),
-                            energy.then_some(&mut u[0]), virial.then_some(&mut w))?;
+                            energy.then_some(&mut u[0]), virial.then_some(&mut w9))?;
             if !energy {
                 u[0] = 0.0;
             }
@@ -812,7 +1340,7 @@ impl DistEwaldPlan {
                 u[0]
             );
         }
-        Ok(EwaldResult { energy: u[0], virial: w })
+        Ok(EwaldResult { energy: u[0], virial: w9 })
     }
 
     /// [`DistEwaldPlan::execute_with`] with the energy requested.

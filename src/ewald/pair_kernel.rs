@@ -31,6 +31,11 @@ use std::sync::Mutex;
 pub(crate) struct Coinc<'a> {
     pub orig: &'a [u32],
     pub excl: &'a Exclusions,
+    /// Distributed plans with exclusions ([`super::dist`]): the global id of each local atom
+    /// (home atoms before `n_home`, ghosts after), by which `excl` is keyed; pairs of two
+    /// ghosts are not reported (their home ranks report them). `None`: `excl` is keyed by the
+    /// local indices.
+    pub ids: Option<(&'a [u32], u32)>,
     pub stop: AtomicBool,
     pub found: Mutex<Option<(u32, u32, f64)>>,
 }
@@ -51,7 +56,15 @@ impl Coinc<'_> {
             return;
         }
         let (lo, hi) = (a.min(b), a.max(b));
-        if self.excl.allows_coincident(lo, hi) {
+        let allowed = match self.ids {
+            None => self.excl.allows_coincident(lo, hi),
+            Some((_, n_home)) if a >= n_home && b >= n_home => true,
+            Some((ids, _)) => {
+                let (x, y) = (ids[a as usize], ids[b as usize]);
+                self.excl.allows_coincident(x.min(y), x.max(y))
+            }
+        };
+        if allowed {
             return;
         }
         let mut f = self.found.lock().unwrap_or_else(|e| e.into_inner());
@@ -551,7 +564,7 @@ mod tests {
             let mut a1 = vec![0.0; 4 * n];
             let mut a2 = vec![0.0; 4 * n];
             let orig: Vec<u32> = (0..n as u32).collect();
-            let co = Coinc { orig: &orig, excl: &Exclusions::default(), stop: AtomicBool::new(false), found: Mutex::new(None) };
+            let co = Coinc { orig: &orig, excl: &Exclusions::default(), ids: None, stop: AtomicBool::new(false), found: Mutex::new(None) };
             let (mut v1, mut v2) = ([0.0; 6], [0.0; 6]);
             unsafe {
                 let p = a1.as_mut_ptr();
@@ -608,7 +621,7 @@ mod bench {
             let nbr = [Nbr { j0: 0, j1: n, shift: [0.001, 0.0, 0.0], bbox: [-1.0, -1.0, -1.0, 1.0, 1.0, 1.0], is_self: false }];
             let mut vir = [0.0; 6];
             let orig: Vec<u32> = (0..n as u32).collect();
-            let co = Coinc { orig: &orig, excl: &Exclusions::default(), stop: AtomicBool::new(false), found: Mutex::new(None) };
+            let co = Coinc { orig: &orig, excl: &Exclusions::default(), ids: None, stop: AtomicBool::new(false), found: Mutex::new(None) };
             let cpu = || {
                 let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
                 // SAFETY: valid pointer.

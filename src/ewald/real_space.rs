@@ -81,6 +81,11 @@ pub(crate) struct RealSpace {
     hist: Vec<u32>,
     bufs: Vec<ThreadBuf>,
     npad: usize,
+    /// Distributed plans with exclusions: the global id of each atom passed to
+    /// [`RealSpace::compute`] (home atoms, then ghosts), by which its `excl` is keyed for the
+    /// coincidence check ([`super::pair_kernel::Coinc`]); empty otherwise.
+    pub global_ids: Vec<u32>,
+    n_home: usize,
 }
 
 #[inline(always)]
@@ -114,6 +119,8 @@ impl RealSpace {
             hist: Vec::new(),
             bufs: Vec::new(),
             npad: 0,
+            global_ids: Vec::new(),
+            n_home: 0,
         }
     }
 
@@ -281,6 +288,7 @@ impl RealSpace {
     ) -> Result<[f64; 6]> {
         let lmax = bx.lengths.iter().cloned().fold(0.0, f64::max);
         self.consts.r2_coinc = (COINC_REL * lmax) * (COINC_REL * lmax);
+        self.n_home = n_home;
         self.sort(bx, s, r, q, n_home, threads)?;
         let nt = threads.count().max(1);
         let npad = self.npad;
@@ -303,6 +311,11 @@ impl RealSpace {
             (true, true) => self.run::<true, true>(bx, threads, excl),
         };
         if let Some((i, j, r2)) = found {
+            if let (Some(&a), Some(&b)) = (self.global_ids.get(i as usize), self.global_ids.get(j as usize)) {
+                // a distributed plan: name the charges by their global ids
+                let e = coincident_error(a.min(b) as usize, a.max(b) as usize, r2.sqrt() / lmax);
+                return Err(Error::InvalidArg(format!("{} (the charges named by their global ids)", e.message())));
+            }
             return Err(coincident_error(i as usize, j as usize, r2.sqrt() / lmax));
         }
         // reduce the thread accumulators into the caller's order
@@ -358,7 +371,8 @@ impl RealSpace {
                         qv: if self.has_ghosts { self.qv.as_ptr() } else { self.q.as_ptr() } };
         // disjoint field borrows: the closure never touches `bufs` except through `bp`
         let (stencil, cnt, start, bbox, consts, ghost_only) = (&self.stencil, &self.cnt, &self.start, &self.bbox, &self.consts, &self.ghost_only);
-        let co = Coinc { orig: &self.orig, excl, stop: AtomicBool::new(false), found: Mutex::new(None) };
+        let ids = if self.global_ids.is_empty() { None } else { Some((&self.global_ids[..], self.n_home as u32)) };
+        let co = Coinc { orig: &self.orig, excl, ids, stop: AtomicBool::new(false), found: Mutex::new(None) };
         let co = &co;
         let chunk = (ncell / (16 * threads.count().max(1))).clamp(1, 64);
         let ntask = ncell.div_ceil(chunk);

@@ -163,6 +163,7 @@ impl R2cPair {
         };
         let fwd = finish(f, "distributed r2c", dims);
         let bwd = finish(b, "distributed c2r", dims);
+        // (the callers agree on the result: a plan FFTW-MPI made on one rank only is dropped)
         Ok(R2cPair { fwd: fwd?, bwd: bwd?, real: rs, spectrum: ss, alloc })
     }
 
@@ -212,7 +213,8 @@ pub fn c2r_once(dims: &[usize], comm: &Comm, nthreads: usize, spec: &mut Aligned
             fftw_mpi_plan_many_dft_c2r(n.len() as c_int, n.as_ptr(), 1, DEFAULT_BLOCK, DEFAULT_BLOCK,
                                        spec.as_mut_ptr(), real.as_mut_ptr(), comm.raw(), crate::fft::FFTW_ESTIMATE)
         };
-        finish(raw, "distributed c2r", dims)?
+        // agreed: the execution below is collective
+        comm.agree(finish(raw, "distributed c2r", dims))?
     };
     // SAFETY: the plan's own buffers; collective.
     unsafe { fftw_mpi_execute_dft_c2r(plan.raw, spec.as_mut_ptr(), real.as_mut_ptr()) };
@@ -233,7 +235,8 @@ pub fn dct1_once(dims: &[usize], comm: &Comm, nthreads: usize, buf: &mut Aligned
             fftw_mpi_plan_many_r2r(n.len() as c_int, n.as_ptr(), 1, DEFAULT_BLOCK, DEFAULT_BLOCK, buf.as_mut_ptr(),
                                    buf.as_mut_ptr(), comm.raw(), kinds.as_ptr(), crate::fft::FFTW_ESTIMATE)
         };
-        finish(raw, "distributed DCT-I", dims)?
+        // agreed: the execution below is collective
+        comm.agree(finish(raw, "distributed DCT-I", dims))?
     };
     // SAFETY: the plan's own buffer; collective.
     unsafe { fftw_mpi_execute_r2r(plan.raw, buf.as_mut_ptr(), buf.as_mut_ptr()) };

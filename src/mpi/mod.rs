@@ -297,17 +297,103 @@ impl Comm {
         Ok(())
     }
 
-    /// Collective error agreement: if any rank has an error, every rank returns one (its own,
-    /// or [`Error::InvalidArg`] saying which rank failed). Call it where a local check could
-    /// leave the other ranks waiting in the next collective.
+    /// Collective error agreement: if any rank has an error, every rank returns **the same**
+    /// error: the one of the lowest status code (then the lowest rank) among the failing ranks,
+    /// on its own rank as it is, on every other rank as the same [`Error`] variant (so the same
+    /// C status) with the message `rank r of the communicator failed: <its message>` (the
+    /// message travels by one `MPI_Bcast`, only on failure). Call it wherever a local step can
+    /// fail before the next collective, so that no rank is left waiting in that collective.
+    /// Costs one `MPI_Allreduce` of one integer when every rank succeeds.
     pub fn agree<T>(&self, local: Result<T>) -> Result<T> {
-        let mut flag = [if local.is_err() { self.rank as u64 } else { u64::MAX }];
+        let mut flag = [match &local {
+            Err(e) => ((e.code().max(0) as u64) << 32) | self.rank as u64,
+            Ok(_) => u64::MAX,
+        }];
         self.allreduce_u64(&mut flag, Op::Min)?;
-        match local {
-            Err(e) => Err(e),
-            Ok(v) if flag[0] == u64::MAX => Ok(v),
-            Ok(_) => Err(Error::InvalidArg(format!("rank {} of the communicator reported an error", flag[0]))),
+        if flag[0] == u64::MAX {
+            return local;
         }
+        let (code, from) = ((flag[0] >> 32) as i32, (flag[0] & 0xffff_ffff) as usize);
+        let mine = match &local {
+            Err(e) if from == self.rank => e.message().to_string(),
+            _ => String::new(),
+        };
+        let msg = self.bcast_string(from, &mine)?;
+        if from == self.rank {
+            return local;
+        }
+        Err(error_of_code(code, format!("rank {from} of the communicator failed: {msg}")))
+    }
+
+    /// `MPI_Bcast` of the string `s` of rank `root` (at most 4096 bytes of it, cut at a
+    /// character boundary); the other ranks' `s` is ignored. Collective.
+    fn bcast_string(&self, root: usize, s: &str) -> Result<String> {
+        let mut cut = s.len().min(4096);
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let mut len = [cut as u64];
+        // SAFETY: one uint64_t from root to every rank, then len bytes; valid communicator.
+        unsafe {
+            check(ffi::MPI_Bcast(len.as_mut_ptr() as *mut c_void, 1, ffi::RSMPI_UINT64_T, root as c_int, self.raw), "MPI_Bcast")?;
+        }
+        let n = (len[0] as usize).min(4096);
+        let mut buf = vec![0u8; n];
+        if self.rank == root {
+            buf.copy_from_slice(&s.as_bytes()[..n]);
+        }
+        // SAFETY: n bytes from root to every rank.
+        unsafe {
+            check(ffi::MPI_Bcast(buf.as_mut_ptr() as *mut c_void, n as c_int, ffi::RSMPI_UINT8_T, root as c_int, self.raw),
+                  "MPI_Bcast")?;
+        }
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+}
+
+/// The [`Error`] variant of the status `code` (as [`Error::code`] gives it), with `msg`.
+fn error_of_code(code: i32, msg: String) -> Error {
+    use crate::error::*;
+    match code {
+        FARFIELD_ERR_NULL_POINTER => Error::NullPointer(msg),
+        FARFIELD_ERR_INVALID_ARG => Error::InvalidArg(msg),
+        FARFIELD_ERR_DIM => Error::Dim(msg),
+        FARFIELD_ERR_TYPE => Error::Type(msg),
+        FARFIELD_ERR_NOT_SUPPORTED => Error::NotSupported(msg),
+        FARFIELD_ERR_MODES => Error::Modes(msg),
+        FARFIELD_ERR_TOL => Error::Tol(msg),
+        FARFIELD_ERR_NPOINTS => Error::NPoints(msg),
+        FARFIELD_ERR_NONFINITE => Error::NonFinite(msg),
+        FARFIELD_ERR_ALLOC => Error::Alloc(msg),
+        FARFIELD_ERR_NO_POINTS => Error::NoPoints(msg),
+        FARFIELD_ERR_NO_DEVICE => Error::NoDevice(msg),
+        FARFIELD_ERR_FFT => Error::Fft(msg),
+        FARFIELD_ERR_RANGE => Error::Range(msg),
+        _ => Error::Internal(msg),
+    }
+}
+
+/// The failure injection point set by [`inject_failure`] (none: `None`).
+static FAIL_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Test hook (hidden, Rust only, not in the C ABI): from now on, in **this process** (one
+/// rank), the named step of a distributed plan fails with [`Error::Alloc`] as if an allocation
+/// had failed there, until called again (`None`: no injected failure). The steps are the
+/// [`fail_point`] calls of `ewald::dist` and `poisson::dist` (their names are listed in
+/// `tests/mpi_ewald.rs` and `tests/mpi_poisson.rs`). It exists to test that a failure on one
+/// rank ends every rank's call with the same status instead of leaving ranks waiting in a
+/// collective.
+#[doc(hidden)]
+pub fn inject_failure(point: Option<&str>) {
+    *FAIL_AT.lock().unwrap_or_else(|e| e.into_inner()) = point.map(str::to_string);
+}
+
+/// `Err(Error::Alloc)` when [`inject_failure`] named `point` in this process, else `Ok(())`.
+/// Placed inside the local steps that are agreed before the next collective.
+pub(crate) fn fail_point(point: &str) -> Result<()> {
+    match FAIL_AT.lock().unwrap_or_else(|e| e.into_inner()).as_deref() {
+        Some(p) if p == point => Err(Error::Alloc(format!("injected failure at `{point}` (test hook)"))),
+        _ => Ok(()),
     }
 }
 

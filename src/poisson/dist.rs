@@ -30,6 +30,13 @@
 //! `MPI_Alltoallv`). Results equal the single-process plan's to rounding (≤ 1e-12 relative,
 //! tested under `mpirun -np 1…4`).
 //!
+//! # Failures
+//! Every local step that can fail (argument checks, buffers, the Vico precomputation's
+//! buffers and plans) ends in [`Comm::agree`] before the next collective: a failure on one
+//! rank is the same status on every rank, and no rank is left waiting in a collective. The
+//! hidden test hook [`crate::mpi::inject_failure`] fails `poisson.makeplan`,
+//! `poisson.kernel_table` or `poisson.execute` on one rank (`tests/mpi_poisson.rs`).
+//!
 //! # Memory per rank
 //! `≈ 1/K` of the single-process figure: the doubled real grid `16·A`, its spectrum `16·A`,
 //! the kernel spectrum `8·A` (`A` = FFTW-MPI's `alloc_local` complex elements, `≈ Π 2n_d/(2K)`
@@ -151,6 +158,7 @@ impl DistPoissonPlan {
         let phys = gather(phys_slab)?;
         let plane = plane_len(&geom);
         let bufs = (|| -> Result<_> {
+            crate::mpi::fail_point("poisson.makeplan")?;
             crate::fft::fftw_headroom(FFTW_HEADROOM_BYTES, "the distributed Poisson plan")?;
             let work_r = AlignedVec::<f64>::zeroed(2 * alloc, "distributed Poisson doubled slab")?;
             let work_c = AlignedVec::<Complex64>::zeroed(alloc, "distributed Poisson spectrum slab")?;
@@ -159,7 +167,7 @@ impl DistPoissonPlan {
             Ok((work_r, work_c, green_hat, phys_scratch))
         })();
         let (mut work_r, mut work_c, mut green_hat, phys_scratch) = comm.agree(bufs)?;
-        let fft = R2cPair::new(&rm2, &comm, opts.fftw_flags, nthreads, &mut work_r, &mut work_c)?;
+        let fft = comm.agree(R2cPair::new(&rm2, &comm, opts.fftw_flags, nthreads, &mut work_r, &mut work_c))?;
 
         // Kernel on this rank's doubled slab, mirrored.
         let mut precompute_bytes = 0;
@@ -268,6 +276,7 @@ impl DistPoissonPlan {
         let npl = my_phys.n * plane;
         let want_field = efield.is_some();
         let local = (|| -> Result<()> {
+            crate::mpi::fail_point("poisson.execute")?;
             if rho.len() != npl || phi.len() != npl {
                 return Err(Error::InvalidArg(format!(
                     "rho has {} and phi {} values; this rank's slab (planes {}..{}) has {npl}",
@@ -517,8 +526,12 @@ fn kernel_table(g: &Geom, comm: &Comm, method: Method, l: f64, p: [usize; 3], nt
         let mut cd = row_major(dim, p);
         *cd.last_mut().expect("dim ≥ 2") = hx;
         let (slab, alloc) = local_slab(&cd, comm)?;
-        let mut spec = AlignedVec::<Complex64>::zeroed(alloc, "distributed Vico precomputation spectrum")?;
-        let mut real = AlignedVec::<f64>::zeroed(2 * alloc, "distributed Vico precomputation grid")?;
+        // agreed: the c2r below is collective
+        let (mut spec, mut real) = comm.agree((|| {
+            crate::mpi::fail_point("poisson.kernel_table")?;
+            Ok((AlignedVec::<Complex64>::zeroed(alloc, "distributed Vico precomputation spectrum")?,
+                AlignedVec::<f64>::zeroed(2 * alloc, "distributed Vico precomputation grid")?))
+        })())?;
         let rows = if dim == 3 { p[1] } else { 1 };
         for (row, r) in spec[..slab.n * rows * hx].chunks_mut(hx).enumerate() {
             let (pl, y) = (slab.start + row / rows, row % rows);
@@ -539,7 +552,9 @@ fn kernel_table(g: &Geom, comm: &Comm, method: Method, l: f64, p: [usize; 3], nt
     } else {
         let m = [0, 1, 2].map(|d| if d < dim { p[d] / 2 + 1 } else { 1 });
         let (slab, alloc) = local_slab(&row_major(dim, m), comm)?;
-        let mut buf = AlignedVec::<f64>::zeroed(alloc, "distributed Vico DCT grid")?;
+        // agreed: the DCT below is collective
+        let mut buf = comm.agree(crate::mpi::fail_point("poisson.kernel_table")
+            .and_then(|_| AlignedVec::<f64>::zeroed(alloc, "distributed Vico DCT grid")))?;
         let rows = if dim == 3 { m[1] } else { 1 };
         for (row, r) in buf[..slab.n * rows * m[0]].chunks_mut(m[0]).enumerate() {
             let (pl, y) = (slab.start + row / rows, row % rows);
@@ -581,7 +596,7 @@ fn kernel_table(g: &Geom, comm: &Comm, method: Method, l: f64, p: [usize; 3], nt
         rc[r] = mine.iter().filter(|o| s.range().contains(o)).count();
         at += rc[r];
     }
-    let mut data = try_zeroed_vec(mine.len() * plane, "distributed Vico kernel table")?;
+    let mut data = comm.agree(try_zeroed_vec(mine.len() * plane, "distributed Vico kernel table"))?;
     comm.alltoallv_planes(plane, &send, &sc, &sd, &mut data, &rc, &rd)?;
     bytes += 8 * (send.len() + data.len());
     let mut pos = vec![usize::MAX; g.n[dim - 1] + 1];

@@ -58,3 +58,32 @@ pub fn launch(name: &str) {
         assert!(status.success(), "mpirun -np {np} failed: {status}");
     }
 }
+
+/// Runs `f` and returns its result; if it has not returned within `secs` seconds (a rank left
+/// waiting in a collective), this rank prints what hung and exits with status 102, which ends
+/// the whole `mpirun` job (and so fails the test) instead of leaving it hanging.
+#[allow(dead_code)]
+pub fn within<T>(secs: u64, what: &str, f: impl FnOnce() -> T) -> T {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let what_s = what.to_string();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+            eprintln!("{what_s}: not finished within {secs} s on this rank (a rank is left waiting in a collective)");
+            std::process::exit(102);
+        }
+    });
+    let r = f();
+    let _ = tx.send(());
+    watchdog.join().expect("watchdog thread");
+    r
+}
+
+/// The status of `r` (0 or the error's code) on every rank, in rank order.
+#[allow(dead_code)]
+pub fn statuses<T>(comm: &farfield::mpi::Comm, r: &Result<T, farfield::Error>) -> Vec<i64> {
+    let code = match r {
+        Ok(_) => 0,
+        Err(e) => e.code() as i64,
+    };
+    comm.allgather_i64(&[code]).expect("MPI_Allgather of the statuses")
+}
