@@ -17,7 +17,7 @@
 //! * [`fft`]: the one FFTW wrapper;
 //! * [`backend`]: the backend choice, the CUDA stream and the device spreading method, shared by
 //!   every plan;
-//! * [`plans`]: the plan fronts [`NufftPlan`], [`SpreadPlan`], [`FmmPlan`]: each validates its
+//! * [`plans`]: the plan fronts [`NufftPlan`], [`SpreadPlan`], [`EwaldPlan`], [`FmmPlan`]: each validates its
 //!   options, resolves the backend once and owns the CPU or the CUDA executor;
 //! * `mpi` (cargo feature `mpi`): communicators and FFTW-MPI for the distributed solvers
 //!   (`poisson::dist`);
@@ -49,7 +49,7 @@ pub mod spread;
 pub mod threads;
 
 pub use error::{Error, Result};
-pub use plans::{FmmPlan, NufftPlan, SpreadPlan};
+pub use plans::{EwaldPlan, FmmPlan, NufftPlan, SpreadPlan};
 pub use real::Real;
 
 /// Library version, `MAJOR.MINOR.PATCH` (equals `FARFIELD_VERSION_*` in the header).

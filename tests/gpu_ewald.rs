@@ -11,7 +11,7 @@
 //! (`gpu-emu/tests/ewald_kspace.rs`, `ewald_exec.rs`) run the same host path everywhere.
 
 use farfield::capi::ewald::*;
-use farfield::ewald::{EwaldOpts, EwaldParts, EwaldPlan, Method};
+use farfield::ewald::{EwaldOpts, EwaldParts, CpuEwald, Method};
 use farfield::gpu::cuda::CudaDevice;
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::ewald::GpuEwaldPlan;
@@ -92,7 +92,7 @@ fn cuda_kspace_equals_cpu() {
         let (cell, xyz, q) = system(n);
         for method in [Method::Spme, Method::Spectral] {
             let tol = 1e-5;
-            let mut cp = EwaldPlan::new(method, &cell, n, tol, &EwaldOpts::default()).unwrap();
+            let mut cp = CpuEwald::new(method, &cell, n, tol, &EwaldOpts::default()).unwrap();
             cp.set_parts(KSPACE);
             let (mut phi, mut field) = (vec![0.0; n], vec![0.0; 3 * n]);
             let t = Instant::now();

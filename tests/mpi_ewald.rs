@@ -24,7 +24,7 @@ mod mpi_common;
 
 use farfield::ewald::dist::DistEwaldPlan;
 use farfield::ewald::testdata::load_system;
-use farfield::ewald::{EwaldOpts, EwaldParams, EwaldPlan, EwaldResult, Method, Overrides, Terms};
+use farfield::ewald::{EwaldOpts, EwaldParams, CpuEwald, EwaldResult, Method, Overrides, Terms};
 use farfield::mpi::{Comm, Op};
 use farfield::Error;
 use mpi::topology::SimpleCommunicator;
@@ -71,7 +71,7 @@ type Reference = (Vec<f64>, Vec<f64>, EwaldResult, EwaldParams);
 fn serial(cell: &[f64; 9], xyz: &[f64], q: &[f64], tol: f64, terms: Terms) -> Reference {
     let n = q.len();
     let opts = EwaldOpts { nthreads: 1, terms, ..Default::default() };
-    let mut p = EwaldPlan::new(Method::Spme, cell, n, tol, &opts).unwrap();
+    let mut p = CpuEwald::new(Method::Spme, cell, n, tol, &opts).unwrap();
     let mut phi = vec![0.0; n];
     let mut e = vec![0.0; 3 * n];
     let r = p.execute(xyz, q, Some(&mut phi), Some(&mut e), true).unwrap();
@@ -172,7 +172,7 @@ fn check_exclusions(world: &SimpleCommunicator, comm: &Comm, xyz: &[f64], q: &[f
     let (k, me) = (comm.size(), comm.rank());
     let n = q.len();
     let opts = EwaldOpts { nthreads: 1, terms, ..Default::default() };
-    let mut sp = EwaldPlan::new(Method::Spme, cell, n, tol, &opts).unwrap();
+    let mut sp = CpuEwald::new(Method::Spme, cell, n, tol, &opts).unwrap();
     sp.set_exclusions_scaled(pairs, scales).unwrap();
     let (mut rphi, mut re) = (vec![0.0; n], vec![0.0; 3 * n]);
     let rr = sp.execute(xyz, q, Some(&mut rphi), Some(&mut re), true).unwrap();
@@ -238,7 +238,7 @@ fn check_against_ewald_sum(comm: &Comm, xyz: &[f64], q: &[f64], cell: &[f64; 9],
     let mut refs = vec![0.0; 6 * n];
     if comm.rank() == 0 {
         let opts = EwaldOpts { nthreads: 1, ..Default::default() };
-        let mut d = EwaldPlan::new(Method::Direct, cell, n, 1e-10, &opts).unwrap();
+        let mut d = CpuEwald::new(Method::Direct, cell, n, 1e-10, &opts).unwrap();
         // the force scale: all pairs but the coincident one (the last charge sits on charge 0)
         d.set_exclusions(&[[0, n as i64 - 1]]).unwrap();
         d.execute(xyz, q, None, Some(&mut refs[3 * n..]), false).unwrap();

@@ -39,7 +39,7 @@ use crate::npy;
 use crate::progress::{self, say};
 use crate::CliResult;
 use clap::{Args, ValueEnum};
-use farfield::ewald::{self, EwaldOpts, EwaldPlan};
+use farfield::ewald::{self, EwaldOpts, CpuEwald};
 use farfield::fmm::{Boundary, FmmOpts, FmmStats, StageTimes, TreeKind};
 use farfield::backend::BackendChoice;
 use farfield::FmmPlan;
@@ -495,7 +495,7 @@ pub fn check_periodic(xyz: &[f64], q: &[f64], sides: [f64; 3], s: &Solved, tol: 
     let cell = [sides[0], 0.0, 0.0, 0.0, sides[1], 0.0, 0.0, 0.0, sides[2]];
     let ref_tol = (tol * 1e-2).max(1e-13);
     let opts = EwaldOpts { nthreads: threads, ..EwaldOpts::default() };
-    let mut plan = EwaldPlan::new(ewald::Method::Spectral, &cell, n, ref_tol, &opts).map_err(|e| format!("ewald plan: {e}"))?;
+    let mut plan = CpuEwald::new(ewald::Method::Spectral, &cell, n, ref_tol, &opts).map_err(|e| format!("ewald plan: {e}"))?;
     let mut pe = vec![0.0; n];
     let mut fe = vec![0.0; 3 * n];
     let r = plan.execute(xyz, q, Some(&mut pe), Some(&mut fe), false).map_err(|e| format!("ewald execute: {e}"))?;

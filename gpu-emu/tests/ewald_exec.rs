@@ -1,6 +1,6 @@
 //! The executor of the C API's CUDA Ewald plans (`farfield::gpu::ewald::GpuEwaldExec`) on the
 //! emulated kernels: host-array and device-array evaluation of the whole sum against the CPU
-//! plan (`EwaldPlan::execute_with`) on the same parameters — SPME and spectral Ewald, a
+//! plan (`CpuEwald::execute_with`) on the same parameters — SPME and spectral Ewald, a
 //! triclinic cell, a net charge, exclusions, f64 grids to rounding (1e-12 in energy and virial,
 //! 1e-11 relative RMS in φ and E) and f32 grids (1e-5) — and the contract the C API relies on:
 //! the CPU's status for every bad input (n > n_max, non-finite, exclusions ≥ n, coincident
@@ -9,7 +9,7 @@
 //! (without exclusions) and what the device does not do yet (scaled pairs, exclusions with
 //! those terms: `NotSupported`, the plan unchanged).
 
-use farfield::ewald::{EwaldPlan, Method};
+use farfield::ewald::{CpuEwald, Method};
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::ewald::GpuEwaldExec;
 use farfield::gpu::spread::GpuSpreadOpts;
@@ -32,8 +32,8 @@ fn system(n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// The CPU plan with the exclusions `PAIRS`.
-fn cpu_plan(method: Method) -> EwaldPlan {
-    let mut p = EwaldPlan::new(method, &TRICLINIC, N, 1e-6, &opts(method)).unwrap();
+fn cpu_plan(method: Method) -> CpuEwald {
+    let mut p = CpuEwald::new(method, &TRICLINIC, N, 1e-6, &opts(method)).unwrap();
     p.set_exclusions(&PAIRS).unwrap();
     p
 }
@@ -182,7 +182,7 @@ fn kspace_and_real_terms_follow_the_cpu_plan() {
     let method = Method::Spme;
     for terms in [Terms::KSpace, Terms::Real] {
         let o = EwaldOpts { terms, ..opts(method) };
-        let mut cp = EwaldPlan::new(method, &TRICLINIC, N, 1e-6, &o).unwrap();
+        let mut cp = CpuEwald::new(method, &TRICLINIC, N, 1e-6, &o).unwrap();
         let mut g = GpuEwaldExec::new(EmuDevice::default(), method, &TRICLINIC, N, 1e-6, &o, GpuSpreadOpts::default(), false).unwrap();
         let (mut phi, mut field) = (vec![0.0; N], vec![0.0; 3 * N]);
         let r = cp.execute_with(&xyz, &q, Some(&mut phi), Some(&mut field), true, true).unwrap();

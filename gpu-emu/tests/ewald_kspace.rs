@@ -1,13 +1,13 @@
 //! The device Ewald k-space part (`farfield::gpu::ewald`: positions → fractional coordinates,
 //! spreading, FFT, influence function, interpolation, energy and virial reductions) on the
 //! emulated kernels, against the CPU plan's k-space part on the same parameters
-//! (`EwaldPlan::set_parts`): SPME and spectral Ewald, orthorhombic and triclinic cells, neutral
+//! (`CpuEwald::set_parts`): SPME and spectral Ewald, orthorhombic and triclinic cells, neutral
 //! and net-charged systems, positions outside the cell, every spreading method, and the self
 //! and background terms. Both evaluate the same approximation, so they agree to rounding:
 //! f64 ≤ 1e-12 relative in energy and virial, ≤ 1e-11 relative RMS in φ and field; f32 grids
 //! (mixed precision) to ≤ 1e-5.
 
-use farfield::ewald::{EwaldOpts, EwaldParts, EwaldPlan, Method, Overrides};
+use farfield::ewald::{EwaldOpts, EwaldParts, CpuEwald, Method, Overrides};
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::ewald::GpuEwaldPlan;
 use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts};
@@ -37,7 +37,7 @@ struct Out {
 
 fn cpu(method: Method, cell: &[f64; 9], xyz: &[f64], q: &[f64], parts: EwaldParts) -> (Out, farfield::ewald::EwaldParams) {
     let n = q.len();
-    let mut plan = EwaldPlan::new(method, cell, n, 1e-6, &kopts(method)).unwrap();
+    let mut plan = CpuEwald::new(method, cell, n, 1e-6, &kopts(method)).unwrap();
     plan.set_parts(parts);
     let (mut phi, mut field) = (vec![0.0; n], vec![0.0; 3 * n]);
     let r = plan.execute(xyz, q, Some(&mut phi), Some(&mut field), true).unwrap();
@@ -107,7 +107,7 @@ fn spme_orders() {
         // the smallest grids of `kopts`' shape that take the order (2·order ≤ each size)
         let g = 2 * order.max(6);
         let o = EwaldOpts { overrides: Overrides { order, grid: [g, g + 2, g + 4], ..kopts(Method::Spme).overrides }, ..kopts(Method::Spme) };
-        let mut cp = EwaldPlan::new(Method::Spme, &TRICLINIC, 17, 1e-6, &o).unwrap();
+        let mut cp = CpuEwald::new(Method::Spme, &TRICLINIC, 17, 1e-6, &o).unwrap();
         cp.set_parts(KSPACE);
         let (mut phi, mut field) = (vec![0.0; 17], vec![0.0; 51]);
         let r = cp.execute(&xyz, &q, Some(&mut phi), Some(&mut field), true).unwrap();
@@ -179,7 +179,7 @@ fn set_box_follows_the_cpu_rule() {
     let dev = EmuDevice::default();
     let o = kopts(method);
     let mut g = GpuEwaldPlan::<f64, EmuDevice>::new(dev.clone(), method, &ORTHO, 19, 1e-6, &o, GpuSpreadOpts::default()).unwrap();
-    let mut c = EwaldPlan::new(method, &ORTHO, 19, 1e-6, &o).unwrap();
+    let mut c = CpuEwald::new(method, &ORTHO, 19, 1e-6, &o).unwrap();
     c.set_parts(KSPACE);
     let xb = upload_new(&dev, &xyz).unwrap();
     let qb = upload_new(&dev, &q).unwrap();
@@ -244,7 +244,7 @@ fn bad_input() {
         Err(Error::Range(m)) => assert!(m.contains("charge 2"), "{m}"),
         other => panic!("{other:?}"),
     }
-    let mut c = EwaldPlan::new(method, &half, 8, 1e-6, &opts(method)).unwrap();
+    let mut c = CpuEwald::new(method, &half, 8, 1e-6, &opts(method)).unwrap();
     assert!(matches!(c.execute(&xyz, &q, None, None, false), Err(Error::Range(_))));
     // the whole plan: coincident charges that are not excluded are refused by the real-space
     // part, as on the CPU; excluded, they are fine. The direct sum has no device path.
@@ -283,7 +283,7 @@ fn bad_input() {
 fn whole(method: Method, cell: &[f64; 9], xyz: &[f64], q: &[f64], tol: f64, ov: Overrides, excl: &[[i64; 2]], virial: bool) -> (Out, Out) {
     let n = q.len();
     let o = EwaldOpts { nthreads: 1, overrides: ov, ..EwaldOpts::default() };
-    let mut plan = EwaldPlan::new(method, cell, n, tol, &o).unwrap();
+    let mut plan = CpuEwald::new(method, cell, n, tol, &o).unwrap();
     plan.set_exclusions(excl).unwrap();
     let (mut phi, mut field) = (vec![0.0; n], vec![0.0; 3 * n]);
     let r = plan.execute(xyz, q, Some(&mut phi), Some(&mut field), virial).unwrap();

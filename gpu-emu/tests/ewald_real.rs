@@ -1,6 +1,6 @@
 //! The GPU Ewald real-space pass (src/gpu/ewald/real_space.rs, kernels/ewald_real.cu) on the
 //! emulator against the CPU real-space pass (`farfield::ewald::real_space_only`, the step
-//! `EwaldPlan::execute` runs) on the same parameters: random neutral and charged systems,
+//! `CpuEwald::execute` runs) on the same parameters: random neutral and charged systems,
 //! orthorhombic and triclinic cells, positions outside the cell, small and larger cell grids
 //! (stencils of 27 and 125 offsets, cell images), the erfc fit and the exact erfc, 1 to 8
 //! threads per atom, exclusions (duplicated, reversed, a coincident excluded pair, a pair

@@ -53,16 +53,14 @@
 //! * exclusions: unordered pairs, duplicates removed, at most 2^40 pairs.
 
 use super::abi::{self, versioned};
-use super::{check_outputs_disjoint, destroy_boxed, gpu_method_of, guard, non_null, region, slice_in, slice_out};
+use super::{check_outputs_disjoint, destroy_boxed, gpu_method_of, guard, lock, non_null, plan_handle, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::ewald::params::MAX_GRID_AXIS;
-use crate::ewald::{EwaldOpts, EwaldParams, EwaldPlan, EwaldResult, Method, Overrides, Terms};
+use crate::backend::{BackendChoice, GpuStream};
+use crate::ewald::{EwaldOpts, EwaldResult, Method, Overrides, Terms};
 use crate::fft::FFTW_ESTIMATE;
-use crate::gpu::cuda::CudaDevice;
-use crate::gpu::ewald::GpuEwaldExec;
-use crate::gpu::spread::GpuSpreadOpts;
-use crate::nufft::options::{FARFIELD_BACKEND_AUTO, FARFIELD_BACKEND_CPU, FARFIELD_BACKEND_CUDA};
-use crate::nufft::GpuStream;
+use crate::nufft::options::FARFIELD_BACKEND_AUTO;
+use crate::plans::EwaldPlan;
 use std::ffi::{c_int, c_void};
 use std::sync::{Mutex, MutexGuard};
 
@@ -194,99 +192,12 @@ pub const FARFIELD_EWALD_TERMS_KSPACE: i32 = 1;
 pub const FARFIELD_EWALD_TERMS_REAL: i32 = 2;
 const MAX_EXCLUSIONS: i64 = FARFIELD_EWALD_MAX_EXCLUSIONS;
 
-/// What a plan runs on.
-enum Exec {
-    Cpu(EwaldPlan),
-    Cuda(GpuEwaldExec<CudaDevice>),
-    /// Distributed SPME (`farfield_ewald_makeplan_mpi`).
-    #[cfg(feature = "mpi")]
-    Dist(crate::ewald::dist::DistEwaldPlan),
-}
-
-impl Exec {
-    fn params(&self) -> &EwaldParams {
-        match self {
-            Exec::Cpu(p) => p.params(),
-            Exec::Cuda(g) => g.params(),
-            #[cfg(feature = "mpi")]
-            Exec::Dist(d) => d.params(),
-        }
-    }
-
-    fn method(&self) -> Method {
-        match self {
-            Exec::Cpu(p) => p.method(),
-            Exec::Cuda(g) => g.method(),
-            #[cfg(feature = "mpi")]
-            Exec::Dist(d) => d.method(),
-        }
-    }
-
-    fn n_max(&self) -> usize {
-        match self {
-            Exec::Cpu(p) => p.n_max(),
-            Exec::Cuda(g) => g.n_max(),
-            #[cfg(feature = "mpi")]
-            Exec::Dist(d) => d.n_max(),
-        }
-    }
-
-    fn set_box(&mut self, b: &[f64; 9]) -> Result<()> {
-        match self {
-            Exec::Cpu(p) => p.set_box(b),
-            Exec::Cuda(g) => g.set_box(b),
-            #[cfg(feature = "mpi")]
-            Exec::Dist(d) => d.set_box(b),
-        }
-    }
-
-    fn set_exclusions(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()> {
-        match (self, scales) {
-            (Exec::Cpu(p), None) => p.set_exclusions(pairs),
-            (Exec::Cpu(p), Some(s)) => p.set_exclusions_scaled(pairs, s),
-            (Exec::Cuda(g), s) => g.set_exclusions(pairs, s),
-            #[cfg(feature = "mpi")]
-            (Exec::Dist(d), None) => d.set_exclusions(pairs),
-            #[cfg(feature = "mpi")]
-            (Exec::Dist(d), Some(s)) => d.set_exclusions_scaled(pairs, s),
-        }
-    }
-
-    /// Host arrays with global ids (distributed plans only: `DistEwaldPlan::execute_ids`).
-    #[allow(clippy::too_many_arguments)]
-    fn execute_ids(&mut self, ids: &[i64], xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>, energy: bool,
-                   virial: bool) -> Result<EwaldResult> {
-        match self {
-            #[cfg(feature = "mpi")]
-            Exec::Dist(d) => d.execute_ids(Some(ids), xyz, q, phi, field, energy, virial),
-            _ => {
-                let _ = (ids, xyz, q, phi, field, energy, virial);
-                Err(Error::InvalidArg(
-                    "farfield_ewald_execute_ids needs a distributed plan (farfield_ewald_makeplan_mpi); a single-process plan \
-                     indexes its charges by their position: use farfield_ewald_execute"
-                        .into(),
-                ))
-            }
-        }
-    }
-
-    /// Host arrays, on either backend (`EwaldPlan::execute_with`'s contract).
-    fn execute_host(&mut self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>, energy: bool, virial: bool)
-                    -> Result<EwaldResult> {
-        match self {
-            Exec::Cpu(p) => p.execute_with(xyz, q, phi, field, energy, virial),
-            Exec::Cuda(g) => g.execute_host(xyz, q, phi, field, energy, virial),
-            #[cfg(feature = "mpi")]
-            Exec::Dist(d) => d.execute_with(xyz, q, phi, field, energy, virial),
-        }
-    }
-}
-
 /// Opaque Ewald plan (C: `farfield_ewald_plan`, a pointer to this).
 #[allow(non_camel_case_types)]
 pub struct farfield_ewald_plan_s {
-    inner: Mutex<Exec>,
+    inner: Mutex<EwaldPlan>,
 }
+plan_handle!(farfield_ewald_plan_s, EwaldPlan);
 
 /// Handle to an Ewald plan (`NULL` when none).
 #[allow(non_camel_case_types)]
@@ -352,23 +263,11 @@ pub unsafe extern "C" fn farfield_ewald_default_opts(opts: *mut farfield_ewald_o
     guard(|| abi::write_defaults(opts, struct_size))
 }
 
-/// What a CUDA plan needs beyond [`EwaldOpts`].
-struct CudaOpts {
-    mixed: bool,
-    sopts: GpuSpreadOpts,
-    stream: Option<GpuStream>,
-}
-
-/// The C options → the plan options, and the CUDA options when `backend = CUDA` (`None`: the
-/// CPU). Errors: [`Error::InvalidArg`] naming the field ([`Error::Range`] for a grid above the
-/// limit).
-fn convert_opts(o: &farfield_ewald_opts) -> Result<(EwaldOpts, Option<CudaOpts>)> {
-    let cuda = match o.backend {
-        FARFIELD_BACKEND_AUTO | FARFIELD_BACKEND_CPU => false,
-        FARFIELD_BACKEND_CUDA => true,
-        b => return Err(Error::InvalidArg(format!("opts.backend = {b}; must be 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
-    };
-    let mixed = match o.gpu_precision {
+/// The C options → the plan options. Errors: [`Error::InvalidArg`] naming the field
+/// ([`Error::Range`] for a grid above the limit).
+fn convert_opts(o: &farfield_ewald_opts) -> Result<EwaldOpts> {
+    let backend = BackendChoice::from_c(o.backend)?;
+    let gpu_mixed = match o.gpu_precision {
         FARFIELD_EWALD_GPU_DOUBLE => false,
         FARFIELD_EWALD_GPU_MIXED => true,
         v => {
@@ -377,21 +276,11 @@ fn convert_opts(o: &farfield_ewald_opts) -> Result<(EwaldOpts, Option<CudaOpts>)
             )))
         }
     };
-    let method = gpu_method_of(o.gpu_method)?;
+    let gpu_method = gpu_method_of(o.gpu_method)?;
     // SAFETY: the C caller's promise on `gpu_stream` (documented on the field): a stream of
     // device 0's primary context that outlives the plan; a CPU plan refuses it.
-    let stream = unsafe { GpuStream::from_raw(o.gpu_stream as u64) };
-    if !cuda {
-        for (name, set) in [("gpu_stream", stream.is_some()), ("gpu_precision", mixed), ("gpu_method", method.is_some())] {
-            if set {
-                return Err(Error::InvalidArg(format!(
-                    "opts.{name} is set but the plan runs on the CPU (backend AUTO or CPU): it needs backend CUDA"
-                )));
-            }
-        }
-    }
-    let cuda = cuda.then_some(CudaOpts { mixed, sopts: GpuSpreadOpts { method, ..GpuSpreadOpts::default() }, stream });
-    Ok((convert_cpu_opts(o)?, cuda))
+    let gpu_stream = unsafe { GpuStream::from_raw(o.gpu_stream as u64) };
+    Ok(EwaldOpts { backend, gpu_mixed, gpu_method, gpu_stream, ..convert_cpu_opts(o)? })
 }
 
 fn convert_cpu_opts(o: &farfield_ewald_opts) -> Result<EwaldOpts> {
@@ -435,25 +324,23 @@ fn convert_cpu_opts(o: &farfield_ewald_opts) -> Result<EwaldOpts> {
                 )))
             }
         },
+        ..EwaldOpts::default()
     })
-}
-
-fn plan_ref<'a>(plan: farfield_ewald_plan) -> Result<&'a farfield_ewald_plan_s> {
-    non_null(plan, "plan")?;
-    // SAFETY: non-NULL handles come from makeplan and stay valid until destroy.
-    Ok(unsafe { &*plan })
 }
 
 /// The locked plan of an execute and its number of charges: `FARFIELD_ERR_NULL_POINTER` for a
 /// NULL plan, `FARFIELD_ERR_NPOINTS` when `n` is negative or above `n_max`.
-fn lock_for_execute<'a>(plan: farfield_ewald_plan, n: i64) -> Result<(MutexGuard<'a, Exec>, usize)> {
-    let p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
+///
+/// # Safety
+/// `plan` NULL or a live handle from makeplan.
+unsafe fn lock_for_execute<'a>(plan: farfield_ewald_plan, n: i64) -> Result<(MutexGuard<'a, EwaldPlan>, usize)> {
+    let p = lock(plan)?;
     let n = check_n(&p, n)?;
     Ok((p, n))
 }
 
 /// `n` as a count: `FARFIELD_ERR_NPOINTS` when it is negative or above the plan's `n_max`.
-fn check_n(p: &Exec, n: i64) -> Result<usize> {
+fn check_n(p: &EwaldPlan, n: i64) -> Result<usize> {
     if n < 0 {
         return Err(Error::NPoints(format!("n = {n} is negative")));
     }
@@ -461,16 +348,6 @@ fn check_n(p: &Exec, n: i64) -> Result<usize> {
         return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", p.n_max())));
     }
     Ok(n as usize)
-}
-
-/// On a distributed plan, makes a local failure of the argument checks `r` a failure on every
-/// rank (so that no rank waits in the plan's collectives); other plans: `r` as it is.
-fn agreed<T>(p: &Exec, r: Result<T>) -> Result<T> {
-    match p {
-        #[cfg(feature = "mpi")]
-        Exec::Dist(d) => d.agree(r),
-        _ => r,
-    }
 }
 
 /// Writes the requested energy and virial of `r` (host pointers, NULL = not wanted).
@@ -503,7 +380,7 @@ unsafe fn read_box(b: *const f64) -> Result<[f64; 9]> {
 /// # Safety
 /// As `farfield_ewald_makeplan`.
 unsafe fn plan_args(method: c_int, b: *const f64, n_max: i64, opts: *const farfield_ewald_opts)
-                    -> Result<(Method, [f64; 9], usize, EwaldOpts, Option<CudaOpts>)> {
+                    -> Result<(Method, [f64; 9], usize, EwaldOpts)> {
     let m = match method {
         FARFIELD_EWALD_SPECTRAL => Method::Spectral,
         FARFIELD_EWALD_SPME => Method::Spme,
@@ -518,8 +395,8 @@ unsafe fn plan_args(method: c_int, b: *const f64, n_max: i64, opts: *const farfi
     if n_max < 1 || n_max >= u32::MAX as i64 {
         return Err(Error::NPoints(format!("n_max = {n_max}; must be in 1 … 2^32 − 2")));
     }
-    let (eo, cuda) = convert_opts(&abi::read_in(opts)?)?;
-    Ok((m, b, n_max as usize, eo, cuda))
+    let eo = convert_opts(&abi::read_in(opts)?)?;
+    Ok((m, b, n_max as usize, eo))
 }
 
 /// Makes an Ewald plan.
@@ -567,22 +444,8 @@ pub unsafe extern "C" fn farfield_ewald_makeplan(
     guard(|| {
         non_null(plan, "plan")?;
         plan.write(std::ptr::null_mut());
-        let (m, b, n_max, eo, cuda) = plan_args(method, r#box, n_max, opts)?;
-        let p = match cuda {
-            None => Exec::Cpu(EwaldPlan::new(m, &b, n_max, tol, &eo)?),
-            Some(c) => {
-                // the arguments first (their own status on a machine without a device), then
-                // the method, then the device
-                crate::ewald::setup(m, &b, n_max, tol, &eo)?;
-                if m == Method::Direct {
-                    return Err(Error::NotSupported(
-                        "method = FARFIELD_EWALD_DIRECT has no CUDA path; use SPME or spectral Ewald, or backend CPU".into(),
-                    ));
-                }
-                let dev = CudaDevice::for_plan("Ewald plans", c.stream, eo.debug.max(0) as u32)?;
-                Exec::Cuda(GpuEwaldExec::new(dev, m, &b, n_max, tol, &eo, c.sopts, c.mixed)?)
-            }
-        };
+        let (m, b, n_max, eo) = plan_args(method, r#box, n_max, opts)?;
+        let p = EwaldPlan::new(m, &b, n_max, tol, &eo)?;
         plan.write(Box::into_raw(Box::new(farfield_ewald_plan_s { inner: Mutex::new(p) })));
         Ok(())
     })
@@ -636,14 +499,11 @@ pub unsafe extern "C" fn farfield_ewald_makeplan_mpi(
         #[cfg(feature = "mpi")]
         {
             let comm = crate::mpi::Comm::from_fint(comm)?;
-            let args = plan_args(method, r#box, n_max, opts).and_then(|a| match a.4 {
-                Some(_) => Err(Error::NotSupported("distributed Ewald plans run on the CPU (opts.backend CUDA is not supported)".into())),
-                None => Ok(a),
-            });
+            let args = plan_args(method, r#box, n_max, opts).and_then(|a| EwaldPlan::check_distributed_opts(&a.3).map(|()| a));
             // every rank learns whether any rank's arguments failed (one collective)
-            let (m, b, n_max, eo, _) = comm.agree(args)?;
+            let (m, b, n_max, eo) = comm.agree(args)?;
             let p = crate::ewald::dist::DistEwaldPlan::new(comm, m, &b, n_max, tol, &eo)?;
-            plan.write(Box::into_raw(Box::new(farfield_ewald_plan_s { inner: Mutex::new(Exec::Dist(p)) })));
+            plan.write(Box::into_raw(Box::new(farfield_ewald_plan_s { inner: Mutex::new(EwaldPlan::from(p)) })));
             Ok(())
         }
         #[cfg(not(feature = "mpi"))]
@@ -669,8 +529,8 @@ pub unsafe extern "C" fn farfield_ewald_makeplan_mpi(
 #[no_mangle]
 pub unsafe extern "C" fn farfield_ewald_set_box(plan: farfield_ewald_plan, r#box: *const f64) -> c_int {
     guard(|| {
-        let mut p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let b = agreed(&p, read_box(r#box))?;
+        let mut p = lock(plan)?;
+        let b = p.agree(read_box(r#box))?;
         p.set_box(&b)
     })
 }
@@ -742,7 +602,7 @@ pub unsafe extern "C" fn farfield_ewald_set_exclusions_scaled(
 /// # Safety
 /// As `farfield_ewald_set_exclusions_scaled`.
 unsafe fn set_pairs(plan: farfield_ewald_plan, npairs: i64, pairs: *const i64, scales: Option<*const f64>) -> Result<()> {
-    let mut p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
+    let mut p = lock(plan)?;
     let args = (|| {
         if npairs < 0 {
             return Err(Error::InvalidArg(format!("npairs = {npairs} is negative")));
@@ -761,7 +621,7 @@ unsafe fn set_pairs(plan: farfield_ewald_plan, npairs: i64, pairs: *const i64, s
         Ok((v, sc))
     })();
     // a distributed plan: one rank's bad argument fails the call on every rank
-    let (v, sc) = agreed(&p, args)?;
+    let (v, sc) = p.agree(args)?;
     p.set_exclusions(v, sc)
 }
 
@@ -815,25 +675,44 @@ pub unsafe extern "C" fn farfield_ewald_execute(
     energy: *mut f64,
     virial: *mut f64,
 ) -> c_int {
-    guard(|| {
-        let mut p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let args = (|| {
-            let n = check_n(&p, n)?;
-            check_outputs_disjoint(
-                &[region(xyz, 3 * n, "xyz"), region(q, n, "q")],
-                &[region(phi, n, "phi"), region(field, 3 * n, "field"), region(energy, 1, "energy"), region(virial, 9, "virial")],
-            )?;
-            let xyz = slice_in(xyz, 3 * n, "xyz")?;
-            let q = slice_in(q, n, "q")?;
-            let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
-            let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
-            Ok((xyz, q, phi, field))
-        })();
-        let (xyz, q, phi, field) = agreed(&p, args)?;
-        let r = p.execute_host(xyz, q, phi, field, !energy.is_null(), !virial.is_null())?;
-        write_energy_virial(&r, energy, virial);
-        Ok(())
-    })
+    guard(|| execute_c(plan, n, None, xyz, q, phi, field, energy, virial))
+}
+
+/// The body of `farfield_ewald_execute` (`ids` = `None`) and `farfield_ewald_execute_ids`
+/// (`Some`): the checks (agreed on every rank of a distributed plan), the execute, the energy
+/// and virial written.
+///
+/// # Safety
+/// As those functions.
+#[allow(clippy::too_many_arguments)]
+unsafe fn execute_c(plan: farfield_ewald_plan, n: i64, ids: Option<*const i64>, xyz: *const f64, q: *const f64, phi: *mut f64,
+                    field: *mut f64, energy: *mut f64, virial: *mut f64) -> Result<()> {
+    let mut p = lock(plan)?;
+    let args = (|| {
+        let n = check_n(&p, n)?;
+        let mut inputs = vec![region(xyz, 3 * n, "xyz"), region(q, n, "q")];
+        if let Some(ids) = ids {
+            inputs.insert(0, region(ids, n, "ids"));
+        }
+        check_outputs_disjoint(
+            &inputs,
+            &[region(phi, n, "phi"), region(field, 3 * n, "field"), region(energy, 1, "energy"), region(virial, 9, "virial")],
+        )?;
+        let ids = ids.map(|ids| slice_in(ids, n, "ids")).transpose()?;
+        let xyz = slice_in(xyz, 3 * n, "xyz")?;
+        let q = slice_in(q, n, "q")?;
+        let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
+        let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
+        Ok((ids, xyz, q, phi, field))
+    })();
+    let (ids, xyz, q, phi, field) = p.agree(args)?;
+    let (e, v) = (!energy.is_null(), !virial.is_null());
+    let r = match ids {
+        None => p.execute_with(xyz, q, phi, field, e, v)?,
+        Some(ids) => p.execute_ids(ids, xyz, q, phi, field, e, v)?,
+    };
+    write_energy_virial(&r, energy, virial);
+    Ok(())
 }
 
 /// `farfield_ewald_execute` on a **distributed** plan (`farfield_ewald_makeplan_mpi`) with the
@@ -885,26 +764,7 @@ pub unsafe extern "C" fn farfield_ewald_execute_ids(
     energy: *mut f64,
     virial: *mut f64,
 ) -> c_int {
-    guard(|| {
-        let mut p = plan_ref(plan)?.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let args = (|| {
-            let n = check_n(&p, n)?;
-            check_outputs_disjoint(
-                &[region(ids, n, "ids"), region(xyz, 3 * n, "xyz"), region(q, n, "q")],
-                &[region(phi, n, "phi"), region(field, 3 * n, "field"), region(energy, 1, "energy"), region(virial, 9, "virial")],
-            )?;
-            let ids = slice_in(ids, n, "ids")?;
-            let xyz = slice_in(xyz, 3 * n, "xyz")?;
-            let q = slice_in(q, n, "q")?;
-            let phi = if phi.is_null() { None } else { Some(slice_out(phi, n, "phi")?) };
-            let field = if field.is_null() { None } else { Some(slice_out(field, 3 * n, "field")?) };
-            Ok((ids, xyz, q, phi, field))
-        })();
-        let (ids, xyz, q, phi, field) = agreed(&p, args)?;
-        let r = p.execute_ids(ids, xyz, q, phi, field, !energy.is_null(), !virial.is_null())?;
-        write_energy_virial(&r, energy, virial);
-        Ok(())
-    })
+    guard(|| execute_c(plan, n, Some(ids), xyz, q, phi, field, energy, virial))
 }
 
 /// Like `farfield_ewald_execute` with **device** arrays, for GPU MD codes. The plan must have
@@ -968,7 +828,7 @@ pub unsafe extern "C" fn farfield_ewald_execute_device(
         // device arrays among themselves, host outputs among themselves
         check_outputs_disjoint(&[region(xyz, 3 * n, "xyz"), region(q, n, "q")], &[region(phi, n, "phi"), region(field, 3 * n, "field")])?;
         check_outputs_disjoint(&[], &[region(energy, 1, "energy"), region(virial, 9, "virial")])?;
-        let Exec::Cuda(g) = &mut *p else {
+        let Some(g) = p.cuda() else {
             return Err(Error::InvalidArg(
                 "execute_device needs a CUDA plan (opts.backend = FARFIELD_BACKEND_CUDA); this plan runs on the CPU".into(),
             ));
@@ -992,9 +852,8 @@ pub unsafe extern "C" fn farfield_ewald_execute_device(
 #[no_mangle]
 pub unsafe extern "C" fn farfield_ewald_get_params(plan: farfield_ewald_plan, out: *mut farfield_ewald_params) -> c_int {
     guard(|| {
-        let p = plan_ref(plan)?;
+        let p = lock(plan)?;
         non_null(out, "out")?;
-        let p = p.inner.lock().unwrap_or_else(|e| e.into_inner());
         let e = p.params();
         let v = farfield_ewald_params {
             struct_size: std::mem::size_of::<farfield_ewald_params>(),
@@ -1031,8 +890,7 @@ pub unsafe extern "C" fn farfield_ewald_get_params(plan: farfield_ewald_plan, ou
 #[no_mangle]
 pub unsafe extern "C" fn farfield_ewald_get_warnings(plan: farfield_ewald_plan, tol_used: *mut f64, warnings: *mut c_int) -> c_int {
     guard(|| {
-        let p = plan_ref(plan)?;
-        let p = p.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let p = lock(plan)?;
         let e = p.params();
         if !tol_used.is_null() {
             tol_used.write(e.tol_used);
@@ -1057,6 +915,8 @@ pub unsafe extern "C" fn farfield_ewald_destroy(plan: farfield_ewald_plan) -> c_
 mod tests {
     use super::*;
     use crate::error::*;
+    use crate::ewald::CpuEwald;
+    use crate::nufft::options::{FARFIELD_BACKEND_CPU, FARFIELD_BACKEND_CUDA};
     use std::ptr::{null, null_mut};
 
     use crate::capi::last_error_message as msg;
@@ -1142,7 +1002,7 @@ mod tests {
         };
         let (s2, p2) = make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-4, &v120);
         assert_eq!(s2, 0, "{}", msg());
-        assert!(matches!(*unsafe { &*p2 }.inner.lock().unwrap(), Exec::Cpu(_)));
+        assert!(unsafe { &*p2 }.inner.lock().unwrap().is_cpu());
         unsafe { farfield_ewald_destroy(p2) };
         // sizes ending inside the new fields
         for sz in [66, 70, 84] {
@@ -1238,7 +1098,7 @@ mod tests {
             assert_eq!(farfield_ewald_execute(p, n as i64, xyz.as_ptr(), q.as_ptr(), phi.as_mut_ptr(), f.as_mut_ptr(), &mut u, w.as_mut_ptr()), 0);
         }
         // same as the Rust plan
-        let mut rp = EwaldPlan::new(Method::Spme, &CUBE, n, 1e-6, &convert_opts(&o).unwrap().0).unwrap();
+        let mut rp = CpuEwald::new(Method::Spme, &CUBE, n, 1e-6, &convert_opts(&o).unwrap()).unwrap();
         let mut phi2 = vec![0.0; n];
         let mut f2 = vec![0.0; 3 * n];
         let r = rp.execute(&xyz, &q, Some(&mut phi2), Some(&mut f2), true).unwrap();
@@ -1639,12 +1499,12 @@ mod tests {
         }
         // the Rust options carry the CUDA choices
         let c = farfield_ewald_opts { gpu_precision: FARFIELD_EWALD_GPU_MIXED, gpu_method: 3, gpu_stream: fake, ..cuda };
-        let (_, co) = convert_opts(&c).unwrap();
-        let co = co.unwrap();
-        assert!(co.mixed);
-        assert_eq!(co.sopts.method, Some(crate::gpu::spread::GpuMethod::Sm));
-        assert_eq!(co.stream.map(|s| s.as_raw()), Some(0x5000));
-        assert!(convert_opts(&o).unwrap().1.is_none());
+        let co = convert_opts(&c).unwrap();
+        assert_eq!(co.backend, BackendChoice::Cuda);
+        assert!(co.gpu_mixed);
+        assert_eq!(co.gpu_method, Some(crate::backend::GpuMethod::Sm));
+        assert_eq!(co.gpu_stream.map(|s| s.as_raw()), Some(0x5000));
+        assert_eq!(convert_opts(&o).unwrap().backend, BackendChoice::Auto);
         // the CPU options are checked on a CUDA plan too (before the device is looked for)
         assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 1e-5, &farfield_ewald_opts { xi: f64::NAN, ..cuda }).0, FARFIELD_ERR_INVALID_ARG);
         assert_eq!(make(FARFIELD_EWALD_SPME, &CUBE, 10, 2.0, &cuda).0, FARFIELD_ERR_TOL);

@@ -871,10 +871,10 @@ pub struct DistEwaldPlan {
 impl DistEwaldPlan {
     /// Makes a distributed plan for up to `n_max` charges **on this rank** per execute (the
     /// parameters are chosen for the sum of `n_max` over the ranks) in the cell `cell` with
-    /// relative RMS force accuracy `tol`, as [`super::EwaldPlan::new`]; `opts.nthreads` threads
+    /// relative RMS force accuracy `tol`, as [`super::CpuEwald::new`]; `opts.nthreads` threads
     /// per rank. Only [`Method::Spme`]. Collective.
     ///
-    /// Errors, on every rank: those of [`super::EwaldPlan::new`]; [`Error::NotSupported`]
+    /// Errors, on every rank: those of [`super::CpuEwald::new`]; [`Error::NotSupported`]
     /// (another method); [`Error::InvalidArg`] (the ranks passed different cells, tolerances,
     /// methods or options); [`Error::Internal`] (MPI).
     pub fn new(comm: Comm, method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opts: &EwaldOpts) -> Result<DistEwaldPlan> {
@@ -944,7 +944,7 @@ impl DistEwaldPlan {
         self.comm.agree(r)
     }
 
-    /// Changes the cell, as [`super::EwaldPlan::set_box`] (the same rule for keeping or
+    /// Changes the cell, as [`super::CpuEwald::set_box`] (the same rule for keeping or
     /// re-choosing the parameters, taken alike on every rank). Collective; errors on every rank
     /// (also [`Error::InvalidArg`] when the ranks pass different cells); on error the plan is
     /// unchanged.
@@ -990,7 +990,7 @@ struct Local {
 }
 
 impl DistEwaldPlan {
-    /// Sets the excluded pairs (replacing earlier ones) as [`super::EwaldPlan::set_exclusions`],
+    /// Sets the excluded pairs (replacing earlier ones) as [`super::CpuEwald::set_exclusions`],
     /// by the **global ids** of the charges (0 … `n_total − 1`, `n_total` the sum of `n_max`
     /// over the ranks), which [`DistEwaldPlan::execute_ids`] then takes with the charges.
     /// Collective. Each rank passes any part of the list: the list is the union over the ranks
@@ -1005,7 +1005,7 @@ impl DistEwaldPlan {
     }
 
     /// Sets the excluded and scaled pairs (replacing earlier ones) as
-    /// [`super::EwaldPlan::set_exclusions_scaled`], by global ids, distributed as
+    /// [`super::CpuEwald::set_exclusions_scaled`], by global ids, distributed as
     /// [`DistEwaldPlan::set_exclusions`]. Collective. A pair given on several ranks must be
     /// given with the same scale (two different scales, both other than 1, are an error on
     /// every rank). Errors, on every rank alike: those of [`DistEwaldPlan::set_exclusions`];
@@ -1035,7 +1035,7 @@ impl DistEwaldPlan {
     }
 
     /// Checks this rank's arguments and wraps its charges (internal length unit; charges
-    /// divided by `2^eq`). Errors as [`super::EwaldPlan::execute_with`] (local).
+    /// divided by `2^eq`). Errors as [`super::CpuEwald::execute_with`] (local).
     fn prepare(&self, ids: Option<&[i64]>, xyz: &[f64], q: &[f64], phi: Option<usize>, field: Option<usize>) -> Result<Local> {
         crate::mpi::fail_point("ewald.execute")?;
         let n = q.len();
@@ -1103,13 +1103,13 @@ impl DistEwaldPlan {
     }
 
     /// Evaluates, for this rank's `n = q.len()` charges at `xyz` (length `3n`), the requested
-    /// results as [`super::EwaldPlan::execute_with`]: potentials (`phi`, length `n`), fields
+    /// results as [`super::CpuEwald::execute_with`]: potentials (`phi`, length `n`), fields
     /// (`field`, length `3n`), and the energy and virial of **all** ranks' charges (the same
     /// on every rank). Collective: every rank calls it, with its own charges (possibly none).
     /// A plan with exclusions needs the charges' global ids: [`DistEwaldPlan::execute_ids`].
     /// Outputs are written only on success. Errors, on every rank alike (the same status; on
     /// the ranks other than the failing one the message names that rank and repeats its
-    /// message): those of [`super::EwaldPlan::execute_with`] on any rank (a coincident pair
+    /// message): those of [`super::CpuEwald::execute_with`] on any rank (a coincident pair
     /// is named by the indices of the home rank's charges and ghosts, or by global ids when
     /// the plan has exclusions), [`Error::InvalidArg`] (exclusions set and no ids),
     /// [`Error::Internal`] (MPI).

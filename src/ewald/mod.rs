@@ -29,12 +29,12 @@
 //! `−π Q/(V ξ²)` on every charge, virial `−π Q²/(2 V ξ²) δ_αβ` (no force).
 //!
 //! ## Exclusions and scaled pairs
-//! [`EwaldPlan::set_exclusions`] takes index pairs whose full `1/r` interaction (nearest image)
+//! [`CpuEwald::set_exclusions`] takes index pairs whose full `1/r` interaction (nearest image)
 //! is removed from potentials, fields, energy and virial, as MD codes need for bonded pairs:
 //! the real-space `erfc` term is dropped and `erf(ξr)/r` subtracted (its `r → 0` limit
 //! `2ξ/√π` for a coincident excluded pair, whose real-space term the pair kernel skips).
 //! A pair is unordered: `(i, j)` and `(j, i)` are the same pair, and a pair listed several
-//! times is excluded once. [`EwaldPlan::set_exclusions_scaled`] gives each pair a scale `s`:
+//! times is excluded once. [`CpuEwald::set_exclusions_scaled`] gives each pair a scale `s`:
 //! the pair then interacts as `s q_i q_j / r` (1-4 pairs of AMBER: `s = 1/1.2`, OPLS: 0.5;
 //! `s = 0` is an exclusion), i.e. `(1 − s)` times the correction above is applied.
 //!
@@ -45,7 +45,7 @@
 //! * [`Terms::KSpace`]: `φ^F + φ^self + φ^bg` and, for each excluded or scaled pair, the
 //!   k-space share of its correction, `−(1 − s) erf(ξr)/r` (nearest image). The caller's pair
 //!   loop must add `Σ erfc(ξr)/r` over the pairs within its cutoff, using the plan's `ξ`
-//!   ([`EwaldPlan::params`]), skipping excluded pairs and scaling scaled ones (LAMMPS's
+//!   ([`CpuEwald::params`]), skipping excluded pairs and scaling scaled ones (LAMMPS's
 //!   `coul/long` styles instead keep every pair and subtract `(1 − s) q_i q_j / r` themselves:
 //!   then give the plan no exclusions). Give the caller's cutoff as
 //!   [`Overrides::rc`], so that `ξ` and the mesh are chosen for it and `tol`, or `ξ` (and the
@@ -70,7 +70,7 @@
 //! 1-3 pairs, whose forces dominate the all-pairs RMS force: relative to the RMS of the force
 //! field's own Coulomb forces the same absolute error is 10–15× larger (the LAMMPS peptide and
 //! SPC/E water, `examples/lammps`).
-//! [`EwaldPlan::set_box`] changes the cell, keeping the parameters while the estimated error
+//! [`CpuEwald::set_box`] changes the cell, keeping the parameters while the estimated error
 //! stays within 1.5× the target and re-planning (new grid, FFT plans) otherwise.
 //!
 //! ## Scale, limits and degenerate input
@@ -119,6 +119,7 @@ pub use params::{Method, Overrides};
 #[doc(hidden)]
 pub use real_space::real_space_only;
 
+use crate::backend::{BackendChoice, GpuMethod, GpuStream};
 use crate::error::{try_resize, Error, Result};
 use crate::scale::{exponent_of, pow2, rescale};
 use crate::fft::FFTW_ESTIMATE;
@@ -265,11 +266,31 @@ pub struct EwaldOpts {
     pub fftw_flags: u32,
     /// The terms evaluated (default [`Terms::All`]).
     pub terms: Terms,
+    /// Backend (AUTO = the CPU until the GPU plan has been timed against it on hardware);
+    /// read by the front `crate::plans::EwaldPlan`, which runs [`CpuEwald`] or the CUDA plan.
+    pub backend: BackendChoice,
+    /// CUDA backend only: single-precision grids and FFT with double-precision sums
+    /// (`FARFIELD_EWALD_GPU_MIXED`); false = double precision throughout.
+    pub gpu_mixed: bool,
+    /// CUDA backend only: the spreading method of the k-space part (`None` = automatic).
+    pub gpu_method: Option<GpuMethod>,
+    /// CUDA backend only: the caller's stream (`None` = the default stream).
+    pub gpu_stream: Option<GpuStream>,
 }
 
 impl Default for EwaldOpts {
     fn default() -> Self {
-        EwaldOpts { nthreads: 0, debug: 0, overrides: Overrides::default(), fftw_flags: FFTW_ESTIMATE, terms: Terms::All }
+        EwaldOpts {
+            nthreads: 0,
+            debug: 0,
+            overrides: Overrides::default(),
+            fftw_flags: FFTW_ESTIMATE,
+            terms: Terms::All,
+            backend: BackendChoice::Auto,
+            gpu_mixed: false,
+            gpu_method: None,
+            gpu_stream: None,
+        }
     }
 }
 
@@ -305,7 +326,7 @@ pub struct EwaldParams {
 /// Energy and virial of one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EwaldResult {
-    /// `U = ½ Σ q_i φ_i` (0 when not requested from [`EwaldPlan::execute_with`]).
+    /// `U = ½ Σ q_i φ_i` (0 when not requested from [`CpuEwald::execute_with`]).
     pub energy: f64,
     /// `W_αβ = −∂U/∂ε_αβ` at `[3α + β]` (symmetric); zeros unless requested.
     pub virial: [f64; 9],
@@ -319,8 +340,10 @@ enum KSpace {
     None,
 }
 
-/// An Ewald plan: method, cell, parameters and all reusable state.
-pub struct EwaldPlan {
+/// The CPU Ewald plan: method, cell, parameters and all reusable state. Users make plans
+/// through the front `crate::plans::EwaldPlan`, which runs this or the CUDA plan
+/// (`opts.backend`); this type ignores the backend and GPU options.
+pub struct CpuEwald {
     method: Method,
     tol: f64,
     n_max: usize,
@@ -339,7 +362,7 @@ pub struct EwaldPlan {
     /// Excluded and scaled pairs.
     excl: Exclusions,
     /// Parts evaluated by `execute` (those of `opts.terms` unless changed by
-    /// [`EwaldPlan::set_parts`]).
+    /// [`CpuEwald::set_parts`]).
     parts: EwaldParts,
     qs: Vec<f64>,
     s: Vec<[f64; 3]>,
@@ -396,7 +419,7 @@ fn make_params(method: Method, bx: &PeriodicBox, c: &Chosen, e: i32, tol_used: f
     }
 }
 
-/// What a plan decides before it allocates anything, shared by [`EwaldPlan`] and the GPU plan
+/// What a plan decides before it allocates anything, shared by [`CpuEwald`] and the GPU plan
 /// (`crate::gpu::ewald`), so that both backends use the same rule and the same parameters.
 pub(crate) struct Setup {
     /// Tolerance in use (the request raised to [`params::min_tol`] if below it).
@@ -413,7 +436,7 @@ pub(crate) struct Setup {
     pub params: EwaldParams,
 }
 
-/// Validates the arguments of [`EwaldPlan::new`] and chooses the parameters (errors there).
+/// Validates the arguments of [`CpuEwald::new`] and chooses the parameters (errors there).
 pub(crate) fn setup(method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opts: &EwaldOpts) -> Result<Setup> {
     if !(tol > 0.0 && tol < 1.0) {
         return Err(Error::Tol(format!("tol = {tol:e}; the Ewald accuracy must satisfy 0 < tol < 1")));
@@ -425,7 +448,7 @@ pub(crate) fn setup(method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opt
     let user_box = PeriodicBox::new(cell)?;
     let scale_e = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
     let bx = internal_box(cell, scale_e)?;
-    EwaldPlan::check_rc(&opts.overrides, &bx, scale_e)?;
+    CpuEwald::check_rc(&opts.overrides, &bx, scale_e)?;
     let ov = internal_overrides(&opts.overrides, scale_e)?;
     let chosen = params::choose(method, &bx, n_max, tol_used, &ov)?;
     let warnings = warn_bits(&chosen, tol_used, warnings);
@@ -433,7 +456,7 @@ pub(crate) fn setup(method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opt
     Ok(Setup { tol_used, user_box, scale_e, bx, chosen, params })
 }
 
-/// What a cell change does to a plan (the rule of [`EwaldPlan::set_box`], shared with the GPU
+/// What a cell change does to a plan (the rule of [`CpuEwald::set_box`], shared with the GPU
 /// plan).
 pub(crate) enum NewBox {
     /// Same parameters and internal unit: only the influence function changes (`eta`: the
@@ -443,9 +466,9 @@ pub(crate) enum NewBox {
     Replan(Setup),
 }
 
-/// The rule of [`EwaldPlan::set_box`] for a plan with internal unit `2^scale_e`, parameters
+/// The rule of [`CpuEwald::set_box`] for a plan with internal unit `2^scale_e`, parameters
 /// `chosen` (internal units) and `params` (caller's units, tolerance and warnings in use).
-/// Errors as [`EwaldPlan::set_box`].
+/// Errors as [`CpuEwald::set_box`].
 pub(crate) fn new_box(
     method: Method, cell: &[f64; 9], n_max: usize, opts: &EwaldOpts, scale_e: i32, chosen: &Chosen, params: &EwaldParams,
 ) -> Result<NewBox> {
@@ -453,7 +476,7 @@ pub(crate) fn new_box(
     let e_new = exponent_of(cell.iter().fold(0.0f64, |a, v| a.max(v.abs())));
     let e = if (e_new - scale_e).abs() <= 8 { scale_e } else { e_new };
     let bx = internal_box(cell, e)?;
-    EwaldPlan::check_rc(&opts.overrides, &bx, e)?;
+    CpuEwald::check_rc(&opts.overrides, &bx, e)?;
     let ov = internal_overrides(&opts.overrides, e)?;
     let (tol_used, clamped) = (params.tol_used, params.warnings & WARN_TOL_CLAMPED);
     if e == scale_e && params::still_accurate(method, &bx, n_max, tol_used, chosen) {
@@ -465,7 +488,7 @@ pub(crate) fn new_box(
     Ok(NewBox::Replan(Setup { tol_used, user_box, scale_e: e, bx, chosen, params }))
 }
 
-/// Which parts of the sum [`EwaldPlan::execute_with`] evaluates (those of [`EwaldOpts::terms`]
+/// Which parts of the sum [`CpuEwald::execute_with`] evaluates (those of [`EwaldOpts::terms`]
 /// by default): a diagnostic hook for comparing one part with another implementation of it (the
 /// GPU parts are checked against these on the emulator). The real-space part includes the
 /// coincidence check and the real-space share of the exclusion corrections; the
@@ -499,11 +522,11 @@ impl EwaldParts {
     }
 }
 
-impl EwaldPlan {
+impl CpuEwald {
     /// Makes a plan for up to `n_max` charges in the cell `cell` (`cell[3*i + j]` = component
     /// `j` of lattice vector `i`, lower-triangular) with relative RMS force accuracy `tol`.
     /// A `tol` below [`params::min_tol`] is raised to it ([`WARN_TOL_CLAMPED`] in
-    /// [`EwaldPlan::params`]). Errors: [`Error::Tol`] (`tol` not in (0, 1)), [`Error::NPoints`]
+    /// [`CpuEwald::params`]). Errors: [`Error::Tol`] (`tol` not in (0, 1)), [`Error::NPoints`]
     /// (`n_max` 0 or ≥ 2³² − 1), [`Error::InvalidArg`] (cell, overrides), [`Error::Range`]
     /// (cell flatter than [`MIN_ASPECT`], a grid or wave-vector count above the limits of
     /// [`params`], an override not representable at the cell's scale), [`Error::Alloc`],
@@ -523,7 +546,7 @@ impl EwaldPlan {
                 params.xi, params.rc, params.grid, params.order, params.eta, params.kc, params.est_rel_err, threads.count()
             );
         }
-        Ok(EwaldPlan {
+        Ok(CpuEwald {
             method,
             tol: tol_used,
             n_max,
@@ -585,7 +608,7 @@ impl EwaldPlan {
     /// within 1.5× the target (only the influence function is recomputed); otherwise chooses
     /// new parameters (caller overrides kept) and re-plans. The internal length unit is kept
     /// while the cell's largest entry stays within a factor 2⁸ of it (else it is changed and
-    /// the plan re-planned). Errors as [`EwaldPlan::new`] (e.g. a fixed cutoff above half the
+    /// the plan re-planned). Errors as [`CpuEwald::new`] (e.g. a fixed cutoff above half the
     /// new smallest height); on error the plan is unchanged.
     pub fn set_box(&mut self, cell: &[f64; 9]) -> Result<()> {
         match new_box(self.method, cell, self.n_max, &self.opts, self.scale_e, &self.chosen, &self.params)? {
@@ -630,7 +653,7 @@ impl EwaldPlan {
     }
 
     /// Sets the excluded and scaled pairs (replacing earlier ones, those of
-    /// [`EwaldPlan::set_exclusions`] included): pair `k` = `pairs[k]` interacts as
+    /// [`CpuEwald::set_exclusions`] included): pair `k` = `pairs[k]` interacts as
     /// `scales[k] q_i q_j / r` (nearest image) instead of `q_i q_j / r` — `0` excludes it, `0.5`
     /// halves it (OPLS 1-4 pairs), `1` leaves it as it is (such pairs are dropped from the list);
     /// any finite value. A pair is unordered; one given several times with the same scale counts
@@ -662,7 +685,7 @@ impl EwaldPlan {
 
     /// Evaluates potentials (`phi`, length `n`), fields (`field`, length `3n`, `field[3i + d]`),
     /// energy and (if `virial`) the virial for `n = q.len()` charges at `xyz` (length `3n`).
-    /// Same as [`EwaldPlan::execute_with`] with the energy requested.
+    /// Same as [`CpuEwald::execute_with`] with the energy requested.
     pub fn execute(&mut self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>, virial: bool) -> Result<EwaldResult> {
         self.execute_with(xyz, q, phi, field, true, virial)
     }

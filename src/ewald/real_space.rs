@@ -556,7 +556,7 @@ impl RealSpace {
 }
 
 /// Test hook (re-exported, doc-hidden, as `crate::ewald::real_space_only`): the CPU real-space
-/// part alone, as [`super::EwaldPlan::execute`] computes it — the pair sum of
+/// part alone, as [`super::CpuEwald::execute`] computes it — the pair sum of
 /// `erfc(ξr)/r` within `r_c` by cell lists and the exclusion corrections of this module — on
 /// one thread, for the GPU emulator tests (`gpu-emu/tests/ewald_real.rs`) to compare the device
 /// pass ([`crate::gpu::ewald::real_space::GpuRealSpace`]) with.
@@ -565,7 +565,7 @@ impl RealSpace {
 /// (`xyz[3i + d]`, `n = q.len()` charges; wrapped into the cell here exactly as `execute` wraps
 /// them), charges `q`, splitting parameter `xi`, cutoff `rc` (at most half the smallest
 /// height), erfc fit accuracy `erfc_acc` (`exact`: `libm::erfc` instead of the fit) and the
-/// excluded pairs `excl` (validated as [`super::EwaldPlan::set_exclusions`] with `n_max = n`).
+/// excluded pairs `excl` (validated as [`super::CpuEwald::set_exclusions`] with `n_max = n`).
 /// Returns `(φ^R [n], E^R [3n] (empty unless want_field), U^R = ½ Σ q_i φ^R_i, W^R)` with the
 /// virial at `[3α + β]` (zeros unless `virial`). Errors: [`Error::InvalidArg`] (lengths, the
 /// cutoff, the exclusions, coincident charges), [`Error::NonFinite`], [`Error::Alloc`].

@@ -14,7 +14,7 @@ pub(super) fn cube(l: f64) -> [f64; 9] {
     [l, 0.0, 0.0, 0.0, l, 0.0, 0.0, 0.0, l]
 }
 
-pub(super) fn run(plan: &mut EwaldPlan, xyz: &[f64], q: &[f64], virial: bool) -> (Vec<f64>, Vec<f64>, EwaldResult) {
+pub(super) fn run(plan: &mut CpuEwald, xyz: &[f64], q: &[f64], virial: bool) -> (Vec<f64>, Vec<f64>, EwaldResult) {
     let n = q.len();
     let mut phi = vec![0.0; n];
     let mut f = vec![0.0; 3 * n];
@@ -72,7 +72,7 @@ fn madelung_cases() -> Vec<(&'static str, [f64; 9], Vec<f64>, Vec<f64>, f64, f64
 fn madelung_constants() {
     for (name, cell, xyz, q, r0, npairs, m) in madelung_cases() {
         for method in [Method::Spectral, Method::Spme, Method::Direct] {
-            let mut plan = EwaldPlan::new(method, &cell, q.len(), 1e-10, &opts(2)).unwrap();
+            let mut plan = CpuEwald::new(method, &cell, q.len(), 1e-10, &opts(2)).unwrap();
             let (phi, f, r) = run(&mut plan, &xyz, &q, true);
             let mc = -r.energy * r0 / npairs;
             let err = (mc - m).abs() / m;
@@ -146,12 +146,12 @@ fn random_systems_against_direct_sum() {
     let n = 1000;
     for (cname, cell) in [("cubic", cube(3.0)), ("triclinic", triclinic())] {
         let (xyz, q) = random_system(&cell, n, 5, 0.0);
-        let mut dp = EwaldPlan::new(Method::Direct, &cell, n, 1e-11, &opts(2)).unwrap();
+        let mut dp = CpuEwald::new(Method::Direct, &cell, n, 1e-11, &opts(2)).unwrap();
         let (phi0, f0, r0) = run(&mut dp, &xyz, &q, true);
         let fr0 = forces(&f0, &q);
         for tol in [1e-3, 1e-5, 1e-7] {
             for method in [Method::Spectral, Method::Spme] {
-                let mut p = EwaldPlan::new(method, &cell, n, tol, &opts(2)).unwrap();
+                let mut p = CpuEwald::new(method, &cell, n, tol, &opts(2)).unwrap();
                 let (phi, f, r) = run(&mut p, &xyz, &q, true);
                 let ef = rel_rms(&forces(&f, &q), &fr0);
                 let ep = rel_rms(&phi, &phi0);
@@ -182,7 +182,7 @@ fn random_systems_against_direct_sum() {
 }
 
 /// Energy of a configuration with a fixed plan (no outputs but the energy).
-fn energy(plan: &mut EwaldPlan, xyz: &[f64], q: &[f64]) -> f64 {
+fn energy(plan: &mut CpuEwald, xyz: &[f64], q: &[f64]) -> f64 {
     plan.execute(xyz, q, None, None, false).unwrap().energy
 }
 
@@ -192,7 +192,7 @@ fn forces_are_minus_energy_gradient() {
     let cell = triclinic();
     let (xyz, q) = random_system(&cell, n, 9, 0.0);
     for method in [Method::Spectral, Method::Spme, Method::Direct] {
-        let mut p = EwaldPlan::new(method, &cell, n, 1e-9, &opts(1)).unwrap();
+        let mut p = CpuEwald::new(method, &cell, n, 1e-9, &opts(1)).unwrap();
         let (_, f, _) = run(&mut p, &xyz, &q, false);
         let fr = forces(&f, &q);
         let fscale = (fr.iter().map(|v| v * v).sum::<f64>() / n as f64).sqrt();
@@ -217,7 +217,7 @@ fn virial_is_strain_derivative() {
     let cell = triclinic();
     let (xyz, q) = random_system(&cell, n, 13, 0.0);
     for method in [Method::Spectral, Method::Spme, Method::Direct] {
-        let mut p = EwaldPlan::new(method, &cell, n, 1e-9, &opts(2)).unwrap();
+        let mut p = CpuEwald::new(method, &cell, n, 1e-9, &opts(2)).unwrap();
         let (_, _, r) = run(&mut p, &xyz, &q, true);
         let h = 1e-6;
         // strains that keep the cell lower-triangular: ε_αβ with α ≤ β (x' = x + ε_αβ r_β)
@@ -260,7 +260,7 @@ fn nonneutral_background_term() {
     let mut energies = Vec::new();
     for xi in [4.0, 5.0, 6.0] {
         let o = EwaldOpts { overrides: Overrides { xi, ..Overrides::default() }, ..opts(2) };
-        let mut p = EwaldPlan::new(Method::Direct, &cell, n, 1e-11, &o).unwrap();
+        let mut p = CpuEwald::new(Method::Direct, &cell, n, 1e-11, &o).unwrap();
         energies.push(run(&mut p, &xyz, &q, true).2);
     }
     for e in &energies[1..] {
@@ -269,13 +269,13 @@ fn nonneutral_background_term() {
         assert!((tr - e.energy).abs() < 1e-8 * e.energy.abs(), "tr W {tr} U {}", e.energy);
     }
     for method in [Method::Spectral, Method::Spme] {
-        let mut p = EwaldPlan::new(method, &cell, n, 1e-8, &opts(2)).unwrap();
+        let mut p = CpuEwald::new(method, &cell, n, 1e-8, &opts(2)).unwrap();
         let r = run(&mut p, &xyz, &q, false).2;
         assert!((r.energy - energies[0].energy).abs() < 1e-8 * energies[0].energy.abs(), "{method:?}");
     }
     // one charge alone in the box: U = −M_sc q²/(2L)·… the Wigner/Madelung constant of the
     // simple cubic lattice with background, ξ_sc = −2.837297479480620 (U = ξ_sc q²/(2L))
-    let mut p = EwaldPlan::new(Method::Spme, &cube(1.0), 1, 1e-10, &opts(1)).unwrap();
+    let mut p = CpuEwald::new(Method::Spme, &cube(1.0), 1, 1e-10, &opts(1)).unwrap();
     let r = p.execute(&[0.3, 0.1, 0.7], &[1.0], None, None, false).unwrap();
     assert!((r.energy - 0.5 * -2.837297479480620).abs() < 1e-8, "{}", r.energy);
 }
@@ -332,14 +332,14 @@ fn exclusions_remove_nearest_image_pairs() {
     let bx = PeriodicBox::new(&cell).unwrap();
     // pairs: some close neighbours (bonded-like) and some far apart
     let pairs: Vec<[i64; 2]> = vec![[0, 1], [2, 50], [7, 3], [10, 149], [99, 98], [60, 61]];
-    let mut dp = EwaldPlan::new(Method::Direct, &cell, n, 1e-11, &opts(2)).unwrap();
+    let mut dp = CpuEwald::new(Method::Direct, &cell, n, 1e-11, &opts(2)).unwrap();
     let (phi0, f0, r0) = run(&mut dp, &xyz, &q, true);
     // reference: subtract q_i q_j/r for the nearest image
     let (mut phi_ref, mut f_ref, mut u_ref, mut w_ref) = (phi0, f0, r0.energy, r0.virial);
     scale_pairs(&bx, &xyz, &q, &pairs, &[0.0; 6], &mut phi_ref, &mut f_ref, &mut u_ref, &mut w_ref);
     for method in [Method::Direct, Method::Spectral, Method::Spme] {
         let tol = if method == Method::Direct { 1e-11 } else { 1e-8 };
-        let mut p = EwaldPlan::new(method, &cell, n, tol, &opts(2)).unwrap();
+        let mut p = CpuEwald::new(method, &cell, n, tol, &opts(2)).unwrap();
         p.set_exclusions(&pairs).unwrap();
         let (phi, f, r) = run(&mut p, &xyz, &q, true);
         let lim = if method == Method::Direct { 1e-9 } else { 1e-6 };
@@ -348,7 +348,7 @@ fn exclusions_remove_nearest_image_pairs() {
         assert!((r.energy - u_ref).abs() < lim * u_ref.abs(), "{method:?} U {} vs {u_ref}", r.energy);
         assert!(rel_rms(&r.virial, &w_ref) < lim, "{method:?} virial");
     }
-    let mut p = EwaldPlan::new(Method::Spme, &cell, n, 1e-5, &opts(1)).unwrap();
+    let mut p = CpuEwald::new(Method::Spme, &cell, n, 1e-5, &opts(1)).unwrap();
     assert!(matches!(p.set_exclusions(&[[0, 0]]), Err(Error::InvalidArg(_))));
     assert!(matches!(p.set_exclusions(&[[0, n as i64]]), Err(Error::InvalidArg(_))));
     p.set_exclusions(&[[0, 120]]).unwrap();
@@ -359,7 +359,7 @@ fn exclusions_remove_nearest_image_pairs() {
 fn set_box_keeps_or_replans() {
     let n = 300;
     let (xyz, q) = random_system(&cube(3.0), n, 3, 0.0);
-    let mut p = EwaldPlan::new(Method::Spme, &cube(3.0), n, 1e-5, &opts(2)).unwrap();
+    let mut p = CpuEwald::new(Method::Spme, &cube(3.0), n, 1e-5, &opts(2)).unwrap();
     let g0 = p.params().grid;
     p.set_box(&cube(3.01)).unwrap();
     assert_eq!(p.params().grid, g0);
@@ -373,14 +373,14 @@ fn set_box_keeps_or_replans() {
         overrides: Overrides { xi: p.params().xi, rc: p.params().rc, grid: p.params().grid, order: p.params().order },
         ..opts(2)
     };
-    let mut fresh = EwaldPlan::new(Method::Spme, &cube(4.5), n, 1e-5, &o).unwrap();
+    let mut fresh = CpuEwald::new(Method::Spme, &cube(4.5), n, 1e-5, &o).unwrap();
     let xyz2: Vec<f64> = xyz.iter().map(|v| v * 1.5).collect();
     let a = run(&mut p, &xyz2, &q, true);
     let b = run(&mut fresh, &xyz2, &q, true);
     assert!((a.2.energy - b.2.energy).abs() < 1e-12 * b.2.energy.abs());
     // a cutoff that no longer fits is an error, and the plan stays usable
     let o = EwaldOpts { overrides: Overrides { rc: 1.4, ..Overrides::default() }, ..opts(1) };
-    let mut p = EwaldPlan::new(Method::Spme, &cube(3.0), n, 1e-5, &o).unwrap();
+    let mut p = CpuEwald::new(Method::Spme, &cube(3.0), n, 1e-5, &o).unwrap();
     assert!(matches!(p.set_box(&cube(2.0)), Err(Error::InvalidArg(_))));
     assert_eq!(p.cell().volume, 27.0);
 }
@@ -391,8 +391,8 @@ fn thread_counts_agree() {
     let cell = triclinic();
     let (xyz, q) = random_system(&cell, n, 29, 0.0);
     for method in [Method::Spectral, Method::Spme] {
-        let mut p1 = EwaldPlan::new(method, &cell, n, 1e-6, &opts(1)).unwrap();
-        let mut p3 = EwaldPlan::new(method, &cell, n, 1e-6, &opts(3)).unwrap();
+        let mut p1 = CpuEwald::new(method, &cell, n, 1e-6, &opts(1)).unwrap();
+        let mut p3 = CpuEwald::new(method, &cell, n, 1e-6, &opts(3)).unwrap();
         let a = run(&mut p1, &xyz, &q, true);
         let b = run(&mut p3, &xyz, &q, true);
         assert!(rel_rms(&a.1, &b.1) < 1e-12);
@@ -405,12 +405,12 @@ fn water_box() {
     let (xyz, q, cell) = load_system("water_tip3p_900").expect("data/water_tip3p_900 (docs/design.md §11.1)");
     let n = q.len();
     assert_eq!(xyz.len(), 3 * n);
-    let mut dp = EwaldPlan::new(Method::Direct, &cell, n, 1e-10, &opts(2)).unwrap();
+    let mut dp = CpuEwald::new(Method::Direct, &cell, n, 1e-10, &opts(2)).unwrap();
     let (_, f0, r0) = run(&mut dp, &xyz, &q, false);
     let fr0 = forces(&f0, &q);
     for tol in [1e-4, 1e-6] {
         for method in [Method::Spectral, Method::Spme] {
-            let mut p = EwaldPlan::new(method, &cell, n, tol, &opts(2)).unwrap();
+            let mut p = CpuEwald::new(method, &cell, n, tol, &opts(2)).unwrap();
             let (_, f, r) = run(&mut p, &xyz, &q, false);
             let ef = rel_rms(&forces(&f, &q), &fr0);
             let eu = (r.energy - r0.energy).abs() / r0.energy.abs();
@@ -459,7 +459,7 @@ fn bench_real_system() {
             let fr: Vec<f64> = b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
             Some((fr, f64::NAN))
         } else {
-        let mut dp = EwaldPlan::new(Method::Direct, &cell, n, 1e-9, &opts(nt)).unwrap();
+        let mut dp = CpuEwald::new(Method::Direct, &cell, n, 1e-9, &opts(nt)).unwrap();
         let r = run(&mut dp, &xyz, &q, false);
         eprintln!("{name}: direct sum {:.2} s, params {:?}", t.elapsed().as_secs_f64(), dp.params());
         let fr = forces(&r.1, &q);
@@ -483,7 +483,7 @@ fn bench_real_system() {
         if let Some(f) = std::env::var("FARFIELD_EWALD_FFTW").ok().and_then(|v| v.parse().ok()) {
             o.fftw_flags = f;
         }
-        let mut p = EwaldPlan::new(method, &cell, n, tol, &o).unwrap();
+        let mut p = CpuEwald::new(method, &cell, n, tol, &o).unwrap();
         let tplan = t.elapsed().as_secs_f64();
         let mut phi = vec![0.0; n];
         let mut f = vec![0.0; 3 * n];
@@ -519,12 +519,12 @@ fn tolerance_floor_is_reached() {
     let n = 300;
     for (cname, cell) in [("cubic", cube(2.0)), ("triclinic", triclinic())] {
         let (xyz, q) = random_system(&cell, n, 11, 0.0);
-        let mut dp = EwaldPlan::new(Method::Direct, &cell, n, 1e-20, &opts(2)).unwrap();
+        let mut dp = CpuEwald::new(Method::Direct, &cell, n, 1e-20, &opts(2)).unwrap();
         assert_eq!(dp.params().warnings, WARN_TOL_CLAMPED);
         let (_, f0, r0) = run(&mut dp, &xyz, &q, false);
         let fr0 = forces(&f0, &q);
         for method in [Method::Spectral, Method::Spme] {
-            let mut p = EwaldPlan::new(method, &cell, n, 1e-30, &opts(2)).unwrap();
+            let mut p = CpuEwald::new(method, &cell, n, 1e-30, &opts(2)).unwrap();
             let tol = p.params().tol_used;
             assert_eq!(tol, params::min_tol(method));
             let (_, f, r) = run(&mut p, &xyz, &q, false);
@@ -544,12 +544,12 @@ fn results_are_scale_covariant() {
     let (xyz, q) = random_system(&cell, n, 3, 0.5);
     for method in [Method::Spectral, Method::Spme, Method::Direct] {
         let tol = 1e-9;
-        let mut p = EwaldPlan::new(method, &cell, n, tol, &opts(1)).unwrap();
+        let mut p = CpuEwald::new(method, &cell, n, tol, &opts(1)).unwrap();
         let (phi1, f1, r1) = run(&mut p, &xyz, &q, true);
         for s in [1e-140, 3.7e-20, 2.5e18, 1e140] {
             let cs = cell.map(|v| v * s);
             let xs: Vec<f64> = xyz.iter().map(|v| v * s).collect();
-            let mut p = EwaldPlan::new(method, &cs, n, tol, &opts(1)).unwrap();
+            let mut p = CpuEwald::new(method, &cs, n, tol, &opts(1)).unwrap();
             assert!((p.params().xi * s / (params_xi(&cell, method, n, tol)) - 1.0).abs() < 1e-9);
             let (phi, f, r) = run(&mut p, &xs, &q, true);
             let phis: Vec<f64> = phi.iter().map(|v| v * s).collect();
@@ -564,7 +564,7 @@ fn results_are_scale_covariant() {
 }
 
 fn params_xi(cell: &[f64; 9], method: Method, n: usize, tol: f64) -> f64 {
-    EwaldPlan::new(method, cell, n, tol, &opts(1)).unwrap().params().xi
+    CpuEwald::new(method, cell, n, tol, &opts(1)).unwrap().params().xi
 }
 
 /// A cell that changes scale by more than 2⁸ re-plans in the new unit and stays right.
@@ -573,7 +573,7 @@ fn set_box_across_scales() {
     let n = 100;
     let cell = cube(2.0);
     let (xyz, q) = random_system(&cell, n, 9, 0.0);
-    let mut p = EwaldPlan::new(Method::Spme, &cell, n, 1e-8, &opts(1)).unwrap();
+    let mut p = CpuEwald::new(Method::Spme, &cell, n, 1e-8, &opts(1)).unwrap();
     let (_, _, r1) = run(&mut p, &xyz, &q, false);
     let s = 1e-30;
     p.set_box(&cell.map(|v| v * s)).unwrap();
@@ -584,5 +584,5 @@ fn set_box_across_scales() {
 }
 
 fn params_rc(cell: &[f64; 9], n: usize) -> f64 {
-    EwaldPlan::new(Method::Spme, cell, n, 1e-8, &opts(1)).unwrap().params().rc
+    CpuEwald::new(Method::Spme, cell, n, 1e-8, &opts(1)).unwrap().params().rc
 }

@@ -32,7 +32,7 @@ fn scaled_pairs_against_the_classic_sum() {
     let bx = PeriodicBox::new(&cell).unwrap();
     let (xyz, q) = random_system(&cell, n, 23, 0.5);
     let (pairs, scales) = scaled_pairs();
-    let mut dp = EwaldPlan::new(Method::Direct, &cell, n, 1e-12, &opts(2)).unwrap();
+    let mut dp = CpuEwald::new(Method::Direct, &cell, n, 1e-12, &opts(2)).unwrap();
     let (mut phi_ref, mut f_ref, r0) = run(&mut dp, &xyz, &q, true);
     let (mut u_ref, mut w_ref) = (r0.energy, r0.virial);
     // the pair listed twice is changed once
@@ -52,21 +52,21 @@ fn scaled_pairs_against_the_classic_sum() {
     }
     for method in [Method::Spectral, Method::Spme] {
         for tol in [1e-4, 1e-6] {
-            let mut p = EwaldPlan::new(method, &cell, n, tol, &opts(2)).unwrap();
+            let mut p = CpuEwald::new(method, &cell, n, tol, &opts(2)).unwrap();
             p.set_exclusions_scaled(&pairs, &scales).unwrap();
             let (phi, f, r) = run(&mut p, &xyz, &q, true);
             within_contract(&format!("{method:?} scaled pairs, tol {tol:e}"), tol, &q, &f, r.energy, &r.virial, &f_ref, u_ref, &w_ref);
             assert!(rel_rms(&phi, &phi_ref) <= 4.0 * tol, "{method:?} phi {:e}", rel_rms(&phi, &phi_ref));
         }
         // all scales 0 is set_exclusions
-        let mut a = EwaldPlan::new(method, &cell, n, 1e-6, &opts(1)).unwrap();
-        let mut b = EwaldPlan::new(method, &cell, n, 1e-6, &opts(1)).unwrap();
+        let mut a = CpuEwald::new(method, &cell, n, 1e-6, &opts(1)).unwrap();
+        let mut b = CpuEwald::new(method, &cell, n, 1e-6, &opts(1)).unwrap();
         a.set_exclusions_scaled(&pairs, &vec![0.0; pairs.len()]).unwrap();
         b.set_exclusions(&pairs).unwrap();
         assert_eq!(run(&mut a, &xyz, &q, true), run(&mut b, &xyz, &q, true));
     }
     // bad lists are refused and the earlier one kept
-    let mut p = EwaldPlan::new(Method::Spme, &cell, n, 1e-5, &opts(1)).unwrap();
+    let mut p = CpuEwald::new(Method::Spme, &cell, n, 1e-5, &opts(1)).unwrap();
     p.set_exclusions_scaled(&pairs, &scales).unwrap();
     assert!(matches!(p.set_exclusions_scaled(&[[0, 1], [1, 0]], &[0.5, 0.0]), Err(Error::InvalidArg(_))));
     assert!(matches!(p.set_exclusions_scaled(&[[0, 1]], &[f64::INFINITY]), Err(Error::NonFinite(_))));
@@ -80,7 +80,7 @@ fn scaled_coincident_pairs_are_refused() {
     let cell = triclinic();
     let xyz = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 1.5, 1.0, 1.0];
     let q = [1.0, -1.0, 0.5];
-    let mut p = EwaldPlan::new(Method::Spme, &cell, 3, 1e-5, &opts(1)).unwrap();
+    let mut p = CpuEwald::new(Method::Spme, &cell, 3, 1e-5, &opts(1)).unwrap();
     p.set_exclusions_scaled(&[[0, 1]], &[0.5]).unwrap();
     match p.execute(&xyz, &q, None, None, false) {
         Err(Error::InvalidArg(m)) => assert!(m.contains("charges 0 and 1 coincide"), "{m}"),
@@ -91,7 +91,7 @@ fn scaled_coincident_pairs_are_refused() {
 }
 
 /// The overrides that pin a plan's parameters to those of `p`.
-fn pinned(p: &EwaldPlan) -> Overrides {
+fn pinned(p: &CpuEwald) -> Overrides {
     let c = p.params();
     Overrides { xi: c.xi, rc: c.rc, grid: c.grid, order: c.order }
 }
@@ -103,10 +103,10 @@ fn kspace_and_real_terms_add_up_to_the_whole_sum() {
     let (xyz, q) = random_system(&cell, n, 31, -0.75);
     let (pairs, scales) = scaled_pairs();
     for method in [Method::Spectral, Method::Spme, Method::Direct] {
-        let auto = EwaldPlan::new(method, &cell, n, 1e-6, &opts(2)).unwrap();
+        let auto = CpuEwald::new(method, &cell, n, 1e-6, &opts(2)).unwrap();
         let ov = pinned(&auto);
         let plan = |terms| {
-            let mut p = EwaldPlan::new(method, &cell, n, 1e-6, &EwaldOpts { overrides: ov, terms, ..opts(2) }).unwrap();
+            let mut p = CpuEwald::new(method, &cell, n, 1e-6, &EwaldOpts { overrides: ov, terms, ..opts(2) }).unwrap();
             p.set_exclusions_scaled(&pairs, &scales).unwrap();
             assert_eq!(p.terms(), terms);
             p
@@ -181,7 +181,7 @@ fn kspace_terms_with_the_callers_cutoff_against_the_classic_sum() {
     let (xyz, q) = random_system(&cell, n, 41, 0.0);
     let (pairs, scales) = scaled_pairs();
     // reference: the classic Ewald sum with every pair, then the scaled pairs by 1/r
-    let mut dp = EwaldPlan::new(Method::Direct, &cell, n, 1e-12, &opts(2)).unwrap();
+    let mut dp = CpuEwald::new(Method::Direct, &cell, n, 1e-12, &opts(2)).unwrap();
     let (_, mut f_ref, r0) = run(&mut dp, &xyz, &q, true);
     let (mut u_ref, mut w_ref) = (r0.energy, r0.virial);
     let mut phi_dummy = vec![0.0; n];
@@ -191,7 +191,7 @@ fn kspace_terms_with_the_callers_cutoff_against_the_classic_sum() {
     for method in [Method::Spme, Method::Spectral] {
         for tol in [1e-4, 1e-6] {
             let o = EwaldOpts { overrides: Overrides { rc, ..Overrides::default() }, terms: Terms::KSpace, ..opts(2) };
-            let mut p = EwaldPlan::new(method, &cell, n, tol, &o).unwrap();
+            let mut p = CpuEwald::new(method, &cell, n, tol, &o).unwrap();
             assert_eq!(p.params().rc, rc);
             p.set_exclusions_scaled(&pairs, &scales).unwrap();
             let (_, f_k, r_k) = run(&mut p, &xyz, &q, true);

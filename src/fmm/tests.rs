@@ -1075,7 +1075,7 @@ fn periodic_against_ewald_module() {
     // The repository's Ewald module (spectral Ewald, tin-foil boundary, neutralising background)
     // as the reference, run 1000× tighter than the FMM tolerance, on random neutral and charged
     // systems of a few thousand particles (some outside the box), the automatic p and D.
-    use crate::ewald::{EwaldOpts, EwaldPlan, Method};
+    use crate::ewald::{EwaldOpts, CpuEwald, Method};
     let mut r = rng(53);
     let l = 2.3;
     for (case, n, neutral) in [("neutral", 3000usize, true), ("charged", 2000, false)] {
@@ -1087,7 +1087,7 @@ fn periodic_against_ewald_module() {
         }
         for tol in [1e-4, 1e-7] {
             let cell = [l, 0.0, 0.0, 0.0, l, 0.0, 0.0, 0.0, l];
-            let mut ew = EwaldPlan::new(Method::Spectral, &cell, n, tol * 1e-3, &EwaldOpts::default()).unwrap();
+            let mut ew = CpuEwald::new(Method::Spectral, &cell, n, tol * 1e-3, &EwaldOpts::default()).unwrap();
             let (mut pe, mut fe) = (vec![0.0; n], vec![0.0; 3 * n]);
             let ue = ew.execute(&xyz, &q, Some(&mut pe), Some(&mut fe), false).unwrap().energy;
             let uabs = 0.5 * q.iter().zip(&pe).map(|(a, b)| (a * b).abs()).sum::<f64>();
@@ -1303,7 +1303,7 @@ fn nacl_lattices_at_every_tolerance() {
 /// simple cubic lattice) against the repository's Ewald module (DIRECT), at every tolerance.
 #[test]
 fn lattices_against_ewald_module() {
-    use crate::ewald::{EwaldOpts, EwaldPlan, Method};
+    use crate::ewald::{EwaldOpts, CpuEwald, Method};
     let mut r = rng(70);
     for case in ["vacancy", "random-charges"] {
         let (mut xyz, mut q, l) = nacl_lattice(2, [0.0; 3]);
@@ -1315,7 +1315,7 @@ fn lattices_against_ewald_module() {
         }
         let n = q.len();
         let cell = [l, 0.0, 0.0, 0.0, l, 0.0, 0.0, 0.0, l];
-        let mut ew = EwaldPlan::new(Method::Direct, &cell, n, 1e-14, &EwaldOpts::default()).unwrap();
+        let mut ew = CpuEwald::new(Method::Direct, &cell, n, 1e-14, &EwaldOpts::default()).unwrap();
         let (mut pe, mut fe) = (vec![0.0; n], vec![0.0; 3 * n]);
         let ue = ew.execute(&xyz, &q, Some(&mut pe), Some(&mut fe), false).unwrap().energy;
         let uabs = 0.5 * q.iter().zip(&pe).map(|(a, b)| (a * b).abs()).sum::<f64>();

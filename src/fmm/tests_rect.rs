@@ -4,7 +4,7 @@
 //! box it tiles, and the NaCl Madelung constant in a 2×1×1 supercell.
 
 use super::*;
-use crate::ewald::{EwaldOpts, EwaldPlan, Method};
+use crate::ewald::{EwaldOpts, CpuEwald, Method};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -27,7 +27,7 @@ fn run(boundary: Boundary, xyz: &[f64], q: &[f64], tol: f64, opts: &FmmOpts) -> 
 fn ewald(method: Method, sides: [f64; 3], xyz: &[f64], q: &[f64], tol: f64) -> (Vec<f64>, Vec<f64>, f64) {
     let n = q.len();
     let cell = [sides[0], 0.0, 0.0, 0.0, sides[1], 0.0, 0.0, 0.0, sides[2]];
-    let mut ew = EwaldPlan::new(method, &cell, n, tol, &EwaldOpts::default()).unwrap();
+    let mut ew = CpuEwald::new(method, &cell, n, tol, &EwaldOpts::default()).unwrap();
     let (mut pe, mut fe) = (vec![0.0; n], vec![0.0; 3 * n]);
     let ue = ew.execute(xyz, q, Some(&mut pe), Some(&mut fe), false).unwrap().energy;
     (pe, fe, ue)

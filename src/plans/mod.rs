@@ -5,12 +5,18 @@
 //!
 //! * [`NufftPlan`] (NUFFT types 1, 2, 3: CPU or CUDA);
 //! * [`SpreadPlan`] (spreading and interpolation in physical coordinates: CPU or CUDA);
+//! * [`EwaldPlan`] (periodic electrostatics: CPU, CUDA or, with feature `mpi`, distributed SPME);
 //! * [`FmmPlan`] (the Coulomb FMM: CPU or CUDA).
+//!
+//! The free-space Poisson solvers run on the CPU (and over MPI) only; their plan is
+//! [`crate::poisson::PoissonPlan`].
 
+pub mod ewald;
 pub mod fmm;
 pub mod nufft;
 pub mod spread;
 
+pub use ewald::EwaldPlan;
 pub use fmm::FmmPlan;
 pub use nufft::NufftPlan;
 pub use spread::SpreadPlan;

@@ -16,7 +16,7 @@ use crate::npy;
 use crate::system::{self, System};
 use crate::CliResult;
 use clap::{Args, ValueEnum};
-use farfield::ewald::{EwaldOpts, EwaldParams, EwaldPlan, Method, Overrides};
+use farfield::ewald::{EwaldOpts, EwaldParams, CpuEwald, Method, Overrides};
 use indicatif::ProgressBar;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
@@ -178,7 +178,7 @@ pub fn evaluate_with(sys: &System, method: Method, tol: f64, opts: &EwaldOpts, r
     let n = sys.n();
     pb.set_message(format!("{what}plan"));
     let t = Instant::now();
-    let mut plan = EwaldPlan::new(method, &cell, n, tol, opts).map_err(|e| format!("ewald plan: {e}"))?;
+    let mut plan = CpuEwald::new(method, &cell, n, tol, opts).map_err(|e| format!("ewald plan: {e}"))?;
     let plan_s = t.elapsed().as_secs_f64();
     pb.inc(1);
     pb.set_message(format!("{what}{}", if repeats > 0 { "warm-up evaluation" } else { "evaluation" }));

@@ -4,7 +4,7 @@
 //!
 //! * host arrays can be evaluated ([`GpuEwaldExec::execute_host`]: the positions and charges
 //!   are uploaded into buffers kept for `n_max` charges, the results downloaded), with the
-//!   contract of [`crate::ewald::EwaldPlan::execute_with`];
+//!   contract of [`crate::ewald::CpuEwald::execute_with`];
 //! * device arrays can be evaluated ([`GpuEwaldExec::execute_dev`], and on CUDA
 //!   [`GpuEwaldExec::execute_device`] for raw device pointers of a foreign caller).
 //!
@@ -150,7 +150,7 @@ impl<D: FftDevice + 'static> GpuEwaldExec<D> {
     }
 
     /// Evaluates `n = q.len()` charges from host arrays, with the contract of
-    /// [`crate::ewald::EwaldPlan::execute_with`]: `xyz` (3n, interleaved), `q` (n); `phi` (n)
+    /// [`crate::ewald::CpuEwald::execute_with`]: `xyz` (3n, interleaved), `q` (n); `phi` (n)
     /// and `field` (3n, interleaved) written when given, the energy reported when `energy`
     /// (else 0), the virial when `virial` (else zeros); outputs are written only on success.
     /// Positions and charges are uploaded into buffers of the plan (allocated for `n_max`

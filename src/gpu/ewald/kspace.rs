@@ -129,7 +129,7 @@ fn check_len<D: FftDevice>(dev: &D, b: &D::Buf, need: usize, what: &str) -> Resu
 impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
     /// Makes the k-space part for up to `n_max` charges in the cell `cell` (`cell[3i + j]`,
     /// lower-triangular, caller's units) with the parameters `params` the CPU rule chose
-    /// ([`crate::ewald::EwaldPlan::params`], or `GpuEwaldPlan`, which uses the same rule):
+    /// ([`crate::ewald::CpuEwald::params`], or `GpuEwaldPlan`, which uses the same rule):
     /// `ξ`, the grid `K_d` (each even, at least twice the window), the SPME order `p` or the
     /// spectral Ewald support `P` and Gaussian shape `τ`. `sopts`: the spreader's options; a
     /// zero `reuse_hint` becomes the number of grid passes per point configuration (SPME 1:

@@ -8,7 +8,7 @@
 //! * [`real_space`]: the real-space pass by device cell lists ([`real_space::GpuRealSpace`]);
 //! * [`GpuEwaldPlan`]: the plan a caller uses — parameters from the CPU rule
 //!   (`crate::ewald::setup`, the same `ξ`, `r_c`, grid, order/support and `τ` as
-//!   [`crate::ewald::EwaldPlan`] for the same cell, `n_max`, tolerance and options), the k-space
+//!   [`crate::ewald::CpuEwald`] for the same cell, `n_max`, tolerance and options), the k-space
 //!   part, the real-space part (on a second stream of the device, [`Device::fork`], so that
 //!   it overlaps the k-space part; the plan's stream waits for it before a call returns), and
 //!   the self and background terms;
@@ -97,10 +97,10 @@ pub struct GpuEwaldPlan<T: GpuReal, D: FftDevice> {
 impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
     /// Makes a plan for up to `n_max` charges in the cell `cell` (`cell[3i + j]` = component
     /// `j` of lattice vector `i`, lower-triangular) with relative RMS force accuracy `tol`,
-    /// the parameters chosen by the CPU rule ([`crate::ewald::EwaldPlan::new`]: overrides in
+    /// the parameters chosen by the CPU rule ([`crate::ewald::CpuEwald::new`]: overrides in
     /// `opts.overrides`; `opts.nthreads` and `opts.fftw_flags` do not apply) and the spreader
     /// options `sopts` ([`GpuKspace::new`]). Errors: those of
-    /// [`crate::ewald::EwaldPlan::new`], [`Error::NotSupported`] for [`Method::Direct`], and
+    /// [`crate::ewald::CpuEwald::new`], [`Error::NotSupported`] for [`Method::Direct`], and
     /// those of [`GpuKspace::new`] (device allocation → [`Error::Alloc`]).
     pub fn new(dev: D, method: Method, cell: &[f64; 9], n_max: usize, tol: f64, opts: &EwaldOpts, sopts: GpuSpreadOpts) -> Result<Self> {
         if method == Method::Direct {
@@ -159,8 +159,8 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
     }
 
     /// Sets the excluded pairs (replacing earlier ones), with the CPU plan's semantics
-    /// ([`crate::ewald::EwaldPlan::set_exclusions`] for `scales = None`,
-    /// [`crate::ewald::EwaldPlan::set_exclusions_scaled`] otherwise: indices in
+    /// ([`crate::ewald::CpuEwald::set_exclusions`] for `scales = None`,
+    /// [`crate::ewald::CpuEwald::set_exclusions_scaled`] otherwise: indices in
     /// `0 … n_max − 1`, unordered, duplicates once; the full `1/r` of each pair is removed).
     /// Errors: [`Error::InvalidArg`], [`Error::NonFinite`], [`Error::Alloc`] as on the CPU;
     /// [`Error::NotSupported`] for what the device pass does not do yet: a scale other than 0
@@ -187,10 +187,10 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
         self.real.set_exclusions(&full)
     }
 
-    /// Changes the cell by the CPU rule ([`crate::ewald::EwaldPlan::set_box`]): the parameters
+    /// Changes the cell by the CPU rule ([`crate::ewald::CpuEwald::set_box`]): the parameters
     /// are kept while the estimated error stays within 1.5× the target (only the influence
     /// function is recomputed), else new ones are chosen and the k-space part is rebuilt.
-    /// Errors as [`crate::ewald::EwaldPlan::set_box`] and [`GpuKspace::new`]; on error the plan
+    /// Errors as [`crate::ewald::CpuEwald::set_box`] and [`GpuKspace::new`]; on error the plan
     /// is unchanged.
     pub fn set_box(&mut self, cell: &[f64; 9]) -> Result<()> {
         match new_box(self.method, cell, self.n_max, &self.opts, self.scale_e, &self.chosen, &self.params)? {
@@ -225,7 +225,7 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
     }
 
     /// Evaluates the chosen parts of the sum ([`EwaldParts`]; a diagnostic hook, as
-    /// [`crate::ewald::EwaldPlan::set_parts`] on the CPU): the k-space part writes `phi` and
+    /// [`crate::ewald::CpuEwald::set_parts`] on the CPU): the k-space part writes `phi` and
     /// `field` (zeros when it is not chosen), the real-space part adds to them, the self and
     /// background terms add `−2ξ/√π q_i − πQ/(Vξ²)` to `phi` (on the device, the net charge `Q`
     /// read there). The energy is `U_k + U_real − ξ/√π Σq² − πQ²/(2Vξ²)` for the chosen parts,

@@ -12,7 +12,7 @@
 //!
 //! ## Per call, all on the device
 //! 1. **Wrap and bin** (`ff_ewr_wrap`, one thread per atom): fractional coordinates wrapped into
-//!    `[0, 1)` as `EwaldPlan::execute` wraps them, the cell key of each atom on an
+//!    `[0, 1)` as `CpuEwald::execute` wraps them, the cell key of each atom on an
 //!    `n_1 × n_2 × n_3` grid of parallelepiped cells (cells at least `r_c/2` high and holding
 //!    about 8 atoms on average or more, at most 1024 per axis), and the finiteness checks
 //!    (first bad index by `atomicMin`).
@@ -307,7 +307,7 @@ impl<D: Device> GpuRealSpace<D> {
     }
 
     /// Sets the excluded pairs (replacing earlier ones), as
-    /// [`crate::ewald::EwaldPlan::set_exclusions`]: a pair is unordered, `(i, j)` and `(j, i)`
+    /// [`crate::ewald::CpuEwald::set_exclusions`]: a pair is unordered, `(i, j)` and `(j, i)`
     /// are the same pair, and one given several times is excluded once. For each pair the
     /// full `1/r` interaction of the nearest image is removed from potentials, fields, energy
     /// and virial: its real-space `erfc` term is dropped and `erf(ξr)/r` subtracted (the
