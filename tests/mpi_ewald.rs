@@ -308,6 +308,20 @@ fn check_failures(world: &SimpleCommunicator, comm: &Comm) {
     let r = mpi_common::within(20, "set_exclusions with an id out of range on one rank", || plan.set_exclusions(&badpairs));
     all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_INVALID_ARG, "set_exclusions, id out of range");
     assert_eq!(plan.n_exclusions().unwrap(), 0, "a failed set_exclusions keeps the earlier list");
+    // one pair with scale 1 on rank 0 and scale 0.5 on the last rank (both on it with one rank):
+    // two scales for one pair, wherever they were given
+    let (mut cp, mut cs) = (Vec::new(), Vec::new());
+    if me == 0 {
+        cp.push([0i64, 1]);
+        cs.push(1.0);
+    }
+    if me == k - 1 {
+        cp.push([1, 0]);
+        cs.push(0.5);
+    }
+    let r = mpi_common::within(20, "set_exclusions_scaled with two scales on two ranks", || plan.set_exclusions_scaled(&cp, &cs));
+    all(&mpi_common::statuses(comm, &r), FARFIELD_ERR_INVALID_ARG, "set_exclusions_scaled, scales 1 and 0.5 for one pair");
+    assert_eq!(plan.n_exclusions().unwrap(), 0, "a failed set_exclusions_scaled keeps the earlier list");
     plan.set_exclusions_scaled(&pairs, &scales).unwrap();
     let mut phi0 = vec![0.0; 10];
     let u0 = plan.execute_ids(Some(&ids), &xyz, &q, Some(&mut phi0), None, true, false).unwrap().energy;

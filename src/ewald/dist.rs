@@ -561,7 +561,9 @@ impl DistExcl {
         // 1. this rank's pairs checked, deduplicated and grouped by the rank of their first id
         let local = (|| -> Result<(Vec<f64>, Vec<usize>)> {
             crate::mpi::fail_point("ewald.set_exclusions")?;
-            let ex = Exclusions::new(pairs, scales, n_total)?;
+            // scale-1 pairs travel too: the owner's duplicate check must see them (a pair given
+            // with scale 1 on one rank and another scale on another rank), and drops them
+            let ex = Exclusions::checked(pairs, scales, n_total, true)?;
             let mut counts = vec![0usize; k];
             for &key in &ex.keys {
                 counts[id_rank((key >> 32) as usize, bs)] += 1;

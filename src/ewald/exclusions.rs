@@ -27,6 +27,13 @@ impl Exclusions {
     /// another length, a pair listed with two different scales: each naming the pair),
     /// [`Error::NonFinite`] (a scale, naming it), [`Error::Alloc`].
     pub fn new(pairs: &[[i64; 2]], scales: Option<&[f64]>, n_max: usize) -> Result<Self> {
+        Self::checked(pairs, scales, n_max, false)
+    }
+
+    /// [`Exclusions::new`] keeping the scale-1 pairs (`keep_unit`) after the checks: a list to
+    /// be merged with others (the distributed plan's routing) whose duplicate check must still
+    /// see them.
+    pub(crate) fn checked(pairs: &[[i64; 2]], scales: Option<&[f64]>, n_max: usize, keep_unit: bool) -> Result<Self> {
         let Some(sc) = scales else {
             return Ok(Exclusions { keys: exclusion_keys(pairs, n_max)?, scale: Vec::new() });
         };
@@ -47,7 +54,9 @@ impl Exclusions {
             return Err(Error::InvalidArg(format!("pair ({}, {}) is listed with two scales, {a:e} and {b:e}", key >> 32, key & 0xffff_ffff)));
         }
         v.dedup_by_key(|e| e.0);
-        v.retain(|e| e.1 != 1.0);
+        if !keep_unit {
+            v.retain(|e| e.1 != 1.0);
+        }
         let mut keys = try_vec::<u64>(v.len(), "exclusion list")?;
         let mut scale = try_vec::<f64>(v.len(), "exclusion scales")?;
         keys.extend(v.iter().map(|e| e.0));
