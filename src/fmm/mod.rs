@@ -318,6 +318,15 @@ pub struct FmmStats {
     pub gpu_m2l_counts: [[u64; 2]; 2],
 }
 
+/// The FMM's particle limit: `n ≤ 2³² − 1` (particle indices are `u32`), else
+/// [`Error::NPoints`].
+pub fn check_count(n: usize) -> Result<()> {
+    if n > u32::MAX as usize {
+        return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
+    }
+    Ok(())
+}
+
 /// The CPU FMM: boundary, tolerance, options and the precomputed operator tables; `execute`
 /// may be called any number of times with any particles. Users make plans through the front
 /// `crate::plans::FmmPlan`, which runs this or the CUDA FMM (`opts.backend`); this type
@@ -439,9 +448,7 @@ impl CpuFmm {
     /// Reserves the plan's work arrays for `n` particles (with the field buffers if `field`);
     /// [`Self::execute`] does this itself, before reading its inputs. Error: [`Error::Alloc`].
     pub fn reserve(&mut self, n: usize, field: bool) -> Result<()> {
-        if n > u32::MAX as usize {
-            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
-        }
+        check_count(n)?;
         self.ws.reserve(n, field)
     }
 

@@ -390,9 +390,7 @@ impl Tree {
     /// its root cube of side `size`).
     pub fn sort_keys_in(threads: &Threads, xyz: &[f64], lo: [f64; 3], size: f64, periods: Periods, ws: &mut Workspace) -> Result<()> {
         let n = xyz.len() / 3;
-        if n > u32::MAX as usize {
-            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
-        }
+        super::check_count(n)?;
         ws.keys.resize(n, 0);
         let nk = (1u64 << KEY_DEPTH) as f64;
         let maxc = (1u64 << KEY_DEPTH) - 1;

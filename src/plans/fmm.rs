@@ -81,10 +81,7 @@ impl FmmPlan {
     /// the device per execute. Errors: [`Error::NPoints`], [`Error::Alloc`].
     pub fn reserve(&mut self, n: usize, field: bool) -> Result<()> {
         if self.gpu.is_some() {
-            if n > u32::MAX as usize {
-                return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
-            }
-            return Ok(());
+            return crate::fmm::check_count(n);
         }
         self.cpu.reserve(n, field)
     }
@@ -129,9 +126,7 @@ impl FmmPlan {
         let Some(g) = &self.gpu else {
             return Err(Error::InvalidArg("execute_device needs a plan with backend CUDA; this plan runs on the CPU".into()));
         };
-        if n > u32::MAX as usize {
-            return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
-        }
+        crate::fmm::check_count(n)?;
         if n > 0 && (xyz == 0 || q == 0) {
             return Err(Error::NullPointer(format!("{} is NULL with n = {n}", if xyz == 0 { "xyz" } else { "q" })));
         }

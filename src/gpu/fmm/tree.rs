@@ -222,9 +222,7 @@ pub fn build<D: Device>(dev: &D, xyz: &D::Buf, q: &D::Buf, n: usize, boundary: B
     if n == 0 {
         return Err(Error::InvalidArg("the GPU FMM tree needs at least one particle".into()));
     }
-    if n > u32::MAX as usize {
-        return Err(Error::NPoints(format!("n = {n} exceeds the FMM's limit of 2^32 − 1 particles")));
-    }
+    crate::fmm::check_count(n)?;
     if dev.len(xyz) < 24 * n || dev.len(q) < 8 * n {
         return Err(Error::InvalidArg(format!(
             "device buffers of {} and {} bytes hold fewer than 3n and n doubles (n = {n})",
