@@ -57,6 +57,16 @@ pub fn whole_in<T: TryFrom<u64> + Clone + Send + Sync + 'static>(lo: u64, hi: u6
     move |s: &str| parse_whole(s, lo, hi)
 }
 
+/// Parses three counts `≥ 1`, "A,B,C", or one count "K" meaning "K,K,K" (e.g. `--replicate`).
+pub fn counts3(s: &str) -> Result<[usize; 3], String> {
+    let v: Vec<usize> = s.split(',').map(|p| parse_whole::<usize>(p, 1, u64::MAX)).collect::<Result<_, _>>()?;
+    match v[..] {
+        [k] => Ok([k; 3]),
+        [a, b, c] => Ok([a, b, c]),
+        _ => Err(format!("'{s}': expected three counts A,B,C or one count K")),
+    }
+}
+
 /// The range `lo ..= hi` in words.
 fn expected(lo: u64, hi: u64) -> String {
     match (lo, hi) {
@@ -105,6 +115,15 @@ fn max_of<T: TryFrom<u64>>() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn three_counts() {
+        assert_eq!(counts3("7,7,8"), Ok([7, 7, 8]));
+        assert_eq!(counts3("3"), Ok([3, 3, 3]));
+        assert!(counts3("1,2").unwrap_err().contains("three counts"));
+        assert!(counts3("0,1,1").unwrap_err().contains("≥ 1"));
+        assert!(counts3("a").is_err());
+    }
 
     #[test]
     fn whole_numbers_and_their_messages() {

@@ -30,6 +30,33 @@ impl System {
     pub fn net_charge(&self) -> f64 {
         self.q.iter().sum()
     }
+
+    /// The periodic system repeated `reps[a]` times along lattice vector `a` (a supercell of
+    /// `reps[0]·reps[1]·reps[2]` copies, copy by copy in the order a fastest; the cell's
+    /// vectors scaled), e.g. a water box of 10⁶ atoms from a small one. Errors without a cell,
+    /// with a zero count, or when the result would not fit in memory.
+    pub fn replicate(&self, reps: [usize; 3]) -> CliResult<System> {
+        let cell = self.cell.ok_or_else(|| format!("{}: no periodic cell to replicate", self.name))?;
+        if reps.contains(&0) {
+            return Err(format!("--replicate {reps:?}: every count must be at least 1"));
+        }
+        let copies = reps.iter().product::<usize>();
+        let n = self.n().checked_mul(copies).ok_or("--replicate: too many charges")?;
+        crate::mem::ensure_fits(n as f64 * 1024.0, &format!("--replicate {reps:?} ({n} charges)"))?;
+        let (mut xyz, mut q) = (Vec::with_capacity(3 * n), Vec::with_capacity(n));
+        for c in 0..reps[2] {
+            for b in 0..reps[1] {
+                for a in 0..reps[0] {
+                    let shift: [f64; 3] =
+                        std::array::from_fn(|d| a as f64 * cell[d] + b as f64 * cell[3 + d] + c as f64 * cell[6 + d]);
+                    xyz.extend(self.xyz.chunks_exact(3).flat_map(|p| [p[0] + shift[0], p[1] + shift[1], p[2] + shift[2]]));
+                    q.extend_from_slice(&self.q);
+                }
+            }
+        }
+        let big = std::array::from_fn(|i| cell[i] * reps[i / 3] as f64);
+        Ok(System { name: format!("{} x{}x{}x{}", self.name, reps[0], reps[1], reps[2]), xyz, q, cell: Some(big) })
+    }
 }
 
 /// Reads a folder holding `positions.npy` (N×3), `charges.npy` (N) and, when `need_box`,
@@ -103,6 +130,28 @@ mod tests {
         assert_eq!(s.net_charge(), 0.0);
         // nearest neighbours (distance a/2 along x) carry opposite charges
         assert_eq!(s.q[0], -s.q[16]);
+    }
+
+    #[test]
+    fn replicate_is_the_larger_crystal() {
+        // 2×2×2 copies of the 1-cell crystal hold the same ions as the 2-cell crystal
+        let big = nacl(1, 0.5640).replicate([2, 2, 2]).unwrap();
+        let want = nacl(2, 0.5640);
+        assert_eq!(big.cell, want.cell);
+        let key = |s: &System| {
+            let mut v: Vec<(i64, i64, i64, i64)> = (0..s.n())
+                .map(|i| {
+                    let r = |d: usize| (s.xyz[3 * i + d] * 1e6).round() as i64;
+                    (r(0), r(1), r(2), s.q[i] as i64)
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(key(&big), key(&want));
+        assert!(nacl(1, 0.5640).replicate([1, 0, 1]).is_err());
+        let open = System { name: "open".into(), xyz: vec![0.0; 3], q: vec![1.0], cell: None };
+        assert!(open.replicate([2, 2, 2]).unwrap_err().contains("no periodic cell"));
     }
 
     #[test]

@@ -34,9 +34,11 @@ pub fn run(args: &EwaldArgs, sys: &System, opts: &EwaldOpts) -> CliResult<()> {
 
     // T_1 and the reference energy: the single-process plan on rank 0 alone
     let mut t1 = [0.0, 0.0];
+    let mut serial_times = Vec::new();
     if rank == 0 {
         let r = evaluate_with(sys, Method::Spme, args.tol, opts, args.repeats, args.virial, &ProgressBar::hidden(), "")?;
         t1 = [r.time_s, r.energy];
+        serial_times = r.times;
     }
     world.barrier();
     comm.allreduce_f64(&mut t1, Op::Sum).map_err(e)?;
@@ -52,6 +54,7 @@ pub fn run(args: &EwaldArgs, sys: &System, opts: &EwaldOpts) -> CliResult<()> {
     let mut field = vec![0.0; 3 * own.len()];
     let mut energy = plan.execute(&xyz, &q, Some(&mut phi), Some(&mut field), args.virial).map_err(e)?.energy;
     let mut best = f64::INFINITY;
+    let mut times = Vec::with_capacity(args.repeats);
     for _ in 0..args.repeats {
         world.barrier();
         let t = Instant::now();
@@ -59,6 +62,7 @@ pub fn run(args: &EwaldArgs, sys: &System, opts: &EwaldOpts) -> CliResult<()> {
         let mut dt = [t.elapsed().as_secs_f64()];
         comm.allreduce_f64(&mut dt, Op::Max).map_err(e)?;
         best = best.min(dt[0]);
+        times.push(dt[0]);
     }
     let (start, count) = plan.local_slab();
     let p = plan.params().clone();
@@ -86,7 +90,10 @@ pub fn run(args: &EwaldArgs, sys: &System, opts: &EwaldOpts) -> CliResult<()> {
                 "{}",
                 serde_json::json!({
                     "command": "ewald", "mpi": true, "system": sys.name, "n": n, "ranks": k, "tol": args.tol,
+                    "threads_per_rank": opts.nthreads, "virial": args.virial,
+                    "params": {"xi": p.xi, "rc": p.rc, "grid": p.grid, "order": p.order},
                     "time_s": best, "single_process_time_s": t1, "efficiency": t1 / (k as f64 * best),
+                    "times_s": times, "single_process_times_s": serial_times,
                     "energy": energy, "single_process_energy": u1,
                     "per_rank": all.chunks(7).map(|v| serde_json::json!({
                         "start": v[0], "count": v[1], "charges": v[2], "plan_s": v[3] as f64 * 1e-9,
