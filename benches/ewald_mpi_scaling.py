@@ -76,18 +76,21 @@ def main():
             cmd = [mpirun, "-np", str(k)]
             if k > cores:
                 cmd.append("--oversubscribe")
-            cmd += [a.farfield, "ewald", "--mpi", "--input", os.path.join(ROOT, s["input"]), "--threads", "1",
+            # (the input relative to the repository, run from there: no machine paths in the results)
+            cmd += [os.path.abspath(a.farfield), "ewald", "--mpi", "--input", s["input"], "--threads", "1",
                     "--repeats", str(s["repeats"]), "--fftw", s["fftw"], "--tol", repr(a.tol), "--json"]
             if s["replicate"]:
                 cmd += ["--replicate", s["replicate"]]
             print("+", " ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd), flush=True)
-            p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, cwd=ROOT)
             sys.stdout.write(p.stdout)
             if p.returncode != 0:
                 sys.stderr.write(p.stderr)
                 sys.exit(f"{name} on {k} ranks failed (exit {p.returncode})")
             r = json.loads(p.stdout.strip().splitlines()[-1])
-            r.update(system_key=name, oversubscribed=k > cores, fftw=s["fftw"], replicate=s["replicate"])
+            r.update(system_key=name, oversubscribed=k > cores, fftw=s["fftw"], replicate=s["replicate"],
+                     command=" ".join(["mpirun"] + cmd[1:cmd.index(os.path.abspath(a.farfield))] + ["farfield"]
+                                      + cmd[cmd.index(os.path.abspath(a.farfield)) + 1:]))
             runs.append(r)
     print()
     print(f"{'system':10} {'charges':>9} {'K':>2} {'T_K (s)':>9} {'T_1 (s)':>9} {'speed-up':>8} {'eff.':>5} "

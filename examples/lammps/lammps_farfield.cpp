@@ -16,7 +16,7 @@
 //     partners of 1-3 partners, each pair at its lowest level), with the input's
 //     `special_bonds coul` factors;
 //   * `fix ext all external pf/callback 1 1` calls back every step on every rank: forces
-//     q_i E_i, the energy (the whole system's, on every rank) and the virial (rank 0) times
+//     q_i E_i, the energy and the virial (the whole system's, on every rank) times
 //     force->qqrd2e (the library works without a Coulomb constant).
 //
 // Accuracy: farfield's `tol` is relative to the RMS Coulomb force of all pairs (F_all); a force
@@ -217,11 +217,13 @@ void coulomb_callback(void *ptr, int64_t, int nlocal, int *tag, double **x, doub
     }
     for (size_t i = 0; i < n; i++)
         for (int d = 0; d < 3; d++) fext[i][d] = k->qqrd2e * q[i] * k->field[3 * i + d];
-    // LAMMPS adds the global energy of a fix as given on each rank, and sums the ranks' virials
+    // LAMMPS takes a fix's global energy and virial as given on each rank (the whole system's,
+    // not summed over the ranks: checked by --compare, whose pressures differ by the factor of
+    // the rank count otherwise)
     lammps_fix_external_set_energy_global(k->lmp, "ext", k->qqrd2e * u);
     // LAMMPS's order xx, yy, zz, xy, xz, yz; farfield's W = sum r_ij (x) F_ij is LAMMPS's virial
     double v[6] = {w[0], w[4], w[8], w[1], w[2], w[5]};
-    for (double &c : v) c = rank == 0 ? c * k->qqrd2e : 0.0;
+    for (double &c : v) c *= k->qqrd2e;
     lammps_fix_external_set_virial_global(k->lmp, "ext", v);
     k->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     k->calls++;
