@@ -20,10 +20,12 @@
 //     force->qqrd2e (the library works without a Coulomb constant).
 //
 // Accuracy: farfield's `tol` is relative to the RMS Coulomb force of all pairs (F_all); a force
-// field's own Coulomb forces (special pairs excluded or scaled, F_ff) are 5–15× smaller. With
-// `--scale ff` (default) the plan is made for `tol · F_ff / F_all` (both RMS forces computed at
-// step 0 by farfield's single-process SPME at 1e-9, with and without the exclusions), so that
-// the force error is within tol of the force field's Coulomb forces; `--scale all` asks for tol
+// field's own Coulomb forces (special pairs excluded or scaled, and after SHAKE, whose
+// constraint forces take out the forces along the rigid bonds: F_ff) are 10–15× smaller. With
+// `--scale ff` (default) the plan is made for `tol · F_ff / F_all`: F_all by farfield's
+// single-process SPME at 1e-9 at step 0, F_ff measured as the checks measure it, LAMMPS's
+// forces at step 0 with farfield's Coulomb forces minus those without (a probe run, with a
+// plan made for farfield's estimate of F_ff without constraints). `--scale all` asks for tol
 // as given (the library's scale).
 //
 // Runs (each from the same state, every one on all the ranks of the mpirun):
