@@ -215,12 +215,8 @@ fn convert_opts(o: &farfield_fmm_opts) -> Result<FmmOpts> {
         d if d >= 1 && d as usize <= params::MAX_DEPTH => Some(d as usize),
         d => return Err(Error::InvalidArg(format!("opts.depth = {d}; must be −1 or 0 (auto) or 1..={}", params::MAX_DEPTH))),
     };
-    let backend = match o.backend {
-        FARFIELD_FMM_BACKEND_AUTO => BackendChoice::Auto,
-        FARFIELD_FMM_BACKEND_CPU => BackendChoice::Cpu,
-        FARFIELD_FMM_BACKEND_CUDA => BackendChoice::Cuda,
-        b => return Err(Error::InvalidArg(format!("opts.backend = {b}; must be 0 (AUTO), 1 (CPU) or 2 (CUDA)"))),
-    };
+    // (the FMM's codes are aliases of the shared FARFIELD_BACKEND_* values)
+    let backend = BackendChoice::from_c(o.backend)?;
     let tree = match o.max_leaf {
         0 => TreeKind::Auto,
         -1 => TreeKind::Uniform,

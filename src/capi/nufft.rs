@@ -197,17 +197,8 @@ fn convert_opts(o: &farfield_nufft_opts) -> Result<NufftOpts> {
         FARFIELD_KERNEL_GAUSSIAN => crate::kernel::KernelKind::Gaussian,
         v => return bad("kernel", v.to_string(), "0 (ES) or 1 (Gaussian)"),
     };
-    let backend = match o.backend {
-        FARFIELD_BACKEND_AUTO => BackendChoice::Auto,
-        FARFIELD_BACKEND_CPU => BackendChoice::Cpu,
-        FARFIELD_BACKEND_CUDA => BackendChoice::Cuda,
-        v => return bad("backend", v.to_string(), "0 (AUTO), 1 (CPU) or 2 (CUDA)"),
-    };
-    let gpu_method = match o.gpu_method {
-        FARFIELD_GPU_METHOD_AUTO => None,
-        v @ 1..=5 => Some(GpuMethod::all()[(v - 1) as usize]),
-        v => return bad("gpu_method", v.to_string(), "0 (auto) … 5"),
-    };
+    let backend = BackendChoice::from_c(o.backend)?;
+    let gpu_method = super::gpu_method_of(o.gpu_method)?;
     let nonneg = |name: &str, v: i32| if v < 0 { Err(Error::InvalidArg(format!("opts.{name} = {v} is negative"))) } else { Ok(v as usize) };
     if o.fftw < 0 {
         return Err(Error::InvalidArg(format!(
