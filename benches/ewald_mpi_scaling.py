@@ -29,6 +29,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benches", "gpu"))
+import kit_machine  # noqa: E402  (the one description of the host: CPU model, cores, memory)
 
 SYSTEMS = {
     "jac_dhfr": {"input": "data/jac_dhfr", "replicate": None, "repeats": 10, "fftw": "measure"},
@@ -38,15 +40,6 @@ SYSTEMS = {
 }
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def command_output(cmd):
@@ -105,7 +98,7 @@ def main():
         out = {
             "what": "strong scaling of the distributed SPME (farfield ewald --mpi), serial and distributed in the same run",
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "machine": {"cpu_model": cpu_model(), "logical_cpus": cores, "os": platform.platform(),
+            "machine": {"cpu_model": kit_machine.cpu()["model"], "logical_cpus": cores, "os": platform.platform(),
                         "mpi": command_output([mpirun, "--version"]).splitlines()[0:1],
                         "farfield_commit": command_output(["git", "-C", ROOT, "rev-parse", "HEAD"])},
             "notes": "one thread per rank; K > logical_cpus runs oversubscribed (--oversubscribe): those ranks share cores, "

@@ -24,18 +24,11 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benches", "gpu"))
+import kit_machine  # noqa: E402  (the one description of the host: CPU model, cores, memory)
 NUM = r"([-+0-9.eE]+)"
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def parse(out):
@@ -98,7 +91,7 @@ def main():
             "what": "LAMMPS (Debian's library) with farfield's distributed SPME for all of its Coulomb interaction: 1 rank "
                     "against LAMMPS's ewald 1e-8 and pppm 1e-5, 2-4 ranks against the 1-rank run",
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "machine": {"cpu_model": cpu_model(), "logical_cpus": cores, "os": platform.platform(),
+            "machine": {"cpu_model": kit_machine.cpu()["model"], "logical_cpus": cores, "os": platform.platform(),
                         "mpi": subprocess.run([mpirun, "--version"], capture_output=True, text=True).stdout.splitlines()[:1],
                         "farfield_commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
                                                           text=True).stdout.strip()},
