@@ -40,8 +40,6 @@ SYSTEMS = {
 }
 
 
-
-
 def command_output(cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.strip()

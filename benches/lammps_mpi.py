@@ -29,8 +29,6 @@ import kit_machine  # noqa: E402  (the one description of the host: CPU model, c
 NUM = r"([-+0-9.eE]+)"
 
 
-
-
 def parse(out):
     """The figures of one report of the driver."""
     r = {}
