@@ -48,6 +48,7 @@ transform library based on an 'exponential of semicircle' kernel", SIAM J. Sci. 
 conventions this module follows.
 """
 
+import math
 import numbers
 import warnings
 
@@ -145,7 +146,7 @@ def _check_cshape(shape, n, n_trans):
     if n_trans == 1:
         if len(shape) not in (1, 2):
             raise RuntimeError("FINUFFT c.ndim must be 1 or 2 if n_trans == 1")
-        if shape[-1] != n or int(np.prod(shape)) != n:
+        if shape[-1] != n or math.prod(shape) != n:
             raise RuntimeError("FINUFFT c.size must be same as x.size if n_trans == 1")
     else:
         if len(shape) != 2:
@@ -160,7 +161,7 @@ def _check_fshape(shape, n_trans, dim, modes, nk, tp):
         if n_trans == 1:
             if len(shape) not in (1, 2):
                 raise RuntimeError("FINUFFT f.ndim must be 1 or 2 for type 3 if n_trans == 1")
-            if shape[-1] != nk or int(np.prod(shape)) != nk:
+            if shape[-1] != nk or math.prod(shape) != nk:
                 raise RuntimeError("FINUFFT f.size of must be nk if n_trans == 1")
         else:
             if len(shape) != 2:

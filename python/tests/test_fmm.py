@@ -13,11 +13,11 @@ from conftest import rel_l2
 MADELUNG_NACL = 1.747564594633182190636212035544397403481
 
 
-def fmm3d_reference(src, q, targets=None):
+def fmm3d_reference(src, q, targets=None, eps=1e-12):
     """FMM3D's potentials and fields (−∇φ) of `q` at the sources or at `targets`. FMM3D's
     Laplace kernel is 1/(4π r); farfield's is 1/r: its results are scaled by 4π here."""
     import fmm3dpy
-    kw = dict(eps=1e-12, sources=np.ascontiguousarray(src.T), charges=q, pg=2)
+    kw = dict(eps=eps, sources=np.ascontiguousarray(src.T), charges=q, pg=2)
     if targets is not None:
         kw.update(targets=np.ascontiguousarray(targets.T), pgt=2)
     out = fmm3dpy.lfmm3d(**kw)
@@ -38,10 +38,10 @@ def plummer(rng, n, a=1.0):
 @pytest.mark.parametrize("dist", ["uniform", "plummer"])
 @pytest.mark.parametrize("tol", [1e-4, 1e-8])
 def test_sources_against_fmm3d(rng, dist, tol):
-    n = 20000
+    n = 20000 if dist == "uniform" else 8000
     src = rng.uniform(0, 1, (n, 3)) if dist == "uniform" else plummer(rng, n)
     q = rng.standard_normal(n)
-    pot, fld = fmm3d_reference(src, q)
+    pot, fld = fmm3d_reference(src, q, eps=1e-3 * tol)
     r = fmm.evaluate(src, q, tol=tol)
     assert rel_l2(r.potential, pot) <= tol
     assert rel_l2(r.field, fld) <= tol
