@@ -8,7 +8,7 @@ array borrows, the GIL release); both best-of and median, over 5 rounds of 2000 
 problems) or 15 alternating single calls (large ones), so that a busy spell hits both. Overhead = median(Python) − median(Rust).
 Writes a Markdown table to stdout and raw JSON (with machine information) to --json.
 
-    python3 benches/python_overhead.py [--json benches/results/python_overhead_DATE.json]
+    python3 benches/python_overhead.py [--json benches/results/python_overhead_<date>.json]
 
 Runs inside the test environment (.venv-python: python3 python/tests/run_tests.py makes it and
 installs the package), re-executing itself there.

@@ -22,7 +22,8 @@
 #                                        git-ignored .venv-python (made with the test peers of
 #                                        python/tests/requirements.txt), then `pytest python/tests`;
 #                                        the extension is built in its own target directory
-#                                        (python/target; FARFIELD_PY_TARGET_DIR), see run_tests.py
+#                                        (`target` beside python/Cargo.toml;
+#                                        FARFIELD_PY_TARGET_DIR), see run_tests.py
 #
 # All steps run even if an earlier test step fails; a summary follows, and the exit status is
 # non-zero if any step failed.

@@ -32,7 +32,7 @@ class NufftError(FarfieldError):
     the code followed by farfield's detail."""
 
 
-# FINUFFT 2.5's status texts (its include/finufft_errors.h, as its Python package prints them)
+# FINUFFT 2.5's status texts (its header finufft_errors.h, as its Python package prints them)
 _FINUFFT_TEXT = {
     1: "FINUFFT eps tolerance too small to achieve",
     2: "FINUFFT malloc size requested greater than MAX_NF",

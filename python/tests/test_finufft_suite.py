@@ -1,5 +1,5 @@
-"""FINUFFT 2.5.1's own Python tests (its python/finufft/test/test_finufft_plan.py and
-test_finufft_simple.py, with their utils.py) run against farfield.nufft: a shim package named
+"""FINUFFT 2.5.1's own Python tests (test_finufft_plan.py and test_finufft_simple.py of the
+folder finufft/test of its Python package sources, with their utils.py) run against farfield.nufft: a shim package named
 `finufft` that re-exports farfield.nufft is put first on the path of a pytest subprocess.
 
 FINUFFT's sdist on the package index carries no tests, so they are taken from
@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TAG = "v2.5.1"
 FILES = ("test_finufft_plan.py", "test_finufft_simple.py", "utils.py")
 REPO = "https://github.com/flatironinstitute/finufft"
+# the tests' folder in that repository
+SUBDIR = ("python", "finufft", "test")
 
 
 def finufft_tests():
@@ -28,13 +30,13 @@ def finufft_tests():
     if given:
         return Path(given), None
     cache = ROOT / ".venv-python" / f"finufft-{TAG}"
-    tests = cache / "python" / "finufft" / "test"
+    tests = cache.joinpath(*SUBDIR)
     if all((tests / f).exists() for f in FILES):
         return tests, None
     try:
         subprocess.run(["git", "clone", "--quiet", "--depth", "1", "--branch", TAG, "--filter=blob:none", "--sparse", REPO,
                         str(cache)], check=True, capture_output=True, text=True, timeout=120)
-        subprocess.run(["git", "-C", str(cache), "sparse-checkout", "set", "python/finufft/test"], check=True, capture_output=True,
+        subprocess.run(["git", "-C", str(cache), "sparse-checkout", "set", "/".join(SUBDIR)], check=True, capture_output=True,
                        text=True, timeout=120)
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as e:
         err = getattr(e, "stderr", "") or str(e)
