@@ -1,7 +1,7 @@
 //! `farfield.ewald.Plan`'s native part: farfield's `EwaldPlan` (spectral Ewald, SPME, the
 //! classic Ewald sum) on NumPy arrays.
 
-use crate::{array, backend_choice, OrPy, SendCell};
+use crate::{array, backend_choice, count, OrPy, SendCell};
 use farfield::ewald::{EwaldOpts, Method, Overrides, Terms};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -43,8 +43,14 @@ impl EwaldPlan {
     #[pyo3(signature = (cell, method="spme", tol=1e-5, terms="all", n_max=None, xi=0.0, rc=0.0, grid=None, order=0, nthreads=0,
                         backend="cpu", debug=0))]
     #[allow(clippy::too_many_arguments)]
-    fn new(py: Python<'_>, cell: &Bound<'_, PyAny>, method: &str, tol: f64, terms: &str, n_max: Option<usize>, xi: f64, rc: f64,
-           grid: Option<[usize; 3]>, order: usize, nthreads: usize, backend: &str, debug: i32) -> PyResult<Self> {
+    fn new(py: Python<'_>, cell: &Bound<'_, PyAny>, method: &str, tol: f64, terms: &str, n_max: Option<i64>, xi: f64, rc: f64,
+           grid: Option<[i64; 3]>, order: i64, nthreads: i64, backend: &str, debug: i32) -> PyResult<Self> {
+        let n_max = n_max.map(|n| count(n, "n_max")).transpose()?;
+        let grid = match grid {
+            Some(g) => Some([count(g[0], "grid")?, count(g[1], "grid")?, count(g[2], "grid")?]),
+            None => None,
+        };
+        let (order, nthreads) = (count(order, "order")?, count(nthreads, "nthreads")?);
         let method = match method.to_ascii_lowercase().as_str() {
             "spme" | "pme" => Method::Spme,
             "spectral" => Method::Spectral,

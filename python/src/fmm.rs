@@ -1,7 +1,7 @@
 //! `farfield.fmm.Plan`'s native part: farfield's `FmmPlan` (the Coulomb FMM, open or periodic
 //! boundaries, CPU or CUDA) on NumPy arrays, with optional separate targets.
 
-use crate::{array, backend_choice, OrPy, SendCell};
+use crate::{array, backend_choice, count, OrPy, SendCell};
 use farfield::fmm::{Boundary, FmmOpts, TreeKind};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -20,8 +20,10 @@ impl FmmPlan {
     #[new]
     #[pyo3(signature = (tol=1e-6, periodic=None, order=0, depth=None, tree="auto", nthreads=0, backend="cpu", debug=0))]
     #[allow(clippy::too_many_arguments)]
-    fn new(py: Python<'_>, tol: f64, periodic: Option<&Bound<'_, PyAny>>, order: usize, depth: Option<usize>, tree: &str, nthreads: usize,
+    fn new(py: Python<'_>, tol: f64, periodic: Option<&Bound<'_, PyAny>>, order: i64, depth: Option<i64>, tree: &str, nthreads: i64,
            backend: &str, debug: i32) -> PyResult<Self> {
+        let (order, nthreads) = (count(order, "order")?, count(nthreads, "nthreads")?);
+        let depth = depth.map(|d| count(d, "depth")).transpose()?;
         let boundary = match periodic {
             None => Boundary::Open,
             Some(p) => {

@@ -135,6 +135,11 @@ pub(crate) fn opt<'py, T: FromPyObject<'py>>(opts: Option<&Bound<'py, PyDict>>, 
     }
 }
 
+/// A count or size argument: a Python int ≥ 0 (a negative one → `ValueError` naming it).
+pub(crate) fn count(v: i64, name: &str) -> PyResult<usize> {
+    usize::try_from(v).map_err(|_| PyValueError::new_err(format!("argument `{name}` = {v} must be ≥ 0")))
+}
+
 /// `backend` argument ("auto", "cpu", "cuda") → farfield's choice.
 pub(crate) fn backend_choice(s: &str) -> PyResult<farfield::backend::BackendChoice> {
     use farfield::backend::BackendChoice as B;

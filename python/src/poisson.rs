@@ -1,7 +1,7 @@
 //! `farfield.poisson.Plan`'s native part: farfield's free-space `PoissonPlan` (Hockney–Eastwood,
 //! Vico–Greengard, Vico–Greengard with DCT) on NumPy grids.
 
-use crate::{array, OrPy, SendCell};
+use crate::{array, count, OrPy, SendCell};
 use farfield::poisson::{Method, PoissonOpts};
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -22,8 +22,10 @@ impl PoissonPlan {
     #[new]
     #[pyo3(signature = (shape, h, method="vico", vico_factor=1.1, nthreads=0, check_input=true, debug=0))]
     #[allow(clippy::too_many_arguments)]
-    fn new(py: Python<'_>, shape: Vec<usize>, h: &Bound<'_, PyAny>, method: &str, vico_factor: f64, nthreads: usize, check_input: bool,
+    fn new(py: Python<'_>, shape: Vec<i64>, h: &Bound<'_, PyAny>, method: &str, vico_factor: f64, nthreads: i64, check_input: bool,
            debug: i32) -> PyResult<Self> {
+        let shape: Vec<usize> = shape.iter().map(|&n| count(n, "shape")).collect::<PyResult<_>>()?;
+        let nthreads = count(nthreads, "nthreads")?;
         let dim = shape.len();
         if !(2..=3).contains(&dim) {
             return Err(PyValueError::new_err(format!("argument `shape` has {dim} axes; the free-space solvers are 2D or 3D")));

@@ -1,7 +1,7 @@
 //! `farfield.spread.Plan`: particle↔mesh spreading and interpolation in physical coordinates
 //! (farfield's `SpreadPlan`), for particle-in-cell deposition and force interpolation.
 
-use crate::{array, backend_choice, out_array, OrPy, SendCell};
+use crate::{array, backend_choice, count, out_array, OrPy, SendCell};
 use farfield::gpu::types::GpuReal;
 use farfield::plans::spread::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlanOpts};
 use farfield::Real;
@@ -98,9 +98,12 @@ impl SpreadPlan {
     #[pyo3(signature = (n_grid, box_len, box_lo=None, periodic=None, kernel="es", tol=1e-6, order=None, dtype=None,
                         nthreads=0, backend="cpu", debug=0))]
     #[allow(clippy::too_many_arguments)]
-    fn new(py: Python<'_>, n_grid: Vec<usize>, box_len: &Bound<'_, PyAny>, box_lo: Option<&Bound<'_, PyAny>>,
-           periodic: Option<&Bound<'_, PyAny>>, kernel: &str, tol: f64, order: Option<usize>, dtype: Option<&Bound<'_, PyAny>>,
-           nthreads: usize, backend: &str, debug: i32) -> PyResult<Self> {
+    fn new(py: Python<'_>, n_grid: Vec<i64>, box_len: &Bound<'_, PyAny>, box_lo: Option<&Bound<'_, PyAny>>,
+           periodic: Option<&Bound<'_, PyAny>>, kernel: &str, tol: f64, order: Option<i64>, dtype: Option<&Bound<'_, PyAny>>,
+           nthreads: i64, backend: &str, debug: i32) -> PyResult<Self> {
+        let n_grid: Vec<usize> = n_grid.iter().map(|&n| count(n, "n_grid")).collect::<PyResult<_>>()?;
+        let nthreads = count(nthreads, "nthreads")?;
+        let order = order.map(|o| count(o, "order")).transpose()?;
         let dim = n_grid.len();
         if !(1..=3).contains(&dim) {
             return Err(PyValueError::new_err(format!("argument `n_grid` has {dim} entries; spreading grids are 1D, 2D or 3D")));

@@ -131,6 +131,8 @@ def test_bad_input_raises_naming_the_argument(water):
         ewald.Plan(box).compute(pos, q.astype(np.float32))
     with pytest.raises(ValueError, match="C-contiguous"):
         ewald.Plan(box).compute(np.asfortranarray(pos), q)
+    with pytest.raises(ValueError, match="grid"):
+        ewald.Plan(box, grid=(32, -1, 32))
     with pytest.raises(ValueError, match="method"):
         ewald.Plan(box, method="pppm")
     with pytest.raises(ValueError, match="box"):

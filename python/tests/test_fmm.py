@@ -74,6 +74,8 @@ def test_bad_input_raises_naming_the_argument(rng):
         fmm.evaluate(src[:5], q)
     with pytest.raises(ValueError, match="targets"):
         fmm.evaluate(src, q, targets=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="nthreads"):
+        fmm.Plan(nthreads=-1)
     with pytest.raises(TypeError, match="charges"):
         fmm.evaluate(src, q.astype(np.int64))
     with pytest.raises(farfield.InvalidArgumentError) as e:

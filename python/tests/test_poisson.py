@@ -54,6 +54,8 @@ def test_plan_reuse_and_errors():
     assert np.allclose(b, 2 * a, rtol=1e-13, atol=0)
     with pytest.raises(ValueError, match="rho"):
         p.solve(rho[:, :, :8].copy())
+    with pytest.raises(ValueError, match="shape"):
+        poisson.Plan((8, -8), 0.1)
     with pytest.raises(ValueError, match="method"):
         poisson.Plan(shape, h, method="multigrid")
     bad = rho.copy()

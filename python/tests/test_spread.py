@@ -108,6 +108,8 @@ def test_es_spread_interp_adjoint(rng):
 def test_errors_name_the_argument(rng):
     with pytest.raises(ValueError, match="kernel"):
         spread.Plan((16,), 1.0, kernel="quadratic")
+    with pytest.raises(ValueError, match="n_grid"):
+        spread.Plan((16, -4), 1.0)
     with pytest.raises(ValueError, match="box_len"):
         spread.Plan((16, 16), (1.0, 2.0, 3.0))
     p = spread.Plan((16, 16), 1.0, kernel="cic")
