@@ -4,8 +4,9 @@
 For each problem, one plan; the Rust API's time is that of `CompatPlan::execute` called in a
 Rust loop by the native module's benchmark hook (`_NufftCore._time_execute`, the arrays
 borrowed once), the Python time that of `Plan.execute(data, out=out)` (FINUFFT's checks, the
-array borrows, the GIL release); both best-of and median, over 5 rounds of 2000 calls each (small
-problems) or 15 alternating single calls (large ones), so that a busy spell hits both. Overhead = median(Python) − median(Rust).
+array borrows, the GIL release); both best-of and median, over 5 rounds of 2000 calls each
+(small problems) or 31 alternating single calls (large ones), so that a busy spell hits both.
+Overhead = median(Python) − median(Rust).
 Writes a Markdown table to stdout and raw JSON (with machine information) to --json.
 
     python3 benches/python_overhead.py [--json benches/results/python_overhead_<date>.json]
@@ -67,7 +68,7 @@ def main():
     for label, ty, modes, m in CASES:
         small = m < 10_000
         # small problems: blocks of REPS calls; large ones: one call of each, alternating
-        reps, rounds = (2000, 5) if small else (1, 15)
+        reps, rounds = (2000, 5) if small else (1, 31)
         pts = [rng.uniform(-np.pi, np.pi, m) for _ in modes]
         p = ffn.Plan(ty, modes, eps=1e-6, nthreads=a.threads)
         p.setpts(*pts)
