@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "benches" / "peers"))
 from peer_env import ensure_venv, log  # noqa: E402
 
 REQS = [l.strip() for l in (HERE / "requirements.txt").read_text().splitlines() if l.strip() and not l.startswith("#")]
-ensure_venv(ROOT / ".venv-python", REQS, probe="import numpy, pytest, finufft, fmm3dpy, openmm, ase, maturin")
+ensure_venv(ROOT / ".venv-python", REQS, probe="import numpy, pytest, finufft, fmm3dpy, openmm, ase, pymatgen, maturin")
 
 env = dict(os.environ)
 # the environment's maturin, found by the build hook on PATH

@@ -1,6 +1,7 @@
 """farfield.ase.Coulomb: the rock-salt Madelung energy of NaCl in a primitive (triclinic) and
-a conventional cell, forces and stress against finite differences, and an open cluster against
-a direct NumPy sum."""
+a conventional cell, pymatgen's Ewald summation on a rattled triclinic crystal (neutral and
+charged), forces and stress against finite differences, and an open cluster against a direct
+NumPy sum."""
 
 import numpy as np
 import pytest
@@ -61,3 +62,25 @@ def test_open_cluster_against_direct_sum(rng):
     f = KE * q[:, None] * np.sum(q[None, :, None] * d / r[..., None] ** 3, axis=1)
     assert abs(atoms.get_potential_energy() - e) < 1e-9 * np.sum(np.abs(q)) ** 2
     assert np.linalg.norm(atoms.get_forces() - f) < 1e-9 * np.linalg.norm(f)
+
+
+@pytest.mark.parametrize("net_charge", [0.0, 1.5])
+def test_against_pymatgen_ewald_summation(rng, net_charge):
+    """pymatgen's EwaldSummation (real-space, reciprocal and point terms summed to 12 figures,
+    the same neutralising background for a net charge) on a rattled, triclinic 3×2×2 rock-salt
+    supercell with random charges."""
+    from pymatgen.core import Lattice, Structure
+    from pymatgen.analysis.ewald import EwaldSummation
+    atoms = bulk("NaCl", "rocksalt", a=5.64).repeat((3, 2, 2))
+    atoms.set_cell(atoms.cell @ (np.eye(3) + 0.05 * rng.standard_normal((3, 3))), scale_atoms=True)
+    atoms.rattle(0.2, seed=11)
+    q = rng.standard_normal(len(atoms))
+    q += (net_charge - q.sum()) / len(q)
+    s = Structure(Lattice(atoms.cell[:]), atoms.get_chemical_symbols(), atoms.positions, coords_are_cartesian=True,
+                  site_properties={"charge": q})
+    ew = EwaldSummation(s, compute_forces=True)
+    atoms.calc = Coulomb(charges=q, tol=1e-10)
+    e = atoms.get_potential_energy()
+    assert abs(e - ew.total_energy) < 1e-8 * abs(ew.total_energy)
+    f = atoms.get_forces()
+    assert np.linalg.norm(f - ew.forces) < 1e-7 * np.linalg.norm(ew.forces)
