@@ -78,3 +78,24 @@ def test_cuda_available_answers():
 def test_version_matches_the_crate():
     crate = tomllib.loads((ROOT / "Cargo.toml").read_text())["package"]["version"]
     assert farfield.__version__ == crate
+
+
+def test_type_stubs_match_the_native_module():
+    """Every class and method of farfield/_farfield.pyi exists in the native module with the
+    stub's parameter names, in order."""
+    import ast
+    import farfield._farfield as native
+    tree = ast.parse((ROOT / "python" / "farfield" / "_farfield.pyi").read_text())
+    checked = 0
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            cls = getattr(native, node.name)
+            for fn in node.body:
+                if isinstance(fn, ast.FunctionDef):
+                    obj = cls if fn.name == "__init__" else getattr(cls, fn.name)
+                    runtime = [p for p in inspect.signature(obj).parameters if p != "self"]
+                    assert [a.arg for a in fn.args.args][1:] == runtime, f"{node.name}.{fn.name}"
+                    checked += 1
+        elif isinstance(node, ast.FunctionDef):
+            assert callable(getattr(native, node.name))
+    assert checked >= 15
