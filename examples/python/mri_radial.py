@@ -16,6 +16,7 @@ Prints the relative l2 errors of both reconstructions against the image (--json:
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,10 +26,12 @@ import numpy as np
 import farfield.nufft as finufft
 
 ROOT = Path(__file__).resolve().parents[2]
+# the repository's data folder, or another of the same layout (FARFIELD_DATA_DIR, docs/design.md §11.1)
+DATA = Path(os.environ.get("FARFIELD_DATA_DIR") or ROOT / "data")
 
 
 def load_image(n):
-    img = np.load(ROOT / "data" / "images" / "mri_s1045_256.npy").astype(np.float64)
+    img = np.load(DATA / "images" / "mri_s1045_256.npy").astype(np.float64)
     b = img.shape[0] // n
     return img[: n * b, : n * b].reshape(n, b, n, b).mean(axis=(1, 3))
 

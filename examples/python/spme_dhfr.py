@@ -12,6 +12,7 @@ time of one evaluation (after the plan is made).
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,6 +22,8 @@ import numpy as np
 from farfield import ewald
 
 ROOT = Path(__file__).resolve().parents[2]
+# the repository's data folder, or another of the same layout (FARFIELD_DATA_DIR, docs/design.md §11.1)
+DATA = Path(os.environ.get("FARFIELD_DATA_DIR") or ROOT / "data")
 
 
 def main(argv=None):
@@ -29,7 +32,7 @@ def main(argv=None):
     ap.add_argument("--atoms", type=int, default=0, help="use only the first ATOMS atoms (0 = all)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    d = ROOT / "data" / "jac_dhfr"
+    d = DATA / "jac_dhfr"
     pos, q, box = (np.load(d / f) for f in ("positions.npy", "charges.npy", "box.npy"))
     if a.atoms:
         pos, q = np.ascontiguousarray(pos[: a.atoms]), np.ascontiguousarray(q[: a.atoms])
