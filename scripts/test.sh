@@ -18,6 +18,12 @@
 #                                        CUDA-on-CPU emulation tests run in step 3 (crate gpu-emu)
 #  7. benches/gpu/selftest.sh            the GPU measurement kit's own logic, with CPU runs of the
 #                                        tool standing in for the device
+#  8. python/tests/run_tests.py          the Python package: `pip install ./python` into the
+#                                        git-ignored .venv-python (made with the test peers of
+#                                        python/tests/requirements.txt), then `pytest python/tests`;
+#                                        the extension is built in its own target directory
+#                                        (`target` beside python/Cargo.toml;
+#                                        FARFIELD_PY_TARGET_DIR), see run_tests.py
 #
 # All steps run even if an earlier test step fails; a summary follows, and the exit status is
 # non-zero if any step failed.
@@ -118,6 +124,7 @@ fi
 
 step "gpu kernel check (NVRTC + ptxas)" bash scripts/gpu-check.sh
 step "gpu kit self-test (no GPU)" bash benches/gpu/selftest.sh
+step "python package (pip install, pytest)" python3 python/tests/run_tests.py
 
 summary
 exit $failed
