@@ -16,6 +16,10 @@ import json
 import platform
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+import kit_machine  # noqa: E402  (the one description of the host)
 
 # modes per axis and points per dimension: small enough for direct sums over every output
 SIZES = {1: ("400", 2000), 2: ("40,48", 3000), 3: ("16,18,20", 3000)}
@@ -32,15 +36,6 @@ def run(exe, ty, dim, tol, sigma, prec, modes, m, seed):
     rec["cmd"] = " ".join(cmd[1:])
     return rec
 
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def main():
@@ -74,7 +69,7 @@ def main():
                               f"tol_used {r['tol_used']:.2e} err {r['rel_error']:.2e} err/tol_used {ratio:6.2f}"
                               f"{'  WARN' if r['tol_used'] > tol * (1 + 1e-12) else ''}", flush=True)
                 print(f"== type {ty} dim {dim} σ {sigma}: worst err/tol_used {worst:.2f}")
-    out = {"machine": {"cpu": cpu_model(), "python": platform.python_version()}, "prec": a.prec, "runs": recs}
+    out = {"machine": {"cpu": kit_machine.cpu()["model"], "python": platform.python_version()}, "prec": a.prec, "runs": recs}
     if a.json_out:
         with open(a.json_out, "w") as f:
             json.dump(out, f, indent=1)

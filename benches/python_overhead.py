@@ -24,6 +24,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+import kit_machine  # noqa: E402  (the one description of the host)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 from peer_env import ROOT, ensure_venv, log  # noqa: E402
 
@@ -41,15 +44,6 @@ CASES = [("1D type 1, N=32, M=16", 1, (32,), 16),
          ("3D type 2, N=64³, M=1e6", 2, (64, 64, 64), 1_000_000)]
 
 
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -60,7 +54,7 @@ def main():
     meta = {"what": "Python call overhead of farfield.nufft over the Rust API call (same plan, same arrays)",
             "command": "python3 benches/python_overhead.py" + (f" --threads {a.threads}" if a.threads != 1 else ""),
             "date": datetime.date.today().isoformat(),
-            "machine": {"cpu": cpu_model(), "cpus": os.cpu_count(), "python": platform.python_version(),
+            "machine": {"cpu": kit_machine.cpu()["model"], "cpus": os.cpu_count(), "python": platform.python_version(),
                         "numpy": np.__version__, "farfield": farfield.__version__, "platform": platform.platform(),
                         "load_average_start": os.getloadavg()[0]},
             "threads": a.threads, "results": []}
