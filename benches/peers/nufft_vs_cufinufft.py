@@ -18,7 +18,7 @@ CMake (Ninja or make), Python 3 with NumPy and CuPy. Nothing is installed and no
     python3 benches/peers/nufft_vs_cufinufft.py --cufinufft-lib BUILD/libcufinufft.so --cufinufft-py DIR/python
 
 `--cufinufft-src DIR` is a cuFINUFFT 2.5.1 source tree (FINUFFT v2.5.1's `CMakeLists.txt`,
-`cmake/`, `include/`, `src/` and the pure-Python package `python/cufinufft/`) configured so that
+`cmake/`, `include/`, `src/` and the pure-Python package `finufft/python/cufinufft/`) configured so that
 CMake fetches nothing; it is built once with CMake (`-DFINUFFT_USE_CUDA=ON -DFINUFFT_USE_CPU=OFF`)
 for the GPU's architecture into `build-gpu/cufinufft/`. `--lib` names libfarfield.so (default:
 `build-gpu/libfarfield.so`, else `target/release/libfarfield.so`).

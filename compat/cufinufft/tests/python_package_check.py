@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cuFINUFFT 2.5.1's own Python package run on farfield's libcufinufft.so, on a GPU machine.
 
-The pure-Python `cufinufft` package (cuFINUFFT 2.5.1's `python/cufinufft/`) loads
+The pure-Python `cufinufft` package (cuFINUFFT 2.5.1's `finufft/python/cufinufft/`) loads
 `libcufinufft.so` from its package folder through ctypes. This script copies the package into a
 temporary folder beside a given library and, in a subprocess per library, runs through it:
 
