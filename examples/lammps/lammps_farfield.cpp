@@ -167,7 +167,7 @@ Pairs special_pairs(void *lmp, int natoms, const double special_coul[3]) {
     return p;
 }
 
-double box_of(void *lmp, double cell[9]) {
+void box_of(void *lmp, double cell[9]) {
     const double *lo = static_cast<double *>(lammps_extract_global(lmp, "boxlo"));
     const double *hi = static_cast<double *>(lammps_extract_global(lmp, "boxhi"));
     const double xy = *static_cast<double *>(lammps_extract_global(lmp, "xy"));
@@ -176,7 +176,6 @@ double box_of(void *lmp, double cell[9]) {
     // rows a, b, c of LAMMPS's (lower-triangular) cell
     const double c[9] = {hi[0] - lo[0], 0, 0, xy, hi[1] - lo[1], 0, xz, yz, hi[2] - lo[2]};
     std::copy(c, c + 9, cell);
-    return c[0] * c[4] * c[8];
 }
 
 // The state of farfield's Coulomb solver inside the callback (one per rank).
@@ -237,9 +236,22 @@ struct Run {
     std::vector<double> x0, q;                 // positions and charges at step 0 (by atom id)
     double qqrd2e = 0.0, cell[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     double ms_per_step = 0.0, coulomb_ms = 0.0, xi = 0.0, rc = 0.0, plan_tol = 0.0, len[3] = {0, 0, 0};
+    double f_all = 0.0;  // RMS Coulomb force of all pairs at step 0, without LAMMPS's constant (farfield run)
     std::vector<int64_t> grid{0, 0, 0};
     int natoms = 0, order = 0;
 };
+
+double rms(const std::vector<double> &a) {
+    double s = 0.0;
+    for (double v : a) s += v * v;
+    return std::sqrt(s / a.size());
+}
+
+double rms_diff(const std::vector<double> &a, const std::vector<double> &b) {
+    double s = 0.0;
+    for (size_t i = 0; i < a.size(); i++) s += (a[i] - b[i]) * (a[i] - b[i]);
+    return std::sqrt(s / a.size());
+}
 
 // The RMS Coulomb force at step 0 (LAMMPS's units) by farfield's single-process SPME at 1e-9,
 // of all pairs, or with the pairs of the topology excluded or scaled (the force field's):
@@ -342,8 +354,6 @@ std::vector<double> gather(void *lmp, const char *name, int count, int natoms) {
     return v;
 }
 
-double rms_diff(const std::vector<double> &a, const std::vector<double> &b);
-
 // LAMMPS's own RMS Coulomb force at step 0, as the checks measure it (forces with farfield's
 // Coulomb forces minus forces without them, both after SHAKE, whose constraint forces take
 // out the Coulomb forces along the rigid bonds), with a plan at `tol`.
@@ -388,7 +398,8 @@ Run run(const System &sys, Mode mode, const Settings &set) {
 
     if (mode == FARFIELD) {
         const Pairs pairs = special_pairs(lmp, r.natoms, sys.special_coul);
-        const double f_all = rms_coulomb_force(r, nullptr);
+        r.f_all = rms_coulomb_force(r, nullptr);
+        const double f_all = r.f_all;
         r.plan_tol = set.tol;
         if (set.scale_ff) {
             // the force field's scale: first from farfield's forces with the exclusions (no
@@ -434,18 +445,6 @@ Run run(const System &sys, Mode mode, const Settings &set) {
     lammps_close(lmp);
     if (k.plan) farfield_ewald_destroy(k.plan);
     return r;
-}
-
-double rms(const std::vector<double> &a) {
-    double s = 0.0;
-    for (double v : a) s += v * v;
-    return std::sqrt(s / a.size());
-}
-
-double rms_diff(const std::vector<double> &a, const std::vector<double> &b) {
-    double s = 0.0;
-    for (size_t i = 0; i < a.size(); i++) s += (a[i] - b[i]) * (a[i] - b[i]);
-    return std::sqrt(s / a.size());
 }
 
 // largest distance between the same atom in two runs (minimum image in the orthorhombic box)
@@ -611,7 +610,7 @@ int main(int argc, char **argv) {
         // those of the same input without charges: special pairs excluded or scaled), and the RMS
         // Coulomb force of all pairs (no exclusions), the scale of farfield's tol
         const double fc_rms = rms_diff(ref.f0, q0.f0);
-        const double fa_rms = rms_coulomb_force(ref, nullptr);
+        const double fa_rms = ff.f_all * ff.qqrd2e;  // (the same step-0 state as the reference's)
         const double ef = rms_diff(ff.f0, ref.f0), ep = rms_diff(pm.f0, ref.f0);
         const double *len = ref.len;
         const double dx_ff = max_deviation(ff.x_end, ref.x_end, len), dx_pm = max_deviation(pm.x_end, ref.x_end, len);
