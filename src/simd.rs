@@ -12,7 +12,15 @@
 //! `FARFIELD_NO_AVX2=1`) when the first solver call probes the CPU, every module takes its
 //! portable baseline path for the rest of the process. `FARFIELD_NO_AVX512` likewise turns
 //! off only the AVX-512 clones (the AVX2 ones are used). They exist for testing the other
-//! paths on newer machines and for comparing them; results agree to rounding.
+//! paths on newer machines and for comparing them; results agree to rounding
+//! (`tests/spread_baseline.rs` checks the spreader's baseline clone against its AVX2 one).
+//!
+//! On x86-64 the spreader's baseline clone (a CPU without AVX2/FMA, 2013 and older) runs the
+//! loops that read the kernel width at run time, not the ones specialised per width: a fourth
+//! copy of the per-width loops cost 18 % of the library's compile time
+//! (`benches/results/build_baseline_clone_2026-12-02.json`), for CPUs that take the AVX2 clone
+//! almost everywhere now. On other architectures the baseline clone is the only one and keeps
+//! the per-width loops.
 
 /// Whether the AVX2+FMA code paths may be used: the CPU has both AVX2 and FMA and
 /// `FARFIELD_NO_AVX2` is unset. Probed once per process and cached; always `false` off

@@ -340,22 +340,19 @@ enum KSpace {
     None,
 }
 
-/// The CPU Ewald plan: method, cell, parameters and all reusable state. Users make plans
-/// through the front `crate::plans::EwaldPlan`, which runs this or the CUDA plan
-/// (`opts.backend`); this type ignores the backend and GPU options.
+/// The CPU Ewald plan. Users make plans through the front `crate::plans::EwaldPlan`, which
+/// runs this or the CUDA plan (`opts.backend`); this type ignores the backend and GPU options.
+/// Three parts, each with one job: the configuration (what the plan was made with and chose,
+/// replaced only by [`CpuEwald::set_box`]), the stages that evaluate the sum (real space,
+/// k-space, exclusions) and the workspace of one evaluation ([`Workspace`]).
+/// [`CpuEwald::execute_with`] drives them in order: load, real-space stage, k-space stage,
+/// self and background terms, caller's units.
 pub struct CpuEwald {
     method: Method,
-    tol: f64,
     n_max: usize,
     opts: EwaldOpts,
-    /// The internal length unit is `2^scale_e` (module docs).
-    scale_e: i32,
-    /// The cell in internal units.
-    bx: PeriodicBox,
-    /// The cell as the caller gave it.
-    user_box: PeriodicBox,
-    chosen: Chosen,
-    params: EwaldParams,
+    /// Tolerance in use, cell (caller's and internal units) and parameters.
+    setup: Setup,
     threads: Threads,
     real: RealSpace,
     kspace: KSpace,
@@ -364,13 +361,74 @@ pub struct CpuEwald {
     /// Parts evaluated by `execute` (those of `opts.terms` unless changed by
     /// [`CpuEwald::set_parts`]).
     parts: EwaldParts,
+    work: Workspace,
+}
+
+/// The buffers of one evaluation, kept between evaluations (grown to the largest `n` seen):
+/// charges, positions and per-stage results in the plan's internal units (module docs).
+#[derive(Default)]
+struct Workspace {
+    /// Charges scaled by `2^-eq`.
     qs: Vec<f64>,
+    /// Fractional positions wrapped into [0, 1)³.
     s: Vec<[f64; 3]>,
+    /// Cartesian positions of `s`.
     r: Vec<[f64; 3]>,
+    /// Real-space potentials (then the sum of all parts).
     phi_r: Vec<f64>,
+    /// k-space potentials.
     phi_k: Vec<f64>,
+    /// Real-space fields, `3n` (then the sum), empty when no field is asked for.
     f_r: Vec<f64>,
+    /// k-space fields, `3n` or empty.
     f_k: Vec<f64>,
+}
+
+impl Workspace {
+    /// Loads `n = q.len()` charges at `xyz` (caller's units, validated finite) into the cell
+    /// `bx` of internal unit `2^e`: charges scaled by `2^-eq` (returned), positions wrapped
+    /// into the cell, result buffers sized (fields only if `want_field`). Errors:
+    /// [`Error::Range`] (a position whose fractional coordinate is not representable),
+    /// [`Error::Alloc`].
+    fn load(&mut self, bx: &PeriodicBox, e: i32, xyz: &[f64], q: &[f64], th: &Threads, want_field: bool) -> Result<i32> {
+        let n = q.len();
+        let eq = exponent_of(q.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+        try_resize(&mut self.qs, n, 0.0, "scaled charges")?;
+        for (d, &v) in self.qs.iter_mut().zip(q) {
+            *d = pow2(v, -eq);
+        }
+        try_resize(&mut self.s, n, [0.0; 3], "fractional positions")?;
+        try_resize(&mut self.r, n, [0.0; 3], "wrapped positions")?;
+        let sp = SyncPtr(self.s.as_mut_ptr());
+        let rp = SyncPtr(self.r.as_mut_ptr());
+        let chunk = 4096;
+        th.for_each(n.div_ceil(chunk), |c| {
+            let (sp, rp) = (sp, rp);
+            for i in c * chunk..((c + 1) * chunk).min(n) {
+                let f = bx.frac([pow2(xyz[3 * i], -e), pow2(xyz[3 * i + 1], -e), pow2(xyz[3 * i + 2], -e)]);
+                let s = [box_::wrap01(f[0]), box_::wrap01(f[1]), box_::wrap01(f[2])];
+                // SAFETY: index i belongs to chunk c only.
+                unsafe {
+                    *sp.0.add(i) = s;
+                    *rp.0.add(i) = bx.cart(s);
+                }
+            }
+        });
+        if let Some(i) = th.find_first(n, |i| !self.s[i].iter().all(|v| v.is_finite())) {
+            return Err(Error::Range(format!(
+                "charge {i} at ({:e}, {:e}, {:e}) is too far outside the cell for its fractional coordinates to be represented",
+                xyz[3 * i],
+                xyz[3 * i + 1],
+                xyz[3 * i + 2]
+            )));
+        }
+        try_resize(&mut self.phi_r, n, 0.0, "real-space potentials")?;
+        try_resize(&mut self.phi_k, n, 0.0, "k-space potentials")?;
+        let fl = if want_field { 3 * n } else { 0 };
+        try_resize(&mut self.f_r, fl, 0.0, "real-space fields")?;
+        try_resize(&mut self.f_k, fl, 0.0, "k-space fields")?;
+        Ok(eq)
+    }
 }
 
 /// Errors: [`Error::Alloc`], [`Error::Fft`], [`Error::Range`] (a grid the spreader or FFTW
@@ -548,26 +606,15 @@ impl CpuEwald {
         }
         Ok(CpuEwald {
             method,
-            tol: tol_used,
             n_max,
             opts: *opts,
-            scale_e,
-            bx,
-            user_box,
-            chosen,
-            params,
+            setup: Setup { tol_used, user_box, scale_e, bx, chosen, params },
             threads,
             real,
             kspace,
             excl: Exclusions::default(),
             parts: EwaldParts::of(opts.terms),
-            qs: Vec::new(),
-            s: Vec::new(),
-            r: Vec::new(),
-            phi_r: Vec::new(),
-            phi_k: Vec::new(),
-            f_r: Vec::new(),
-            f_k: Vec::new(),
+            work: Workspace::default(),
         })
     }
 
@@ -596,12 +643,12 @@ impl CpuEwald {
 
     /// The cell (as the caller gave it).
     pub fn cell(&self) -> &PeriodicBox {
-        &self.user_box
+        &self.setup.user_box
     }
 
     /// Parameters in use and last timings.
     pub fn params(&self) -> &EwaldParams {
-        &self.params
+        &self.setup.params
     }
 
     /// Changes the cell. Keeps `ξ`, `r_c`, grid and window while the estimated error stays
@@ -611,7 +658,8 @@ impl CpuEwald {
     /// the plan re-planned). Errors as [`CpuEwald::new`] (e.g. a fixed cutoff above half the
     /// new smallest height); on error the plan is unchanged.
     pub fn set_box(&mut self, cell: &[f64; 9]) -> Result<()> {
-        match new_box(self.method, cell, self.n_max, &self.opts, self.scale_e, &self.chosen, &self.params)? {
+        let su = &mut self.setup;
+        match new_box(self.method, cell, self.n_max, &self.opts, su.scale_e, &su.chosen, &su.params)? {
             NewBox::Keep { bx, user_box, eta } => {
                 match &mut self.kspace {
                     KSpace::Spectral(s) => s.set_box(&bx)?,
@@ -619,24 +667,20 @@ impl CpuEwald {
                     KSpace::Direct(d) => d.set_box(&bx)?,
                     KSpace::None => {}
                 }
-                self.params.eta = eta;
-                self.bx = bx;
-                self.user_box = user_box;
+                su.params.eta = eta;
+                su.bx = bx;
+                su.user_box = user_box;
                 return Ok(());
             }
-            NewBox::Replan(Setup { tol_used: _, user_box, scale_e, bx, chosen, params }) => {
-                let kspace = build_kspace(self.method, &bx, &chosen, &self.opts, self.threads.count())?;
-                self.real = RealSpace::new(chosen.xi, chosen.rc, erfc_accuracy(self.tol), self.method == Method::Direct);
-                self.kspace = kspace;
-                self.params = params;
-                self.chosen = chosen;
-                self.bx = bx;
-                self.user_box = user_box;
-                self.scale_e = scale_e;
+            NewBox::Replan(new) => {
+                self.kspace = build_kspace(self.method, &new.bx, &new.chosen, &self.opts, self.threads.count())?;
+                self.real = RealSpace::new(new.chosen.xi, new.chosen.rc, erfc_accuracy(su.tol_used), self.method == Method::Direct);
+                // the tolerance in use stays the plan's (the new setup repeats it)
+                *su = Setup { tol_used: su.tol_used, ..new };
             }
         }
         if self.opts.debug > 0 {
-            eprintln!("[farfield ewald] set_box re-planned: {:?}", self.params);
+            eprintln!("[farfield ewald] set_box re-planned: {:?}", self.setup.params);
         }
         Ok(())
     }
@@ -728,145 +772,106 @@ impl CpuEwald {
         }
         check_exclusions(&self.excl.keys, n)?;
         let want_field = field.is_some();
+        let e = self.setup.scale_e;
         // internal units: lengths / 2^scale_e, charges / 2^eq (module docs)
-        let eq = exponent_of(q.iter().fold(0.0f64, |a, v| a.max(v.abs())));
-        let e = self.scale_e;
-        try_resize(&mut self.qs, n, 0.0, "scaled charges")?;
-        for (d, &v) in self.qs.iter_mut().zip(q) {
-            *d = pow2(v, -eq);
-        }
-        // wrap into the cell
-        try_resize(&mut self.s, n, [0.0; 3], "fractional positions")?;
-        try_resize(&mut self.r, n, [0.0; 3], "wrapped positions")?;
-        {
-            let bx = &self.bx;
-            let sp = SyncPtr(self.s.as_mut_ptr());
-            let rp = SyncPtr(self.r.as_mut_ptr());
-            let chunk = 4096;
-            th.for_each(n.div_ceil(chunk), |c| {
-                let (sp, rp) = (sp, rp);
-                for i in c * chunk..((c + 1) * chunk).min(n) {
-                    let f = bx.frac([pow2(xyz[3 * i], -e), pow2(xyz[3 * i + 1], -e), pow2(xyz[3 * i + 2], -e)]);
-                    let s = [box_::wrap01(f[0]), box_::wrap01(f[1]), box_::wrap01(f[2])];
-                    // SAFETY: index i belongs to chunk c only.
-                    unsafe {
-                        *sp.0.add(i) = s;
-                        *rp.0.add(i) = bx.cart(s);
-                    }
-                }
-            });
-        }
-        if let Some(i) = th.find_first(n, |i| !self.s[i].iter().all(|v| v.is_finite())) {
-            return Err(Error::Range(format!(
-                "charge {i} at ({:e}, {:e}, {:e}) is too far outside the cell for its fractional coordinates to be represented",
-                xyz[3 * i],
-                xyz[3 * i + 1],
-                xyz[3 * i + 2]
-            )));
-        }
-        try_resize(&mut self.phi_r, n, 0.0, "real-space potentials")?;
-        try_resize(&mut self.phi_k, n, 0.0, "k-space potentials")?;
-        let fl = if want_field { 3 * n } else { 0 };
-        try_resize(&mut self.f_r, fl, 0.0, "real-space fields")?;
-        try_resize(&mut self.f_k, fl, 0.0, "k-space fields")?;
-        let q = &self.qs[..];
+        let eq = self.work.load(&self.setup.bx, e, xyz, q, th, want_field)?;
         let t0 = Instant::now();
-        let mut vir_r = [0.0; 6];
-        if self.parts.real {
-            vir_r = self.real.compute(
-                &self.bx,
-                &self.s,
-                &self.r,
-                q,
-                self.s.len(),
-                &self.threads,
-                &mut self.phi_r,
-                if want_field { Some(&mut self.f_r[..]) } else { None },
-                virial,
-                &self.excl,
-            )?;
-        } else {
-            self.phi_r.fill(0.0);
-            self.f_r.fill(0.0);
-        }
-        if !self.excl.is_empty() && (self.parts.real || self.parts.self_bg) {
-            self.real.exclusions(
-                &self.bx,
-                &self.s,
-                q,
-                &self.excl,
-                (self.parts.real, self.parts.self_bg),
-                &mut self.phi_r,
-                if want_field { Some(&mut self.f_r[..]) } else { None },
-                Some(&mut vir_r),
-            );
-        }
+        let vir_r = self.real_stage(want_field, virial)?;
         let t1 = Instant::now();
-        let fk = if want_field { Some(&mut self.f_k[..]) } else { None };
-        let vir_k = if self.parts.kspace {
-            match &mut self.kspace {
-                KSpace::Spectral(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
-                KSpace::Spme(s) => s.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
-                KSpace::Direct(d) => d.compute(&self.bx, &self.s, q, &self.threads, &mut self.phi_k, fk, virial)?,
-                KSpace::None => {
-                    self.phi_k.fill(0.0);
-                    if let Some(f) = fk {
-                        f.fill(0.0);
-                    }
-                    [0.0; 6]
-                }
-            }
-        } else {
-            self.phi_k.fill(0.0);
-            self.f_k.fill(0.0);
-            [0.0; 6]
-        };
+        let vir_k = self.kspace_stage(want_field, virial)?;
         let t2 = Instant::now();
-        self.params.real_s = (t1 - t0).as_secs_f64();
-        self.params.kspace_s = (t2 - t1).as_secs_f64();
-        // self and background terms
-        let xi = self.chosen.xi;
-        let qtot: f64 = q.iter().sum();
-        let v = self.bx.volume;
-        let sb = if self.parts.self_bg { 1.0 } else { 0.0 };
-        let c_self = sb * 2.0 * xi / std::f64::consts::PI.sqrt();
-        let phi_bg = -sb * std::f64::consts::PI * qtot / (v * xi * xi);
-        let u_bg = 0.5 * qtot * phi_bg;
-        let mut u = 0.0;
-        for i in 0..n {
-            let p = self.phi_r[i] + self.phi_k[i] - c_self * q[i] + phi_bg;
-            self.phi_r[i] = p;
-            u += q[i] * p;
-        }
-        let mut u = [0.5 * u];
+        self.setup.params.real_s = (t1 - t0).as_secs_f64();
+        self.setup.params.kspace_s = (t2 - t1).as_secs_f64();
+        let u_bg = self.self_and_background();
+        let w = &mut self.work;
+        let q = &w.qs[..];
+        let u = 0.5 * q.iter().zip(&w.phi_r).map(|(q, p)| q * p).sum::<f64>();
+        let mut u = [u];
         let vir: [f64; 6] = std::array::from_fn(|c| vir_r[c] + vir_k[c]);
-        let mut w = if virial { virial_tensor(&vir, u_bg) } else { [0.0; 9] };
+        let mut vt = if virial { virial_tensor(&vir, u_bg) } else { [0.0; 9] };
         if want_field {
-            for (a, b) in self.f_r.iter_mut().zip(&self.f_k) {
+            for (a, b) in w.f_r.iter_mut().zip(&w.f_k) {
                 *a += b;
             }
         }
         // back to the caller's units, checked before anything is written
-        let phi_int = if phi.is_some() { Some(&mut self.phi_r[..]) } else { None };
-        let field_int = if want_field { Some(&mut self.f_r[..]) } else { None };
-        to_caller_units(e, eq, phi_int, field_int, energy.then_some(&mut u[0]), virial.then_some(&mut w))?;
+        let phi_int = if phi.is_some() { Some(&mut w.phi_r[..]) } else { None };
+        let field_int = if want_field { Some(&mut w.f_r[..]) } else { None };
+        to_caller_units(e, eq, phi_int, field_int, energy.then_some(&mut u[0]), virial.then_some(&mut vt))?;
         if !energy {
             u[0] = 0.0;
         }
         if let Some(p) = phi {
-            p.copy_from_slice(&self.phi_r);
+            p.copy_from_slice(&w.phi_r);
         }
         if let Some(f) = field {
-            f.copy_from_slice(&self.f_r);
+            f.copy_from_slice(&w.f_r);
         }
         let energy = u[0];
         if self.opts.debug > 0 {
-            eprintln!(
-                "[farfield ewald] execute n {n}: real {:.3} ms, k-space {:.3} ms, U = {energy:.10e}",
-                1e3 * self.params.real_s,
-                1e3 * self.params.kspace_s
-            );
+            let pa = &self.setup.params;
+            eprintln!("[farfield ewald] execute n {n}: real {:.3} ms, k-space {:.3} ms, U = {energy:.10e}", 1e3 * pa.real_s, 1e3 * pa.kspace_s);
         }
-        Ok(EwaldResult { energy, virial: w })
+        Ok(EwaldResult { energy, virial: vt })
+    }
+
+    /// The real-space stage on the loaded workspace: the real-space sum into `phi_r` (and
+    /// `f_r`), then the exclusion corrections (their real-space and k-space shares, as
+    /// [`EwaldParts`] selects). Returns the real-space virial (upper triangle, internal units).
+    fn real_stage(&mut self, want_field: bool, virial: bool) -> Result<[f64; 6]> {
+        let (w, bx, parts) = (&mut self.work, &self.setup.bx, self.parts);
+        let mut vir_r = [0.0; 6];
+        if parts.real {
+            let f = if want_field { Some(&mut w.f_r[..]) } else { None };
+            vir_r = self.real.compute(bx, &w.s, &w.r, &w.qs, w.s.len(), &self.threads, &mut w.phi_r, f, virial, &self.excl)?;
+        } else {
+            w.phi_r.fill(0.0);
+            w.f_r.fill(0.0);
+        }
+        if !self.excl.is_empty() && (parts.real || parts.self_bg) {
+            let f = if want_field { Some(&mut w.f_r[..]) } else { None };
+            self.real.exclusions(bx, &w.s, &w.qs, &self.excl, (parts.real, parts.self_bg), &mut w.phi_r, f, Some(&mut vir_r));
+        }
+        Ok(vir_r)
+    }
+
+    /// The k-space stage on the loaded workspace: potentials into `phi_k` (fields into `f_k`).
+    /// Returns the k-space virial (upper triangle, internal units).
+    fn kspace_stage(&mut self, want_field: bool, virial: bool) -> Result<[f64; 6]> {
+        let (w, bx, th) = (&mut self.work, &self.setup.bx, &self.threads);
+        let fk = if want_field { Some(&mut w.f_k[..]) } else { None };
+        if !self.parts.kspace {
+            w.phi_k.fill(0.0);
+            w.f_k.fill(0.0);
+            return Ok([0.0; 6]);
+        }
+        Ok(match &mut self.kspace {
+            KSpace::Spectral(s) => s.compute(bx, &w.s, &w.qs, th, &mut w.phi_k, fk, virial)?,
+            KSpace::Spme(s) => s.compute(bx, &w.s, &w.qs, th, &mut w.phi_k, fk, virial)?,
+            KSpace::Direct(d) => d.compute(bx, &w.s, &w.qs, th, &mut w.phi_k, fk, virial)?,
+            KSpace::None => {
+                w.phi_k.fill(0.0);
+                if let Some(f) = fk {
+                    f.fill(0.0);
+                }
+                [0.0; 6]
+            }
+        })
+    }
+
+    /// Adds the k-space potentials, the self term `−2ξ/√π q_i` and, for a net charge `Q`, the
+    /// neutralising background's `−πQ/(Vξ²)` to `phi_r` (internal units), which then holds the
+    /// total potentials. Returns the background's energy `Q φ_bg / 2` (its virial share).
+    fn self_and_background(&mut self) -> f64 {
+        let w = &mut self.work;
+        let xi = self.setup.chosen.xi;
+        let qtot: f64 = w.qs.iter().sum();
+        let sb = if self.parts.self_bg { 1.0 } else { 0.0 };
+        let c_self = sb * 2.0 * xi / std::f64::consts::PI.sqrt();
+        let phi_bg = -sb * std::f64::consts::PI * qtot / (self.setup.bx.volume * xi * xi);
+        for ((p, &pk), &q) in w.phi_r.iter_mut().zip(&w.phi_k).zip(&w.qs) {
+            *p += pk - c_self * q + phi_bg;
+        }
+        0.5 * qtot * phi_bg
     }
 }

@@ -98,6 +98,9 @@ impl<T: Real> Spreader<T> {
                 unsafe { self.spread_real_points_avx2(k, a, cs, lo, bsz, bx) };
                 return;
             }
+            #[cfg(target_arch = "x86_64")]
+            self.spread_real_points_w::<K, 0, false>(k, a, cs, lo, bsz, bx);
+            #[cfg(not(target_arch = "x86_64"))]
             self.spread_real_points::<K, false>(k, a, cs, lo, bsz, bx);
         })
     }
@@ -290,6 +293,9 @@ impl<T: Real> Spreader<T> {
             #[cfg(not(target_arch = "x86_64"))]
             let done = false;
             if !done {
+                #[cfg(target_arch = "x86_64")]
+                self.real_points_w::<GRAD, E, 0, false>(eval, a, grid, &mut loc);
+                #[cfg(not(target_arch = "x86_64"))]
                 self.real_points::<GRAD, E, false>(eval, a, grid, &mut loc);
             }
             for (q, v) in loc.into_iter().enumerate() {

@@ -330,6 +330,9 @@ impl<T: Real> Spreader<T> {
             // SAFETY: the CPU supports the clone's extensions (checked at run time).
             return unsafe { self.spread1d_avx2(k, g, glo, cs, bx, lo) };
         }
+        #[cfg(target_arch = "x86_64")]
+        return self.spread1d_w::<K, 0, false>(k, g, glo, cs, bx, lo);
+        #[cfg(not(target_arch = "x86_64"))]
         self.spread1d::<K, false>(k, g, glo, cs, bx, lo)
     }
 

@@ -571,7 +571,7 @@ impl<T: Real> Spreader<T> {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
             unsafe { self.spread_points_avx2(k, &g, cs, lo, shape, bx, second) };
         } else {
-            self.spread_points::<K, false, false>(k, &g, cs, lo, shape, bx, second);
+            self.spread_points_w::<K, 0, false, false>(k, &g, cs, lo, shape, bx, second);
         }
         #[cfg(not(target_arch = "x86_64"))]
         self.spread_points::<K, false, false>(k, &g, cs, lo, shape, bx, second);
@@ -810,7 +810,7 @@ impl<T: Real> Spreader<T> {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
             unsafe { self.interp_points_avx2(k, &g, bx, lo, shape, &mut out, dst) };
         } else {
-            self.interp_points::<K, false, false>(k, &g, bx, lo, shape, &mut out, dst);
+            self.interp_points_w::<K, 0, false, false>(k, &g, bx, lo, shape, &mut out, dst);
         }
         #[cfg(not(target_arch = "x86_64"))]
         self.interp_points::<K, false, false>(k, &g, bx, lo, shape, &mut out, dst);
