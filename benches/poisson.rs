@@ -15,6 +15,9 @@
 //! grid is skipped when that grid (`16·(4N)³` bytes) would need more than half the available
 //! memory (N = 256: 16 GiB); its solve is the same as the other two methods' anyway.
 //!
+//! Plan and solve times on one thread and on all cores: `-- 64 128 --threads 1` and
+//! `-- 64 128 --threads 0`. The accuracy against N of every method: `--bench poisson_sweep`.
+//!
 //! Without `--bench` on the command line (as under `cargo test --all-targets`) it runs a quick
 //! smoke check at N = 16 instead, like criterion's test mode.
 

@@ -2,9 +2,8 @@
 //! sum, gradients, virial, background term, exclusions, set_box, and a real water box.
 
 use super::*;
-use super::testdata::{load_dir, load_system};
+use super::testdata::load_system;
 use rand::{Rng, SeedableRng};
-use std::time::Instant;
 
 pub(super) fn opts(nthreads: usize) -> EwaldOpts {
     EwaldOpts { nthreads, ..EwaldOpts::default() }
@@ -418,97 +417,6 @@ fn water_box() {
             // calibrated on the data folder's systems: force error within [tol/3, tol]
             assert!(ef <= tol && ef >= tol / 3.0 && eu <= tol, "water {method:?} tol {tol}: force {ef} energy {eu}");
         }
-    }
-}
-
-/// CPU time of the whole process (all threads), seconds.
-fn process_cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + 1e-9 * ts.tv_nsec as f64
-}
-
-/// Timing and accuracy on a real system (ignored). Environment: `FARFIELD_EWALD_SYSTEM` =
-/// folder under `$FARFIELD_DATA_DIR` (default `jac_dhfr`), `FARFIELD_EWALD_TOL` (default 1e-5),
-/// `FARFIELD_EWALD_THREADS` (default 2), `FARFIELD_EWALD_METHODS` = `spme` | `se` (default both),
-/// `FARFIELD_EWALD_DATA` = a folder with the three `.npy` files instead, `FARFIELD_EWALD_FFTW` =
-/// FFTW planner flags (e.g. 0 = `FFTW_MEASURE`),
-/// `FARFIELD_EWALD_REF=0` skips the reference sum, `FARFIELD_EWALD_DUMP=path` writes the
-/// reference forces (raw little-endian f64, N×3), `FARFIELD_EWALD_LOADREF=path` reads them. Reports wall time and process CPU time
-/// (all threads) per evaluation; the latter is robust to a loaded machine.
-#[test]
-#[ignore]
-fn bench_real_system() {
-    let name = std::env::var("FARFIELD_EWALD_SYSTEM").unwrap_or_else(|_| "jac_dhfr".into());
-    let tol: f64 = std::env::var("FARFIELD_EWALD_TOL").ok().and_then(|v| v.parse().ok()).unwrap_or(1e-5);
-    let nt: usize = std::env::var("FARFIELD_EWALD_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
-    let loaded = match std::env::var("FARFIELD_EWALD_DATA") {
-        Ok(dir) => load_dir(std::path::Path::new(&dir)),
-        Err(_) => load_system(&name),
-    };
-    let Some((xyz, q, cell)) = loaded else {
-        eprintln!("skipping: system {name} not found");
-        return;
-    };
-    let n = q.len();
-    let reference = if std::env::var("FARFIELD_EWALD_REF").as_deref() != Ok("0") {
-        let t = Instant::now();
-        if let Ok(path) = std::env::var("FARFIELD_EWALD_LOADREF") {
-            let b = std::fs::read(path).unwrap();
-            let fr: Vec<f64> = b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
-            Some((fr, f64::NAN))
-        } else {
-        let mut dp = CpuEwald::new(Method::Direct, &cell, n, 1e-9, &opts(nt)).unwrap();
-        let r = run(&mut dp, &xyz, &q, false);
-        eprintln!("{name}: direct sum {:.2} s, params {:?}", t.elapsed().as_secs_f64(), dp.params());
-        let fr = forces(&r.1, &q);
-        if let Ok(path) = std::env::var("FARFIELD_EWALD_DUMP") {
-            let bytes: Vec<u8> = fr.iter().flat_map(|v| v.to_le_bytes()).collect();
-            std::fs::write(path, bytes).unwrap();
-        }
-        Some((fr, r.2.energy))
-        }
-    } else {
-        None
-    };
-    let methods: Vec<Method> = match std::env::var("FARFIELD_EWALD_METHODS").as_deref() {
-        Ok("spme") => vec![Method::Spme],
-        Ok("se") => vec![Method::Spectral],
-        _ => vec![Method::Spme, Method::Spectral],
-    };
-    for method in methods {
-        let t = Instant::now();
-        let mut o = opts(nt);
-        if let Some(f) = std::env::var("FARFIELD_EWALD_FFTW").ok().and_then(|v| v.parse().ok()) {
-            o.fftw_flags = f;
-        }
-        let mut p = CpuEwald::new(method, &cell, n, tol, &o).unwrap();
-        let tplan = t.elapsed().as_secs_f64();
-        let mut phi = vec![0.0; n];
-        let mut f = vec![0.0; 3 * n];
-        let (mut best, mut cpu, mut split) = (f64::INFINITY, f64::INFINITY, (0.0, 0.0));
-        let mut energy = 0.0;
-        for _ in 0..7 {
-            let t = Instant::now();
-            let c0 = process_cpu_s();
-            energy = p.execute(&xyz, &q, Some(&mut phi), Some(&mut f), false).unwrap().energy;
-            cpu = cpu.min(process_cpu_s() - c0);
-            let dt = t.elapsed().as_secs_f64();
-            if dt < best {
-                best = dt;
-                split = (p.params().real_s, p.params().kspace_s);
-            }
-        }
-        let (ef, eu) = match &reference {
-            Some((fr0, u0)) => (rel_rms(&forces(&f, &q), fr0), (energy - u0).abs() / u0.abs()),
-            None => (f64::NAN, f64::NAN),
-        };
-        eprintln!(
-            "{name} {method:?} tol {tol:e} threads {nt}: {:.2} ms per evaluation (real {:.2} ms, k-space {:.2} ms; process CPU {:.2} ms), \
-             plan {:.1} ms; force error {ef:.2e}, energy error {eu:.2e}; {:?}",
-            1e3 * best, 1e3 * split.0, 1e3 * split.1, 1e3 * cpu, 1e3 * tplan, p.params()
-        );
     }
 }
 

@@ -13,7 +13,7 @@ pub(crate) const MAX_DEPTH: usize = KEY_DEPTH;
 ///
 /// With one well-separated layer the worst-case M2L truncation error decays only like
 /// `(√3/(4 − √3))^{p+1} ≈ 0.76^{p+1}` (source and target balls of radius `√3/2 h` at distance
-/// `2h`), far too pessimistic on average. Measured (`tests.rs`, `calibrate_order*`: uniform
+/// `2h`), far too pessimistic on average. Measured (`cargo bench --bench fmm_order`: uniform
 /// and Plummer distributions, open and periodic, N = 2·10⁴, the worse of potential and field
 /// errors, with the distance-dependent M2L orders of [`m2l_order`]), the relative l2 error
 /// behaves like `10^{−(0.31 p + 1.66)}` up to `p ≈ 16`; the rule `p = ⌈3.23·d − 4.2⌉`
@@ -62,7 +62,7 @@ const M2L_MARGIN: usize = 1;
 
 /// Relative cost of one M2L translation (rotation-based, O(p³), with the distance-dependent
 /// orders) in units of one P2P pair interaction (potential + field), measured with AVX2 (see
-/// `tests.rs`, `calibrate_costs`; ≈ 1.2 ns per pair, ≈ 0.66 µs per translation at p = 16
+/// `cargo bench --bench fmm_costs`; ≈ 1.2 ns per pair, ≈ 0.66 µs per translation at p = 16
 /// including the gathers, i.e. ≈ 0.11 (p+1)³ pairs).
 pub fn m2l_cost(p: usize) -> f64 {
     let q = (p + 1) as f64;
@@ -122,14 +122,14 @@ fn depth_and_cost(n: usize, nocc: &[usize], s2: &[f64], p: usize, m2l_top: usize
 /// The number of particles above which one M2P evaluation (a W-list box's multipole at one
 /// target particle, potential and field, [`super::m2p::m2p`]) is cheaper than the P2P pairs
 /// with the box's particles: the measured cost of one M2P in units of one P2P pair,
-/// `≈ 0.55 (p+1)²` (AVX2, p = 6…30; `tests_adaptive.rs`, `calibrate_point_ops`).
+/// `≈ 0.55 (p+1)²` (AVX2, p = 6…30; `cargo bench --bench fmm_costs`).
 pub fn m2p_cost(p: usize) -> usize {
     (M2P_COST_C * ((p + 1) * (p + 1)) as f64) as usize
 }
 
 /// The number of target particles above which P2L (one source particle into a box's local
 /// expansion, [`super::m2p::p2l`], plus the box's share of L2P) is cheaper than the P2P pairs
-/// with every particle of the box, `≈ 0.4 (p+1)²` P2P pairs (`calibrate_point_ops`).
+/// with every particle of the box, `≈ 0.4 (p+1)²` P2P pairs (`cargo bench --bench fmm_costs`).
 pub fn p2l_cost(p: usize) -> usize {
     (P2L_COST_C * ((p + 1) * (p + 1)) as f64) as usize
 }

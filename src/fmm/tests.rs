@@ -647,153 +647,6 @@ fn accuracy_plummer_2e4() {
     check_open("plummer", &xyz, &q, &[1e-6, 1e-9], Some(5));
 }
 
-// ------------------------------------------------------------------ calibration and benches
-
-/// Direct potential and field at the targets `idx` only.
-fn direct_subset(xyz: &[f64], q: &[f64], idx: &[usize]) -> (Vec<f64>, Vec<f64>) {
-    let mut phi = vec![0.0; idx.len()];
-    let mut field = vec![0.0; 3 * idx.len()];
-    for (o, &i) in idx.iter().enumerate() {
-        for j in 0..q.len() {
-            if j == i {
-                continue;
-            }
-            let d = [xyz[3 * i] - xyz[3 * j], xyz[3 * i + 1] - xyz[3 * j + 1], xyz[3 * i + 2] - xyz[3 * j + 2]];
-            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-            let inv = 1.0 / r2.sqrt();
-            phi[o] += q[j] * inv;
-            for a in 0..3 {
-                field[3 * o + a] += q[j] * d[a] * inv * inv * inv;
-            }
-        }
-    }
-    (phi, field)
-}
-
-/// Periodic: error of the potential and field against a high-order run (p = 26), random
-/// neutral system in a periodic box (prints a table; run with `--ignored --nocapture`).
-#[test]
-#[ignore]
-fn calibrate_order_periodic() {
-    let n: usize = std::env::var("FMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(20000);
-    let (xyz, mut q) = uniform(&mut rng(22), n);
-    let m = q.iter().sum::<f64>() / n as f64;
-    q.iter_mut().for_each(|v| *v -= m);
-    let o = FmmOpts { order: 26, ..Default::default() };
-    let (pr, fr, _, st) = run_periodic(&xyz, &q, 1.0, 1e-3, &o);
-    eprintln!("reference: D = {:?}", st.depth);
-    for p in [4usize, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24] {
-        let o = FmmOpts { order: p, depth: st.depth, ..Default::default() };
-        let (phi, field, _, st) = run_periodic(&xyz, &q, 1.0, 1e-3, &o);
-        eprintln!("periodic n={n} p={p:2} D={:?}: phi {:.2e} field {:.2e}  t={:.3}s", st.depth, rel_l2(&phi, &pr), rel_l2(&field, &fr), st.times.total);
-    }
-}
-
-/// Error of the potential and field against direct sums at 300 targets, and the timing, for a
-/// range of orders and depths (prints a table; run with `--ignored --nocapture`).
-#[test]
-#[ignore]
-fn calibrate_order() {
-    let n: usize = std::env::var("FMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(20000);
-    for (name, (xyz, q)) in [("uniform", uniform(&mut rng(20), n)), ("plummer", plummer(&mut rng(21), n))] {
-        let idx: Vec<usize> = (0..300).map(|k| k * (n / 300)).collect();
-        let (pd, fd) = direct_subset(&xyz, &q, &idx);
-        for p in [4usize, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24] {
-            for depth in [None] {
-                let o = FmmOpts { order: p, depth, ..Default::default() };
-                let (phi, field, _, st) = run_open(&xyz, &q, 1e-3, &o);
-                let ps: Vec<f64> = idx.iter().map(|&i| phi[i]).collect();
-                let fs: Vec<f64> = idx.iter().flat_map(|&i| [field[3 * i], field[3 * i + 1], field[3 * i + 2]]).collect();
-                eprintln!("{name} n={n} p={p:2} D={:?}: phi {:.2e} field {:.2e}  t={:.3}s {:?}", st.depth, rel_l2(&ps, &pd), rel_l2(&fs, &fd), st.times.total, st.times);
-            }
-        }
-    }
-}
-
-/// Timing for N = 1e6 uniform (env FMM_N, FMM_TOL, FMM_THREADS), error at 200 targets.
-#[test]
-#[ignore]
-fn bench_uniform() {
-    let n: usize = std::env::var("FMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
-    let tol: f64 = std::env::var("FMM_TOL").ok().and_then(|s| s.parse().ok()).unwrap_or(1e-6);
-    let nt: usize = std::env::var("FMM_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
-    let depth: Option<usize> = std::env::var("FMM_DEPTH").ok().and_then(|s| s.parse().ok());
-    let order: usize = std::env::var("FMM_ORDER").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
-    let (xyz, q) = uniform(&mut rng(30), n);
-    let o = FmmOpts { nthreads: nt, depth, order, debug: 1, ..Default::default() };
-    let mut plan = CpuFmm::new(Boundary::Open, tol, &o).unwrap();
-    let mut phi = vec![0.0; n];
-    let mut field = vec![0.0; 3 * n];
-    for _ in 0..2 {
-        plan.execute(&xyz, &q, Some(&mut phi), Some(&mut field)).unwrap();
-    }
-    let idx: Vec<usize> = (0..200).map(|k| k * (n / 200)).collect();
-    let (pd, fd) = direct_subset(&xyz, &q, &idx);
-    let ps: Vec<f64> = idx.iter().map(|&i| phi[i]).collect();
-    let fs: Vec<f64> = idx.iter().flat_map(|&i| [field[3 * i], field[3 * i + 1], field[3 * i + 2]]).collect();
-    eprintln!("n = {n}, tol = {tol:e}: phi err {:.2e}, field err {:.2e}", rel_l2(&ps, &pd), rel_l2(&fs, &fd));
-}
-
-/// CPU time of the calling thread (seconds): timings that do not depend on the machine's load.
-fn thread_cpu() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
-/// Plan set-up costs (rotation tables, lattice tensors) per order.
-#[test]
-#[ignore]
-fn setup_costs() {
-    for p in [6usize, 10, 16, 25, 32, 40] {
-        let t = thread_cpu();
-        let tab = rotation::M2lTables::new(p);
-        let t1 = thread_cpu();
-        let lat = periodic::level1_lattice_tensors(p);
-        let t2 = thread_cpu();
-        eprintln!("p = {p:2}: M2L tables {:.3} s ({} classes), level-1 lattice tensors {:.3} s ({})", t1 - t, tab.yrot.len(), t2 - t1, lat.len());
-    }
-}
-
-/// Kernel throughput (thread CPU time): M2L per tile entry and P2P per pair.
-#[test]
-#[ignore]
-fn calibrate_costs() {
-    let mut r = rng(40);
-    for p in [6usize, 10, 16, 25] {
-        let tab = rotation::M2lTables::new(p);
-        let nc2 = 2 * ncoef(p);
-        let nsrc = 512;
-        let mpole: Vec<f64> = (0..nsrc * nc2).map(|_| r.gen::<f64>() - 0.5).collect();
-        let entries: Vec<m2l::M2lEntry> = lists::m2l_offsets(3)
-            .iter()
-            .map(|v| m2l::M2lEntry { dir: rotation::dir_index(*v) as u16, src: std::array::from_fn(|_| r.gen_range(0..nsrc as u32)) })
-            .collect();
-        let mut s = m2l::M2lScratch::new(p);
-        let reps = 20;
-        let t = thread_cpu();
-        for _ in 0..reps {
-            m2l::m2l_tile(&tab, &entries, &mpole, &mut s);
-        }
-        let dt = (thread_cpu() - t) / (reps * entries.len()) as f64;
-        eprintln!("p = {p:2}: M2L {:.2} us per tile entry ({} lanes), {:.0} ns per translation", dt * 1e6, simd::W, dt * 1e9 / simd::W as f64);
-    }
-    let n = 4096;
-    let pts = cluster(&mut r, n, [0.0; 3], 1.0);
-    let x: Vec<f64> = pts.iter().map(|s| s.0[0]).collect();
-    let y: Vec<f64> = pts.iter().map(|s| s.0[1]).collect();
-    let z: Vec<f64> = pts.iter().map(|s| s.0[2]).collect();
-    let q: Vec<f64> = pts.iter().map(|s| s.1).collect();
-    let pt = p2p::Particles { x: &x, y: &y, z: &z, q: &q };
-    let srcs = [p2p::SourceRange { start: 0, end: n as u32, shift: [0.0; 3] }];
-    let (mut ph, mut ex, mut ey, mut ez) = (vec![0.0; 512], vec![0.0; 512], vec![0.0; 512], vec![0.0; 512]);
-    let t = thread_cpu();
-    p2p::p2p(pt, 0, 512, &srcs, &mut ph, Some((&mut ex, &mut ey, &mut ez)));
-    let dt = (thread_cpu() - t) / (512.0 * n as f64);
-    eprintln!("P2P {:.2} ns per pair (potential + field)", dt * 1e9);
-}
-
 // ------------------------------------------------------------------ periodic
 
 #[test]
@@ -955,7 +808,7 @@ fn periodic_against_ewald() {
     // random systems of ≳ 10³ particles; with a few hundred particles one particle close to a
     // box corner can dominate the norm at tight tolerances, hence the moderate sizes and
     // tolerances here (the convergence to ~1e−14 with the order is shown by
-    // `periodic_convergence`, and the Madelung test reaches 1e−13).
+    // `cargo bench --bench fmm_periodic_convergence`, and the Madelung test reaches 1e−13).
     let mut r = rng(50);
     let l = 1.7;
     for (case, n, neutral) in [("neutral", 250usize, true), ("neutral-dipolar", 100, true), ("charged", 150, false)] {
@@ -981,30 +834,6 @@ fn periodic_against_ewald() {
             let (ep, ef, eu) = (rel_l2(&phi, &pe), rel_l2(&field, &fe), (u - ue).abs() / uabs);
             eprintln!("periodic {case}: n = {n} tol = {tol:e} p = {} D = {:?}: err phi {ep:.2e} field {ef:.2e} energy {eu:.2e}", st.order, st.depth);
             assert!(ep <= tol && ef <= tol && eu <= tol, "{case} tol {tol:e} D {depth:?}: {ep:e} {ef:e} {eu:e}");
-        }
-    }
-}
-
-/// Convergence of the periodic method with the order (prints a table).
-#[test]
-#[ignore]
-fn periodic_convergence() {
-    let env = |k: &str, d: f64| std::env::var(k).ok().and_then(|s| s.parse().ok()).unwrap_or(d);
-    let mut r = rng(env("FMM_SEED", 51.0) as u64);
-    let l = env("FMM_L", 1.0);
-    let lo = env("FMM_LO", 0.0);
-    let n = env("FMM_N", 150.0) as usize;
-    let xyz: Vec<f64> = (0..3 * n).map(|_| l * (lo + (1.0 - 2.0 * lo) * r.gen::<f64>())).collect();
-    let mut q: Vec<f64> = (0..n).map(|_| r.gen::<f64>() - 0.5).collect();
-    let m = q.iter().sum::<f64>() / n as f64;
-    q.iter_mut().for_each(|v| *v -= m);
-    let (pe, fe) = ewald(&xyz, &q, l);
-    for depth in [0usize, 1, 2] {
-        for p in [10usize, 15, 20, 25, 30, 35, 40] {
-            let o = FmmOpts { depth: Some(depth), order: p, ..Default::default() };
-            let (phi, field, _, _) = run_periodic(&xyz, &q, l, 1e-3, &o);
-            let worst = (0..n).map(|i| ((0..3).map(|a| (field[3 * i + a] - fe[3 * i + a]).powi(2)).sum::<f64>().sqrt(), i)).fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
-            eprintln!("D = {depth} p = {p}: phi {:.2e} field {:.2e}; worst particle {} at {:?} err {:.2e}", rel_l2(&phi, &pe), rel_l2(&field, &fe), worst.1, &xyz[3 * worst.1..3 * worst.1 + 3], worst.0);
         }
     }
 }
@@ -1232,40 +1061,6 @@ fn nacl_lattice(k: usize, shift: [f64; 3]) -> (Vec<f64>, Vec<f64>, f64) {
     }
     (xyz, q, 2.0 * k as f64)
 }
-
-/// The experiment behind `tree::periodic_origin`: energy and potential errors of NaCl lattices
-/// (`K` cells per side) against the Madelung value, by shift `S`, depth `D` and order `P` (lists
-/// in the environment). Before the origin choice the error did not change between the shifts
-/// 0, ±1e−12 and 1e−6 (no wrapping or box-assignment discontinuity), fell smoothly as the ions
-/// left the corners (0.01: 3×, 0.1: 10⁶× smaller at p = 30), vanished with the ions at the
-/// level-1 centres (shift ½ at D = 1) and came back at D = 2 (there ½ is a corner again), and
-/// decayed like 0.74^p — the ((√3/2 + √3/2)/2)^{2p} = 0.75^p of corner-to-corner M2L.
-#[test]
-#[ignore]
-fn lattice_error_table() {
-    let m = 1.747_564_594_633_182;
-    let env = |k: &str| std::env::var(k).ok();
-    let k: usize = env("K").map(|s| s.parse().unwrap()).unwrap_or(1);
-    let shifts: Vec<f64> = env("S").map(|s| s.split(',').map(|v| v.parse().unwrap()).collect()).unwrap_or(vec![0.0, 1e-12, -1e-12, 1e-6, 0.01, 0.1, 0.3, 0.5]);
-    let depths: Vec<usize> = env("D").map(|s| s.split(',').map(|v| v.parse().unwrap()).collect()).unwrap_or(vec![1, 2, 3]);
-    let orders: Vec<usize> = env("P").map(|s| s.split(',').map(|v| v.parse().unwrap()).collect()).unwrap_or(vec![10, 20, 30, 40]);
-    for &s in &shifts {
-        let (xyz, q, l) = nacl_lattice(k, [s, s, s]);
-        let n = q.len();
-        let ue = -(n as f64) / 2.0 * m;
-        for &d in &depths {
-            let mut line = format!("k {k} s {s:e} D {d}:");
-            for &p in &orders {
-                let o = FmmOpts { depth: Some(d), order: p, ..Default::default() };
-                let (phi, _, u, _) = run_periodic(&xyz, &q, l, 1e-3, &o);
-                let ep = (0..n).map(|i| (phi[i] * q[i] + m).powi(2)).sum::<f64>().sqrt() / (m * (n as f64).sqrt());
-                line += &format!("  p{p}: U {:.1e} phi {:.1e}", (u - ue).abs() / ue.abs(), ep);
-            }
-            eprintln!("{line}");
-        }
-    }
-}
-
 
 /// NaCl crystals (8, 64, 512 ions; spacing r0 = 1, box side 2k, ions on the lattice sites
 /// `Z³`, i.e. on tree-box corners, edges and faces at every level, and shifted by a generic

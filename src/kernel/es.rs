@@ -449,8 +449,7 @@ pub const ALIAS_XI_SAMPLES: usize = 385;
 /// is then evaluated with [`ALIAS_XI_SAMPLES`]. The fitted kernels spread their error evenly
 /// over ξ, so the maximum between coarse samples is up to 11 % above the coarse maximum: the
 /// recorded errors use the finer sampling, which the test `alias_sum_converges` shows converged.
-#[cfg_attr(not(test), allow(dead_code))] // used by the table's generation and its test
-pub(crate) const FIT_XI_SAMPLES: usize = 97;
+pub const FIT_XI_SAMPLES: usize = 97;
 /// Aliases `m = −K … K` (m ≠ 0) summed in [`aliasing_error`]; the sum's truncation changes the
 /// error by less than 1 % of itself (test `kernel::es::tests::alias_sum_converges`).
 pub const ALIAS_TERMS: usize = 16;
@@ -628,6 +627,17 @@ pub fn table_sigma(i: usize) -> f64 {
     TABLE_SIGMA0 + TABLE_SIGMA_STEP * i as f64
 }
 
+/// One entry `(β, e, E)` of [`table::ES_TABLE`] computed afresh for width `w` (2 … 16) and
+/// factor `sigma` (a column's [`table_sigma`]): the shape (β, e) fitted by
+/// [`AliasModel::best_shape`] on [`FIT_XI_SAMPLES`] values of ξ and its model error
+/// [`aliasing_error`] on [`ALIAS_XI_SAMPLES`] (not yet clamped to [`ALIAS_FLOOR`], as the table
+/// is). Cost: about a second of one core, more for wide kernels. The table's generator
+/// (`cargo bench --bench es_table`) calls it for every entry; the unit tests recompute a sample.
+pub fn fit_table_entry(w: usize, sigma: f64) -> (f64, f64, f64) {
+    let (beta, e, _) = AliasModel::new(w, sigma, FIT_XI_SAMPLES, ALIAS_TERMS).best_shape(w);
+    (beta, e, aliasing_error(w, beta, e, sigma))
+}
+
 /// (β, e, model error) at width `w` and σ from the table: σ is clamped to [1.20, 2.50] (for
 /// σ > 2.5 the entry at 2.5 overstates the error, which only makes the choice safe), β and e
 /// are interpolated linearly and ln E linearly between the two neighbouring columns.
@@ -648,62 +658,6 @@ pub fn table_lookup(w: usize, sigma: f64) -> (f64, f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Regenerates src/kernel/es_table.rs: `FARFIELD_BLESS_ES_TABLE=1 cargo test --release --lib
-    /// kernel::es::tests::regenerate_table -- --ignored --nocapture` writes the file (without the
-    /// variable it prints it). About ten minutes of one core in release mode (the entries run
-    /// in parallel on all cores).
-    #[test]
-    #[ignore]
-    fn regenerate_table() {
-        use rayon::prelude::*;
-        let entries: Vec<(usize, usize)> = (TABLE_W0..=MAX_ES_WIDTH).flat_map(|w| (0..TABLE_NSIGMA).map(move |i| (w, i))).collect();
-        let fitted: Vec<(f64, f64, f64)> = entries.par_iter()
-            .map(|&(w, i)| fit_entry(w, table_sigma(i)))
-            .collect();
-        let mut out = String::new();
-        out.push_str(TABLE_HEADER);
-        out.push_str("/// `(β, e, E)` per width (rows, w = 2 … 16) and σ (columns, 1.20 … 2.50 by 0.05).\n");
-        out.push_str("pub const ES_TABLE: [[(f64, f64, f64); 27]; 15] = [\n");
-        for w in TABLE_W0..=MAX_ES_WIDTH {
-            out.push_str(&format!("    // w = {w}\n    [\n"));
-            for i in 0..TABLE_NSIGMA {
-                let sigma = table_sigma(i);
-                let (beta, e, err) = fitted[(w - TABLE_W0) * TABLE_NSIGMA + i];
-                out.push_str(&format!("        ({beta:.6}, {e:.6}, {:.4e}), // σ = {sigma:.2}, β/w = {:.4}\n", err.max(ALIAS_FLOOR), beta / w as f64));
-            }
-            out.push_str("    ],\n");
-        }
-        out.push_str("];\n");
-        if std::env::var_os("FARFIELD_BLESS_ES_TABLE").is_some() {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/kernel/es_table.rs");
-            std::fs::write(&path, &out).unwrap();
-        } else {
-            print!("{out}");
-        }
-    }
-
-    /// One table entry: the shape fitted on [`FIT_XI_SAMPLES`] values of ξ, its error on
-    /// [`ALIAS_XI_SAMPLES`].
-    fn fit_entry(w: usize, sigma: f64) -> (f64, f64, f64) {
-        let (beta, e, _) = AliasModel::new(w, sigma, FIT_XI_SAMPLES, ALIAS_TERMS).best_shape(w);
-        (beta, e, aliasing_error(w, beta, e, sigma))
-    }
-
-    const TABLE_HEADER: &str = "//! GENERATED — do not edit. The kernel's fitted shape per (w, σ):
-//! `ES_TABLE[w − 2][i] = (β, e, E)` for widths w = 2 … 16 and σ = 1.20 + 0.05·i (i = 0 … 26), where
-//! (β, e) minimise the aliasing-error model of `φ(z) = exp(β((1 − z²)^e − 1))` sampled at
-//! `FIT_XI_SAMPLES` values of ξ (`AliasModel::best_shape`: β for e = ½ by a scan of β/w ∈ [1, 3.2]
-//! refined by golden section, then a golden-section search over e with β refitted) and E is the
-//! model error `kernel::es::aliasing_error(w, β, e, σ)` of that shape (`ALIAS_XI_SAMPLES` values
-//! of ξ; clamped below at `ALIAS_FLOOR` = 1e-15, the model's rounding floor). See `kernel::es`
-//! and docs/design.md §9.1.
-//!
-//! Regenerate with
-//! `FARFIELD_BLESS_ES_TABLE=1 cargo test --release --lib kernel::es::tests::regenerate_table -- --ignored --nocapture`;
-//! `kernel::es::tests::table_entries_recompute` checks a sample of entries on every test run.
-
-";
 
     /// The truncation of the alias sum, the ξ sampling and the quadrature: three times as many
     /// aliases (which also means more quadrature panels) and twice as many ξ samples
@@ -757,7 +711,7 @@ mod tests {
         for &(w, i) in &[(2usize, 0usize), (4, 1), (7, 16), (10, 10), (13, 26)] {
             let sigma = table_sigma(i);
             let model = AliasModel::new(w, sigma, FIT_XI_SAMPLES, ALIAS_TERMS);
-            let (beta, x, err) = fit_entry(w, sigma);
+            let (beta, x, err) = fit_table_entry(w, sigma);
             let (tb, tx, te) = table::ES_TABLE[w - TABLE_W0][i];
             eprintln!("w {w} σ {sigma:.2}: β {beta:.5} (table {tb:.5}) e {x:.5} (table {tx:.5}) E {err:.4e} (table {te:.4e})");
             assert!((beta - tb).abs() <= 1e-4 * tb, "w {w} σ {sigma}: β {beta} vs table {tb}");

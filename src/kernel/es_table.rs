@@ -7,8 +7,7 @@
 //! of ξ; clamped below at `ALIAS_FLOOR` = 1e-15, the model's rounding floor). See `kernel::es`
 //! and docs/design.md §9.1.
 //!
-//! Regenerate with
-//! `FARFIELD_BLESS_ES_TABLE=1 cargo test --release --lib kernel::es::tests::regenerate_table -- --ignored --nocapture`;
+//! Regenerate with `cargo bench --bench es_table -- --write` (benches/es_table.rs);
 //! `kernel::es::tests::table_entries_recompute` checks a sample of entries on every test run.
 
 /// `(β, e, E)` per width (rows, w = 2 … 16) and σ (columns, 1.20 … 2.50 by 0.05).

@@ -55,7 +55,7 @@
 //! `−ln(λ)/(2π)` is added to the kernel's zero mode exactly). Any spacing magnitude works
 //! wherever the requested outputs are representable; otherwise [`Error::Range`].
 //!
-//! # Accuracy (measured, relative L2 error on the nodes; `cargo test --lib poisson_sweep -- --ignored`)
+//! # Accuracy (measured, relative L2 error on the nodes; `cargo bench --bench poisson_sweep`)
 //! Gaussian σ = 0.05 centred in the unit cube (Mayani et al. 2025 eq. 4), n³ cell-centred nodes:
 //!
 //! | n | Hockney | Vico = Vico-DCT | field (Vico) |

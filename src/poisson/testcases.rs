@@ -1,5 +1,5 @@
 //! Exact test problems for the free-space solvers (Mayani et al. 2025 §3.1), shared by the
-//! library's tests, the `farfield poisson` command and the Poisson benchmark.
+//! library's tests, the `farfield poisson` command and the Poisson benches.
 //!
 //! Both problems solve `∇²φ = −ρ` in 3D free space (the convention of [`super`]) on `n³`
 //! **cell-centred** nodes `x_i = (i + ½) h`, `0 ≤ i < n`, of a cube `[0, n h]³`, stored x fastest:
@@ -128,6 +128,25 @@ pub fn gaussian(n: usize) -> TestCase {
         exact: sample(&[n; 3], &[h; 3], phi_f),
         energy: 1.0 / (8.0 * PI.powf(1.5) * GAUSSIAN_SIGMA),
     }
+}
+
+/// The exact field `E = −∇φ` of the Gaussian test problem ([`gaussian`]) on its `n³` nodes:
+/// `E = E_r r̂`, `E_r = (erf(r/(√2σ)) − √(2/π)(r/σ) e^{−r²/(2σ²)})/(4πr²)` (0 at the centre),
+/// `3n³` values **component-major** (`E_x` on every node, then `E_y`, then `E_z`, each x
+/// fastest), the layout in which [`super::PoissonPlan::execute`] returns the field.
+pub fn gaussian_field(n: usize) -> Vec<f64> {
+    let h = 1.0 / n as f64;
+    let component = |x: [f64; 3], d: usize| {
+        let v = [x[0] - 0.5, x[1] - 0.5, x[2] - 0.5];
+        let r = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        if r < 1e-12 {
+            return 0.0;
+        }
+        let s = r / GAUSSIAN_SIGMA;
+        let er = (libm::erf(s / 2f64.sqrt()) - (2.0 / PI).sqrt() * s * (-s * s / 2.0).exp()) / (4.0 * PI * r * r);
+        er * v[d] / r
+    };
+    (0..3).flat_map(|d| sample(&[n; 3], &[h; 3], |x| component(x, d))).collect()
 }
 
 /// The uniform-ball test problem: density 1 in the ball of radius 1 centred in the cube of

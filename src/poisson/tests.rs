@@ -208,35 +208,17 @@ fn gaussian_2d() {
 /// Field and energy errors for the 3D Gaussian (σ = 0.05, n³ nodes in the unit cube); also
 /// checks that φ does not depend on whether the field is requested.
 fn field_energy_error(m: Method, n: usize) -> (f64, f64) {
-    let h = 1.0 / n as f64;
-    let sigma = 0.05;
-    let nn = [n; 3];
-    let (rho_f, _) = gauss3(sigma, [0.5; 3]);
-    let rho = sample(&nn, &[h; 3], rho_f);
-    // exact field E = E_r x̂,  E_r = (erf(r/√2σ) − √(2/π)(r/σ) e^{−r²/2σ²})/(4πr²)
-    let er = |x: [f64; 3], d: usize| {
-        let v = [x[0] - 0.5, x[1] - 0.5, x[2] - 0.5];
-        let r = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-        let q = r / sigma;
-        let e = (libm::erf(q / 2f64.sqrt()) - (2.0 / PI).sqrt() * q * (-q * q / 2.0).exp()) / (4.0 * PI * r * r);
-        e * v[d] / r
-    };
-    let npts = n * n * n;
-    let mut exact = Vec::new();
-    for d in 0..3 {
-        exact.extend(sample(&nn, &[h; 3], |x| er(x, d)));
-    }
-    // exact energy ½∫ρφ = 1/(8π^{3/2}σ)
-    let u_exact = 1.0 / (8.0 * PI.powf(1.5) * sigma);
-    let mut plan = PoissonPlan::new(m, &nn, &[h; 3], &PoissonOpts { nthreads: 2, ..Default::default() }).unwrap();
-    let mut phi = vec![0.0; npts];
-    let mut e = vec![0.0; 3 * npts];
-    let u = plan.execute(&rho, &mut phi, Some(&mut e)).unwrap();
-    let mut phi2 = vec![0.0; npts];
-    let u2 = plan.execute(&rho, &mut phi2, None).unwrap();
+    let tc = testcases::gaussian(n);
+    let exact = testcases::gaussian_field(n);
+    let mut plan = PoissonPlan::new(m, &tc.dims(), &tc.spacing(), &PoissonOpts { nthreads: 2, ..Default::default() }).unwrap();
+    let mut phi = vec![0.0; tc.rho.len()];
+    let mut e = vec![0.0; 3 * tc.rho.len()];
+    let u = plan.execute(&tc.rho, &mut phi, Some(&mut e)).unwrap();
+    let mut phi2 = vec![0.0; tc.rho.len()];
+    let u2 = plan.execute(&tc.rho, &mut phi2, None).unwrap();
     assert_eq!(u, u2);
     assert_eq!(phi, phi2);
-    (rel_l2(&e, &exact), ((u - u_exact) / u_exact).abs())
+    (rel_l2(&e, &exact), ((u - tc.energy) / tc.energy).abs())
 }
 
 #[test]
@@ -502,50 +484,4 @@ fn memory_estimate_matches_allocations() {
         assert_eq!(PoissonPlan::estimate(m, &[32, 32, 32], &[1.0, 1e-5, 1.0], &opts1()).unwrap_err(), e);
     }
     assert!(t.elapsed().as_secs_f64() < 1.0);
-}
-
-/// Accuracy sweep for the record (`cargo test --release --lib poisson_sweep -- --ignored --nocapture`).
-#[test]
-#[ignore]
-fn poisson_sweep() {
-    for m in METHODS {
-        let ns: Vec<usize> = if m == Method::Vico { vec![8, 16, 24, 32, 48, 64] } else { vec![8, 16, 24, 32, 48, 64, 96, 128] };
-        let errs: Vec<f64> = ns.iter().map(|&n| gaussian_error(m, n)).collect();
-        eprintln!("Gaussian {m:?}: {}", fmt_errs(&ns, &errs));
-        if m == Method::Hockney {
-            eprintln!("  slope 16..128: {:.3}", slope(&ns[1..], &errs[1..]));
-        }
-        let errs: Vec<f64> = [16usize, 32, 64].iter().map(|&n| sphere_error(m, n)).collect();
-        eprintln!("Sphere {m:?}: {}", fmt_errs(&[16, 32, 64], &errs));
-        let ns = [16usize, 24, 32, 48, 64];
-        let fe: Vec<(f64, f64)> = ns.iter().map(|&n| field_energy_error(m, n)).collect();
-        eprintln!("Field {m:?}: {}", fmt_errs(&ns, &fe.iter().map(|x| x.0).collect::<Vec<_>>()));
-        eprintln!("Energy {m:?}: {}", fmt_errs(&ns, &fe.iter().map(|x| x.1).collect::<Vec<_>>()));
-    }
-}
-
-/// Plan and execute timings for the record
-/// (`cargo test --release --lib poisson_timing -- --ignored --nocapture`).
-#[test]
-#[ignore]
-fn poisson_timing() {
-    for n in [64usize, 128] {
-        let nn = [n; 3];
-        let h = [1.0 / n as f64; 3];
-        let rho: Vec<f64> = (0..n * n * n).map(|i| (i as f64 * 1e-3).sin()).collect();
-        let mut phi = vec![0.0; rho.len()];
-        for m in METHODS {
-            for nthreads in [1usize, 0] {
-                let t = std::time::Instant::now();
-                let mut plan = PoissonPlan::new(m, &nn, &h, &PoissonOpts { nthreads, ..Default::default() }).unwrap();
-                let tp = t.elapsed().as_secs_f64();
-                let t = std::time::Instant::now();
-                for _ in 0..3 {
-                    plan.execute(&rho, &mut phi, None).unwrap();
-                }
-                let te = t.elapsed().as_secs_f64() / 3.0;
-                eprintln!("N={n} {m:?} nthreads={nthreads}: plan {tp:.3} s, execute {te:.3} s");
-            }
-        }
-    }
 }
