@@ -25,7 +25,7 @@ fn points<T: Real>(dim: usize, m: usize, seed: u64) -> [Vec<T>; 3] {
 }
 
 fn grid_of(dim: usize, w: usize) -> Vec<usize> {
-    // at least 2w per axis (the spreader's minimum) and not a multiple of the width
+    // at least 2w per axis (the spreader's minimum)
     let n = [600, 72, 36][dim - 1].max(2 * w + 3);
     vec![n; dim]
 }

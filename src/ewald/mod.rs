@@ -674,9 +674,8 @@ impl CpuEwald {
             }
             NewBox::Replan(new) => {
                 self.kspace = build_kspace(self.method, &new.bx, &new.chosen, &self.opts, self.threads.count())?;
-                self.real = RealSpace::new(new.chosen.xi, new.chosen.rc, erfc_accuracy(su.tol_used), self.method == Method::Direct);
-                // the tolerance in use stays the plan's (the new setup repeats it)
-                *su = Setup { tol_used: su.tol_used, ..new };
+                self.real = RealSpace::new(new.chosen.xi, new.chosen.rc, erfc_accuracy(new.tol_used), self.method == Method::Direct);
+                *su = new;
             }
         }
         if self.opts.debug > 0 {
@@ -785,8 +784,7 @@ impl CpuEwald {
         let u_bg = self.self_and_background();
         let w = &mut self.work;
         let q = &w.qs[..];
-        let u = 0.5 * q.iter().zip(&w.phi_r).map(|(q, p)| q * p).sum::<f64>();
-        let mut u = [u];
+        let mut u = 0.5 * q.iter().zip(&w.phi_r).map(|(q, p)| q * p).sum::<f64>();
         let vir: [f64; 6] = std::array::from_fn(|c| vir_r[c] + vir_k[c]);
         let mut vt = if virial { virial_tensor(&vir, u_bg) } else { [0.0; 9] };
         if want_field {
@@ -797,9 +795,9 @@ impl CpuEwald {
         // back to the caller's units, checked before anything is written
         let phi_int = if phi.is_some() { Some(&mut w.phi_r[..]) } else { None };
         let field_int = if want_field { Some(&mut w.f_r[..]) } else { None };
-        to_caller_units(e, eq, phi_int, field_int, energy.then_some(&mut u[0]), virial.then_some(&mut vt))?;
+        to_caller_units(e, eq, phi_int, field_int, energy.then_some(&mut u), virial.then_some(&mut vt))?;
         if !energy {
-            u[0] = 0.0;
+            u = 0.0;
         }
         if let Some(p) = phi {
             p.copy_from_slice(&w.phi_r);
@@ -807,7 +805,7 @@ impl CpuEwald {
         if let Some(f) = field {
             f.copy_from_slice(&w.f_r);
         }
-        let energy = u[0];
+        let energy = u;
         if self.opts.debug > 0 {
             let pa = &self.setup.params;
             eprintln!("[farfield ewald] execute n {n}: real {:.3} ms, k-space {:.3} ms, U = {energy:.10e}", 1e3 * pa.real_s, 1e3 * pa.kspace_s);
@@ -840,20 +838,19 @@ impl CpuEwald {
     fn kspace_stage(&mut self, want_field: bool, virial: bool) -> Result<[f64; 6]> {
         let (w, bx, th) = (&mut self.work, &self.setup.bx, &self.threads);
         let fk = if want_field { Some(&mut w.f_k[..]) } else { None };
-        if !self.parts.kspace {
-            w.phi_k.fill(0.0);
-            w.f_k.fill(0.0);
-            return Ok([0.0; 6]);
-        }
         Ok(match &mut self.kspace {
+            _ if !self.parts.kspace => {
+                w.phi_k.fill(0.0);
+                w.f_k.fill(0.0);
+                [0.0; 6]
+            }
             KSpace::Spectral(s) => s.compute(bx, &w.s, &w.qs, th, &mut w.phi_k, fk, virial)?,
             KSpace::Spme(s) => s.compute(bx, &w.s, &w.qs, th, &mut w.phi_k, fk, virial)?,
             KSpace::Direct(d) => d.compute(bx, &w.s, &w.qs, th, &mut w.phi_k, fk, virial)?,
+            // a Terms::Real plan (f_k is empty without fields)
             KSpace::None => {
                 w.phi_k.fill(0.0);
-                if let Some(f) = fk {
-                    f.fill(0.0);
-                }
+                w.f_k.fill(0.0);
                 [0.0; 6]
             }
         })
