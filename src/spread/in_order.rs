@@ -22,8 +22,7 @@
 //! memory than the sort's permutation would ([`private_grids`]) and, on more than one thread,
 //! its kernel is at most [`IN_ORDER_MAX_WIDTH`] wide; it sorts them otherwise.
 
-use super::batch::{RowBatch, ROW_BATCH};
-use super::{prefetches, sort, window, Spreader};
+use super::{for_each_pair, prefetches, sort, window, Spreader};
 #[cfg(target_arch = "x86_64")]
 use super::inner_simd;
 use crate::error::{Error, Result};
@@ -332,63 +331,52 @@ impl<T: Real> Spreader<T> {
             return unsafe { self.spread1d_avx2(k, g, glo, cs, bx, lo) };
         }
         #[cfg(target_arch = "x86_64")]
-        self.spread1d::<K, false>(k, g, glo, bx, |s, b, a, bx| s.spread1d_rows_w::<0, false>(b, a, cs, bx, lo));
+        return self.spread1d_w::<K, 0, false>(k, g, glo, cs, bx, lo);
         #[cfg(not(target_arch = "x86_64"))]
-        self.spread1d::<K, false>(k, g, glo, bx, |s, b, a, bx| s.spread1d_rows::<false>(b, a, cs, bx, lo));
+        self.spread1d::<K, false>(k, g, glo, cs, bx, lo)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn spread1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]], lo: isize) {
-        // SAFETY (of the call): this clone's CPU features are the rows'.
-        self.spread1d::<K, true>(k, g, glo, bx, |s, b, a, bx| unsafe { s.spread1d_rows_avx2(b, a, cs, bx, lo) })
+        self.spread1d::<K, true>(k, g, glo, cs, bx, lo)
     }
 
-    /// [`Self::spread_row_points`] for the clone (`FUSED`: the AVX2/FMA one, whose kernel
-    /// evaluations of two points are fused): the kernel in batches of points
-    /// ([`RowBatch::fill`]), their windows added by `rows(self, batch, first point, row)`.
+    /// [`Self::spread_row_points`] for the clone (`FMA`: the AVX2/FMA one), dispatched on the
+    /// width.
     #[inline(always)]
-    fn spread1d<K: KernelEval<T>, const FUSED: bool>(&self, k: &K, g: &[T], glo: &[f32], bx: &mut [[T; 2]], mut rows: impl FnMut(&Self, &RowBatch<T>, usize, &mut [[T; 2]])) {
-        // the caller's order only: a sorted box is small and its windows advance in order
-        let ahead = (self.in_order && prefetches(bx)).then_some((bx.as_ptr(), bx.len()));
-        let mut b = RowBatch::new();
-        for a in (0..g.len()).step_by(ROW_BATCH) {
-            b.fill::<K, _, FUSED>(k, g, Some(glo), self.w[0], ahead, a);
-            rows(self, &b, a, bx);
-        }
-    }
-
-    /// [`Self::spread1d_rows`] in the AVX2/FMA clone, compiled once for every kernel.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    #[inline(never)]
-    unsafe fn spread1d_rows_avx2(&self, b: &RowBatch<T>, a: usize, cs: &[Complex<T>], bx: &mut [[T; 2]], lo: isize) {
-        self.spread1d_rows::<true>(b, a, cs, bx, lo)
-    }
-
-    /// Adds the windows of the batch `b` of the points `a..a + b.len` (strengths `cs`, the
-    /// whole run's) to the row `bx` whose first entry is grid index `lo` ([`add_window`];
-    /// `FMA`: in the AVX2/FMA clone), dispatched on the width.
-    #[inline(always)]
-    fn spread1d_rows<const FMA: bool>(&self, b: &RowBatch<T>, a: usize, cs: &[Complex<T>], bx: &mut [[T; 2]], lo: isize) {
+    fn spread1d<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]], lo: isize) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.spread1d_rows_w::<$n, FMA>(b, a, cs, bx, lo),)*
-                    _ => self.spread1d_rows_w::<0, FMA>(b, a, cs, bx, lo),
+                    $($n => self.spread1d_w::<K, $n, FMA>(k, g, glo, cs, bx, lo),)*
+                    _ => self.spread1d_w::<K, 0, FMA>(k, g, glo, cs, bx, lo),
                 }
             };
         }
         go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
     }
 
-    /// [`Self::spread1d_rows`] for the width `W` (`W = 0`: any width).
+    /// [`Self::spread1d`] for the width `W` (`W = 0`: any width): the points in pairs
+    /// ([`for_each_pair`]), each window added by [`add_window`].
     #[inline(always)]
-    fn spread1d_rows_w<const W: usize, const FMA: bool>(&self, b: &RowBatch<T>, a: usize, cs: &[Complex<T>], bx: &mut [[T; 2]], lo: isize) {
+    fn spread1d_w<K: KernelEval<T>, const W: usize, const FMA: bool>(&self, k: &K, g: &[T], glo: &[f32], cs: &[Complex<T>], bx: &mut [[T; 2]], lo: isize) {
         let w = if W == 0 { self.w[0] } else { W };
-        for j in 0..b.len {
-            add_window::<T, W, FMA>(bx, b.l0[j] - lo, w, &b.ker[j], cs[a + j]);
-        }
+        let mut ker = [[T::zero(); MAX_WIDTH]; 2];
+        // the caller's order only: a sorted box is small and its windows advance in order
+        let ahead = (self.in_order && prefetches(bx)).then_some((bx.as_ptr(), bx.len()));
+        for_each_pair(g, Some(glo), w, ahead, |[(qa, la, ta), (qb, lb, tb)], both| {
+            if FMA {
+                k.eval_fused_n([ta, tb], &mut ker);
+            } else {
+                k.eval(ta, &mut ker[0]);
+                k.eval(tb, &mut ker[1]);
+            }
+            add_window::<T, W, FMA>(bx, la - lo, w, &ker[0], cs[qa]);
+            if both {
+                add_window::<T, W, FMA>(bx, lb - lo, w, &ker[1], cs[qb]);
+            }
+        });
     }
 
     /// Values at the points with folded coordinates `g + glo` from the row `bx` whose first

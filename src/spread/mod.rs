@@ -22,7 +22,6 @@
 //! ([`crate::gpu::spread`]), and as FINUFFT's `spreadinterp` and cuFINUFFT do. To accumulate
 //! several spreads, spread into scratch and add.
 
-mod batch;
 mod grad;
 mod in_order;
 mod inner;
@@ -32,7 +31,6 @@ mod once;
 pub mod sort;
 
 use crate::error::{Error, Result};
-use batch::{Batch, RowBatch, BATCH, ROW_BATCH};
 use crate::kernel::bspline::BSplineEval;
 use crate::kernel::es::EsHorner;
 use crate::kernel::gaussian::Fgg;
@@ -573,10 +571,10 @@ impl<T: Real> Spreader<T> {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
             unsafe { self.spread_points_avx2(k, &g, cs, lo, shape, bx, second) };
         } else {
-            self.in_batches::<K, false>(k, &g, |b, a| self.spread_rows_w::<0, false, false>(b, a, cs, lo, shape, bx, second));
+            self.spread_points_w::<K, 0, false, false>(k, &g, cs, lo, shape, bx, second);
         }
         #[cfg(not(target_arch = "x86_64"))]
-        self.in_batches::<K, false>(k, &g, |b, a| self.spread_rows::<false, false>(b, a, cs, lo, shape, bx, second));
+        self.spread_points::<K, false, false>(k, &g, cs, lo, shape, bx, second);
         if paired {
             // the second box's entry i + 1 is the first box's entry i (its column 0 and the
             // columns past the rows stay zero)
@@ -621,105 +619,52 @@ impl<T: Real> Spreader<T> {
         crate::simd::splits_512bit_ops() && (std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() || self.dim == 3 || w <= 4 || w == 12)
     }
 
-    /// Runs `rows(batch, first point)` over the points with folded coordinates `g` in batches
-    /// of [`batch::BATCH`], each holding its points' kernel values and windows
-    /// ([`Self::point_kernel`]; `FMA` as there): the kernel-dependent half of the loops over
-    /// points, `rows` the other ([`batch`]).
-    #[inline(always)]
-    fn in_batches<K: KernelEval<T>, const FMA: bool>(&self, k: &K, g: &[&[T]; 3], mut rows: impl FnMut(&Batch<T>, usize)) {
-        let mut b = Batch::new(self.kernel_buffer());
-        let n = g[0].len();
-        let mut a = 0;
-        while a < n {
-            b.len = BATCH.min(n - a);
-            for j in 0..b.len {
-                self.point_kernel::<K, FMA>(k, g, a + j, &mut b.ker[j], &mut b.i0[j]);
-            }
-            rows(&b, a);
-            a += b.len;
-        }
-    }
-
-    /// Spreads the points with folded coordinates `g` and strengths `cs` ([`Strengths`]) into
-    /// the box with corner `lo` (AVX2/FMA clone). `second`: the offset in `bx` of the second
-    /// box of [`Self::paired_boxes`], or 0.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
     unsafe fn spread_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
-        // SAFETY (of the calls): this clone's CPU features are the rows'.
-        self.in_batches::<K, true>(k, g, |b, a| unsafe { self.spread_rows_avx2(b, a, cs, lo, shape, bx, second) });
+        self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx, second)
     }
 
-    /// [`Self::spread_points_avx2`] in the AVX-512 clone.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx2,fma")]
     #[allow(clippy::too_many_arguments)]
     unsafe fn spread_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
         // the kernel evaluation keeps this clone's 512-bit code ([`spreads_256bit_rows`])
-        let wide = !spreads_256bit_rows();
-        // SAFETY (of the calls): this clone's CPU features are the rows'.
-        self.in_batches::<K, true>(k, g, |b, a| unsafe {
-            if wide {
-                self.spread_rows_avx512(b, a, cs, lo, shape, bx, second)
-            } else {
-                self.spread_rows_avx512_256(b, a, cs, lo, shape, bx, second)
-            }
-        });
+        if spreads_256bit_rows() {
+            self.spread_points::<K, true, false>(k, g, cs, lo, shape, bx, second)
+        } else {
+            self.spread_points::<K, true, true>(k, g, cs, lo, shape, bx, second)
+        }
     }
 
-    /// [`Self::spread_rows`] in the AVX2/FMA clone, compiled once for every kernel.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn spread_rows_avx2(&self, b: &Batch<T>, a: usize, cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
-        self.spread_rows::<true, false>(b, a, cs, lo, shape, bx, second)
-    }
-
-    /// [`Self::spread_rows`] with 512-bit rows in the AVX-512 clone.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn spread_rows_avx512(&self, b: &Batch<T>, a: usize, cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
-        self.spread_rows::<true, true>(b, a, cs, lo, shape, bx, second)
-    }
-
-    /// [`Self::spread_rows`] with 256-bit rows in the AVX-512 clone ([`spreads_256bit_rows`]).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn spread_rows_avx512_256(&self, b: &Batch<T>, a: usize, cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
-        self.spread_rows::<true, false>(b, a, cs, lo, shape, bx, second)
-    }
-
-    /// Spreads the batch `b` of the points `a..a + b.len` into the box with corner `lo` (`FMA`:
-    /// fused multiply-adds and the 256-bit row loops, for the AVX2/FMA clone only; `WIDE`: the
-    /// 512-bit row loops, for the AVX-512 clone only), dispatched on the width.
+    /// Spreads the points with folded coordinates `g` and strengths `cs` ([`Strengths`]) into
+    /// the box with corner `lo` (`FMA`: fused multiply-adds and the 256-bit row loops, for the
+    /// AVX2/FMA clone only; `WIDE`: the 512-bit row loops, for the AVX-512 clone only).
+    /// `second`: the offset in `bx` of the second box of [`Self::paired_boxes`], or 0.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn spread_rows<const FMA: bool, const WIDE: bool>(&self, b: &Batch<T>, a: usize, cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
+    fn spread_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.spread_rows_w::<$n, FMA, WIDE>(b, a, cs, lo, shape, bx, second),)*
-                    _ => self.spread_rows_w::<0, FMA, WIDE>(b, a, cs, lo, shape, bx, second),
+                    $($n => self.spread_points_w::<K, $n, FMA, WIDE>(k, g, cs, lo, shape, bx, second),)*
+                    _ => self.spread_points_w::<K, 0, FMA, WIDE>(k, g, cs, lo, shape, bx, second),
                 }
             };
         }
         go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
     }
 
-    /// [`Self::spread_rows`] for the width `W` (`W = 0`: any width, runtime loop).
+    /// [`Self::spread_points`] for the width `W` (`W = 0`: any width, runtime loop).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn spread_rows_w<const W: usize, const FMA: bool, const WIDE: bool>(&self, b: &Batch<T>, a: usize, cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
+    fn spread_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], cs: Strengths<T>, lo: [isize; 3], shape: [usize; 3], bx: &mut [[T; 2]], second: usize) {
+        let mut ker = self.kernel_buffer();
+        let mut i0 = [0isize; 3];
         let wyz = [self.w[1], self.w[2]];
         let (perm, c) = cs;
-        for j in 0..b.len {
-            let q = a + j;
+        for q in 0..g[0].len() {
             let cv = match perm {
                 Some(perm) => {
                     // written out: through `prefetch_permuted` this loop measured about 4 %
@@ -731,19 +676,19 @@ impl<T: Real> Spreader<T> {
                 }
                 None => c[q],
             };
-            let (ker, i0) = (&b.ker[j], b.i0[j]);
+            self.point_kernel::<K, FMA>(k, g, q, &mut ker, &mut i0);
             let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
             if W == 0 {
-                inner::spread_dyn(bx, [shape[0], shape[1]], l, wyz, ker, cv, self.w[0]);
+                inner::spread_dyn(bx, [shape[0], shape[1]], l, wyz, &ker, cv, self.w[0]);
             } else if W.is_multiple_of(2) && second != 0 {
                 // paired boxes: an odd start goes to the second box, one entry further right
                 let odd = l[0] & 1;
                 let (b, l) = (&mut bx[odd * second..], [l[0] + odd, l[1], l[2]]);
-                if !(FMA && simd_row::<T, W, WIDE>([shape[0], shape[1]], l, wyz, ker, RowOp::SpreadFromStart(b, cv))) {
-                    inner::spread_w::<T, W, FMA>(b, [shape[0], shape[1]], l, wyz, ker, cv);
+                if !(FMA && simd_row::<T, W, WIDE>([shape[0], shape[1]], l, wyz, &ker, RowOp::SpreadFromStart(b, cv))) {
+                    inner::spread_w::<T, W, FMA>(b, [shape[0], shape[1]], l, wyz, &ker, cv);
                 }
-            } else if !(FMA && simd_row::<T, W, WIDE>([shape[0], shape[1]], l, wyz, ker, RowOp::Spread(bx, cv))) {
-                inner::spread_w::<T, W, FMA>(bx, [shape[0], shape[1]], l, wyz, ker, cv);
+            } else if !(FMA && simd_row::<T, W, WIDE>([shape[0], shape[1]], l, wyz, &ker, RowOp::Spread(bx, cv))) {
+                inner::spread_w::<T, W, FMA>(bx, [shape[0], shape[1]], l, wyz, &ker, cv);
             }
         }
     }
@@ -865,10 +810,10 @@ impl<T: Real> Spreader<T> {
             // SAFETY: the CPU supports AVX2 and FMA (checked at run time).
             unsafe { self.interp_points_avx2(k, &g, bx, lo, shape, &mut out, dst) };
         } else {
-            self.in_batches::<K, false>(k, &g, |b, a| self.interp_rows_w::<0, false, false>(b, a, bx, shape, lo, &mut out, dst));
+            self.interp_points_w::<K, 0, false, false>(k, &g, bx, lo, shape, &mut out, dst);
         }
         #[cfg(not(target_arch = "x86_64"))]
-        self.in_batches::<K, false>(k, &g, |b, a| self.interp_rows::<false, false>(b, a, bx, shape, lo, &mut out, dst));
+        self.interp_points::<K, false, false>(k, &g, bx, lo, shape, &mut out, dst);
         for (q, v) in out.into_iter().enumerate() {
             // SAFETY: perm is a permutation and subproblems are disjoint, so each output
             // index is written once.
@@ -877,104 +822,35 @@ impl<T: Real> Spreader<T> {
         Ok(())
     }
 
-    /// Interpolates the box with corner `lo` at the points with folded coordinates `g`,
-    /// appending to `out`, and prefetches each value's destination `dst` where given
-    /// ([`Dest`]; AVX2/FMA clone).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn interp_points_avx2<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>, dst: Dest<T>) {
-        // SAFETY (of the calls): this clone's CPU features are the rows'.
-        self.in_batches::<K, true>(k, g, |b, a| unsafe { self.interp_rows_avx2(b, a, bx, shape, lo, out, dst) });
+        self.interp_points::<K, true, false>(k, g, bx, lo, shape, out, dst)
     }
 
-    /// [`Self::interp_points_avx2`] in the AVX-512 clone.
     #[cfg(target_arch = "x86_64")]
     // VL: 32 registers for the 256-bit rows of `interp_256bit_rows` (with 16, their
     // accumulators were spilled to the stack; docs/performance.md)
     #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
     unsafe fn interp_points_avx512<K: KernelEval<T>>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>, dst: Dest<T>) {
         // the kernel evaluation keeps this clone's 512-bit code ([`Self::interp_256bit_rows`])
-        let wide = !self.interp_256bit_rows();
-        // SAFETY (of the calls): this clone's CPU features are the rows'.
-        self.in_batches::<K, true>(k, g, |b, a| unsafe {
-            if wide {
-                self.interp_rows_avx512(b, a, bx, shape, lo, out, dst)
-            } else {
-                self.interp_rows_avx512_256(b, a, bx, shape, lo, out, dst)
-            }
-        });
+        if self.interp_256bit_rows() {
+            self.interp_points::<K, true, false>(k, g, bx, lo, shape, out, dst)
+        } else {
+            self.interp_points::<K, true, true>(k, g, bx, lo, shape, out, dst)
+        }
     }
 
-    /// [`Self::interp_rows`] in the AVX2/FMA clone, compiled once for every kernel.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn interp_rows_avx2(&self, b: &Batch<T>, a: usize, bx: &[[T; 2]], shape: [usize; 3], lo: [isize; 3], out: &mut Vec<Complex<T>>, dst: Dest<T>) {
-        self.interp_rows::<true, false>(b, a, bx, shape, lo, out, dst)
+    unsafe fn interp1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: Option<&[f32]>, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
+        self.interp1d::<K, false>(k, g, glo, bx, lo, perm, c)
     }
 
-    /// [`Self::interp_rows`] with 512-bit rows in the AVX-512 clone.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn interp_rows_avx512(&self, b: &Batch<T>, a: usize, bx: &[[T; 2]], shape: [usize; 3], lo: [isize; 3], out: &mut Vec<Complex<T>>, dst: Dest<T>) {
-        self.interp_rows::<true, true>(b, a, bx, shape, lo, out, dst)
-    }
-
-    /// [`Self::interp_rows`] with 256-bit rows in the AVX-512 clone
-    /// ([`Self::interp_256bit_rows`]).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn interp_rows_avx512_256(&self, b: &Batch<T>, a: usize, bx: &[[T; 2]], shape: [usize; 3], lo: [isize; 3], out: &mut Vec<Complex<T>>, dst: Dest<T>) {
-        self.interp_rows::<true, false>(b, a, bx, shape, lo, out, dst)
-    }
-
-    /// Interpolates the box with corner `lo` at the batch `b` of the points `a..a + b.len`,
-    /// appending to `out`, and prefetches each value's destination `dst` where given ([`Dest`];
-    /// `FMA`, `WIDE`: as in [`Self::spread_rows`]), dispatched on the width.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn interp_rows<const FMA: bool, const WIDE: bool>(&self, b: &Batch<T>, a: usize, bx: &[[T; 2]], shape: [usize; 3], lo: [isize; 3], out: &mut Vec<Complex<T>>, dst: Dest<T>) {
-        macro_rules! go {
-            ($($n:literal),*) => {
-                match self.w[0] {
-                    $($n => self.interp_rows_w::<$n, FMA, WIDE>(b, a, bx, shape, lo, out, dst),)*
-                    _ => self.interp_rows_w::<0, FMA, WIDE>(b, a, bx, shape, lo, out, dst),
-                }
-            };
-        }
-        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
-    }
-
-    /// [`Self::interp_rows`] for the width `W` (`W = 0`: any width, runtime loop).
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn interp_rows_w<const W: usize, const FMA: bool, const WIDE: bool>(&self, b: &Batch<T>, a: usize, bx: &[[T; 2]], shape: [usize; 3], lo: [isize; 3], out: &mut Vec<Complex<T>>,
-                                                                       dst: Dest<T>) {
-        let wyz = [self.w[1], self.w[2]];
-        for j in 0..b.len {
-            // the value's line in the caller's order, brought in while the next points are
-            // interpolated, for the stores after the loop ([`Self::callers_order_in_loop`])
-            if let Some((perm, c)) = dst {
-                prefetch_permuted(perm, c, a + j);
-            }
-            let (ker, i0) = (&b.ker[j], b.i0[j]);
-            let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
-            out.push(if W == 0 {
-                inner::interp_dyn(bx, [shape[0], shape[1]], l, wyz, ker, self.w[0])
-            } else {
-                let mut v = Complex::new(T::zero(), T::zero());
-                // the vector rows need the box's padding, which these boxes have
-                if !(FMA && simd_row::<T, W, WIDE>([shape[0], shape[1]], l, wyz, ker, RowOp::Interp(bx, &mut v))) {
-                    v = inner::interp_w::<T, W, FMA>(bx, [shape[0], shape[1]], l, wyz, ker);
-                }
-                v
-            });
-        }
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn interp1d_avx512<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: Option<&[f32]>, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
+        self.interp1d::<K, true>(k, g, glo, bx, lo, perm, c)
     }
 
     /// 1D interpolation of the box with first grid index `lo` at the points with folded
@@ -989,103 +865,53 @@ impl<T: Real> Spreader<T> {
     /// Inside an AVX2/FMA clone (AVX-512F too when `WIDE`); `c` valid for the indices of `perm`
     /// (or `0..g.len()`), written by no one else meanwhile.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn interp1d_avx2<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: Option<&[f32]>, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
-        self.interp1d::<K, false>(k, g, glo, bx, lo, perm, c)
-    }
-
-    /// [`Self::interp1d_avx2`] in the AVX-512 clone.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    unsafe fn interp1d_avx512<K: KernelEval<T>>(&self, k: &K, g: &[T], glo: Option<&[f32]>, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
-        self.interp1d::<K, true>(k, g, glo, bx, lo, perm, c)
-    }
-
-    /// The body of [`Self::interp1d_avx2`] (`WIDE`: of [`Self::interp1d_avx512`]): the kernel
-    /// in batches of points ([`RowBatch::fill`]), the rows in [`Self::interp1d_rows`].
-    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     unsafe fn interp1d<K: KernelEval<T>, const WIDE: bool>(&self, k: &K, g: &[T], glo: Option<&[f32]>, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
-        use std::any::TypeId;
-        let typed = TypeId::of::<T>() == TypeId::of::<f64>() || TypeId::of::<T>() == TypeId::of::<f32>();
-        if !typed || !(2..=16).contains(&self.w[0]) {
-            return false;
-        }
-        // caller's order: the windows are scattered over the grid, so their cache lines are
-        // prefetched on large grids (M = 1e7, w = 13, one thread: 1.45 → 0.48 s) (the box is
-        // the whole grid there: lo = 0)
-        let ahead = (perm.is_none() && prefetches(bx)).then_some((bx.as_ptr(), bx.len()));
-        let mut b = RowBatch::new();
-        for a in (0..g.len()).step_by(ROW_BATCH) {
-            b.fill::<K, _, true>(k, g, glo, self.w[0], ahead, a);
-            if WIDE {
-                self.interp1d_rows_avx512(&b, a, bx, lo, perm, c);
-            } else {
-                self.interp1d_rows_avx2(&b, a, bx, lo, perm, c);
-            }
-        }
-        true
-    }
-
-    /// [`Self::interp1d_rows`] in the AVX2/FMA clone, compiled once for every kernel.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    #[inline(never)]
-    unsafe fn interp1d_rows_avx2(&self, b: &RowBatch<T>, a: usize, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) {
-        self.interp1d_rows::<false>(b, a, bx, lo, perm, c)
-    }
-
-    /// [`Self::interp1d_rows`] in the AVX-512 clone.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    #[inline(never)]
-    unsafe fn interp1d_rows_avx512(&self, b: &RowBatch<T>, a: usize, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) {
-        self.interp1d_rows::<true>(b, a, bx, lo, perm, c)
-    }
-
-    /// The rows of [`Self::interp1d`] for the batch `b` of the points `a..a + b.len`,
-    /// dispatched on the width (2–16, `T` f32 or f64: checked by the caller).
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn interp1d_rows<const WIDE: bool>(&self, b: &RowBatch<T>, a: usize, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) {
         macro_rules! go {
             ($($n:literal),*) => {
                 match self.w[0] {
-                    $($n => self.interp1d_rows_w::<$n, WIDE>(b, a, bx, lo, perm, c),)*
-                    _ => {}
+                    $($n => self.interp1d_w::<K, $n, WIDE>(k, g, glo, bx, lo, perm, c),)*
+                    _ => false,
                 }
             };
         }
         go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
     }
 
-    /// [`Self::interp1d_rows`] for the width `W`.
+    /// [`Self::interp1d`] for the width `W`.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn interp1d_rows_w<const W: usize, const WIDE: bool>(&self, b: &RowBatch<T>, a: usize, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) {
+    unsafe fn interp1d_w<K: KernelEval<T>, const W: usize, const WIDE: bool>(&self, k: &K, g: &[T], glo: Option<&[f32]>, bx: &[[T; 2]], lo: isize, perm: Option<&[u32]>, c: SyncPtr<Complex<T>>) -> bool {
         use std::any::TypeId;
         macro_rules! run {
             ($t:ty, $f:ident) => {{
-                // SAFETY (of the casts): T is $t (TypeId below).
+                // SAFETY (of the casts): T is $t (TypeId above).
                 let bx = &*(bx as *const [[T; 2]] as *const [[$t; 2]]);
                 let n = bx.len() as isize;
-                for j in 0..b.len {
-                    let p = a + j;
-                    let l0 = b.l0[j] - lo;
-                    let kx = &*(&b.ker[j] as *const [T; MAX_WIDTH] as *const [$t; MAX_WIDTH]);
-                    let out = c.0.add(perm.map_or(p, |pm| pm[p] as usize)) as *mut Complex<$t>;
-                    if l0 >= 0 && l0 + W as isize <= n {
-                        inner_simd::$f::<W>(bx, l0 as usize, kx, out);
-                    } else {
-                        // the window wraps around the periodic row (caller's order only)
-                        let mut row = [[0.0 as $t; 2]; MAX_WIDTH];
-                        for (i, r) in row.iter_mut().take(W).enumerate() {
-                            *r = bx[(l0 + i as isize).rem_euclid(n) as usize];
+                let mut kx = [[T::zero(); MAX_WIDTH]; 2];
+                // caller's order: the windows are scattered over the grid, so their cache lines
+                // are prefetched on large grids (M = 1e7, w = 13, one thread: 1.45 → 0.48 s)
+                // (the box is the whole grid there: lo = 0)
+                let ahead = (perm.is_none() && prefetches(bx)).then_some((bx.as_ptr(), bx.len()));
+                for_each_pair(g, glo, W, ahead, |pts, both| {
+                    k.eval_fused_n([pts[0].2, pts[1].2], &mut kx);
+                    for (i, &(p, l0, _)) in pts.iter().enumerate().take(1 + usize::from(both)) {
+                        let l0 = l0 - lo;
+                        let kx = &*(&kx[i] as *const [T; MAX_WIDTH] as *const [$t; MAX_WIDTH]);
+                        let out = c.0.add(perm.map_or(p, |pm| pm[p] as usize)) as *mut Complex<$t>;
+                        if l0 >= 0 && l0 + W as isize <= n {
+                            inner_simd::$f::<W>(bx, l0 as usize, kx, out);
+                        } else {
+                            // the window wraps around the periodic row (caller's order only)
+                            let mut row = [[0.0 as $t; 2]; MAX_WIDTH];
+                            for (i, r) in row.iter_mut().take(W).enumerate() {
+                                *r = bx[(l0 + i as isize).rem_euclid(n) as usize];
+                            }
+                            inner_simd::$f::<W>(&row, 0, kx, out);
                         }
-                        inner_simd::$f::<W>(&row, 0, kx, out);
                     }
-                }
+                });
+                true
             }};
         }
         let f64 = TypeId::of::<T>() == TypeId::of::<f64>();
@@ -1097,7 +923,53 @@ impl<T: Real> Spreader<T> {
             (true, _, _) => run!(f64, interp1d_f64),
             // f32 takes 256-bit rows in the AVX-512 clone too (inner_simd: store forwarding)
             (_, true, _) => run!(f32, interp1d_f32),
-            _ => {}
+            _ => false,
+        }
+    }
+
+    /// Interpolates the box with corner `lo` at the points with folded coordinates `g`,
+    /// appending to `out`, and prefetches each value's destination `dst` where given ([`Dest`];
+    /// `FMA`, `WIDE`: as in [`Self::spread_points`]).
+    #[inline(always)]
+    fn interp_points<K: KernelEval<T>, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3], out: &mut Vec<Complex<T>>,
+                                                                     dst: Dest<T>) {
+        macro_rules! go {
+            ($($n:literal),*) => {
+                match self.w[0] {
+                    $($n => self.interp_points_w::<K, $n, FMA, WIDE>(k, g, bx, lo, shape, out, dst),)*
+                    _ => self.interp_points_w::<K, 0, FMA, WIDE>(k, g, bx, lo, shape, out, dst),
+                }
+            };
+        }
+        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+    }
+
+    /// [`Self::interp_points`] for the width `W` (`W = 0`: any width, runtime loop).
+    #[inline(always)]
+    fn interp_points_w<K: KernelEval<T>, const W: usize, const FMA: bool, const WIDE: bool>(&self, k: &K, g: &[&[T]; 3], bx: &[[T; 2]], lo: [isize; 3], shape: [usize; 3],
+                                                                       out: &mut Vec<Complex<T>>, dst: Dest<T>) {
+        let mut ker = self.kernel_buffer();
+        let mut i0 = [0isize; 3];
+        let wyz = [self.w[1], self.w[2]];
+        let n = g[0].len();
+        for q in 0..n {
+            // the value's line in the caller's order, brought in while the next points are
+            // interpolated, for the stores after the loop ([`Self::callers_order_in_loop`])
+            if let Some((perm, c)) = dst {
+                prefetch_permuted(perm, c, q);
+            }
+            self.point_kernel::<K, FMA>(k, g, q, &mut ker, &mut i0);
+            let l = [(i0[0] - lo[0]) as usize, (i0[1] - lo[1]) as usize, (i0[2] - lo[2]) as usize];
+            out.push(if W == 0 {
+                inner::interp_dyn(bx, [shape[0], shape[1]], l, wyz, &ker, self.w[0])
+            } else {
+                let mut v = Complex::new(T::zero(), T::zero());
+                // the vector rows need the box's padding, which these boxes have
+                if !(FMA && simd_row::<T, W, WIDE>([shape[0], shape[1]], l, wyz, &ker, RowOp::Interp(bx, &mut v))) {
+                    v = inner::interp_w::<T, W, FMA>(bx, [shape[0], shape[1]], l, wyz, &ker);
+                }
+                v
+            });
         }
     }
 }
@@ -1288,19 +1160,18 @@ fn prefetch_window<E, T: Real>((base, n): (*const E, usize), start: T, w: usize)
     }
 }
 
-/// Walks the 1D points `range` of the folded coordinates `g` (low parts `glo`, [`window`]) in
-/// pairs, for a kernel of width `w`: calls `f(pts, both)` with `(index, first grid index,
-/// kernel argument)` of the pair's two points (`both` false for a last point alone, which
-/// `pts[1]` then repeats), so that the caller evaluates their kernels together
+/// Walks the 1D points with folded coordinates `g` (low parts `glo`, [`window`]) in pairs, for
+/// a kernel of width `w`: calls `f(pts, both)` with `(index, first grid index, kernel
+/// argument)` of the pair's two points (`both` false for a last point alone, which `pts[1]`
+/// then repeats), so that the caller evaluates their kernels together
 /// ([`KernelEval::eval_fused_n`]: one point's Horner chain alone is latency-bound). With
 /// `ahead` (address and length of the periodic row, for points in the caller's order on a row
 /// that [`prefetches`]), the windows [`PREFETCH_AHEAD`] points ahead are prefetched.
 #[inline(always)]
-fn for_each_pair<T: Real, E>(g: &[T], glo: Option<&[f32]>, w: usize, ahead: Option<(*const E, usize)>, range: std::ops::Range<usize>, mut f: impl FnMut([(usize, isize, T); 2], bool)) {
+fn for_each_pair<T: Real, E>(g: &[T], glo: Option<&[f32]>, w: usize, ahead: Option<(*const E, usize)>, mut f: impl FnMut([(usize, isize, T); 2], bool)) {
     let half = T::of(0.5 * w as f64);
-    let last = range.end.saturating_sub(1);
-    for q in range.step_by(2) {
-        let b = (q + 1).min(last);
+    for q in (0..g.len()).step_by(2) {
+        let b = (q + 1).min(g.len() - 1);
         if let Some(row) = ahead {
             for p in [q, b] {
                 if let Some(&ga) = g.get(p + PREFETCH_AHEAD) {
