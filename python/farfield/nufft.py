@@ -326,13 +326,17 @@ class Plan:
         the plan's dtype and be C-contiguous and writeable; it is filled and returned.
 
         Raises: ``TypeError``/``RuntimeError`` (FINUFFT's checks), farfield.NufftError."""
-        return self._run(data, out, False)
+        # arrays of the plan's dtype and canonical shapes in C order: checked and run in one
+        # native call; anything else takes the general path (FINUFFT's checks and messages)
+        r = self._core.execute_fast(data, out, False)
+        return self._run(data, out, False) if r is None else r
 
     def execute_adjoint(self, data, out=None):
         r"""Executes the adjoint of the transform (opposite sign; type 1 ↔ 2; type 3 from the N
         frequencies back to the M points): the input has the shape of :meth:`execute`'s output
         and the output that of its input."""
-        return self._run(data, out, True)
+        r = self._core.execute_fast(data, out, True)
+        return self._run(data, out, True) if r is None else r
 
 
 def _simple(dim, tp, x, y, z, c, s, t, u, f, isign, eps, n_modes, kwargs):

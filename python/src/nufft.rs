@@ -12,7 +12,8 @@ use finufft::ier::Failure;
 use finufft::opts::{default_opts, finufft_opts};
 use finufft::plan::CompatPlan;
 use num_complex::Complex;
-use numpy::{Element, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use numpy::npyffi::flags::NPY_ARRAY_WRITEABLE;
+use numpy::{Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -55,6 +56,8 @@ pub struct NufftCore {
     dim: usize,
     ntrans: usize,
     n_modes_total: usize,
+    /// Mode counts in Python's axis order (the C order reversed), types 1 and 2.
+    modes_py: Vec<usize>,
     /// Points and frequencies set (M, nk), `None` before setpts.
     counts: Option<(usize, usize)>,
     /// The coordinate arrays given at setpts: FINUFFT (and the adjoint's plan) read them
@@ -95,7 +98,8 @@ impl NufftCore {
         });
         let (plan, ier) = made.map_err(fail)?;
         let total = if ty == 3 { 0 } else { modes.iter().map(|&n| n.max(0) as usize).product() };
-        Ok(NufftCore { plan, ty, dim: dim as usize, ntrans: ntrans as usize, n_modes_total: total, counts: None, keep: Vec::new(), ier })
+        let modes_py = if ty == 3 { Vec::new() } else { modes[..dim as usize].iter().rev().map(|&n| n.max(0) as usize).collect() };
+        Ok(NufftCore { plan, ty, dim: dim as usize, ntrans: ntrans as usize, n_modes_total: total, modes_py, counts: None, keep: Vec::new(), ier })
     }
 
     /// setpts with 1-D arrays of the plan's real dtype, `x` (and `y`, `z` by dim; `s, t, u` for
@@ -119,6 +123,21 @@ impl NufftCore {
             self.execute_t::<f32>(py, c, f, adjoint, out_is_c)
         } else {
             self.execute_t::<f64>(py, c, f, adjoint, out_is_c)
+        }
+    }
+
+    /// The common call in one step: `data` and `out` (or `None`: a new array) NumPy arrays of
+    /// the plan's dtype, C-contiguous (`out` writeable), of exactly the canonical shapes — `(M,)`
+    /// or `(n_trans, M)` for values at the points, the modes `(N1, …)` or `(n_trans, N1, …)`
+    /// in Python's axis order, `(N,)` or `(n_trans, N)` at type 3's frequencies. Returns the
+    /// output, or `None` when any of that does not hold (or before setpts): then
+    /// `farfield/nufft.py` takes its general path (FINUFFT's conversions, checks and messages).
+    #[pyo3(signature = (data, out, adjoint))]
+    fn execute_fast(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>, out: Option<&Bound<'_, PyAny>>, adjoint: bool) -> PyResult<Option<PyObject>> {
+        if self.single() {
+            self.execute_fast_t::<f32>(py, data, out, adjoint)
+        } else {
+            self.execute_fast_t::<f64>(py, data, out, adjoint)
         }
     }
 
@@ -211,6 +230,55 @@ impl NufftCore {
                 Err(fail(e))
             }
         }
+    }
+
+    /// The canonical shape of the values at the points (`at_points`) or of the modes / type-3
+    /// frequency values.
+    fn canonical_shape(&self, at_points: bool, m: usize, nk: usize) -> Vec<usize> {
+        let mut s = Vec::with_capacity(4);
+        if self.ntrans != 1 {
+            s.push(self.ntrans);
+        }
+        match (at_points, self.ty) {
+            (true, _) => s.push(m),
+            (false, 3) => s.push(nk),
+            (false, _) => s.extend_from_slice(&self.modes_py),
+        }
+        s
+    }
+
+    fn execute_fast_t<T: Pick>(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>, out: Option<&Bound<'_, PyAny>>, adjoint: bool)
+                               -> PyResult<Option<PyObject>>
+    where Complex<T>: Element {
+        let Some((m, nk)) = self.counts else { return Ok(None) };
+        // forward type 2 and adjoint types 1, 3 read the modes (or type-3 values) and write `c`
+        let out_is_c = (self.ty == 2) != adjoint;
+        let in_shape = self.canonical_shape(!out_is_c, m, nk);
+        let out_shape = self.canonical_shape(out_is_c, m, nk);
+        let want = Complex::<T>::get_dtype(py);
+        let fits = |a: &Bound<'_, PyUntypedArray>, shape: &[usize]| {
+            a.is_c_contiguous() && a.shape() == shape && a.dtype().is_equiv_to(&want)
+        };
+        let Ok(inp) = data.downcast::<PyUntypedArray>() else { return Ok(None) };
+        if !fits(inp, &in_shape) {
+            return Ok(None);
+        }
+        let made;
+        let outp = match out {
+            Some(o) => match o.downcast::<PyUntypedArray>() {
+                // SAFETY: `a` is a live NumPy array; its flags are read only.
+                Ok(a) if fits(a, &out_shape) && unsafe { (*a.as_array_ptr()).flags } & NPY_ARRAY_WRITEABLE != 0 => a,
+                _ => return Ok(None),
+            },
+            None => {
+                made = PyArrayDyn::<Complex<T>>::zeros(py, out_shape, false).into_any();
+                made.downcast::<PyUntypedArray>()?
+            }
+        };
+        let outp = outp.clone();
+        let (c, f) = if out_is_c { (outp.as_any(), data) } else { (data, outp.as_any()) };
+        self.execute_impl::<T>(py, c, f, adjoint, out_is_c, &mut [])?;
+        Ok(Some(outp.into_any().unbind()))
     }
 
     fn execute_t<T: Pick>(&mut self, py: Python<'_>, c: &Bound<'_, PyAny>, f: &Bound<'_, PyAny>, adjoint: bool, out_is_c: bool) -> PyResult<i32>
