@@ -158,3 +158,46 @@ def test_errors_are_finufft_compatible_and_name_the_problem(rng):
     with pytest.raises(ValueError):
         p._core.execute(buf, buf, False, True)
 
+
+
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+@pytest.mark.parametrize("ty,modes,n_trans", [(1, (32,), 1), (2, (16, 12), 1), (1, (8, 6, 4), 3), (2, (9,), 2),
+                                              (3, 2, 2), (3, 1, 1)])
+def test_one_call_path_equals_general_path(rng, dt, ty, modes, n_trans):
+    """Canonical arrays go through the one native call (`_NufftCore.execute_fast`), others
+    through FINUFFT's checks in Python: same shapes, dtypes and values both ways, forward and
+    adjoint, with and without `out`; the (1, M) form of one transform takes the general path."""
+    rdt = np.float32 if dt == np.complex64 else np.float64
+    m = 40
+    p = ff.Plan(ty, modes, n_trans=n_trans, eps=1e-6, dtype=dt)
+    dim = modes if ty == 3 else len(modes)
+    pts = _points(rng, dim, m, rdt)
+    if ty == 3:
+        p.setpts(*pts, *([None] * (3 - dim)), *_points(rng, dim, 20, rdt, r=8.0))
+    else:
+        p.setpts(*pts)
+    shape = ((n_trans,) if n_trans > 1 else ()) + (tuple(modes) if ty == 2 else (m,))
+    data = _cplx(rng, shape, dt)
+    fwd = None
+    for adjoint in (False, True):
+        inp = fwd if adjoint else data
+        run = p.execute_adjoint if adjoint else p.execute
+        assert p._core.execute_fast(inp, None, adjoint) is not None, "canonical arrays must take the one-call path"
+        fast = run(inp)
+        general = p._run(inp, None, adjoint)
+        assert fast.shape == general.shape and fast.dtype == general.dtype == dt
+        # type 3 with several transforms is not bitwise reproducible between calls (threads)
+        assert rel_l2(fast, general) < 1e-5
+        out = np.empty_like(fast)
+        assert run(inp, out=out) is out and rel_l2(out, general) < 1e-5
+        if n_trans == 1:
+            one = run(inp[None])
+            assert p._core.execute_fast(inp[None], None, adjoint) is None
+            assert rel_l2(one.reshape(general.shape), general) < 1e-5
+        fwd = fast if fwd is None else fwd
+    o = np.empty_like(fwd)
+    o.flags.writeable = False
+    with pytest.raises(TypeError, match="requirement: W"):
+        p.execute(data, out=o)
+    with pytest.raises(TypeError, match="correct dtype"):
+        p.execute(data.astype(np.complex128 if dt == np.complex64 else np.complex64))
