@@ -281,7 +281,14 @@ fn colour(m: MethodArg) -> RGBColor {
 fn figure(path: &Path, ns: &[usize], results: &[(SourceArg, Vec<(MethodArg, Series)>)]) -> CliResult<()> {
     plot::register_fonts()?;
     let panels_n = results.len().max(1) as u32;
-    let root = BitMapBackend::new(path, (560 * panels_n + 40, 560)).into_drawing_area();
+    let mut canvas = plot::Canvas::new((560 * panels_n + 40, 560));
+    draw_figure(canvas.area(), ns, results)?;
+    canvas.save(path)
+}
+
+/// [`figure`]'s panels on `root`.
+fn draw_figure(root: DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, ns: &[usize], results: &[(SourceArg, Vec<(MethodArg, Series)>)])
+               -> CliResult<()> {
     root.fill(&WHITE).map_err(perr)?;
     let root = root
         .titled("farfield: free-space Poisson, relative L2 error of φ vs N", ("sans-serif", 22).into_font().color(&BLACK))
@@ -373,6 +380,5 @@ fn figure(path: &Path, ns: &[usize], results: &[(SourceArg, Vec<(MethodArg, Seri
             .draw()
             .map_err(perr)?;
     }
-    root.present().map_err(|e| format!("writing {}: {e}", path.display()))?;
-    Ok(())
+    root.present().map_err(perr)
 }
