@@ -5,8 +5,10 @@
 //! CPU probe is read once per process) and compares with this process's clone: every width
 //! 2–16 of the ES kernel (1D, 2D, 3D, f64 and f32, sorted and caller's order in 1D), the
 //! Gaussian kernel, and B-spline real spreading, interpolation and gradients of orders 2–16.
-//! The specialised clones are checked against direct sums in the library's unit tests, so
-//! agreement to rounding checks the baseline loops against those references.
+//! The library's unit tests check the spreader against direct sums (its test binary
+//! specialises only some widths, `specialised_widths!` in `src/spread/mod.rs`, and runs the
+//! others on the runtime-width loops of the same clone), so agreement to rounding here ties
+//! the shipped loops of every width to those references.
 
 use farfield::kernel::bspline::BSplineParams;
 use farfield::kernel::{Kernel, KernelKind};

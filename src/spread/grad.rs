@@ -161,7 +161,7 @@ impl<T: Real> Spreader<T> {
                 }
             };
         }
-        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+        specialised_widths!(go)
     }
 
     /// Real spreading of sorted points `a..a+cs.len()` into a box, width `W` (0: any). Rows are
@@ -321,7 +321,7 @@ impl<T: Real> Spreader<T> {
                 }
             };
         }
-        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+        specialised_widths!(go)
     }
 
     /// [`Self::real_points`] for the width `W` (`W = 0`: any width): value (and, when `GRAD`,

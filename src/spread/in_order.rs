@@ -354,7 +354,7 @@ impl<T: Real> Spreader<T> {
                 }
             };
         }
-        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+        specialised_widths!(go)
     }
 
     /// [`Self::spread1d`] for the width `W` (`W = 0`: any width): the points in pairs

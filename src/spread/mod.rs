@@ -22,6 +22,27 @@
 //! ([`crate::gpu::spread`]), and as FINUFFT's `spreadinterp` and cuFINUFFT do. To accumulate
 //! several spreads, spread into scratch and add.
 
+/// Calls `$go!(w, …)` with the kernel widths that get loops specialised per width (`W` a
+/// constant; any other width runs the loops with `W = 0`, the width read at run time, about
+/// 2× slower in 3D): 2–16 in the library. The library's own unit-test binary, a second
+/// compile of the whole crate, specialises 3, 7, 8 and 13 only (small, the f64 default, the
+/// last and a wide width of the AVX-512 clone's 512-bit interpolation rows): the per-width
+/// copies were about 60 % of a compile (docs/design.md §7.4), and that binary was the last
+/// unit of the test command's build. The shipped loops of every width are checked against
+/// the runtime-width loops in `tests/spread_baseline.rs`, which links the library as built.
+#[cfg(not(test))]
+macro_rules! specialised_widths {
+    ($go:ident) => {
+        $go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+    };
+}
+#[cfg(test)]
+macro_rules! specialised_widths {
+    ($go:ident) => {
+        $go!(3, 7, 8, 13)
+    };
+}
+
 mod grad;
 mod in_order;
 mod inner;
@@ -653,7 +674,7 @@ impl<T: Real> Spreader<T> {
                 }
             };
         }
-        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+        specialised_widths!(go)
     }
 
     /// [`Self::spread_points`] for the width `W` (`W = 0`: any width, runtime loop).
@@ -875,7 +896,7 @@ impl<T: Real> Spreader<T> {
                 }
             };
         }
-        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+        specialised_widths!(go)
     }
 
     /// [`Self::interp1d`] for the width `W`.
@@ -941,7 +962,7 @@ impl<T: Real> Spreader<T> {
                 }
             };
         }
-        go!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+        specialised_widths!(go)
     }
 
     /// [`Self::interp_points`] for the width `W` (`W = 0`: any width, runtime loop).
