@@ -84,7 +84,8 @@ pub struct MriFigure<'a> {
 const PANEL: u32 = 360;
 const TITLE_H: u32 = 40;
 
-fn err<E: std::fmt::Display>(e: E) -> String {
+/// A plotting error as the tool's message.
+pub fn err<E: std::fmt::Display>(e: E) -> String {
     format!("plotting: {e}")
 }
 

@@ -13,7 +13,7 @@ use finufft::opts::{default_opts, finufft_opts};
 use finufft::plan::CompatPlan;
 use num_complex::Complex;
 use numpy::npyffi::flags::NPY_ARRAY_WRITEABLE;
-use numpy::{Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{Element, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -55,8 +55,8 @@ pub struct NufftCore {
     ty: i32,
     dim: usize,
     ntrans: usize,
-    n_modes_total: usize,
-    /// Mode counts in Python's axis order (the C order reversed), types 1 and 2.
+    /// Mode counts in Python's axis order (the C order reversed), types 1 and 2; empty for
+    /// type 3.
     modes_py: Vec<usize>,
     /// Points and frequencies set (M, nk), `None` before setpts.
     counts: Option<(usize, usize)>,
@@ -97,9 +97,8 @@ impl NufftCore {
             }
         });
         let (plan, ier) = made.map_err(fail)?;
-        let total = if ty == 3 { 0 } else { modes.iter().map(|&n| n.max(0) as usize).product() };
         let modes_py = if ty == 3 { Vec::new() } else { modes[..dim as usize].iter().rev().map(|&n| n.max(0) as usize).collect() };
-        Ok(NufftCore { plan, ty, dim: dim as usize, ntrans: ntrans as usize, n_modes_total: total, modes_py, counts: None, keep: Vec::new(), ier })
+        Ok(NufftCore { plan, ty, dim: dim as usize, ntrans: ntrans as usize, modes_py, counts: None, keep: Vec::new(), ier })
     }
 
     /// setpts with 1-D arrays of the plan's real dtype, `x` (and `y`, `z` by dim; `s, t, u` for
@@ -255,29 +254,22 @@ impl NufftCore {
         let out_is_c = (self.ty == 2) != adjoint;
         let in_shape = self.canonical_shape(!out_is_c, m, nk);
         let out_shape = self.canonical_shape(out_is_c, m, nk);
-        let want = Complex::<T>::get_dtype(py);
-        let fits = |a: &Bound<'_, PyUntypedArray>, shape: &[usize]| {
-            a.is_c_contiguous() && a.shape() == shape && a.dtype().is_equiv_to(&want)
-        };
-        let Ok(inp) = data.downcast::<PyUntypedArray>() else { return Ok(None) };
+        // the typed downcast checks the dtype
+        let fits = |a: &Bound<'_, PyArrayDyn<Complex<T>>>, shape: &[usize]| a.is_c_contiguous() && a.shape() == shape;
+        let Ok(inp) = data.downcast::<PyArrayDyn<Complex<T>>>() else { return Ok(None) };
         if !fits(inp, &in_shape) {
             return Ok(None);
         }
-        let made;
         let outp = match out {
-            Some(o) => match o.downcast::<PyUntypedArray>() {
+            Some(o) => match o.downcast::<PyArrayDyn<Complex<T>>>() {
                 // SAFETY: `a` is a live NumPy array; its flags are read only.
-                Ok(a) if fits(a, &out_shape) && unsafe { (*a.as_array_ptr()).flags } & NPY_ARRAY_WRITEABLE != 0 => a,
+                Ok(a) if fits(a, &out_shape) && unsafe { (*a.as_array_ptr()).flags } & NPY_ARRAY_WRITEABLE != 0 => a.clone(),
                 _ => return Ok(None),
             },
-            None => {
-                made = PyArrayDyn::<Complex<T>>::zeros(py, out_shape, false).into_any();
-                made.downcast::<PyUntypedArray>()?
-            }
+            None => PyArrayDyn::<Complex<T>>::zeros(py, out_shape, false),
         };
-        let outp = outp.clone();
-        let (c, f) = if out_is_c { (outp.as_any(), data) } else { (data, outp.as_any()) };
-        self.execute_impl::<T>(py, c, f, adjoint, out_is_c, &mut [])?;
+        let (c, f) = if out_is_c { (&outp, inp) } else { (inp, &outp) };
+        self.run_checked::<T>(py, c, f, adjoint, out_is_c, &mut [])?;
         Ok(Some(outp.into_any().unbind()))
     }
 
@@ -293,7 +285,7 @@ impl NufftCore {
         let Some((m, nk)) = self.counts else {
             return Err(raise(py, "_finufft_error", (21, "execute called before setpts")));
         };
-        let nf = if self.ty == 3 { nk } else { self.n_modes_total };
+        let nf = if self.ty == 3 { nk } else { self.modes_py.iter().product() };
         let (want_c, want_f) = (self.ntrans * m, self.ntrans * nf);
         let ca: Bound<'_, PyArrayDyn<Complex<T>>> = if out_is_c { out_array(c, "out")? } else { array(c, "data", None)? };
         let fa: Bound<'_, PyArrayDyn<Complex<T>>> = if out_is_c { array(f, "data", None)? } else { out_array(f, "out")? };
@@ -301,9 +293,17 @@ impl NufftCore {
             return Err(PyValueError::new_err(format!(
                 "array sizes c = {}, f = {} do not match n_trans·M = {want_c}, n_trans·N = {want_f}", ca.len(), fa.len())));
         }
+        self.run_checked(py, &ca, &fa, adjoint, out_is_c, times)
+    }
+
+    /// Borrows `ca` and `fa` (C-contiguous, of the plan's sizes: checked by the caller) and
+    /// executes, as [`Self::execute_impl`].
+    fn run_checked<T: Pick>(&mut self, py: Python<'_>, ca: &Bound<'_, PyArrayDyn<Complex<T>>>, fa: &Bound<'_, PyArrayDyn<Complex<T>>>, adjoint: bool,
+                            out_is_c: bool, times: &mut [f64]) -> PyResult<i32>
+    where Complex<T>: Element {
         // borrow flags: the output exclusively, the input shared (NumPy's may-share check
         // catches an output that is a view of the input); held until the call returns
-        let (out, inp) = if out_is_c { (&ca, &fa) } else { (&fa, &ca) };
+        let (out, inp) = if out_is_c { (ca, fa) } else { (fa, ca) };
         let mut w = out.try_readwrite().map_err(|e| PyValueError::new_err(format!("argument `out`: {e}")))?;
         let r = inp.try_readonly().map_err(|e| PyValueError::new_err(format!("argument `data`: {e}")))?;
         let (op, ip) = (w.as_array_mut().as_mut_ptr() as usize, r.as_array().as_ptr() as usize);

@@ -264,10 +264,6 @@ fn table(ns: &[usize], results: &[(SourceArg, Vec<(MethodArg, Series)>)], notes:
     s
 }
 
-fn perr<E: std::fmt::Display>(e: E) -> String {
-    format!("plotting: {e}")
-}
-
 fn colour(m: MethodArg) -> RGBColor {
     match m {
         MethodArg::Hockney => RGBColor(214, 39, 40),
@@ -289,10 +285,10 @@ fn figure(path: &Path, ns: &[usize], results: &[(SourceArg, Vec<(MethodArg, Seri
 /// [`figure`]'s panels on `root`.
 fn draw_figure(root: DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, ns: &[usize], results: &[(SourceArg, Vec<(MethodArg, Series)>)])
                -> CliResult<()> {
-    root.fill(&WHITE).map_err(perr)?;
+    root.fill(&WHITE).map_err(plot::err)?;
     let root = root
         .titled("farfield: free-space Poisson, relative L2 error of φ vs N", ("sans-serif", 22).into_font().color(&BLACK))
-        .map_err(perr)?;
+        .map_err(plot::err)?;
     let panels = root.margin(0, 10, 10, 10).split_evenly((1, results.len().max(1)));
     let (l2min, l2max) = ((ns[0] as f64).log2(), (ns[ns.len() - 1] as f64).log2());
     let pad = 0.15f64.max(0.05 * (l2max - l2min));
@@ -311,7 +307,7 @@ fn draw_figure(root: DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, ns:
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d((l2min - pad)..(l2max + pad), (ylo..yhi).log_scale())
-            .map_err(perr)?;
+            .map_err(plot::err)?;
         chart
             .configure_mesh()
             .x_desc("N (grid points per axis)")
@@ -328,7 +324,7 @@ fn draw_figure(root: DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, ns:
             .label_style(("sans-serif", 14))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
-            .map_err(perr)?;
+            .map_err(plot::err)?;
         // N^-2 reference through the first Hockney (or any) point, shifted up by 2x
         if let Some((n0, e0)) = per
             .iter()
@@ -340,7 +336,7 @@ fn draw_figure(root: DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, ns:
                 ns.iter().map(|&n| ((n as f64).log2(), 2.0 * e0 * (n0 as f64 / n as f64).powi(2))).collect();
             chart
                 .draw_series(DashedLineSeries::new(pts, 6, 5, BLACK.mix(0.6).stroke_width(1)))
-                .map_err(perr)?
+                .map_err(plot::err)?
                 .label("∝ N⁻²")
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.6)));
         }
@@ -354,19 +350,19 @@ fn draw_figure(root: DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, ns:
             let width = if *m == MethodArg::Vico { 3 } else { 2 };
             chart
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(width)))
-                .map_err(perr)?
+                .map_err(plot::err)?
                 .label(m.label())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
             // Vico and Vico-DCT coincide: hollow circles for one, crosses for the other
             match m {
                 MethodArg::Vico => {
-                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 6, c.stroke_width(2)))).map_err(perr)?;
+                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 6, c.stroke_width(2)))).map_err(plot::err)?;
                 }
                 MethodArg::VicoDct => {
-                    chart.draw_series(pts.iter().map(|&p| Cross::new(p, 4, c.stroke_width(2)))).map_err(perr)?;
+                    chart.draw_series(pts.iter().map(|&p| Cross::new(p, 4, c.stroke_width(2)))).map_err(plot::err)?;
                 }
                 MethodArg::Hockney => {
-                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(perr)?;
+                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(plot::err)?;
                 }
             }
         }
@@ -378,7 +374,7 @@ fn draw_figure(root: DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, ns:
             .border_style(BLACK.mix(0.3))
             .label_font(("sans-serif", 14))
             .draw()
-            .map_err(perr)?;
+            .map_err(plot::err)?;
     }
-    root.present().map_err(perr)
+    root.present().map_err(plot::err)
 }
