@@ -289,9 +289,8 @@ typedef struct farfield_ewald_opts {
   // cutoff as `rc` so that `ξ` and the grid are chosen for it, or give `xi`) or
   // `FARFIELD_EWALD_TERMS_REAL` (2: the real-space pair sum `erfc(ξr)/r` within `rc`,
   // excluded pairs dropped and scaled pairs scaled; no FFT). KSPACE + REAL = ALL for the
-  // same `xi`, `rc` and grid. Other values → `FARFIELD_ERR_INVALID_ARG`. CUDA plans: KSPACE
-  // and REAL only without exclusions (`farfield_ewald_set_exclusions*` then gives
-  // `FARFIELD_ERR_NOT_SUPPORTED`).
+  // same `xi`, `rc` and grid, on the CPU and CUDA backends alike. Other values →
+  // `FARFIELD_ERR_INVALID_ARG`.
   int32_t terms;
   // CUDA backend only: the caller's CUDA stream (`cudaStream_t` / `CUstream`), or NULL
   // (default) for the default stream of device 0's context. Every kernel launch, copy and
@@ -702,8 +701,8 @@ int farfield_ewald_set_box(farfield_ewald_plan plan, const double *box);
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
 // index out of range or a pair (i, i), named in the message with the index),
 // `FARFIELD_ERR_RANGE` (`npairs` above `FARFIELD_EWALD_MAX_EXCLUSIONS` = 2^40),
-// `FARFIELD_ERR_ALLOC` (with the byte count), `FARFIELD_ERR_NOT_SUPPORTED` (a non-empty list
-// on a CUDA plan whose `opts.terms` is not ALL). On error the earlier list is kept.
+// `FARFIELD_ERR_ALLOC` (with the byte count). On error the earlier list is kept. CUDA plans
+// apply the same corrections on the device.
 //
 // On a distributed plan (`farfield_ewald_makeplan_mpi`) the call is collective, the indices
 // are global ids below the sum of `n_max` over the ranks (see `farfield_ewald_execute_ids`),
@@ -730,11 +729,10 @@ int farfield_ewald_set_exclusions(farfield_ewald_plan plan, int64_t npairs, cons
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER`, `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an
 // index out of range, a pair (i, i), a pair listed with two different scales: named in the
 // message), `FARFIELD_ERR_NONFINITE` (a scale NaN/Inf, named), `FARFIELD_ERR_RANGE` (`npairs`
-// above `FARFIELD_EWALD_MAX_EXCLUSIONS`), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_NOT_SUPPORTED`
-// (CUDA plans: a scale other than 0 and 1, or a non-empty list when `opts.terms` is not ALL).
-// On error the earlier list is kept. Distributed plans: as `farfield_ewald_set_exclusions`
-// (a pair given on two ranks with two different scales is `FARFIELD_ERR_INVALID_ARG` on every
-// rank).
+// above `FARFIELD_EWALD_MAX_EXCLUSIONS`), `FARFIELD_ERR_ALLOC`. On error the earlier list is
+// kept. CUDA plans apply the same corrections on the device. Distributed plans: as
+// `farfield_ewald_set_exclusions` (a pair given on two ranks with two different scales is
+// `FARFIELD_ERR_INVALID_ARG` on every rank).
 //
 // # Safety
 // `plan` from `farfield_ewald_makeplan`; `pairs` valid for `2·npairs` reads, `scales` for

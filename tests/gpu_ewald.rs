@@ -3,8 +3,9 @@
 //! net-charged random system, every spreading method; f64 to rounding (≤ 1e-11), f32 grids to
 //! ≤ 1e-5. Prints the time per evaluation. Also the Ewald C API with
 //! `opts.backend = FARFIELD_BACKEND_CUDA` against the CPU backend with the same arguments (SPME
-//! and spectral Ewald, double and mixed precision, exclusions, `farfield_ewald_execute` and
-//! `farfield_ewald_execute_device`; tolerances as `c_tests/c_ewald_device.c`: 1e-10 in double
+//! and spectral Ewald, double and mixed precision, exclusions, scaled pairs with each `terms`
+//! setting, `farfield_ewald_execute` and `farfield_ewald_execute_device`; tolerances as
+//! `c_tests/c_ewald_device.c`: 1e-10 in double
 //! precision, 1e-5 with f32 grids), also with device arrays on a caller's busy non-blocking
 //! stream (the plan's second, real-space stream ordered into it). Skipped (passes) without a
 //! CUDA device; the emulator tests
@@ -122,10 +123,18 @@ struct COut {
     virial: [f64; 9],
 }
 
-/// A C API plan (`stream`: `opts.gpu_stream`, null for the default stream).
+/// A C API plan (`stream`: `opts.gpu_stream`, null for the default stream) with all terms and
+/// the excluded pairs `pairs`.
 #[allow(clippy::too_many_arguments)]
 fn plan(method: i32, backend: i32, prec: i32, cell: &[f64; 9], n: usize, tol: f64, pairs: &[i64], stream: *mut std::ffi::c_void)
         -> farfield_ewald_plan {
+    plan_terms(method, backend, prec, cell, n, tol, FARFIELD_EWALD_TERMS_ALL, pairs, None, stream)
+}
+
+/// [`plan`] with `opts.terms = terms` and the pairs' scales (`None`: excluded).
+#[allow(clippy::too_many_arguments)]
+fn plan_terms(method: i32, backend: i32, prec: i32, cell: &[f64; 9], n: usize, tol: f64, terms: i32, pairs: &[i64], scales: Option<&[f64]>,
+              stream: *mut std::ffi::c_void) -> farfield_ewald_plan {
     let mut o: farfield_ewald_opts = unsafe { std::mem::zeroed() };
     let mut p = null_mut();
     unsafe {
@@ -133,8 +142,14 @@ fn plan(method: i32, backend: i32, prec: i32, cell: &[f64; 9], n: usize, tol: f6
         o.backend = backend;
         o.gpu_precision = prec;
         o.gpu_stream = stream;
+        o.terms = terms;
         assert_eq!(farfield_ewald_makeplan(method, cell.as_ptr(), n as i64, tol, &mut p, &o), 0);
-        assert_eq!(farfield_ewald_set_exclusions(p, (pairs.len() / 2) as i64, pairs.as_ptr()), 0);
+        let np = (pairs.len() / 2) as i64;
+        let s = match scales {
+            None => farfield_ewald_set_exclusions(p, np, pairs.as_ptr()),
+            Some(sc) => farfield_ewald_set_exclusions_scaled(p, np, pairs.as_ptr(), sc.as_ptr()),
+        };
+        assert_eq!(s, 0);
     }
     p
 }
@@ -205,6 +220,43 @@ fn cuda_c_api_equals_the_cpu_backend() {
             eprintln!("  {name} {}: host arrays {dh:.1e} ({:.2} ms), device arrays {dd:.1e} ({:.2} ms)",
                       if prec == 1 { "mixed" } else { "double" }, 1e3 * t_host, 1e3 * t_dev);
             assert!(dh < bound && dd < bound, "{name} prec {prec}: {dh:e} {dd:e}");
+            unsafe {
+                farfield_ewald_destroy(gp);
+                farfield_ewald_destroy(cp);
+            }
+        }
+    }
+}
+
+/// Scaled pairs (excluded, AMBER's and OPLS's 1-4 scales) with each `opts.terms` setting, as an
+/// MD code that sums the real-space term itself calls: the CUDA backend against the CPU backend
+/// with the same arguments, host arrays, same bounds as `cuda_c_api_equals_the_cpu_backend`.
+#[test]
+fn cuda_c_api_scaled_pairs_and_terms() {
+    if device().is_none() {
+        return;
+    }
+    let n = 3000;
+    let (cell, mut xyz, q) = system(n);
+    // charge 3k + 1 bonded to 3k (0.1 apart), 3k + 2 at 0.3: the pairs with scales 0, 0.5, 1/1.2
+    let (mut pairs, mut scales) = (Vec::new(), Vec::new());
+    for k in 0..n / 30 {
+        for a in 0..3 {
+            xyz[3 * (3 * k + 1) + a] = xyz[3 * 3 * k + a] + if a == k % 3 { 0.1 } else { 0.0 };
+            xyz[3 * (3 * k + 2) + a] = xyz[3 * 3 * k + a] + if a == (k + 1) % 3 { 0.3 } else { 0.0 };
+        }
+        let i = 3 * k as i64;
+        pairs.extend([i, i + 1, i, i + 2, i + 1, i + 2]);
+        scales.extend([0.0, 0.5, 1.0 / 1.2]);
+    }
+    for (terms, name) in [(FARFIELD_EWALD_TERMS_ALL, "all"), (FARFIELD_EWALD_TERMS_KSPACE, "k-space"), (FARFIELD_EWALD_TERMS_REAL, "real")] {
+        for prec in [FARFIELD_EWALD_GPU_DOUBLE, FARFIELD_EWALD_GPU_MIXED] {
+            let (tol, bound) = if prec == FARFIELD_EWALD_GPU_MIXED { (1e-5, 1e-5) } else { (1e-6, 1e-10) };
+            let cp = plan_terms(FARFIELD_EWALD_SPME, FARFIELD_BACKEND_CPU, 0, &cell, n, tol, terms, &pairs, Some(&scales), null_mut());
+            let gp = plan_terms(FARFIELD_EWALD_SPME, FARFIELD_BACKEND_CUDA, prec, &cell, n, tol, terms, &pairs, Some(&scales), null_mut());
+            let d = diff(&host(gp, &xyz, &q), &host(cp, &xyz, &q), &q);
+            eprintln!("  scaled pairs, {name} terms, prec {prec}: {d:.1e}");
+            assert!(d < bound, "{name} terms, prec {prec}: {d:e}");
             unsafe {
                 farfield_ewald_destroy(gp);
                 farfield_ewald_destroy(cp);

@@ -67,7 +67,7 @@ fn water_box_on_the_device() {
     let mut pb = dev.alloc(8 * n).unwrap();
     let mut fb = dev.alloc(24 * n).unwrap();
     let mut rs = GpuRealSpace::new(dev.clone(), xi, rc, acc, false).unwrap();
-    rs.set_exclusions(&excl).unwrap();
+    rs.set_exclusions(&excl, None).unwrap();
     println!("{}: {n} charges, r_c {rc} nm, xi {xi:.4}/nm; CPU real space (1 thread) {:.1} ms", dev.name(), 1e3 * cpu_s);
     for kpa in [None, Some(1), Some(2), Some(4), Some(8), Some(16)] {
         rs.set_threads_per_atom(kpa).unwrap();

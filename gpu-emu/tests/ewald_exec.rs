@@ -5,9 +5,8 @@
 //! 1e-11 relative RMS in φ and E) and f32 grids (1e-5) — and the contract the C API relies on:
 //! the CPU's status for every bad input (n > n_max, non-finite, exclusions ≥ n, coincident
 //! charges), outputs untouched on failure (host and device), only the requested outputs
-//! written, n = 0, set_box and set_exclusions; the k-space-only and real-space-only terms
-//! (without exclusions) and what the device does not do yet (scaled pairs, exclusions with
-//! those terms: `NotSupported`, the plan unchanged).
+//! written, n = 0, set_box and set_exclusions; excluded and scaled pairs with every `terms`
+//! setting (all, k-space only, real space only), and coincident charges in a scaled pair.
 
 use farfield::ewald::{CpuEwald, Method};
 use farfield::gpu::device::{download_vec, upload_new, Device};
@@ -175,28 +174,65 @@ fn set_box_and_exclusions_follow_the_cpu_plan() {
     assert!((host(&mut g, &xyz, &q).unwrap().energy - r.energy).abs() < 1e-12 * r.energy.abs());
 }
 
+/// Excluded (scale 0) and scaled pairs: AMBER's and OPLS's 1-4 scales, a scale-1 pair (no
+/// exclusion), a negative scale, pairs near and beyond `r_c`.
+const SCALED: [[i64; 2]; 7] = [[0, 1], [5, 2], [7, 30], [9, 10], [11, 3], [4, 20], [12, 13]];
+const SCALES: [f64; 7] = [0.0, 0.5, 1.0 / 1.2, 1.0, 0.0, -0.25, 0.5];
+
 #[test]
-fn kspace_and_real_terms_follow_the_cpu_plan() {
+fn terms_and_scaled_pairs_follow_the_cpu_plan() {
     use farfield::ewald::{EwaldOpts, Terms};
     let (xyz, q) = system(N, 13);
-    let method = Method::Spme;
-    for terms in [Terms::KSpace, Terms::Real] {
-        let o = EwaldOpts { terms, ..opts(method) };
-        let mut cp = CpuEwald::new(method, &TRICLINIC, N, 1e-6, &o).unwrap();
-        let mut g = GpuEwaldExec::new(EmuDevice::default(), method, &TRICLINIC, N, 1e-6, &o, GpuSpreadOpts::default(), false).unwrap();
-        let (mut phi, mut field) = (vec![0.0; N], vec![0.0; 3 * N]);
-        let r = cp.execute_with(&xyz, &q, Some(&mut phi), Some(&mut field), true, true).unwrap();
-        let c = Out { phi, field, energy: r.energy, virial: r.virial };
-        compare(&format!("{terms:?} terms"), &host(&mut g, &xyz, &q).unwrap(), &c, 1e-12, 1e-11);
-        // what the device pass does not do yet, refused with the plan unchanged
-        assert!(matches!(g.set_exclusions(&PAIRS, None), Err(Error::NotSupported(_))));
-        compare(&format!("{terms:?} terms after a refused list"), &host(&mut g, &xyz, &q).unwrap(), &c, 1e-12, 1e-11);
+    for method in [Method::Spme, Method::Spectral] {
+        for terms in [Terms::All, Terms::KSpace, Terms::Real] {
+            let o = EwaldOpts { terms, ..opts(method) };
+            let mut cp = CpuEwald::new(method, &TRICLINIC, N, 1e-6, &o).unwrap();
+            cp.set_exclusions_scaled(&SCALED, &SCALES).unwrap();
+            let (mut phi, mut field) = (vec![0.0; N], vec![0.0; 3 * N]);
+            let r = cp.execute_with(&xyz, &q, Some(&mut phi), Some(&mut field), true, true).unwrap();
+            let c = Out { phi, field, energy: r.energy, virial: r.virial };
+            for mixed in [false, true] {
+                let tol = if mixed { (1e-5, 1e-5) } else { (1e-12, 1e-11) };
+                let mut g = GpuEwaldExec::new(EmuDevice::default(), method, &TRICLINIC, N, 1e-6, &o, GpuSpreadOpts::default(), mixed).unwrap();
+                g.set_exclusions(&SCALED, Some(&SCALES)).unwrap();
+                let what = format!("{method:?} {terms:?} terms, scaled pairs, mixed {mixed}");
+                compare(&format!("{what}, host"), &host(&mut g, &xyz, &q).unwrap(), &c, tol.0, tol.1);
+                compare(&format!("{what}, device"), &device(&mut g, &xyz, &q).unwrap(), &c, tol.0, tol.1);
+            }
+        }
     }
-    let mut g = exec(method, false);
-    assert!(matches!(g.set_exclusions(&PAIRS, Some(&[0.0, 0.5, 0.0])), Err(Error::NotSupported(_))));
-    // scales 0 and 1 only: the scale-1 pair is no exclusion
-    g.set_exclusions(&[[0, 1], [5, 2], [7, 30], [9, 10]], Some(&[0.0, 0.0, 0.0, 1.0])).unwrap();
-    compare("scales 0 and 1", &host(&mut g, &xyz, &q).unwrap(), &cpu(method, &xyz, &q), 1e-12, 1e-11);
+    // the CPU's checks of the list: two scales for one pair, a non-finite scale; the plan
+    // keeps its list
+    let mut g = exec(Method::Spme, false);
+    let before = host(&mut g, &xyz, &q).unwrap();
+    let e = g.set_exclusions(&[[0, 1], [1, 0]], Some(&[0.0, 0.5])).unwrap_err();
+    assert!(matches!(e, Error::InvalidArg(_)) && e.message().contains("two scales"), "{e:?}");
+    assert!(matches!(g.set_exclusions(&[[0, 1]], Some(&[f64::NAN])), Err(Error::NonFinite(_))));
+    compare("after refused lists", &host(&mut g, &xyz, &q).unwrap(), &before, 1e-12, 1e-12);
+    // coincident charges: allowed for a fully excluded pair, refused for a scaled one (its
+    // remaining interaction is infinite), as on the CPU
+    let mut coincident = xyz.clone();
+    for d in 0..3 {
+        coincident[3 * 10 + d] = coincident[3 * 9 + d] + TRICLINIC[6 + d];
+    }
+    for (scale, ok) in [(0.0, true), (0.5, false)] {
+        let mut cp = CpuEwald::new(Method::Spme, &TRICLINIC, N, 1e-6, &opts(Method::Spme)).unwrap();
+        cp.set_exclusions_scaled(&[[9, 10]], &[scale]).unwrap();
+        let mut g = exec(Method::Spme, false);
+        g.set_exclusions(&[[10, 9]], Some(&[scale])).unwrap();
+        let (mut phi, mut field) = (vec![0.0; N], vec![0.0; 3 * N]);
+        let r = cp.execute_with(&coincident, &q, Some(&mut phi), Some(&mut field), true, true);
+        let gr = host(&mut g, &coincident, &q);
+        assert_eq!(r.is_ok(), ok, "scale {scale}: CPU {r:?}");
+        match (r, gr) {
+            (Ok(r), Ok(gr)) => compare("coincident excluded pair", &gr, &Out { phi, field, energy: r.energy, virial: r.virial }, 1e-12, 1e-11),
+            (Err(e), Err(ge)) => {
+                assert_eq!(ge.code(), e.code(), "scale {scale}: {ge:?} vs {e:?}");
+                assert!(ge.message().contains("charges 9 and 10 coincide"), "{}", ge.message());
+            }
+            (r, gr) => panic!("scale {scale}: CPU {r:?}, device {:?}", gr.map(|o| o.energy)),
+        }
+    }
 }
 
 /// The real-space pass runs on a second stream of the plan's device; with the emulator's

@@ -78,7 +78,7 @@ fn gpu_prec(
     let n = s.q.len();
     let mut rs = GpuRealSpace::new(dev.clone(), xi, rc, acc, exact)?;
     rs.set_mixed(mixed);
-    rs.set_exclusions(excl)?;
+    rs.set_exclusions(excl, None)?;
     rs.set_threads_per_atom(kpa)?;
     let xb = upload_new(&dev, &s.xyz)?;
     let qb = upload_new(&dev, &s.q)?;
@@ -264,7 +264,7 @@ fn optional_outputs() {
     let full = gpu(&s, xi, rc, 1e-13, false, &[[3, 4]], None, true).unwrap();
     let dev = EmuDevice::default();
     let mut rs = GpuRealSpace::new(dev.clone(), xi, rc, 1e-13, false).unwrap();
-    rs.set_exclusions(&[[4, 3]]).unwrap();
+    rs.set_exclusions(&[[4, 3]], None).unwrap();
     let xb = upload_new(&dev, &s.xyz).unwrap();
     let qb = upload_new(&dev, &s.q).unwrap();
     let mut pb = dev_zeros(&dev, n);
@@ -328,15 +328,15 @@ fn errors_as_on_the_cpu() {
     assert_eq!(download_vec::<EmuDevice, f64>(&dev, &pb, 100).unwrap(), phi0);
     assert!(download_vec::<EmuDevice, f64>(&dev, &fb, 300).unwrap().iter().all(|&v| v == 2.5));
     // excluded, the same pair is fine, and the pass still works after the error
-    rs.set_exclusions(&[[33, 70]]).unwrap();
+    rs.set_exclusions(&[[33, 70]], None).unwrap();
     rs.compute(&s.bx, 100, &xb, &qb, Some(&mut pb), None, false).unwrap();
     // exclusion validation as the plan's; an index ≥ n at compute
-    assert!(matches!(rs.set_exclusions(&[[3, 3]]), Err(Error::InvalidArg(_))));
-    assert!(matches!(rs.set_exclusions(&[[-1, 3]]), Err(Error::InvalidArg(_))));
-    rs.set_exclusions(&[[3, 100]]).unwrap();
+    assert!(matches!(rs.set_exclusions(&[[3, 3]], None), Err(Error::InvalidArg(_))));
+    assert!(matches!(rs.set_exclusions(&[[-1, 3]], None), Err(Error::InvalidArg(_))));
+    rs.set_exclusions(&[[3, 100]], None).unwrap();
     let e = rs.compute(&s.bx, 100, &xb, &qb, None, None, false).unwrap_err();
     assert!(matches!(e, Error::InvalidArg(_)) && e.to_string().contains("≥ n = 100"), "{e}");
-    rs.set_exclusions(&[]).unwrap();
+    rs.set_exclusions(&[], None).unwrap();
     // non-finite position and charge, named as the plan names them
     let mut bad = s.xyz.clone();
     bad[3 * 40 + 2] = f64::NAN;

@@ -1186,7 +1186,7 @@ impl DistEwaldPlan {
         let lmax = bx.lengths.iter().cloned().fold(0.0, f64::max);
         self.real.consts.r2_coinc = (COINC_REL * lmax) * (COINC_REL * lmax);
         let xo = match &self.excl {
-            Some(x) => Some(x.apply(comm, &bx, &self.real, &s, &qa, &gid, (self.parts.real, self.parts.self_bg), want_field)?),
+            Some(x) => Some(x.apply(comm, &bx, &self.real, &s, &qa, &gid, self.parts.exclusion_shares(), want_field)?),
             None => None,
         };
         // 2. ghosts and the real-space sum

@@ -125,8 +125,7 @@ use crate::scale::{exponent_of, pow2, rescale};
 use crate::fft::FFTW_ESTIMATE;
 use crate::threads::{SyncPtr, Threads};
 use direct::DirectKspace;
-pub(crate) use exclusions::{check_exclusions, exclusion_keys};
-use exclusions::Exclusions;
+pub(crate) use exclusions::{check_exclusions, Exclusions};
 use params::Chosen;
 use real_space::RealSpace;
 use spectral::Spectral;
@@ -578,6 +577,14 @@ impl EwaldParts {
             Terms::Real => EwaldParts { real: true, kspace: false, self_bg: false },
         }
     }
+
+    /// The shares of the exclusion corrections these parts apply (module docs, "Exclusions and
+    /// scaled pairs"): the real-space share `−(1 − s) erfc(ξr)/r` with the real-space sum, the
+    /// k-space share `−(1 − s) erf(ξr)/r` with the self and background terms (so a k-space-only
+    /// plan, [`Terms::KSpace`], applies it). The same on the CPU and the device.
+    pub fn exclusion_shares(&self) -> (bool, bool) {
+        (self.real, self.self_bg)
+    }
 }
 
 impl CpuEwald {
@@ -826,9 +833,10 @@ impl CpuEwald {
             w.phi_r.fill(0.0);
             w.f_r.fill(0.0);
         }
-        if !self.excl.is_empty() && (parts.real || parts.self_bg) {
+        let shares = parts.exclusion_shares();
+        if !self.excl.is_empty() && (shares.0 || shares.1) {
             let f = if want_field { Some(&mut w.f_r[..]) } else { None };
-            self.real.exclusions(bx, &w.s, &w.qs, &self.excl, (parts.real, parts.self_bg), &mut w.phi_r, f, Some(&mut vir_r));
+            self.real.exclusions(bx, &w.s, &w.qs, &self.excl, shares, &mut w.phi_r, f, Some(&mut vir_r));
         }
         Ok(vir_r)
     }

@@ -30,8 +30,7 @@ pub use kspace::{GpuKspace, KspaceResult};
 
 use crate::error::{Error, Result};
 use crate::ewald::params::Chosen;
-use crate::ewald::exclusions::Exclusions;
-use crate::ewald::{erfc_accuracy, new_box, setup, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Method, NewBox, PeriodicBox, Setup, Terms};
+use crate::ewald::{erfc_accuracy, new_box, setup, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Exclusions, Method, NewBox, PeriodicBox, Setup};
 use crate::gpu::device::{Arg, Device, FftDevice};
 use crate::gpu::spread::GpuSpreadOpts;
 use crate::gpu::types::GpuReal;
@@ -158,33 +157,16 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
         &self.kspace
     }
 
-    /// Sets the excluded pairs (replacing earlier ones), with the CPU plan's semantics
-    /// ([`crate::ewald::CpuEwald::set_exclusions`] for `scales = None`,
+    /// Sets the excluded and scaled pairs (replacing earlier ones), with the CPU plan's
+    /// semantics ([`crate::ewald::CpuEwald::set_exclusions`] for `scales = None`,
     /// [`crate::ewald::CpuEwald::set_exclusions_scaled`] otherwise: indices in
-    /// `0 … n_max − 1`, unordered, duplicates once; the full `1/r` of each pair is removed).
-    /// Errors: [`Error::InvalidArg`], [`Error::NonFinite`], [`Error::Alloc`] as on the CPU;
-    /// [`Error::NotSupported`] for what the device pass does not do yet: a scale other than 0
-    /// and 1, or a non-empty list with [`Terms`] other than `All` (the device applies both
-    /// shares of the correction in one pass). On error the plan keeps its old list.
+    /// `0 … n_max − 1`, unordered, duplicates once, `(1 − s)` of each pair's `1/r` removed, in
+    /// the shares the plan's terms select, [`EwaldParts::exclusion_shares`]). Errors:
+    /// [`Error::InvalidArg`], [`Error::NonFinite`], [`Error::Alloc`] as on the CPU, and device
+    /// errors. On error the plan keeps its old list.
     pub fn set_exclusions(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()> {
         // the CPU plan's checks against n_max (the device pass checks against n at execute)
-        let ex = Exclusions::new(pairs, scales, self.n_max)?;
-        if !ex.all_full() {
-            return Err(Error::NotSupported(
-                "scaled pairs (a scale other than 0 and 1) on the CUDA backend; use the CPU backend".into(),
-            ));
-        }
-        if !ex.is_empty() && self.opts.terms != Terms::All {
-            return Err(Error::NotSupported(format!(
-                "exclusions on a CUDA plan with terms {:?} (only with all terms); use the CPU backend",
-                self.opts.terms
-            )));
-        }
-        let full: Vec<[i64; 2]> = match scales {
-            None => pairs.to_vec(),
-            Some(s) => pairs.iter().zip(s).filter(|(_, &s)| s == 0.0).map(|(p, _)| *p).collect(),
-        };
-        self.real.set_exclusions(&full)
+        self.real.set_exclusion_list(Exclusions::new(pairs, scales, self.n_max)?)
     }
 
     /// Changes the cell by the CPU rule ([`crate::ewald::CpuEwald::set_box`]): the parameters
@@ -244,9 +226,9 @@ impl<T: GpuReal, D: FftDevice> GpuEwaldPlan<T, D> {
         // which adds into `phi` and `field`, waits for the k-space part's writes; the plan's
         // stream then waits for it, so the caller sees one stream in order.
         let t0 = std::time::Instant::now();
-        let pending = if parts.real {
+        let pending = if self.real.runs_for(parts) {
             self.real.device().wait(&self.dev.mark()?)?;
-            Some(self.real.launch(&self.user_box, n, xyz, q, phi.as_deref(), field.as_deref(), virial))
+            Some(self.real.launch(&self.user_box, n, xyz, q, phi.as_deref(), field.as_deref(), virial, parts))
         } else {
             None
         };

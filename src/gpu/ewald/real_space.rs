@@ -61,7 +61,7 @@ use crate::error::{try_vec, Error, Result};
 use crate::ewald::box_::PeriodicBox;
 use crate::ewald::pair_kernel::PairConsts;
 use crate::ewald::real_space::{coincident_error, COINC_REL};
-use crate::ewald::{check_exclusions, exclusion_keys};
+use crate::ewald::{check_exclusions, EwaldParts, Exclusions};
 use crate::gpu::device::{download_vec, upload_new, Arg, Device};
 use crate::gpu::fmm::tree::scan;
 use crate::gpu::types::{as_bytes, as_bytes_mut};
@@ -86,6 +86,10 @@ const N_PAR: usize = 18;
 /// behind the parameter block in the same buffer.
 const FLAG_OFF: usize = 8 * N_PAR;
 const BAD_OFF: usize = FLAG_OFF + 8;
+/// The bits of the pair kernels' `shares` argument (`FF_EWR_SHARE_*`): the exclusion
+/// corrections' real-space and k-space shares.
+const SHARE_REAL: i32 = 1;
+const SHARE_K: i32 = 2;
 /// Largest number of atoms (so that `8n` threads and `4n` values index with 32-bit ints).
 const MAX_ATOMS: usize = 1 << 28;
 
@@ -133,11 +137,13 @@ pub struct GpuRealSpace<D: Device> {
     /// Fit coefficients `g | h` (`ncoef` each).
     coef: D::Buf,
     ncoef: usize,
-    /// Excluded pairs, sorted keys `min << 32 | max`.
-    excl: Vec<u64>,
-    /// Exclusion CSR: `u32[nxa + 1]` row starts, `u32` partners.
+    /// Excluded and scaled pairs (sorted keys `min << 32 | max`, scales).
+    excl: Exclusions,
+    /// Exclusion CSR: `u32[nxa + 1]` row starts, `u32` partners, and the `f64` scale of each
+    /// partner entry (`None`: every pair fully excluded, scale 0).
     xptr: D::Buf,
     xlist: D::Buf,
+    xscale: Option<D::Buf>,
     nxa: usize,
     /// Threads per atom (`None`: automatic).
     kpa: Option<u32>,
@@ -204,9 +210,11 @@ fn stencil_offsets(bx: &PeriodicBox, nc: [usize; 3], rc: f64) -> Vec<i32> {
     st
 }
 
-/// The exclusion CSR of the sorted keys: row starts (`nxa + 1`, `nxa` = largest index + 1) and
-/// the partners of each atom in increasing order. Error: [`Error::Alloc`].
-fn exclusion_csr(keys: &[u64]) -> Result<(Vec<u32>, Vec<u32>, usize)> {
+/// The exclusion CSR of the pairs `ex`: row starts (`nxa + 1`, `nxa` = largest index + 1), the
+/// partners of each atom in increasing order and, unless every pair is fully excluded, the
+/// scale of each partner entry. Error: [`Error::Alloc`].
+fn exclusion_csr(ex: &Exclusions) -> Result<(Vec<u32>, Vec<u32>, Option<Vec<f64>>, usize)> {
+    let keys = &ex.keys;
     let nxa = keys.iter().map(|&k| (k & 0xffff_ffff) as usize + 1).max().unwrap_or(0);
     let mut ptr = try_vec::<u32>(nxa + 1, "exclusion rows")?;
     ptr.resize(nxa + 1, 0);
@@ -217,20 +225,31 @@ fn exclusion_csr(keys: &[u64]) -> Result<(Vec<u32>, Vec<u32>, usize)> {
     for i in 0..nxa {
         ptr[i + 1] += ptr[i];
     }
-    let mut list = try_vec::<u32>(2 * keys.len(), "exclusion partners")?;
-    list.resize(2 * keys.len(), 0);
+    // (partner, scale) entries, sorted by partner within each row
+    let mut list = try_vec::<(u32, f64)>(2 * keys.len(), "exclusion partners")?;
+    list.resize(2 * keys.len(), (0, 0.0));
     let mut fill = ptr.clone();
-    for &k in keys {
+    for (m, &k) in keys.iter().enumerate() {
         let (a, b) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
-        list[fill[a] as usize] = b as u32;
+        let s = ex.scale_of(m);
+        list[fill[a] as usize] = (b as u32, s);
         fill[a] += 1;
-        list[fill[b] as usize] = a as u32;
+        list[fill[b] as usize] = (a as u32, s);
         fill[b] += 1;
     }
     for i in 0..nxa {
-        list[ptr[i] as usize..ptr[i + 1] as usize].sort_unstable();
+        list[ptr[i] as usize..ptr[i + 1] as usize].sort_unstable_by_key(|e| e.0);
     }
-    Ok((ptr, list, nxa))
+    let mut partners = try_vec::<u32>(list.len(), "exclusion partners")?;
+    partners.extend(list.iter().map(|e| e.0));
+    let scales = if ex.all_full() {
+        None
+    } else {
+        let mut v = try_vec::<f64>(list.len(), "exclusion scales")?;
+        v.extend(list.iter().map(|e| e.1));
+        Some(v)
+    };
+    Ok((ptr, partners, scales, nxa))
 }
 
 fn nblocks(threads: usize, block: u32) -> u32 {
@@ -269,9 +288,10 @@ impl<D: Device> GpuRealSpace<D> {
             rc,
             coef,
             ncoef,
-            excl: Vec::new(),
+            excl: Exclusions::default(),
             xptr,
             xlist,
+            xscale: None,
             nxa: 0,
             kpa: None,
             atoms: None,
@@ -306,25 +326,44 @@ impl<D: Device> GpuRealSpace<D> {
         &self.dev
     }
 
-    /// Sets the excluded pairs (replacing earlier ones), as
-    /// [`crate::ewald::CpuEwald::set_exclusions`]: a pair is unordered, `(i, j)` and `(j, i)`
-    /// are the same pair, and one given several times is excluded once. For each pair the
-    /// full `1/r` interaction of the nearest image is removed from potentials, fields, energy
-    /// and virial: its real-space `erfc` term is dropped and `erf(ξr)/r` subtracted (the
-    /// `r → 0` limit `2ξ/√π` for a coincident pair). Stored on the device as CSR per atom.
-    /// Indices are checked here against `0 … 2³² − 2` and against `n` at
-    /// [`GpuRealSpace::compute`]. Errors: [`Error::InvalidArg`] (a negative or too large index,
-    /// a pair `(i, i)`, naming the pair), [`Error::Alloc`]; on error the earlier list is kept.
-    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]]) -> Result<()> {
-        let keys = exclusion_keys(pairs, u32::MAX as usize)?;
-        let (ptr, list, nxa) = exclusion_csr(&keys)?;
+    /// Sets the excluded and scaled pairs (replacing earlier ones), as
+    /// [`crate::ewald::CpuEwald::set_exclusions`] (`scales = None`) and
+    /// [`crate::ewald::CpuEwald::set_exclusions_scaled`]: a pair is unordered, `(i, j)` and
+    /// `(j, i)` are the same pair, one given several times with the same scale counts once, and
+    /// scale-1 pairs are no exclusions. For a pair with scale `s` (0 when `scales` is `None`)
+    /// `(1 − s)` times the `1/r` interaction of the nearest image is removed from potentials,
+    /// fields, energy and virial, as [`EwaldParts`] selects its shares at [`Self::launch`]:
+    /// its real-space `erfc(ξr)/r` term (within `r_c`) and its k-space share `erf(ξr)/r` (the
+    /// `r → 0` limit `2ξ/√π` for a coincident pair, which only a fully excluded pair may be).
+    /// Stored on the device as CSR per atom. Indices are checked here against `0 … 2³² − 2` and
+    /// against `n` at [`GpuRealSpace::compute`]. Errors: [`Error::InvalidArg`] (a negative or
+    /// too large index, a pair `(i, i)`, a pair listed with two scales, a `scales` array of
+    /// another length, naming the pair), [`Error::NonFinite`] (a scale), [`Error::Alloc`]; on
+    /// error the earlier list is kept.
+    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()> {
+        self.set_exclusion_list(Exclusions::new(pairs, scales, u32::MAX as usize)?)
+    }
+
+    /// [`Self::set_exclusions`] with a checked list. Errors: [`Error::Alloc`] and device errors;
+    /// on error the earlier list is kept.
+    pub(crate) fn set_exclusion_list(&mut self, ex: Exclusions) -> Result<()> {
+        let (ptr, list, scales, nxa) = exclusion_csr(&ex)?;
         let xptr = upload_new(&self.dev, &ptr)?;
         let xlist = upload_new(&self.dev, &list)?;
-        self.excl = keys;
+        let xscale = scales.map(|s| upload_new(&self.dev, &s)).transpose()?;
+        self.excl = ex;
         self.xptr = xptr;
         self.xlist = xlist;
+        self.xscale = xscale;
         self.nxa = nxa;
         Ok(())
+    }
+
+    /// Whether the pass has work for the parts `parts`: the real-space sum, or the exclusion
+    /// corrections' k-space shares of a plan without it.
+    pub fn runs_for(&self, parts: EwaldParts) -> bool {
+        let (real_share, k_share) = parts.exclusion_shares();
+        parts.real || (!self.excl.is_empty() && (real_share || k_share))
     }
 
     /// Moves the exclusions of `other` (host keys and device CSR) into this pass, leaving
@@ -334,6 +373,7 @@ impl<D: Device> GpuRealSpace<D> {
         std::mem::swap(&mut self.excl, &mut other.excl);
         std::mem::swap(&mut self.xptr, &mut other.xptr);
         std::mem::swap(&mut self.xlist, &mut other.xlist);
+        std::mem::swap(&mut self.xscale, &mut other.xscale);
         std::mem::swap(&mut self.nxa, &mut other.nxa);
     }
 
@@ -440,7 +480,7 @@ impl<D: Device> GpuRealSpace<D> {
         &mut self, bx: &PeriodicBox, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>,
         virial: bool,
     ) -> Result<(f64, [f64; 9])> {
-        let pending = self.launch(bx, n, xyz, q, phi.as_deref(), field.as_deref(), virial)?;
+        let pending = self.launch(bx, n, xyz, q, phi.as_deref(), field.as_deref(), virial, EwaldParts::default())?;
         self.complete(pending, bx, xyz, q, phi, field)
     }
 
@@ -449,15 +489,20 @@ impl<D: Device> GpuRealSpace<D> {
     /// (`phi` and `field` are only checked for their lengths here, not written). The call must
     /// be followed by [`Self::complete`] with the returned [`RealPending`] and the same `bx`,
     /// `xyz` and `q` (the device buffers unchanged in between), which waits for the work, so
-    /// that a caller can issue other work on another stream while the pairs run. Errors: those
-    /// of [`Self::compute`] that need no device result (cutoff, `n`, buffer lengths,
-    /// exclusion indices), [`Error::Alloc`] and device errors; nothing is pending then.
+    /// that a caller can issue other work on another stream while the pairs run. `parts`
+    /// selects the work as on the CPU ([`EwaldParts::exclusion_shares`]): the pair sum when
+    /// `parts.real`, and the exclusion corrections' real-space and k-space shares; without
+    /// the pair sum the cutoff is not checked and no pair is visited (the coincidence check
+    /// included). Errors: those of [`Self::compute`] that need no device result (cutoff, `n`,
+    /// buffer lengths, exclusion indices), [`Error::Alloc`] and device errors; nothing is
+    /// pending then.
     #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &mut self, bx: &PeriodicBox, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&D::Buf>, field: Option<&D::Buf>, virial: bool,
+        parts: EwaldParts,
     ) -> Result<RealPending<D>> {
         let half = 0.5 * bx.min_height();
-        if self.rc > half * (1.0 + 1e-12) {
+        if parts.real && self.rc > half * (1.0 + 1e-12) {
             return Err(Error::InvalidArg(format!(
                 "cutoff rc = {:e} exceeds half the smallest height ({half:.6e}) of the box; use a smaller cutoff or a larger box",
                 self.rc
@@ -485,13 +530,16 @@ impl<D: Device> GpuRealSpace<D> {
         if let Some(f) = &field {
             short("field", f, 3)?;
         }
-        check_exclusions(&self.excl, n)?;
+        check_exclusions(&self.excl.keys, n)?;
         if n == 0 {
             return Ok(RealPending { n, virial, field: field.is_some(), ph: None });
         }
-        let nc = cell_grid(bx, n, self.rc);
+        // without the pair sum one cell (the corrections need the wrapped coordinates only)
+        let nc = if parts.real { cell_grid(bx, n, self.rc) } else { [1; 3] };
         let ncell = nc[0] * nc[1] * nc[2];
-        self.ensure_stencil(bx, nc)?;
+        if parts.real {
+            self.ensure_stencil(bx, nc)?;
+        }
         self.ensure_atoms(n)?;
         self.ensure_cells(ncell)?;
         let kpa = self.threads_per_atom(n);
@@ -550,7 +598,12 @@ impl<D: Device> GpuRealSpace<D> {
         std::mem::swap(&mut at.keys, &mut at.k2);
         ph.end("sort")?;
         let cl = self.cells.as_ref().expect("ensured above");
-        let st = self.stencil.as_ref().expect("ensured above");
+        let (st, nst) = match &self.stencil {
+            Some(st) if parts.real => (Arg::Buf(&st.buf), st.n),
+            _ => (Arg::Null, 0),
+        };
+        let (real_share, k_share) = parts.exclusion_shares();
+        let shares = SHARE_REAL * real_share as i32 + SHARE_K * k_share as i32;
         dev.launch("ff_ewr_gather", nblocks(n, BLOCK), BLOCK, 0, &[
             Arg::I32(n32), Arg::Buf(&at.perm), Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::Buf(&self.par), Arg::Buf(&at.pos),
         ])?;
@@ -568,9 +621,10 @@ impl<D: Device> GpuRealSpace<D> {
         };
         dev.launch(kernel, nb, PAIR_BLOCK, 0, &[
             Arg::I32(n32), Arg::I32(kpa as i32), Arg::Buf(&at.pos), Arg::Buf(&at.perm), Arg::Buf(&at.keys), Arg::Buf(&cl.start),
-            Arg::Buf(&cl.bbox), Arg::Buf(&st.buf), Arg::I32(st.n as i32), Arg::I32(nc32[0]), Arg::I32(nc32[1]), Arg::I32(nc32[2]), Arg::Buf(&self.par),
+            Arg::Buf(&cl.bbox), st, Arg::I32(nst as i32), Arg::I32(nc32[0]), Arg::I32(nc32[1]), Arg::I32(nc32[2]), Arg::Buf(&self.par),
             Arg::Buf(&self.coef), Arg::I32(self.ncoef as i32), Arg::I32(self.consts.exact as i32), Arg::Buf(&self.xptr),
-            Arg::Buf(&self.xlist), Arg::I32(self.nxa as i32), Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::I32(want_field as i32),
+            Arg::Buf(&self.xlist), Arg::I32(self.nxa as i32), self.xscale.as_ref().map_or(Arg::Null, Arg::Buf), Arg::I32(shares),
+            Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::I32(want_field as i32),
             Arg::Buf(&at.out), Arg::Buf(part), Arg::U64(flag),
         ])?;
         ph.end("pairs")?;

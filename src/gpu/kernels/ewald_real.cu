@@ -39,6 +39,9 @@
 #define FF_EWR_P_C2 15
 #define FF_EWR_P_XI 16
 #define FF_EWR_P_TRI 17
+// The shares of the exclusion corrections (the shares argument of the pair kernels).
+#define FF_EWR_SHARE_REAL 1
+#define FF_EWR_SHARE_K 2
 // Threads per block of ff_ewr_pairs and ff_ewr_finish (a power of two; host: PAIR_BLOCK).
 #define FF_EWR_BLOCK 128
 // The pair kernels are compiled for a number of resident blocks of FF_EWR_BLOCK threads per
@@ -291,15 +294,17 @@ FF_EXTERN_C __global__ void ff_ewr_cell_bounds(int ncell, const unsigned* start,
 }
 FF_REGISTER(ff_ewr_cell_bounds)
 
-// Whether atom j (caller's index) is in the sorted exclusion list of atom i.
+// Whether atoms i and j (caller's indices) may coincide: j is in the sorted exclusion list of
+// atom i with scale 0 (xscale null: every listed pair has scale 0); a scaled pair's remaining
+// interaction is infinite at r = 0 (the CPU's Exclusions::allows_coincident).
 __device__ __forceinline__ bool ff_ewr_excluded(unsigned i, unsigned j, const unsigned* xptr, const unsigned* xlist,
-                                                int nxa) {
+                                                int nxa, const double* xscale) {
     if ((int)i >= nxa) return false;
     unsigned lo = xptr[i], hi = xptr[i + 1];
     while (lo < hi) {
         const unsigned mid = (lo + hi) / 2;
         const unsigned v = xlist[mid];
-        if (v == j) return true;
+        if (v == j) return xscale == nullptr || xscale[mid] == 0.0;
         if (v < j) lo = mid + 1;
         else hi = mid;
     }
@@ -316,8 +321,11 @@ __device__ __forceinline__ bool ff_ewr_excluded(unsigned i, unsigned j, const un
 // contributes nothing and, unless excluded, lowers the flag (and every thread stops at its next
 // chunk of entries). Exclusions (src/ewald/real_space.rs `exclusions`, from i's side): the nearest image
 // of the pair from the wrapped fractional coordinates (27 images searched in a triclinic cell),
-// minus the real-space term (if r_c > r > coincidence distance) and minus erf(ξr)/r (its limit
-// 2ξ/√π at r → 0). The kpa parts of an atom are adjacent lanes, summed by shuffles; part 0
+// minus the real-space term (if r_c > r > coincidence distance; when shares has
+// FF_EWR_SHARE_REAL) and minus erf(ξr)/r (its limit 2ξ/√π at r → 0; when shares has
+// FF_EWR_SHARE_K), both times 1 − s for a pair with scale s = xscale[k] (xscale: the scale of
+// each entry of xlist; null: every pair fully excluded, s = 0). nst = 0 runs the corrections
+// alone (a k-space-only plan). The kpa parts of an atom are adjacent lanes, summed by shuffles; part 0
 // writes φ_i and E_i into out (slot order: φ | E_x | E_y | E_z, n each). Energy partials
 // Σ q_i φ_i and W (xx, xy, xz, yy, yz, zz; each pair is met from both sides, the host halves
 // both) are summed per block into part[7 · block + k] (zeros unless VIRIAL).
@@ -331,8 +339,8 @@ template <typename R, bool VIRIAL>
 __device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned* perm, const unsigned long long* keys,
                                const unsigned* start, const double* bbox, const int* stencil, int nst, int nc0, int nc1,
                                int nc2, const double* par, const double* coef, int ncoef, int exact,
-                               const unsigned* xptr, const unsigned* xlist, int nxa, const double* sfrac,
-                               const double* q, int want_field, double* out, double* part,
+                               const unsigned* xptr, const unsigned* xlist, int nxa, const double* xscale,
+                               int shares, const double* sfrac, const double* q, int want_field, double* out, double* part,
                                unsigned long long* flag) {
     __shared__ R sc[2 * FF_EWR_MAXC];
     __shared__ double red[FF_EWR_BLOCK];
@@ -466,7 +474,7 @@ __device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned
             r2 = dx * dx + dy * dy + dz * dz;
             if (r2 <= r2co) {
                 const unsigned oj = perm[jj];
-                if (!ff_ewr_excluded(oi, oj, xptr, xlist, nxa)) {
+                if (!ff_ewr_excluded(oi, oj, xptr, xlist, nxa, xscale)) {
                     const unsigned lo = oi < oj ? oi : oj, hi = oi < oj ? oj : oi;
                     atomicMin(flag, ((unsigned long long)lo << 32) | hi);
                 }
@@ -506,21 +514,29 @@ __device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned
                     }
                 }
                 double pot = 0.0, fs = 0.0;
-                if (r2 < rc2 && r2 > r2co) {
+                if ((shares & FF_EWR_SHARE_REAL) && r2 < rc2 && r2 > r2co) {
                     R pr, fr;
                     ff_ewr_pair((R)r2, p, g, h, ncoef, exact, pr, fr);
                     pot = (double)pr;
                     fs = (double)fr;
                 }
-                const double r = sqrt(r2);
-                const double x = xi * r;
-                if (x < 1e-4) {
-                    pot += c2 * (1.0 - x * x / 3.0);
-                    fs += 4.0 * xi * xi * xi / (3.0 * 1.7724538509055160273) * (1.0 - 0.6 * x * x);
-                } else {
-                    const double p2 = erf(x) / r;
-                    pot += p2;
-                    fs += (p2 - c2 * exp(-x * x)) / r2;
+                if (shares & FF_EWR_SHARE_K) {
+                    const double r = sqrt(r2);
+                    const double x = xi * r;
+                    if (x < 1e-4) {
+                        pot += c2 * (1.0 - x * x / 3.0);
+                        fs += 4.0 * xi * xi * xi / (3.0 * 1.7724538509055160273) * (1.0 - 0.6 * x * x);
+                    } else {
+                        const double p2 = erf(x) / r;
+                        pot += p2;
+                        fs += (p2 - c2 * exp(-x * x)) / r2;
+                    }
+                }
+                // a scaled pair (scale s) keeps s of its interaction: (1 − s) of it is removed
+                if (xscale != nullptr) {
+                    const double w1 = 1.0 - xscale[k];
+                    pot *= w1;
+                    fs *= w1;
                 }
                 const double qj = q[oj];
                 acc[0] -= (R)(qj * pot);
@@ -572,10 +588,11 @@ __device__ void ff_ewr_pairs_t(int n, int kpa, const double* pos, const unsigned
                                      const unsigned long long* keys, const unsigned* start, const double* bbox,        \
                                      const int* stencil, int nst, int nc0, int nc1, int nc2, const double* par,        \
                                      const double* coef, int ncoef, int exact, const unsigned* xptr,                   \
-                                     const unsigned* xlist, int nxa, const double* sfrac, const double* q,             \
-                                     int want_field, double* out, double* part, unsigned long long* flag) {            \
+                                     const unsigned* xlist, int nxa, const double* xscale, int shares,                 \
+                                     const double* sfrac, const double* q, int want_field, double* out, double* part,  \
+                                     unsigned long long* flag) {                                                       \
         ff_ewr_pairs_t<R, VIRIAL>(n, kpa, pos, perm, keys, start, bbox, stencil, nst, nc0, nc1, nc2, par, coef,        \
-                                  ncoef, exact, xptr, xlist, nxa, sfrac, q, want_field, out, part, flag);              \
+                                  ncoef, exact, xptr, xlist, nxa, xscale, shares, sfrac, q, want_field, out, part, flag);\
     }                                                                                                                  \
     FF_REGISTER(NAME)
 
