@@ -2,7 +2,8 @@
  * cuFINUFFT's convention). Without a device: the error paths on CPU plans, each leaving the plan
  * usable with its previous points — NULL plan (NULL_POINTER), M < 0 and M beyond 2^32 - 1
  * (NPOINTS), a NULL used axis with M > 0 (NULL_POINTER), a CPU plan (INVALID_ARG, with the
- * message "setpts_device needs a CUDA plan"), a type-3 plan (INVALID_ARG). With a device (the
+ * message "setpts_device needs a CUDA plan"), a type-3 plan (INVALID_ARG); the same checks of
+ * farfield_nufft(f)_setpts_type3_device (type 3's points and frequencies). With a device (the
  * driver is opened with dlopen, so the test needs no CUDA headers): a CUDA plan whose points come
  * from device arrays (freed right after the call) gives the results of the host setpts and of the
  * direct sum (relative l2 error <= 10 tol), in double and single precision; a non-finite device
@@ -51,7 +52,17 @@ static void error_paths(void) {
     q = NULL;
     EXPECT_STATUS(farfield_nufftf_makeplan(3, 1, NULL, 1, 1, 1e-4f, &q, &o), 0);
     EXPECT_STATUS(farfield_nufftf_setpts_device(q, 1, xf, NULL, NULL), FARFIELD_ERR_INVALID_ARG);
+    /* the type-3 device entry: counts, NULL arrays, then the CPU backend; a type-1 or 2 plan */
+    EXPECT_STATUS(farfield_nufftf_setpts_type3_device(NULL, 1, xf, NULL, NULL, 1, xf, NULL, NULL), FARFIELD_ERR_NULL_POINTER);
+    EXPECT_STATUS(farfield_nufftf_setpts_type3_device(q, 1, xf, NULL, NULL, -1, xf, NULL, NULL), FARFIELD_ERR_NPOINTS);
+    EXPECT_STATUS(farfield_nufftf_setpts_type3_device(q, 1, xf, NULL, NULL, 1, NULL, NULL, NULL), FARFIELD_ERR_NULL_POINTER);
+    EXPECT_STATUS(farfield_nufftf_setpts_type3_device(q, 1, xf, NULL, NULL, 1, xf, NULL, NULL), FARFIELD_ERR_INVALID_ARG);
+    EXPECT(strstr(farfield_last_error_message(), "needs a CUDA plan") != NULL);
     farfield_nufftf_destroy(q);
+    farfield_nufft_plan p3 = NULL;
+    EXPECT_STATUS(farfield_nufft_makeplan(1, 2, n, 1, 1, 1e-6, &p3, &o), 0);
+    EXPECT_STATUS(farfield_nufft_setpts_type3_device(p3, 3, x, y, NULL, 3, x, y, NULL), FARFIELD_ERR_INVALID_ARG);
+    farfield_nufft_destroy(p3);
 }
 
 /* With a device: device points vs host points vs the direct sum (type 1, 2D). */

@@ -245,6 +245,7 @@ module farfield
   public :: farfield_nufft_makeplan, farfield_nufft_setpts, farfield_nufft_execute
   public :: farfield_nufft_get_info, farfield_nufft_destroy, farfield_nufft_execute_device
   public :: farfield_nufft_setpts_device, farfield_nufftf_setpts_device
+  public :: farfield_nufft_setpts_type3_device, farfield_nufftf_setpts_type3_device
   public :: farfield_nufftf_makeplan, farfield_nufftf_setpts, farfield_nufftf_execute
   public :: farfield_nufftf_get_info, farfield_nufftf_destroy, farfield_nufftf_execute_device
   public :: farfield_poisson_default_opts, farfield_poisson_makeplan, farfield_poisson_execute
@@ -341,6 +342,19 @@ module farfield
        integer(c_int) :: ier
      end function farfield_nufft_setpts_device
 
+     !> int farfield_nufft_setpts_type3_device(plan, int64_t M, const double *x, *y, *z,
+     !>     int64_t N, const double *s, *t, *u)
+     !> As farfield_nufft_setpts for type 3 with CUDA device pointers (plan made with backend
+     !> CUDA); unused axes may be c_null_ptr; both sets are copied and set up on the device.
+     function farfield_nufft_setpts_type3_device(plan, m, x, y, z, n, s, t, u) result(ier) &
+          bind(c, name="farfield_nufft_setpts_type3_device")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: m, n
+       type(c_ptr), value :: x, y, z, s, t, u
+       integer(c_int) :: ier
+     end function farfield_nufft_setpts_type3_device
+
      !> int farfield_nufft_execute_device(plan, farfield_complex *c, farfield_complex *f)
      !> As farfield_nufft_execute with CUDA device pointers (plan made with backend CUDA).
      function farfield_nufft_execute_device(plan, c, f) result(ier) bind(c, name="farfield_nufft_execute_device")
@@ -406,6 +420,16 @@ module farfield
        type(c_ptr), value :: x, y, z
        integer(c_int) :: ier
      end function farfield_nufftf_setpts_device
+
+     !> Single-precision farfield_nufft_setpts_type3_device (device pointers to floats).
+     function farfield_nufftf_setpts_type3_device(plan, m, x, y, z, n, s, t, u) result(ier) &
+          bind(c, name="farfield_nufftf_setpts_type3_device")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: m, n
+       type(c_ptr), value :: x, y, z, s, t, u
+       integer(c_int) :: ier
+     end function farfield_nufftf_setpts_type3_device
 
      !> Single-precision farfield_nufft_execute_device (device pointers).
      function farfield_nufftf_execute_device(plan, c, f) result(ier) bind(c, name="farfield_nufftf_execute_device")

@@ -1197,7 +1197,7 @@ int farfield_nufft_setpts(farfield_nufft_plan plan,
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`, or a used axis NULL with M > 0),
 // `FARFIELD_ERR_NPOINTS` (M negative or beyond the limits), `FARFIELD_ERR_INVALID_ARG` (a
 // plan made for the CPU backend: "setpts_device needs a CUDA plan"; a type-3 plan, which
-// takes host arrays through `farfield_nufft_setpts`), `FARFIELD_ERR_NONFINITE` (naming the
+// takes `farfield_nufft_setpts_type3_device`), `FARFIELD_ERR_NONFINITE` (naming the
 // first non-finite point and its axis), `FARFIELD_ERR_ALLOC` or `FARFIELD_ERR_INTERNAL`
 // (device errors). These are checked in this order; after NULL_POINTER, NPOINTS,
 // INVALID_ARG or NONFINITE the previous points remain set, after ALLOC or INTERNAL the plan
@@ -1211,6 +1211,40 @@ int farfield_nufft_setpts_device(farfield_nufft_plan plan,
                                  const double *x,
                                  const double *y,
                                  const double *z);
+
+// Sets the `M ≥ 0` points `x, y, z` and the `N ≥ 0` target frequencies `s, t, u` of a
+// double-precision CUDA plan of type 3 from **device** arrays (memory of device 0, the plan's
+// device): any finite reals, as `farfield_nufft_setpts` takes them for type 3 (same fine
+// grids, limits and accuracy). Unused axes are ignored and may be NULL; used axes must not be
+// NULL when their count is > 0. Both sets are copied on the device, so the caller may free or
+// reuse its arrays after the call, and the set-up runs there: the finiteness check and the
+// extents of each axis, the rescaling, the phase and deconvolution factors, and the
+// spreader's and the inner type 2's structures; the host reads back the extents (three
+// integers per axis) and a few more integers, never a per-point array. The call returns
+// after that work is done.
+//
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`, or a used axis NULL with its count > 0),
+// `FARFIELD_ERR_NPOINTS` (M or N negative or beyond the limits of `farfield_nufft_setpts`),
+// `FARFIELD_ERR_INVALID_ARG` (a plan made for the CPU backend; a plan of type 1 or 2, which
+// takes `farfield_nufft_setpts_device`), `FARFIELD_ERR_NONFINITE` (naming the first
+// non-finite value, its array and axis: points before frequencies), `FARFIELD_ERR_RANGE`,
+// `FARFIELD_ERR_MODES` (as `farfield_nufft_setpts`), `FARFIELD_ERR_NOT_SUPPORTED` (M or N ≥
+// 2³¹ on the device), `FARFIELD_ERR_ALLOC` or `FARFIELD_ERR_INTERNAL` (device errors). After
+// NULL_POINTER, NPOINTS, INVALID_ARG, NONFINITE, RANGE or MODES the previous points remain
+// set; after the others the plan has no points.
+//
+// # Safety
+// `plan` must be NULL or a live plan; each used axis pointer must be a device allocation of
+// the plan's device holding at least `M` (`x, y, z`) or `N` (`s, t, u`) doubles.
+int farfield_nufft_setpts_type3_device(farfield_nufft_plan plan,
+                                       int64_t m,
+                                       const double *x,
+                                       const double *y,
+                                       const double *z,
+                                       int64_t n,
+                                       const double *s,
+                                       const double *t,
+                                       const double *u);
 
 // Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
 // (`ntrans·N1·N2·N3`); type 2: reads `f`, writes `c`; type 3: reads `c` (`ntrans·M`), writes
@@ -1297,6 +1331,20 @@ int farfield_nufftf_setpts_device(farfield_nufftf_plan plan,
                                   const float *x,
                                   const float *y,
                                   const float *z);
+
+// Single-precision `farfield_nufft_setpts_type3_device` (device arrays of floats).
+//
+// # Safety
+// As `farfield_nufft_setpts_type3_device`, with `M` and `N` floats per used axis.
+int farfield_nufftf_setpts_type3_device(farfield_nufftf_plan plan,
+                                        int64_t m,
+                                        const float *x,
+                                        const float *y,
+                                        const float *z,
+                                        int64_t n,
+                                        const float *s,
+                                        const float *t,
+                                        const float *u);
 
 // Single-precision `farfield_nufft_execute_device`.
 int farfield_nufftf_execute_device(farfield_nufftf_plan plan,

@@ -247,6 +247,12 @@ contains
          'setpts_device on a NULL plan')
     call expect(farfield_nufftf_setpts_device_f(null_plan, 10_c_int64_t, c_loc(not_a_stream)) == FARFIELD_ERR_NULL_POINTER, &
          'f32 setpts_device on a NULL plan')
+    call expect(farfield_nufft_setpts_type3_device(plan, 1_c_int64_t, c_loc(not_a_stream), c_null_ptr, c_null_ptr, &
+         1_c_int64_t, c_loc(not_a_stream), c_null_ptr, c_null_ptr) == FARFIELD_ERR_INVALID_ARG, &
+         'setpts_type3_device on a CPU plan')
+    call expect(farfield_nufftf_setpts_type3_device(null_plan, 1_c_int64_t, c_loc(not_a_stream), c_null_ptr, c_null_ptr, &
+         1_c_int64_t, c_loc(not_a_stream), c_null_ptr, c_null_ptr) == FARFIELD_ERR_NULL_POINTER, &
+         'f32 setpts_type3_device on a NULL plan')
     call expect(farfield_nufft_destroy_f(plan) == FARFIELD_OK, 'destroy')
     ! a CUDA stream on a CPU plan is refused, naming the field
     call expect(farfield_nufft_default_opts_f(opts) == FARFIELD_OK, 'default opts for the stream check')

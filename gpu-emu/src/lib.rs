@@ -473,12 +473,3 @@ use farfield::NufftPlan;
     let plan = GpuNufft::new(EmuDevice::default(), params, sopts)?;
     Ok(NufftPlan::from_exec(ty, dim, ntrans, Backend::Cuda, opts, Box::new(GpuNufftExec::from_plan(plan))))
 }
-
-/// A device → host copy from an emulator buffer's address (the emulator's `cuMemcpyDtoH`).
-///
-/// # Safety
-/// `src` must be valid for reads of `dst.len()` bytes.
-pub unsafe fn emu_download(_opts: &farfield::nufft::NufftOpts, src: u64, dst: &mut [u8]) -> Result<()> {
-    std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len());
-    Ok(())
-}

@@ -2,7 +2,7 @@
 //! points, on the CUDA-on-CPU emulator: the crate's plan maker is replaced by
 //! `farfield_gpu_emu::emu_nufft_plan` (farfield's CUDA NUFFT on an `EmuDevice`), and the
 //! "device arrays" are emulator buffers passed by address, as cuFINUFFT's callers pass device
-//! pointers (type 3's setpts reads them through `emu_download`). Types 1–3, dims 1–3, both
+//! pointers (type 3's set-up too runs on them). Types 1–3, dims 1–3, both
 //! precisions, ntransf 1 and 3, modeord 0 and 1, both
 //! signs, against direct sums of cuFINUFFT's documented definitions (relative l2 error ≤
 //! 10·tol, each vector); the `gpu_method` mapping; bad input and its documented codes.
@@ -12,14 +12,14 @@ use cufinufft::opts::cufinufft_opts;
 use cufinufft::plan::{set_plan_makers, PlanMakers};
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::types::GpuReal;
-use farfield_gpu_emu::{emu_download, emu_nufft_plan, EmuBuf, EmuDevice};
+use farfield_gpu_emu::{emu_nufft_plan, EmuBuf, EmuDevice};
 use num_complex::Complex;
 use rand::{Rng, SeedableRng};
 use std::f64::consts::PI;
 use std::ffi::c_int;
 
 fn use_emulator() {
-    set_plan_makers(Some(PlanMakers { f64: emu_nufft_plan::<f64>, f32: emu_nufft_plan::<f32>, download: emu_download }));
+    set_plan_makers(Some(PlanMakers { f64: emu_nufft_plan::<f64>, f32: emu_nufft_plan::<f32> }));
 }
 
 /// One precision's exported functions.

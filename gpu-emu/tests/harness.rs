@@ -124,8 +124,12 @@ fn every_library_kernel_is_in_the_emulator() {
         names.push(format!("ff_deconv_t1_{t}"));
         names.push(format!("ff_deconv_t2_{t}"));
         names.push(format!("ff_cmul_{t}"));
+        // the type-3 set-up
+        for k in ["bounds", "rescale", "prephase", "deconv"] {
+            names.push(format!("ff_t3_{k}_{t}"));
+        }
     }
-    assert_eq!(names.len(), 59);
+    assert_eq!(names.len(), 67);
     // FMM operators (kernels/fmm_ops.cu)
     for k in [
         "p2m", "m2m", "l2l", "l2p", "p2p_lists", "p2p", "bg_partial", "bg_apply", "fin_reduce", "fin_range", "fin_energy", "fin_scatter",

@@ -192,3 +192,72 @@ fn gpu_type3_errors_and_all_or_nothing() {
         assert!(rel_l2(&out, &exact) < 10.0 * tol);
     }
 }
+
+/// Points and frequencies from device buffers (`GpuType3::setpts_dev`: copied, the whole
+/// set-up on the device) give the plan of host arrays exactly — same grids, same results bit for
+/// bit — in f32 and f64; the caller's buffers are not changed (the set-up rescales its own
+/// copies). Bad input: a non-finite frequency is named as on the CPU and keeps the previous
+/// points; a missing or short buffer is `InvalidArg`; M = 0 gives zeros, N = 0 an empty output.
+#[test]
+fn gpu_type3_setpts_from_device_buffers() {
+    fn run<T: GpuReal>(dim: usize) {
+        let (m, n, nt) = (50, 40, 2);
+        let pr = problem(dim, m, n, nt, 31 + dim as u64);
+        let x: Vec<Vec<T>> = pr.x.iter().map(|v| cast(v)).collect();
+        let s: Vec<Vec<T>> = pr.s.iter().map(|v| cast(v)).collect();
+        let c: Vec<Complex<T>> = pr.c.iter().map(|z| Complex::new(T::of(z.re), T::of(z.im))).collect();
+        let dev = EmuDevice::default();
+        let opts = NufftOpts::default();
+        let sopts = GpuSpreadOpts { block: 64, ..Default::default() };
+        let tol = if T::NAME == "f32" { 1e-4 } else { 1e-9 };
+        let mut host = GpuType3::<T, EmuDevice>::new(dev.clone(), dim, -1, nt, tol, &opts, sopts).unwrap();
+        host.setpts(axes(&x), axes(&s)).unwrap();
+        let mut want = vec![Complex::new(T::of(0.0), T::of(0.0)); nt * n];
+        host.execute(&c, &mut want).unwrap();
+        let xb: Vec<_> = x.iter().map(|v| upload_new(&dev, v).unwrap()).collect();
+        let sb: Vec<_> = s.iter().map(|v| upload_new(&dev, v).unwrap()).collect();
+        let mut gpu = GpuType3::<T, EmuDevice>::new(dev.clone(), dim, -1, nt, tol, &opts, sopts).unwrap();
+        gpu.setpts_dev(m, [opt(&xb, 0), opt(&xb, 1), opt(&xb, 2)], n, [opt(&sb, 0), opt(&sb, 1), opt(&sb, 2)]).unwrap();
+        assert_eq!((gpu.info().nf, gpu.grids()), (host.info().nf, host.grids()));
+        let mut got = vec![Complex::new(T::of(0.0), T::of(0.0)); nt * n];
+        gpu.execute(&c, &mut got).unwrap();
+        assert!(got == want, "{} {dim}D: device set-up differs from host arrays' ({:e})", T::NAME, rel_l2(&got, &want));
+        let exact = direct(dim, &pr.x, &pr.s, &pr.c, -1, nt);
+        assert!(rel_l2(&got, &exact) < 10.0 * tol.max(1e-6));
+        for (b, v) in xb.iter().zip(&x).chain(sb.iter().zip(&s)) {
+            assert!(download_vec::<_, T>(&dev, b, v.len()).unwrap() == *v, "a caller's buffer changed");
+        }
+        // a non-finite frequency on the last axis: named, the previous points kept
+        let mut bad = s[dim - 1].clone();
+        bad[3] = T::of(f64::INFINITY);
+        let badb = upload_new(&dev, &bad).unwrap();
+        let mut sbad = [opt(&sb, 0), opt(&sb, 1), opt(&sb, 2)];
+        sbad[dim - 1] = Some(&badb);
+        let name = ["s", "t", "u"][dim - 1];
+        let r = gpu.setpts_dev(m, [opt(&xb, 0), opt(&xb, 1), opt(&xb, 2)], n, sbad);
+        assert!(matches!(&r, Err(farfield::Error::NonFinite(msg)) if msg.starts_with(&format!("{name}[3] (coordinate {} of target frequency 3) is inf", dim - 1))), "{r:?}");
+        let mut again = vec![Complex::new(T::of(0.0), T::of(0.0)); nt * n];
+        gpu.execute(&c, &mut again).unwrap();
+        assert!(again == want);
+        // missing and short buffers
+        let r = gpu.setpts_dev(m, [None, opt(&xb, 1), opt(&xb, 2)], n, [opt(&sb, 0), opt(&sb, 1), opt(&sb, 2)]);
+        assert!(matches!(r, Err(farfield::Error::InvalidArg(_))), "{r:?}");
+        let r = gpu.setpts_dev(m + 1, [opt(&xb, 0), opt(&xb, 1), opt(&xb, 2)], n, [opt(&sb, 0), opt(&sb, 1), opt(&sb, 2)]);
+        assert!(matches!(r, Err(farfield::Error::InvalidArg(_))), "{r:?}");
+        // empty sets
+        gpu.setpts_dev(0, [None; 3], n, [opt(&sb, 0), opt(&sb, 1), opt(&sb, 2)]).unwrap();
+        let mut f = vec![Complex::new(T::of(5.0), T::of(5.0)); nt * n];
+        gpu.execute(&[], &mut f).unwrap();
+        assert!(f.iter().all(|z| z.re == T::of(0.0) && z.im == T::of(0.0)), "M = 0: not zeros");
+        gpu.setpts_dev(m, [opt(&xb, 0), opt(&xb, 1), opt(&xb, 2)], 0, [None; 3]).unwrap();
+        gpu.execute(&c, &mut []).unwrap();
+    }
+    for dim in 1..=3 {
+        run::<f64>(dim);
+        run::<f32>(dim);
+    }
+}
+
+fn opt<B>(v: &[B], d: usize) -> Option<&B> {
+    v.get(d)
+}

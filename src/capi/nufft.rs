@@ -324,6 +324,18 @@ unsafe fn setpts_device<T: Real>(p: &mut NufftPlan<T>, m: i64, x: *const T, y: *
     p.setpts_device(m, x as u64, y as u64, z as u64)
 }
 
+/// Shared body of both type-3 device setpts: the counts first, then the plan's checks and the
+/// device path.
+///
+/// # Safety
+/// As `farfield_nufft_setpts_type3_device`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn setpts_type3_device<T: Real>(p: &mut NufftPlan<T>, m: i64, x: *const T, y: *const T, z: *const T, n: i64, s: *const T,
+                                       t: *const T, u: *const T) -> Result<()> {
+    let (m, n) = (count(m, "M", p.ntrans())?, count(n, "N", p.ntrans())?);
+    p.setpts_type3_device(m, x as u64, y as u64, z as u64, n, s as u64, t as u64, u as u64)
+}
+
 /// Shared body of both executes.
 unsafe fn execute<T: Real>(p: &mut NufftPlan<T>, c: *mut Complex<T>, f: *mut Complex<T>) -> Result<()> {
     let nt = p.ntrans();
@@ -469,7 +481,7 @@ pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64
 /// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`, or a used axis NULL with M > 0),
 /// `FARFIELD_ERR_NPOINTS` (M negative or beyond the limits), `FARFIELD_ERR_INVALID_ARG` (a
 /// plan made for the CPU backend: "setpts_device needs a CUDA plan"; a type-3 plan, which
-/// takes host arrays through `farfield_nufft_setpts`), `FARFIELD_ERR_NONFINITE` (naming the
+/// takes `farfield_nufft_setpts_type3_device`), `FARFIELD_ERR_NONFINITE` (naming the
 /// first non-finite point and its axis), `FARFIELD_ERR_ALLOC` or `FARFIELD_ERR_INTERNAL`
 /// (device errors). These are checked in this order; after NULL_POINTER, NPOINTS,
 /// INVALID_ARG or NONFINITE the previous points remain set, after ALLOC or INTERNAL the plan
@@ -482,6 +494,38 @@ pub unsafe extern "C" fn farfield_nufft_setpts(plan: farfield_nufft_plan, m: i64
 pub unsafe extern "C" fn farfield_nufft_setpts_device(plan: farfield_nufft_plan, m: i64, x: *const f64, y: *const f64,
                                                       z: *const f64) -> c_int {
     guard(|| setpts_device(&mut *lock(plan)?, m, x, y, z))
+}
+
+/// Sets the `M ≥ 0` points `x, y, z` and the `N ≥ 0` target frequencies `s, t, u` of a
+/// double-precision CUDA plan of type 3 from **device** arrays (memory of device 0, the plan's
+/// device): any finite reals, as `farfield_nufft_setpts` takes them for type 3 (same fine
+/// grids, limits and accuracy). Unused axes are ignored and may be NULL; used axes must not be
+/// NULL when their count is > 0. Both sets are copied on the device, so the caller may free or
+/// reuse its arrays after the call, and the set-up runs there: the finiteness check and the
+/// extents of each axis, the rescaling, the phase and deconvolution factors, and the
+/// spreader's and the inner type 2's structures; the host reads back the extents (three
+/// integers per axis) and a few more integers, never a per-point array. The call returns
+/// after that work is done.
+///
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`, or a used axis NULL with its count > 0),
+/// `FARFIELD_ERR_NPOINTS` (M or N negative or beyond the limits of `farfield_nufft_setpts`),
+/// `FARFIELD_ERR_INVALID_ARG` (a plan made for the CPU backend; a plan of type 1 or 2, which
+/// takes `farfield_nufft_setpts_device`), `FARFIELD_ERR_NONFINITE` (naming the first
+/// non-finite value, its array and axis: points before frequencies), `FARFIELD_ERR_RANGE`,
+/// `FARFIELD_ERR_MODES` (as `farfield_nufft_setpts`), `FARFIELD_ERR_NOT_SUPPORTED` (M or N ≥
+/// 2³¹ on the device), `FARFIELD_ERR_ALLOC` or `FARFIELD_ERR_INTERNAL` (device errors). After
+/// NULL_POINTER, NPOINTS, INVALID_ARG, NONFINITE, RANGE or MODES the previous points remain
+/// set; after the others the plan has no points.
+///
+/// # Safety
+/// `plan` must be NULL or a live plan; each used axis pointer must be a device allocation of
+/// the plan's device holding at least `M` (`x, y, z`) or `N` (`s, t, u`) doubles.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn farfield_nufft_setpts_type3_device(plan: farfield_nufft_plan, m: i64, x: *const f64, y: *const f64,
+                                                            z: *const f64, n: i64, s: *const f64, t: *const f64,
+                                                            u: *const f64) -> c_int {
+    guard(|| setpts_type3_device(&mut *lock(plan)?, m, x, y, z, n, s, t, u))
 }
 
 /// Executes a double-precision plan. Type 1: reads `c` (`ntrans·M`), writes `f`
@@ -581,6 +625,18 @@ pub unsafe extern "C" fn farfield_nufftf_execute(plan: farfield_nufftf_plan, c: 
 pub unsafe extern "C" fn farfield_nufftf_setpts_device(plan: farfield_nufftf_plan, m: i64, x: *const f32, y: *const f32,
                                                        z: *const f32) -> c_int {
     guard(|| setpts_device(&mut *lock(plan)?, m, x, y, z))
+}
+
+/// Single-precision `farfield_nufft_setpts_type3_device` (device arrays of floats).
+///
+/// # Safety
+/// As `farfield_nufft_setpts_type3_device`, with `M` and `N` floats per used axis.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn farfield_nufftf_setpts_type3_device(plan: farfield_nufftf_plan, m: i64, x: *const f32, y: *const f32,
+                                                             z: *const f32, n: i64, s: *const f32, t: *const f32,
+                                                             u: *const f32) -> c_int {
+    guard(|| setpts_type3_device(&mut *lock(plan)?, m, x, y, z, n, s, t, u))
 }
 
 /// Single-precision `farfield_nufft_execute_device`.

@@ -19,16 +19,16 @@
 //! `B` grids (`σ^d` times as many), the spreader's point structures, `2·sizeof(T)·(M + N)`
 //! bytes of factors, and per execute the inputs and outputs of all `ntrans` vectors.
 
-use super::device::{upload_new, Arg, FftDevice};
+use super::device::{download_vec, upload_new, Arg, FftDevice};
 use super::nufft::GpuNufft;
 use super::spread::{GpuMethod, GpuSpreadOpts, GpuSpreader};
-use super::types::as_bytes_mut;
+use super::types::{as_bytes_mut, from_ord};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::nufft::exec::{NufftExec, Points as ExecPoints, Timings};
 use crate::nufft::options::{NufftInfo, NufftOpts};
 use crate::nufft::params::Backend;
-use crate::nufft::type3::{Type3Geometry, Type3Grid, Type3Params};
+use crate::nufft::type3::{non_finite, Extent, Type3Geometry, Type3Grid, Type3Params};
 use crate::real::Real;
 use crate::threads::Threads;
 use num_complex::Complex;
@@ -69,44 +69,166 @@ impl<T: Real, D: FftDevice> GpuType3<T, D> {
     }
 
     /// Sets (replaces) the `M` points `xs` and the `N` target frequencies `ss` (axes ≥ dim
-    /// ignored), any finite reals. Computes the geometry on the host ([`Type3Params::geometry`]),
-    /// builds the spreader on the fine grid with the rescaled points, the inner GPU type 2 with
-    /// the rescaled frequencies, and uploads the phase and deconvolution factors.
-    /// Errors: those of [`Type3Params::geometry`] (the previous points kept), then
-    /// [`Error::Alloc`], [`Error::Modes`] (a fine grid of 2³¹ or more points, the GPU limit),
-    /// [`Error::NotSupported`] (M or N ≥ 2³¹), device errors (the plan left without points).
+    /// ignored), any finite reals, from host arrays: checks their lengths, uploads them and
+    /// continues as [`GpuType3::setpts_dev`]. Errors: [`Error::NPoints`] (unequal lengths and
+    /// the limits of [`Type3Params::check_counts`]), then those of [`GpuType3::setpts_dev`].
     pub fn setpts(&mut self, xs: [&[T]; 3], ss: [&[T]; 3]) -> Result<()> {
+        let dim = self.params.dim;
+        self.params.check_sizes(&xs, &ss)?;
+        let (m, n) = (xs[0].len(), ss[0].len());
+        let upload = |v: &[&[T]; 3]| -> Result<Vec<D::Buf>> { v[..dim].iter().map(|a| upload_new(&self.dev, a)).collect() };
+        let (xb, sb) = (upload(&xs)?, upload(&ss)?);
+        self.setpts_owned(m, xb, n, sb)
+    }
+
+    /// Sets (replaces) the `m` points and `n` target frequencies from device buffers of this
+    /// device: `xs[d]` holds `m` coordinates of axis `d`, `ss[d]` `n` frequencies, precision
+    /// `T`, any finite reals (axes ≥ dim ignored; `None` allowed for an empty set). They are
+    /// copied on the device; the whole set-up runs there ([`GpuType3::setpts_owned`]).
+    /// Errors: [`Error::NPoints`] (the limits of [`Type3Params::check_counts`]),
+    /// [`Error::InvalidArg`] (a used axis missing or shorter than its count), then those of
+    /// [`GpuType3::setpts_owned`].
+    pub fn setpts_dev(&mut self, m: usize, xs: [Option<&D::Buf>; 3], n: usize, ss: [Option<&D::Buf>; 3]) -> Result<()> {
+        self.params.check_counts(m, n)?;
+        let dim = self.params.dim;
+        let tb = std::mem::size_of::<T>();
+        let own = |len: usize, bufs: [Option<&D::Buf>; 3], names: [&str; 3]| -> Result<Vec<D::Buf>> {
+            (0..dim)
+                .map(|d| {
+                    let mut b = self.dev.alloc((len * tb).max(1))?;
+                    match bufs[d] {
+                        _ if len == 0 => {}
+                        Some(src) if self.dev.len(src) >= len * tb => self.dev.copy(&mut b, 0, src, 0, len * tb)?,
+                        Some(src) => return Err(Error::InvalidArg(format!(
+                            "{}: a device buffer of {} bytes holds fewer than {len} values of {tb} bytes", names[d], self.dev.len(src)))),
+                        None => return Err(Error::InvalidArg(format!("{}: no device buffer for {len} values", names[d]))),
+                    }
+                    Ok(b)
+                })
+                .collect()
+        };
+        let xb = own(m, xs, ["x", "y", "z"])?;
+        let sb = own(n, ss, ["s", "t", "u"])?;
+        self.setpts_owned(m, xb, n, sb)
+    }
+
+    /// The set-up of [`GpuType3::setpts`] on the plan's own copies (`xb[d]`: `m` points,
+    /// `sb[d]`: `n` frequencies of axis `d < dim`, precision `T`, rescaled in place), all on
+    /// the device: the finiteness check and the extents per axis (`ff_t3_bounds`: the host
+    /// reads back three integers per axis), the geometry from them on the host
+    /// ([`Type3Params::geometry_of`], the CPU's), the pre-phase and deconvolution factors
+    /// (`ff_t3_prephase`, `ff_t3_deconv`, with [`crate::nufft::type3::KernelFt::tables`]), the
+    /// rescaling (`ff_t3_rescale`), then the spreader on the fine grid and the inner GPU type 2
+    /// from the rescaled device arrays ([`GpuSpreader::setpts_dev`], [`GpuNufft::setpts_dev`]).
+    /// Errors: [`Error::NonFinite`] (naming the first bad value of the lowest axis, points
+    /// before frequencies, as the CPU), [`Error::Range`], [`Error::Modes`] — the previous
+    /// points kept —, then [`Error::NotSupported`] (M or N ≥ 2³¹), [`Error::Alloc`],
+    /// [`Error::Modes`] (a fine grid of 2³¹ or more points, the GPU limit) and device errors
+    /// (the plan left without points).
+    fn setpts_owned(&mut self, m: usize, mut xb: Vec<D::Buf>, n: usize, mut sb: Vec<D::Buf>) -> Result<()> {
         let p = &self.params;
         let dim = p.dim;
-        let geo = p.geometry(xs, ss, &self.threads)?;
+        let dev = &self.dev;
+        let block = self.sopts.block;
+        let blocks = |len: usize| -> u32 { len.div_ceil(block as usize).clamp(1, u32::MAX as usize) as u32 };
+        // 1. finiteness and extents: [first bad index, ord(min), ord(max)] per axis, x then s
+        let axes: Vec<(&D::Buf, usize)> = xb.iter().map(|b| (b, m)).chain(sb.iter().map(|b| (b, n))).collect();
+        let init: Vec<u64> = axes.iter().flat_map(|_| [u64::MAX, u64::MAX, 0]).collect();
+        let bounds = upload_new(dev, &init)?;
+        let addr = dev.addr(&bounds);
+        for (k, &(b, len)) in axes.iter().enumerate() {
+            if len > 0 {
+                dev.launch(&format!("ff_t3_bounds_{}", T::NAME), blocks(len).min(1024), block, 0,
+                           &[Arg::U64(len as u64), Arg::Buf(b), Arg::U64(addr + 24 * k as u64)])?;
+            }
+        }
+        let bv: Vec<u64> = download_vec(dev, &bounds, init.len())?;
+        for (k, &(b, _)) in axes.iter().enumerate() {
+            if bv[3 * k] != u64::MAX {
+                let (i, d) = (bv[3 * k] as usize, k % dim);
+                let (names, what) = if k < dim { (["x", "y", "z"], "point") } else { (["s", "t", "u"], "target frequency") };
+                let mut v = [T::zero()];
+                dev.download(b, i * std::mem::size_of::<T>(), as_bytes_mut(&mut v))?;
+                return Err(non_finite(names[d], d, what, i, v[0]));
+            }
+        }
+        let ext = |k: usize, len: usize| {
+            if len == 0 { Extent { centre: 0.0, half: 0.0 } } else { Extent::from_bounds(from_ord(bv[3 * k + 1]), from_ord(bv[3 * k + 2])) }
+        };
+        let mut ext_x = [Extent { centre: 0.0, half: 0.0 }; 3];
+        let mut ext_s = ext_x;
+        for d in 0..dim {
+            ext_x[d] = ext(d, m);
+            ext_s[d] = ext(dim + d, n);
+        }
+        let geo = p.geometry_of(m, n, ext_x, ext_s)?;
         self.pts = None;
         for (v, what) in [(geo.m, "points M"), (geo.n, "target frequencies N")] {
             if v > i32::MAX as usize {
                 return Err(Error::NotSupported(format!("GPU NUFFT type 3 with {v} {what} (at most 2^31 − 1)")));
             }
         }
-        let nf = geo.nf();
-        let mut spreader = GpuSpreader::<T, D>::new(self.dev.clone(), dim, &nf[..dim], &p.kernel, self.sopts)?;
-        {
-            let xr = geo.rescaled_points(xs)?;
-            spreader.setpts([&xr[0], &xr[1], &xr[2]])?;
+        // 2. the factors, from the points and frequencies as given
+        let z = 2 * std::mem::size_of::<T>();
+        fn arg<B>(v: &[B], d: usize) -> Arg<'_, B> {
+            v.get(d).map_or(Arg::Null, Arg::Buf)
         }
+        let prephase = if geo.has_prephase() && m > 0 {
+            let b = dev.alloc(m * z)?;
+            let c = geo.ext_s.map(|e| e.centre);
+            dev.launch(&format!("ff_t3_prephase_{}", T::NAME), blocks(m), block, 0, &[
+                Arg::U64(m as u64), Arg::I32(dim as i32), arg(&xb, 0), arg(&xb, 1), arg(&xb, 2), Arg::F64(c[0]), Arg::F64(c[1]),
+                Arg::F64(c[2]), Arg::F64(geo.sign()), Arg::Buf(&b),
+            ])?;
+            Some(b)
+        } else {
+            None
+        };
+        let deconv = dev.alloc((n * z).max(1))?;
+        if n > 0 {
+            let (band, tq, aq) = p.kft.tables();
+            let mut par = vec![0.0f64; 12];
+            for d in 0..dim {
+                par[d] = geo.ext_s[d].centre;
+                par[3 + d] = geo.ext_x[d].centre;
+                par[6 + d] = geo.grids[d].h * geo.grids[d].gamma;
+            }
+            par[9] = band.map_or(-1.0, |b| b.0);
+            par[10] = band.map_or(0, |b| b.1.len()) as f64;
+            par[11] = tq.len() as f64;
+            par.extend_from_slice(band.map_or(&[][..], |b| b.1));
+            par.extend_from_slice(tq);
+            par.extend_from_slice(aq);
+            let pb = upload_new(dev, &par)?;
+            dev.launch(&format!("ff_t3_deconv_{}", T::NAME), blocks(n), block, 0, &[
+                Arg::U64(n as u64), Arg::I32(dim as i32), arg(&sb, 0), arg(&sb, 1), arg(&sb, 2), Arg::Buf(&pb), Arg::F64(geo.sign()),
+                Arg::Buf(&deconv),
+            ])?;
+        }
+        // 3. rescaled in place: the type-3 grid's points (x − C)/γ, the inner type 2's hγ(s − D)
+        for d in 0..dim {
+            let g = geo.grids[d];
+            for (b, len, centre, scale) in [(&mut xb[d], m, geo.ext_x[d].centre, 1.0 / g.gamma), (&mut sb[d], n, geo.ext_s[d].centre, g.h * g.gamma)] {
+                if len > 0 {
+                    dev.launch(&format!("ff_t3_rescale_{}", T::NAME), blocks(len), block, 0,
+                               &[Arg::U64(len as u64), Arg::Buf(&*b), Arg::F64(centre), Arg::F64(scale)])?;
+                }
+            }
+        }
+        // 4. the spreader on the fine grid and the inner type 2
+        let nf = geo.nf();
+        let mut spreader = GpuSpreader::<T, D>::new(dev.clone(), dim, &nf[..dim], &p.kernel, self.sopts)?;
+        spreader.setpts_dev(m, [xb.first(), xb.get(1), xb.get(2)])?;
         let (inner_params, _) = p.inner_params::<T>(&geo, Backend::Cuda)?;
         let accuracy = p.accuracy_at::<T>(&geo, &inner_params);
         // the inner type 2 batches the ntrans vectors as a GPU type 2 would (its batch B and
         // chunks are the type-3 plan's); only its per-batch buffers are used
         let inner_params = crate::nufft::params::NufftParams { ntrans: p.ntrans, ..inner_params };
-        let mut inner = GpuNufft::<T, D>::new(self.dev.clone(), inner_params, self.sopts)?;
-        {
-            let sr = geo.rescaled_freqs(ss)?;
-            inner.setpts(&sr[0], &sr[1], &sr[2])?;
-        }
-        let prephase = geo.prephase(xs, &self.threads)?;
-        let prephase = if prephase.is_empty() { None } else { Some(upload_new(&self.dev, &prephase)?) };
-        let deconv = upload_new(&self.dev, &geo.deconv(ss, &p.kft, &self.threads)?)?;
-        let fine_bytes = (geo.total() * 2 * std::mem::size_of::<T>()).checked_mul(inner.batch())
+        let mut inner = GpuNufft::<T, D>::new(dev.clone(), inner_params, self.sopts)?;
+        inner.setpts_dev(n, [sb.first(), sb.get(1), sb.get(2)])?;
+        let fine_bytes = (geo.total() * z).checked_mul(inner.batch())
             .ok_or_else(|| Error::Alloc(format!("{} type-3 fine grids", inner.batch())))?;
-        let fine = self.dev.alloc(fine_bytes)?;
+        let fine = dev.alloc(fine_bytes)?;
         if p.opts.debug > 0 {
             eprintln!("[farfield nufft{} type 3 gpu] setpts {}, inner type 2 nf {:?}",
                       if T::NAME == "f32" { "f" } else { "" }, geo.describe(), &inner.info().nf[..dim]);
@@ -292,6 +414,32 @@ impl<T: Real> CudaType3<T> {
 impl<T: Real, D: FftDevice> NufftExec<T> for GpuType3Exec<T, D> {
     fn setpts(&mut self, pts: ExecPoints<'_, T>) -> Result<()> {
         self.plan.setpts(pts.x, pts.s)
+    }
+    unsafe fn setpts_device_type3(&mut self, m: usize, x: [u64; 3], n: usize, s: [u64; 3]) -> Result<()> {
+        let plan = &mut self.plan;
+        plan.params.check_counts(m, n)?;
+        let dim = plan.params.dim;
+        for (len, ptrs, names) in [(m, x, ["x", "y", "z"]), (n, s, ["s", "t", "u"])] {
+            if let Some(d) = (0..dim).find(|&d| len > 0 && ptrs[d] == 0) {
+                return Err(Error::NullPointer(format!("device array {} is NULL ({len} values)", names[d])));
+            }
+        }
+        // the caller's arrays copied into the plan's own buffers, which the set-up rescales
+        let dev = plan.dev.clone();
+        let tb = std::mem::size_of::<T>();
+        let own = |len: usize, ptrs: [u64; 3]| -> Result<Vec<D::Buf>> {
+            (0..dim)
+                .map(|d| {
+                    let mut b = dev.alloc((len * tb).max(1))?;
+                    if len > 0 {
+                        dev.with_foreign(ptrs[d], len * tb, |src| dev.copy(&mut b, 0, src, 0, len * tb))?;
+                    }
+                    Ok(b)
+                })
+                .collect()
+        };
+        let (xb, sb) = (own(m, x)?, own(n, s)?);
+        plan.setpts_owned(m, xb, n, sb)
     }
     fn has_points(&self) -> bool {
         self.plan.pts.is_some()

@@ -108,3 +108,10 @@ mod tests {
         assert_eq!(std::mem::offset_of!(FfKernel, tab), 32);
     }
 }
+
+/// Inverse of the kernels' order-preserving map of finite doubles to unsigned integers
+/// (`ff_fmmt_ord`, `ff_t3_ord`: the sign bit set for non-negative values, every bit flipped
+/// for negative ones), through which `atomicMin`/`atomicMax` find extremes.
+pub(crate) fn from_ord(o: u64) -> f64 {
+    f64::from_bits(if o >> 63 != 0 { o ^ (1 << 63) } else { !o })
+}

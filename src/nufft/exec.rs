@@ -75,6 +75,23 @@ pub trait NufftExec<T: Real>: Send {
         Err(crate::Error::InvalidArg("setpts_device needs a CUDA plan (opts.backend = CUDA) of type 1 or 2".into()))
     }
 
+    /// Sets (replaces) the `m` points and `n` target frequencies of a type-3 plan from
+    /// **device** arrays (CUDA only): `x[d]` and `s[d]` are the device addresses of axis `d`'s
+    /// `m` coordinates and `n` frequencies of precision `T` (axes ≥ dim ignored). They are copied
+    /// on the device and the whole set-up runs there: the host reads back the extents. The
+    /// default refuses with [`crate::Error::InvalidArg`] ("needs a CUDA plan").
+    /// Errors: [`crate::Error::NPoints`], [`crate::Error::NullPointer`] (a used axis NULL while
+    /// its count is > 0), [`crate::Error::NonFinite`], [`crate::Error::Range`],
+    /// [`crate::Error::Modes`], device errors.
+    ///
+    /// # Safety
+    /// Each used `x[d]` (`s[d]`) must be a device allocation of the executor's device holding
+    /// at least `m` (`n`) values of precision `T`.
+    unsafe fn setpts_device_type3(&mut self, m: usize, x: [u64; 3], n: usize, s: [u64; 3]) -> Result<()> {
+        let _ = (m, x, n, s);
+        Err(crate::Error::InvalidArg("setpts_device of a type-3 plan needs a CUDA plan (opts.backend = CUDA)".into()))
+    }
+
     /// Whether points are set.
     fn has_points(&self) -> bool;
 

@@ -93,6 +93,12 @@ impl Extent {
             lo = lo.min(a);
             hi = hi.max(a);
         }
+        Extent::from_bounds(lo, hi)
+    }
+
+    /// The extent of values whose minimum is `lo` and maximum `hi` (finite, `lo ≤ hi`), as
+    /// [`Extent::of`] computes it from them (the GPU's set-up reduces the bounds on the device).
+    pub fn from_bounds(lo: f64, hi: f64) -> Extent {
         let half = 0.5 * hi - 0.5 * lo;
         let centre = 0.5 * hi + 0.5 * lo;
         if centre.abs() < 0.1 * half {
@@ -281,6 +287,14 @@ impl KernelFt {
     pub fn eval_quadrature(&self, omega: f64) -> f64 {
         self.t.iter().zip(&self.a).map(|(&t, &a)| a * (omega * t).cos()).sum()
     }
+
+    /// What [`KernelFt::ln_in_band`] and [`KernelFt::eval_quadrature`] evaluate, for a device
+    /// copy (the GPU's type-3 set-up): the band's `u_max` and the Chebyshev coefficients `c_k`
+    /// of `ln ψ̂(√u) = Σ_k c_k T_k(2u/u_max − 1)` (`None`: no band), and the quadrature's nodes
+    /// `t_i` and weights `a_i` (`ψ̂(ω) = Σ_i a_i cos(ω t_i)`).
+    pub fn tables(&self) -> (Option<(f64, &[f64])>, &[f64], &[f64]) {
+        (self.band.as_ref().map(|b| (b.u_max, &b.c[..])), &self.t, &self.a)
+    }
 }
 
 /// The plan-level choices of a type-3 NUFFT (validated arguments, σ, the tolerance used and its
@@ -367,20 +381,37 @@ impl Type3Params {
         for (arrs, names, what) in [(&xs, ["x", "y", "z"], "point"), (&ss, ["s", "t", "u"], "target frequency")] {
             for d in 0..dim {
                 if let Some(i) = threads.find_first(arrs[d].len(), |i| !arrs[d][i].is_finite()) {
-                    return Err(Error::NonFinite(format!("{}[{i}] (coordinate {d} of {what} {i}) is {}", names[d], arrs[d][i])));
+                    return Err(non_finite(names[d], d, what, i, arrs[d][i]));
                 }
             }
         }
-        let w = self.kernel.width();
         let mut ext_x = [Extent { centre: 0.0, half: 0.0 }; 3];
         let mut ext_s = ext_x;
+        for d in 0..dim {
+            ext_x[d] = Extent::of(xs[d]);
+            ext_s[d] = Extent::of(ss[d]);
+        }
+        self.geometry_of(m, n, ext_x, ext_s)
+    }
+
+    /// [`Type3Params::geometry`] from the counts `m`, `n` (checked here: [`Error::NPoints`] above
+    /// [`MAX_POINTS`] or for `ntrans·M`, `ntrans·N` above 2⁴⁰) and the extents of finite points
+    /// and frequencies per axis (axes ≥ dim ignored), as the GPU's device-side set-up finds
+    /// them. Errors: [`Error::NPoints`], [`Error::Range`], [`Error::Modes`].
+    pub fn geometry_of(&self, m: usize, n: usize, ext_x: [Extent; 3], ext_s: [Extent; 3]) -> Result<Type3Geometry> {
+        let dim = self.dim;
+        self.check_counts(m, n)?;
+        let w = self.kernel.width();
+        let zero = Extent { centre: 0.0, half: 0.0 };
+        let (mut ex, mut es) = ([zero; 3], [zero; 3]);
+        ex[..dim].copy_from_slice(&ext_x[..dim]);
+        es[..dim].copy_from_slice(&ext_s[..dim]);
+        let (ext_x, ext_s) = (ex, es);
         let mut grids = [Type3Grid { nf: 1, h: 0.0, gamma: 1.0 }; 3];
         // the inner type 2 upsamples the grid by its own σ ≤ 4 (at most 2.5 when automatic)
         let inner_sigma = self.opts.upsampfac.unwrap_or(super::params::AUTO_SIGMA_MAX);
         let max_axis = (MAX_FINE_AXIS as f64 / inner_sigma) as usize;
         for d in 0..dim {
-            ext_x[d] = Extent::of(xs[d]);
-            ext_s[d] = Extent::of(ss[d]);
             grids[d] = Type3Grid::new(d, ext_x[d].half, ext_s[d].half, self.sigma, w, max_axis)?;
         }
         let nf = [grids[0].nf, grids[1].nf, grids[2].nf];
@@ -410,8 +441,24 @@ impl Type3Params {
         (used, self.warnings | inner.warnings | clamped)
     }
 
-    fn check_sizes<T>(&self, xs: &[&[T]; 3], ss: &[&[T]; 3]) -> Result<()> {
+    /// [`Type3Params::check_counts`], then equal lengths on every axis ≤ dim of the points
+    /// `xs` and of the frequencies `ss`. Error: [`Error::NPoints`].
+    pub fn check_sizes<T>(&self, xs: &[&[T]; 3], ss: &[&[T]; 3]) -> Result<()> {
         let (m, n) = (xs[0].len(), ss[0].len());
+        self.check_counts(m, n)?;
+        for d in 1..self.dim {
+            if xs[d].len() != m {
+                return Err(Error::NPoints(format!("{} has {} coordinates, x has M = {m}", ["x", "y", "z"][d], xs[d].len())));
+            }
+            if ss[d].len() != n {
+                return Err(Error::NPoints(format!("{} has {} frequencies, s has N = {n}", ["s", "t", "u"][d], ss[d].len())));
+            }
+        }
+        Ok(())
+    }
+
+    /// M and N within [`MAX_POINTS`], `ntrans·M` and `ntrans·N` within 2⁴⁰. Error: [`Error::NPoints`].
+    pub fn check_counts(&self, m: usize, n: usize) -> Result<()> {
         for (len, name, max, what) in [(m, "M", MAX_POINTS, "points"), (n, "N", MAX_POINTS, "target frequencies")] {
             if len > max {
                 return Err(Error::NPoints(format!("{name} = {len} {what} exceed the supported maximum of {max} (2^32 − 1)")));
@@ -419,14 +466,6 @@ impl Type3Params {
             if len.checked_mul(self.ntrans).is_none_or(|t| t > MAX_GRID_ELEMENTS) {
                 return Err(Error::NPoints(format!(
                     "ntrans·{name} = {}·{len} exceeds the limit 2^40 = {MAX_GRID_ELEMENTS} values per execute", self.ntrans)));
-            }
-        }
-        for d in 1..self.dim {
-            if xs[d].len() != m {
-                return Err(Error::NPoints(format!("{} has {} coordinates, x has M = {m}", ["x", "y", "z"][d], xs[d].len())));
-            }
-            if ss[d].len() != n {
-                return Err(Error::NPoints(format!("{} has {} frequencies, s has N = {n}", ["s", "t", "u"][d], ss[d].len())));
             }
         }
         Ok(())
@@ -491,8 +530,15 @@ impl Type3Geometry {
         self.nf().iter().product()
     }
 
-    fn sign(&self) -> f64 {
+    /// The sign of the exponent, ±1.
+    pub fn sign(&self) -> f64 {
         if self.iflag >= 0 { 1.0 } else { -1.0 }
+    }
+
+    /// Whether the strengths take a pre-phase `e^{± i D·x_j}`: the frequencies' centre `D` is
+    /// not 0 on every axis.
+    pub fn has_prephase(&self) -> bool {
+        self.ext_s[..self.dim].iter().any(|e| e.centre != 0.0)
     }
 
     /// The rescaled points `x'_d = (x_d − C_d)/γ_d` (radians on the fine grid's 2π period),
@@ -520,7 +566,7 @@ impl Type3Geometry {
     /// Errors: [`Error::Alloc`].
     pub fn prephase<T: Real>(&self, xs: [&[T]; 3], threads: &Threads) -> Result<Vec<Complex<T>>> {
         let (dim, ext_s, sign) = (self.dim, self.ext_s, self.sign());
-        if !ext_s[..dim].iter().any(|e| e.centre != 0.0) {
+        if !self.has_prephase() {
             return Ok(Vec::new());
         }
         let mut prephase = zeroed_vec(self.m, "NUFFT type 3 pre-phase factors")?;
@@ -839,6 +885,12 @@ impl<T: Real> NufftExec<T> for Type3Plan<T> {
 }
 
 /// `(v − centre)·scale` in f64, rounded to `T`, into a fallibly allocated vector.
+/// The error for a non-finite coordinate `v` at index `i` of axis `d` (array `name`, e.g.
+/// "x"; `what`: "point" or "target frequency"), the same from the CPU's and the GPU's set-up.
+pub fn non_finite<T: std::fmt::Display>(name: &str, d: usize, what: &str, i: usize, v: T) -> Error {
+    Error::NonFinite(format!("{name}[{i}] (coordinate {d} of {what} {i}) is {v}"))
+}
+
 fn rescale<T: Real>(v: &[T], centre: f64, scale: f64, what: &str) -> Result<Vec<T>> {
     let mut out = try_vec(v.len(), what)?;
     out.extend(v.iter().map(|&a| T::of((a.to_f64v() - centre) * scale)));

@@ -164,11 +164,48 @@ impl<T: Real> NufftPlan<T> {
             return Err(Error::InvalidArg("setpts_device needs a CUDA plan (opts.backend = CUDA); this plan runs on the CPU".into()));
         }
         if self.ty == 3 {
-            return Err(Error::InvalidArg("setpts_device takes the points of types 1 and 2; a type-3 plan takes host arrays (setpts)".into()));
+            return Err(Error::InvalidArg("setpts_device takes the points of types 1 and 2; a type-3 plan takes setpts_type3_device (or host arrays, setpts_type3)".into()));
         }
         let mut p = [0u64; 3];
         p[..self.dim].copy_from_slice(&ptrs[..self.dim]);
         self.exec.setpts_device(m, p)
+    }
+
+    /// Type 3 on a CUDA plan: sets (or replaces) the `m` points `x, y, z` and the `n` target
+    /// frequencies `s, t, u` from **device** arrays (addresses of device 0, the plan's device,
+    /// of `m` and `n` values of precision `T`; any finite reals; axes ≥ dim ignored and may be
+    /// 0). They are copied on the device, and the set-up runs there (extents, rescaling,
+    /// pre-phase and deconvolution factors, the spreader's and the inner type 2's
+    /// structures): the host reads back the extents and a few integers (docs/design.md §9.4).
+    ///
+    /// Errors, checked in this order: [`Error::NPoints`] (M or N above [`MAX_POINTS`],
+    /// ntrans·M or ntrans·N above [`MAX_GRID_ELEMENTS`]), [`Error::NullPointer`] (a used axis
+    /// is 0 while its count is > 0), [`Error::InvalidArg`] (a CPU plan; a plan of type 1 or 2:
+    /// use [`NufftPlan::setpts_device`]), then as [`NufftPlan::setpts_type3`]:
+    /// [`Error::NonFinite`], [`Error::Range`], [`Error::Modes`] keep the previous points,
+    /// [`Error::Alloc`] and device errors leave the plan without points.
+    ///
+    /// # Safety
+    /// Each used address must be a device allocation of the plan's device holding at least
+    /// `m` (points) or `n` (frequencies) values of precision `T`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn setpts_type3_device(&mut self, m: usize, x: u64, y: u64, z: u64, n: usize, s: u64, t: u64, u: u64) -> Result<()> {
+        // M and N against the limits here and in the executor (Type3Params::check_counts)
+        self.check_count(m)?;
+        let (xp, sp) = ([x, y, z], [s, t, u]);
+        for (len, ptrs, names) in [(m, xp, ["x", "y", "z"]), (n, sp, ["s", "t", "u"])] {
+            if let Some(d) = (0..self.dim).find(|&d| len > 0 && ptrs[d] == 0) {
+                return Err(Error::NullPointer(format!("device array {} is NULL ({len} values, dim = {})", names[d], self.dim)));
+            }
+        }
+        if self.backend != Backend::Cuda {
+            return Err(Error::InvalidArg("setpts_type3_device needs a CUDA plan (opts.backend = CUDA); this plan runs on the CPU".into()));
+        }
+        if self.ty != 3 {
+            return Err(Error::InvalidArg(format!("setpts_type3_device takes the points of type 3; a type-{} plan takes setpts_device", self.ty)));
+        }
+        let cut = |p: [u64; 3]| -> [u64; 3] { std::array::from_fn(|d| if d < self.dim { p[d] } else { 0 }) };
+        self.exec.setpts_device_type3(m, cut(xp), n, cut(sp))
     }
 
     fn check_count(&self, m: usize) -> Result<()> {

@@ -5,10 +5,10 @@
 //! * Types 1 and 2 map one to one onto a farfield CUDA plan of the same type, sign, modes,
 //!   `ntransf` and tolerance, whose points are set from the device arrays
 //!   ([`NufftPlan::setpts_device`]: copied, folded and sorted on the device).
-//! * Type 3 maps onto farfield's CUDA type 3, which sizes its grids from the points and
-//!   frequencies on the host: `setpts` downloads `x, y, z` and `s, t, u` (on the plan's
-//!   stream, so after the caller's earlier work on it) and sets them as host arrays; execute
-//!   runs on the device arrays as for types 1 and 2.
+//! * Type 3 maps onto farfield's CUDA type 3, whose points and frequencies are set from the
+//!   device arrays ([`NufftPlan::setpts_type3_device`]: copied, and the set-up run on the
+//!   device; the host reads back their extents); execute runs on the device arrays as for
+//!   types 1 and 2.
 //! * Tolerance: a tolerance below what the precision reaches (≤ 0 and NaN included) is raised
 //!   to that limit (so is one farfield's kernel cannot reach at the requested `upsampfac`).
 //!   makeplan then returns what cuFINUFFT 2.5.1 returns (observed on an H100): 0 for types 1
@@ -18,10 +18,10 @@
 //! * Device errors (a failing launch, copy or cuFFT call) → [`FINUFFT_ERR_CUDA_FAILURE`]; no
 //!   driver or device → [`FINUFFT_ERR_CUDA_FAILURE`] at makeplan.
 //!
-//! How the farfield plan is made, and how type 3 reads device arrays, are function pointers
-//! ([`PlanMakers`]): by default [`NufftPlan::new`] on the CUDA backend and a copy from CUDA
-//! device 0; the tests put plans on the CUDA-on-CPU emulator there
-//! (`gpu-emu/tests/cufinufft_compat.rs`), so that these entry points run without a GPU.
+//! How the farfield plan is made is a function pointer per precision ([`PlanMakers`]): by
+//! default [`NufftPlan::new`] on the CUDA backend; the tests put plans on the CUDA-on-CPU
+//! emulator there (`gpu-emu/tests/cufinufft_compat.rs`), so that these entry points run
+//! without a GPU.
 
 use crate::ier::*;
 use crate::opts::{self, cufinufft_opts};
@@ -36,29 +36,13 @@ use std::sync::RwLock;
 /// options with backend CUDA), as [`NufftPlan::new`].
 pub type MakeFn<T> = fn(i32, usize, &[i64], i32, usize, f64, &NufftOpts) -> farfield::Result<NufftPlan<T>>;
 
-/// Copies `dst.len()` bytes from the device address `src` to the host, for a plan made with
-/// these options (its device and stream).
-pub type DownloadFn = unsafe fn(&NufftOpts, u64, &mut [u8]) -> farfield::Result<()>;
-
-/// The plan makers of both precisions, and the device-to-host copy of type 3's setpts.
+/// The plan makers of both precisions.
 #[derive(Clone, Copy)]
 pub struct PlanMakers {
     /// Double precision (`cufinufft_makeplan`).
     pub f64: MakeFn<f64>,
     /// Single precision (`cufinufftf_makeplan`).
     pub f32: MakeFn<f32>,
-    /// Device → host copy (type 3's points and frequencies).
-    pub download: DownloadFn,
-}
-
-/// The default [`DownloadFn`]: CUDA device 0 on the plan's stream (synchronised).
-///
-/// # Safety
-/// `src` must be a device allocation of device 0 holding at least `dst.len()` bytes.
-unsafe fn cuda_download(o: &NufftOpts, src: u64, dst: &mut [u8]) -> farfield::Result<()> {
-    use farfield::gpu::device::Device;
-    let dev = farfield::gpu::cuda::CudaDevice::for_nufft(o)?;
-    dev.with_foreign(src, dst.len().max(1), |b| dev.download(b, 0, dst))
 }
 
 fn makers() -> Option<PlanMakers> {
@@ -105,9 +89,6 @@ pub fn failure(e: Error) -> Failure {
 /// A cuFINUFFT plan of precision `T` (see the module docs).
 pub struct CuPlan<T: Real> {
     ty: i32,
-    dim: usize,
-    /// The farfield options (type 3's downloads use its device and stream).
-    opts: NufftOpts,
     inner: NufftPlan<T>,
 }
 
@@ -157,13 +138,12 @@ impl<T: CuReal> CuPlan<T> {
         let inner = make(ty, dim, &modes[..dim], iflag, ntransf as usize, tol, &nopts).map_err(failure)?;
         let far_clamped = inner.info().warnings & FARFIELD_WARN_TOL_CLAMPED != 0;
         let ier = if ty == 3 && (clamped || far_clamped) { FINUFFT_WARN_EPS_TOO_SMALL } else { 0 };
-        Ok((CuPlan { ty, dim, opts: nopts, inner }, ier))
+        Ok((CuPlan { ty, inner }, ier))
     }
 
     /// `cufinufft_setpts`: `m` points from the device arrays `x`, `y`, `z` (axes ≥ dim
     /// ignored) and, for type 3, `n` target frequencies from `s`, `t`, `u` (not read for types
-    /// 1, 2). Types 1, 2 copy the coordinates on the device; type 3 downloads both sets (see
-    /// the module docs). M < 0 or (type 3) N < 0 → [`FINUFFT_ERR_NUM_NU_PTS_INVALID`],
+    /// 1, 2), copied on the device (see the module docs). M < 0 or (type 3) N < 0 → [`FINUFFT_ERR_NUM_NU_PTS_INVALID`],
     /// M > 2³¹ − 1 → [`FINUFFT_ERR_NDATA_NOTVALID`] (cuFINUFFT's limit), a NULL array of a
     /// used axis → [`FINUFFT_ERR_INVALID_ARGUMENT`].
     ///
@@ -185,30 +165,11 @@ impl<T: CuReal> CuPlan<T> {
         if n < 0 {
             return Err(Failure::new(FINUFFT_ERR_NUM_NU_PTS_INVALID, format!("N = {n} (type-3 frequencies) is negative")));
         }
-        let xs = self.download_axes(m as usize, [x, y, z], ["x", "y", "z"])?;
-        let ss = self.download_axes(n as usize, [s, t, u], ["s", "t", "u"])?;
-        self.inner.setpts_type3(&xs[0], &xs[1], &xs[2], &ss[0], &ss[1], &ss[2]).map_err(failure)?;
-        Ok(0)
-    }
-
-    /// The used axes (`dim`) of `len` values each from the device addresses `p`, on the host.
-    unsafe fn download_axes(&self, len: usize, p: [u64; 3], names: [&str; 3]) -> Result<[Vec<T>; 3], Failure> {
-        let download = makers().map_or(cuda_download as DownloadFn, |m| m.download);
-        let mut out: [Vec<T>; 3] = Default::default();
-        for d in 0..self.dim {
-            if len == 0 {
-                continue;
-            }
-            if p[d] == 0 {
-                return Err(Failure::new(FINUFFT_ERR_INVALID_ARGUMENT, format!("device array {} is NULL ({len} values)", names[d])));
-            }
-            let mut v: Vec<T> = farfield::error::try_vec(len, "type-3 host copy").map_err(failure)?;
-            v.resize(len, T::of(0.0));
-            let bytes = std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, len * std::mem::size_of::<T>());
-            download(&self.opts, p[d], bytes).map_err(failure)?;
-            out[d] = v;
+        if n > i32::MAX as i64 {
+            return Err(Failure::new(FINUFFT_ERR_NDATA_NOTVALID, format!("N = {n} exceeds cuFINUFFT's limit 2^31 − 1")));
         }
-        Ok(out)
+        self.inner.setpts_type3_device(m as usize, x, y, z, n as usize, s, t, u).map_err(failure)?;
+        Ok(0)
     }
 
     /// `cufinufft_execute`: type 1 reads `c` (`ntransf·M` values) and writes `fk`

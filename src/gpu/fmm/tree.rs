@@ -34,6 +34,7 @@ use crate::fmm::params::{choose_depth_from, depth_stats_max};
 use crate::fmm::tree::{coincident_in_runs, cube_from_bounds, open_cube_strided, origin_sample, periodic_origin_strided, KEY_DEPTH};
 use crate::fmm::Boundary;
 use crate::gpu::device::{download_vec, upload_new, Arg, Device};
+use crate::gpu::types::from_ord;
 
 /// Threads per block of the grid-stride kernels.
 const BLOCK: u32 = 64;
@@ -65,11 +66,6 @@ fn download_one<D: Device, T: Copy + Default>(dev: &D, buf: &D::Buf, index: usiz
     let mut v = [T::default()];
     dev.download(buf, index * std::mem::size_of::<T>(), crate::gpu::types::as_bytes_mut(&mut v))?;
     Ok(v[0])
-}
-
-/// Inverse of the kernels' order-preserving map of doubles (`ff_fmmt_ord`).
-fn from_ord(o: u64) -> f64 {
-    f64::from_bits(if o >> 63 != 0 { o ^ (1 << 63) } else { !o })
 }
 
 /// Exclusive prefix sum of the `n` `u32` values at the start of `buf`, in place. Error:
@@ -375,7 +371,7 @@ fn build_levels<D: Device>(dev: &D, k: Keys<D>, xyz: &D::Buf, q: &D::Buf, lo: [f
 
 #[cfg(test)]
 mod tests {
-    use super::from_ord;
+    use crate::gpu::types::from_ord;
 
     /// The kernels' order-preserving map (`ff_fmmt_ord`), written out on the host.
     fn ord(v: f64) -> u64 {

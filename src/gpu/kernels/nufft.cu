@@ -80,3 +80,129 @@ __device__ void ff_cmul(int n, int nvec, const T* b, T* a) {
 
 FF_DEFINE_CMUL(float, f32)
 FF_DEFINE_CMUL(double, f64)
+
+// ---------------------------------------------------------------------------------------------
+// NUFFT type 3 set-up on the device (src/gpu/type3.rs): what the host's Type3Params::geometry
+// and Type3Geometry compute from the points x (M per axis) and frequencies s (N per axis), on
+// device arrays, so that only the extents (a few scalars) reach the host.
+
+typedef unsigned long long ff_t3_u64;
+
+// Order-preserving map of a finite double to an unsigned integer (atomicMin/Max then give the
+// extremes; as fmm_tree.cu's, which NVRTC compiles apart from this file).
+__device__ __forceinline__ ff_t3_u64 ff_t3_ord(double v) {
+    const ff_t3_u64 b = (ff_t3_u64)__double_as_longlong(v);
+    return (b >> 63) ? ~b : (b | 0x8000000000000000ull);
+}
+
+// out[0]: the first i with a[i] not finite (init ~0), out[1]: ord(min a), out[2]: ord(max a)
+// (init ~0 and 0) over the finite values. Grid-stride: one atomic per thread and value.
+template <typename T>
+__device__ void ff_t3_bounds(ff_t3_u64 n, const T* a, ff_t3_u64* out) {
+    ff_t3_u64 bad = ~0ull, lo = ~0ull, hi = 0ull;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; (ff_t3_u64)i < n; i += (long long)gridDim.x * blockDim.x) {
+        const double v = (double)a[i];
+        if (!(fabs(v) <= 1.7976931348623157e308)) {
+            if ((ff_t3_u64)i < bad) bad = (ff_t3_u64)i;
+        } else {
+            const ff_t3_u64 o = ff_t3_ord(v);
+            if (o < lo) lo = o;
+            if (o > hi) hi = o;
+        }
+    }
+    if (bad != ~0ull) atomicMin(out, bad);
+    if (lo != ~0ull) atomicMin(out + 1, lo);
+    if (hi != 0ull) atomicMax(out + 2, hi);
+}
+
+// In place: a[i] ← T((a[i] − centre)·scale), the host's rescale (the type-3 grid's points
+// (x − C)/γ, the inner type 2's points hγ(s − D)), in the same double operations.
+template <typename T>
+__device__ void ff_t3_rescale(ff_t3_u64 n, T* a, double centre, double scale) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if ((ff_t3_u64)i < n) a[i] = (T)(((double)a[i] - centre) * scale);
+}
+
+// The pre-phase factors out[j] = e^{i·sign·Σ_d D_d x_dj} (interleaved complex), as
+// Type3Geometry::prephase.
+template <typename T>
+__device__ void ff_t3_prephase(ff_t3_u64 m, int dim, const T* x, const T* y, const T* z, double d0, double d1, double d2,
+                               double sign, T* out) {
+    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if ((ff_t3_u64)j >= m) return;
+    double ph = d0 * (double)x[j];
+    if (dim > 1) ph += d1 * (double)y[j];
+    if (dim > 2) ph += d2 * (double)z[j];
+    out[2 * j] = (T)cos(sign * ph);
+    out[2 * j + 1] = (T)sin(sign * ph);
+}
+
+// The deconvolution and post-phase factors out[k] = e^{i·sign·(s_k − D)·C} / Π_d ψ̂(hγ(s_dk − D_d)),
+// as Type3Geometry::deconv with KernelFt's tables. par (doubles): D_0..2, C_0..2, (hγ)_0..2,
+// u_max (< 0: no band), the number of Chebyshev coefficients nc and of quadrature nodes nq,
+// then c_0..nc−1, t_0..nq−1, a_0..nq−1: in the band (ω² ≤ u_max) ln ψ̂(ω) = Σ c_k
+// T_k(2ω²/u_max − 1) (Clenshaw), else ψ̂(ω) = Σ a_i cos(ω t_i).
+template <typename T>
+__device__ void ff_t3_deconv(ff_t3_u64 n, int dim, const T* s, const T* t, const T* u, const double* par, double sign,
+                             T* out) {
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if ((ff_t3_u64)k >= n) return;
+    const T* in[3] = {s, t, u};
+    const double umax = par[9];
+    const int nc = (int)par[10], nq = (int)par[11];
+    const double* c = par + 12;
+    const double* tq = c + nc;
+    const double* aq = tq + nq;
+    double ph = 0.0, ln_amp = 0.0, amp = 1.0;
+    for (int d = 0; d < dim; ++d) {
+        const double sd = (double)in[d][k] - par[d];
+        const double om = par[6 + d] * sd;
+        const double uu = om * om;
+        if (umax >= 0.0 && uu <= umax) {
+            const double xx = 2.0 * uu / umax - 1.0;
+            double b1 = 0.0, b2 = 0.0;
+            for (int q = nc - 1; q >= 1; --q) {
+                const double b0 = c[q] + 2.0 * xx * b1 - b2;
+                b2 = b1;
+                b1 = b0;
+            }
+            ln_amp += c[0] + xx * b1 - b2;
+        } else {
+            double f = 0.0;
+            for (int q = 0; q < nq; ++q) f += aq[q] * cos(om * tq[q]);
+            amp *= f;
+        }
+        ph += sd * par[3 + d];
+    }
+    const double r = exp(-ln_amp) / amp;
+    if (ph == 0.0) {
+        out[2 * k] = (T)r;
+        out[2 * k + 1] = (T)0.0;
+    } else {
+        out[2 * k] = (T)(r * cos(sign * ph));
+        out[2 * k + 1] = (T)(r * sin(sign * ph));
+    }
+}
+
+#define FF_DEFINE_T3(T, S)                                                                                         \
+    FF_EXTERN_C __global__ void ff_t3_bounds_##S(ff_t3_u64 n, const T* a, ff_t3_u64* out) {                        \
+        ff_t3_bounds<T>(n, a, out);                                                                                \
+    }                                                                                                              \
+    FF_REGISTER(ff_t3_bounds_##S)                                                                                  \
+    FF_EXTERN_C __global__ void ff_t3_rescale_##S(ff_t3_u64 n, T* a, double centre, double scale) {                \
+        ff_t3_rescale<T>(n, a, centre, scale);                                                                     \
+    }                                                                                                              \
+    FF_REGISTER(ff_t3_rescale_##S)                                                                                 \
+    FF_EXTERN_C __global__ void ff_t3_prephase_##S(ff_t3_u64 m, int dim, const T* x, const T* y, const T* z,       \
+                                                   double d0, double d1, double d2, double sign, T* out) {         \
+        ff_t3_prephase<T>(m, dim, x, y, z, d0, d1, d2, sign, out);                                                 \
+    }                                                                                                              \
+    FF_REGISTER(ff_t3_prephase_##S)                                                                                \
+    FF_EXTERN_C __global__ void ff_t3_deconv_##S(ff_t3_u64 n, int dim, const T* s, const T* t, const T* u,         \
+                                                 const double* par, double sign, T* out) {                         \
+        ff_t3_deconv<T>(n, dim, s, t, u, par, sign, out);                                                          \
+    }                                                                                                              \
+    FF_REGISTER(ff_t3_deconv_##S)
+
+FF_DEFINE_T3(float, f32)
+FF_DEFINE_T3(double, f64)
