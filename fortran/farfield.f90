@@ -265,6 +265,7 @@ module farfield
   public :: farfield_ewald_destroy
   public :: farfield_fmm_default_opts, farfield_fmm_makeplan, farfield_fmm_execute, farfield_fmm_execute_device
   public :: farfield_fmm_get_params, farfield_fmm_destroy
+  public :: farfield_fmm_set_exclusions, farfield_fmm_set_exclusions_scaled
   public :: farfield_status_string, farfield_last_error_message, farfield_version
 
   ! ---- Fortran-friendly helpers and wrappers ----------------------------------------------
@@ -893,6 +894,29 @@ module farfield
        type(c_ptr), value :: phi, field, energy
        integer(c_int) :: ier
      end function farfield_fmm_execute
+
+     !> int farfield_fmm_set_exclusions(plan, int64_t npairs, const int64_t *pairs): the pairs
+     !> (2, npairs), 0-based, are excluded (their nearest-image 1/r removed after the FMM sum).
+     function farfield_fmm_set_exclusions(plan, npairs, pairs) result(ier) &
+          bind(c, name="farfield_fmm_set_exclusions")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: npairs
+       type(c_ptr), value :: pairs
+       integer(c_int) :: ier
+     end function farfield_fmm_set_exclusions
+
+     !> int farfield_fmm_set_exclusions_scaled(plan, int64_t npairs, const int64_t *pairs,
+     !>     const double *scales): pair k interacts as scales(k) q_i q_j / r (0 = excluded).
+     function farfield_fmm_set_exclusions_scaled(plan, npairs, pairs, scales) result(ier) &
+          bind(c, name="farfield_fmm_set_exclusions_scaled")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: npairs
+       type(c_ptr), value :: pairs
+       type(c_ptr), value :: scales
+       integer(c_int) :: ier
+     end function farfield_fmm_set_exclusions_scaled
 
      !> int farfield_fmm_execute_device(plan, int64_t n, const double *xyz, const double *q,
      !>     double *phi, double *field, double *energy)

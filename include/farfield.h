@@ -1024,7 +1024,8 @@ int farfield_fmm_makeplan(int boundary,
 // or `xyz`/`q` NULL with `n > 0`), `FARFIELD_ERR_NPOINTS` (`n < 0` or `n ≥ 2³²`),
 // `FARFIELD_ERR_NONFINITE` (a coordinate or charge NaN/Inf; the message names the first
 // index), `FARFIELD_ERR_INVALID_ARG` (coincident particles, see above; an output overlapping
-// an input or another output, both named: no in-place execute),
+// an input or another output, both named: no in-place execute; an excluded pair of
+// `farfield_fmm_set_exclusions*` with an index ≥ `n`),
 // `FARFIELD_ERR_RANGE` (see above), `FARFIELD_ERR_ALLOC` (the work arrays, tree, lists or
 // expansions for `n` particles cannot be allocated; the message gives the byte count).
 //
@@ -1038,6 +1039,39 @@ int farfield_fmm_execute(farfield_fmm_plan plan,
                          double *phi,
                          double *field,
                          double *energy);
+
+// Sets the excluded and scaled pairs of an FMM plan (replacing earlier ones), as MD codes
+// need for bonded pairs: pair `k` = (`pairs[2k]`, `pairs[2k+1]`), 0-based indices of the
+// particles of the next executes, interacts as `scales[k] q_i q_j / r` instead of
+// `q_i q_j / r` (`r` the nearest-image distance under periodic boundaries); scale 0 excludes
+// the pair (`farfield_fmm_set_exclusions`: every pair). After the FMM sum the plan subtracts
+// `(1 − s)` of each pair's interaction from the potentials, fields and energy, on the CPU
+// or, for a CUDA plan, on the device. The list semantics are those of
+// `farfield_ewald_set_exclusions_scaled`: unordered pairs, a pair listed several times with
+// the same scale counts once, scale-1 pairs dropped, `npairs = 0` clears (the arrays may then
+// be NULL); copied. Coincident particles stay an error at execute even when excluded (the FMM's
+// near field has no `r → 0` limit). An index ≥ the `n` of an execute makes that execute
+// `FARFIELD_ERR_INVALID_ARG`.
+//
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`; `pairs` or `scales` NULL with `npairs` >
+// 0), `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an index negative or above 2³² − 2, a pair (i, i), a pair with two different scales: named in the
+// message), `FARFIELD_ERR_NONFINITE` (a scale NaN/Inf), `FARFIELD_ERR_RANGE` (`npairs` above
+// `FARFIELD_EWALD_MAX_EXCLUSIONS`), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_INTERNAL` (a device
+// error); on error the earlier list is kept.
+//
+// # Safety
+// `plan` from `farfield_fmm_makeplan`; `pairs` valid for `2·npairs` reads, `scales` NULL or
+// valid for `npairs`.
+int farfield_fmm_set_exclusions_scaled(farfield_fmm_plan plan,
+                                       int64_t npairs,
+                                       const int64_t *pairs,
+                                       const double *scales);
+
+// `farfield_fmm_set_exclusions_scaled` with every scale 0: the pairs are excluded.
+//
+// # Safety
+// As `farfield_fmm_set_exclusions_scaled`.
+int farfield_fmm_set_exclusions(farfield_fmm_plan plan, int64_t npairs, const int64_t *pairs);
 
 // Like `farfield_fmm_execute` with **device** arrays, for GPU MD codes: `xyz` (`3n` doubles,
 // interleaved), `q` (`n`), `phi` (`n`) and `field` (`3n`, interleaved) are device pointers

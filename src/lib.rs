@@ -39,6 +39,7 @@ pub mod kernel;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod nufft;
+pub(crate) mod pairs;
 pub mod plans;
 pub mod poisson;
 pub mod real;

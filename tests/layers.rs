@@ -13,7 +13,7 @@ use std::path::Path;
 /// other.
 const LAYERS: &[&[&str]] = &[
     &["error", "quad"],
-    &["fft", "scale", "threads", "simd", "backend"],
+    &["fft", "scale", "threads", "simd", "backend", "pairs"],
     &["real", "mpi"],
     &["kernel"],
     &["spread"],

@@ -1,7 +1,8 @@
 //! The whole CUDA FMM ([`farfield::gpu::fmm::GpuFmm`]) on the CUDA-on-CPU emulator: errors
 //! against direct sums written here (open boundaries, tol 1e-3/1e-6/1e-9), the same answer as
 //! the CPU FMM for the same p and D (open and periodic), the NaCl Madelung constant through the
-//! periodic path, bad input with the CPU path's errors, device failures (launch, allocation)
+//! periodic path, excluded and scaled pairs as the CPU front corrects them, bad input with the
+//! CPU path's errors, device failures (launch, allocation)
 //! leaving the caller's outputs untouched, and every launch on the device handle's stream.
 //! The stage-by-stage comparisons are in fmm_tree.rs, fmm_ops.rs and fmm_m2l.rs.
 
@@ -112,6 +113,52 @@ fn gpu_equals_cpu_for_the_same_order_and_depth() {
         let (dp, df) = (rel_l2(&phi, &phi0), rel_l2(&e, &e0));
         eprintln!("periodic {periodic} plummer {plummer} p {p} D {depth:?} (CPU D {:?}): GPU vs CPU potential {dp:.1e} field {df:.1e}", cpu.stats().depth);
         assert!(dp < 1e-12 && df < 1e-12 && ((u - u0) / u0).abs() < 1e-12, "{dp:e} {df:e} {u} {u0}");
+    }
+}
+
+/// Excluded and scaled pairs (scales 0, 0.5, 1/1.2; a pair across the periodic faces): the
+/// device's corrections (`ff_fmm_excl`) give the CPU front's answer (its host corrections) for
+/// the same p and D, open and periodic; an index ≥ n is the CPU's error, outputs untouched.
+#[test]
+fn exclusions_equal_the_cpu_plan() {
+    let n = 500;
+    for (periodic, p, depth) in [(false, 6, Some(3)), (true, 8, Some(2))] {
+        let (mut xyz, q) = particles(n, false, periodic, 23);
+        let (mut pairs, mut scales) = (Vec::new(), Vec::new());
+        for k in 0..n / 3 - 1 {
+            for a in 0..3 {
+                xyz[3 * (3 * k + 1) + a] = (xyz[9 * k + a] + if a == k % 3 { 0.01 } else { 0.0 }).min(0.999);
+                xyz[3 * (3 * k + 2) + a] = (xyz[9 * k + a] + if a == (k + 1) % 3 { 0.02 } else { 0.0 }).min(0.998);
+            }
+            let i = 3 * k as i64;
+            pairs.extend([[i, i + 1], [i + 2, i], [i + 1, i + 2]]);
+            scales.extend([0.0, 0.5, 1.0 / 1.2]);
+        }
+        xyz[3 * (n - 2)..3 * (n - 1)].copy_from_slice(&[0.01, 0.5, 0.3]);
+        xyz[3 * (n - 1)..3 * n].copy_from_slice(&[0.99, 0.5, 0.3]);
+        pairs.push([(n - 2) as i64, (n - 1) as i64]);
+        scales.push(0.0);
+        let boundary = if periodic { Boundary::Periodic { side: 1.0 } } else { Boundary::Open };
+        let opts = FmmOpts { order: p, depth, nthreads: 1, ..Default::default() };
+        let mut cpu = farfield::FmmPlan::new(boundary, 1e-6, &opts).unwrap();
+        cpu.set_exclusions(&pairs, Some(&scales)).unwrap();
+        let (mut phi0, mut e0) = (vec![0.0; n], vec![0.0; 3 * n]);
+        let u0 = cpu.execute(&xyz, &q, Some(&mut phi0), Some(&mut e0)).unwrap();
+        let mut g = GpuFmm::new(EmuDevice::default(), boundary, p, depth).unwrap();
+        g.set_exclusions(&pairs, Some(&scales)).unwrap();
+        assert_eq!(g.n_exclusions(), pairs.len());
+        let (phi, e, u) = run(&g, &xyz, &q);
+        let (dp, df) = (rel_l2(&phi, &phi0), rel_l2(&e, &e0));
+        eprintln!("exclusions, periodic {periodic}: GPU vs CPU potential {dp:.1e} field {df:.1e} energy {:.1e}", ((u - u0) / u0).abs());
+        assert!(dp < 1e-12 && df < 1e-12 && ((u - u0) / u0).abs() < 1e-12, "{dp:e} {df:e} {u} {u0}");
+        // the list changes the answer (a list ignored would pass the equality above only if
+        // the CPU ignored it too)
+        let plain = run(&GpuFmm::new(EmuDevice::default(), boundary, p, depth).unwrap(), &xyz, &q);
+        assert!(rel_l2(&plain.0, &phi0) > 1e-3, "the exclusions made no difference");
+        let (mut ph, mut f) = (vec![7.0; n - 1], vec![7.0; 3 * (n - 1)]);
+        let err = g.execute(&xyz[..3 * (n - 1)], &q[..n - 1], Some(&mut ph), Some(&mut f)).unwrap_err();
+        assert!(matches!(&err, Error::InvalidArg(m) if m.contains("exclusion pair")), "{err:?}");
+        assert!(ph.iter().chain(&f).all(|&v| v == 7.0));
     }
 }
 

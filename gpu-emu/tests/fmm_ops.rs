@@ -13,6 +13,7 @@ use farfield::fmm::{Boundary, FmmOpts, CpuFmm};
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::fmm::ops::{downward, finish, l2p, p2p, p2p_lists, upward, OpTables};
 use farfield::gpu::fmm::{DeviceTree, Expansions, SortedOut};
+use farfield::gpu::pairs::DevicePairs;
 use farfield::Error;
 use farfield_gpu_emu::EmuDevice;
 use rand::{Rng, SeedableRng};
@@ -145,7 +146,8 @@ fn run(c: &Case, seed: u64) {
     };
     let mut phi_out = dev.alloc(8 * n).unwrap();
     let mut field_out = dev.alloc(24 * n).unwrap();
-    let u = finish(&dev, &tree, &mut sorted, Some(&mut phi_out), Some(&mut field_out)).unwrap();
+    let none = DevicePairs::new(&dev).unwrap();
+    let u = finish(&dev, &tree, &mut sorted, &none, Some(&mut phi_out), Some(&mut field_out)).unwrap();
     let mut w = check("phi", &name, &down(&dev, &phi_out, n), &phi_want);
     w = w.max(check("field", &name, &down(&dev, &field_out, 3 * n), &field_want));
     let ru = (u - u_want).abs() / u_want.abs();
@@ -186,19 +188,20 @@ fn finish_checks_before_writing() {
     let dump = CpuFmm::new(Boundary::Open, 1e-6, &opts).unwrap().stage_dump(&xyz, &q).unwrap();
     let tree = DeviceTree::upload(&dev, &dump.tree, dump.lo, dump.side).unwrap();
     let n = q.len();
+    let none = DevicePairs::new(&dev).unwrap();
     let mk = |phi: &[f64], field: bool| SortedOut { phi: upload_new(&dev, phi).unwrap(), field: field.then(|| [0, 1, 2].map(|k| upload_new(&dev, &dump.near.1[k]).unwrap())) };
     let mut plan = CpuFmm::new(Boundary::Open, 1e-6, &opts).unwrap();
     let mut phi_cpu = vec![0.0; n];
     let sum: Vec<f64> = dump.far.0.iter().zip(&dump.near.0).map(|(a, b)| a + b).collect();
     let u_want = plan.execute(&xyz, &q, Some(&mut phi_cpu), None).unwrap();
-    let u = finish(&dev, &tree, &mut mk(&sum, false), None, None).unwrap();
+    let u = finish(&dev, &tree, &mut mk(&sum, false), &none, None, None).unwrap();
     assert!((u - u_want).abs() <= TOL * u_want.abs(), "{u} vs {u_want}");
 
     let mut field_out = dev.alloc(24 * n).unwrap();
-    let e = finish(&dev, &tree, &mut mk(&sum, false), None, Some(&mut field_out)).unwrap_err();
+    let e = finish(&dev, &tree, &mut mk(&sum, false), &none, None, Some(&mut field_out)).unwrap_err();
     assert!(matches!(e, Error::InvalidArg(_)), "{e:?}");
     let mut small = dev.alloc(8 * n - 8).unwrap();
-    let e = finish(&dev, &tree, &mut mk(&sum, false), Some(&mut small), None).unwrap_err();
+    let e = finish(&dev, &tree, &mut mk(&sum, false), &none, Some(&mut small), None).unwrap_err();
     assert!(matches!(e, Error::InvalidArg(_)), "{e:?}");
 
     let mut bad = sum.clone();
@@ -206,7 +209,7 @@ fn finish_checks_before_writing() {
     bad[40] = f64::INFINITY;
     let sentinel = vec![7.0; n];
     let mut phi_out = upload_new(&dev, &sentinel).unwrap();
-    let e = finish(&dev, &tree, &mut mk(&bad, true), Some(&mut phi_out), None).unwrap_err();
+    let e = finish(&dev, &tree, &mut mk(&bad, true), &none, Some(&mut phi_out), None).unwrap_err();
     match &e {
         Error::Range(m) => assert!(m.contains("the potential (sorted order)[17]"), "{m}"),
         _ => panic!("{e:?}"),
@@ -216,7 +219,7 @@ fn finish_checks_before_writing() {
     badf[5] = f64::NEG_INFINITY;
     let mut s = mk(&sum, true);
     s.field.as_mut().unwrap()[1] = upload_new(&dev, &badf).unwrap();
-    let e = finish(&dev, &tree, &mut s, Some(&mut phi_out), None).unwrap_err();
+    let e = finish(&dev, &tree, &mut s, &none, Some(&mut phi_out), None).unwrap_err();
     match &e {
         Error::Range(m) => assert!(m.contains("the field y component (sorted order)[5]"), "{m}"),
         _ => panic!("{e:?}"),

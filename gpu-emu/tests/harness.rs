@@ -133,6 +133,7 @@ fn every_library_kernel_is_in_the_emulator() {
     // FMM operators (kernels/fmm_ops.cu)
     for k in [
         "p2m", "m2m", "l2l", "l2p", "p2p_lists", "p2p", "bg_partial", "bg_apply", "fin_reduce", "fin_range", "fin_energy", "fin_scatter",
+        "rank", "excl",
     ] {
         names.push(format!("ff_fmm_{k}"));
     }

@@ -60,6 +60,17 @@ class Plan:
         tol_clamped)."""
         return self._core.stats()
 
+    def set_exclusions(self, pairs, scales=None):
+        """Sets the excluded pairs (replacing earlier ones), as MD force fields need for bonded
+        atoms: ``pairs`` (K, 2) int64 indices into the charges; with ``scales`` (K,) each pair
+        interacts as ``s q_i q_j / r`` instead (0 = excluded, e.g. 1/1.2 for AMBER 1-4 pairs,
+        0.5 for OPLS). After the FMM sum ``(1 − s)`` of each pair's ``1/r`` (nearest image when
+        periodic) is removed from the potentials, fields and energy at the sources (targets are
+        not corrected). A pair is unordered; indices are checked at the next :meth:`evaluate`
+        (farfield.InvalidArgumentError naming the pair). Coincident sources stay an error
+        even when excluded."""
+        self._core.set_exclusions(pairs, scales)
+
     def evaluate(self, sources, charges, targets=None, field=True):
         """Potentials (and fields) of ``charges`` (N,) at ``sources`` (N, 3), evaluated at the
         sources or at ``targets`` (T, 3); float64, used without copies when C-ordered. A
@@ -68,7 +79,11 @@ class Plan:
         return Result(r["potential"], r["field"], r["energy"])
 
 
-def evaluate(sources, charges, targets=None, tol=1e-6, periodic=None, field=True, **kwargs):
-    """One call: a :class:`Plan` (``tol``, ``periodic`` and ``kwargs``) evaluated once; returns
-    the :class:`Result`."""
-    return Plan(tol, periodic, **kwargs).evaluate(sources, charges, targets, field)
+def evaluate(sources, charges, targets=None, tol=1e-6, periodic=None, field=True, exclusions=None, scales=None, **kwargs):
+    """One call: a :class:`Plan` (``tol``, ``periodic`` and ``kwargs``, with ``exclusions`` and
+    ``scales`` as :meth:`Plan.set_exclusions` takes them) evaluated once; returns the
+    :class:`Result`."""
+    p = Plan(tol, periodic, **kwargs)
+    if exclusions is not None:
+        p.set_exclusions(exclusions, scales)
+    return p.evaluate(sources, charges, targets, field)

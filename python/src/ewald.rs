@@ -1,7 +1,7 @@
 //! `farfield.ewald.Plan`'s native part: farfield's `EwaldPlan` (spectral Ewald, SPME, the
 //! classic Ewald sum) on NumPy arrays.
 
-use crate::{array, backend_choice, count, OrPy, SendCell};
+use crate::{array, backend_choice, count, pair_list, OrPy, SendCell};
 use farfield::ewald::{EwaldOpts, Method, Overrides, Terms};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -81,22 +81,7 @@ impl EwaldPlan {
     /// Replaces the excluded / scaled pairs: `pairs` (K, 2) int64 indices, `scales` (K,) or None.
     #[pyo3(signature = (pairs, scales=None))]
     fn set_exclusions(&mut self, py: Python<'_>, pairs: &Bound<'_, PyAny>, scales: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let a = array::<i64>(pairs, "pairs", Some(2))?;
-        if a.shape()[1] != 2 {
-            return Err(PyValueError::new_err(format!("argument `pairs` has shape {:?}, expected (K, 2)", a.shape())));
-        }
-        let ro = a.readonly();
-        let pv: Vec<[i64; 2]> = ro.as_slice()?.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
-        let sv = match scales {
-            None => None,
-            Some(s) => {
-                let sa = array::<f64>(s, "scales", Some(1))?;
-                if sa.len() != pv.len() {
-                    return Err(PyValueError::new_err(format!("argument `scales` has {} values, `pairs` {} rows", sa.len(), pv.len())));
-                }
-                Some(sa.readonly().as_slice()?.to_vec())
-            }
-        };
+        let (pv, sv) = pair_list(pairs, scales)?;
         if let Some(p) = self.plan.as_mut() {
             let (pv, sv) = (&pv, &sv);
             py.allow_threads(|| p.get().set_exclusions(pv, sv.as_deref())).py_err()?;

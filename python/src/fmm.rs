@@ -1,7 +1,7 @@
 //! `farfield.fmm.Plan`'s native part: farfield's `FmmPlan` (the Coulomb FMM, open or periodic
 //! boundaries, CPU or CUDA) on NumPy arrays, with optional separate targets.
 
-use crate::{array, backend_choice, count, OrPy, SendCell};
+use crate::{array, backend_choice, count, pair_list, OrPy, SendCell};
 use farfield::fmm::{Boundary, FmmOpts, TreeKind};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -114,6 +114,14 @@ impl FmmPlan {
         d.set_item("field", fld)?;
         d.set_item("energy", energy)?;
         Ok(d)
+    }
+
+    /// Replaces the excluded / scaled pairs: `pairs` (K, 2) int64 indices, `scales` (K,) or None.
+    #[pyo3(signature = (pairs, scales=None))]
+    fn set_exclusions(&mut self, py: Python<'_>, pairs: &Bound<'_, PyAny>, scales: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let (pv, sv) = pair_list(pairs, scales)?;
+        let plan = &mut self.plan;
+        py.allow_threads(|| plan.get().set_exclusions(&pv, sv.as_deref())).py_err()
     }
 
     /// Expansion order in use.

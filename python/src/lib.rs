@@ -17,7 +17,7 @@
 //! farfield's `g[k + n3*(j + n2*i)]`: the bindings reverse axis lists (sizes, spacings, box,
 //! coordinates, field components) at the boundary.
 
-use numpy::{Element, PyArrayDescrMethods, PyArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -136,6 +136,28 @@ pub(crate) fn opt<'py, T: FromPyObject<'py>>(opts: Option<&Bound<'py, PyDict>>, 
 }
 
 /// A count or size argument: a Python int ≥ 0 (a negative one → `ValueError` naming it).
+/// The excluded / scaled pairs of `set_exclusions` (Ewald and FMM plans): `pairs` (K, 2) int64
+/// indices and `scales` (K,) float64 or None.
+pub(crate) fn pair_list(pairs: &Bound<'_, PyAny>, scales: Option<&Bound<'_, PyAny>>) -> PyResult<(Vec<[i64; 2]>, Option<Vec<f64>>)> {
+    let a = array::<i64>(pairs, "pairs", Some(2))?;
+    if a.shape()[1] != 2 {
+        return Err(PyValueError::new_err(format!("argument `pairs` has shape {:?}, expected (K, 2)", a.shape())));
+    }
+    let ro = a.readonly();
+    let pv: Vec<[i64; 2]> = ro.as_slice()?.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
+    let sv = match scales {
+        None => None,
+        Some(s) => {
+            let sa = array::<f64>(s, "scales", Some(1))?;
+            if sa.len() != pv.len() {
+                return Err(PyValueError::new_err(format!("argument `scales` has {} values, `pairs` {} rows", sa.len(), pv.len())));
+            }
+            Some(sa.readonly().as_slice()?.to_vec())
+        }
+    };
+    Ok((pv, sv))
+}
+
 pub(crate) fn count(v: i64, name: &str) -> PyResult<usize> {
     usize::try_from(v).map_err(|_| PyValueError::new_err(format!("argument `{name}` = {v} must be ≥ 0")))
 }

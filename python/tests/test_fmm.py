@@ -85,3 +85,38 @@ def test_bad_input_raises_naming_the_argument(rng):
     bad[4, 2] = np.nan
     with pytest.raises(farfield.InvalidArgumentError, match="4"):
         fmm.evaluate(bad, q)
+
+
+def test_exclusions_against_fmm3d_and_the_pair_terms(rng):
+    """Excluded and scaled pairs: the plan's answer equals fmm3dpy's sums at the sources minus
+    each listed pair's (1 − s) q q / r (computed here), potentials, fields and energy; bad lists
+    raise naming the pair."""
+    n = 400
+    src = rng.uniform(0, 1, (n, 3))
+    q = rng.uniform(-1, 1, n)
+    pairs = np.array([[0, 1], [2, 5], [7, 30], [40, 41], [41, 40]], dtype=np.int64)
+    scales = np.array([0.0, 0.5, 1 / 1.2, 0.0, 0.0])
+    pot, grad = fmm3d_reference(src, q)
+    pot, grad = pot.copy(), grad.copy()
+    e0 = 0.5 * np.dot(q, pot)
+    for (i, j), s in zip(pairs[:4], scales[:4]):
+        d = src[i] - src[j]
+        r = np.linalg.norm(d)
+        w = 1 - s
+        pot[i] -= w * q[j] / r
+        pot[j] -= w * q[i] / r
+        grad[i] -= w * q[j] * d / r ** 3
+        grad[j] += w * q[i] * d / r ** 3
+        e0 -= w * q[i] * q[j] / r
+    r = fmm.evaluate(src, q, tol=1e-10, exclusions=pairs, scales=scales)
+    assert rel_l2(r.potential, pot) < 1e-8
+    assert rel_l2(r.field, grad) < 1e-8
+    assert abs(r.energy - e0) < 1e-8 * abs(e0)
+    p = fmm.Plan(tol=1e-6)
+    with pytest.raises(farfield.InvalidArgumentError, match="two scales"):
+        p.set_exclusions(np.array([[0, 1], [1, 0]]), np.array([0.0, 0.5]))
+    with pytest.raises(ValueError, match="pairs"):
+        p.set_exclusions(np.zeros((2, 3), dtype=np.int64))
+    p.set_exclusions(np.array([[3, n]]))
+    with pytest.raises(farfield.InvalidArgumentError, match="exclusion pair"):
+        p.evaluate(src, q)

@@ -53,7 +53,7 @@
 //! * exclusions: unordered pairs, duplicates removed, at most 2^40 pairs.
 
 use super::abi::{self, versioned};
-use super::{check_outputs_disjoint, destroy_boxed, gpu_method_of, guard, lock, non_null, plan_handle, region, slice_in, slice_out};
+use super::{check_outputs_disjoint, destroy_boxed, gpu_method_of, guard, lock, non_null, pair_args, plan_handle, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::ewald::params::MAX_GRID_AXIS;
 use crate::backend::{BackendChoice, GpuStream};
@@ -189,7 +189,6 @@ pub const FARFIELD_EWALD_TERMS_ALL: i32 = 0;
 pub const FARFIELD_EWALD_TERMS_KSPACE: i32 = 1;
 /// `opts.terms`: the real-space pair sum and the real-space share of the exclusion corrections.
 pub const FARFIELD_EWALD_TERMS_REAL: i32 = 2;
-const MAX_EXCLUSIONS: i64 = FARFIELD_EWALD_MAX_EXCLUSIONS;
 
 /// Opaque Ewald plan (C: `farfield_ewald_plan`, a pointer to this).
 #[allow(non_camel_case_types)]
@@ -601,25 +600,8 @@ pub unsafe extern "C" fn farfield_ewald_set_exclusions_scaled(
 /// As `farfield_ewald_set_exclusions_scaled`.
 unsafe fn set_pairs(plan: farfield_ewald_plan, npairs: i64, pairs: *const i64, scales: Option<*const f64>) -> Result<()> {
     let mut p = lock(plan)?;
-    let args = (|| {
-        if npairs < 0 {
-            return Err(Error::InvalidArg(format!("npairs = {npairs} is negative")));
-        }
-        if npairs as u64 > MAX_EXCLUSIONS as u64 {
-            return Err(Error::Range(format!("npairs = {npairs} exceeds the limit of 2^40 exclusion pairs")));
-        }
-        let np = npairs as usize;
-        let s = slice_in(pairs, 2 * np, "pairs")?;
-        // SAFETY: [i64; 2] has the layout and alignment of two consecutive i64; 2·np elements.
-        let v: &[[i64; 2]] = if np == 0 { &[] } else { std::slice::from_raw_parts(s.as_ptr() as *const [i64; 2], np) };
-        let sc = match scales {
-            Some(p) => Some(slice_in(p, np, "scales")?),
-            None => None,
-        };
-        Ok((v, sc))
-    })();
     // a distributed plan: one rank's bad argument fails the call on every rank
-    let (v, sc) = p.agree(args)?;
+    let (v, sc) = p.agree(pair_args(npairs, pairs, scales))?;
     p.set_exclusions(v, sc)
 }
 

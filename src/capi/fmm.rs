@@ -24,7 +24,7 @@
 //! grow).
 
 use super::abi::{self, versioned};
-use super::{check_outputs_disjoint, destroy_boxed, guard, lock, non_null, plan_handle, region, slice_in, slice_out};
+use super::{check_outputs_disjoint, destroy_boxed, guard, lock, non_null, pair_args, plan_handle, region, slice_in, slice_out};
 use crate::error::{Error, Result};
 use crate::backend::{BackendChoice, GpuStream};
 use crate::fmm::{params, Boundary, FmmOpts, TreeKind};
@@ -402,7 +402,8 @@ pub unsafe extern "C" fn farfield_fmm_makeplan(
 /// or `xyz`/`q` NULL with `n > 0`), `FARFIELD_ERR_NPOINTS` (`n < 0` or `n ≥ 2³²`),
 /// `FARFIELD_ERR_NONFINITE` (a coordinate or charge NaN/Inf; the message names the first
 /// index), `FARFIELD_ERR_INVALID_ARG` (coincident particles, see above; an output overlapping
-/// an input or another output, both named: no in-place execute),
+/// an input or another output, both named: no in-place execute; an excluded pair of
+/// `farfield_fmm_set_exclusions*` with an index ≥ `n`),
 /// `FARFIELD_ERR_RANGE` (see above), `FARFIELD_ERR_ALLOC` (the work arrays, tree, lists or
 /// expansions for `n` particles cannot be allocated; the message gives the byte count).
 ///
@@ -446,6 +447,50 @@ pub unsafe extern "C" fn farfield_fmm_execute(
             energy.write(u);
         }
         Ok(())
+    })
+}
+
+/// Sets the excluded and scaled pairs of an FMM plan (replacing earlier ones), as MD codes
+/// need for bonded pairs: pair `k` = (`pairs[2k]`, `pairs[2k+1]`), 0-based indices of the
+/// particles of the next executes, interacts as `scales[k] q_i q_j / r` instead of
+/// `q_i q_j / r` (`r` the nearest-image distance under periodic boundaries); scale 0 excludes
+/// the pair (`farfield_fmm_set_exclusions`: every pair). After the FMM sum the plan subtracts
+/// `(1 − s)` of each pair's interaction from the potentials, fields and energy, on the CPU
+/// or, for a CUDA plan, on the device. The list semantics are those of
+/// `farfield_ewald_set_exclusions_scaled`: unordered pairs, a pair listed several times with
+/// the same scale counts once, scale-1 pairs dropped, `npairs = 0` clears (the arrays may then
+/// be NULL); copied. Coincident particles stay an error at execute even when excluded (the FMM's
+/// near field has no `r → 0` limit). An index ≥ the `n` of an execute makes that execute
+/// `FARFIELD_ERR_INVALID_ARG`.
+///
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`; `pairs` or `scales` NULL with `npairs` >
+/// 0), `FARFIELD_ERR_INVALID_ARG` (`npairs` < 0, an index negative or above 2³² − 2, a pair (i, i), a pair with two different scales: named in the
+/// message), `FARFIELD_ERR_NONFINITE` (a scale NaN/Inf), `FARFIELD_ERR_RANGE` (`npairs` above
+/// `FARFIELD_EWALD_MAX_EXCLUSIONS`), `FARFIELD_ERR_ALLOC`, `FARFIELD_ERR_INTERNAL` (a device
+/// error); on error the earlier list is kept.
+///
+/// # Safety
+/// `plan` from `farfield_fmm_makeplan`; `pairs` valid for `2·npairs` reads, `scales` NULL or
+/// valid for `npairs`.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_fmm_set_exclusions_scaled(plan: farfield_fmm_plan, npairs: i64, pairs: *const i64, scales: *const f64) -> c_int {
+    guard(|| {
+        let mut p = lock(plan)?;
+        let (v, sc) = pair_args(npairs, pairs, Some(scales))?;
+        p.set_exclusions(v, sc)
+    })
+}
+
+/// `farfield_fmm_set_exclusions_scaled` with every scale 0: the pairs are excluded.
+///
+/// # Safety
+/// As `farfield_fmm_set_exclusions_scaled`.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_fmm_set_exclusions(plan: farfield_fmm_plan, npairs: i64, pairs: *const i64) -> c_int {
+    guard(|| {
+        let mut p = lock(plan)?;
+        let (v, _) = pair_args(npairs, pairs, None)?;
+        p.set_exclusions(v, None)
     })
 }
 

@@ -148,6 +148,31 @@ pub(crate) unsafe fn slice_in<'a, E>(p: *const E, n: usize, name: &str) -> Resul
     Ok(std::slice::from_raw_parts(p, n))
 }
 
+/// The arguments of the `set_exclusions` calls (Ewald and FMM): `npairs` pairs of 0-based
+/// indices at `pairs` (`2·npairs` values) and, for the scaled call, `npairs` scales.
+/// Errors: [`Error::InvalidArg`] (`npairs` < 0), [`Error::Range`] (`npairs` above 2⁴⁰,
+/// `FARFIELD_EWALD_MAX_EXCLUSIONS`), [`Error::NullPointer`] (an array NULL with `npairs` > 0).
+///
+/// # Safety
+/// `pairs` valid for `2·npairs` reads, `scales` (when given) for `npairs`.
+pub(crate) unsafe fn pair_args<'a>(npairs: i64, pairs: *const i64, scales: Option<*const f64>) -> Result<(&'a [[i64; 2]], Option<&'a [f64]>)> {
+    if npairs < 0 {
+        return Err(Error::InvalidArg(format!("npairs = {npairs} is negative")));
+    }
+    if npairs > ewald::FARFIELD_EWALD_MAX_EXCLUSIONS {
+        return Err(Error::Range(format!("npairs = {npairs} exceeds the limit of 2^40 exclusion pairs")));
+    }
+    let np = npairs as usize;
+    let s = slice_in(pairs, 2 * np, "pairs")?;
+    // SAFETY: [i64; 2] has the layout and alignment of two consecutive i64; 2·np elements.
+    let v: &[[i64; 2]] = if np == 0 { &[] } else { std::slice::from_raw_parts(s.as_ptr() as *const [i64; 2], np) };
+    let sc = match scales {
+        Some(p) => Some(slice_in(p, np, "scales")?),
+        None => None,
+    };
+    Ok((v, sc))
+}
+
 /// Mutable variant of [`slice_in`].
 ///
 /// # Safety

@@ -54,7 +54,7 @@
 //! with exclusions and scaled pairs for every `terms` setting).
 //!
 //! # Exclusions and scaled pairs
-//! The corrections are the single-process plan's ([`super::exclusions`]: `−(1 − s) q_i q_j /
+//! The corrections are the single-process plan's ([`crate::pairs`]: `−(1 − s) q_i q_j /
 //! r` of the nearest image, split into its real-space `erfc` and k-space `erf` shares as
 //! `opts.terms` selects), computed by the same code ([`RealSpace::exclusions`]) once per pair.
 //! * **Storage: distributed by id.** The ids are split in `K` blocks of `⌈n_total/K⌉`; rank
@@ -119,7 +119,7 @@
 //! [`Error::NotSupported`] on every rank; use SPME, or the single-process plan.
 
 use super::box_::{wrap01, PeriodicBox};
-use super::exclusions::Exclusions;
+use crate::pairs::Exclusions;
 use super::influence::{add_virial, mode_of, spme_corr, theta_at};
 use super::real_space::{RealSpace, COINC_REL};
 use super::{erfc_accuracy, new_box, setup, to_caller_units, virial_tensor, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Method,

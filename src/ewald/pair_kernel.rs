@@ -20,7 +20,7 @@
 //! that is not excluded (so an all-coincident input costs `O(n)`, not `O(n²)`).
 
 use super::erfc::{poly, PairFit};
-use super::exclusions::Exclusions;
+use crate::pairs::Exclusions;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 

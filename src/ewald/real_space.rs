@@ -20,11 +20,11 @@
 //! * Exclusions: for an excluded pair `(i, j)`, the whole `1/r` interaction of the nearest image
 //!   is removed: the real-space term `erfc(ξr)/r` (if `r < r_c`, computed exactly as the loop
 //!   computed it, so the two cancel) and the `erf(ξr)/r` that the k-space sum contains; for a
-//!   pair with scale `s` ([`super::exclusions`]), `(1 − s)` times both. Each share can be
+//!   pair with scale `s` ([`crate::pairs`]), `(1 − s)` times both. Each share can be
 //!   applied alone (the terms of [`super::Terms`]).
 
 use super::box_::PeriodicBox;
-use super::exclusions::Exclusions;
+use crate::pairs::Exclusions;
 use super::pair_kernel::{block, Acc, Coinc, Nbr, PairConsts, Soa};
 use crate::error::{try_resize, try_zeroed_vec, Error, Result};
 use crate::threads::{SyncPtr, Threads};

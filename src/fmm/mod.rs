@@ -77,6 +77,7 @@ pub mod params;
 pub mod periodic;
 pub mod rotation;
 pub mod simd;
+pub(crate) mod exclusions;
 mod stages;
 #[doc(hidden)]
 pub use stages::StageDump;

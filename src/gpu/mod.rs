@@ -48,6 +48,7 @@ pub mod ewald;
 pub mod fmm;
 pub mod nufft;
 pub mod occupancy;
+pub mod pairs;
 pub mod runtime;
 pub mod spread;
 pub mod type3;

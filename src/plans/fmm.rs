@@ -7,6 +7,7 @@ use crate::fmm::{periodic, Boundary, CpuFmm, FmmOpts, FmmStats, TreeKind};
 use crate::gpu::cuda::CudaDevice;
 use crate::gpu::device::Device;
 use crate::gpu::fmm::{plan::GpuRun, GpuFmm};
+use crate::pairs::{check_exclusions, Exclusions};
 use std::time::Instant;
 
 /// An FMM plan for the Coulomb kernel `1/r` (the method, its accuracy and its units: the
@@ -18,6 +19,8 @@ pub struct FmmPlan {
     gpu: Option<GpuFmm<CudaDevice>>,
     /// Statistics of the last GPU execute (CPU plans report the CPU plan's).
     gpu_stats: Option<FmmStats>,
+    /// Excluded and scaled pairs of a CPU plan (a CUDA plan keeps them on the device).
+    excl: Exclusions,
 }
 
 impl FmmPlan {
@@ -52,7 +55,7 @@ impl FmmPlan {
                 Some(GpuFmm::new(dev, cpu.boundary(), cpu.order(), opts.depth)?)
             }
         };
-        Ok(FmmPlan { cpu, gpu, gpu_stats: None })
+        Ok(FmmPlan { cpu, gpu, gpu_stats: None, excl: Exclusions::default() })
     }
 
     /// Expansion order.
@@ -86,6 +89,33 @@ impl FmmPlan {
         self.cpu.reserve(n, field)
     }
 
+    /// Sets the excluded and scaled pairs (replacing earlier ones): pair `k` = `pairs[k]`
+    /// (0-based particle indices of the next executes, unordered; each below 2³² − 1 here and
+    /// below `n` at execute) interacts as `scales[k] q_i q_j / r` instead of `q_i q_j / r`
+    /// (`scales = None`: 0, the pair excluded), the nearest image under periodic boundaries;
+    /// the plan subtracts `(1 − s)` of each pair's interaction from the potentials, fields and
+    /// energy after the FMM sum (`crate::fmm`'s module `exclusions`; the same on the CPU and
+    /// the device). The list semantics are the Ewald plans' ([`crate::ewald::CpuEwald::set_exclusions_scaled`]):
+    /// a pair listed several times with the same scale counts once, scale-1 pairs are dropped,
+    /// an empty list clears. Coincident particles are refused at execute whatever the list
+    /// says. Errors: [`Error::InvalidArg`] (a negative or too large index, a pair `(i, i)`, a
+    /// pair with two scales, a `scales` array of another length: named), [`Error::NonFinite`]
+    /// (a scale), [`Error::Alloc`], device errors; on error the earlier list is kept.
+    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()> {
+        match &mut self.gpu {
+            Some(g) => g.set_exclusions(pairs, scales),
+            None => {
+                self.excl = Exclusions::new(pairs, scales, u32::MAX as usize)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Number of distinct excluded and scaled pairs.
+    pub fn n_exclusions(&self) -> usize {
+        self.gpu.as_ref().map_or(self.excl.len(), |g| g.n_exclusions())
+    }
+
     /// The GPU plan of a CUDA-backend plan (to choose its M2L kernel), `None` on the CPU.
     pub fn gpu(&mut self) -> Option<&mut GpuFmm<CudaDevice>> {
         self.gpu.as_mut()
@@ -96,13 +126,20 @@ impl FmmPlan {
     /// the plan's backend. `n = 0` is a valid no-op (energy 0). Outputs are written only on
     /// success.
     ///
-    /// Errors: [`Error::InvalidArg`] (slice lengths), [`Error::NonFinite`] (a coordinate or
-    /// charge NaN/Inf; the message names the index), [`Error::NPoints`] (more than 2³² − 1
-    /// particles), [`Error::Alloc`], device errors.
-    pub fn execute(&mut self, xyz: &[f64], q: &[f64], phi: Option<&mut [f64]>, field: Option<&mut [f64]>) -> Result<f64> {
+    /// Excluded and scaled pairs ([`Self::set_exclusions`]) are corrected for.
+    ///
+    /// Errors: [`Error::InvalidArg`] (slice lengths; an excluded pair with an index ≥ n),
+    /// [`Error::NonFinite`] (a coordinate or charge NaN/Inf; the message names the index),
+    /// [`Error::NPoints`] (more than 2³² − 1 particles), [`Error::Alloc`], device errors.
+    pub fn execute(&mut self, xyz: &[f64], q: &[f64], mut phi: Option<&mut [f64]>, mut field: Option<&mut [f64]>) -> Result<f64> {
         let t = Instant::now();
         let Some(g) = &self.gpu else {
-            return self.cpu.execute(xyz, q, phi, field);
+            check_exclusions(&self.excl.keys, q.len())?;
+            let u = self.cpu.execute(xyz, q, phi.as_deref_mut(), field.as_deref_mut())?;
+            if self.excl.is_empty() {
+                return Ok(u);
+            }
+            return Ok(u + crate::fmm::exclusions::correct(&self.excl, self.cpu.boundary(), xyz, q, phi, field));
         };
         let run = g.execute(xyz, q, phi, field)?;
         self.record_gpu_run(q.len(), &run, t);
@@ -182,5 +219,112 @@ mod tests {
         let e1 = FmmPlan::new(Boundary::Open, 1e-6, &FmmOpts::default()).unwrap().execute(&xyz, &q, None, None).unwrap();
         let e2 = CpuFmm::new(Boundary::Open, 1e-6, &FmmOpts::default()).unwrap().execute(&xyz, &q, None, None).unwrap();
         assert_eq!(e1, e2);
+    }
+
+    /// `n` particles in the unit cube (charges in [−1, 1), neutral), particle `3k + 1` bonded
+    /// to `3k` (0.1 apart) and `3k + 2` at 0.25 from it; the pairs (3k, 3k+1) excluded,
+    /// (3k, 3k+2) scaled by 0.5, (3k+1, 3k+2) by 1/1.2, and a pair across the periodic faces.
+    fn bonded(n: usize) -> (Vec<f64>, Vec<f64>, Vec<[i64; 2]>, Vec<f64>) {
+        use rand::{Rng, SeedableRng};
+        let mut r = rand_pcg::Pcg64::seed_from_u64(5);
+        let mut xyz: Vec<f64> = (0..3 * n).map(|_| r.gen_range(0.05..0.7)).collect();
+        let mut q: Vec<f64> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
+        let m = q.iter().sum::<f64>() / n as f64;
+        q.iter_mut().for_each(|v| *v -= m);
+        let (mut pairs, mut scales) = (Vec::new(), Vec::new());
+        for k in 0..n / 3 - 1 {
+            for a in 0..3 {
+                xyz[3 * (3 * k + 1) + a] = xyz[9 * k + a] + if a == k % 3 { 0.1 } else { 0.0 };
+                xyz[3 * (3 * k + 2) + a] = xyz[9 * k + a] + if a == (k + 1) % 3 { 0.25 } else { 0.0 };
+            }
+            let i = 3 * k as i64;
+            pairs.extend([[i, i + 1], [i + 2, i], [i + 1, i + 2]]);
+            scales.extend([0.0, 0.5, 1.0 / 1.2]);
+        }
+        // the last two particles at opposite faces: 0.04 apart through the periodic boundary
+        let (a, b) = (n - 2, n - 1);
+        xyz[3 * a..3 * a + 3].copy_from_slice(&[0.02, 0.5, 0.9]);
+        xyz[3 * b..3 * b + 3].copy_from_slice(&[0.98, 0.5, 0.9]);
+        pairs.push([a as i64, b as i64]);
+        scales.push(0.0);
+        (xyz, q, pairs, scales)
+    }
+
+    /// Excluded and scaled pairs on the CPU: open boundaries against direct sums in which each
+    /// listed pair enters with its scale; periodic boundaries against the plan without the list
+    /// minus each pair's nearest-image `(1 − s) q q / r`, computed here; the index check at
+    /// execute and the list's own checks (the earlier list kept).
+    #[test]
+    fn exclusions_and_scaled_pairs() {
+        let n = 90;
+        let (xyz, q, pairs, scales) = bonded(n);
+        let scale_of = |i: usize, j: usize| {
+            pairs.iter().zip(&scales).find(|(p, _)| (p[0] as usize, p[1] as usize) == (i, j) || (p[0] as usize, p[1] as usize) == (j, i)).map_or(1.0, |(_, &s)| s)
+        };
+        // open: direct sums with the scales
+        let (mut phi0, mut e0) = (vec![0.0; n], vec![0.0; 3 * n]);
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                let d: [f64; 3] = std::array::from_fn(|a| xyz[3 * i + a] - xyz[3 * j + a]);
+                let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                let s = scale_of(i, j);
+                phi0[i] += s * q[j] / r;
+                for a in 0..3 {
+                    e0[3 * i + a] += s * q[j] * d[a] / (r * r * r);
+                }
+            }
+        }
+        let u0 = 0.5 * q.iter().zip(&phi0).map(|(a, b)| a * b).sum::<f64>();
+        let mut p = FmmPlan::new(Boundary::Open, 1e-10, &FmmOpts::default()).unwrap();
+        p.set_exclusions(&pairs, Some(&scales)).unwrap();
+        assert_eq!(p.n_exclusions(), pairs.len());
+        let (mut phi, mut e) = (vec![0.0; n], vec![0.0; 3 * n]);
+        let u = p.execute(&xyz, &q, Some(&mut phi), Some(&mut e)).unwrap();
+        let rel = |a: &[f64], b: &[f64]| {
+            (a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>() / b.iter().map(|y| y * y).sum::<f64>()).sqrt()
+        };
+        assert!(rel(&phi, &phi0) < 1e-9 && rel(&e, &e0) < 1e-9 && ((u - u0) / u0).abs() < 1e-9, "{} {} {u} {u0}", rel(&phi, &phi0), rel(&e, &e0));
+        // the energy alone (no outputs) carries the same correction
+        assert!((p.execute(&xyz, &q, None, None).unwrap() - u).abs() <= 1e-12 * u.abs());
+        // periodic: the sum without the list, then each pair's nearest image removed here
+        let per = Boundary::Periodic { side: 1.0 };
+        let mut all = FmmPlan::new(per, 1e-10, &FmmOpts::default()).unwrap();
+        let (mut phi1, mut e1) = (vec![0.0; n], vec![0.0; 3 * n]);
+        let mut u1 = all.execute(&xyz, &q, Some(&mut phi1), Some(&mut e1)).unwrap();
+        for (pr, &s) in pairs.iter().zip(&scales) {
+            let (i, j) = (pr[0] as usize, pr[1] as usize);
+            let d: [f64; 3] = std::array::from_fn(|a| {
+                let v = xyz[3 * i + a] - xyz[3 * j + a];
+                v - v.round()
+            });
+            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            let w = 1.0 - s;
+            phi1[i] -= w * q[j] / r;
+            phi1[j] -= w * q[i] / r;
+            for a in 0..3 {
+                e1[3 * i + a] -= w * q[j] * d[a] / (r * r * r);
+                e1[3 * j + a] += w * q[i] * d[a] / (r * r * r);
+            }
+            u1 -= w * q[i] * q[j] / r;
+        }
+        let mut p = FmmPlan::new(per, 1e-10, &FmmOpts::default()).unwrap();
+        // unordered, repeated pairs count once
+        let mut twice = pairs.clone();
+        twice.extend(pairs.iter().map(|p| [p[1], p[0]]));
+        let mut sc2 = scales.clone();
+        sc2.extend(&scales);
+        p.set_exclusions(&twice, Some(&sc2)).unwrap();
+        assert_eq!(p.n_exclusions(), pairs.len());
+        let u = p.execute(&xyz, &q, Some(&mut phi), Some(&mut e)).unwrap();
+        assert!(rel(&phi, &phi1) < 1e-13 && rel(&e, &e1) < 1e-13 && ((u - u1) / u1).abs() < 1e-13, "{} {} {u} {u1}", rel(&phi, &phi1), rel(&e, &e1));
+        // an index ≥ n at execute; the list's own checks keep the earlier list
+        assert!(matches!(p.execute(&xyz[..3 * (n - 1)], &q[..n - 1], None, None), Err(Error::InvalidArg(m)) if m.contains("exclusion pair")));
+        assert!(matches!(p.set_exclusions(&[[0, 1], [1, 0]], Some(&[0.0, 0.5])), Err(Error::InvalidArg(m)) if m.contains("two scales")));
+        assert!(matches!(p.set_exclusions(&[[2, 2]], None), Err(Error::InvalidArg(_))));
+        assert!(matches!(p.set_exclusions(&[[0, 1]], Some(&[f64::NAN])), Err(Error::NonFinite(_))));
+        assert_eq!(p.n_exclusions(), pairs.len());
+        p.set_exclusions(&[], None).unwrap();
+        let (u2, u3) = (p.execute(&xyz, &q, None, None).unwrap(), all.execute(&xyz, &q, None, None).unwrap());
+        assert!((u2 - u3).abs() <= 1e-14 * u3.abs(), "cleared list: {u2} vs {u3}");
     }
 }

@@ -57,11 +57,12 @@
 //! at their next chunk of neighbour cells once it is set, and the call fails with the CPU's
 //! [`Error::InvalidArg`] naming both.
 
-use crate::error::{try_vec, Error, Result};
+use crate::error::{Error, Result};
 use crate::ewald::box_::PeriodicBox;
 use crate::ewald::pair_kernel::PairConsts;
 use crate::ewald::real_space::{coincident_error, COINC_REL};
 use crate::ewald::{check_exclusions, EwaldParts, Exclusions};
+use crate::gpu::pairs::DevicePairs;
 use crate::gpu::device::{download_vec, upload_new, Arg, Device};
 use crate::gpu::fmm::tree::scan;
 use crate::gpu::types::{as_bytes, as_bytes_mut};
@@ -137,14 +138,8 @@ pub struct GpuRealSpace<D: Device> {
     /// Fit coefficients `g | h` (`ncoef` each).
     coef: D::Buf,
     ncoef: usize,
-    /// Excluded and scaled pairs (sorted keys `min << 32 | max`, scales).
-    excl: Exclusions,
-    /// Exclusion CSR: `u32[nxa + 1]` row starts, `u32` partners, and the `f64` scale of each
-    /// partner entry (`None`: every pair fully excluded, scale 0).
-    xptr: D::Buf,
-    xlist: D::Buf,
-    xscale: Option<D::Buf>,
-    nxa: usize,
+    /// Excluded and scaled pairs, on the host and as CSR on the device.
+    pairs: DevicePairs<D>,
     /// Threads per atom (`None`: automatic).
     kpa: Option<u32>,
     atoms: Option<AtomBufs<D::Buf>>,
@@ -210,48 +205,6 @@ fn stencil_offsets(bx: &PeriodicBox, nc: [usize; 3], rc: f64) -> Vec<i32> {
     st
 }
 
-/// The exclusion CSR of the pairs `ex`: row starts (`nxa + 1`, `nxa` = largest index + 1), the
-/// partners of each atom in increasing order and, unless every pair is fully excluded, the
-/// scale of each partner entry. Error: [`Error::Alloc`].
-fn exclusion_csr(ex: &Exclusions) -> Result<(Vec<u32>, Vec<u32>, Option<Vec<f64>>, usize)> {
-    let keys = &ex.keys;
-    let nxa = keys.iter().map(|&k| (k & 0xffff_ffff) as usize + 1).max().unwrap_or(0);
-    let mut ptr = try_vec::<u32>(nxa + 1, "exclusion rows")?;
-    ptr.resize(nxa + 1, 0);
-    for &k in keys {
-        ptr[(k >> 32) as usize + 1] += 1;
-        ptr[(k & 0xffff_ffff) as usize + 1] += 1;
-    }
-    for i in 0..nxa {
-        ptr[i + 1] += ptr[i];
-    }
-    // (partner, scale) entries, sorted by partner within each row
-    let mut list = try_vec::<(u32, f64)>(2 * keys.len(), "exclusion partners")?;
-    list.resize(2 * keys.len(), (0, 0.0));
-    let mut fill = ptr.clone();
-    for (m, &k) in keys.iter().enumerate() {
-        let (a, b) = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
-        let s = ex.scale_of(m);
-        list[fill[a] as usize] = (b as u32, s);
-        fill[a] += 1;
-        list[fill[b] as usize] = (a as u32, s);
-        fill[b] += 1;
-    }
-    for i in 0..nxa {
-        list[ptr[i] as usize..ptr[i + 1] as usize].sort_unstable_by_key(|e| e.0);
-    }
-    let mut partners = try_vec::<u32>(list.len(), "exclusion partners")?;
-    partners.extend(list.iter().map(|e| e.0));
-    let scales = if ex.all_full() {
-        None
-    } else {
-        let mut v = try_vec::<f64>(list.len(), "exclusion scales")?;
-        v.extend(list.iter().map(|e| e.1));
-        Some(v)
-    };
-    Ok((ptr, partners, scales, nxa))
-}
-
 fn nblocks(threads: usize, block: u32) -> u32 {
     threads.div_ceil(block as usize).max(1) as u32
 }
@@ -278,8 +231,7 @@ impl<D: Device> GpuRealSpace<D> {
         let mut c = consts.fit.g.clone();
         c.extend_from_slice(&consts.fit.h);
         let coef = upload_new(&dev, &c)?;
-        let xptr = upload_new(&dev, &[0u32])?;
-        let xlist = upload_new(&dev, &[0u32])?;
+        let pairs = DevicePairs::new(&dev)?;
         let par = dev.alloc(BAD_OFF + 16)?;
         let status = dev.alloc(11 * 8)?;
         Ok(GpuRealSpace {
@@ -288,11 +240,7 @@ impl<D: Device> GpuRealSpace<D> {
             rc,
             coef,
             ncoef,
-            excl: Exclusions::default(),
-            xptr,
-            xlist,
-            xscale: None,
-            nxa: 0,
+            pairs,
             kpa: None,
             atoms: None,
             cells: None,
@@ -347,34 +295,21 @@ impl<D: Device> GpuRealSpace<D> {
     /// [`Self::set_exclusions`] with a checked list. Errors: [`Error::Alloc`] and device errors;
     /// on error the earlier list is kept.
     pub(crate) fn set_exclusion_list(&mut self, ex: Exclusions) -> Result<()> {
-        let (ptr, list, scales, nxa) = exclusion_csr(&ex)?;
-        let xptr = upload_new(&self.dev, &ptr)?;
-        let xlist = upload_new(&self.dev, &list)?;
-        let xscale = scales.map(|s| upload_new(&self.dev, &s)).transpose()?;
-        self.excl = ex;
-        self.xptr = xptr;
-        self.xlist = xlist;
-        self.xscale = xscale;
-        self.nxa = nxa;
-        Ok(())
+        self.pairs.set(&self.dev, ex)
     }
 
     /// Whether the pass has work for the parts `parts`: the real-space sum, or the exclusion
     /// corrections' k-space shares of a plan without it.
     pub fn runs_for(&self, parts: EwaldParts) -> bool {
         let (real_share, k_share) = parts.exclusion_shares();
-        parts.real || (!self.excl.is_empty() && (real_share || k_share))
+        parts.real || (!self.pairs.is_empty() && (real_share || k_share))
     }
 
     /// Moves the exclusions of `other` (host keys and device CSR) into this pass, leaving
     /// `other`'s in their place: a plan rebuilt for new `ξ`, `r_c` keeps its exclusions
     /// without converting or uploading them again.
     pub(crate) fn take_exclusions(&mut self, other: &mut Self) {
-        std::mem::swap(&mut self.excl, &mut other.excl);
-        std::mem::swap(&mut self.xptr, &mut other.xptr);
-        std::mem::swap(&mut self.xlist, &mut other.xlist);
-        std::mem::swap(&mut self.xscale, &mut other.xscale);
-        std::mem::swap(&mut self.nxa, &mut other.nxa);
+        std::mem::swap(&mut self.pairs, &mut other.pairs);
     }
 
     /// Test and tuning hook: threads per atom of the pair kernel (1, 2, 4, 8, 16 or 32;
@@ -530,7 +465,7 @@ impl<D: Device> GpuRealSpace<D> {
         if let Some(f) = &field {
             short("field", f, 3)?;
         }
-        check_exclusions(&self.excl.keys, n)?;
+        check_exclusions(&self.pairs.host.keys, n)?;
         if n == 0 {
             return Ok(RealPending { n, virial, field: field.is_some(), ph: None });
         }
@@ -604,6 +539,7 @@ impl<D: Device> GpuRealSpace<D> {
         };
         let (real_share, k_share) = parts.exclusion_shares();
         let shares = SHARE_REAL * real_share as i32 + SHARE_K * k_share as i32;
+        let [xa0, xa1, xa2, xa3] = self.pairs.args();
         dev.launch("ff_ewr_gather", nblocks(n, BLOCK), BLOCK, 0, &[
             Arg::I32(n32), Arg::Buf(&at.perm), Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::Buf(&self.par), Arg::Buf(&at.pos),
         ])?;
@@ -622,8 +558,7 @@ impl<D: Device> GpuRealSpace<D> {
         dev.launch(kernel, nb, PAIR_BLOCK, 0, &[
             Arg::I32(n32), Arg::I32(kpa as i32), Arg::Buf(&at.pos), Arg::Buf(&at.perm), Arg::Buf(&at.keys), Arg::Buf(&cl.start),
             Arg::Buf(&cl.bbox), st, Arg::I32(nst as i32), Arg::I32(nc32[0]), Arg::I32(nc32[1]), Arg::I32(nc32[2]), Arg::Buf(&self.par),
-            Arg::Buf(&self.coef), Arg::I32(self.ncoef as i32), Arg::I32(self.consts.exact as i32), Arg::Buf(&self.xptr),
-            Arg::Buf(&self.xlist), Arg::I32(self.nxa as i32), self.xscale.as_ref().map_or(Arg::Null, Arg::Buf), Arg::I32(shares),
+            Arg::Buf(&self.coef), Arg::I32(self.ncoef as i32), Arg::I32(self.consts.exact as i32), xa0, xa1, xa2, xa3, Arg::I32(shares),
             Arg::Buf(&at.sfrac), Arg::Buf(q), Arg::I32(want_field as i32),
             Arg::Buf(&at.out), Arg::Buf(part), Arg::U64(flag),
         ])?;

@@ -30,6 +30,7 @@ use super::{DeviceTree, Expansions, SortedOut};
 use crate::error::{Error, Result};
 use crate::fmm::harmonics::{idx, ncoef, RegTables};
 use crate::gpu::device::{download_vec, upload_new, Arg, Device};
+use crate::gpu::pairs::DevicePairs;
 
 /// Block size of the reduction kernels (`FF_OPS_RED` in `kernels/fmm_ops.cu`).
 const RED: u32 = 256;
@@ -346,6 +347,9 @@ fn range_stats<D: Device>(dev: &D, a: &D::Buf, n: usize, size: f64, nscale: i32)
 ///
 /// 1. periodic trees: the background correction of [`crate::fmm::periodic::background_correction`]
 ///    (`Q, D', S'` by device reductions; `V = 1` in root-cube units) added to `out`;
+///    then the corrections of the excluded and scaled pairs `pairs` (`crate::fmm`'s module
+///    `exclusions`; nearest image in the periodic root cube), each sorted particle from its
+///    own row (`ff_fmm_rank`, `ff_fmm_excl`; no atomics);
 /// 2. range checks before anything is written: `max |φ|`, `max |E|` by device reductions; an
 ///    output whose largest magnitude underflows below the smallest normal double when scaled
 ///    (`φ/s`, `E/s²`, `s = tree.side`), or any scaled value that is not finite (first index in
@@ -358,7 +362,8 @@ fn range_stats<D: Device>(dev: &D, a: &D::Buf, n: usize, size: f64, nscale: i32)
 /// `out` is left in root-cube units (with the periodic correction added). Errors:
 /// [`Error::Range`], [`Error::InvalidArg`] (buffer sizes, `field` without `out.field`, `n ≥
 /// 2³¹`), [`Error::Alloc`], launch errors.
-pub fn finish<D: Device>(dev: &D, tree: &DeviceTree<D>, out: &mut SortedOut<D>, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>) -> Result<f64> {
+pub fn finish<D: Device>(dev: &D, tree: &DeviceTree<D>, out: &mut SortedOut<D>, pairs: &DevicePairs<D>, phi: Option<&mut D::Buf>,
+                         field: Option<&mut D::Buf>) -> Result<f64> {
     let n = tree.n;
     let size = tree.side;
     if n > i32::MAX as usize {
@@ -395,6 +400,18 @@ pub fn finish<D: Device>(dev: &D, tree: &DeviceTree<D>, out: &mut SortedOut<D>, 
         let mut args = Vec::from(common());
         args.extend([Arg::Buf(&tot), Arg::F64(f), Arg::Buf(&out.phi), fa(0), fa(1), fa(2)]);
         dev.launch("ff_fmm_bg_apply", g as u32, RED, 0, &args)?;
+    }
+    // 1b. excluded and scaled pairs (crate::fmm's module exclusions), root-cube units: each
+    // sorted particle from its own row (the partners' sorted slots from the inverse permutation)
+    if !pairs.is_empty() {
+        let rank = dev.alloc(4 * n)?;
+        let g = grid(n.div_ceil(RED as usize), "FMM exclusions")?;
+        dev.launch("ff_fmm_rank", g, RED, 0, &[Arg::I32(n as i32), Arg::Buf(&tree.perm), Arg::Buf(&rank)])?;
+        let [xa0, xa1, xa2, xa3] = pairs.args();
+        dev.launch("ff_fmm_excl", g, RED, 0, &[
+            Arg::I32(n as i32), Arg::Buf(&tree.perm), Arg::Buf(&rank), Arg::Buf(&tree.x), Arg::Buf(&tree.y), Arg::Buf(&tree.z),
+            Arg::Buf(&tree.q), Arg::I32(tree.periodic as i32), xa0, xa1, xa2, xa3, Arg::Buf(&out.phi), fa(0), fa(1), fa(2),
+        ])?;
     }
     // 2. range checks (the CPU's order: underflow of φ, of E; then finiteness of φ, Ex, Ey, Ez)
     let (mp, bad_phi) = range_stats(dev, &out.phi, n, size, 1)?;

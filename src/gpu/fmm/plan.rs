@@ -18,6 +18,8 @@ use super::{tree, SortedOut};
 use crate::error::{Error, Result};
 use crate::fmm::{Boundary, StageTimes};
 use crate::gpu::device::{download_vec, upload_new, Device};
+use crate::gpu::pairs::DevicePairs;
+use crate::pairs::{check_exclusions, Exclusions};
 
 /// What one GPU execute did.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -48,6 +50,8 @@ pub struct GpuFmm<D: Device> {
     method: M2lMethod,
     ops: OpTables<D>,
     m2l: M2lTables<D>,
+    /// Excluded and scaled pairs (`crate::fmm`'s module `exclusions`), CSR on the device.
+    pairs: DevicePairs<D>,
 }
 
 impl<D: Device> GpuFmm<D> {
@@ -68,7 +72,8 @@ impl<D: Device> GpuFmm<D> {
         let periodic = matches!(boundary, Boundary::Periodic { .. });
         let ops = OpTables::new(&dev, p)?;
         let m2l = M2lTables::new(&dev, p, periodic)?;
-        Ok(GpuFmm { dev, boundary, p, depth, method: M2lMethod::Symmetric, ops, m2l })
+        let pairs = DevicePairs::new(&dev)?;
+        Ok(GpuFmm { dev, boundary, p, depth, method: M2lMethod::Symmetric, ops, m2l, pairs })
     }
 
     /// The device handle.
@@ -91,6 +96,20 @@ impl<D: Device> GpuFmm<D> {
         self.method
     }
 
+    /// Replaces the excluded and scaled pairs, as [`crate::plans::FmmPlan::set_exclusions`]
+    /// (indices checked here against `0 … 2³² − 2`, against `n` at execute): their corrections
+    /// are applied on the device before the range checks and the energy. Errors:
+    /// [`Error::InvalidArg`], [`Error::NonFinite`] (the list's checks), [`Error::Alloc`] and
+    /// device errors; on error the earlier list is kept.
+    pub fn set_exclusions(&mut self, pairs: &[[i64; 2]], scales: Option<&[f64]>) -> Result<()> {
+        self.pairs.set(&self.dev, Exclusions::new(pairs, scales, u32::MAX as usize)?)
+    }
+
+    /// Number of distinct excluded and scaled pairs.
+    pub fn n_exclusions(&self) -> usize {
+        self.pairs.host.len()
+    }
+
     /// Computes, for `n` particles given on the device (`xyz` f64[3n] interleaved, `q` f64[n],
     /// caller's order and units), the potentials into `phi` (f64[n]) and the field `−∇φ` into
     /// `field` (f64[3n] interleaved), caller's order, each when given; returns the energy and
@@ -100,6 +119,7 @@ impl<D: Device> GpuFmm<D> {
     /// [`Error::InvalidArg`] for coincident particles, [`Error::Range`], [`Error::NPoints`]),
     /// [`Error::Alloc`] for device memory, device errors.
     pub fn execute_dev(&self, xyz: &D::Buf, q: &D::Buf, n: usize, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>) -> Result<GpuRun> {
+        check_exclusions(&self.pairs.host.keys, n)?;
         if n == 0 {
             return Ok(GpuRun::default());
         }
@@ -131,7 +151,7 @@ impl<D: Device> GpuFmm<D> {
         }
         ops::p2p(dev, &tree, &p2p_lists, &mut out)?;
         let m_p2p = dev.mark()?;
-        let energy = ops::finish(dev, &tree, &mut out, phi, field)?;
+        let energy = ops::finish(dev, &tree, &mut out, &self.pairs, phi, field)?;
         let m_end = dev.mark()?;
         let s = |a: &D::Mark, b: &D::Mark| dev.seconds(a, b);
         let mut times = StageTimes { tree: s(&m0, &m_tree)?, lists: s(&m_tree, &m_lists)?, ..Default::default() };

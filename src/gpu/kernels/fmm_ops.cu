@@ -667,3 +667,48 @@ FF_EXTERN_C __global__ void ff_fmm_fin_scatter(int n, const unsigned* perm, doub
     }
 }
 FF_REGISTER(ff_fmm_fin_scatter)
+
+// The inverse permutation: rank[perm[i]] = i (the sorted slot of each caller's index). One
+// thread per particle.
+FF_EXTERN_C __global__ void ff_fmm_rank(int n, const unsigned* perm, unsigned* rank) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) rank[perm[i]] = (unsigned)i;
+}
+FF_REGISTER(ff_fmm_rank)
+
+// Excluded and scaled pairs (src/fmm/exclusions.rs; CSR as src/gpu/pairs.rs): sorted particle
+// i (caller's index oi = perm[i]) subtracts (1 − s) q_j / r from phi[i] and (1 − s) q_j d / r³
+// (d = x_i − x_j) from (ex, ey, ez)[i] for each partner oj of its row (sorted slot rank[oj],
+// scale xscale[k], 0 when xscale is null), in root-cube units, d the nearest image in the unit
+// cube when periodic. Null field arrays are skipped. One thread per particle, its row in
+// order: deterministic, no atomics. The FMM refuses coincident particles before, so r > 0.
+FF_EXTERN_C __global__ void ff_fmm_excl(int n, const unsigned* perm, const unsigned* rank, const double* x, const double* y,
+                                        const double* z, const double* q, int periodic, const unsigned* xptr,
+                                        const unsigned* xlist, int nxa, const double* xscale, double* phi, double* ex,
+                                        double* ey, double* ez) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const unsigned oi = perm[i];
+    if ((int)oi >= nxa) return;
+    double dp = 0.0, e0 = 0.0, e1 = 0.0, e2 = 0.0;
+    for (unsigned k = xptr[oi]; k < xptr[oi + 1]; ++k) {
+        const unsigned j = rank[xlist[k]];
+        const double w = xscale != nullptr ? 1.0 - xscale[k] : 1.0;
+        double d[3] = {x[i] - x[j], y[i] - y[j], z[i] - z[j]};
+        if (periodic)
+            for (int a = 0; a < 3; ++a) d[a] -= round(d[a]);
+        const double inv = 1.0 / sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        dp += w * q[j] * inv;
+        const double c = w * q[j] * inv * inv * inv;
+        e0 += c * d[0];
+        e1 += c * d[1];
+        e2 += c * d[2];
+    }
+    phi[i] -= dp;
+    if (ex != nullptr) {
+        ex[i] -= e0;
+        ey[i] -= e1;
+        ez[i] -= e2;
+    }
+}
+FF_REGISTER(ff_fmm_excl)

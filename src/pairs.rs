@@ -3,9 +3,10 @@
 //! pairs excluded; 1-4 pairs scaled: AMBER 1/1.2, OPLS and GROMOS 0.5, CHARMM 1).
 //!
 //! A pair `(i, j)` with scale `s` contributes `s q_i q_j / r` instead of `q_i q_j / r` (`r` the
-//! nearest-image distance), so the Ewald sum is corrected by `−(1 − s) q_i q_j / r`, split as
-//! the sum itself is split (module docs of [`super`]): `−(1 − s) erfc(ξr)/r` for `r < r_c` with
-//! the real-space term, and `−(1 − s) erf(ξr)/r` with the k-space terms.
+//! nearest-image distance), so a Coulomb solver's sum is corrected by `−(1 − s) q_i q_j / r`:
+//! the Ewald plans split the correction as the sum itself is split ([`crate::ewald`], "Exclusions
+//! and scaled pairs"), the FMM plans subtract it whole ([`crate::fmm::exclusions`]). One list
+//! description and one set of checks for both.
 
 use crate::error::{try_vec, Error, Result};
 
