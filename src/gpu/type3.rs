@@ -91,25 +91,31 @@ impl<T: Real, D: FftDevice> GpuType3<T, D> {
     pub fn setpts_dev(&mut self, m: usize, xs: [Option<&D::Buf>; 3], n: usize, ss: [Option<&D::Buf>; 3]) -> Result<()> {
         self.params.check_counts(m, n)?;
         let dim = self.params.dim;
-        let tb = std::mem::size_of::<T>();
         let own = |len: usize, bufs: [Option<&D::Buf>; 3], names: [&str; 3]| -> Result<Vec<D::Buf>> {
-            (0..dim)
-                .map(|d| {
-                    let mut b = self.dev.alloc((len * tb).max(1))?;
-                    match bufs[d] {
-                        _ if len == 0 => {}
-                        Some(src) if self.dev.len(src) >= len * tb => self.dev.copy(&mut b, 0, src, 0, len * tb)?,
-                        Some(src) => return Err(Error::InvalidArg(format!(
-                            "{}: a device buffer of {} bytes holds fewer than {len} values of {tb} bytes", names[d], self.dev.len(src)))),
-                        None => return Err(Error::InvalidArg(format!("{}: no device buffer for {len} values", names[d]))),
-                    }
-                    Ok(b)
-                })
-                .collect()
+            (0..dim).map(|d| self.owned_copy(len, bufs[d], names[d])).collect()
         };
         let xb = own(m, xs, ["x", "y", "z"])?;
         let sb = own(n, ss, ["s", "t", "u"])?;
         self.setpts_owned(m, xb, n, sb)
+    }
+
+    /// The plan's own copy of `len` values of precision `T` from the device buffer `src` (axis
+    /// `name`; not read when `len` is 0), which the set-up then rescales in place.
+    /// Errors: [`Error::InvalidArg`] (`src` missing or shorter than `len` values),
+    /// [`Error::Alloc`] and device errors.
+    fn owned_copy(&self, len: usize, src: Option<&D::Buf>, name: &str) -> Result<D::Buf> {
+        let tb = std::mem::size_of::<T>();
+        let mut b = self.dev.alloc((len * tb).max(1))?;
+        match src {
+            _ if len == 0 => {}
+            Some(src) if self.dev.len(src) >= len * tb => self.dev.copy(&mut b, 0, src, 0, len * tb)?,
+            Some(src) => {
+                return Err(Error::InvalidArg(format!(
+                    "{name}: a device buffer of {} bytes holds fewer than {len} values of {tb} bytes", self.dev.len(src))))
+            }
+            None => return Err(Error::InvalidArg(format!("{name}: no device buffer for {len} values"))),
+        }
+        Ok(b)
     }
 
     /// The set-up of [`GpuType3::setpts`] on the plan's own copies (`xb[d]`: `m` points,
@@ -425,20 +431,16 @@ impl<T: Real, D: FftDevice> NufftExec<T> for GpuType3Exec<T, D> {
             }
         }
         // the caller's arrays copied into the plan's own buffers, which the set-up rescales
-        let dev = plan.dev.clone();
         let tb = std::mem::size_of::<T>();
-        let own = |len: usize, ptrs: [u64; 3]| -> Result<Vec<D::Buf>> {
+        let own = |len: usize, ptrs: [u64; 3], names: [&str; 3]| -> Result<Vec<D::Buf>> {
             (0..dim)
-                .map(|d| {
-                    let mut b = dev.alloc((len * tb).max(1))?;
-                    if len > 0 {
-                        dev.with_foreign(ptrs[d], len * tb, |src| dev.copy(&mut b, 0, src, 0, len * tb))?;
-                    }
-                    Ok(b)
+                .map(|d| match len {
+                    0 => plan.owned_copy(0, None, names[d]),
+                    _ => plan.dev.with_foreign(ptrs[d], len * tb, |src| plan.owned_copy(len, Some(&*src), names[d])),
                 })
                 .collect()
         };
-        let (xb, sb) = (own(m, x)?, own(n, s)?);
+        let (xb, sb) = (own(m, x, ["x", "y", "z"])?, own(n, s, ["s", "t", "u"])?);
         plan.setpts_owned(m, xb, n, sb)
     }
     fn has_points(&self) -> bool {

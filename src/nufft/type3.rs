@@ -394,13 +394,12 @@ impl Type3Params {
         self.geometry_of(m, n, ext_x, ext_s)
     }
 
-    /// [`Type3Params::geometry`] from the counts `m`, `n` (checked here: [`Error::NPoints`] above
-    /// [`MAX_POINTS`] or for `ntrans·M`, `ntrans·N` above 2⁴⁰) and the extents of finite points
-    /// and frequencies per axis (axes ≥ dim ignored), as the GPU's device-side set-up finds
-    /// them. Errors: [`Error::NPoints`], [`Error::Range`], [`Error::Modes`].
+    /// [`Type3Params::geometry`] from the counts `m`, `n` (already checked by the caller,
+    /// [`Type3Params::check_counts`]) and the extents of finite points and frequencies per axis
+    /// (axes ≥ dim ignored), as the GPU's device-side set-up finds them. Errors:
+    /// [`Error::Range`], [`Error::Modes`].
     pub fn geometry_of(&self, m: usize, n: usize, ext_x: [Extent; 3], ext_s: [Extent; 3]) -> Result<Type3Geometry> {
         let dim = self.dim;
-        self.check_counts(m, n)?;
         let w = self.kernel.width();
         let zero = Extent { centre: 0.0, half: 0.0 };
         let (mut ex, mut es) = ([zero; 3], [zero; 3]);
