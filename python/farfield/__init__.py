@@ -4,6 +4,8 @@ Sub-modules (each a plan object and a one-call function):
 
 * :mod:`farfield.nufft`: non-uniform FFTs of types 1–3 with FINUFFT's Python interface
   (``import farfield.nufft as finufft``);
+* :mod:`farfield.cufinufft`: the same on the GPU, on CuPy (any ``__cuda_array_interface__``)
+  arrays, with cuFINUFFT's Python interface (``import farfield.cufinufft as cufinufft``);
 * :mod:`farfield.spread`: particle↔mesh spreading and interpolation (ES, Gaussian, NGP/CIC/TSC
   and higher B-splines), with gradients, for particle-in-cell codes;
 * :mod:`farfield.ewald`: periodic electrostatics of point charges (SPME, spectral Ewald, the
@@ -24,12 +26,12 @@ from ._errors import FarfieldError, InvalidArgumentError, NufftError
 from ._farfield import __version__, cuda_available
 
 __all__ = ["FarfieldError", "InvalidArgumentError", "NufftError", "__version__", "cuda_available",
-           "nufft", "spread", "ewald", "poisson", "fmm"]
+           "nufft", "cufinufft", "spread", "ewald", "poisson", "fmm"]
 
 
 def __getattr__(name):
     # sub-modules on first use (``farfield.ewald`` without an explicit import)
-    if name in ("nufft", "spread", "ewald", "poisson", "fmm", "ase"):
+    if name in ("nufft", "cufinufft", "spread", "ewald", "poisson", "fmm", "ase"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'farfield' has no attribute {name!r}")

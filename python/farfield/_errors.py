@@ -32,7 +32,7 @@ class NufftError(FarfieldError):
     the code followed by farfield's detail."""
 
 
-# FINUFFT 2.5's status texts (its header finufft_errors.h, as its Python package prints them)
+# FINUFFT 2.5's status codes (its header finufft_errors.h, shared by cuFINUFFT) and their texts
 _FINUFFT_TEXT = {
     1: "FINUFFT eps tolerance too small to achieve",
     2: "FINUFFT malloc size requested greater than MAX_NF",
@@ -48,10 +48,15 @@ _FINUFFT_TEXT = {
     12: "FINUFFT number of dimensions dim invalid",
     13: "FINUFFT spread_thread option invalid",
     14: "FINUFFT invalid mode array (negative mode count)",
+    15: "cuFINUFFT CUDA failure",
     16: "FINUFFT plan not valid",
+    17: "cuFINUFFT spreading method not valid",
+    18: "cuFINUFFT bin size not valid",
+    19: "cuFINUFFT insufficient shared memory",
     20: "FINUFFT number of nonuniform points invalid",
     21: "FINUFFT invalid argument",
     22: "FINUFFT fftw lock functions must both be set or both be unset",
+    23: "FINUFFT number of threads not valid",
     24: "FINUFFT spread_kerformula option invalid",
     25: "FINUFFT unknown exception",
 }

@@ -18,6 +18,7 @@ from typing import Optional
 
 import numpy as np
 
+from . import _device
 from ._farfield import _FmmCore
 
 __all__ = ["Plan", "Result", "evaluate"]
@@ -26,7 +27,8 @@ __all__ = ["Plan", "Result", "evaluate"]
 @dataclass
 class Result:
     """``potential`` ((N,) at the sources, or (T,) at the targets), ``field`` ((N, 3) or
-    (T, 3), ``−∇φ``; None when not asked), ``energy`` (of the sources, ``½ Σ q φ``)."""
+    (T, 3), ``−∇φ``; None when not asked), ``energy`` (of the sources, ``½ Σ q φ``). NumPy
+    arrays, or device arrays of the caller's library when the inputs were device arrays."""
     potential: np.ndarray
     field: Optional[np.ndarray]
     energy: float
@@ -74,9 +76,32 @@ class Plan:
     def evaluate(self, sources, charges, targets=None, field=True):
         """Potentials (and fields) of ``charges`` (N,) at ``sources`` (N, 3), evaluated at the
         sources or at ``targets`` (T, 3); float64, used without copies when C-ordered. A
-        target at a source's position does not see that source. Returns a :class:`Result`."""
+        target at a source's position does not see that source. Returns a :class:`Result`.
+
+        On a CUDA plan (``backend="cuda"``) ``sources`` and ``charges`` may be device arrays
+        (CuPy, PyTorch, Numba: anything with a ``__cuda_array_interface__``, float64, C
+        order): the potentials and fields are then new device arrays of the same library, at
+        the sources (``targets`` must be None: a ``TypeError`` otherwise), ready when the call
+        returns; a producer's stream is waited for before the plan reads its array."""
+        if _device.is_device(sources) or _device.is_device(charges):
+            return self._evaluate_device(sources, charges, targets, field)
         r = self._core.evaluate(sources, charges, targets, field)
         return Result(r["potential"], r["field"], r["energy"])
+
+    def _evaluate_device(self, sources, charges, targets, field):
+        _device.require(sources, "sources")
+        _device.require(charges, "charges")
+        if targets is not None:
+            raise TypeError("argument `targets`: with device arrays the potentials are evaluated at the sources only "
+                            "(targets=None); add targets as sources of charge 0, or pass host arrays")
+        n = _device.shape(charges)[0] if len(_device.shape(charges)) == 1 else -1
+        if n < 0 or _device.shape(sources) != (n, 3):
+            raise ValueError(f"arguments `sources` {_device.shape(sources)} and `charges` {_device.shape(charges)}: "
+                             "expected shapes (N, 3) and (N,)")
+        phi = _device.empty_like(sources, (n,), np.float64)
+        fld = _device.empty_like(sources, (n, 3), np.float64) if field else None
+        energy = self._core.evaluate_device(sources, charges, phi, fld)
+        return Result(phi, fld, energy)
 
 
 def evaluate(sources, charges, targets=None, tol=1e-6, periodic=None, field=True, exclusions=None, scales=None, **kwargs):

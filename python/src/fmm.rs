@@ -1,6 +1,8 @@
 //! `farfield.fmm.Plan`'s native part: farfield's `FmmPlan` (the Coulomb FMM, open or periodic
-//! boundaries, CPU or CUDA) on NumPy arrays, with optional separate targets.
+//! boundaries, CPU or CUDA) on NumPy arrays, with optional separate targets, and for CUDA
+//! plans on device arrays (`__cuda_array_interface__`).
 
+use crate::device::{device_array, wait_for};
 use crate::{array, backend_choice, count, pair_list, OrPy, SendCell};
 use farfield::fmm::{Boundary, FmmOpts, TreeKind};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
@@ -114,6 +116,36 @@ impl FmmPlan {
         d.set_item("field", fld)?;
         d.set_item("energy", energy)?;
         Ok(d)
+    }
+
+    /// `evaluate` on **device** arrays of a CUDA plan (`__cuda_array_interface__`, float64,
+    /// C order): `sources` (N, 3), `charges` (N,), and the outputs `potential` (N,) and
+    /// `field` ((N, 3) or None) made by `farfield/fmm.py` in the caller's array library.
+    /// Returns the energy once the outputs are written (the plan's stream is synchronised).
+    #[pyo3(signature = (sources, charges, potential, field=None))]
+    fn evaluate_device(&mut self, py: Python<'_>, sources: &Bound<'_, PyAny>, charges: &Bound<'_, PyAny>, potential: &Bound<'_, PyAny>,
+                       field: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
+        let q = device_array(charges, "charges", "<f8", false)?;
+        let n = q.len;
+        let mut all = vec![q];
+        for (obj, name, per, out) in [(Some(sources), "sources", 3, false), (Some(potential), "potential", 1, true), (field, "field", 3, true)] {
+            let Some(obj) = obj else { continue };
+            let a = device_array(obj, name, "<f8", out)?;
+            if a.len != per * n {
+                return Err(PyValueError::new_err(format!("argument `{name}` has {} values, expected {per}·N = {} (N = {n} charges)", a.len, per * n)));
+            }
+            all.push(a);
+        }
+        let ptr = |i: usize| all.get(i).map_or(0, |a| a.ptr);
+        let (x, p, f) = (ptr(1), ptr(2), ptr(3));
+        if [x, p, f].iter().any(|&a| a != 0 && a == q.ptr) || (f != 0 && (f == x || f == p)) || p == x && n > 0 {
+            return Err(PyValueError::new_err("the outputs `potential` and `field` must be arrays of their own, apart from the inputs"));
+        }
+        wait_for(py, 0, &all).py_err()?;
+        let plan = &mut self.plan;
+        // SAFETY: every address is a C-contiguous float64 device array of the count the plan
+        // reads or writes (checked above from its interface); outputs are distinct arrays.
+        py.allow_threads(|| unsafe { plan.get().execute_device(n, x, q.ptr, p, f) }).py_err()
     }
 
     /// Replaces the excluded / scaled pairs: `pairs` (K, 2) int64 indices, `scales` (K,) or None.

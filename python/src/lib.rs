@@ -22,6 +22,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+mod cunufft;
+mod device;
 mod ewald;
 mod fmm;
 mod nufft;
@@ -135,7 +137,6 @@ pub(crate) fn opt<'py, T: FromPyObject<'py>>(opts: Option<&Bound<'py, PyDict>>, 
     }
 }
 
-/// A count or size argument: a Python int ≥ 0 (a negative one → `ValueError` naming it).
 /// The excluded / scaled pairs of `set_exclusions` (Ewald and FMM plans): `pairs` (K, 2) int64
 /// indices and `scales` (K,) float64 or None.
 pub(crate) fn pair_list(pairs: &Bound<'_, PyAny>, scales: Option<&Bound<'_, PyAny>>) -> PyResult<(Vec<[i64; 2]>, Option<Vec<f64>>)> {
@@ -158,6 +159,7 @@ pub(crate) fn pair_list(pairs: &Bound<'_, PyAny>, scales: Option<&Bound<'_, PyAn
     Ok((pv, sv))
 }
 
+/// A count or size argument: a Python int ≥ 0 (a negative one → `ValueError` naming it).
 pub(crate) fn count(v: i64, name: &str) -> PyResult<usize> {
     usize::try_from(v).map_err(|_| PyValueError::new_err(format!("argument `{name}` = {v} must be ≥ 0")))
 }
@@ -185,6 +187,8 @@ fn cuda_available() -> bool {
 fn _farfield(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", farfield::VERSION)?;
     m.add_function(wrap_pyfunction!(cuda_available, m)?)?;
+    m.add_function(wrap_pyfunction!(device::_device_array_info, m)?)?;
+    m.add_class::<cunufft::CuNufftCore>()?;
     m.add_class::<nufft::NufftCore>()?;
     m.add_class::<spread::SpreadPlan>()?;
     m.add_class::<ewald::EwaldPlan>()?;

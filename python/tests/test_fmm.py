@@ -120,3 +120,47 @@ def test_exclusions_against_fmm3d_and_the_pair_terms(rng):
     p.set_exclusions(np.array([[3, n]]))
     with pytest.raises(farfield.InvalidArgumentError, match="exclusion pair"):
         p.evaluate(src, q)
+
+
+class FakeDevice:
+    """A stand-in device array (interface only; its address is never read: every call below
+    fails before the library is reached), each at its own address."""
+    next_address = 0x10000
+
+    def __init__(self, shape, dtype=np.float64):
+        FakeDevice.next_address += 0x100000
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": np.dtype(dtype).str,
+                                         "data": (FakeDevice.next_address, False),
+                                         "version": 3, "strides": None, "stream": None}
+
+
+def test_device_arrays_need_a_cuda_plan_and_matching_shapes():
+    plan = fmm.Plan(tol=1e-6)
+    with pytest.raises(farfield.FarfieldError, match="backend CUDA"):
+        plan.evaluate(FakeDevice((10, 3)), FakeDevice((10,)))
+    with pytest.raises(TypeError, match="targets"):
+        plan.evaluate(FakeDevice((10, 3)), FakeDevice((10,)), targets=FakeDevice((4, 3)))
+    with pytest.raises(ValueError, match=r"\(N, 3\) and \(N,\)"):
+        plan.evaluate(FakeDevice((10, 3)), FakeDevice((9,)))
+    with pytest.raises(TypeError, match="`charges` is not a device array"):
+        plan.evaluate(FakeDevice((10, 3)), np.ones(10))
+    with pytest.raises(TypeError, match="dtype <f4"):
+        plan.evaluate(FakeDevice((10, 3)), FakeDevice((10,), np.float32))
+    # the library's own check of overlapping outputs (reached with the plan's checks still ahead)
+    x, q = FakeDevice((10, 3)), FakeDevice((10,))
+    with pytest.raises(ValueError, match="arrays of their own"):
+        plan._core.evaluate_device(x, q, FakeDevice((10,)), x)
+
+
+@pytest.mark.skipif(not (farfield.cuda_available() and __import__("cuda_driver").available()),
+                    reason="no CUDA device: farfield.cuda_available() is False (the hardware tests run on a GPU machine)")
+def test_device_arrays_equal_the_cpu_plan(rng):
+    import cuda_driver
+    src = rng.uniform(-1, 1, (20000, 3))
+    q = rng.standard_normal(20000)
+    want = fmm.Plan(tol=1e-8).evaluate(src, q)
+    got = fmm.Plan(tol=1e-8, backend="cuda").evaluate(cuda_driver.DeviceArray.from_host(src), cuda_driver.DeviceArray.from_host(q))
+    assert isinstance(got.potential, cuda_driver.DeviceArray) and got.field.shape == (20000, 3)
+    assert rel_l2(got.potential.get(), want.potential) < 1e-7
+    assert rel_l2(got.field.get(), want.field) < 1e-7
+    assert abs(got.energy - want.energy) <= 1e-7 * abs(want.energy)
