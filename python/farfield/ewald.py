@@ -24,6 +24,7 @@ from typing import Optional
 
 import numpy as np
 
+from . import _device
 from ._farfield import _EwaldCore
 
 __all__ = ["Plan", "Result", "compute", "COULOMB_KJ_MOL_NM", "COULOMB_EV_ANGSTROM"]
@@ -38,7 +39,8 @@ COULOMB_EV_ANGSTROM = 14.399645478425668
 class Result:
     """Results of :meth:`Plan.compute`, in the caller's units without a Coulomb constant:
     ``energy`` (float), ``potentials`` (N,), ``field`` (N, 3), ``forces`` (N, 3) = ``q E``,
-    ``virial`` (3, 3); each None when not requested."""
+    ``virial`` (3, 3); each None when not requested. NumPy arrays, or device arrays of the
+    caller's library when the inputs were device arrays."""
     energy: Optional[float]
     potentials: Optional[np.ndarray]
     field: Optional[np.ndarray]
@@ -97,7 +99,17 @@ class Plan:
     def compute(self, positions, charges, potentials=True, forces=True, energy=True, virial=False):
         """Evaluates for ``positions`` (N, 3) float64 (any values: wrapped into the cell) and
         ``charges`` (N,) float64, both used without copies when C-ordered float64 arrays.
-        Returns a :class:`Result` (``forces`` also gives ``field``)."""
+        Returns a :class:`Result` (``forces`` also gives ``field``).
+
+        On a CUDA plan (``backend="cuda"``) ``positions`` and ``charges`` may be device arrays
+        (CuPy, PyTorch, Numba: anything with a ``__cuda_array_interface__``, float64, C
+        order): ``potentials`` and ``field`` are then new device arrays of the same library,
+        ``forces`` = ``field * charges[:, None]`` computed by that library (None for arrays
+        without arithmetic, e.g. Numba's: use ``field``); a producer's stream is waited for
+        before the plan reads its array. Errors as for host arrays, and
+        farfield.FarfieldError for device arrays on a CPU plan."""
+        if _device.is_device(positions) or _device.is_device(charges):
+            return self._compute_device(positions, charges, potentials, forces, energy, virial)
         r = self._core.compute(positions, charges, potentials, forces, energy, virial)
         f = r["field"]
         frc = None
@@ -105,6 +117,25 @@ class Plan:
             q = charges if isinstance(charges, np.ndarray) else np.asarray(charges, dtype=np.float64)
             frc = f * q[:, None]
         return Result(r["energy"], r["potentials"], f, frc, r["virial"])
+
+    def _compute_device(self, positions, charges, potentials, forces, energy, virial):
+        _device.require(positions, "positions")
+        _device.require(charges, "charges")
+        qs = _device.shape(charges)
+        if len(qs) != 1 or _device.shape(positions) != (qs[0], 3):
+            raise ValueError(f"arguments `positions` {_device.shape(positions)} and `charges` {qs}: "
+                             "expected shapes (N, 3) and (N,)")
+        n = qs[0]
+        phi = _device.empty_like(positions, (n,), np.float64) if potentials else None
+        fld = _device.empty_like(positions, (n, 3), np.float64) if forces else None
+        r = self._core.compute_device(positions, charges, phi, fld, energy, virial)
+        frc = None
+        if fld is not None:
+            try:
+                frc = fld * charges[:, None]
+            except TypeError:
+                frc = None  # an array library without arithmetic: the field is the result
+        return Result(r["energy"], phi, fld, frc, r["virial"])
 
 
 def compute(box, positions, charges, method="spme", tol=1e-5, exclusions=None, scales=None, virial=False, **kwargs):

@@ -11,7 +11,7 @@
 //! synchronised), as the interface asks of a consumer; outputs are written on the plan's
 //! stream and, as with cuFINUFFT, `execute` returns once the work is queued.
 
-use crate::device::{device_array, wait_for};
+use crate::device::{device_array, disjoint, wait_for};
 use crate::{opt, raise, SendCell};
 use cufinufft::ier::Failure;
 use cufinufft::opts::{cufinufft_opts, default_opts};
@@ -171,9 +171,8 @@ impl CuNufftCore {
                     a.len, if name == "c" { "M" } else if self.ty == 3 { "N" } else { "N1·N2·N3" }, self.ntrans, self.ntrans * want)));
             }
         }
-        if ca.len > 0 && ca.ptr == fa.ptr {
-            return Err(PyValueError::new_err("arguments `c` and `f` are the same array"));
-        }
+        let (out, inp) = if out_is_c { (("c", ca), ("f", fa)) } else { (("f", fa), ("c", ca)) };
+        disjoint(&[out], &[inp])?;
         wait_for(py, self.stream, &[ca, fa]).map_err(|e| fail(cufinufft::plan::failure(e)))?;
         let plan = &mut self.plan;
         py.allow_threads(|| {

@@ -16,6 +16,8 @@ pub(crate) struct DeviceArray {
     pub ptr: u64,
     /// Number of values (the product of the shape).
     pub len: usize,
+    /// Bytes the values span.
+    pub bytes: usize,
     /// The interface's `stream` (version 3): `None` when the producer named none (no
     /// synchronisation needed), else the `cudaStream_t` value (1: the legacy default stream,
     /// 2: the per-thread default stream).
@@ -81,7 +83,32 @@ pub(crate) fn device_array(obj: &Bound<'_, PyAny>, name: &str, typestr: &str, wr
             Some(v)
         }
     };
-    Ok(DeviceArray { ptr, len, stream })
+    Ok(DeviceArray { ptr, len, bytes: len * itemsize(typestr), stream })
+}
+
+/// A float64 device array of `per · n` values (argument `name`; `writable` for outputs) for a
+/// call on `n` particles. Errors: those of [`device_array`], `ValueError` for another count.
+pub(crate) fn particles(obj: &Bound<'_, PyAny>, name: &str, per: usize, n: usize, writable: bool) -> PyResult<DeviceArray> {
+    let a = device_array(obj, name, "<f8", writable)?;
+    if a.len != per * n {
+        return Err(PyValueError::new_err(format!("argument `{name}` has {} values, expected {per}·N = {} (N = {n} charges)", a.len, per * n)));
+    }
+    Ok(a)
+}
+
+/// Refuses an output that overlaps any other argument: `outputs` and `inputs` are the named
+/// arrays of one call (an input may share memory with another input). Error: `ValueError`
+/// naming both.
+pub(crate) fn disjoint(outputs: &[(&str, DeviceArray)], inputs: &[(&str, DeviceArray)]) -> PyResult<()> {
+    let overlap = |a: &DeviceArray, b: &DeviceArray| a.bytes > 0 && b.bytes > 0 && a.ptr < b.ptr + b.bytes as u64 && b.ptr < a.ptr + a.bytes as u64;
+    for (i, (na, a)) in outputs.iter().enumerate() {
+        for (nb, b) in outputs[i + 1..].iter().chain(inputs) {
+            if overlap(a, b) {
+                return Err(PyValueError::new_err(format!("arguments `{na}` and `{nb}` overlap: an output must be an array of its own")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Waits for each stream the arrays' interfaces name that is not `plan_stream`, the stream the

@@ -1,6 +1,8 @@
 //! `farfield.ewald.Plan`'s native part: farfield's `EwaldPlan` (spectral Ewald, SPME, the
-//! classic Ewald sum) on NumPy arrays.
+//! classic Ewald sum) on NumPy arrays, and for CUDA plans on device arrays
+//! (`__cuda_array_interface__`).
 
+use crate::device::{device_array, disjoint, particles, wait_for, DeviceArray};
 use crate::{array, backend_choice, count, pair_list, OrPy, SendCell};
 use farfield::ewald::{EwaldOpts, Method, Overrides, Terms};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
@@ -113,14 +115,7 @@ impl EwaldPlan {
         if x.shape() != [n, 3] {
             return Err(PyValueError::new_err(format!("argument `positions` has shape {:?}, expected (N, 3) with N = {n} charges", x.shape())));
         }
-        let need = match (&self.plan, self.n_max_fixed) {
-            (None, fixed) => Some(fixed.unwrap_or(n).max(1)),
-            (Some(p), None) if n > p.0.n_max() => Some(n),
-            _ => None,
-        };
-        if let Some(nm) = need {
-            self.make(py, nm)?;
-        }
+        self.ensure(py, n)?;
         let phi = potentials.then(|| PyArray1::<f64>::zeros(py, n, false));
         let fld = field.then(|| PyArray2::<f64>::zeros(py, [n, 3], false));
         let (xr, qr) = (x.readonly(), q.readonly());
@@ -136,6 +131,40 @@ impl EwaldPlan {
         d.set_item("energy", if energy { Some(r.energy) } else { None })?;
         d.set_item("potentials", phi)?;
         d.set_item("field", fld)?;
+        let w = virial.then(|| PyArray1::from_slice(py, &r.virial).reshape([3, 3])).transpose()?;
+        d.set_item("virial", w)?;
+        Ok(d)
+    }
+
+    /// `compute` on **device** arrays of a CUDA plan (`__cuda_array_interface__`, float64, C
+    /// order): `positions` (N, 3), `charges` (N,), outputs `potentials` (N,) and `field`
+    /// (N, 3) (each None when not wanted) made by `farfield/ewald.py` in the caller's array
+    /// library. Returns a dict with `energy` and `virial` (3, 3) (None when not asked).
+    #[pyo3(signature = (positions, charges, potentials=None, field=None, energy=true, virial=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn compute_device<'py>(&mut self, py: Python<'py>, positions: &Bound<'py, PyAny>, charges: &Bound<'py, PyAny>,
+                           potentials: Option<&Bound<'py, PyAny>>, field: Option<&Bound<'py, PyAny>>, energy: bool, virial: bool)
+                           -> PyResult<Bound<'py, PyDict>> {
+        let q = device_array(charges, "charges", "<f8", false)?;
+        let n = q.len;
+        let x = particles(positions, "positions", 3, n, false)?;
+        let p = potentials.map(|o| particles(o, "potentials", 1, n, true)).transpose()?;
+        let f = field.map(|o| particles(o, "field", 3, n, true)).transpose()?;
+        let outs: Vec<(&str, DeviceArray)> = p.map(|p| ("potentials", p)).into_iter().chain(f.map(|f| ("field", f))).collect();
+        disjoint(&outs, &[("positions", x), ("charges", q)])?;
+        self.ensure(py, n)?;
+        let all: Vec<DeviceArray> = [x, q].into_iter().chain(p).chain(f).collect();
+        wait_for(py, 0, &all).py_err()?;
+        let plan = self.plan.as_mut().expect("made above");
+        let (pp, fp) = (p.map_or(0, |a| a.ptr), f.map_or(0, |a| a.ptr));
+        let r = py.allow_threads(|| match plan.get().cuda() {
+            // SAFETY: every address is a C-contiguous float64 device array of the count the
+            // plan reads or writes (checked above from its interface); outputs are disjoint.
+            Some(g) => unsafe { g.execute_device(n, x.ptr, q.ptr, pp, fp, energy, virial) },
+            None => Err(farfield::Error::InvalidArg("device arrays need a plan with backend=\"cuda\"; this plan runs on the CPU".into())),
+        }).py_err()?;
+        let d = PyDict::new(py);
+        d.set_item("energy", if energy { Some(r.energy) } else { None })?;
         let w = virial.then(|| PyArray1::from_slice(py, &r.virial).reshape([3, 3])).transpose()?;
         d.set_item("virial", w)?;
         Ok(d)
@@ -161,6 +190,20 @@ impl EwaldPlan {
 }
 
 impl EwaldPlan {
+    /// Makes the plan (again) when there is none or when `n` charges exceed its `n_max` (unless
+    /// the caller fixed `n_max`).
+    fn ensure(&mut self, py: Python<'_>, n: usize) -> PyResult<()> {
+        let need = match (&self.plan, self.n_max_fixed) {
+            (None, fixed) => Some(fixed.unwrap_or(n).max(1)),
+            (Some(p), None) if n > p.0.n_max() => Some(n),
+            _ => None,
+        };
+        match need {
+            Some(nm) => self.make(py, nm),
+            None => Ok(()),
+        }
+    }
+
     /// (Re)makes the farfield plan for `n_max` charges with the current cell and exclusions.
     fn make(&mut self, py: Python<'_>, n_max: usize) -> PyResult<()> {
         let (method, cell, tol, opts, pairs, scales) = (self.method, self.cell, self.tol, self.opts, &self.pairs, &self.scales);

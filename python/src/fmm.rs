@@ -2,7 +2,7 @@
 //! boundaries, CPU or CUDA) on NumPy arrays, with optional separate targets, and for CUDA
 //! plans on device arrays (`__cuda_array_interface__`).
 
-use crate::device::{device_array, wait_for};
+use crate::device::{device_array, disjoint, particles, wait_for, DeviceArray};
 use crate::{array, backend_choice, count, pair_list, OrPy, SendCell};
 use farfield::fmm::{Boundary, FmmOpts, TreeKind};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
@@ -127,25 +127,18 @@ impl FmmPlan {
                        field: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
         let q = device_array(charges, "charges", "<f8", false)?;
         let n = q.len;
-        let mut all = vec![q];
-        for (obj, name, per, out) in [(Some(sources), "sources", 3, false), (Some(potential), "potential", 1, true), (field, "field", 3, true)] {
-            let Some(obj) = obj else { continue };
-            let a = device_array(obj, name, "<f8", out)?;
-            if a.len != per * n {
-                return Err(PyValueError::new_err(format!("argument `{name}` has {} values, expected {per}·N = {} (N = {n} charges)", a.len, per * n)));
-            }
-            all.push(a);
-        }
-        let ptr = |i: usize| all.get(i).map_or(0, |a| a.ptr);
-        let (x, p, f) = (ptr(1), ptr(2), ptr(3));
-        if [x, p, f].iter().any(|&a| a != 0 && a == q.ptr) || (f != 0 && (f == x || f == p)) || p == x && n > 0 {
-            return Err(PyValueError::new_err("the outputs `potential` and `field` must be arrays of their own, apart from the inputs"));
-        }
+        let x = particles(sources, "sources", 3, n, false)?;
+        let p = particles(potential, "potential", 1, n, true)?;
+        let f = field.map(|o| particles(o, "field", 3, n, true)).transpose()?;
+        let mut outs = vec![("potential", p)];
+        outs.extend(f.map(|f| ("field", f)));
+        disjoint(&outs, &[("sources", x), ("charges", q)])?;
+        let all: Vec<DeviceArray> = [x, q, p].into_iter().chain(f).collect();
         wait_for(py, 0, &all).py_err()?;
         let plan = &mut self.plan;
         // SAFETY: every address is a C-contiguous float64 device array of the count the plan
         // reads or writes (checked above from its interface); outputs are distinct arrays.
-        py.allow_threads(|| unsafe { plan.get().execute_device(n, x, q.ptr, p, f) }).py_err()
+        py.allow_threads(|| unsafe { plan.get().execute_device(n, x.ptr, q.ptr, p.ptr, f.map_or(0, |f| f.ptr)) }).py_err()
     }
 
     /// Replaces the excluded / scaled pairs: `pairs` (K, 2) int64 indices, `scales` (K,) or None.

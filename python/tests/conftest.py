@@ -1,5 +1,5 @@
-"""Shared fixtures of the farfield Python tests: the repository's data folder and a seeded
-random generator."""
+"""Shared fixtures of the farfield Python tests: the repository's data folder, a seeded
+random generator, stand-in device arrays and the marker of the tests that need a GPU."""
 
 import os
 from pathlib import Path
@@ -25,3 +25,27 @@ def load_system(name):
 def rel_l2(a, b):
     """‖a − b‖₂ / ‖b‖₂."""
     return float(np.linalg.norm(np.ravel(a) - np.ravel(b)) / np.linalg.norm(np.ravel(b)))
+
+
+def _gpu_present():
+    import farfield
+    import cuda_driver
+    return farfield.cuda_available() and cuda_driver.available()
+
+
+#: marks a test that runs on a CUDA device (skipped, with this reason in the summary, elsewhere)
+needs_gpu = pytest.mark.skipif(not _gpu_present(), reason="no CUDA device: farfield.cuda_available() is False "
+                                                          "(the hardware tests run on a GPU machine)")
+
+
+class FakeDevice:
+    """A stand-in device array: a ``__cuda_array_interface__`` of ``shape`` and ``dtype`` at an
+    address of its own that is never read (the tests using it fail before the library is
+    reached)."""
+    next_address = 0x10000
+
+    def __init__(self, shape, dtype=np.float64):
+        FakeDevice.next_address += 0x100000
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": np.dtype(dtype).str,
+                                         "data": (FakeDevice.next_address, False), "version": 3, "strides": None,
+                                         "stream": None}

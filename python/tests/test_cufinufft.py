@@ -17,12 +17,10 @@ import farfield.nufft as cpu_nufft
 from farfield import NufftError
 from farfield._farfield import _device_array_info
 
-from conftest import rel_l2
+from conftest import needs_gpu as gpu, rel_l2
 import cuda_driver
 
 HAVE_GPU = farfield.cuda_available() and cuda_driver.available()
-gpu = pytest.mark.skipif(not HAVE_GPU, reason="no CUDA device: farfield.cuda_available() is False (the hardware "
-                                              "tests of farfield.cufinufft run on a GPU machine)")
 
 
 class Fake:

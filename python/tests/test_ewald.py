@@ -9,7 +9,7 @@ import pytest
 import farfield
 from farfield import ewald
 
-from conftest import load_system, rel_l2
+from conftest import FakeDevice, load_system, needs_gpu, rel_l2
 
 KE = ewald.COULOMB_KJ_MOL_NM
 MADELUNG_NACL = 1.747564594633182190636212035544397403481
@@ -149,3 +149,32 @@ def test_bad_input_raises_naming_the_argument(water):
     with pytest.raises(farfield.InvalidArgumentError) as e:
         ewald.Plan(box, tol=2.0).compute(pos, q)
     assert e.value.code == 107
+
+
+def test_device_arrays_need_a_cuda_plan_and_matching_shapes(water):
+    x, q, box = water
+    plan = ewald.Plan(box, tol=1e-5)
+    n = len(q)
+    with pytest.raises(farfield.FarfieldError, match="backend=\"cuda\""):
+        plan.compute(FakeDevice((n, 3)), FakeDevice((n,)))
+    with pytest.raises(ValueError, match=r"\(N, 3\) and \(N,\)"):
+        plan.compute(FakeDevice((n, 3)), FakeDevice((n - 1,)))
+    with pytest.raises(TypeError, match="`positions` is not a device array"):
+        plan.compute(x, FakeDevice((n,)))
+    a, b = FakeDevice((n, 3)), FakeDevice((n,))
+    with pytest.raises(ValueError, match="`field` and `positions` overlap"):
+        plan._core.compute_device(a, b, None, a)
+
+
+@needs_gpu
+def test_device_arrays_equal_host_arrays(water):
+    import cuda_driver
+    x, q, box = water
+    plan = ewald.Plan(box, tol=1e-6, backend="cuda")
+    want = plan.compute(x, q, virial=True)
+    got = plan.compute(cuda_driver.DeviceArray.from_host(x), cuda_driver.DeviceArray.from_host(q), virial=True)
+    assert got.forces is None  # the test's arrays have no arithmetic: the field is the result
+    assert rel_l2(got.field.get(), want.field) < 1e-12
+    assert rel_l2(got.potentials.get(), want.potentials) < 1e-12
+    assert abs(got.energy - want.energy) <= 1e-12 * abs(want.energy)
+    assert np.allclose(got.virial, want.virial, rtol=1e-12, atol=1e-12 * np.abs(want.virial).max())

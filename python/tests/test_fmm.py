@@ -8,7 +8,7 @@ import pytest
 import farfield
 from farfield import fmm
 
-from conftest import rel_l2
+from conftest import FakeDevice, needs_gpu, rel_l2
 
 MADELUNG_NACL = 1.747564594633182190636212035544397403481
 
@@ -122,17 +122,6 @@ def test_exclusions_against_fmm3d_and_the_pair_terms(rng):
         p.evaluate(src, q)
 
 
-class FakeDevice:
-    """A stand-in device array (interface only; its address is never read: every call below
-    fails before the library is reached), each at its own address."""
-    next_address = 0x10000
-
-    def __init__(self, shape, dtype=np.float64):
-        FakeDevice.next_address += 0x100000
-        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": np.dtype(dtype).str,
-                                         "data": (FakeDevice.next_address, False),
-                                         "version": 3, "strides": None, "stream": None}
-
 
 def test_device_arrays_need_a_cuda_plan_and_matching_shapes():
     plan = fmm.Plan(tol=1e-6)
@@ -148,12 +137,11 @@ def test_device_arrays_need_a_cuda_plan_and_matching_shapes():
         plan.evaluate(FakeDevice((10, 3)), FakeDevice((10,), np.float32))
     # the library's own check of overlapping outputs (reached with the plan's checks still ahead)
     x, q = FakeDevice((10, 3)), FakeDevice((10,))
-    with pytest.raises(ValueError, match="arrays of their own"):
+    with pytest.raises(ValueError, match="`field` and `sources` overlap"):
         plan._core.evaluate_device(x, q, FakeDevice((10,)), x)
 
 
-@pytest.mark.skipif(not (farfield.cuda_available() and __import__("cuda_driver").available()),
-                    reason="no CUDA device: farfield.cuda_available() is False (the hardware tests run on a GPU machine)")
+@needs_gpu
 def test_device_arrays_equal_the_cpu_plan(rng):
     import cuda_driver
     src = rng.uniform(-1, 1, (20000, 3))
