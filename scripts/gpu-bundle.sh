@@ -7,6 +7,8 @@
 #   build-gpu/libfftw3*.so.3                           FFTW (double, single, threads) beside them
 #   build-gpu/libcufinufft.so                          the cuFINUFFT drop-in (compat/cufinufft), stripped
 #   build-gpu/env.sh                                   `source` it there: LD_LIBRARY_PATH, PATH
+#   build-gpu/py/farfield-*.whl                        the Python package (its device tests are the
+#                                                      kit's last step), when .venv-python has maturin
 #   build-gpu/peers, whl, ewald-ref, bundle-info.json  what the GPU kit needs besides
 #                                                      (benches/gpu/bundle-extras.sh)
 #
@@ -47,5 +49,14 @@ export LD_LIBRARY_PATH="$_ff_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$_ff_dir:$PATH"
 unset _ff_dir
 ENV
+# the Python package, built by the test environment's maturin (python/tests/run_tests.py makes
+# .venv-python) in the package's own target directory, as run_tests.py builds it
+MATURIN=${MATURIN:-$ROOT/.venv-python/bin/maturin}
+rm -rf "$OUT/py"
+if [[ -x $MATURIN ]]; then
+  CARGO_TARGET_DIR=${FARFIELD_PY_TARGET_DIR:-$ROOT/python/target} "$MATURIN" build --release -q -m python/Cargo.toml -o "$OUT/py"
+else
+  echo "gpu-bundle: no maturin at $MATURIN (run python3 python/tests/run_tests.py once): no wheel, the kit skips the Python device tests" >&2
+fi
 du -sh "$OUT" | awk '{ print "gpu-bundle: " $1 " in build-gpu/" }'
 bash benches/gpu/bundle-extras.sh

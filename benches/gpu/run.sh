@@ -20,7 +20,10 @@
 #   3. the wheels of build-gpu/whl installed into a temporary site folder (pip --no-index);
 #      OpenMM rows are skipped, with the reason, when OpenMM does not import;
 #   4. python3 benches/gpu/kit.py with the options given; its output also goes to run.log in
-#      the results folder.
+#      the results folder;
+#   5. when the bundle has the Python wheel (build-gpu/py): the package's device-array tests
+#      (farfield.cufinufft, farfield.fmm and farfield.ewald on driver-API and CuPy arrays, against
+#      the CPU paths) with pytest, into python_device_tests.log and .xml in the results folder.
 # --quick: one size per path (about 3 minutes; the full run about 8, plus the one-time build).
 # --out DIR: also copy results.json, README.md and run.log into DIR/<results folder name>/.
 # Exit status: the kit's (0 when the results were written, whatever the cases' outcomes).
@@ -127,6 +130,21 @@ RES=$(sed -n 's/^.*results folder: //p' $LOG | tail -1)
 if [[ -n $RES && -d $RES ]]; then
   sed "s#$ROOT/##g" $LOG > "$RES/run.log"
   [[ -n $OUT_DIR ]] && cp "$RES/run.log" "$OUT_DIR/$(basename "$RES")/" 2>/dev/null
+fi
+
+# 5. the Python package's device-array tests
+if [[ -n $RES && -d $RES ]] && ls $B/py/farfield-*.whl >/dev/null 2>&1; then
+  PYSITE=$SITE-farfield
+  if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$PYSITE" $B/py/farfield-*.whl; then
+    say "python device tests"
+    (cd python/tests && PYTHONPATH="$PYSITE:$PYTHONPATH" python3 -m pytest -q -ra -p no:cacheprovider \
+       test_cufinufft.py test_fmm.py test_ewald.py -k "cufinufft or device" --junitxml="$ROOT/$RES/python_device_tests.xml") \
+       > "$RES/python_device_tests.log" 2>&1
+    say "python device tests: $(tail -1 "$RES/python_device_tests.log")"
+  else
+    say "python device tests: the wheel did not install"
+  fi
+  [[ -n $OUT_DIR ]] && cp "$RES"/python_device_tests.* "$OUT_DIR/$(basename "$RES")/" 2>/dev/null
 fi
 say "done in $((SECONDS - T_START)) s (kit exit status $rc)"
 exit "$rc"

@@ -160,3 +160,29 @@ def test_bad_device_arguments(rng):
     assert "finite" in str(e.value).lower() or "NaN" in str(e.value)
     got = plan.execute(c)
     assert rel_l2(got.get(), cpu_nufft.nufft1d1(x, c.get(), 32, eps=1e-5)) < 1e-4
+
+
+@gpu
+def test_cupy_arrays_and_streams(rng):
+    cp = pytest.importorskip("cupy", reason="CuPy is not installed (the driver-API arrays above cover the rest)")
+    x = _points(rng, 2, 5000, np.float32)
+    c = _cplx(rng, (5000,), np.complex64)
+    want = cpu_nufft.nufft2d1(*x, c, (32, 48), eps=1e-5)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        xg = [cp.asarray(a) for a in x]
+        plan = cufinufft.Plan(1, (32, 48), eps=1e-5, gpu_stream=stream)  # the plan on CuPy's stream
+        plan.setpts(*xg)
+        f = plan.execute(cp.asarray(c))
+        stream.synchronize()
+    assert isinstance(f, cp.ndarray) and f.shape == (32, 48)
+    assert rel_l2(f.get(), want) < 1e-4
+    # an input made on another stream than the plan's (the default one) is waited for
+    other = cp.cuda.Stream(non_blocking=True)
+    with other:
+        c2 = cp.asarray(c) * 2
+        plan0 = cufinufft.Plan(1, (32, 48), eps=1e-5)
+        plan0.setpts(*xg)
+        f2 = plan0.execute(c2)
+    cp.cuda.Device().synchronize()
+    assert rel_l2(f2.get(), 2 * want) < 1e-4
