@@ -12,7 +12,8 @@
 //! stream and, as with cuFINUFFT, `execute` returns once the work is queued.
 
 use crate::device::{device_array, disjoint, wait_for};
-use crate::{opt, raise, SendCell};
+use crate::nufft::{fail, modes3};
+use crate::{opt, SendCell};
 use cufinufft::ier::Failure;
 use cufinufft::opts::{cufinufft_opts, default_opts};
 use cufinufft::plan::CuPlan;
@@ -24,12 +25,6 @@ use pyo3::types::PyDict;
 enum Plan {
     F64(CuPlan<f64>),
     F32(CuPlan<f32>),
-}
-
-/// A cuFINUFFT failure → `farfield._errors._finufft_error(ier, message)` (a
-/// `farfield.NufftError`, a `RuntimeError` as cuFINUFFT's Python raises).
-fn fail(f: Failure) -> PyErr {
-    Python::with_gil(|py| raise(py, "_finufft_error", (f.ier, f.message)))
 }
 
 /// The cuFINUFFT options from the keyword arguments (filtered to cuFINUFFT's names by
@@ -81,13 +76,7 @@ impl CuNufftCore {
            opts: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let o = SendCell(read_opts(opts)?);
         let stream = o.0.gpu_stream as usize as u64;
-        let mut modes = [1i64; 3];
-        if (1..=3).contains(&dim) && ty != 3 {
-            if n_modes.len() < dim as usize {
-                return Err(PyValueError::new_err(format!("argument `n_modes` has {} entries, expected dim = {dim}", n_modes.len())));
-            }
-            modes[..dim as usize].copy_from_slice(&n_modes[..dim as usize]);
-        }
+        let modes = modes3(ty, dim, &n_modes)?;
         let made = py.allow_threads(move || {
             let o = o;
             // SAFETY: `modes` holds 3 ≥ dim values; the stream's validity is the caller's

@@ -18,16 +18,31 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+/// The three mode counts of makeplan from `n_modes` (C order, x first): the first `dim` of
+/// them for types 1 and 2 (too few → `ValueError`), ones elsewhere and for type 3 or an
+/// invalid dimension (the plan reports those).
+pub(crate) fn modes3(ty: i32, dim: i32, n_modes: &[i64]) -> PyResult<[i64; 3]> {
+    let mut modes = [1i64; 3];
+    if (1..=3).contains(&dim) && ty != 3 {
+        if n_modes.len() < dim as usize {
+            return Err(PyValueError::new_err(format!("argument `n_modes` has {} entries, expected dim = {dim}", n_modes.len())));
+        }
+        modes[..dim as usize].copy_from_slice(&n_modes[..dim as usize]);
+    }
+    Ok(modes)
+}
+
 /// A plan of either precision.
 enum Plan {
     F64(CompatPlan<f64>),
     F32(CompatPlan<f32>),
 }
 
-/// A FINUFFT failure → the Python exception `farfield._errors._finufft_error(ier, message)`
-/// (a `farfield.NufftError`, which is a `RuntimeError` as FINUFFT's Python raises, with
-/// FINUFFT's text for the code followed by farfield's detail).
-fn fail(f: Failure) -> PyErr {
+/// A FINUFFT or cuFINUFFT failure (both drop-ins share the status codes) → the Python
+/// exception `farfield._errors._finufft_error(ier, message)` (a `farfield.NufftError`, which
+/// is a `RuntimeError` as their Python packages raise, with FINUFFT's text for the code
+/// followed by farfield's detail).
+pub(crate) fn fail(f: Failure) -> PyErr {
     Python::with_gil(|py| raise(py, "_finufft_error", (f.ier, f.message)))
 }
 
@@ -78,13 +93,7 @@ impl NufftCore {
     fn new(py: Python<'_>, ty: i32, dim: i32, n_modes: Vec<i64>, iflag: i32, ntrans: i32, eps: f64, single: bool,
            opts: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let o = SendCell(read_opts(opts)?);
-        let mut modes = [1i64; 3];
-        if (1..=3).contains(&dim) && ty != 3 {
-            if n_modes.len() < dim as usize {
-                return Err(PyValueError::new_err(format!("argument `n_modes` has {} entries, expected dim = {dim}", n_modes.len())));
-            }
-            modes[..dim as usize].copy_from_slice(&n_modes[..dim as usize]);
-        }
+        let modes = modes3(ty, dim, &n_modes)?;
         let made = py.allow_threads(move || {
             let o = o;
             // SAFETY: `modes` holds 3 ≥ dim values.
