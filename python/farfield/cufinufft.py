@@ -54,7 +54,7 @@ import numbers
 
 import numpy as np
 
-from . import _device, _farfield
+from . import _device, _errors, _farfield
 from ._device import require as _device_arg, shape as _shape
 
 __all__ = ["Plan", "nufft1d1", "nufft1d2", "nufft1d3", "nufft2d1", "nufft2d2", "nufft2d3",
@@ -112,7 +112,6 @@ class Plan:
         self._dtype = np.dtype(dtype)
         if self._dtype not in (np.complex64, np.complex128):
             raise TypeError("Expected complex64 or complex128.")
-        self._real_dtype = np.float32 if self._dtype == np.complex64 else np.float64
         if nufft_type == 3:
             if not isinstance(n_modes, numbers.Integral):
                 raise ValueError("For a type 3 plan, n_modes_or_dim must be a single number, the dimension")
@@ -172,7 +171,7 @@ class Plan:
         ``setpts``: code 21; device failures: 15)."""
         _device_arg(data, "data")
         if self._nj is None:
-            self._core.execute(data, data)  # raises: execute before setpts
+            raise _errors._finufft_error(21, "execute before setpts")
         n_tr, nj = self._n_trans, self._nj
         per = self._n_modes if self._type == 2 else (nj,)
         out_tail = (nj,) if self._type == 2 else self._n_modes if self._type == 1 else (self._nk,)

@@ -33,8 +33,10 @@ def _gpu_present():
     return farfield.cuda_available() and cuda_driver.available()
 
 
+#: whether a CUDA device and the driver answer (the device-array tests run)
+GPU_PRESENT = _gpu_present()
 #: marks a test that runs on a CUDA device (skipped, with this reason in the summary, elsewhere)
-needs_gpu = pytest.mark.skipif(not _gpu_present(), reason="no CUDA device: farfield.cuda_available() is False "
+needs_gpu = pytest.mark.skipif(not GPU_PRESENT, reason="no CUDA device: farfield.cuda_available() is False "
                                                           "(the hardware tests run on a GPU machine)")
 
 

@@ -11,16 +11,13 @@ batches, given outputs, and the errors of bad device arguments.
 import numpy as np
 import pytest
 
-import farfield
 import farfield.cufinufft as cufinufft
 import farfield.nufft as cpu_nufft
 from farfield import NufftError
 from farfield._farfield import _device_array_info
 
-from conftest import needs_gpu as gpu, rel_l2
+from conftest import GPU_PRESENT as HAVE_GPU, needs_gpu as gpu, rel_l2
 import cuda_driver
-
-HAVE_GPU = farfield.cuda_available() and cuda_driver.available()
 
 
 class Fake:
