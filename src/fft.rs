@@ -17,6 +17,7 @@
 //! (`fftw3_threads`); `nthreads = 1` runs on the caller's thread.
 
 use crate::error::{Error, Result};
+use crate::memo::Memo;
 use num_complex::{Complex32, Complex64};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::{Mutex, MutexGuard, Once};
@@ -540,8 +541,10 @@ pub fn next_smooth_even_checked(n: usize) -> Option<usize> {
 /// sizes (`nufft::params::fine_grid`; FFTW and cuFFT have codelets for these radices, and the
 /// denser set of sizes lets σ follow the cost model; other users keep [`next_smooth_even`]).
 /// `None` when the result would not fit in `usize`. Cost O(log³ n).
+/// Memoised ([`crate::memo`]): the parameter search asks for the same sizes for every width.
 pub fn next_fft_size(n: usize) -> Option<usize> {
-    smallest_even_smooth(n, &[3, 5, 7])
+    static SIZES: Memo<usize, Option<usize>> = Memo::new(1 << 14);
+    SIZES.get_or(n, || smallest_even_smooth(n, &[3, 5, 7]))
 }
 
 /// Smallest even integer `≥ max(n, 2)` of the form `2^a·q`, `a ≥ 1`, with `q` a product of

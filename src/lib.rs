@@ -36,6 +36,7 @@ pub mod fft;
 pub mod fmm;
 pub mod gpu;
 pub mod kernel;
+pub(crate) mod memo;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod nufft;

@@ -12,7 +12,7 @@ use std::path::Path;
 /// Top-level modules of `src/`, lowest layer first; modules of one layer do not import each
 /// other.
 const LAYERS: &[&[&str]] = &[
-    &["error", "quad"],
+    &["error", "quad", "memo"],
     &["fft", "scale", "threads", "simd", "backend", "pairs"],
     &["real", "mpi"],
     &["kernel"],
