@@ -1149,7 +1149,11 @@ int farfield_nufft_default_opts(struct farfield_nufft_opts *opts, size_t struct_
 //   what the widest kernel reaches at the upsampling factor σ: for the ES kernel
 //   `exp(−16π√(1 − 1/σ))` (1.7e-5 at σ = 1.05, 1.7e-10 at 1.25, 2.5e-13 at 1.5, 1e-15 at
 //   2), for the Gaussian `exp(−16π(1 − 1/(2σ − 1)))` (1e-2 at 1.05, 5e-8 at 1.25, 1.2e-11 at
-//   1.5, 2.8e-15 at 2). The measured error stays within 10·`tol_used`.
+//   1.5, 2.8e-15 at 2); or below the predicted error of every ES kernel for these modes in the
+//   plan's precision (the kernel's estimate plus the rounding floor, about 1.7e-6 for 32³
+//   modes in single precision): then the cheapest kernel whose prediction is within 1.25× of
+//   the least is used, and `tol_used` is its prediction. The measured error stays within
+//   10·`tol_used`.
 // * `plan`: receives the handle (set to NULL first); `opts`: NULL for defaults, or options from
 //   `farfield_nufft_default_opts`: `opts->struct_size` bytes are read (a size of 0 or one
 //   ending inside a field → `FARFIELD_ERR_INVALID_ARG`, set it to `sizeof`); every field is

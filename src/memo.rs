@@ -3,7 +3,9 @@
 //! sizes ([`crate::fft::next_fft_size`]) and the same kernels' deconvolution amplification
 //! (`nufft::params::amplification`) for every σ and width it considers, and again for every plan
 //! and every `setpts` of a program that plans repeatedly (mri-nufft plans per operator call).
-//! A hit returns the value the function computed, bit for bit, so results never depend on
+//! The spreader's piecewise-polynomial fit of an ES kernel (`kernel::es::EsHorner`) is the
+//! same for every plan of the same kernel and tolerance. A hit returns the value the function
+//! computed, bit for bit, so results never depend on
 //! what was cached; a table holding [`Memo`]'s capacity is emptied before the next insert, which
 //! bounds its memory.
 
@@ -17,7 +19,7 @@ pub struct Memo<K, V> {
     cap: usize,
 }
 
-impl<K: Hash + Eq, V: Copy> Memo<K, V> {
+impl<K: Hash + Eq, V: Clone> Memo<K, V> {
     /// An empty table of at most `cap` entries.
     pub const fn new(cap: usize) -> Self {
         Memo { map: OnceLock::new(), cap }
@@ -27,15 +29,15 @@ impl<K: Hash + Eq, V: Copy> Memo<K, V> {
     /// may both compute a missing value; both store the same one).
     pub fn get_or(&self, key: K, f: impl FnOnce() -> V) -> V {
         let map = self.map.get_or_init(|| Mutex::new(HashMap::new()));
-        if let Some(&v) = map.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
-            return v;
+        if let Some(v) = map.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
+            return v.clone();
         }
         let v = f();
         let mut m = map.lock().unwrap_or_else(PoisonError::into_inner);
         if m.len() >= self.cap {
             m.clear();
         }
-        m.insert(key, v);
+        m.insert(key, v.clone());
         v
     }
 }

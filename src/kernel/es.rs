@@ -22,6 +22,7 @@
 
 use super::{KernelEval, MAX_WIDTH};
 use crate::real::Real;
+use crate::memo::Memo;
 
 #[path = "es_table.rs"]
 pub mod table;
@@ -260,22 +261,29 @@ const WP: usize = MAX_ES_WIDTH;
 impl<T: Real> EsHorner<T> {
     /// Fits the polynomials for `p`, increasing the degree from `w + 1` until the maximum error
     /// on a fine sample is below `max(tol/2, 4·eps_T)` (or degree 24 is reached).
+    /// The fit is memoised per (w, β, e, target) ([`crate::memo`]): plans of the same kernel
+    /// and tolerance share it.
     pub fn new(p: &EsParams) -> Self {
+        type Fit = (usize, std::sync::Arc<Vec<f64>>, f64);
+        static FITS: Memo<(usize, u64, u64, u64), Fit> = Memo::new(256);
         let target = (p.tol * 0.5).max(4.0 * T::EPS);
         let w = p.w;
-        let mut best: Option<(usize, Vec<f64>, f64)> = None;
-        for deg in (w + 1).max(4)..=24 {
-            let c = fit(p, deg);
-            let err = fit_error(p, deg, &c);
-            let better = best.as_ref().is_none_or(|b| err < b.2);
-            if better {
-                best = Some((deg, c, err));
+        let (deg, c, err) = FITS.get_or((w, p.beta.to_bits(), p.e.to_bits(), target.to_bits()), || {
+            let mut best: Option<(usize, Vec<f64>, f64)> = None;
+            for deg in (w + 1).max(4)..=24 {
+                let c = fit(p, deg);
+                let err = fit_error(p, deg, &c);
+                let better = best.as_ref().is_none_or(|b| err < b.2);
+                if better {
+                    best = Some((deg, c, err));
+                }
+                if err <= target {
+                    break;
+                }
             }
-            if err <= target {
-                break;
-            }
-        }
-        let (deg, c, err) = best.expect("at least one degree tried");
+            let (deg, c, err) = best.expect("at least one degree tried");
+            (deg, std::sync::Arc::new(c), err)
+        });
         // a_{j,p} = c[(deg − p)·WP + j]: the even part takes p = 2i, the odd part p = 2i + 1
         // (deg ≥ 4, so both parts have at least two rows)
         let part = |first: usize, d: usize| -> Vec<[T; HALF]> {

@@ -38,7 +38,7 @@ pub const MAX_POINTS: usize = u32::MAX as usize;
 pub use crate::backend::Backend;
 
 /// Precision of a plan's data (the kernels are chosen in f64 either way).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Precision {
     /// Single precision (`f32`): tolerances below 1e-7 are clamped.
     F32,
@@ -354,8 +354,14 @@ impl CostModel {
 /// [`UNREACHABLE_TOL_SLACK`] times the least predicted error over every σ and width, and the
 /// caller clamps the tolerance to the prediction. The fine grid can be at most `⌈2.5^d⌉·N`
 /// points (plus the 7-smooth rounding), the most ducc0 chooses at the same tolerances.
-/// O(27 · 15 · w² · dim) on first use; the grid sizes and amplifications are memoised.
+/// O(27 · 15 · w² · dim) on first use; the choices, grid sizes and amplifications are memoised.
 pub fn auto_sigma_width(tol: f64, dim: usize, n: [usize; 3], m: usize, precision: Precision) -> (f64, usize, f64) {
+    static CHOICES: Memo<(u64, usize, [usize; 3], usize, Precision), (f64, usize, f64)> = Memo::new(1 << 12);
+    CHOICES.get_or((tol.to_bits(), dim, n, m, precision), || search_sigma_width(tol, dim, n, m, precision))
+}
+
+/// [`auto_sigma_width`] without the memo.
+fn search_sigma_width(tol: f64, dim: usize, n: [usize; 3], m: usize, precision: Precision) -> (f64, usize, f64) {
     if let Some(c) = cheapest_meeting(tol, dim, n, m, precision) {
         return c;
     }
