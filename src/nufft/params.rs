@@ -265,8 +265,9 @@ pub fn es_total_error(w: usize, sigma: f64, dim: usize, n: Option<[usize; 3]>, p
 /// least predicted error, and the tolerance is clamped to its prediction: the floor's weights
 /// were measured to within about ±30 % (docs/design.md §9.5), so predictions closer than this
 /// do not tell kernels apart, while the wider kernel of least error can cost twice the time
-/// (3D single precision at 1e-6, 32³ modes: w = 9 at σ = 1.85 predicted 1.72e-6, measured
-/// 1.60e-6; w = 7 at σ = 2 measured 1.71e-6 in 0.5× the time).
+/// (3D single precision at 1e-6, 32³ modes, M = 2·10⁵: w = 9 at σ = 1.85, predicted 1.72e-6,
+/// measured 1.46–1.54e-6; w = 7 at σ = 2 measured 1.58–1.59e-6 in 0.74–0.90× the time;
+/// `benches/results/finufft_plan_overhead_2026-12-03.json`).
 pub const UNREACHABLE_TOL_SLACK: f64 = 1.25;
 
 /// The narrowest ES width at factor `sigma` whose predicted error ([`es_total_error`]) meets
