@@ -266,7 +266,7 @@ pub fn es_total_error(w: usize, sigma: f64, dim: usize, n: Option<[usize; 3]>, p
 /// were measured to within about ±30 % (docs/design.md §9.5), so predictions closer than this
 /// do not tell kernels apart, while the wider kernel of least error can cost twice the time
 /// (3D single precision at 1e-6, 32³ modes, M = 2·10⁵: w = 9 at σ = 1.85, predicted 1.72e-6,
-/// measured 1.46–1.54e-6; w = 7 at σ = 2 measured 1.58–1.59e-6 in 0.74–0.90× the time;
+/// measured 1.46–1.54e-6; w = 8 at σ = 1.75, 2.00e-6, measured 1.58–1.59e-6 in 0.74–0.90× the time;
 /// `benches/results/finufft_plan_overhead_2026-12-03.json`).
 pub const UNREACHABLE_TOL_SLACK: f64 = 1.25;
 
@@ -711,7 +711,7 @@ mod tests {
         let r = NufftParams::new(1, 2, &[64, 64], 1, 1, 1e-6, Precision::F32, &auto, Backend::Cpu).unwrap();
         assert!(r.warnings == FARFIELD_WARN_TOL_CLAMPED && r.tol_used < 5e-6, "{:e}", r.tol_used);
         // 3D, 32³ modes, 1e-6 (mri-nufft's request): the least predicted error is w = 9 at
-        // σ = 1.85 (1.72e-6); within the slack a narrower kernel costs less
+        // σ = 1.85 (1.72e-6); within the slack w = 8 at σ = 1.75 (2.00e-6) costs less
         let r = NufftParams::new(1, 3, &[32, 32, 32], 1, 1, 1e-6, Precision::F32, &auto, Backend::Cpu).unwrap();
         assert!(r.warnings == FARFIELD_WARN_TOL_CLAMPED && r.width() < 9 && r.tol_used < 2.2e-6, "w {} {:e}", r.width(), r.tol_used);
     }
