@@ -5,9 +5,8 @@
 //! and every `setpts` of a program that plans repeatedly (mri-nufft plans per operator call).
 //! The spreader's piecewise-polynomial fit of an ES kernel (`kernel::es::EsHorner`) is the
 //! same for every plan of the same kernel and tolerance. A hit returns the value the function
-//! computed, bit for bit, so results never depend on
-//! what was cached; a table holding [`Memo`]'s capacity is emptied before the next insert, which
-//! bounds its memory.
+//! computed, bit for bit, so results never depend on what was cached; a table holding
+//! [`Memo`]'s capacity is emptied before the next insert, which bounds its memory.
 
 use std::collections::HashMap;
 use std::hash::Hash;

@@ -264,8 +264,8 @@ pub fn es_total_error(w: usize, sigma: f64, dim: usize, n: Option<[usize; 3]>, p
 /// kernel allows), the choice is the cheapest whose predicted error is within this factor of the
 /// least predicted error, and the tolerance is clamped to its prediction: the floor's weights
 /// were measured to within about ±30 % (docs/design.md §9.5), so predictions closer than this
-/// do not tell kernels apart, while the wider kernel of least error can cost twice the time
-/// (3D single precision at 1e-6, 32³ modes, M = 2·10⁵: w = 9 at σ = 1.85, predicted 1.72e-6,
+/// do not tell kernels apart, while the kernel of least error costs more for nothing
+/// measurable (3D single precision at 1e-6, 32³ modes, M = 2·10⁵: w = 9 at σ = 1.85, predicted 1.72e-6,
 /// measured 1.46–1.54e-6; w = 8 at σ = 1.75, 2.00e-6, measured 1.58–1.59e-6 in 0.74–0.90× the time;
 /// `benches/results/finufft_plan_overhead_2026-12-03.json`).
 pub const UNREACHABLE_TOL_SLACK: f64 = 1.25;
