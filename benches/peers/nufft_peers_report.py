@@ -1,4 +1,4 @@
-"""Tables and the issue-14 acceptance summary of the same-run NUFFT comparison
+"""Tables and the benchmark-set summary (M = 1e7; 1D 1e6, 2D 1000², 3D 128³ modes) of the same-run NUFFT comparison
 (`nufft_vs_finufft.py`).
 
 Input: the list of case records built by `nufft_vs_finufft.timed_cases`, one per (case, tol):
@@ -16,7 +16,7 @@ from nufft_peers_run import threads_count, threads_label
 
 LIBS = ("ours", "finufft", "ducc0")
 
-# the issue's acceptance set: M = 1e7, these modes, types 1 and 2, these tolerances, f64
+# the benchmark set: M = 1e7, these modes, types 1 and 2, these tolerances, f64
 ACCEPT_CASES = {(1, 3, (128,) * 3), (2, 3, (128,) * 3), (1, 2, (1000,) * 2), (2, 2, (1000,) * 2),
                 (1, 1, (10**6,)), (2, 1, (10**6,))}
 ACCEPT_TOLS = {1e-3, 1e-6, 1e-9, 1e-12}
@@ -106,7 +106,7 @@ def fmt_tol(x):
 
 
 def acceptance(records, mem, threads):
-    """Prints the issue's acceptance lines (threads: the thread counts asked for); returns them
+    """Prints the benchmark set's summary lines (threads: the thread counts asked for); returns them
     as a dict with every number."""
     t_acc = 2 if 2 in threads else max(threads, key=threads_count)
     res = {"threads": t_acc}
