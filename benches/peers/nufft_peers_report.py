@@ -1,5 +1,5 @@
-"""Tables and the benchmark-set summary (M = 1e7; 1D 1e6, 2D 1000², 3D 128³ modes) of the same-run NUFFT comparison
-(`nufft_vs_finufft.py`).
+"""Tables and the benchmark-set summary (M = 1e7; 1D 1e6, 2D 1000², 3D 128³ modes) of the
+same-run NUFFT comparison (`nufft_vs_finufft.py`).
 
 Input: the list of case records built by `nufft_vs_finufft.timed_cases`, one per (case, tol):
     {"case", "type", "dim", "modes", "points", "tol", "prec",
