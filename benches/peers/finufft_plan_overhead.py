@@ -69,8 +69,8 @@ for (ty, n, dt, eps) in cases:
     exec_s = []
     for _ in range(5):
         t0 = time.perf_counter(); p.execute(c); exec_s.append(time.perf_counter() - t0)
-    # direct sums in f64 on the rounded coordinates the library was given (isign: type 1 +1... FINUFFT:
-    # type 1 default isign = +1, type 2 default -1); modes in CMCL order (-N/2 ... (N-1)/2)
+    # direct sums in f64 on the rounded coordinates the library was given; FINUFFT's default signs
+    # (type 1: +i, type 2: -i) and mode order (CMCL: index i is mode i - N//2)
     xd = [v.astype(np.float64) for v in xs]
     if ty == 1:
         idx = [rng.integers(0, nn, 100) for nn in n]
