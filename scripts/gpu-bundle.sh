@@ -50,11 +50,11 @@ export PATH="$_ff_dir:$PATH"
 unset _ff_dir
 ENV
 # the Python package, built by the test environment's maturin (python/tests/run_tests.py makes
-# .venv-python) in the package's own target directory, as run_tests.py builds it
+# .venv-python) in the workspace's target directory, as run_tests.py builds it
 MATURIN=${MATURIN:-$ROOT/.venv-python/bin/maturin}
 rm -rf "$OUT/py"
 if [[ -x $MATURIN ]]; then
-  CARGO_TARGET_DIR=${FARFIELD_PY_TARGET_DIR:-$ROOT/python/target} "$MATURIN" build --release -q -m python/Cargo.toml -o "$OUT/py"
+  CARGO_TARGET_DIR=${FARFIELD_PY_TARGET_DIR:-$CARGO_TARGET_DIR} "$MATURIN" build --release -q -m python/Cargo.toml -o "$OUT/py"
 else
   echo "gpu-bundle: no maturin at $MATURIN (run python3 python/tests/run_tests.py once): no wheel, the kit skips the Python device tests" >&2
 fi

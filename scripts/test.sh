@@ -21,20 +21,21 @@
 #  8. python/tests/run_tests.py          the Python package: `pip install ./python` into the
 #                                        git-ignored .venv-python (made with the test peers of
 #                                        python/tests/requirements.txt), then `pytest python/tests`;
-#                                        the extension is built in its own target directory
-#                                        (`target` beside python/Cargo.toml;
-#                                        FARFIELD_PY_TARGET_DIR), see run_tests.py
+#                                        the extension is built with --features mpi in this
+#                                        target directory and links the farfield library step 3
+#                                        compiled (python/Cargo.toml's pins), see run_tests.py
 #
 # All steps run even if an earlier test step fails; a summary follows, and the exit status is
 # non-zero if any step failed.
 #
 # One cargo target directory serves all steps, and farfield's library is compiled once in all
-# (with MPI), besides its unit-test binary. Cargo keeps a single copy of that library in the
+# (with MPI), besides its unit-test binary; the Python extension (a workspace member left out of
+# the cargo steps with --exclude) is built last, on that compile. Cargo keeps a single copy of that library in the
 # target directory (it is also a cdylib, whose file name carries no hash), so any cargo command
 # that resolves features differently recompiles it in place, and the next one with the earlier
 # selection compiles it yet again. Hence: CMake's cargo build (step 4: the workspace's
-# libraries and the tool, with `--features farfield/mpi`) gets the selection "--workspace --lib
-# --test mpi_poisson" (a test target, so dev-dependencies take part in feature resolution as in
+# libraries and the tool, with `--features farfield/mpi`) gets the selection "--workspace
+# --exclude farfield-python --lib --test mpi_poisson" (a test target, so dev-dependencies take part in feature resolution as in
 # `cargo test`), CMake writes the package/feature part of its whole command to
 # <build>/cargo-selection.txt, and step 3 runs `cargo test` with exactly that: step 4 then finds
 # farfield's library Fresh, as do the tree without Fortran that CTest builds (fortran_optional)
@@ -103,7 +104,7 @@ echo "CARGO_TARGET_DIR=$CARGO_TARGET_DIR  build dir=$BUILD_DIR  jobs=$JOBS  valg
 TEST_NAME="cargo test --workspace --release (MPI on)"
 if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
      -DFARFIELD_VALGRIND="$VALGRIND" -DFARFIELD_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" \
-     -DFARFIELD_MPI=ON -DFARFIELD_CARGO_ARGS="--workspace;--lib;--test;mpi_poisson"; then
+     -DFARFIELD_MPI=ON -DFARFIELD_CARGO_ARGS="--workspace;--exclude;farfield-python;--lib;--test;mpi_poisson"; then
   # every Rust test, the distributed solvers' too (feature `mpi`: those tests launch themselves
   # under mpirun -np 1…4), with CMake's selection, so that this compile of the library is the
   # one the build reuses
@@ -119,12 +120,16 @@ if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release 
   fi
 else
   skip "cmake build + ctest" "configure failed"
-  step "$TEST_NAME" cargo test --workspace --release --features farfield/mpi --features farfield-cli/mpi
+  step "$TEST_NAME" cargo test --workspace --exclude farfield-python --release --features farfield/mpi \
+    --features farfield-cli/mpi
 fi
 
 step "gpu kernel check (NVRTC + ptxas)" bash scripts/gpu-check.sh
 step "gpu kit self-test (no GPU)" bash benches/gpu/selftest.sh
-step "python package (pip install, pytest)" python3 python/tests/run_tests.py
+# the extension on the library compiled above: same target directory, same features (run_tests.py
+# fails if pip's build compiles farfield's library again)
+FARFIELD_PY_TARGET_DIR=$CARGO_TARGET_DIR FARFIELD_PY_FEATURES=mpi FARFIELD_PY_REUSE=1 \
+  step "python package (pip install, pytest)" python3 python/tests/run_tests.py
 
 summary
 exit $failed

@@ -8,16 +8,21 @@
    benches/peers/peer_env.py's `ensure_venv`, then this script re-runs itself inside it);
 2. `pip install --no-build-isolation ./python` with the environment's maturin (an isolated build
    environment has a new path each time, which makes cargo rebuild PyO3 and the extension,
-   ~2 min, on every run; without it a run with unchanged sources takes seconds); maturin builds
-   the extension with cargo in its own target directory, the git-ignored `target` beside
-   python/Cargo.toml unless FARFIELD_PY_TARGET_DIR is set. Not the root workspace's: cargo
-   builds farfield there with other features (MPI) and names its cdylib without a hash, so a
-   build for the extension would overwrite the library the C tests link;
+   ~2 min, on every run; without it a run with unchanged sources takes seconds). The extension
+   is a member of the root cargo workspace; maturin builds it with cargo in
+   FARFIELD_PY_TARGET_DIR (default: CARGO_TARGET_DIR, else the workspace's `target`), with the
+   cargo features FARFIELD_PY_FEATURES (space-separated, default none). scripts/test.sh passes
+   its own target directory and `mpi`: python/Cargo.toml's feature pins then resolve farfield's
+   dependencies as its cargo steps did, and the build links the farfield library they compiled.
+   With FARFIELD_PY_REUSE=1 (scripts/test.sh) this step fails if pip's build compiled farfield's
+   library again, i.e. if the pins no longer match (an edit of a Cargo.toml's dependencies):
+   cargo would then rebuild it in place, without MPI, on top of the library the C tests link;
 3. `pytest python/tests -ra` (the summary lists every skip with its reason).
 Exit status: pytest's.
 """
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -34,10 +39,27 @@ ensure_venv(ROOT / ".venv-python", REQS, probe="import numpy, pytest, finufft, f
 env = dict(os.environ)
 # the environment's maturin, found by the build hook on PATH
 env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-env["CARGO_TARGET_DIR"] = os.environ.get("FARFIELD_PY_TARGET_DIR", str(ROOT / "python" / "target"))
+target = Path(os.environ.get("FARFIELD_PY_TARGET_DIR") or os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+env["CARGO_TARGET_DIR"] = str(target)
+features = os.environ.get("FARFIELD_PY_FEATURES", "").split()
+if features:
+    env["MATURIN_PEP517_ARGS"] = " ".join(["--features", ",".join(features), env.get("MATURIN_PEP517_ARGS", "")]).strip()
+# farfield's compiled library: its rlib, named with or without cargo's hash suffix
+def farfield_libs():
+    deps = target / "release" / "deps"
+    return {p.name: p.stat().st_mtime_ns for p in deps.glob("libfarfield*.rlib") if re.fullmatch(r"libfarfield(-[0-9a-f]+)?\.rlib", p.name)}
+before = farfield_libs()
 t0 = time.time()
-log(f"pip install ./python (cargo target directory {env['CARGO_TARGET_DIR']})")
+log(f"pip install ./python (cargo target directory {target}, features {features or 'none'})")
 subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "--no-build-isolation", str(ROOT / "python")],
                       env=env, cwd=ROOT)
 log(f"pip install ./python took {time.time() - t0:.0f} s")
+if os.environ.get("FARFIELD_PY_REUSE") == "1":
+    after = farfield_libs()
+    rebuilt = sorted(n for n, t in after.items() if before.get(n) != t)
+    if not before or rebuilt:
+        sys.exit(f"run_tests.py: pip's build compiled farfield's library ({rebuilt or 'none there before'}) instead "
+                 "of reusing the test command's: the Python extension's features no longer resolve farfield's "
+                 "dependencies as the cargo steps do (see the feature pins in python/Cargo.toml)")
+    log(f"the extension reused farfield's library compiled by the cargo steps ({', '.join(sorted(after))})")
 sys.exit(subprocess.call([sys.executable, "-m", "pytest", str(HERE), "-ra", *sys.argv[1:]], cwd=ROOT))
