@@ -257,6 +257,11 @@ module farfield
   public :: farfield_spreadf_default_opts, farfield_spreadf_makeplan, farfield_spreadf_setpts
   public :: farfield_spreadf_spread, farfield_spreadf_spread_complex, farfield_spreadf_interp
   public :: farfield_spreadf_interp_complex, farfield_spreadf_get_width, farfield_spreadf_destroy
+  public :: farfield_spread_setpts_device, farfield_spread_spread_device
+  public :: farfield_spread_spread_complex_device, farfield_spread_interp_device
+  public :: farfield_spread_interp_complex_device, farfield_spreadf_setpts_device
+  public :: farfield_spreadf_spread_device, farfield_spreadf_spread_complex_device
+  public :: farfield_spreadf_interp_device, farfield_spreadf_interp_complex_device
   public :: farfield_ewald_default_opts, farfield_ewald_makeplan, farfield_ewald_set_box
   public :: farfield_ewald_makeplan_mpi
   public :: farfield_ewald_set_exclusions, farfield_ewald_set_exclusions_scaled
@@ -608,6 +613,58 @@ module farfield
        integer(c_int) :: ier
      end function farfield_spread_interp_complex
 
+     !> int farfield_spread_setpts_device(plan, int64_t M, const double *x, *y, *z)
+     !> As farfield_spread_setpts with CUDA device pointers (plan made with backend CUDA);
+     !> unused axes may be c_null_ptr; the coordinates are copied on the device.
+     function farfield_spread_setpts_device(plan, m, x, y, z) result(ier) &
+          bind(c, name="farfield_spread_setpts_device")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: m
+       type(c_ptr), value :: x, y, z
+       integer(c_int) :: ier
+     end function farfield_spread_setpts_device
+
+     !> int farfield_spread_spread_device(plan, values, grid): farfield_spread_spread on CUDA device
+     !> pointers (values M, grid n1*n2*n3); overwrites grid; returns when done.
+     function farfield_spread_spread_device(plan, values, grid) result(ier) &
+          bind(c, name="farfield_spread_spread_device")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       type(c_ptr), value :: values, grid
+       integer(c_int) :: ier
+     end function farfield_spread_spread_device
+
+     !> int farfield_spread_spread_complex_device(plan, values, grid): farfield_spread_spread_complex on CUDA device
+     !> pointers (complex values M, grid n1*n2*n3); overwrites grid; returns when done.
+     function farfield_spread_spread_complex_device(plan, values, grid) result(ier) &
+          bind(c, name="farfield_spread_spread_complex_device")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       type(c_ptr), value :: values, grid
+       integer(c_int) :: ier
+     end function farfield_spread_spread_complex_device
+
+     !> int farfield_spread_interp_device(plan, grid, values): farfield_spread_interp on CUDA device
+     !> pointers (values M, grid n1*n2*n3); overwrites values; returns when done.
+     function farfield_spread_interp_device(plan, grid, values) result(ier) &
+          bind(c, name="farfield_spread_interp_device")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       type(c_ptr), value :: grid, values
+       integer(c_int) :: ier
+     end function farfield_spread_interp_device
+
+     !> int farfield_spread_interp_complex_device(plan, grid, values): farfield_spread_interp_complex on CUDA device
+     !> pointers (complex values M, grid n1*n2*n3); overwrites values; returns when done.
+     function farfield_spread_interp_complex_device(plan, grid, values) result(ier) &
+          bind(c, name="farfield_spread_interp_complex_device")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       type(c_ptr), value :: grid, values
+       integer(c_int) :: ier
+     end function farfield_spread_interp_complex_device
+
      !> int farfield_spread_get_width(plan, int *width): kernel width in grid points.
      function farfield_spread_get_width(plan, width) result(ier) bind(c, name="farfield_spread_get_width")
        import :: c_int, c_ptr
@@ -694,6 +751,58 @@ module farfield
        complex(c_float_complex), intent(inout) :: values(*)
        integer(c_int) :: ier
      end function farfield_spreadf_interp_complex
+
+     !> int farfield_spreadf_setpts_device(plan, int64_t M, const float *x, *y, *z)
+     !> As farfield_spreadf_setpts with CUDA device pointers (plan made with backend CUDA);
+     !> unused axes may be c_null_ptr; the coordinates are copied on the device.
+     function farfield_spreadf_setpts_device(plan, m, x, y, z) result(ier) &
+          bind(c, name="farfield_spreadf_setpts_device")
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: plan
+       integer(c_int64_t), value :: m
+       type(c_ptr), value :: x, y, z
+       integer(c_int) :: ier
+     end function farfield_spreadf_setpts_device
+
+     !> int farfield_spreadf_spread_device(plan, values, grid): farfield_spreadf_spread on CUDA device
+     !> pointers (values M, grid n1*n2*n3); overwrites grid; returns when done.
+     function farfield_spreadf_spread_device(plan, values, grid) result(ier) &
+          bind(c, name="farfield_spreadf_spread_device")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       type(c_ptr), value :: values, grid
+       integer(c_int) :: ier
+     end function farfield_spreadf_spread_device
+
+     !> int farfield_spreadf_spread_complex_device(plan, values, grid): farfield_spreadf_spread_complex on CUDA device
+     !> pointers (complex values M, grid n1*n2*n3); overwrites grid; returns when done.
+     function farfield_spreadf_spread_complex_device(plan, values, grid) result(ier) &
+          bind(c, name="farfield_spreadf_spread_complex_device")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       type(c_ptr), value :: values, grid
+       integer(c_int) :: ier
+     end function farfield_spreadf_spread_complex_device
+
+     !> int farfield_spreadf_interp_device(plan, grid, values): farfield_spreadf_interp on CUDA device
+     !> pointers (values M, grid n1*n2*n3); overwrites values; returns when done.
+     function farfield_spreadf_interp_device(plan, grid, values) result(ier) &
+          bind(c, name="farfield_spreadf_interp_device")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       type(c_ptr), value :: grid, values
+       integer(c_int) :: ier
+     end function farfield_spreadf_interp_device
+
+     !> int farfield_spreadf_interp_complex_device(plan, grid, values): farfield_spreadf_interp_complex on CUDA device
+     !> pointers (complex values M, grid n1*n2*n3); overwrites values; returns when done.
+     function farfield_spreadf_interp_complex_device(plan, grid, values) result(ier) &
+          bind(c, name="farfield_spreadf_interp_complex_device")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: plan
+       type(c_ptr), value :: grid, values
+       integer(c_int) :: ier
+     end function farfield_spreadf_interp_complex_device
 
      !> int farfield_spreadf_get_width(plan, int *width): kernel width in grid points.
      function farfield_spreadf_get_width(plan, width) result(ier) bind(c, name="farfield_spreadf_get_width")

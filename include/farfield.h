@@ -1674,6 +1674,66 @@ int farfield_spread_interp_complex(farfield_spread_plan plan,
                                    const farfield_complex *grid,
                                    farfield_complex *values);
 
+// `farfield_spread_setpts` from **device** arrays of a plan made with `opts.backend =
+// FARFIELD_BACKEND_CUDA`: `x` (and `y`, `z` for dim ≥ 2, 3; unused ones may be NULL) point to
+// M doubles each in memory of device 0, the plan's device, in the box's units. The same
+// mapping and checks as `farfield_spread_setpts` (the same grid coordinates bit for bit) run
+// on the device, then the spreading method's set-up; the host reads back three integers, and
+// on failure the one coordinate they name. The coordinates are copied, so the caller may free
+// or reuse its arrays after the call, which returns when that work is done; they must be
+// ready when the call is made (this call uses the default stream).
+//
+// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`, or a used axis NULL with M > 0),
+// `FARFIELD_ERR_NPOINTS` (M < 0, or ≥ 2³⁰ on the device), `FARFIELD_ERR_INVALID_ARG` (a plan
+// on the CPU backend: "setpts_device needs a CUDA plan"; a point whose kernel leaves a free
+// axis, as `farfield_spread_setpts` names it), `FARFIELD_ERR_NONFINITE`, `FARFIELD_ERR_RANGE`
+// (as `farfield_spread_setpts`), `FARFIELD_ERR_ALLOC` or `FARFIELD_ERR_INTERNAL` (device
+// errors). After the errors before ALLOC the previous points remain set; after ALLOC or
+// INTERNAL the plan has no points.
+//
+// # Safety
+// `plan` from makeplan; each used pointer a device allocation of the plan's device holding
+// M doubles.
+int farfield_spread_setpts_device(farfield_spread_plan plan,
+                                  int64_t m,
+                                  const double *x,
+                                  const double *y,
+                                  const double *z);
+
+// Like `farfield_spread_spread` with `values` (M doubles) and `grid` (`n0·n1·n2` doubles)
+// in memory of the plan's CUDA device: overwrites `grid`, with the results of the host-array
+// call; returns when they are complete (default stream). Returns 0 or
+// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, INVALID_ARG (a CPU plan: "spread_device needs a
+// CUDA plan"; overlapping arrays), ALLOC, INTERNAL}`.
+//
+// # Safety
+// `values` and `grid` device allocations of the plan's device of those sizes.
+int farfield_spread_spread_device(farfield_spread_plan plan, const double *values, double *grid);
+
+// `farfield_spread_spread_device` for complex values and a complex grid.
+//
+// # Safety
+// As `farfield_spread_spread_device`, with complex values.
+int farfield_spread_spread_complex_device(farfield_spread_plan plan,
+                                          const farfield_complex *values,
+                                          farfield_complex *grid);
+
+// Like `farfield_spread_interp` without gradient, with `grid` (`n0·n1·n2` doubles) and
+// `values` (M doubles) in memory of the plan's CUDA device: overwrites `values`; returns when
+// they are complete (default stream). Returns as `farfield_spread_spread_device`.
+//
+// # Safety
+// `grid` and `values` device allocations of the plan's device of those sizes.
+int farfield_spread_interp_device(farfield_spread_plan plan, const double *grid, double *values);
+
+// `farfield_spread_interp_device` for a complex grid and complex values.
+//
+// # Safety
+// As `farfield_spread_interp_device`, with complex values.
+int farfield_spread_interp_complex_device(farfield_spread_plan plan,
+                                          const farfield_complex *grid,
+                                          farfield_complex *values);
+
 // Writes the kernel width `w` (grid points per axis a point touches) into `*width`.
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
 //
@@ -1749,6 +1809,44 @@ int farfield_spreadf_interp(farfield_spreadf_plan plan,
 int farfield_spreadf_interp_complex(farfield_spreadf_plan plan,
                                     const farfield_complexf *grid,
                                     farfield_complexf *values);
+
+// Single-precision `farfield_spread_setpts_device` (M floats per used axis).
+//
+// # Safety
+// As `farfield_spread_setpts_device`, with floats.
+int farfield_spreadf_setpts_device(farfield_spreadf_plan plan,
+                                   int64_t m,
+                                   const float *x,
+                                   const float *y,
+                                   const float *z);
+
+// Single-precision `farfield_spread_spread_device`.
+//
+// # Safety
+// As `farfield_spread_spread_device`, with floats.
+int farfield_spreadf_spread_device(farfield_spreadf_plan plan, const float *values, float *grid);
+
+// Single-precision `farfield_spread_spread_complex_device`.
+//
+// # Safety
+// As `farfield_spread_spread_complex_device`, with floats.
+int farfield_spreadf_spread_complex_device(farfield_spreadf_plan plan,
+                                           const farfield_complexf *values,
+                                           farfield_complexf *grid);
+
+// Single-precision `farfield_spread_interp_device`.
+//
+// # Safety
+// As `farfield_spread_interp_device`, with floats.
+int farfield_spreadf_interp_device(farfield_spreadf_plan plan, const float *grid, float *values);
+
+// Single-precision `farfield_spread_interp_complex_device`.
+//
+// # Safety
+// As `farfield_spread_interp_complex_device`, with floats.
+int farfield_spreadf_interp_complex_device(farfield_spreadf_plan plan,
+                                           const farfield_complexf *grid,
+                                           farfield_complexf *values);
 
 // Single-precision `farfield_spread_get_width`.
 //

@@ -1,6 +1,7 @@
 !> Spreading API from Fortran: TSC charge conservation in a periodic 2D box with a shifted
 !> origin, CIC interpolation of a linear field (free axes) with its gradient, an error path
-!> (a point off a free axis), single precision, default options by struct size.
+!> (a point off a free axis), the device entries on a CPU plan, single precision, default options
+!> by struct size.
 !> SPDX-License-Identifier: MIT OR Apache-2.0
 program test_spread
   use, intrinsic :: iso_c_binding
@@ -66,6 +67,14 @@ program test_spread
   ier = farfield_spread_setpts_f(plan, x, y)
   call check(ier == FARFIELD_ERR_INVALID_ARG, "point off a free axis")
   call check(index(farfield_last_error_message_f(), "point 4") > 0, "message names the point (0-based)")
+  ! the device entries need a CUDA plan (this one runs on the CPU; its points stay set)
+  ier = farfield_spread_setpts_device(plan, int(m, c_int64_t), c_loc(grad), c_loc(grad), c_null_ptr)
+  call check(ier == FARFIELD_ERR_INVALID_ARG, "setpts_device on a CPU plan")
+  call check(index(farfield_last_error_message_f(), "needs a CUDA plan") > 0, "setpts_device message")
+  ier = farfield_spread_interp_device(plan, c_loc(grad), c_loc(grad))
+  call check(ier == FARFIELD_ERR_INVALID_ARG, "interp_device on a CPU plan")
+  ier = farfield_spread_spread_device(c_null_ptr, c_loc(grad), c_loc(grad))
+  call check(ier == FARFIELD_ERR_NULL_POINTER, "spread_device on a NULL plan")
   ier = farfield_spread_destroy_f(plan)
 
   ! single precision, 1D CIC

@@ -380,6 +380,10 @@ impl Device for EmuDevice {
         mark.queue.as_deref().map_or(Ok(()), flush)
     }
 
+    fn synchronize(&self) -> Result<()> {
+        self.sync()
+    }
+
     /// The memory of an [`EmuBuf`] at `ptr` (its [`Device::addr`]), viewed without taking
     /// ownership: the emulator's counterpart of CUDA's view of a caller's device pointer.
     unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut EmuBuf) -> R) -> R {

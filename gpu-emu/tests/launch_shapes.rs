@@ -6,7 +6,8 @@
 //! host code is run on an [`EmuDevice`] reporting that limit: the NUFFT types 1 and 2 in 1D–3D
 //! (f32 at tol 1e-5, f64 at 1e-6, default options, 3D with 32³ modes), the spreader with every
 //! method in 2D (256²) and 3D (64³), f32 and f64, at kernel width 7 and, for the shared-memory
-//! tiles of SM, also 4, 10 and 13 (the largest shared memory of the default plans), the
+//! tiles of SM, also 4, 10 and 13 (the largest shared memory of the default plans), a spreading
+//! plan on device arrays (its box mapping and real↔complex kernels), the
 //! Ewald executor (SPME and spectral Ewald, f64 and mixed, with and without the virial) and the FMM (open at p = 6 and 16,
 //! periodic at p = 10). Every launch is logged with its block and dynamic shared memory; the
 //! manifest keeps, per architecture and kernel, the largest dynamic shared memory seen, the
@@ -72,6 +73,26 @@ fn spreader<T: GpuReal>(dev: &EmuDevice, dim: usize, w: usize, method: GpuMethod
     s.interp(&grid, &mut c).unwrap();
 }
 
+/// A spreading plan (physical box) on device arrays: the box mapping and the real↔complex
+/// conversions around the spreader's kernels.
+fn spread_plan_device<T: GpuReal>(dev: &EmuDevice) {
+    use farfield::gpu::device::{upload_new, Device};
+    use farfield::plans::spread::{SpreadBox, SpreadPlan, SpreadPlanOpts};
+    let k = Kernel::Es(EsParams { w: 7, beta: 2.3 * 7.0, e: 0.5, tol: 1e-6 });
+    let bx = SpreadBox { dim: 2, n: [256, 256, 1], lo: [0.0; 3], len: [1.0; 3], periodic: [true; 3] };
+    let mut p = SpreadPlan::<T>::with_device(dev.clone(), bx, k, &SpreadPlanOpts::default()).unwrap();
+    let m = 300;
+    let x = coords::<T>(m, 3);
+    let (bx0, bx1) = (upload_new(dev, &x[0]).unwrap(), upload_new(dev, &x[1]).unwrap());
+    let c = upload_new(dev, &vec![T::one(); m]).unwrap();
+    let g = dev.alloc(256 * 256 * std::mem::size_of::<T>()).unwrap();
+    unsafe {
+        p.setpts_device(m, dev.addr(&bx0), dev.addr(&bx1), 0).unwrap();
+        p.spread_device(dev.addr(&c), dev.addr(&g), false).unwrap();
+        p.interp_device(dev.addr(&g), dev.addr(&c), false).unwrap();
+    }
+}
+
 fn ewald(dev: &EmuDevice, method: Method, mixed: bool) {
     let cell = [3.0, 0.0, 0.0, 0.0, 3.2, 0.0, 0.0, 0.0, 3.4];
     let order = if method == Method::Spme { 6 } else { 8 };
@@ -129,6 +150,8 @@ fn manifest() -> String {
                 }
             }
         }
+        record(&mut shapes, arch, "spread plan device arrays 2D f32", spread_plan_device::<f32>);
+        record(&mut shapes, arch, "spread plan device arrays 2D f64", spread_plan_device::<f64>);
         for (method, name) in [(Method::Spme, "spme"), (Method::Spectral, "spectral")] {
             record(&mut shapes, arch, &format!("ewald {name} f64"), |d| ewald(d, method, false));
             record(&mut shapes, arch, &format!("ewald {name} mixed"), |d| ewald(d, method, true));

@@ -6,7 +6,10 @@ points (``(M, dim)`` array), then :meth:`Plan.spread` values onto the grid or
 :meth:`Plan.interp` the grid at the points (with the gradient for B-splines of order ≥ 2).
 Grids are C-ordered NumPy arrays of shape ``n_grid = (n1[, n2[, n3]])`` whose axis ``a`` is
 the point coordinate's column ``a``. The one-call functions :func:`spread` and :func:`interp`
-make a plan, set the points and run once.
+make a plan, set the points and run once. A plan made with ``backend="cuda"`` also takes device
+arrays (``__cuda_array_interface__``: CuPy, PyTorch, Numba) in :meth:`Plan.setpts`,
+:meth:`Plan.spread` and :meth:`Plan.interp` and returns device arrays of the same library, with
+the host arrays' results bit for bit (no gradient on the device).
 
 Kernels: ``"es"`` (exponential of semicircle; Barnett, Magland & af Klinteberg, SIAM J. Sci.
 Comput. 41 (2019) C479), ``"gaussian"`` (Greengard & Lee, SIAM Rev. 46 (2004) 443), both

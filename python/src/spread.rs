@@ -1,6 +1,7 @@
 //! `farfield.spread.Plan`: particle↔mesh spreading and interpolation in physical coordinates
 //! (farfield's `SpreadPlan`), for particle-in-cell deposition and force interpolation.
 
+use crate::device::{device_array, disjoint, wait_for, DeviceArray};
 use crate::{array, backend_choice, count, out_array, OrPy, SendCell};
 use farfield::gpu::types::GpuReal;
 use farfield::plans::spread::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlanOpts};
@@ -202,7 +203,16 @@ impl SpreadPlan {
     /// a), the plan's real dtype, physical units. Copied (bin-sorted), so the array may change
     /// afterwards. Raises farfield.InvalidArgumentError naming a non-finite coordinate or a point
     /// whose kernel leaves a free axis (the previous points stay set).
+    ///
+    /// On a CUDA plan (``backend="cuda"``) ``points`` may be a device array (any object with
+    /// ``__cuda_array_interface__``: CuPy, PyTorch, Numba; C order): the mapping, the checks
+    /// and the set-up then run on the device, with the same results bit for bit; the same holds
+    /// for :meth:`spread` and :meth:`interp`, whose results are then device arrays of the
+    /// caller's library (``out`` a device array too).
     fn setpts(&mut self, py: Python<'_>, points: &Bound<'_, PyAny>) -> PyResult<()> {
+        if is_device(points) {
+            return self.setpts_device(py, points);
+        }
         if self.single {
             self.setpts_t::<f32>(py, points)
         } else {
@@ -215,6 +225,9 @@ impl SpreadPlan {
     /// (C order, that shape and dtype).
     #[pyo3(signature = (values, out=None))]
     fn spread<'py>(&mut self, py: Python<'py>, values: &Bound<'py, PyAny>, out: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        if is_device(values) {
+            return self.spread_device(py, values, out);
+        }
         if self.single {
             self.spread_t::<f32>(py, values, out)
         } else {
@@ -228,6 +241,12 @@ impl SpreadPlan {
     /// length, shape ``(M, dim)``.
     #[pyo3(signature = (grid, grad=false))]
     fn interp<'py>(&mut self, py: Python<'py>, grid: &Bound<'py, PyAny>, grad: bool) -> PyResult<Bound<'py, PyAny>> {
+        if is_device(grid) {
+            if grad {
+                return Err(PyValueError::new_err("grad=True: the gradient is computed on the CPU backend only (pass grad=False with device arrays)"));
+            }
+            return self.interp_device(py, grid);
+        }
         if self.single {
             self.interp_t::<f32>(py, grid, grad)
         } else {
@@ -236,12 +255,112 @@ impl SpreadPlan {
     }
 }
 
+/// True when `obj` exposes `__cuda_array_interface__` (a device array).
+fn is_device(obj: &Bound<'_, PyAny>) -> bool {
+    obj.hasattr("__cuda_array_interface__").unwrap_or(false)
+}
+
+/// The shape of a device array's interface.
+fn device_shape(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    obj.getattr("__cuda_array_interface__")?.get_item("shape")?.extract()
+}
+
+/// A new C-ordered device array of `shape` and NumPy dtype `dtype` from the array library of
+/// `template` (`farfield._device.empty_like`).
+fn device_empty<'py>(py: Python<'py>, template: &Bound<'py, PyAny>, shape: &[usize], dtype: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("farfield._device")?.getattr("empty_like")?.call1((template, shape.to_vec(), dtype))
+}
+
 /// True when `obj` is a NumPy array of a complex dtype.
 fn is_complex(obj: &Bound<'_, PyAny>) -> bool {
     obj.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract::<String>()).is_ok_and(|k| k == "c")
 }
 
 impl SpreadPlan {
+    /// The array-interface type strings of the plan's real and complex values.
+    fn typestrs(&self) -> (&'static str, &'static str) {
+        if self.single { ("<f4", "<c8") } else { ("<f8", "<c16") }
+    }
+
+    /// Reads a device array of the plan's real or complex dtype: (array, complex).
+    fn device_values(&self, obj: &Bound<'_, PyAny>, name: &str, writable: bool) -> PyResult<(DeviceArray, bool)> {
+        let (re, cx) = self.typestrs();
+        match device_array(obj, name, cx, writable) {
+            Ok(a) => Ok((a, true)),
+            Err(_) => device_array(obj, name, re, writable).map(|a| (a, false)).map_err(|_| PyTypeError::new_err(format!(
+                "argument `{name}` must be a device array of {} or {} (the plan's dtype)", &re[1..], &cx[1..]))),
+        }
+    }
+
+    fn setpts_device(&mut self, py: Python<'_>, points: &Bound<'_, PyAny>) -> PyResult<()> {
+        let a = device_array(points, "points", self.typestrs().0, false)?;
+        let sh = device_shape(points)?;
+        let dim = self.dim;
+        if sh.len() != 2 || sh[1] != dim {
+            return Err(PyValueError::new_err(format!("argument `points` has shape {sh:?}, expected (M, {dim})")));
+        }
+        wait_for(py, 0, &[a]).py_err()?;
+        let m = sh[0];
+        let tb = if self.single { 4 } else { 8 };
+        // farfield axis d = Python column dim − 1 − d, rows of dim values
+        let mut x = [0u64; 3];
+        for (d, xd) in x.iter_mut().enumerate().take(dim) {
+            *xd = if m == 0 { 0 } else { a.ptr + ((dim - 1 - d) * tb) as u64 };
+        }
+        let inner = &mut self.inner;
+        // SAFETY: `points` is a C-contiguous device array of M·dim values of the plan's dtype
+        // (checked from its interface), so column d's M values lie at x[d] + j·dim·tb.
+        py.allow_threads(|| match inner.get() {
+            Inner::F64(p) => unsafe { p.setpts_device_strided(m, x, dim) },
+            Inner::F32(p) => unsafe { p.setpts_device_strided(m, x, dim) },
+        })
+        .py_err()
+    }
+
+    fn spread_device<'py>(&mut self, py: Python<'py>, values: &Bound<'py, PyAny>, out: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let (c, complex) = self.device_values(values, "values", false)?;
+        let m = self.num_points();
+        if c.len != m {
+            return Err(PyValueError::new_err(format!("argument `values` has {} values, expected M = {m} (the points set)", c.len)));
+        }
+        let (re, cx) = self.typestrs();
+        let g_obj = match out {
+            Some(o) => o.clone(),
+            None => device_empty(py, values, &self.shape, if complex { &cx[1..] } else { &re[1..] })?,
+        };
+        let g = device_array(&g_obj, "out", if complex { cx } else { re }, true)?;
+        self.check_shape(&device_shape(&g_obj)?, "out")?;
+        disjoint(&[("out", g)], &[("values", c)])?;
+        wait_for(py, 0, &[c, g]).py_err()?;
+        let inner = &mut self.inner;
+        // SAFETY: M values and a grid of the plan's size and dtype, distinct, on the device
+        // (checked from their interfaces)
+        py.allow_threads(|| match inner.get() {
+            Inner::F64(p) => unsafe { p.spread_device(c.ptr, g.ptr, complex) },
+            Inner::F32(p) => unsafe { p.spread_device(c.ptr, g.ptr, complex) },
+        })
+        .py_err()?;
+        Ok(g_obj)
+    }
+
+    fn interp_device<'py>(&mut self, py: Python<'py>, grid: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let (g, complex) = self.device_values(grid, "grid", false)?;
+        self.check_shape(&device_shape(grid)?, "grid")?;
+        let m = self.num_points();
+        let (re, cx) = self.typestrs();
+        let v_obj = device_empty(py, grid, &[m], if complex { &cx[1..] } else { &re[1..] })?;
+        let v = device_array(&v_obj, "values", if complex { cx } else { re }, true)?;
+        wait_for(py, 0, &[g]).py_err()?;
+        let inner = &mut self.inner;
+        // SAFETY: a grid of the plan's size and M output values of its dtype, on the device
+        py.allow_threads(|| match inner.get() {
+            Inner::F64(p) => unsafe { p.interp_device(g.ptr, v.ptr, complex) },
+            Inner::F32(p) => unsafe { p.interp_device(g.ptr, v.ptr, complex) },
+        })
+        .py_err()?;
+        Ok(v_obj)
+    }
+
     fn check_shape(&self, got: &[usize], name: &str) -> PyResult<()> {
         if got != self.shape.as_slice() {
             return Err(PyValueError::new_err(format!("argument `{name}` has shape {got:?}, expected the grid shape {:?}", self.shape)));

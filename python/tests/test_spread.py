@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import farfield
+from conftest import FakeDevice, needs_gpu
 from farfield import spread
 
 
@@ -123,3 +124,57 @@ def test_errors_name_the_argument(rng):
     with pytest.raises(farfield.InvalidArgumentError) as e:
         spread.Plan((4,), 1.0, kernel="es", tol=1e-12)
     assert e.value.code == 106
+
+
+def test_device_arrays_need_a_cuda_plan_and_matching_shapes(rng):
+    plan = spread.Plan((16, 16), 1.0, kernel="cic")
+    with pytest.raises(farfield.FarfieldError, match="needs a CUDA plan"):
+        plan.setpts(FakeDevice((10, 2)))
+    with pytest.raises(ValueError, match=r"expected \(M, 2\)"):
+        plan.setpts(FakeDevice((10, 3)))
+    with pytest.raises(TypeError, match="dtype <f4"):
+        plan.setpts(FakeDevice((10, 2), np.float32))
+    plan.setpts(rng.uniform(0, 1, (10, 2)))
+    with pytest.raises(farfield.FarfieldError, match="needs a CUDA plan"):
+        plan.spread(FakeDevice((10,)))
+    with pytest.raises(farfield.FarfieldError, match="needs a CUDA plan"):
+        plan.interp(FakeDevice((16, 16), np.complex128))
+    with pytest.raises(ValueError, match="M = 10"):
+        plan.spread(FakeDevice((9,)))
+    with pytest.raises(ValueError, match="shape"):
+        plan.spread(FakeDevice((10,)), out=FakeDevice((16, 15)))
+    with pytest.raises(TypeError, match="plan's dtype"):
+        plan.spread(FakeDevice((10,), np.float32))
+    with pytest.raises(ValueError, match="grad"):
+        plan.interp(FakeDevice((16, 16)), grad=True)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_device_arrays_equal_host_arrays(rng, dtype):
+    import cuda_driver
+    up = cuda_driver.DeviceArray.from_host
+    cdtype = np.result_type(dtype, np.complex64)
+    shape = (24, 20, 28)
+    kw = dict(box_len=(1.0, 0.8, 1.2), box_lo=(0.0, -0.1, 0.2), kernel="es", tol=1e-5, dtype=np.dtype(dtype).name, backend="cuda")
+    host, dev = spread.Plan(shape, **kw), spread.Plan(shape, **kw)
+    pts = rng.uniform(-0.5, 1.5, (500, 3)).astype(dtype)
+    host.setpts(pts)
+    dev.setpts(up(pts))
+    assert dev.num_points == 500
+    c = rng.standard_normal(500).astype(dtype)
+    cz = (c + 1j * c[::-1]).astype(cdtype)
+    grid = rng.standard_normal(shape).astype(dtype)
+    gz = (grid - 0.5j * grid).astype(cdtype)
+    g = dev.spread(up(c))
+    assert isinstance(g, cuda_driver.DeviceArray) and g.shape == shape
+    np.testing.assert_array_equal(g.get(), host.spread(c))
+    np.testing.assert_array_equal(dev.spread(up(cz)).get(), host.spread(cz))
+    np.testing.assert_array_equal(dev.interp(up(grid)).get(), host.interp(grid))
+    np.testing.assert_array_equal(dev.interp(up(gz)).get(), host.interp(gz))
+    # a point outside a free axis: the host path's error, the previous points kept
+    free = spread.Plan((16, 16), 1.0, periodic=False, kernel="cic", dtype=np.dtype(dtype).name, backend="cuda")
+    free.setpts(up(np.full((3, 2), 0.5, dtype)))
+    with pytest.raises(farfield.InvalidArgumentError, match="outside"):
+        free.setpts(up(np.array([[0.5, 0.5], [0.5, 0.0001]], dtype)))
+    assert free.num_points == 3

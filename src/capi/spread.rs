@@ -1,6 +1,7 @@
 //! Spreading/interpolation C API for particle-in-cell and particle-mesh codes:
 //! `farfield_spread_*` (double) and `farfield_spreadf_*` (single precision) — default_opts,
-//! makeplan, setpts, spread, spread_complex, interp, interp_complex, get_width, destroy. The
+//! makeplan, setpts, spread, spread_complex, interp, interp_complex, their `_device` forms on
+//! CUDA device arrays, get_width, destroy. The
 //! numerics are [`crate::plans::SpreadPlan`]; this file converts and validates.
 //!
 //! Geometry: a grid of `n[0] × n[1] × n[2]` points (x fastest, `grid[i + n0*(j + n1*k)]`;
@@ -211,6 +212,14 @@ unsafe fn interp_complex<T: GpuReal>(p: &SpreadPlan<T>, grid: *const Complex<T>,
     p.interp_complex(g, v)
 }
 
+unsafe fn setpts_device<T: GpuReal>(p: &mut SpreadPlan<T>, m: i64, x: *const T, y: *const T, z: *const T) -> Result<()> {
+    if m < 0 {
+        return Err(Error::NPoints(format!("M = {m} is negative")));
+    }
+    let m = usize::try_from(m).map_err(|_| Error::NPoints(format!("M = {m} exceeds the address space")))?;
+    p.setpts_device(m, x as u64, y as u64, z as u64)
+}
+
 /// Writes the default spreading options into the first `struct_size` bytes of `*opts` and
 /// sets `opts->struct_size = struct_size` (pass `sizeof *opts`): nthreads 0, debug 0, backend
 /// AUTO (the CPU), gpu_method AUTO, max_subprob_size 0 (default), gpu_reuse_hint 0.
@@ -325,6 +334,73 @@ pub unsafe extern "C" fn farfield_spread_interp_complex(plan: farfield_spread_pl
     guard(|| interp_complex(&*lock(plan)?, grid, values))
 }
 
+/// `farfield_spread_setpts` from **device** arrays of a plan made with `opts.backend =
+/// FARFIELD_BACKEND_CUDA`: `x` (and `y`, `z` for dim ≥ 2, 3; unused ones may be NULL) point to
+/// M doubles each in memory of device 0, the plan's device, in the box's units. The same
+/// mapping and checks as `farfield_spread_setpts` (the same grid coordinates bit for bit) run
+/// on the device, then the spreading method's set-up; the host reads back three integers, and
+/// on failure the one coordinate they name. The coordinates are copied, so the caller may free
+/// or reuse its arrays after the call, which returns when that work is done; they must be
+/// ready when the call is made (this call uses the default stream).
+///
+/// Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`, or a used axis NULL with M > 0),
+/// `FARFIELD_ERR_NPOINTS` (M < 0, or ≥ 2³⁰ on the device), `FARFIELD_ERR_INVALID_ARG` (a plan
+/// on the CPU backend: "setpts_device needs a CUDA plan"; a point whose kernel leaves a free
+/// axis, as `farfield_spread_setpts` names it), `FARFIELD_ERR_NONFINITE`, `FARFIELD_ERR_RANGE`
+/// (as `farfield_spread_setpts`), `FARFIELD_ERR_ALLOC` or `FARFIELD_ERR_INTERNAL` (device
+/// errors). After the errors before ALLOC the previous points remain set; after ALLOC or
+/// INTERNAL the plan has no points.
+///
+/// # Safety
+/// `plan` from makeplan; each used pointer a device allocation of the plan's device holding
+/// M doubles.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_spread_setpts_device(plan: farfield_spread_plan, m: i64, x: *const f64, y: *const f64, z: *const f64) -> c_int {
+    guard(|| setpts_device(&mut *lock(plan)?, m, x, y, z))
+}
+
+/// Like `farfield_spread_spread` with `values` (M doubles) and `grid` (`n0·n1·n2` doubles)
+/// in memory of the plan's CUDA device: overwrites `grid`, with the results of the host-array
+/// call; returns when they are complete (default stream). Returns 0 or
+/// `FARFIELD_ERR_{NULL_POINTER, NO_POINTS, INVALID_ARG (a CPU plan: "spread_device needs a
+/// CUDA plan"; overlapping arrays), ALLOC, INTERNAL}`.
+///
+/// # Safety
+/// `values` and `grid` device allocations of the plan's device of those sizes.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_spread_spread_device(plan: farfield_spread_plan, values: *const f64, grid: *mut f64) -> c_int {
+    guard(|| lock(plan)?.spread_device(values as u64, grid as u64, false))
+}
+
+/// `farfield_spread_spread_device` for complex values and a complex grid.
+///
+/// # Safety
+/// As `farfield_spread_spread_device`, with complex values.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_spread_spread_complex_device(plan: farfield_spread_plan, values: *const Complex64, grid: *mut Complex64) -> c_int {
+    guard(|| lock(plan)?.spread_device(values as u64, grid as u64, true))
+}
+
+/// Like `farfield_spread_interp` without gradient, with `grid` (`n0·n1·n2` doubles) and
+/// `values` (M doubles) in memory of the plan's CUDA device: overwrites `values`; returns when
+/// they are complete (default stream). Returns as `farfield_spread_spread_device`.
+///
+/// # Safety
+/// `grid` and `values` device allocations of the plan's device of those sizes.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_spread_interp_device(plan: farfield_spread_plan, grid: *const f64, values: *mut f64) -> c_int {
+    guard(|| lock(plan)?.interp_device(grid as u64, values as u64, false))
+}
+
+/// `farfield_spread_interp_device` for a complex grid and complex values.
+///
+/// # Safety
+/// As `farfield_spread_interp_device`, with complex values.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_spread_interp_complex_device(plan: farfield_spread_plan, grid: *const Complex64, values: *mut Complex64) -> c_int {
+    guard(|| lock(plan)?.interp_device(grid as u64, values as u64, true))
+}
+
 /// Writes the kernel width `w` (grid points per axis a point touches) into `*width`.
 /// Returns 0 or `FARFIELD_ERR_NULL_POINTER`.
 ///
@@ -420,6 +496,51 @@ pub unsafe extern "C" fn farfield_spreadf_interp(plan: farfield_spreadf_plan, gr
 #[no_mangle]
 pub unsafe extern "C" fn farfield_spreadf_interp_complex(plan: farfield_spreadf_plan, grid: *const Complex32, values: *mut Complex32) -> c_int {
     guard(|| interp_complex(&*lock(plan)?, grid, values))
+}
+
+/// Single-precision `farfield_spread_setpts_device` (M floats per used axis).
+///
+/// # Safety
+/// As `farfield_spread_setpts_device`, with floats.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_spreadf_setpts_device(plan: farfield_spreadf_plan, m: i64, x: *const f32, y: *const f32, z: *const f32) -> c_int {
+    guard(|| setpts_device(&mut *lock(plan)?, m, x, y, z))
+}
+
+/// Single-precision `farfield_spread_spread_device`.
+///
+/// # Safety
+/// As `farfield_spread_spread_device`, with floats.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_spreadf_spread_device(plan: farfield_spreadf_plan, values: *const f32, grid: *mut f32) -> c_int {
+    guard(|| lock(plan)?.spread_device(values as u64, grid as u64, false))
+}
+
+/// Single-precision `farfield_spread_spread_complex_device`.
+///
+/// # Safety
+/// As `farfield_spread_spread_complex_device`, with floats.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_spreadf_spread_complex_device(plan: farfield_spreadf_plan, values: *const Complex32, grid: *mut Complex32) -> c_int {
+    guard(|| lock(plan)?.spread_device(values as u64, grid as u64, true))
+}
+
+/// Single-precision `farfield_spread_interp_device`.
+///
+/// # Safety
+/// As `farfield_spread_interp_device`, with floats.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_spreadf_interp_device(plan: farfield_spreadf_plan, grid: *const f32, values: *mut f32) -> c_int {
+    guard(|| lock(plan)?.interp_device(grid as u64, values as u64, false))
+}
+
+/// Single-precision `farfield_spread_interp_complex_device`.
+///
+/// # Safety
+/// As `farfield_spread_interp_complex_device`, with floats.
+#[no_mangle]
+pub unsafe extern "C" fn farfield_spreadf_interp_complex_device(plan: farfield_spreadf_plan, grid: *const Complex32, values: *mut Complex32) -> c_int {
+    guard(|| lock(plan)?.interp_device(grid as u64, values as u64, true))
 }
 
 /// Single-precision `farfield_spread_get_width`.

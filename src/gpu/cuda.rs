@@ -538,6 +538,10 @@ impl Device for CudaDevice {
         self.stream.wait(mark).map_err(drv("stream wait"))
     }
 
+    fn synchronize(&self) -> Result<()> {
+        CudaDevice::synchronize(self)
+    }
+
     unsafe fn with_foreign<R>(&self, ptr: u64, bytes: usize, f: impl FnOnce(&mut CudaSlice<u8>) -> R) -> R {
         let mut s = self.stream.upgrade_device_ptr::<u8>(ptr, bytes);
         let r = f(&mut s);

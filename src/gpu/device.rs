@@ -74,6 +74,9 @@ pub trait Device: Clone {
     /// the work issued before `mark` (recorded by [`Device::mark`] on any handle of this
     /// device) has completed (CUDA: `cuStreamWaitEvent`; the emulator: nothing to wait for).
     fn wait(&self, mark: &Self::Mark) -> Result<()>;
+    /// Blocks the host until the work issued so far on this handle's stream has completed
+    /// (CUDA: `cuStreamSynchronize`; the emulator: runs a deferred handle's queued work).
+    fn synchronize(&self) -> Result<()>;
 
     /// Runs `f` on a caller-owned device allocation of `bytes` bytes at address `ptr`, viewed
     /// as a buffer of this device (not freed afterwards): how device pointers of a foreign
@@ -95,6 +98,34 @@ pub trait Device: Clone {
         } else {
             self.with_foreign(ptr, bytes, |b| f(Some(b)))
         }
+    }
+
+    /// Runs `run` on the caller-owned device coordinate arrays of the first `dim` axes, `n`
+    /// values of `T` each, as buffers of this device (`None` for the other axes, and for all
+    /// when `n` is 0): the setpts on device pointers of the NUFFT and spreading plans.
+    /// Errors: [`crate::Error::NullPointer`] (a used axis's address 0 while `n > 0`), and
+    /// those of `run`.
+    ///
+    /// # Safety
+    /// As [`Device::with_foreign`], for each used axis.
+    unsafe fn with_foreign_axes<T, R>(&self, n: usize, dim: usize, x: [u64; 3],
+                                      run: impl FnOnce([Option<&Self::Buf>; 3]) -> Result<R>) -> Result<R> {
+        if n == 0 {
+            return run([None, None, None]);
+        }
+        if x.iter().take(dim).any(|&p| p == 0) {
+            return Err(crate::Error::NullPointer("a device coordinate array of a used axis is NULL".into()));
+        }
+        let bytes = n * std::mem::size_of::<T>();
+        let ax = |d: usize, f: &mut dyn FnMut(Option<&Self::Buf>) -> Result<R>| -> Result<R> {
+            if d < dim {
+                self.with_foreign(x[d], bytes, |b| f(Some(&*b)))
+            } else {
+                f(None)
+            }
+        };
+        let mut run = Some(run);
+        ax(0, &mut |a| ax(1, &mut |b| ax(2, &mut |c| (run.take().expect("called once"))([a, b, c]))))
     }
 
     /// Runs `run` on two caller-owned device arrays of complex values of precision `T` — `c`

@@ -337,22 +337,8 @@ impl<T: Real, D: FftDevice> NufftExec<T> for GpuNufftExec<T, D> {
     }
     unsafe fn setpts_device(&mut self, m: usize, x: [u64; 3]) -> Result<()> {
         let plan = &mut self.plan;
-        let dim = plan.params.dim;
-        if m == 0 {
-            return plan.setpts_dev(0, [None, None, None]);
-        }
-        if x.iter().take(dim).any(|&p| p == 0) {
-            return Err(Error::NullPointer("a device coordinate array of a used axis is NULL".into()));
-        }
-        let bytes = m * std::mem::size_of::<T>();
         let dev = plan.dev.clone();
-        match dim {
-            1 => dev.with_foreign(x[0], bytes, |a| plan.setpts_dev(m, [Some(&*a), None, None])),
-            2 => dev.with_foreign(x[0], bytes, |a| dev.with_foreign(x[1], bytes, |b| plan.setpts_dev(m, [Some(&*a), Some(&*b), None]))),
-            _ => dev.with_foreign(x[0], bytes, |a| {
-                dev.with_foreign(x[1], bytes, |b| dev.with_foreign(x[2], bytes, |c| plan.setpts_dev(m, [Some(&*a), Some(&*b), Some(&*c)])))
-            }),
-        }
+        dev.with_foreign_axes::<T, _>(m, plan.params.dim, x, |c| plan.setpts_dev(m, c))
     }
     fn has_points(&self) -> bool {
         self.plan.method().is_some()

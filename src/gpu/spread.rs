@@ -366,7 +366,12 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         Ok(GpuSpreader { dev, dim, nf: nf3, w, geo, sm_geo, ker, _ktab: ktab, opts, pts: None, _t: PhantomData })
     }
 
-    /// The method used for the current points (`None` before `setpts`).
+    /// The device the spreader runs on.
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    /// The method of the current points (`None` before `setpts`).
     pub fn method(&self) -> Option<GpuMethod> {
         self.pts.as_ref().map(|p| p.data.method())
     }
@@ -474,17 +479,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
     /// − 1 or more entries) and device errors, which leave the spreader without points.
     pub fn setpts_dev(&mut self, m: usize, coords: [Option<&D::Buf>; 3]) -> Result<()> {
         self.check_count(m)?;
-        let tb = std::mem::size_of::<T>();
-        let mut raw: Vec<&D::Buf> = Vec::with_capacity(self.dim);
-        for (d, c) in coords.iter().take(self.dim).enumerate() {
-            match c {
-                Some(b) if self.dev.len(b) >= m * tb => raw.push(b),
-                Some(b) => return Err(Error::InvalidArg(format!(
-                    "axis {d}: a device buffer of {} bytes holds fewer than M = {m} coordinates of {tb} bytes", self.dev.len(b)))),
-                None if m == 0 => {}
-                None => return Err(Error::InvalidArg(format!("axis {d} of a {}D spreader has no coordinate buffer", self.dim))),
-            }
-        }
+        let raw = self.coordinate_buffers(m, &coords)?;
         let method = self.choose_method(m)?;
         let g = self.fold_and_check(&raw, m)?;
         self.pts = None;
@@ -509,6 +504,71 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         let cu_interp = cu_for_asm(self.w.pow(self.dim as u32) as f64);
         self.pts = Some(Points { m, g, data, cu, cu_interp });
         Ok(())
+    }
+
+    /// Sets the points from device coordinates in physical units: `raw[d]` holds the M
+    /// coordinates of axis `d` in precision `T`, point j's at element `j·stride` (axes ≥ dim
+    /// ignored, may be `None`), in the
+    /// box with lower corner `lo` and edge lengths `len` (grid `nf`, periodic axes per
+    /// `periodic`), as a spreading plan's setpts maps them on the host: one kernel writes the
+    /// radians 2π·(x − lo)/len (wrapped on periodic axes) into new buffers and records, per
+    /// axis, the first index whose coordinate is not finite, overflows, or puts the kernel
+    /// outside a free axis (`ff_box_map`, the host's arithmetic bit for bit); then as
+    /// [`GpuSpreader::setpts_dev`] on those buffers.
+    ///
+    /// Returns `Ok(None)` with the points set, or `Ok(Some((d, i, x)))`, the first failing
+    /// coordinate (lowest axis, then lowest index) with the previous points kept, for the
+    /// caller to name the failure. Errors: as [`GpuSpreader::setpts_dev`].
+    pub fn setpts_box_dev(&mut self, m: usize, raw: [Option<&D::Buf>; 3], stride: usize, lo: [f64; 3], len: [f64; 3],
+                          periodic: [bool; 3]) -> Result<Option<(usize, usize, f64)>> {
+        self.check_count(m)?;
+        let (dim, tb, block) = (self.dim, std::mem::size_of::<T>(), self.opts.block);
+        if !(1..=3).contains(&stride) {
+            return Err(Error::InvalidArg(format!("coordinate stride {stride}: must be 1, 2 or 3")));
+        }
+        let mut rad = Vec::with_capacity(dim);
+        if m > 0 {
+            let inp = self.coordinate_buffers((m - 1) * stride + 1, &raw)?;
+            for _ in 0..dim {
+                rad.push(self.dev.alloc(m * tb)?);
+            }
+            let nf = self.nf.map(|n| n as f64);
+            let bx: Vec<f64> = lo.iter().chain(&len).chain(&nf).copied().collect();
+            let bx = upload_new(&self.dev, &bx)?;
+            let bad = upload_new(&self.dev, &[m as i32; 3])?;
+            let mask = (0..dim).filter(|&d| periodic[d]).fold(0, |a, d| a | (1 << d));
+            let r = |d: usize| if d < dim { Arg::Buf(inp[d]) } else { Arg::Null };
+            self.dev.launch(&format!("ff_box_map_{}", T::SUFFIX), nblocks(m, block)?, block, 0, &[
+                r(0), r(1), r(2), Arg::I32(stride as i32), self.axis(0, &rad), self.axis(1, &rad), self.axis(2, &rad), Arg::Buf(&bx),
+                Arg::I32(dim as i32), Arg::I32(mask), Arg::I32(self.w as i32), Arg::I32(m as i32), Arg::Buf(&bad),
+            ])?;
+            let first = download_vec::<D, i32>(&self.dev, &bad, 3)?;
+            if let Some(d) = (0..dim).find(|&d| (first[d] as usize) < m) {
+                let i = first[d] as usize;
+                let mut v = [T::default()];
+                self.dev.download(inp[d], i * stride * tb, super::types::as_bytes_mut(&mut v))?;
+                return Ok(Some((d, i, v[0].to_f64v())));
+            }
+        }
+        self.setpts_dev(m, [rad.first(), rad.get(1), rad.get(2)])?;
+        Ok(None)
+    }
+
+    /// The coordinate buffers of the used axes, each holding at least M values of `T`.
+    /// Errors: [`Error::InvalidArg`] (a used axis missing while M > 0, or too short).
+    fn coordinate_buffers<'b>(&self, m: usize, coords: &[Option<&'b D::Buf>; 3]) -> Result<Vec<&'b D::Buf>> {
+        let tb = std::mem::size_of::<T>();
+        let mut raw = Vec::with_capacity(self.dim);
+        for (d, c) in coords.iter().take(self.dim).enumerate() {
+            match c {
+                Some(b) if self.dev.len(b) >= m * tb => raw.push(*b),
+                Some(b) => return Err(Error::InvalidArg(format!(
+                    "axis {d}: a device buffer of {} bytes holds fewer than the {m} coordinates of {tb} bytes needed", self.dev.len(b)))),
+                None if m == 0 => {}
+                None => return Err(Error::InvalidArg(format!("axis {d} of a {}D spreader has no coordinate buffer", self.dim))),
+            }
+        }
+        Ok(raw)
     }
 
     /// M within the GPU limit.
@@ -786,6 +846,64 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
                 ])
             }
         }
+    }
+
+    /// [`GpuSpreader::spread_dev`] for real device values `c` (M) and a real device `grid`
+    /// (Π nf values), overwriting it: the values widened to complex (imaginary part 0), spread,
+    /// and the real part kept, as the host arrays of a spreading plan are.
+    pub fn spread_real_dev(&self, c: &D::Buf, grid: &mut D::Buf) -> Result<()> {
+        let m = self.points()?.m;
+        let nrows: usize = self.nf.iter().product();
+        self.check_real(c, m, grid, nrows)?;
+        let cz = self.real_to_complex(c, m)?;
+        let mut gz = self.dev.alloc(nrows * 2 * std::mem::size_of::<T>())?;
+        self.spread_dev(&cz, &mut gz)?;
+        self.complex_real(&gz, nrows, grid)
+    }
+
+    /// [`GpuSpreader::interp_dev`] for a real device `grid` (Π nf values) and real device
+    /// values `c` (M), overwriting them (complex kernels, real part kept).
+    pub fn interp_real_dev(&self, grid: &D::Buf, c: &mut D::Buf) -> Result<()> {
+        let m = self.points()?.m;
+        let nrows: usize = self.nf.iter().product();
+        self.check_real(c, m, grid, nrows)?;
+        let gz = self.real_to_complex(grid, nrows)?;
+        let mut cz = self.dev.alloc((m * 2 * std::mem::size_of::<T>()).max(1))?;
+        self.interp_dev(&gz, &mut cz)?;
+        self.complex_real(&cz, m, c)
+    }
+
+    fn check_real(&self, c: &D::Buf, m: usize, grid: &D::Buf, nrows: usize) -> Result<()> {
+        let tb = std::mem::size_of::<T>();
+        if self.dev.len(c) < m * tb || self.dev.len(grid) < nrows * tb {
+            return Err(Error::InvalidArg(format!(
+                "real spread/interp: buffers of {} and {} bytes for the values and the grid, need {} and {}",
+                self.dev.len(c), self.dev.len(grid), m * tb, nrows * tb)));
+        }
+        Ok(())
+    }
+
+    /// A new buffer of the `n` real values of `re` as complex values.
+    fn real_to_complex(&self, re: &D::Buf, n: usize) -> Result<D::Buf> {
+        let z = self.dev.alloc((n * 2 * std::mem::size_of::<T>()).max(1))?;
+        if n > 0 {
+            let block = self.opts.block;
+            self.dev.launch(&format!("ff_real_to_complex_{}", T::SUFFIX), nblocks(n, block)?, block, 0, &[
+                Arg::I32(n as i32), Arg::Buf(re), Arg::Buf(&z),
+            ])?;
+        }
+        Ok(z)
+    }
+
+    /// The real parts of the `n` complex values of `z` into `re`.
+    fn complex_real(&self, z: &D::Buf, n: usize, re: &mut D::Buf) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let block = self.opts.block;
+        self.dev.launch(&format!("ff_complex_real_{}", T::SUFFIX), nblocks(n, block)?, block, 0, &[
+            Arg::I32(n as i32), Arg::Buf(z), Arg::Buf(re),
+        ])
     }
 
     /// Checks the buffers of a batched call: `c` holds vectors up to `v0 + nvec` of M values,

@@ -147,6 +147,13 @@ trait GpuSpread<T: GpuReal>: Send {
     fn spread(&self, c: &[Complex<T>], grid: &mut [Complex<T>]) -> Result<()>;
     fn interp(&self, grid: &[Complex<T>], c: &mut [Complex<T>]) -> Result<()>;
     fn method(&self) -> Option<GpuMethod>;
+    /// Device coordinates in physical units: `Ok(Some((axis, index, x)))` names the first
+    /// failing coordinate (nothing changed), `Ok(None)` sets the points.
+    unsafe fn setpts_device(&mut self, m: usize, x: [u64; 3], stride: usize, bx: &SpreadBox) -> Result<Option<(usize, usize, f64)>>;
+    /// Device values `c` (M) onto the device `grid`, real or complex; returns when done.
+    unsafe fn spread_device(&self, c: u64, grid: u64, complex: bool) -> Result<()>;
+    /// The device `grid` at the points into device `c` (M), real or complex; returns when done.
+    unsafe fn interp_device(&self, grid: u64, c: u64, complex: bool) -> Result<()>;
 }
 
 /// A [`GpuSpreader`] on a device that may move between threads.
@@ -169,6 +176,35 @@ impl<T: GpuReal, D: Device> GpuSpread<T> for OnDevice<T, D> {
     }
     fn method(&self) -> Option<GpuMethod> {
         self.0.method()
+    }
+    unsafe fn setpts_device(&mut self, m: usize, x: [u64; 3], stride: usize, bx: &SpreadBox) -> Result<Option<(usize, usize, f64)>> {
+        let dev = self.0.device().clone();
+        let n = if m == 0 { 0 } else { (m - 1) * stride + 1 };
+        dev.with_foreign_axes::<T, _>(n, bx.dim, x, |c| self.0.setpts_box_dev(m, c, stride, bx.lo, bx.len, bx.periodic))
+    }
+    unsafe fn spread_device(&self, c: u64, grid: u64, complex: bool) -> Result<()> {
+        let (m, n, z) = self.sizes(complex);
+        let dev = self.0.device();
+        dev.with_foreign(c, (m * z).max(1), |cb| {
+            dev.with_foreign(grid, (n * z).max(1), |gb| if complex { self.0.spread_dev(cb, gb) } else { self.0.spread_real_dev(cb, gb) })
+        })?;
+        dev.synchronize()
+    }
+    unsafe fn interp_device(&self, grid: u64, c: u64, complex: bool) -> Result<()> {
+        let (m, n, z) = self.sizes(complex);
+        let dev = self.0.device();
+        dev.with_foreign(grid, (n * z).max(1), |gb| {
+            dev.with_foreign(c, (m * z).max(1), |cb| if complex { self.0.interp_dev(gb, cb) } else { self.0.interp_real_dev(gb, cb) })
+        })?;
+        dev.synchronize()
+    }
+}
+
+impl<T: GpuReal, D: Device> OnDevice<T, D> {
+    /// Points M, grid values, and bytes per value (real or complex).
+    fn sizes(&self, complex: bool) -> (usize, usize, usize) {
+        let z = if complex { 2 } else { 1 } * std::mem::size_of::<T>();
+        (self.0.num_points(), self.0.grid_size().iter().product(), z)
     }
 }
 
@@ -325,38 +361,8 @@ impl<T: GpuReal> SpreadPlan<T> {
         let mut rad: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         for d in 0..bx.dim {
             rad[d] = crate::error::try_vec(m, "spreading coordinates in grid units")?;
-            let (lo, len, n) = (bx.lo[d], bx.len[d], bx.n[d] as f64);
-            let half = 0.5 * self.w as f64;
             for (i, &x) in coords[d].iter().enumerate() {
-                let x = x.to_f64v();
-                if !x.is_finite() {
-                    return Err(Error::NonFinite(format!("coordinate {} of point {i} is {x}", ["x", "y", "z"][d])));
-                }
-                let mut u = (x - lo) / len;
-                if !u.is_finite() {
-                    return Err(Error::Range(format!(
-                        "coordinate {} of point {i} = {x:e}: (x − box_lo)/box_len overflows (box_lo = {lo:e}, box_len = {len:e})",
-                        ["x", "y", "z"][d])));
-                }
-                if bx.periodic[d] {
-                    u -= u.floor();
-                    if u >= 1.0 {
-                        u = 0.0;
-                    }
-                } else {
-                    let i0 = (u * n - half).ceil();
-                    if !(i0 >= 0.0 && i0 + self.w as f64 <= n) {
-                        let h = len / n;
-                        return Err(Error::InvalidArg(format!(
-                            "point {i}: {ax} = {x} touches grid points {i0}..{} outside 0..{} of the free {ax} axis \
-                             (box_lo = {lo}, h = {h}, kernel width {w}); keep {ax} in ({a}, {b}] or pad the grid by {p} points per side",
-                            i0 + self.w as f64 - 1.0, bx.n[d] - 1,
-                            ax = ["x", "y", "z"][d], w = self.w,
-                            a = lo + (half - 1.0) * h, b = lo + (n - half) * h, p = self.w.div_ceil(2)
-                        )));
-                    }
-                }
-                rad[d].push(T::of(std::f64::consts::TAU * u));
+                rad[d].push(T::of(std::f64::consts::TAU * self.box_fraction(d, i, x.to_f64v())?));
             }
         }
         let c: [&[T]; 3] = [&rad[0], &rad[1], &rad[2]];
@@ -371,6 +377,151 @@ impl<T: GpuReal> SpreadPlan<T> {
             eprintln!("[farfield spread] setpts M = {m}: {:.3e} s", t0.elapsed().as_secs_f64());
         }
         Ok(())
+    }
+
+    /// [`SpreadPlan::setpts`] from **device** arrays of a CUDA plan: `x`, `y`, `z` are device
+    /// addresses (memory of the plan's device) of M coordinates of `T` each (physical units;
+    /// axes past `dim` ignored and may be 0). The same mapping and checks as `setpts`, bit for
+    /// bit, run on the device (`ff_box_map`), then the spreader's device set-up; the host reads
+    /// back three integers (the first failing index per axis), and on failure the one
+    /// coordinate it names. The coordinates are copied: the caller may free or reuse its arrays
+    /// after the call, which returns when the set-up is done.
+    ///
+    /// Errors: [`Error::NPoints`] (M ≥ 2³² here, ≥ 2³⁰ on the device), [`Error::NullPointer`]
+    /// (a used axis's address 0 while M > 0), [`Error::InvalidArg`] (a CPU plan:
+    /// "setpts_device needs a CUDA plan"), then the errors of `setpts` for the first failing
+    /// coordinate ([`Error::NonFinite`], [`Error::Range`], [`Error::InvalidArg`]) — all these
+    /// keep the previous points —, then device errors, after which the plan has no points.
+    ///
+    /// # Safety
+    /// Each used address must be a device allocation of the plan's device holding at least M
+    /// values of `T`, ready (in the plan's stream order) when the call is made.
+    pub unsafe fn setpts_device(&mut self, m: usize, x: u64, y: u64, z: u64) -> Result<()> {
+        self.setpts_device_strided(m, [x, y, z], 1)
+    }
+
+    /// [`SpreadPlan::setpts_device`] with point `j`'s axis-`d` coordinate at device address
+    /// `x[d] + j·stride·size_of::<T>()`: `stride` 1 for one array per axis, `dim` for the rows
+    /// of an `(M, dim)` array (then `x[d]` is the address of column `d`'s first value).
+    /// Errors: as `setpts_device`, and [`Error::InvalidArg`] for a stride outside 1 … 3.
+    ///
+    /// # Safety
+    /// Each used address must be a device allocation of the plan's device holding at least
+    /// `(M − 1)·stride + 1` values of `T`, ready (in the plan's stream order) when the call is
+    /// made.
+    pub unsafe fn setpts_device_strided(&mut self, m: usize, x: [u64; 3], stride: usize) -> Result<()> {
+        let t0 = std::time::Instant::now();
+        if m > MAX_POINTS {
+            return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {MAX_POINTS} (2^32 − 1)")));
+        }
+        let Exec::Gpu(g) = &mut self.exec else {
+            return Err(Error::InvalidArg("setpts_device needs a CUDA plan (backend CUDA); this plan runs on the CPU: pass host arrays to setpts".into()));
+        };
+        let was_ready = self.ready;
+        match g.setpts_device(m, x, stride, &self.bx) {
+            Ok(None) => {
+                self.m = m;
+                self.ready = true;
+                if self.debug > 0 {
+                    eprintln!("[farfield spread] setpts_device M = {m}: {:.3e} s", t0.elapsed().as_secs_f64());
+                }
+                Ok(())
+            }
+            Ok(Some((d, i, v))) => Err(match self.box_fraction(d, i, v) {
+                Err(e) => e,
+                Ok(_) => Error::Internal(format!(
+                    "the device rejected coordinate {} of point {i} = {v:e}, which the host's check accepts", ["x", "y", "z"][d])),
+            }),
+            Err(e) => {
+                // errors before the spreader's set-up keep its points; later ones clear them
+                self.ready = was_ready && g.method().is_some();
+                Err(e)
+            }
+        }
+    }
+
+    /// The spreading and interpolation of this plan on **device** arrays of a CUDA plan:
+    /// `values` (M values, setpts order) and `grid` (`n1·n2·n3`, x fastest) are device
+    /// addresses of `T` (`complex = false`) or of interleaved complex `T` (`complex = true`).
+    /// Spreading overwrites `grid`, interpolation `values`, exactly as the host-array calls
+    /// (`spread_real`, `spread_complex`, `interp_real` without gradient, `interp_complex`)
+    /// do; the call returns when the result is complete.
+    ///
+    /// Errors: [`Error::NoPoints`], [`Error::NullPointer`] (an address 0),
+    /// [`Error::InvalidArg`] (a CPU plan; overlapping address ranges), device errors.
+    ///
+    /// # Safety
+    /// `values` and `grid` must be device allocations of the plan's device of at least those
+    /// sizes, ready in the plan's stream order.
+    pub unsafe fn spread_device(&self, values: u64, grid: u64, complex: bool) -> Result<()> {
+        let g = self.device_call("spread_device", values, grid, complex)?;
+        self.timed("spread (device)", || g.spread_device(values, grid, complex))
+    }
+
+    /// Interpolation on device arrays; see [`SpreadPlan::spread_device`] (`grid` is read,
+    /// `values` overwritten; no gradient on the device).
+    ///
+    /// # Safety
+    /// As [`SpreadPlan::spread_device`].
+    pub unsafe fn interp_device(&self, grid: u64, values: u64, complex: bool) -> Result<()> {
+        let g = self.device_call("interp_device", values, grid, complex)?;
+        self.timed("interp (device)", || g.interp_device(grid, values, complex))
+    }
+
+    /// The checks of the device calls: a CUDA plan with points, non-NULL and disjoint arrays.
+    fn device_call(&self, what: &str, values: u64, grid: u64, complex: bool) -> Result<&dyn GpuSpread<T>> {
+        let Exec::Gpu(g) = &self.exec else {
+            return Err(Error::InvalidArg(format!("{what} needs a CUDA plan (backend CUDA); this plan runs on the CPU: pass host arrays")));
+        };
+        self.need_points()?;
+        if values == 0 || grid == 0 {
+            return Err(Error::NullPointer(format!("{what}: device array values or grid is NULL")));
+        }
+        let z = if complex { 2 } else { 1 } * std::mem::size_of::<T>() as u64;
+        let (vb, gb) = (self.m as u64 * z, self.grid_len() as u64 * z);
+        if vb > 0 && values < grid + gb && grid < values + vb {
+            return Err(Error::InvalidArg(format!(
+                "{what}: the device arrays overlap (values at {values:#x}, {vb} bytes; grid at {grid:#x}, {gb} bytes)")));
+        }
+        Ok(g.as_ref())
+    }
+
+    /// Coordinate `x` of point `i` on axis `d` as the fraction `u = (x − lo)/len` of the box,
+    /// wrapped into [0, 1) on a periodic axis, in double precision (`ff_box_map` in
+    /// `gpu/kernels/spread.cu` does the same arithmetic for device arrays). Errors (naming the
+    /// point, the axis and the coordinate): [`Error::NonFinite`], [`Error::Range`] (u
+    /// overflows), [`Error::InvalidArg`] (the kernel leaves a free axis).
+    fn box_fraction(&self, d: usize, i: usize, x: f64) -> Result<f64> {
+        let bx = &self.bx;
+        let (lo, len, n) = (bx.lo[d], bx.len[d], bx.n[d] as f64);
+        let half = 0.5 * self.w as f64;
+        let ax = ["x", "y", "z"][d];
+        if !x.is_finite() {
+            return Err(Error::NonFinite(format!("coordinate {ax} of point {i} is {x}")));
+        }
+        let mut u = (x - lo) / len;
+        if !u.is_finite() {
+            return Err(Error::Range(format!(
+                "coordinate {ax} of point {i} = {x:e}: (x − box_lo)/box_len overflows (box_lo = {lo:e}, box_len = {len:e})")));
+        }
+        if bx.periodic[d] {
+            u -= u.floor();
+            if u >= 1.0 {
+                u = 0.0;
+            }
+        } else {
+            let i0 = (u * n - half).ceil();
+            if !(i0 >= 0.0 && i0 + self.w as f64 <= n) {
+                let h = len / n;
+                return Err(Error::InvalidArg(format!(
+                    "point {i}: {ax} = {x} touches grid points {i0}..{} outside 0..{} of the free {ax} axis \
+                     (box_lo = {lo}, h = {h}, kernel width {w}); keep {ax} in ({a}, {b}] or pad the grid by {p} points per side",
+                    i0 + self.w as f64 - 1.0, bx.n[d] - 1, w = self.w,
+                    a = lo + (half - 1.0) * h, b = lo + (n - half) * h, p = self.w.div_ceil(2)
+                )));
+            }
+        }
+        Ok(u)
     }
 
     fn need_points(&self) -> Result<()> {

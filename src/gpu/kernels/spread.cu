@@ -197,6 +197,60 @@ __device__ void ff_fold(FfGeom geo, const T* x, const T* y, const T* z, T* gx, T
 }
 
 // ---------------------------------------------------------------------------------------------
+// Spreading plans in physical units (src/plans/spread.rs `SpreadPlan::setpts`, device arrays):
+// coordinate x of axis d becomes 2π·u with u = (x − box[d])/box[3 + d], wrapped into [0, 1)
+// on a periodic axis (bit `d` of `periodic`); on a free axis the kernel's support
+// ceil(u·n − w/2) … + w − 1 (n = box[6 + d]) must lie in 0 … n − 1. Point j's coordinate of
+// axis d is in[d][j·stride] (stride 1: one array per axis; dim: rows of interleaved points). In double precision with
+// the product unfused, as the host does, so both give the same radians bit for bit. bad[d]
+// (set to M before the launch) ends as the smallest index whose axis-d coordinate fails (not
+// finite, u not finite, or outside a free axis); the host re-checks that one coordinate to
+// name the failure.
+template <typename T>
+__device__ void ff_box_map(const T* x, const T* y, const T* z, int stride, T* rx, T* ry, T* rz, const double* box,
+                           int dim, int periodic, int w, int M, int* bad) {
+    const int j = ff_global_id();
+    if (j >= M) return;
+    const T* in[3] = {x, y, z};
+    T* out[3] = {rx, ry, rz};
+    for (int d = 0; d < dim; ++d) {
+        const double v = (double)in[d][(long long)j * stride];
+        double u = (v - box[d]) / box[3 + d];
+        bool ok = ff_finite(v) && ff_finite(u);
+        if (ok && ((periodic >> d) & 1)) {
+            u -= floor(u);
+            if (u >= 1.0) u = 0.0;
+        } else if (ok) {
+            const double n = box[6 + d];
+            const double i0 = ceil(__dmul_rn(u, n) - 0.5 * w);
+            ok = i0 >= 0.0 && i0 + (double)w <= n;
+        }
+        if (!ok) {
+            atomicMin(bad + d, j);
+            u = 0.0;
+        }
+        out[d][j] = (T)(6.283185307179586 * u);
+    }
+}
+
+// Real values as complex ones (imaginary part 0), and the real parts of complex values: the
+// real-valued device entries of a spreading plan run the complex kernels, as its host arrays do.
+template <typename T>
+__device__ void ff_real_to_complex(int n, const T* re, T* z) {
+    const int j = ff_global_id();
+    if (j >= n) return;
+    z[2 * j] = re[j];
+    z[2 * j + 1] = (T)0;
+}
+
+template <typename T>
+__device__ void ff_complex_real(int n, const T* z, T* re) {
+    const int j = ff_global_id();
+    if (j >= n) return;
+    re[j] = z[2 * j];
+}
+
+// ---------------------------------------------------------------------------------------------
 // GM / GM-sort: one thread per point (order == 0: natural order; else sorted order); the
 // point's kernel values are computed once and applied to the nvec vectors.
 __device__ __forceinline__ long long ff_grid_total(const FfGeom& geo) {
@@ -718,6 +772,20 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
         ff_fold<T>(geo, x, y, z, gx, gy, gz, M, bad);                                                       \
     }                                                                                                       \
     FF_REGISTER(ff_fold_##S)                                                                                \
+    FF_EXTERN_C __global__ void ff_box_map_##S(const T* x, const T* y, const T* z, int stride, T* rx, T* ry, \
+                                               T* rz, const double* box, int dim, int periodic, int w, int M, \
+                                               int* bad) {                                                  \
+        ff_box_map<T>(x, y, z, stride, rx, ry, rz, box, dim, periodic, w, M, bad);                          \
+    }                                                                                                       \
+    FF_REGISTER(ff_box_map_##S)                                                                             \
+    FF_EXTERN_C __global__ void ff_real_to_complex_##S(int n, const T* re, T* z) {                          \
+        ff_real_to_complex<T>(n, re, z);                                                                    \
+    }                                                                                                       \
+    FF_REGISTER(ff_real_to_complex_##S)                                                                     \
+    FF_EXTERN_C __global__ void ff_complex_real_##S(int n, const T* z, T* re) {                             \
+        ff_complex_real<T>(n, z, re);                                                                       \
+    }                                                                                                       \
+    FF_REGISTER(ff_complex_real_##S)                                                                        \
     FF_EXTERN_C __global__ void ff_bin_count_##S(FfGeom geo, FF_PTS(T), int M, int* bin, int* rank,         \
                                                  unsigned* count) {                                         \
         ff_bin_count<T>(geo, gx, gy, gz, M, bin, rank, count);                                              \
