@@ -1679,9 +1679,10 @@ int farfield_spread_interp_complex(farfield_spread_plan plan,
 // M doubles each in memory of device 0, the plan's device, in the box's units. The same
 // mapping and checks as `farfield_spread_setpts` (the same grid coordinates bit for bit) run
 // on the device, then the spreading method's set-up; the host reads back three integers, and
-// on failure the one coordinate they name. The coordinates are copied, so the caller may free
-// or reuse its arrays after the call, which returns when that work is done; they must be
-// ready when the call is made (this call uses the default stream).
+// on failure the one coordinate they name. The coordinates are copied on the device before the
+// call returns, so the caller may free or reuse its arrays then; they must be ready when the
+// call is made (the plan works on the default stream, and its later calls are ordered after
+// the rest of the set-up).
 //
 // Returns 0 or `FARFIELD_ERR_NULL_POINTER` (`plan`, or a used axis NULL with M > 0),
 // `FARFIELD_ERR_NPOINTS` (M < 0, or ≥ 2³⁰ on the device), `FARFIELD_ERR_INVALID_ARG` (a plan

@@ -111,7 +111,10 @@ fn every_library_kernel_is_in_the_emulator() {
     .map(|s| s.to_string())
     .collect();
     for t in ["f32", "f64"] {
-        for k in ["fold", "bin_count", "zero_vecs", "csr_spread", "csr_interp", "group_spread", "group_interp"] {
+        for k in [
+            "fold", "bin_count", "zero_vecs", "csr_spread", "csr_interp", "group_spread", "group_interp", "box_map",
+            "real_to_complex", "complex_real",
+        ] {
             names.push(format!("ff_{k}_{t}"));
         }
         for d in 1..=3 {
@@ -129,7 +132,7 @@ fn every_library_kernel_is_in_the_emulator() {
             names.push(format!("ff_t3_{k}_{t}"));
         }
     }
-    assert_eq!(names.len(), 67);
+    assert_eq!(names.len(), 73);
     // FMM operators (kernels/fmm_ops.cu)
     for k in [
         "p2m", "m2m", "l2l", "l2p", "p2p_lists", "p2p", "bg_partial", "bg_apply", "fin_reduce", "fin_range", "fin_energy", "fin_scatter",

@@ -384,8 +384,9 @@ impl<T: GpuReal> SpreadPlan<T> {
     /// axes past `dim` ignored and may be 0). The same mapping and checks as `setpts`, bit for
     /// bit, run on the device (`ff_box_map`), then the spreader's device set-up; the host reads
     /// back three integers (the first failing index per axis), and on failure the one
-    /// coordinate it names. The coordinates are copied: the caller may free or reuse its arrays
-    /// after the call, which returns when the set-up is done.
+    /// coordinate it names. The coordinates are copied on the device before the call returns,
+    /// so the caller may free or reuse its arrays then; the rest of the set-up (bin sort,
+    /// method structures) is ordered before the plan's later calls on its stream.
     ///
     /// Errors: [`Error::NPoints`] (M ≥ 2³² here, ≥ 2³⁰ on the device), [`Error::NullPointer`]
     /// (a used axis's address 0 while M > 0), [`Error::InvalidArg`] (a CPU plan:
