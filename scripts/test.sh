@@ -107,9 +107,9 @@ if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release 
      -DFARFIELD_MPI=ON -DFARFIELD_CARGO_ARGS="--workspace;--exclude;farfield-python;--lib;--test;mpi_poisson"; then
   # every Rust test, the distributed solvers' too (feature `mpi`: those tests launch themselves
   # under mpirun -np 1…4), with CMake's selection, so that this compile of the library is the
-  # one the build reuses
+  # one the build reuses; --no-fail-fast: a failing test binary does not hide the later ones
   read -ra SELECTION < "$BUILD_DIR/cargo-selection.txt"
-  step "$TEST_NAME" cargo test --release "${SELECTION[@]}"
+  step "$TEST_NAME" cargo test --release --no-fail-fast "${SELECTION[@]}"
   if step "cmake build" cmake --build "$BUILD_DIR" -j "$JOBS"; then
     # the kernel check runs the tool this build made (no cargo build of its own)
     export FARFIELD_CLI_BIN="$CARGO_TARGET_DIR/release/farfield"
@@ -120,8 +120,8 @@ if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release 
   fi
 else
   skip "cmake build + ctest" "configure failed"
-  step "$TEST_NAME" cargo test --workspace --exclude farfield-python --release --features farfield/mpi \
-    --features farfield-cli/mpi
+  step "$TEST_NAME" cargo test --workspace --exclude farfield-python --release --no-fail-fast \
+    --features farfield/mpi --features farfield-cli/mpi
 fi
 
 step "gpu kernel check (NVRTC + ptxas)" bash scripts/gpu-check.sh
