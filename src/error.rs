@@ -240,3 +240,31 @@ pub fn ensure_finite(values: &[f64], what: &str) -> Result<()> {
 pub fn try_zeroed_vec<T: Clone + Default>(n: usize, what: &str) -> Result<Vec<T>> {
     try_filled_vec(n, T::default(), what)
 }
+
+/// The memory of one array argument, for the overlap checks: `(address, bytes, name)`.
+pub type Region<'a> = (usize, usize, &'a str);
+
+/// Refuses overlapping memory where a call would otherwise read an input after writing an
+/// output in the same bytes, or write two outputs into the same bytes (and where Rust would
+/// hold a shared and a mutable slice of the same memory): every output must be disjoint from
+/// every input and every other output (`FARFIELD_ERR_INVALID_ARG` naming both and the byte
+/// ranges). Inputs may overlap each other. Empty regions never overlap. Only the addresses are
+/// compared; nothing is dereferenced.
+pub fn check_outputs_disjoint(inputs: &[Region], outputs: &[Region]) -> Result<()> {
+    for (k, &(b0, lb, bn)) in outputs.iter().enumerate() {
+        for &(a0, la, an) in inputs.iter().chain(&outputs[k + 1..]) {
+            if la == 0 || lb == 0 {
+                continue;
+            }
+            let (a1, b1) = (a0.saturating_add(la), b0.saturating_add(lb));
+            if a0 < b1 && b0 < a1 {
+                return Err(Error::InvalidArg(format!(
+                    "`{an}` (bytes {a0:#x}..{a1:#x}) and `{bn}` (bytes {b0:#x}..{b1:#x}) overlap; \
+                     they must be separate arrays (in-place operation is not supported)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+

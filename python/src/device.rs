@@ -86,6 +86,22 @@ pub(crate) fn device_array(obj: &Bound<'_, PyAny>, name: &str, typestr: &str, wr
     Ok(DeviceArray { ptr, len, bytes: len * itemsize(typestr), stream })
 }
 
+/// True when `obj` exposes `__cuda_array_interface__` (a device array).
+pub(crate) fn is_device(obj: &Bound<'_, PyAny>) -> bool {
+    obj.hasattr("__cuda_array_interface__").unwrap_or(false)
+}
+
+/// The shape of a device array's interface (after [`device_array`] has checked it).
+pub(crate) fn device_shape(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    obj.getattr("__cuda_array_interface__")?.get_item("shape")?.extract()
+}
+
+/// A new C-ordered device array of `shape` and NumPy dtype `dtype` from the array library of
+/// `template` (`farfield._device.empty_like`, the package's one place for that).
+pub(crate) fn device_empty<'py>(py: Python<'py>, template: &Bound<'py, PyAny>, shape: &[usize], dtype: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("farfield._device")?.getattr("empty_like")?.call1((template, shape.to_vec(), dtype))
+}
+
 /// A float64 device array of `per · n` values (argument `name`; `writable` for outputs) for a
 /// call on `n` particles. Errors: those of [`device_array`], `ValueError` for another count.
 pub(crate) fn particles(obj: &Bound<'_, PyAny>, name: &str, per: usize, n: usize, writable: bool) -> PyResult<DeviceArray> {

@@ -1,7 +1,7 @@
 //! `farfield.spread.Plan`: particle↔mesh spreading and interpolation in physical coordinates
 //! (farfield's `SpreadPlan`), for particle-in-cell deposition and force interpolation.
 
-use crate::device::{device_array, disjoint, wait_for, DeviceArray};
+use crate::device::{device_array, device_empty, device_shape, disjoint, is_device, wait_for, DeviceArray};
 use crate::{array, backend_choice, count, out_array, OrPy, SendCell};
 use farfield::gpu::types::GpuReal;
 use farfield::plans::spread::{kernel_for, SpreadBox, SpreadKernelKind, SpreadPlanOpts};
@@ -253,22 +253,6 @@ impl SpreadPlan {
             self.interp_t::<f64>(py, grid, grad)
         }
     }
-}
-
-/// True when `obj` exposes `__cuda_array_interface__` (a device array).
-fn is_device(obj: &Bound<'_, PyAny>) -> bool {
-    obj.hasattr("__cuda_array_interface__").unwrap_or(false)
-}
-
-/// The shape of a device array's interface.
-fn device_shape(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    obj.getattr("__cuda_array_interface__")?.get_item("shape")?.extract()
-}
-
-/// A new C-ordered device array of `shape` and NumPy dtype `dtype` from the array library of
-/// `template` (`farfield._device.empty_like`).
-fn device_empty<'py>(py: Python<'py>, template: &Bound<'py, PyAny>, shape: &[usize], dtype: &str) -> PyResult<Bound<'py, PyAny>> {
-    py.import("farfield._device")?.getattr("empty_like")?.call1((template, shape.to_vec(), dtype))
 }
 
 /// True when `obj` is a NumPy array of a complex dtype.

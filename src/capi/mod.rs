@@ -19,6 +19,8 @@ pub mod status;
 pub use status::*;
 
 use crate::error::{Error, Result};
+// the overlap check lives with the errors so that the plans below this layer share it
+pub(crate) use crate::error::{check_outputs_disjoint, Region};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -185,37 +187,10 @@ pub(crate) unsafe fn slice_out<'a, E>(p: *mut E, n: usize, name: &str) -> Result
     Ok(std::slice::from_raw_parts_mut(p, n))
 }
 
-/// The memory of one array argument, for the overlap checks: `(address, bytes, name)`.
-pub(crate) type Region<'a> = (usize, usize, &'a str);
-
 /// The region of `n` elements of `E` at `p` (empty for NULL).
 pub(crate) fn region<E>(p: *const E, n: usize, name: &str) -> Region<'_> {
     let bytes = if p.is_null() { 0 } else { n.saturating_mul(std::mem::size_of::<E>()) };
     (p as usize, bytes, name)
-}
-
-/// Refuses overlapping memory where a call would otherwise read an input after writing an
-/// output in the same bytes, or write two outputs into the same bytes (and where Rust would
-/// hold a shared and a mutable slice of the same memory): every output must be disjoint from
-/// every input and every other output (`FARFIELD_ERR_INVALID_ARG` naming both and the byte
-/// ranges). Inputs may overlap each other. Empty regions never overlap. Only the addresses are
-/// compared; nothing is dereferenced.
-pub(crate) fn check_outputs_disjoint(inputs: &[Region], outputs: &[Region]) -> Result<()> {
-    for (k, &(b0, lb, bn)) in outputs.iter().enumerate() {
-        for &(a0, la, an) in inputs.iter().chain(&outputs[k + 1..]) {
-            if la == 0 || lb == 0 {
-                continue;
-            }
-            let (a1, b1) = (a0.saturating_add(la), b0.saturating_add(lb));
-            if a0 < b1 && b0 < a1 {
-                return Err(Error::InvalidArg(format!(
-                    "`{an}` (bytes {a0:#x}..{a1:#x}) and `{bn}` (bytes {b0:#x}..{b1:#x}) overlap; \
-                     they must be separate arrays (in-place operation is not supported)"
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Two arrays that must not overlap (one read or written while the other is written): `a` of

@@ -160,14 +160,19 @@ fn disjoint<A, B>(a: &[A], b: &[B], what: &str) -> Result<()> {
     super::check_disjoint(a.as_ptr(), a.len(), an, b.as_ptr(), b.len(), bn)
 }
 
-unsafe fn setpts<T: GpuReal>(p: &mut SpreadPlan<T>, m: i64, x: *const T, y: *const T, z: *const T) -> Result<()> {
+/// The point count M of a setpts: `FARFIELD_ERR_NPOINTS` when negative or beyond the limit.
+fn point_count(m: i64) -> Result<usize> {
     if m < 0 {
         return Err(Error::NPoints(format!("M = {m} is negative")));
     }
     if m as u64 > crate::spread::MAX_POINTS as u64 {
         return Err(Error::NPoints(format!("M = {m} points exceed the supported maximum of {} (2^32 − 1)", crate::spread::MAX_POINTS)));
     }
-    let m = m as usize;
+    Ok(m as usize)
+}
+
+unsafe fn setpts<T: GpuReal>(p: &mut SpreadPlan<T>, m: i64, x: *const T, y: *const T, z: *const T) -> Result<()> {
+    let m = point_count(m)?;
     let dim = p.geometry().dim;
     let xs = slice_in(x, m, "x")?;
     let ys = if dim >= 2 { slice_in(y, m, "y")? } else { &[] };
@@ -213,11 +218,7 @@ unsafe fn interp_complex<T: GpuReal>(p: &SpreadPlan<T>, grid: *const Complex<T>,
 }
 
 unsafe fn setpts_device<T: GpuReal>(p: &mut SpreadPlan<T>, m: i64, x: *const T, y: *const T, z: *const T) -> Result<()> {
-    if m < 0 {
-        return Err(Error::NPoints(format!("M = {m} is negative")));
-    }
-    let m = usize::try_from(m).map_err(|_| Error::NPoints(format!("M = {m} exceeds the address space")))?;
-    p.setpts_device(m, x as u64, y as u64, z as u64)
+    p.setpts_device(point_count(m)?, x as u64, y as u64, z as u64)
 }
 
 /// Writes the default spreading options into the first `struct_size` bytes of `*opts` and

@@ -128,19 +128,19 @@ pub trait Device: Clone {
         ax(0, &mut |a| ax(1, &mut |b| ax(2, &mut |c| (run.take().expect("called once"))([a, b, c]))))
     }
 
-    /// Runs `run` on two caller-owned device arrays of complex values of precision `T` — `c`
-    /// with `nc` and `f` with `nf` values — seen as buffers of this device (the execute on
-    /// device pointers of the NUFFT executors, cuFINUFFT style).
+    /// Runs `run` on two caller-owned device arrays of values of type `V` — `c` with `nc` and
+    /// `f` with `nf` values — seen as buffers of this device (the execute on device pointers of
+    /// the NUFFT executors, cuFINUFFT style, and the spreading plans' device calls).
     /// Errors: [`crate::Error::NullPointer`] when either address is 0, and those of `run`.
     ///
     /// # Safety
     /// As [`Device::with_foreign`], for both arrays.
-    unsafe fn with_foreign_pair<T>(&self, c: u64, nc: usize, f: u64, nf: usize,
+    unsafe fn with_foreign_pair<V>(&self, c: u64, nc: usize, f: u64, nf: usize,
                                    run: impl FnOnce(&mut Self::Buf, &mut Self::Buf) -> Result<()>) -> Result<()> {
         if c == 0 || f == 0 {
             return Err(crate::Error::NullPointer("device array c or f is NULL".into()));
         }
-        let z = 2 * std::mem::size_of::<T>();
+        let z = std::mem::size_of::<V>();
         self.with_foreign(c, (nc * z).max(1), |cs| self.with_foreign(f, (nf * z).max(1), |fs| run(cs, fs)))
     }
 }

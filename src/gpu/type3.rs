@@ -458,7 +458,7 @@ impl<T: Real, D: FftDevice> NufftExec<T> for GpuType3Exec<T, D> {
     unsafe fn execute_device(&mut self, c: u64, f: u64) -> Result<()> {
         let plan = &self.plan;
         let nt = plan.params.ntrans;
-        plan.dev.with_foreign_pair::<T>(c, nt * plan.num_points(), f, nt * plan.num_targets(), |cs, fs| plan.execute_dev_all(cs, fs))
+        plan.dev.with_foreign_pair::<Complex<T>>(c, nt * plan.num_points(), f, nt * plan.num_targets(), |cs, fs| plan.execute_dev_all(cs, fs))
     }
     fn info(&self) -> NufftInfo {
         self.plan.info()

@@ -183,28 +183,24 @@ impl<T: GpuReal, D: Device> GpuSpread<T> for OnDevice<T, D> {
         dev.with_foreign_axes::<T, _>(n, bx.dim, x, |c| self.0.setpts_box_dev(m, c, stride, bx.lo, bx.len, bx.periodic))
     }
     unsafe fn spread_device(&self, c: u64, grid: u64, complex: bool) -> Result<()> {
-        let (m, n, z) = self.sizes(complex);
-        let dev = self.0.device();
-        dev.with_foreign(c, (m * z).max(1), |cb| {
-            dev.with_foreign(grid, (n * z).max(1), |gb| if complex { self.0.spread_dev(cb, gb) } else { self.0.spread_real_dev(cb, gb) })
-        })?;
+        let (s, dev) = (&self.0, self.0.device());
+        let (m, n) = (s.num_points(), s.grid_size().iter().product());
+        if complex {
+            dev.with_foreign_pair::<Complex<T>>(c, m, grid, n, |cb, gb| s.spread_dev(cb, gb))?;
+        } else {
+            dev.with_foreign_pair::<T>(c, m, grid, n, |cb, gb| s.spread_real_dev(cb, gb))?;
+        }
         dev.synchronize()
     }
     unsafe fn interp_device(&self, grid: u64, c: u64, complex: bool) -> Result<()> {
-        let (m, n, z) = self.sizes(complex);
-        let dev = self.0.device();
-        dev.with_foreign(grid, (n * z).max(1), |gb| {
-            dev.with_foreign(c, (m * z).max(1), |cb| if complex { self.0.interp_dev(gb, cb) } else { self.0.interp_real_dev(gb, cb) })
-        })?;
+        let (s, dev) = (&self.0, self.0.device());
+        let (m, n) = (s.num_points(), s.grid_size().iter().product());
+        if complex {
+            dev.with_foreign_pair::<Complex<T>>(c, m, grid, n, |cb, gb| s.interp_dev(gb, cb))?;
+        } else {
+            dev.with_foreign_pair::<T>(c, m, grid, n, |cb, gb| s.interp_real_dev(gb, cb))?;
+        }
         dev.synchronize()
-    }
-}
-
-impl<T: GpuReal, D: Device> OnDevice<T, D> {
-    /// Points M, grid values, and bytes per value (real or complex).
-    fn sizes(&self, complex: bool) -> (usize, usize, usize) {
-        let z = if complex { 2 } else { 1 } * std::mem::size_of::<T>();
-        (self.0.num_points(), self.0.grid_size().iter().product(), z)
     }
 }
 
@@ -478,12 +474,8 @@ impl<T: GpuReal> SpreadPlan<T> {
         if values == 0 || grid == 0 {
             return Err(Error::NullPointer(format!("{what}: device array values or grid is NULL")));
         }
-        let z = if complex { 2 } else { 1 } * std::mem::size_of::<T>() as u64;
-        let (vb, gb) = (self.m as u64 * z, self.grid_len() as u64 * z);
-        if vb > 0 && values < grid + gb && grid < values + vb {
-            return Err(Error::InvalidArg(format!(
-                "{what}: the device arrays overlap (values at {values:#x}, {vb} bytes; grid at {grid:#x}, {gb} bytes)")));
-        }
+        let z = if complex { 2 } else { 1 } * std::mem::size_of::<T>();
+        crate::error::check_outputs_disjoint(&[(values as usize, self.m * z, "values")], &[(grid as usize, self.grid_len() * z, "grid")])?;
         Ok(g.as_ref())
     }
 
