@@ -3,7 +3,8 @@
 // Gives CUDA's built-ins a CPU meaning so that the library's .cu sources compile unchanged as
 // C++20 and run on the CPU, one block at a time, each CUDA thread a fiber (emu.cpp):
 //  * threadIdx / blockIdx / blockDim / gridDim are thread_local, set as each fiber resumes;
-//  * __shared__ is `static` (blocks run one at a time and launches are serialised);
+//  * __shared__ is `static thread_local` (a launch runs its blocks one at a time on the calling
+//    OS thread; launches from different OS threads run at the same time);
 //    dynamic shared memory (FF_DYN_SHARED) is a per-launch buffer, poisoned (all bytes 0xFF,
 //    a NaN for floats) before every block so reads of unwritten shared memory show up;
 //  * __syncthreads() is a barrier over the block's threads that have not exited (a thread that
@@ -70,7 +71,7 @@ Registrar<A...> make_registrar(const char* name, void (*f)(A...)) {
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __shared__ static
+#define __shared__ static thread_local
 #define __restrict__ __restrict
 #define __align__(n) alignas(n)
 #define FF_EXTERN_C extern "C"

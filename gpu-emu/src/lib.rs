@@ -61,7 +61,9 @@ pub struct EmuBuf {
     queue: Option<std::sync::Weak<Queue>>,
 }
 
-// SAFETY: EmuBuf owns its allocation; access is serialised by the launcher or by &mut.
+// SAFETY: EmuBuf owns its allocation; it is only Send (not Sync): a launch reads and writes it
+// on the thread that holds the buffer's owner (launches run synchronously on the launching
+// thread), or through &mut.
 unsafe impl Send for EmuBuf {}
 
 impl EmuBuf {
