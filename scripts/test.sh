@@ -44,7 +44,7 @@
 # Environment:
 #   FARFIELD_BUILD_DIR   CMake build directory (default build/test; reused incrementally)
 #   FARFIELD_JOBS        parallel build/test jobs (default: number of CPUs)
-#   FARFIELD_VALGRIND    ON/OFF: C tests under valgrind (default ON)
+#   FARFIELD_VALGRIND    ON/OFF: the C boundary tests under valgrind (default ON)
 #   CARGO_TARGET_DIR     cargo's target directory (default <repo>/target)
 #   FARFIELD_SKIP_DEPS=1 skip the system package step
 #   FARFIELD_DATA_DIR    folder of real input data (docs/design.md §11.1); the tests that use it
