@@ -27,6 +27,8 @@ find_libs() {
   NVRTC=$(ls "$VENV"/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 2>/dev/null | head -1)
   PTXAS=$(ls "$VENV"/lib/python3*/site-packages/nvidia/cuda_nvcc/bin/ptxas 2>/dev/null | head -1)
 }
+# one installer at a time per environment (scripts/test.sh keeps it in a per-user cache)
+mkdir -p "$(dirname "$VENV")" && exec 9>"$VENV.lock" && flock 9
 find_libs
 if [[ -z "$NVRTC" || -z "$PTXAS" ]]; then
   echo "gpu-check: installing nvidia-cuda-nvrtc-cu12 and nvidia-cuda-nvcc-cu12 into $VENV"

@@ -19,7 +19,7 @@
 #  7. benches/gpu/selftest.sh            the GPU measurement kit's own logic, with CPU runs of the
 #                                        tool standing in for the device
 #  8. python/tests/run_tests.py          the Python package: `pip install ./python` into the
-#                                        git-ignored .venv-python (made with the test peers of
+#                                        cached environment `python` (made with the test peers of
 #                                        python/tests/requirements.txt), then `pytest python/tests`;
 #                                        the extension is built with --features mpi in this
 #                                        target directory and links the farfield library step 3
@@ -45,6 +45,8 @@
 #   FARFIELD_BUILD_DIR   CMake build directory (default build/test; reused incrementally)
 #   FARFIELD_JOBS        parallel build/test jobs (default: number of CPUs)
 #   FARFIELD_VALGRIND    ON/OFF: the C boundary tests under valgrind (default ON)
+#   FARFIELD_VENV_CACHE  folder of the Python tests' virtual environments (default
+#                        ${XDG_CACHE_HOME:-~/.cache}/farfield/venvs; each is locked while in use)
 #   CARGO_TARGET_DIR     cargo's target directory (default <repo>/target)
 #   FARFIELD_SKIP_DEPS=1 skip the system package step
 #   FARFIELD_DATA_DIR    folder of real input data (docs/design.md §11.1); the tests that use it
@@ -61,6 +63,12 @@ JOBS=${FARFIELD_JOBS:-$(nproc 2>/dev/null || echo 2)}
 VALGRIND=${FARFIELD_VALGRIND:-ON}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+# the Python virtual environments of steps 5, 6 and 8 (peers and tools pinned or probed by their
+# scripts), made on first use and then reused by every clone of this user, as pip's and cargo's
+# download caches are: about 2 minutes of installs per run otherwise
+VENV_CACHE=${FARFIELD_VENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/farfield/venvs}
+export FARFIELD_CUDA_VENV=${FARFIELD_CUDA_VENV:-$VENV_CACHE/cuda}
+export FARFIELD_PY_VENV=${FARFIELD_PY_VENV:-$VENV_CACHE/python}
 
 names=() results=() times=()
 failed=0
@@ -104,6 +112,7 @@ echo "CARGO_TARGET_DIR=$CARGO_TARGET_DIR  build dir=$BUILD_DIR  jobs=$JOBS  valg
 TEST_NAME="cargo test --workspace --release (MPI on)"
 if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
      -DFARFIELD_VALGRIND="$VALGRIND" -DFARFIELD_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" \
+     -DFARFIELD_TEST_VENV_DIR="$VENV_CACHE" \
      -DFARFIELD_MPI=ON -DFARFIELD_CARGO_ARGS="--workspace;--exclude;farfield-python;--lib;--test;mpi_poisson"; then
   # every Rust test, the distributed solvers' too (feature `mpi`: those tests launch themselves
   # under mpirun -np 1…4), with CMake's selection, so that this compile of the library is the

@@ -8,6 +8,7 @@ Usage from a script in this folder (its folder is on sys.path when run as a scri
     ensure_venv(ROOT / ".venv-peers", ["openmm", "numpy"], probe="import openmm, numpy")
 """
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -36,12 +37,16 @@ def ensure_venv(venv, packages, probe=None):
     if probe is not None and sys.prefix != sys.base_prefix and \
             subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0:
         return
-    if not py.exists():
-        log(f"creating virtual environment {venv}")
-        subprocess.check_call([sys.executable, "-m", "venv", str(venv)])
-    if probe is None or subprocess.run([str(py), "-c", probe], capture_output=True).returncode != 0:
-        log("installing " + ", ".join(packages) + " with pip")
-        subprocess.check_call([str(py), "-m", "pip", "install", "--quiet", *packages])
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # one creator at a time (the environment may be in a per-user cache that clones share)
+    with open(f"{venv}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not py.exists():
+            log(f"creating virtual environment {venv}")
+            subprocess.check_call([sys.executable, "-m", "venv", str(venv)])
+        if probe is None or subprocess.run([str(py), "-c", probe], capture_output=True).returncode != 0:
+            log("installing " + ", ".join(packages) + " with pip")
+            subprocess.check_call([str(py), "-m", "pip", "install", "--quiet", *packages])
     script = Path(sys.argv[0]).resolve()
     os.execv(str(py), [str(py), str(script), *sys.argv[1:]])
 

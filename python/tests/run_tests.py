@@ -3,9 +3,11 @@
 
     python3 python/tests/run_tests.py [pytest arguments]
 
-1. a git-ignored virtual environment `.venv-python` at the repository root with the test
-   dependencies of python/tests/requirements.txt (created on first use by
-   benches/peers/peer_env.py's `ensure_venv`, then this script re-runs itself inside it);
+1. a virtual environment with the test dependencies of python/tests/requirements.txt:
+   FARFIELD_PY_VENV (scripts/test.sh: its per-user cache), default the git-ignored `.venv-python`
+   at the repository root (created on first use by benches/peers/peer_env.py's `ensure_venv`,
+   then this script re-runs itself inside it; steps 2 and 3 hold `<venv>.lock`, so runs from two
+   clones sharing the environment take turns);
 2. `pip install --no-build-isolation ./python` with the environment's maturin (an isolated build
    environment has a new path each time, which makes cargo rebuild PyO3 and the extension,
    ~2 min, on every run; without it a run with unchanged sources takes seconds). The extension
@@ -21,6 +23,7 @@
 Exit status: pytest's.
 """
 
+import fcntl
 import os
 import re
 import subprocess
@@ -34,7 +37,10 @@ sys.path.insert(0, str(ROOT / "benches" / "peers"))
 from peer_env import ensure_venv, log  # noqa: E402
 
 REQS = [l.strip() for l in (HERE / "requirements.txt").read_text().splitlines() if l.strip() and not l.startswith("#")]
-ensure_venv(ROOT / ".venv-python", REQS, probe="import numpy, pytest, finufft, fmm3dpy, openmm, ase, pymatgen, maturin")
+VENV = Path(os.environ.get("FARFIELD_PY_VENV") or ROOT / ".venv-python")
+ensure_venv(VENV, REQS, probe="import numpy, pytest, finufft, fmm3dpy, openmm, ase, pymatgen, maturin")
+LOCK = open(f"{VENV}.lock", "w")  # held until exit: this run's install of ./python is the one tested
+fcntl.flock(LOCK, fcntl.LOCK_EX)
 
 env = dict(os.environ)
 # the environment's maturin, found by the build hook on PATH

@@ -17,6 +17,8 @@
 # Extra pytest options can be passed through PYTEST_ADDOPTS (e.g. --junitxml=FILE, -x).
 set -u
 lib=$1 venv=$2 mode=${3:-ours}
+# one run at a time per environment (scripts/test.sh keeps it in a per-user cache that clones share)
+mkdir -p "$(dirname "$venv")" && exec 9>"$venv.lock" && flock 9 || { echo "FAIL: cannot lock $venv.lock"; exit 2; }
 [ "$mode" = wheel ] || [ -f "$lib" ] || { echo "FAIL: no library at $lib"; exit 2; }
 pins="mri-nufft==1.5.1 finufft==2.5.1 numpy==2.4.6 scipy==1.17.1 matplotlib==3.11.2 tqdm==4.70.1
       pytest==7.4.4 pytest-cases==3.10.1"

@@ -6,7 +6,10 @@
 set -u
 lib=$1 venv=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-if ! "$venv/bin/python" -c 'import numpy, finufft' >/dev/null 2>&1; then
+# one run at a time per environment (scripts/test.sh keeps it in a per-user cache that clones share)
+mkdir -p "$(dirname "$venv")" && exec 9>"$venv.lock" && flock 9 || { echo "FAIL: cannot lock $venv.lock"; exit 1; }
+have='from importlib.metadata import version; import numpy, finufft; assert version("finufft") == "2.5.1"'
+if ! "$venv/bin/python" -c "$have" >/dev/null 2>&1; then
   command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
   python3 -m venv "$venv" >/dev/null 2>&1 || { echo "SKIP: python3 -m venv failed"; exit 77; }
   "$venv/bin/python" -m pip install -q finufft==2.5.1 numpy >/dev/null 2>&1 \
