@@ -55,13 +55,32 @@ struct ThreadBuf {
     vir: [f64; 6],
 }
 
-/// Real-space evaluator with its reusable buffers.
-pub(crate) struct RealSpace {
-    pub consts: PairConsts,
-    pub rc: f64,
+/// The cell list of one evaluation: the grid of cells at least r_c wide, its half-shell
+/// stencil, and per cell its padded slot range, atom count, bounding box and ghost flag (with
+/// the scratch of the counting sort that fills it).
+#[derive(Default)]
+struct CellList {
     nc: [usize; 3],
     stencil: Vec<[i32; 3]>,
+    /// The grid and cell the stencil was built for.
     stencil_for: Option<([usize; 3], [u64; 9])>,
+    /// Per cell: its first slot (`ncell + 1` entries; each cell padded to a multiple of 4).
+    start: Vec<usize>,
+    /// Per cell: its atoms.
+    cnt: Vec<u32>,
+    /// Per cell: the bounding box of its atoms (min x, y, z, max x, y, z).
+    bbox: Vec<[f64; 6]>,
+    /// Per cell: it holds ghosts only (pairs of two such cells are skipped).
+    ghost_only: Vec<bool>,
+    keys: Vec<u32>,
+    order: Vec<u32>,
+    hist: Vec<u32>,
+}
+
+/// The atoms in cell order: `npad` slots (padding slots far away, charge 0), structure of
+/// arrays.
+#[derive(Default)]
+struct CellAtoms {
     x: Vec<f64>,
     y: Vec<f64>,
     z: Vec<f64>,
@@ -70,17 +89,19 @@ pub(crate) struct RealSpace {
     /// atoms include ghosts (`q` serves otherwise).
     qv: Vec<f64>,
     has_ghosts: bool,
-    /// Per cell: it holds ghosts only (pairs of two such cells are skipped).
-    ghost_only: Vec<bool>,
+    /// Per slot: the caller's index of its atom (`u32::MAX` for padding).
     orig: Vec<u32>,
-    start: Vec<usize>,
-    cnt: Vec<u32>,
-    bbox: Vec<[f64; 6]>,
-    keys: Vec<u32>,
-    order: Vec<u32>,
-    hist: Vec<u32>,
-    bufs: Vec<ThreadBuf>,
     npad: usize,
+}
+
+/// Real-space evaluator: the pair constants and cutoff, and the reusable cell list, sorted
+/// atoms and per-thread accumulators.
+pub(crate) struct RealSpace {
+    pub consts: PairConsts,
+    pub rc: f64,
+    cells: CellList,
+    atoms: CellAtoms,
+    bufs: Vec<ThreadBuf>,
     /// Distributed plans with exclusions: the global id of each atom passed to
     /// [`RealSpace::compute`] (home atoms, then ghosts), by which its `excl` is keyed for the
     /// coincidence check ([`super::pair_kernel::Coinc`]); empty otherwise.
@@ -100,25 +121,9 @@ impl RealSpace {
         RealSpace {
             consts: PairConsts::new(xi, rc, erfc_acc, exact),
             rc,
-            nc: [0; 3],
-            stencil: Vec::new(),
-            stencil_for: None,
-            x: Vec::new(),
-            y: Vec::new(),
-            z: Vec::new(),
-            q: Vec::new(),
-            qv: Vec::new(),
-            has_ghosts: false,
-            ghost_only: Vec::new(),
-            orig: Vec::new(),
-            start: Vec::new(),
-            cnt: Vec::new(),
-            bbox: Vec::new(),
-            keys: Vec::new(),
-            order: Vec::new(),
-            hist: Vec::new(),
+            cells: CellList::default(),
+            atoms: CellAtoms::default(),
             bufs: Vec::new(),
-            npad: 0,
             global_ids: Vec::new(),
             n_home: 0,
         }
@@ -140,7 +145,7 @@ impl RealSpace {
     /// Half-shell neighbour offsets for the cell grid `nc` (the zero offset first).
     fn build_stencil(&mut self, bx: &PeriodicBox, nc: [usize; 3]) {
         let key = (nc, bx.as_array().map(f64::to_bits));
-        if self.stencil_for == Some(key) {
+        if self.cells.stencil_for == Some(key) {
             return;
         }
         let mut r = [0i32; 3];
@@ -165,8 +170,8 @@ impl RealSpace {
                 }
             }
         }
-        self.stencil = st;
-        self.stencil_for = Some(key);
+        self.cells.stencil = st;
+        self.cells.stencil_for = Some(key);
     }
 
     /// Bins and sorts the atoms (wrapped fractional `s`, wrapped Cartesian `r`; those from
@@ -175,11 +180,12 @@ impl RealSpace {
         let n = s.len();
         let nc = self.cell_grid(bx, n);
         self.build_stencil(bx, nc);
-        self.nc = nc;
+        self.cells.nc = nc;
+        let (cl, at) = (&mut self.cells, &mut self.atoms);
         let ncell = nc[0] * nc[1] * nc[2];
         let nkey = ncell * ZSUB;
-        try_resize(&mut self.keys, n, 0, "real-space cell keys")?;
-        threads.chunks(&mut self.keys, 8192, |c, ks| {
+        try_resize(&mut cl.keys, n, 0, "real-space cell keys")?;
+        threads.chunks(&mut cl.keys, 8192, |c, ks| {
             for (t, k) in ks.iter_mut().enumerate() {
                 let si = s[c * 8192 + t];
                 let mut cc = [0usize; 3];
@@ -191,78 +197,78 @@ impl RealSpace {
                 *k = ((cc[0] + nc[0] * (cc[1] + nc[1] * cc[2])) * ZSUB + sub) as u32;
             }
         });
-        self.hist.clear();
-        try_resize(&mut self.hist, nkey + 1, 0, "real-space cell histogram")?;
-        for &k in &self.keys {
-            self.hist[k as usize + 1] += 1;
+        cl.hist.clear();
+        try_resize(&mut cl.hist, nkey + 1, 0, "real-space cell histogram")?;
+        for &k in &cl.keys {
+            cl.hist[k as usize + 1] += 1;
         }
         for k in 0..nkey {
-            self.hist[k + 1] += self.hist[k];
+            cl.hist[k + 1] += cl.hist[k];
         }
-        try_resize(&mut self.order, n, 0, "real-space cell order")?;
+        try_resize(&mut cl.order, n, 0, "real-space cell order")?;
         for i in 0..n {
-            let k = self.keys[i] as usize;
-            self.order[self.hist[k] as usize] = i as u32;
-            self.hist[k] += 1;
+            let k = cl.keys[i] as usize;
+            cl.order[cl.hist[k] as usize] = i as u32;
+            cl.hist[k] += 1;
         }
         // hist[k] is now the end of key k; cell c ends at hist[(c+1)·ZSUB − 1]
-        self.cnt.clear();
-        try_resize(&mut self.cnt, ncell, 0, "real-space cell counts")?;
-        self.start.clear();
-        try_resize(&mut self.start, ncell + 1, 0, "real-space cell starts")?;
+        cl.cnt.clear();
+        try_resize(&mut cl.cnt, ncell, 0, "real-space cell counts")?;
+        cl.start.clear();
+        try_resize(&mut cl.start, ncell + 1, 0, "real-space cell starts")?;
         let mut prev_end = 0usize;
         for c in 0..ncell {
-            let end = self.hist[(c + 1) * ZSUB - 1] as usize;
-            self.cnt[c] = (end - prev_end) as u32;
-            self.start[c + 1] = self.start[c] + pad4(end - prev_end);
+            let end = cl.hist[(c + 1) * ZSUB - 1] as usize;
+            cl.cnt[c] = (end - prev_end) as u32;
+            cl.start[c + 1] = cl.start[c] + pad4(end - prev_end);
             prev_end = end;
         }
-        let npad = self.start[ncell];
-        self.npad = npad;
-        for v in [&mut self.x, &mut self.y, &mut self.z] {
+        let npad = cl.start[ncell];
+        at.npad = npad;
+        for v in [&mut at.x, &mut at.y, &mut at.z] {
             v.clear();
             try_resize(v, npad, 1e30, "real-space cell arrays")?;
         }
-        self.q.clear();
-        try_resize(&mut self.q, npad, 0.0, "real-space cell charges")?;
-        self.has_ghosts = n_home < n;
-        self.qv.clear();
-        if self.has_ghosts {
-            try_resize(&mut self.qv, npad, 0.0, "real-space cell charges")?;
+        at.q.clear();
+        try_resize(&mut at.q, npad, 0.0, "real-space cell charges")?;
+        at.has_ghosts = n_home < n;
+        at.qv.clear();
+        if at.has_ghosts {
+            try_resize(&mut at.qv, npad, 0.0, "real-space cell charges")?;
         }
-        self.ghost_only.clear();
-        try_resize(&mut self.ghost_only, ncell, false, "real-space cell flags")?;
-        self.orig.clear();
-        try_resize(&mut self.orig, npad, u32::MAX, "real-space cell indices")?;
-        self.bbox.clear();
+        cl.ghost_only.clear();
+        try_resize(&mut cl.ghost_only, ncell, false, "real-space cell flags")?;
+        at.orig.clear();
+        try_resize(&mut at.orig, npad, u32::MAX, "real-space cell indices")?;
+        cl.bbox.clear();
         let empty = [f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY];
-        try_resize(&mut self.bbox, ncell, empty, "real-space cell bounds")?;
+        try_resize(&mut cl.bbox, ncell, empty, "real-space cell bounds")?;
         let mut p = 0usize;
         for c in 0..ncell {
-            let st = self.start[c];
-            let bb = &mut self.bbox[c];
+            let st = cl.start[c];
+            let bb = &mut cl.bbox[c];
             let mut ghosts = 0usize;
-            for k in 0..self.cnt[c] as usize {
-                let i = self.order[p] as usize;
+            for k in 0..cl.cnt[c] as usize {
+                let i = cl.order[p] as usize;
                 p += 1;
                 let slot = st + k;
                 let ri = r[i];
-                self.x[slot] = ri[0];
-                self.y[slot] = ri[1];
-                self.z[slot] = ri[2];
-                self.q[slot] = q[i];
+                at.x[slot] = ri[0];
+                at.y[slot] = ri[1];
+                at.z[slot] = ri[2];
+                at.q[slot] = q[i];
                 if i >= n_home {
                     ghosts += 1;
-                } else if self.has_ghosts {
-                    self.qv[slot] = q[i];
+                } else if at.has_ghosts {
+                    at.qv[slot] = q[i];
                 }
-                self.orig[slot] = i as u32;
+                at.orig[slot] = i as u32;
                 for d in 0..3 {
                     bb[d] = bb[d].min(ri[d]);
                     bb[3 + d] = bb[3 + d].max(ri[d]);
                 }
             }
-            self.ghost_only[c] = ghosts > 0 && ghosts == self.cnt[c] as usize;
+            cl.ghost_only[c] = ghosts > 0 && ghosts == cl.cnt[c] as usize;
         }
         Ok(())
     }
@@ -291,7 +297,7 @@ impl RealSpace {
         self.n_home = n_home;
         self.sort(bx, s, r, q, n_home, threads)?;
         let nt = threads.count().max(1);
-        let npad = self.npad;
+        let npad = self.atoms.npad;
         if self.bufs.len() != nt {
             self.bufs = (0..nt).map(|_| ThreadBuf { acc: Vec::new(), vir: [0.0; 6] }).collect();
         }
@@ -324,7 +330,7 @@ impl RealSpace {
         let chunk = 4096;
         let nchunks = npad.div_ceil(chunk);
         let bufs = &self.bufs;
-        let orig = &self.orig;
+        let orig = &self.atoms.orig;
         threads.for_each(nchunks, |c| {
             let (pp, fp) = (pp, fp);
             for slot in c * chunk..((c + 1) * chunk).min(npad) {
@@ -361,18 +367,19 @@ impl RealSpace {
 
     /// Runs the pair kernels over all cells; returns the coincident pair found, if any.
     fn run<const FIELD: bool, const VIR: bool>(&mut self, bx: &PeriodicBox, threads: &Threads, excl: &Exclusions) -> Option<(u32, u32, f64)> {
-        let nc = self.nc;
+        let (cl, at) = (&self.cells, &self.atoms);
+        let nc = cl.nc;
         let ncell = nc[0] * nc[1] * nc[2];
-        let npad = self.npad;
+        let npad = at.npad;
         let parallel = threads.parallel();
         let nbuf = self.bufs.len();
         let bp = super::Shared(self.bufs.as_mut_ptr());
-        let soa = Soa { x: self.x.as_ptr(), y: self.y.as_ptr(), z: self.z.as_ptr(), q: self.q.as_ptr(),
-                        qv: if self.has_ghosts { self.qv.as_ptr() } else { self.q.as_ptr() } };
+        let soa = Soa { x: at.x.as_ptr(), y: at.y.as_ptr(), z: at.z.as_ptr(), q: at.q.as_ptr(),
+                        qv: if at.has_ghosts { at.qv.as_ptr() } else { at.q.as_ptr() } };
         // disjoint field borrows: the closure never touches `bufs` except through `bp`
-        let (stencil, cnt, start, bbox, consts, ghost_only) = (&self.stencil, &self.cnt, &self.start, &self.bbox, &self.consts, &self.ghost_only);
+        let (stencil, cnt, start, bbox, consts, ghost_only) = (&cl.stencil, &cl.cnt, &cl.start, &cl.bbox, &self.consts, &cl.ghost_only);
         let ids = if self.global_ids.is_empty() { None } else { Some((&self.global_ids[..], self.n_home as u32)) };
-        let co = Coinc { orig: &self.orig, excl, ids, stop: AtomicBool::new(false), found: Mutex::new(None) };
+        let co = Coinc { orig: &at.orig, excl, ids, stop: AtomicBool::new(false), found: Mutex::new(None) };
         let co = &co;
         let chunk = (ncell / (16 * threads.count().max(1))).clamp(1, 64);
         let ntask = ncell.div_ceil(chunk);

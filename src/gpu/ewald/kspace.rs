@@ -84,18 +84,20 @@ pub struct KspaceResult {
 /// Plans for fewer charges than this spread with GM unless a method is given (module docs).
 const GM_BELOW_CHARGES: usize = 1 << 17;
 
-/// The k-space part of SPME or spectral Ewald on device `D`, grids and FFT in precision `T`
-/// (module docs). Owns its grids, FFT plans, spreader and scratch: `execute` with new
-/// positions reuses everything.
-pub struct GpuKspace<T: GpuReal, D: FftDevice> {
-    dev: D,
+/// What a [`GpuKspace`] computes: the method, `ξ`, the grid `K_d`, the SPME order `p` or the
+/// spectral Ewald support, the kernel and the largest number of charges.
+struct KspaceConfig {
     method: Method,
     xi: f64,
     nf: [usize; 3],
     order: usize,
     n_max: usize,
     kernel: Kernel,
-    spreader: GpuSpreader<T, D>,
+}
+
+/// The mesh side of a [`GpuKspace`]: the grids, their FFT plans and what multiplies the
+/// spectrum (steps 3–5 of the module docs).
+struct KspaceMesh<D: FftDevice> {
     /// One grid (forward; SPME and potential-only inverse).
     fft1: D::FftPlan,
     /// Both grids (spectral Ewald inverse with fields).
@@ -106,15 +108,38 @@ pub struct GpuKspace<T: GpuReal, D: FftDevice> {
     theta: D::Buf,
     /// One (SPME) or two (spectral Ewald) complex grids of `T`.
     grid: D::Buf,
+}
+
+/// The charge side of a [`GpuKspace`], `O(n_max)`: spreader coordinates and strengths, the
+/// spectral Ewald interpolated values, a potential scratch for calls without one, and the
+/// first invalid index per check (steps 1, 5, 6).
+struct KspacePoints<D: FftDevice> {
     coords: [D::Buf; 3],
     strengths: D::Buf,
     /// Spectral Ewald: interpolated values (2 `n_max` complex `T`).
     vals: D::Buf,
     phi_scratch: D::Buf,
     bad: D::Buf,
+}
+
+/// The device reductions of a [`GpuKspace`] (f64).
+struct KspaceSums<D: FftDevice> {
+    /// Per-block partial sums of one reduction.
     partials: D::Buf,
-    /// `[Σ qφ, Σ q, Σ q², W_xx, W_xy, W_xz, W_yy, W_yz, W_zz]` of the last execute (f64).
+    /// `[Σ qφ, Σ q, Σ q², W_xx, W_xy, W_xz, W_yy, W_yz, W_zz]` of the last execute.
     sums: D::Buf,
+}
+
+/// The k-space part of SPME or spectral Ewald on device `D`, grids and FFT in precision `T`
+/// (module docs). Owns its grids, FFT plans, spreader and scratch: `execute` with new
+/// positions reuses everything.
+pub struct GpuKspace<T: GpuReal, D: FftDevice> {
+    dev: D,
+    cfg: KspaceConfig,
+    spreader: GpuSpreader<T, D>,
+    mesh: KspaceMesh<D>,
+    points: KspacePoints<D>,
+    red: KspaceSums<D>,
     /// Print per-phase device timings of each execute ([`super::Phases`]).
     debug: bool,
 }
@@ -190,8 +215,13 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
         let rb = dev.alloc(9 * 8)?;
         let theta = dev.alloc(total * tb)?;
         let mut s = GpuKspace {
-            dev, method, xi, nf, order, n_max, kernel, spreader, fft1, fft2, rb, theta, grid, coords, strengths, vals, phi_scratch,
-            bad, partials, sums, debug: false,
+            dev,
+            cfg: KspaceConfig { method, xi, nf, order, n_max, kernel },
+            spreader,
+            mesh: KspaceMesh { fft1, fft2, rb, theta, grid },
+            points: KspacePoints { coords, strengths, vals, phi_scratch, bad },
+            red: KspaceSums { partials, sums },
+            debug: false,
         };
         s.upload_box(&bx)?;
         Ok(s)
@@ -204,12 +234,12 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
 
     /// The method.
     pub fn method(&self) -> Method {
-        self.method
+        self.cfg.method
     }
 
     /// Largest number of charges per `execute`.
     pub fn n_max(&self) -> usize {
-        self.n_max
+        self.cfg.n_max
     }
 
     /// The spreader (its method, bins and compute units are readable there).
@@ -227,22 +257,22 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
     }
 
     fn upload_box(&mut self, bx: &PeriodicBox) -> Result<()> {
-        let corr = match self.method {
-            Method::Spme => spme_corr(self.nf, self.order),
-            _ => spectral_corr(self.nf, &self.kernel),
+        let corr = match self.cfg.method {
+            Method::Spme => spme_corr(self.cfg.nf, self.cfg.order),
+            _ => spectral_corr(self.cfg.nf, &self.cfg.kernel),
         };
-        let th = influence(bx, self.xi, self.nf, self.nf[0], &corr)?;
+        let th = influence(bx, self.cfg.xi, self.cfg.nf, self.cfg.nf[0], &corr)?;
         let tt: Vec<T> = th.iter().map(|&v| T::of(v)).collect();
         let rb: Vec<f64> = bx.recip.iter().flatten().copied().collect();
-        self.dev.upload(&mut self.theta, crate::gpu::types::as_bytes(&tt))?;
-        self.dev.upload(&mut self.rb, crate::gpu::types::as_bytes(&rb))?;
+        self.dev.upload(&mut self.mesh.theta, crate::gpu::types::as_bytes(&tt))?;
+        self.dev.upload(&mut self.mesh.rb, crate::gpu::types::as_bytes(&rb))?;
         Ok(())
     }
 
     /// The device sums of the last `execute` (9 f64: `Σ q_i φ^k_i`, `Σ q_i` at index
     /// [`SUM_Q`], `Σ q_i²`, then the k-space virial xx, xy, xz, yy, yz, zz).
     pub(crate) fn sums(&self) -> &D::Buf {
-        &self.sums
+        &self.red.sums
     }
 
     /// Evaluates the k-space part for `n ≤ n_max` charges: `xyz` (3n f64, interleaved, any
@@ -257,8 +287,8 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
     pub fn execute(
         &mut self, n: usize, xyz: &D::Buf, q: &D::Buf, phi: Option<&mut D::Buf>, field: Option<&mut D::Buf>, virial: bool,
     ) -> Result<KspaceResult> {
-        if n > self.n_max {
-            return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", self.n_max)));
+        if n > self.cfg.n_max {
+            return Err(Error::NPoints(format!("n = {n} exceeds the plan's n_max = {}", self.cfg.n_max)));
         }
         let dev = self.dev.clone();
         check_len(&dev, xyz, 3 * n * 8, "xyz")?;
@@ -270,17 +300,17 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
             check_len(&dev, f, 3 * n * 8, "field")?;
         }
         let sfx = T::SUFFIX;
-        let nfi = self.nf.map(|k| k as i32);
-        let sh = if self.method == Method::Spme { self.nf.map(|k| 0.5 * self.order as f64 / k as f64) } else { [0.0; 3] };
+        let nfi = self.cfg.nf.map(|k| k as i32);
+        let sh = if self.cfg.method == Method::Spme { self.cfg.nf.map(|k| 0.5 * self.cfg.order as f64 / k as f64) } else { [0.0; 3] };
         let mut ph = super::Phases::start(&dev, self.debug)?;
         // 1. coordinates and strengths, checked
-        dev.upload(&mut self.bad, crate::gpu::types::as_bytes(&[n as i32; 3]))?;
+        dev.upload(&mut self.points.bad, crate::gpu::types::as_bytes(&[n as i32; 3]))?;
         dev.launch(&format!("ff_ewald_prep_{sfx}"), ew_blocks(n), EW_BLOCK, 0, &[
-            Arg::I32(n as i32), Arg::Buf(xyz), Arg::Buf(q), Arg::Buf(&self.rb), Arg::F64(sh[0]), Arg::F64(sh[1]), Arg::F64(sh[2]),
-            Arg::Buf(&self.coords[0]), Arg::Buf(&self.coords[1]), Arg::Buf(&self.coords[2]), Arg::Buf(&self.strengths),
-            Arg::Buf(&self.bad),
+            Arg::I32(n as i32), Arg::Buf(xyz), Arg::Buf(q), Arg::Buf(&self.mesh.rb), Arg::F64(sh[0]), Arg::F64(sh[1]), Arg::F64(sh[2]),
+            Arg::Buf(&self.points.coords[0]), Arg::Buf(&self.points.coords[1]), Arg::Buf(&self.points.coords[2]), Arg::Buf(&self.points.strengths),
+            Arg::Buf(&self.points.bad),
         ])?;
-        let bad = download_vec::<D, i32>(&dev, &self.bad, 3)?;
+        let bad = download_vec::<D, i32>(&dev, &self.points.bad, 3)?;
         if (bad[0] as usize) < n || (bad[2] as usize) < n {
             let i = (bad[0].min(bad[2])) as usize;
             let r = download_at::<D>(&dev, xyz, 3 * i, 3)?;
@@ -299,59 +329,59 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
         }
         ph.end("prep+check")?;
         // 2. spreading, 3. forward FFT
-        self.spreader.setpts_dev(n, [Some(&self.coords[0]), Some(&self.coords[1]), Some(&self.coords[2])])?;
+        self.spreader.setpts_dev(n, [Some(&self.points.coords[0]), Some(&self.points.coords[1]), Some(&self.points.coords[2])])?;
         ph.end("setpts")?;
-        self.spreader.spread_dev(&self.strengths, &mut self.grid)?;
+        self.spreader.spread_dev(&self.points.strengths, &mut self.mesh.grid)?;
         ph.end("spread")?;
-        dev.fft_exec(&self.fft1, &mut self.grid, -1)?;
+        dev.fft_exec(&self.mesh.fft1, &mut self.mesh.grid, -1)?;
         ph.end("fft")?;
         // 4. influence function, ik-differentiation, virial
-        let total: usize = self.nf.iter().product();
+        let total: usize = self.cfg.nf.iter().product();
         let gblocks = ew_blocks(total);
         let with_field = field.is_some();
-        let packed = self.method == Method::Spectral && with_field;
+        let packed = self.cfg.method == Method::Spectral && with_field;
         let tb = std::mem::size_of::<T>();
         {
             // the second grid of the spectral Ewald pair, as an address inside the grid buffer
-            let g2 = if packed { Arg::U64(dev.addr(&self.grid) + (total * 2 * tb) as u64) } else { Arg::Null };
+            let g2 = if packed { Arg::U64(dev.addr(&self.mesh.grid) + (total * 2 * tb) as u64) } else { Arg::Null };
             dev.launch(&format!("ff_ewald_scale_{sfx}"), gblocks, EW_BLOCK, 0, &[
-                Arg::I32(nfi[0]), Arg::I32(nfi[1]), Arg::I32(nfi[2]), Arg::Buf(&self.rb), Arg::Buf(&self.theta), Arg::F64(self.xi),
-                Arg::I32(packed as i32), Arg::I32(virial as i32), Arg::Buf(&self.grid), g2, Arg::Buf(&self.partials),
+                Arg::I32(nfi[0]), Arg::I32(nfi[1]), Arg::I32(nfi[2]), Arg::Buf(&self.mesh.rb), Arg::Buf(&self.mesh.theta), Arg::F64(self.cfg.xi),
+                Arg::I32(packed as i32), Arg::I32(virial as i32), Arg::Buf(&self.mesh.grid), g2, Arg::Buf(&self.red.partials),
             ])?;
         }
         if virial {
             dev.launch("ff_ewald_sum_partials", 1, EW_BLOCK, 0, &[
-                Arg::I32(gblocks as i32), Arg::I32(6), Arg::I32(3), Arg::Buf(&self.partials), Arg::Buf(&self.sums),
+                Arg::I32(gblocks as i32), Arg::I32(6), Arg::I32(3), Arg::Buf(&self.red.partials), Arg::Buf(&self.red.sums),
             ])?;
         }
         ph.end("influence")?;
         // 5. inverse FFT, interpolation
-        match (&self.fft2, packed) {
-            (Some(f2), true) => dev.fft_exec(f2, &mut self.grid, 1)?,
-            _ => dev.fft_exec(&self.fft1, &mut self.grid, 1)?,
+        match (&self.mesh.fft2, packed) {
+            (Some(f2), true) => dev.fft_exec(f2, &mut self.mesh.grid, 1)?,
+            _ => dev.fft_exec(&self.mesh.fft1, &mut self.mesh.grid, 1)?,
         }
         ph.end("ifft")?;
         let phi_out: &mut D::Buf = match phi {
             Some(p) => p,
-            None => &mut self.phi_scratch,
+            None => &mut self.points.phi_scratch,
         };
         let field_arg = match &field {
             Some(f) => Arg::Buf(&**f),
             None => Arg::Null,
         };
-        match self.method {
+        match self.cfg.method {
             Method::Spme => {
                 let g = self.spreader.folded_coords().ok_or_else(|| Error::Internal("SPME gather without points".into()))?;
                 dev.launch(&format!("ff_ewald_spme_gather_{sfx}"), ew_blocks(n), EW_BLOCK, 0, &[
-                    Arg::I32(n as i32), Arg::I32(nfi[0]), Arg::I32(nfi[1]), Arg::I32(nfi[2]), Arg::I32(self.order as i32),
-                    Arg::Buf(&g[0]), Arg::Buf(&g[1]), Arg::Buf(&g[2]), Arg::Buf(&self.grid), Arg::Buf(&self.rb), Arg::Buf(&*phi_out),
+                    Arg::I32(n as i32), Arg::I32(nfi[0]), Arg::I32(nfi[1]), Arg::I32(nfi[2]), Arg::I32(self.cfg.order as i32),
+                    Arg::Buf(&g[0]), Arg::Buf(&g[1]), Arg::Buf(&g[2]), Arg::Buf(&self.mesh.grid), Arg::Buf(&self.mesh.rb), Arg::Buf(&*phi_out),
                     field_arg,
                 ])?;
             }
             _ => {
-                self.spreader.interp_dev_batch(&self.grid, &mut self.vals, 0, if packed { 2 } else { 1 })?;
+                self.spreader.interp_dev_batch(&self.mesh.grid, &mut self.points.vals, 0, if packed { 2 } else { 1 })?;
                 dev.launch(&format!("ff_ewald_spectral_out_{sfx}"), ew_blocks(n), EW_BLOCK, 0, &[
-                    Arg::I32(n as i32), Arg::Buf(&self.vals), Arg::Buf(&*phi_out), field_arg,
+                    Arg::I32(n as i32), Arg::Buf(&self.points.vals), Arg::Buf(&*phi_out), field_arg,
                 ])?;
             }
         }
@@ -359,12 +389,12 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
         // 6. Σ qφ, Σ q, Σ q²
         let pblocks = ew_blocks(n);
         dev.launch("ff_ewald_charge_sums", pblocks, EW_BLOCK, 0, &[
-            Arg::I32(n as i32), Arg::Buf(q), Arg::Buf(&*phi_out), Arg::Buf(&self.partials),
+            Arg::I32(n as i32), Arg::Buf(q), Arg::Buf(&*phi_out), Arg::Buf(&self.red.partials),
         ])?;
         dev.launch("ff_ewald_sum_partials", 1, EW_BLOCK, 0, &[
-            Arg::I32(pblocks as i32), Arg::I32(3), Arg::I32(0), Arg::Buf(&self.partials), Arg::Buf(&self.sums),
+            Arg::I32(pblocks as i32), Arg::I32(3), Arg::I32(0), Arg::Buf(&self.red.partials), Arg::Buf(&self.red.sums),
         ])?;
-        let s = download_vec::<D, f64>(&dev, &self.sums, 9)?;
+        let s = download_vec::<D, f64>(&dev, &self.red.sums, 9)?;
         ph.end("sums")?;
         ph.report("k-space (ms)")?;
         let mut w = [0.0; 9];
