@@ -183,22 +183,28 @@ impl<T: GpuReal, D: Device> GpuSpread<T> for OnDevice<T, D> {
         dev.with_foreign_axes::<T, _>(n, bx.dim, x, |c| self.0.setpts_box_dev(m, c, stride, bx.lo, bx.len, bx.periodic))
     }
     unsafe fn spread_device(&self, c: u64, grid: u64, complex: bool) -> Result<()> {
-        let (s, dev) = (&self.0, self.0.device());
-        let (m, n) = (s.num_points(), s.grid_size().iter().product());
-        if complex {
-            dev.with_foreign_pair::<Complex<T>>(c, m, grid, n, |cb, gb| s.spread_dev(cb, gb))?;
-        } else {
-            dev.with_foreign_pair::<T>(c, m, grid, n, |cb, gb| s.spread_real_dev(cb, gb))?;
-        }
-        dev.synchronize()
+        self.on_callers_arrays(c, grid, complex, |s, cb, gb| if complex { s.spread_dev(cb, gb) } else { s.spread_real_dev(cb, gb) })
     }
     unsafe fn interp_device(&self, grid: u64, c: u64, complex: bool) -> Result<()> {
+        self.on_callers_arrays(c, grid, complex, |s, cb, gb| if complex { s.interp_dev(gb, cb) } else { s.interp_real_dev(gb, cb) })
+    }
+}
+
+impl<T: GpuReal, D: Device> OnDevice<T, D> {
+    /// Runs `run` on the caller's device arrays `c` (M values) and `grid` (the grid's values),
+    /// complex or real `T`, then waits for the device: these plans have no stream option, and
+    /// the caller's library may read the result as soon as the call returns.
+    ///
+    /// # Safety
+    /// `c` and `grid` are device addresses valid for those sizes.
+    unsafe fn on_callers_arrays(&self, c: u64, grid: u64, complex: bool,
+                                run: impl FnOnce(&GpuSpreader<T, D>, &mut D::Buf, &mut D::Buf) -> Result<()>) -> Result<()> {
         let (s, dev) = (&self.0, self.0.device());
         let (m, n) = (s.num_points(), s.grid_size().iter().product());
         if complex {
-            dev.with_foreign_pair::<Complex<T>>(c, m, grid, n, |cb, gb| s.interp_dev(gb, cb))?;
+            dev.with_foreign_pair::<Complex<T>>(c, m, grid, n, |cb, gb| run(s, cb, gb))?;
         } else {
-            dev.with_foreign_pair::<T>(c, m, grid, n, |cb, gb| s.interp_real_dev(gb, cb))?;
+            dev.with_foreign_pair::<T>(c, m, grid, n, |cb, gb| run(s, cb, gb))?;
         }
         dev.synchronize()
     }
