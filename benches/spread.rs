@@ -1,41 +1,46 @@
-//! Criterion benchmarks of the spreader alone (no FFT, no deconvolution): spread
-//! (points → grid, the type-1 direction) and interp (grid → points, type 2), in 1D, 2D and 3D,
-//! ES kernel at tolerance 1e-6 with σ = 2, f64, all cores.
+//! The CPU spreader alone (no FFT, no deconvolution): `setpts` (fold and bin sort), spread
+//! (points → grid, the type-1 direction) and interpolation (grid → points, type 2), ES kernel
+//! at tolerance 1e-6 with σ = 2, f64.
 //!
-//! Sizes (fine grids as a NUFFT of N modes per axis at σ = 2 would use):
-//! * 1D: M = 1e6 points, grid 2·10⁶ (N = 1e6);
-//! * 2D: M = 1e6, grid 1024² (N = 512²);
-//! * 3D: M = 1e6, grid 128³ (N = 64³).
+//! Sizes (fine grids as a NUFFT of N modes per axis at σ = 2 would use), points uniform in
+//! [−π, π)^d (fixed seed):
+//! * 1D: grid 2·10⁶ (N = 10⁶);
+//! * 2D: grid 1024² (N = 512²);
+//! * 3D: grid 128³ (N = 64³).
 //!
-//! Points are uniform random in [−π, π)^d (fixed seed); `setpts` (fold + bin sort) is timed
-//! separately from spread and interp. Throughput is reported in points per second.
-//! Sample counts are kept small so that the whole run finishes in a few minutes:
-//! `cargo bench --bench spread`, or `cargo bench --bench spread -- 3d` for one group.
+//! ```text
+//! cargo bench --bench spread                                  # 1D, 2D, 3D; M = 1e6; all cores; 10 repetitions
+//! cargo bench --bench spread -- --dims 3 --m 1e7 --threads 1 --reps 5
+//! ```
+//!
+//! Options: `--dims` (comma-separated, 1–3), `--m` (points), `--threads` (0 = all cores),
+//! `--reps` (timed repetitions after one warm-up; spreading adds into the grid, which is not
+//! re-zeroed between them). Prints, per dimension and stage, the fastest and the median time
+//! and points per second at the fastest. Without `--bench` on the command line (as under
+//! `cargo test --benches`) it runs a smoke case of 10⁴ points and two repetitions.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+mod common;
+
+use common::Args;
 use farfield::kernel::{Kernel, KernelKind};
 use farfield::spread::{SpreadOpts, Spreader};
 use farfield::threads::Threads;
 use num_complex::Complex64;
 use rand::{Rng, SeedableRng};
 use std::f64::consts::PI;
-use std::time::Duration;
+use std::time::Instant;
 
 const TOL: f64 = 1e-6;
 const SIGMA: f64 = 2.0;
-const M: usize = 1_000_000;
 
-struct Case {
-    name: &'static str,
-    dim: usize,
-    nf: &'static [usize],
+/// The fine grid of each dimension.
+fn grid(dim: usize) -> &'static [usize] {
+    match dim {
+        1 => &[2_000_000],
+        2 => &[1024, 1024],
+        _ => &[128, 128, 128],
+    }
 }
-
-const CASES: [Case; 3] = [
-    Case { name: "1d", dim: 1, nf: &[2_000_000] },
-    Case { name: "2d", dim: 2, nf: &[1024, 1024] },
-    Case { name: "3d", dim: 3, nf: &[128, 128, 128] },
-];
 
 fn points(dim: usize, m: usize) -> [Vec<f64>; 3] {
     let mut rng = rand_pcg::Pcg64::seed_from_u64(2024);
@@ -48,35 +53,47 @@ fn strengths(m: usize) -> Vec<Complex64> {
     (0..m).map(|_| Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0))).collect()
 }
 
-fn bench_spreader(c: &mut Criterion) {
-    let threads = Threads::new(0).expect("thread pool");
-    let kernel = Kernel::for_tolerance(KernelKind::Es, TOL, SIGMA);
-    for case in &CASES {
-        let mut g = c.benchmark_group(format!("spread_es_1e-6/{}", case.name));
-        g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(4));
-        g.throughput(Throughput::Elements(M as u64));
-        let x = points(case.dim, M);
-        let cs = strengths(M);
-        let mut sp = Spreader::<f64>::new(case.dim, case.nf, &kernel, SpreadOpts::default()).expect("spreader");
-        let total: usize = case.nf.iter().product();
-        let label = format!("M=1e6 grid={}", case.nf.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("x"));
-
-        g.bench_function(BenchmarkId::new("setpts", &label), |b| {
-            b.iter(|| sp.setpts([&x[0], &x[1], &x[2]], &threads).expect("setpts"))
-        });
-        sp.setpts([&x[0], &x[1], &x[2]], &threads).expect("setpts");
-
-        let mut grid = vec![Complex64::default(); total];
-        g.bench_function(BenchmarkId::new("spread", &label), |b| {
-            // spreading adds into the grid; it is not re-zeroed between iterations
-            b.iter(|| sp.spread(&cs, &mut grid, &threads))
-        });
-        // interpolate from the spread grid (non-trivial values)
-        let mut out = vec![Complex64::default(); M];
-        g.bench_function(BenchmarkId::new("interp", &label), |b| b.iter(|| sp.interp(&grid, &mut out, &threads)));
-        g.finish();
-    }
+/// Times `f` once untimed, then `reps` times; returns the times in seconds.
+fn time(reps: usize, mut f: impl FnMut()) -> Vec<f64> {
+    f();
+    (0..reps)
+        .map(|_| {
+            let t0 = Instant::now();
+            f();
+            t0.elapsed().as_secs_f64()
+        })
+        .collect()
 }
 
-criterion_group!(benches, bench_spreader);
-criterion_main!(benches);
+fn report(dim: usize, stage: &str, m: usize, mut t: Vec<f64>) {
+    t.sort_by(f64::total_cmp);
+    let (best, median) = (t[0], t[t.len() / 2]);
+    println!("{dim}D {stage:<7} best {:9.3} ms  median {:9.3} ms  {:8.1} Mpts/s", 1e3 * best, 1e3 * median, m as f64 / best / 1e6);
+}
+
+fn main() {
+    let mut args = Args::parse(include_str!("spread.rs"), "--dims 1,2,3 --m 1e4 --reps 2");
+    let dims: Vec<usize> = args.list("dims", &[1, 2, 3]);
+    let m: usize = args.get("m", 1_000_000);
+    let nthreads: usize = args.get("threads", 0);
+    let reps: usize = args.get("reps", 10);
+    if dims.iter().any(|d| !(1..=3).contains(d)) || m == 0 || reps == 0 {
+        args.fail("--dims takes 1, 2, 3; --m and --reps must be positive");
+    }
+    args.finish();
+    let threads = Threads::new(nthreads).expect("thread pool");
+    let kernel = Kernel::for_tolerance(KernelKind::Es, TOL, SIGMA);
+    println!("ES kernel, tol {TOL:e}, σ = {SIGMA}, f64, M = {m}, {} threads, {reps} repetitions", threads.count());
+    for &dim in &dims {
+        let nf = grid(dim);
+        let x = points(dim, m);
+        let cs = strengths(m);
+        let mut sp = Spreader::<f64>::new(dim, nf, &kernel, SpreadOpts::default()).expect("spreader");
+        report(dim, "setpts", m, time(reps, || sp.setpts([&x[0], &x[1], &x[2]], &threads).expect("setpts")));
+        let mut grid = vec![Complex64::default(); nf.iter().product()];
+        report(dim, "spread", m, time(reps, || sp.spread(&cs, &mut grid, &threads)));
+        // interpolation from the spread grid (values that are not zero)
+        let mut out = vec![Complex64::default(); m];
+        report(dim, "interp", m, time(reps, || sp.interp(&grid, &mut out, &threads)));
+    }
+}

@@ -319,7 +319,7 @@ impl<E: Copy> Stream<E> {
             if ls >= init as isize {
                 stream_lines(self.dst.add(ls as usize).cast(), line.cast());
             } else {
-                let r = init - ls as usize;
+                let r = (init as isize - ls) as usize;
                 std::ptr::copy_nonoverlapping(line.add(r), self.dst.add(init), Self::L - r);
             }
         }

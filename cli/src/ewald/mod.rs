@@ -375,6 +375,7 @@ pub fn run(args: &EwaldArgs) -> CliResult<()> {
     obj.insert("energy_kj_mol".into(), json!(r.energy * KJ_PER_MOL));
     obj.insert("time_s".into(), json!(r.time_s));
     obj.insert("median_s".into(), json!(r.median_s));
+    obj.insert("times_s".into(), json!(r.times));
     obj.insert("real_s".into(), json!(r.real_s));
     obj.insert("kspace_s".into(), json!(r.kspace_s));
     obj.insert("plan_s".into(), json!(r.plan_s));

@@ -13,6 +13,9 @@
 # uninitialised memory (L is inf or NaN with FINUFFT's own library too). Whenever that memory
 # holds a NaN this library refuses the input with 21, where FINUFFT computes NaN with status 0
 # and the test, which checks only shapes, passes. Not a test of the NUFFT either way.
+# The cases run in parallel (pytest-xdist, one worker per core) with one NUFFT thread each
+# (OMP_NUM_THREADS, which the library honours as FINUFFT does, unless already set): 275 s on
+# two cores with one pytest process, 165 s so (benches/results/test_command_2026-12-04.json).
 # Exit code = pytest's.
 # Extra pytest options can be passed through PYTEST_ADDOPTS (e.g. --junitxml=FILE, -x).
 set -u
@@ -21,11 +24,12 @@ lib=$1 venv=$2 mode=${3:-ours}
 mkdir -p "$(dirname "$venv")" && exec 9>"$venv.lock" && flock 9 || { echo "FAIL: cannot lock $venv.lock"; exit 2; }
 [ "$mode" = wheel ] || [ -f "$lib" ] || { echo "FAIL: no library at $lib"; exit 2; }
 pins="mri-nufft==1.5.1 finufft==2.5.1 numpy==2.4.6 scipy==1.17.1 matplotlib==3.11.2 tqdm==4.70.1
-      pytest==7.4.4 pytest-cases==3.10.1"
+      pytest==7.4.4 pytest-cases==3.10.1 pytest-xdist==3.6.1"
 py=$venv/bin/python
-# the venv: reused when mri-nufft 1.5.1, finufft 2.5.1, pytest and pytest-cases import there
-have='from importlib.metadata import version as v; import mrinufft, finufft, pytest, pytest_cases
-assert v("mri-nufft") == "1.5.1" and v("finufft") == "2.5.1"'
+# the venv: reused when mri-nufft 1.5.1, finufft 2.5.1, pytest, pytest-cases and pytest-xdist
+# import there
+have='from importlib.metadata import version as v; import mrinufft, finufft, pytest, pytest_cases, xdist
+assert v("mri-nufft") == "1.5.1" and v("finufft") == "2.5.1" and v("pytest-xdist") == "3.6.1"'
 if ! "$py" -c "$have" >/dev/null 2>&1; then
   python3 -m venv "$venv" || { echo "FAIL: python3 -m venv $venv failed"; exit 2; }
   # shellcheck disable=SC2086  # $pins is a word list
@@ -60,5 +64,5 @@ for traj in nyquist_radial2D nyquist_radial3D; do
     uninit+=(--deselect "$t/operators/test_batch.py::test_pinv_solver[backend=finufft-$traj-$case-numpy-cg]")
   done
 done
-"$py" -m pytest -k operators "${uninit[@]}" --backend finufft --ref finufft \
-  -p no:cacheprovider -q -rfE --disable-pytest-warnings
+OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} "$py" -m pytest -n auto -k operators "${uninit[@]}" \
+  --backend finufft --ref finufft -p no:cacheprovider -q -rfE --disable-pytest-warnings
