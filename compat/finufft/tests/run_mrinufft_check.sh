@@ -14,8 +14,8 @@
 # holds a NaN this library refuses the input with 21, where FINUFFT computes NaN with status 0
 # and the test, which checks only shapes, passes. Not a test of the NUFFT either way.
 # The cases run in parallel (pytest-xdist, one worker per core) with one NUFFT thread each
-# (OMP_NUM_THREADS, which the library honours as FINUFFT does, unless already set): 275 s on
-# two cores with one pytest process, 165 s so (benches/results/test_command_2026-12-04.json).
+# (OMP_NUM_THREADS, which the library honours as FINUFFT does, unless already set): on two
+# cores 247 s in one pytest process, 173 s so (benches/results/test_command_2026-12-04.json).
 # Exit code = pytest's.
 # Extra pytest options can be passed through PYTEST_ADDOPTS (e.g. --junitxml=FILE, -x).
 set -u
