@@ -203,9 +203,12 @@ pub fn run(archs: &[String], ptxas: Option<PathBuf>) -> CheckReport {
     run_with_progress(archs, ptxas, |_, _, _, _| {})
 }
 
-/// [`run`], calling `progress(done, total, source, arch)` before each (source, architecture)
-/// pair is compiled (`done` of the `total` pairs finished) and `progress(total, total, "", "")`
-/// at the end; not called when NVRTC cannot be loaded.
+/// [`run`], calling `progress(done, total, source, arch)` on the calling thread as each
+/// (source, architecture) pair finishes (`done` of the `total` pairs finished, that pair's
+/// names), after `progress(0, total, "", "")` at the start; not called when NVRTC cannot be
+/// loaded. The pairs compile and assemble on one worker thread per core (each its own NVRTC
+/// program and ptxas process); the report lists them in the order of
+/// [`super::KERNEL_SOURCES`] and `archs` whatever order they finish in.
 pub fn run_with_progress(archs: &[String], ptxas: Option<PathBuf>, mut progress: impl FnMut(usize, usize, &str, &str)) -> CheckReport {
     let mut rep = CheckReport {
         archs: archs.to_vec(),
@@ -221,54 +224,86 @@ pub fn run_with_progress(archs: &[String], ptxas: Option<PathBuf>, mut progress:
     if rep.nvrtc.is_err() {
         return rep;
     }
-    let mut all = std::collections::BTreeSet::new();
-    let total = super::KERNEL_SOURCES.len() * archs.len();
-    for (name, src) in super::KERNEL_SOURCES {
-        for arch in archs {
-            progress(rep.results.len(), total, name, arch);
-            let mut r = ArchResult {
-                source: name.to_string(),
-                arch: arch.clone(),
-                entries: Vec::new(),
-                ptx_version: None,
-                compile_error: None,
-                assembled: None,
-                ptxas_error: None,
-                cubin_bytes: None,
-                resources: Vec::new(),
-            };
-            match compile_full(name, src, arch) {
-                Ok((ptx, cubin)) => {
-                    r.cubin_bytes = cubin.as_ref().map(|c| c.len());
-                    rep.cubins += cubin.is_some() as usize;
-                    r.entries = entries(&ptx);
-                    r.ptx_version = ptx_version(&ptx);
-                    rep.compiled += r.entries.len();
-                    for e in &r.entries {
-                        all.insert(format!("{name}:{e}"));
-                    }
-                    if let Some(p) = &rep.ptxas {
-                        match assemble(p, &ptx, arch) {
-                            Ok(res) => {
-                                r.resources = res;
-                                r.assembled = Some(true);
-                                rep.assembled += r.entries.len();
-                            }
-                            Err(e) => {
-                                r.assembled = Some(false);
-                                r.ptxas_error = Some(e);
-                            }
-                        }
-                    }
+    let pairs: Vec<(&str, &str, &String)> =
+        super::KERNEL_SOURCES.iter().flat_map(|&(name, src)| archs.iter().map(move |arch| (name, src, arch))).collect();
+    let total = pairs.len();
+    progress(0, total, "", "");
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, total.max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<Option<(ArchResult, bool)>> = (0..total).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..workers {
+            let (tx, next, pairs, ptxas) = (tx.clone(), &next, &pairs, rep.ptxas.as_deref());
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(name, src, arch)) = pairs.get(i) else { break };
+                if tx.send((i, check_pair(name, src, arch, ptxas))).is_err() {
+                    break;
                 }
-                Err(e) => r.compile_error = Some(e),
-            }
-            rep.results.push(r);
+            });
         }
+        drop(tx);
+        for (finished, (i, r)) in rx.iter().enumerate() {
+            progress(finished + 1, total, pairs[i].0, pairs[i].2);
+            done[i] = Some(r);
+        }
+    });
+    let mut all = std::collections::BTreeSet::new();
+    for (r, has_cubin) in done.into_iter().flatten() {
+        rep.cubins += has_cubin as usize;
+        if r.compile_error.is_none() {
+            rep.compiled += r.entries.len();
+        }
+        if r.assembled == Some(true) {
+            rep.assembled += r.entries.len();
+        }
+        for e in &r.entries {
+            all.insert(format!("{}:{e}", r.source));
+        }
+        rep.results.push(r);
     }
-    progress(total, total, "", "");
     rep.kernels = all.len();
     rep
+}
+
+/// Compiles one kernel source for one architecture and, with `ptxas`, assembles its PTX; the
+/// result and whether NVRTC gave a CUBIN.
+fn check_pair(name: &str, src: &str, arch: &str, ptxas: Option<&Path>) -> (ArchResult, bool) {
+    let mut r = ArchResult {
+        source: name.to_string(),
+        arch: arch.to_string(),
+        entries: Vec::new(),
+        ptx_version: None,
+        compile_error: None,
+        assembled: None,
+        ptxas_error: None,
+        cubin_bytes: None,
+        resources: Vec::new(),
+    };
+    let mut has_cubin = false;
+    match compile_full(name, src, arch) {
+        Ok((ptx, cubin)) => {
+            r.cubin_bytes = cubin.as_ref().map(|c| c.len());
+            has_cubin = cubin.is_some();
+            r.entries = entries(&ptx);
+            r.ptx_version = ptx_version(&ptx);
+            if let Some(p) = ptxas {
+                match assemble(p, &ptx, arch) {
+                    Ok(res) => {
+                        r.resources = res;
+                        r.assembled = Some(true);
+                    }
+                    Err(e) => {
+                        r.assembled = Some(false);
+                        r.ptxas_error = Some(e);
+                    }
+                }
+            }
+        }
+        Err(e) => r.compile_error = Some(e),
+    }
+    (r, has_cubin)
 }
 
 #[cfg(test)]
