@@ -4,7 +4,9 @@
 #   bash scripts/test.sh
 #
 #  1. scripts/install-deps.sh            system packages (only the missing ones), cargo check
-#  2. cmake configure                    with FARFIELD_MPI=ON (the library, tool and tests with MPI)
+#  2. cmake configure                    with FARFIELD_MPI=ON (the library, tool and tests with MPI),
+#     scripts/feature_resolution.py      then, in seconds, that steps 3 and 8 resolve farfield's
+#                                        library alike (so it is compiled once)
 #  3. cargo test --workspace --release   Rust unit/integration/doc tests, incl. header freshness, and
 #        --features farfield/mpi …       the MPI tests (tests/mpi_poisson.rs and tests/mpi_ewald.rs
 #                                        under mpirun -np 1…4), with the cargo selection of step 2
@@ -118,6 +120,8 @@ if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release 
   # under mpirun -np 1…4), with CMake's selection, so that this compile of the library is the
   # one the build reuses; --no-fail-fast: a failing test binary does not hide the later ones
   read -ra SELECTION < "$BUILD_DIR/cargo-selection.txt"
+  # seconds, no compile: the Python step below must find the library this step compiles
+  step "one library compile (features)" python3 scripts/feature_resolution.py "${SELECTION[@]}"
   step "$TEST_NAME" cargo test --release --no-fail-fast "${SELECTION[@]}"
   if step "cmake build" cmake --build "$BUILD_DIR" -j "$JOBS"; then
     # the kernel check runs the tool this build made (no cargo build of its own)
