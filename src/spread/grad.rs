@@ -11,11 +11,11 @@
 //! Kept apart from the spreader's core loops (`mod.rs`, `inner.rs`): it only reads the sorted
 //! points and subproblems that [`Spreader::setpts`] made.
 
-use super::{KernelImpl, SpreadOpts, Spreader};
+use super::{once, KernelImpl, SpreadOpts, Spreader};
 use crate::error::{Error, Result};
 use crate::kernel::bspline::BSplineParams;
 use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
-use crate::real::Real;
+use crate::real::{other_precision, same_ref, same_slice, same_slice_mut, Real};
 use crate::threads::{SyncPtr, Threads};
 
 #[cfg(target_arch = "x86_64")]
@@ -65,6 +65,17 @@ impl<T: Real> Spreader<T> {
     /// sum; [`Error::NotSupported`] for 1D points kept in the caller's order
     /// ([`SpreadOpts::callers_order`]).
     pub fn try_spread_real(&self, c: &[T], grid: &mut [T], threads: &Threads) -> Result<()> {
+        if let (Some(s), Some(c), Some(g)) = (same_ref::<_, Spreader<f64>>(self), same_slice(c), same_slice_mut(grid)) {
+            return once::spread_real_f64(s, c, g, threads);
+        }
+        if let (Some(s), Some(c), Some(g)) = (same_ref::<_, Spreader<f32>>(self), same_slice(c), same_slice_mut(grid)) {
+            return once::spread_real_f32(s, c, g, threads);
+        }
+        Err(other_precision::<T>())
+    }
+
+    /// [`Spreader::try_spread_real`]'s body (compiled once per precision through [`once`]).
+    pub(super) fn spread_real_impl(&self, c: &[T], grid: &mut [T], threads: &Threads) -> Result<()> {
         self.needs_sorted("spread_real")?;
         assert_eq!(c.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
@@ -210,6 +221,17 @@ impl<T: Real> Spreader<T> {
     /// nearest grid point, is piecewise constant), or for 1D points kept in the caller's order
     /// ([`SpreadOpts::callers_order`]); [`Error::Alloc`] (per-subproblem scratch).
     pub fn interp_grad_real(&self, grid: &[T], out: &mut [[T; 4]], threads: &Threads) -> Result<()> {
+        if let (Some(s), Some(g), Some(o)) = (same_ref::<_, Spreader<f64>>(self), same_slice(grid), same_slice_mut(out)) {
+            return once::interp_grad_real_f64(s, g, o, threads);
+        }
+        if let (Some(s), Some(g), Some(o)) = (same_ref::<_, Spreader<f32>>(self), same_slice(grid), same_slice_mut(out)) {
+            return once::interp_grad_real_f32(s, g, o, threads);
+        }
+        Err(other_precision::<T>())
+    }
+
+    /// [`Spreader::interp_grad_real`]'s body (compiled once per precision through [`once`]).
+    pub(super) fn interp_grad_real_impl(&self, grid: &[T], out: &mut [[T; 4]], threads: &Threads) -> Result<()> {
         let KernelImpl::BSpline(k) = &self.kernel else {
             return Err(Error::NotSupported("gradient interpolation needs a B-spline spreader".into()));
         };
@@ -247,6 +269,17 @@ impl<T: Real> Spreader<T> {
     /// [`Error::NotSupported`] for 1D points kept in the caller's order
     /// ([`SpreadOpts::callers_order`]).
     pub fn try_interp_real(&self, grid: &[T], out: &mut [T], threads: &Threads) -> Result<()> {
+        if let (Some(s), Some(g), Some(o)) = (same_ref::<_, Spreader<f64>>(self), same_slice(grid), same_slice_mut(out)) {
+            return once::interp_real_f64(s, g, o, threads);
+        }
+        if let (Some(s), Some(g), Some(o)) = (same_ref::<_, Spreader<f32>>(self), same_slice(grid), same_slice_mut(out)) {
+            return once::interp_real_f32(s, g, o, threads);
+        }
+        Err(other_precision::<T>())
+    }
+
+    /// [`Spreader::try_interp_real`]'s body (compiled once per precision through [`once`]).
+    pub(super) fn interp_real_impl(&self, grid: &[T], out: &mut [T], threads: &Threads) -> Result<()> {
         self.needs_sorted("interp_real")?;
         assert_eq!(out.len(), self.m);
         assert_eq!(grid.len(), self.nf.iter().product::<usize>());
