@@ -4,8 +4,9 @@
     python3 scripts/feature_resolution.py <cargo selection of the test step...>
 
 scripts/test.sh runs its cargo tests with CMake's selection (<build>/cargo-selection.txt) and
-later builds the Python extension (`farfield-python --features mpi`, through pip) in the same
-target directory. Cargo resolves features per command, so the two share farfield's compiled
+later builds the Python extension (`farfield-python` with the cargo features
+FARFIELD_PY_FEATURES, through pip: python/tests/run_tests.py, which reads the same variable) in
+the same target directory. Cargo resolves features per command, so the two share farfield's compiled
 library only if farfield and every crate below it get the same features, profile and
 dependencies in both (python/Cargo.toml's feature pins and the root Cargo.toml's num-integer
 pin keep them equal; docs/design.md §7.4). When they differ, cargo compiles the library a second
@@ -24,7 +25,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PYTHON_BUILD = ["build", "--release", "-p", "farfield-python", "--features", "mpi"]
+# the Python step's build (run_tests.py: FARFIELD_PY_FEATURES, space-separated)
+PYTHON_BUILD = ["build", "--release", "-p", "farfield-python",
+                *(f for name in os.environ.get("FARFIELD_PY_FEATURES", "").split() for f in ("--features", name))]
 
 
 def unit_graph(args):

@@ -112,6 +112,9 @@ echo "tools: $(rustc --version); $(cmake --version | head -1); gcc $(gcc -dumpfu
 echo "CARGO_TARGET_DIR=$CARGO_TARGET_DIR  build dir=$BUILD_DIR  jobs=$JOBS  valgrind=$VALGRIND"
 
 TEST_NAME="cargo test --workspace --release (MPI on)"
+# the Python extension's cargo features: those of the cargo steps' farfield (MPI on), so that it
+# links the library they compile (checked before they run, scripts/feature_resolution.py)
+PY_FEATURES=mpi
 if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
      -DFARFIELD_VALGRIND="$VALGRIND" -DFARFIELD_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" \
      -DFARFIELD_TEST_VENV_DIR="$VENV_CACHE" \
@@ -121,7 +124,8 @@ if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release 
   # one the build reuses; --no-fail-fast: a failing test binary does not hide the later ones
   read -ra SELECTION < "$BUILD_DIR/cargo-selection.txt"
   # seconds, no compile: the Python step below must find the library this step compiles
-  step "one library compile (features)" python3 scripts/feature_resolution.py "${SELECTION[@]}"
+  FARFIELD_PY_FEATURES=$PY_FEATURES \
+    step "one library compile (features)" python3 scripts/feature_resolution.py "${SELECTION[@]}"
   step "$TEST_NAME" cargo test --release --no-fail-fast "${SELECTION[@]}"
   if step "cmake build" cmake --build "$BUILD_DIR" -j "$JOBS"; then
     # the kernel check runs the tool this build made (no cargo build of its own)
@@ -141,7 +145,7 @@ step "gpu kernel check (NVRTC + ptxas)" bash scripts/gpu-check.sh
 step "gpu kit self-test (no GPU)" bash benches/gpu/selftest.sh
 # the extension on the library compiled above: same target directory, same features (run_tests.py
 # fails if pip's build compiles farfield's library again)
-FARFIELD_PY_TARGET_DIR=$CARGO_TARGET_DIR FARFIELD_PY_FEATURES=mpi FARFIELD_PY_REUSE=1 \
+FARFIELD_PY_TARGET_DIR=$CARGO_TARGET_DIR FARFIELD_PY_FEATURES=$PY_FEATURES FARFIELD_PY_REUSE=1 \
   step "python package (pip install, pytest)" python3 python/tests/run_tests.py
 
 summary

@@ -15,7 +15,7 @@ use super::{once, KernelImpl, SpreadOpts, Spreader};
 use crate::error::{Error, Result};
 use crate::kernel::bspline::BSplineParams;
 use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
-use crate::real::{other_precision, same_ref, same_slice, same_slice_mut, Real};
+use crate::real::Real;
 use crate::threads::{SyncPtr, Threads};
 
 #[cfg(target_arch = "x86_64")]
@@ -65,13 +65,7 @@ impl<T: Real> Spreader<T> {
     /// sum; [`Error::NotSupported`] for 1D points kept in the caller's order
     /// ([`SpreadOpts::callers_order`]).
     pub fn try_spread_real(&self, c: &[T], grid: &mut [T], threads: &Threads) -> Result<()> {
-        if let (Some(s), Some(c), Some(g)) = (same_ref::<_, Spreader<f64>>(self), same_slice(c), same_slice_mut(grid)) {
-            return once::spread_real_f64(s, c, g, threads);
-        }
-        if let (Some(s), Some(c), Some(g)) = (same_ref::<_, Spreader<f32>>(self), same_slice(c), same_slice_mut(grid)) {
-            return once::spread_real_f32(s, c, g, threads);
-        }
-        Err(other_precision::<T>())
+        once_per_precision!(self, c, grid, threads, once::spread_real_f64, once::spread_real_f32)
     }
 
     /// [`Spreader::try_spread_real`]'s body (compiled once per precision through [`once`]).
@@ -221,13 +215,7 @@ impl<T: Real> Spreader<T> {
     /// nearest grid point, is piecewise constant), or for 1D points kept in the caller's order
     /// ([`SpreadOpts::callers_order`]); [`Error::Alloc`] (per-subproblem scratch).
     pub fn interp_grad_real(&self, grid: &[T], out: &mut [[T; 4]], threads: &Threads) -> Result<()> {
-        if let (Some(s), Some(g), Some(o)) = (same_ref::<_, Spreader<f64>>(self), same_slice(grid), same_slice_mut(out)) {
-            return once::interp_grad_real_f64(s, g, o, threads);
-        }
-        if let (Some(s), Some(g), Some(o)) = (same_ref::<_, Spreader<f32>>(self), same_slice(grid), same_slice_mut(out)) {
-            return once::interp_grad_real_f32(s, g, o, threads);
-        }
-        Err(other_precision::<T>())
+        once_per_precision!(self, grid, out, threads, once::interp_grad_real_f64, once::interp_grad_real_f32)
     }
 
     /// [`Spreader::interp_grad_real`]'s body (compiled once per precision through [`once`]).
@@ -269,13 +257,7 @@ impl<T: Real> Spreader<T> {
     /// [`Error::NotSupported`] for 1D points kept in the caller's order
     /// ([`SpreadOpts::callers_order`]).
     pub fn try_interp_real(&self, grid: &[T], out: &mut [T], threads: &Threads) -> Result<()> {
-        if let (Some(s), Some(g), Some(o)) = (same_ref::<_, Spreader<f64>>(self), same_slice(grid), same_slice_mut(out)) {
-            return once::interp_real_f64(s, g, o, threads);
-        }
-        if let (Some(s), Some(g), Some(o)) = (same_ref::<_, Spreader<f32>>(self), same_slice(grid), same_slice_mut(out)) {
-            return once::interp_real_f32(s, g, o, threads);
-        }
-        Err(other_precision::<T>())
+        once_per_precision!(self, grid, out, threads, once::interp_real_f64, once::interp_real_f32)
     }
 
     /// [`Spreader::try_interp_real`]'s body (compiled once per precision through [`once`]).

@@ -43,6 +43,25 @@ macro_rules! specialised_widths {
     };
 }
 
+/// The body of a public generic `Spreader<T>` entry point that takes two slices: calls the
+/// `f64` or the `f32` function of [`once`] with the spreader and the slices seen at their
+/// concrete precision (the `TypeId` comparisons resolve at compile time), so the heavy body is
+/// compiled once per precision, in this crate, whichever crate calls the entry point
+/// (`crate::real`, "Compiled once per precision"). Any other `T`: [`other_precision`].
+macro_rules! once_per_precision {
+    ($s:expr, $a:expr, $b:expr, $threads:expr, $f64:path, $f32:path) => {{
+        use $crate::real::{same_ref, same_slice, same_slice_mut};
+        use $crate::spread::Spreader;
+        if let (Some(s), Some(a), Some(b)) = (same_ref::<_, Spreader<f64>>($s), same_slice($a), same_slice_mut($b)) {
+            return $f64(s, a, b, $threads);
+        }
+        if let (Some(s), Some(a), Some(b)) = (same_ref::<_, Spreader<f32>>($s), same_slice($a), same_slice_mut($b)) {
+            return $f32(s, a, b, $threads);
+        }
+        Err($crate::real::other_precision::<T>())
+    }};
+}
+
 mod grad;
 mod in_order;
 mod inner;
@@ -56,7 +75,7 @@ use crate::kernel::bspline::BSplineEval;
 use crate::kernel::es::EsHorner;
 use crate::kernel::gaussian::Fgg;
 use crate::kernel::{Kernel, KernelEval, MAX_WIDTH};
-use crate::real::{other_precision, same_mut, same_ref, same_slice, same_slice_mut, Real};
+use crate::real::{other_precision, same_mut, same_slice, Real};
 use crate::threads::{ConstPtr, SyncPtr, Threads};
 use num_complex::Complex;
 use std::sync::Mutex;
@@ -438,13 +457,7 @@ impl<T: Real> Spreader<T> {
     /// which `grid` holds a partial sum; [`Error::NotSupported`] for a 1D spreader made with
     /// [`SpreadOpts::interp_only`].
     pub fn try_spread(&self, c: &[Complex<T>], grid: &mut [Complex<T>], threads: &Threads) -> Result<()> {
-        if let (Some(s), Some(c), Some(g)) = (same_ref::<_, Spreader<f64>>(self), same_slice(c), same_slice_mut(grid)) {
-            return once::spread_f64(s, c, g, threads);
-        }
-        if let (Some(s), Some(c), Some(g)) = (same_ref::<_, Spreader<f32>>(self), same_slice(c), same_slice_mut(grid)) {
-            return once::spread_f32(s, c, g, threads);
-        }
-        Err(other_precision::<T>())
+        once_per_precision!(self, c, grid, threads, once::spread_f64, once::spread_f32)
     }
 
     /// [`Spreader::try_spread`]'s body (compiled once per precision through [`once`]).
@@ -474,13 +487,7 @@ impl<T: Real> Spreader<T> {
     /// [`Spreader::interp`] with the scratch buffers allocated fallibly. Errors:
     /// [`Error::Alloc`], after which `c` is partly written.
     pub fn try_interp(&self, grid: &[Complex<T>], c: &mut [Complex<T>], threads: &Threads) -> Result<()> {
-        if let (Some(s), Some(g), Some(c)) = (same_ref::<_, Spreader<f64>>(self), same_slice(grid), same_slice_mut(c)) {
-            return once::interp_f64(s, g, c, threads);
-        }
-        if let (Some(s), Some(g), Some(c)) = (same_ref::<_, Spreader<f32>>(self), same_slice(grid), same_slice_mut(c)) {
-            return once::interp_f32(s, g, c, threads);
-        }
-        Err(other_precision::<T>())
+        once_per_precision!(self, grid, c, threads, once::interp_f64, once::interp_f32)
     }
 
     /// [`Spreader::try_interp`]'s body (compiled once per precision through [`once`]).
