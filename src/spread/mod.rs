@@ -1752,7 +1752,10 @@ mod tests {
         sp.try_spread_real(&q, &mut zeroed, &th).unwrap();
         let mut dirty = vec![-5.5; 960];
         sp.try_spread_real(&q, &mut dirty, &th).unwrap();
-        assert_eq!(zeroed, dirty);
+        // equal up to rounding: two threads add overlapping subproblems in either order
+        let diff = zeroed.iter().zip(&dirty).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let scale = zeroed.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        assert!(diff <= 1e-13 * scale, "garbage left in the grid: {diff:e} vs {scale:e}");
         let pts3: Vec<[f64; 3]> = (0..40).map(|i| [x[i], y[i], z[i]]).collect();
         let qc: Vec<Complex<f64>> = q.iter().map(|&v| Complex::new(v, 0.0)).collect();
         let want = direct_spread(3, [12, 10, 8], &b, &pts3, &qc);
