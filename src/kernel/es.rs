@@ -673,7 +673,7 @@ mod tests {
     /// case), wherever it is above the rounding floor.
     #[test]
     fn alias_sum_converges() {
-        for &(w, sigma) in &[(3usize, 1.2), (5, 2.0), (7, 1.25), (10, 1.9), (12, 2.5), (16, 1.2)] {
+        for &(w, sigma) in &[(3usize, 1.2), (7, 1.25), (12, 2.5), (16, 1.2)] {
             let (beta, x, _) = table_lookup(w, sigma);
             let e = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, ALIAS_TERMS).error(beta, x);
             let e_k = AliasModel::new(w, sigma, ALIAS_XI_SAMPLES, 3 * ALIAS_TERMS).error(beta, x);
@@ -716,7 +716,7 @@ mod tests {
     /// the fitted shape is never worse than the ES kernel's best β.
     #[test]
     fn table_entries_recompute() {
-        for &(w, i) in &[(2usize, 0usize), (4, 1), (7, 16), (10, 10), (13, 26)] {
+        for &(w, i) in &[(2usize, 0usize), (7, 16), (13, 26)] {
             let sigma = table_sigma(i);
             let model = AliasModel::new(w, sigma, FIT_XI_SAMPLES, ALIAS_TERMS);
             let (beta, x, err) = fit_table_entry(w, sigma);

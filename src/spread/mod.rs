@@ -1293,18 +1293,25 @@ mod tests {
         let n: usize = nf.iter().product();
         let mut grid = vec![Complex::new(0.0, 0.0); n];
         for (p, &cv) in pts.iter().zip(c) {
-            let mut g = [0.0; 3];
-            for d in 0..dim {
-                g[d] = (p[d] / (2.0 * std::f64::consts::PI)).rem_euclid(1.0) * nf[d] as f64;
-            }
+            // the kernel's value at every grid index of every axis (nearest periodic distance),
+            // then their product at every grid point: ψ(l₀ − g₀)·ψ(l₁ − g₁)·ψ(l₂ − g₂)
+            let kv: Vec<Vec<f64>> = (0..dim)
+                .map(|d| {
+                    let g = (p[d] / (2.0 * std::f64::consts::PI)).rem_euclid(1.0) * nf[d] as f64;
+                    (0..nf[d])
+                        .map(|i| {
+                            let mut dd = i as f64 - g;
+                            dd -= (dd / nf[d] as f64).round() * nf[d] as f64;
+                            k.value(dd)
+                        })
+                        .collect()
+                })
+                .collect();
             for l in 0..n {
                 let li = [l % nf[0], (l / nf[0]) % nf[1], l / (nf[0] * nf[1])];
                 let mut v = 1.0;
                 for d in 0..dim {
-                    // nearest periodic distance
-                    let mut dd = li[d] as f64 - g[d];
-                    dd -= (dd / nf[d] as f64).round() * nf[d] as f64;
-                    v *= k.value(dd);
+                    v *= kv[d][li[d]];
                 }
                 grid[l] += cv * v;
             }
@@ -1452,11 +1459,16 @@ mod tests {
             let mut exact = vec![Complex::new(0.0, 0.0); nf];
             for (&xv, &cv) in xt.iter().zip(&c) {
                 let g = exact_coord(xv.to_f64v(), nf);
-                for (l, e) in exact.iter_mut().enumerate() {
+                // the grid indices within w/2 + 1 of g (each once: w + 4 < nf here) hold every
+                // index within w/2 at the nearest periodic distance
+                let lo = (g - w as f64 / 2.0).floor() as i64 - 1;
+                assert!(w + 4 < nf);
+                for j in lo..=lo + w as i64 + 3 {
+                    let l = j.rem_euclid(nf as i64) as usize;
                     let mut dd = l as f64 - g;
                     dd -= (dd / nf as f64).round() * nf as f64;
                     if dd.abs() <= w as f64 / 2.0 {
-                        *e += cv * k.value(dd);
+                        exact[l] += cv * k.value(dd);
                     }
                 }
             }
