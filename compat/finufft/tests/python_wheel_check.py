@@ -6,11 +6,13 @@ Copies the installed `finufft` package into a temporary folder, replaces its bun
 library, and runs the wheel's `Plan` (and, through it, the simple functions nufft{1,2,3}d{1,2,3})
 for types 1, 2, 3 in 1D-3D, double and single precision, in a subprocess per library: the
 original wheel and the compat one. Asserts relative l2 agreement <= 3 tol; prints the errors
-and the time ratios compat : wheel (setpts + execute, best of REPEATS plans; not asserted).
+and the time ratios compat : wheel (setpts + execute, best of --repeats plans; not asserted).
 
-Usage: python_wheel_check.py <path to the compat libfinufft.so> [--rounds R]
+Usage: python_wheel_check.py <path to the compat libfinufft.so> [--rounds R] [--repeats P]
 (R rounds alternate the two libraries' processes; each time is the best over the rounds, so
-that a busy spell on the machine does not land on one library only).
+that a busy spell on the machine does not land on one library only; P plans per case and
+round, the time the best of them: 1, the test's setting, checks and times one plan, 5 makes
+the table a comparison of timings).
 A Python without numpy or finufft 2.5.1 skips (exit 0, message; CTest SKIP_RETURN_CODE 77 when
 --skip-code 77 is given).
 """
@@ -29,11 +31,7 @@ CASES = [(1, 1, (20000,), 200000, 0), (2, 1, (20000,), 200000, 0), (3, 1, None, 
 # single precision: 1e-4 (at 1e-5 both libraries sit at the rounding floor of float, ~N·eps per
 # axis for N = 20000 modes, FINUFFT's docs; they then differ by ~1e-3 from each other)
 TOLS = {"complex128": 1e-9, "complex64": 1e-4}
-# timings are the best of this many plans per case (single runs scatter by 2-4x on a loaded machine)
-REPEATS = 5
-
-
-def child(out_path):
+def child(out_path, repeats):
     """Runs every case with the finufft package importable from sys.path[0]; writes results."""
     import time
     import numpy as np
@@ -55,9 +53,9 @@ def child(out_path):
                 data = (rng.standard_normal(modes) + 1j * rng.standard_normal(modes)).astype(dtype)
             else:
                 data = (rng.standard_normal(m) + 1j * rng.standard_normal(m)).astype(dtype)
-            # time of setpts + execute: the best of REPEATS plans (the first is also a warm-up)
+            # time of setpts + execute: the best of `repeats` plans (the first is also a warm-up)
             dt = float("inf")
-            for _ in range(REPEATS):
+            for _ in range(repeats):
                 if ty == 3:
                     plan = finufft.Plan(3, dim, **kw)
                     t0 = time.perf_counter()
@@ -94,9 +92,11 @@ def main():
     ap.add_argument("--skip-code", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=1,
                     help="runs of both libraries, alternating; each case's time is its best over all rounds")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="plans per case and round (single runs scatter by 2-4x on a loaded machine: 5 for timings)")
     a = ap.parse_args()
     if a.child:
-        return child(a.child)
+        return child(a.child, a.repeats)
     try:
         import numpy as np
         import finufft
@@ -127,7 +127,7 @@ def main():
             for name, d in dirs.items():
                 env = dict(os.environ, PYTHONPATH=d, OMP_NUM_THREADS="1")
                 prefix = os.path.join(tmp, f"{name}_{r}_")
-                subprocess.run([sys.executable, __file__, "--child", prefix], env=env, check=True)
+                subprocess.run([sys.executable, __file__, "--child", prefix, "--repeats", str(a.repeats)], env=env, check=True)
                 with open(prefix + "times.json") as f:
                     times = json.load(f)
                 if name in out:
