@@ -126,7 +126,8 @@ if step "cmake configure" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release 
   # seconds, no compile: the Python step below must find the library this step compiles
   FARFIELD_PY_FEATURES=$PY_FEATURES \
     step "one library compile (features)" python3 scripts/feature_resolution.py "${SELECTION[@]}"
-  step "$TEST_NAME" cargo test --release --no-fail-fast "${SELECTION[@]}"
+  # --timings: the build's per-unit profile, target/cargo-timings/cargo-timing.html
+  step "$TEST_NAME" cargo test --release --no-fail-fast --timings "${SELECTION[@]}"
   if step "cmake build" cmake --build "$BUILD_DIR" -j "$JOBS"; then
     # the kernel check runs the tool this build made (no cargo build of its own)
     export FARFIELD_CLI_BIN="$CARGO_TARGET_DIR/release/farfield"
