@@ -31,6 +31,8 @@ CASES = [(1, 1, (20000,), 200000, 0), (2, 1, (20000,), 200000, 0), (3, 1, None, 
 # single precision: 1e-4 (at 1e-5 both libraries sit at the rounding floor of float, ~N·eps per
 # axis for N = 20000 modes, FINUFFT's docs; they then differ by ~1e-3 from each other)
 TOLS = {"complex128": 1e-9, "complex64": 1e-4}
+
+
 def child(out_path, repeats):
     """Runs every case with the finufft package importable from sys.path[0]; writes results."""
     import time
