@@ -27,6 +27,21 @@ def rel_l2(a, b):
     return float(np.linalg.norm(np.ravel(a) - np.ravel(b)) / np.linalg.norm(np.ravel(b)))
 
 
+def direct_sum(src, q):
+    """Potentials Σ_j q_j/|x_i − x_j| and fields −∇φ = Σ_j q_j (x_i − x_j)/|x_i − x_j|³ (1/r,
+    no Coulomb constant) at the sources `src` (N, 3), j ≠ i, summed over every pair in blocks
+    of 256 targets: (N,) and (N, 3)."""
+    pot, fld = np.empty(len(src)), np.empty((len(src), 3))
+    for i in range(0, len(src), 256):
+        d = src[i:i + 256, None, :] - src[None, :, :]
+        r2 = np.einsum("ijk,ijk->ij", d, d)
+        r2[np.arange(len(r2)), np.arange(i, i + len(r2))] = np.inf  # the source itself
+        inv = 1.0 / np.sqrt(r2)
+        pot[i:i + 256] = inv @ q
+        fld[i:i + 256] = np.einsum("ij,ijk->ik", inv**3 * q, d)
+    return pot, fld
+
+
 def _gpu_present():
     import farfield
     import cuda_driver

@@ -8,7 +8,7 @@ import pytest
 import farfield
 from farfield import fmm
 
-from conftest import FakeDevice, needs_gpu, rel_l2
+from conftest import FakeDevice, direct_sum, needs_gpu, rel_l2
 
 MADELUNG_NACL = 1.747564594633182190636212035544397403481
 
@@ -25,20 +25,6 @@ def fmm3d_reference(src, q, targets=None, eps=1e-12):
     if targets is None:
         return s * out.pot, -s * out.grad.T
     return s * out.pottarg, -s * out.gradtarg.T
-
-
-def direct_sum(src, q):
-    """Potentials Σ_j q_j/|x_i − x_j| and fields −∇φ = Σ_j q_j (x_i − x_j)/|x_i − x_j|³ at the
-    sources (j ≠ i), summed over every pair in blocks of 256 targets."""
-    pot, fld = np.empty(len(src)), np.empty((len(src), 3))
-    for i in range(0, len(src), 256):
-        d = src[i:i + 256, None, :] - src[None, :, :]
-        r2 = np.einsum("ijk,ijk->ij", d, d)
-        r2[np.arange(len(r2)), np.arange(i, i + len(r2))] = np.inf  # the source itself
-        inv = 1.0 / np.sqrt(r2)
-        pot[i:i + 256] = inv @ q
-        fld[i:i + 256] = np.einsum("ij,ijk->ik", inv**3 * q, d)
-    return pot, fld
 
 
 def plummer(rng, n, a=1.0):

@@ -439,6 +439,7 @@ impl<T: Real> Spreader<T> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{exact_coord, periodic_offset};
     use super::*;
     use num_complex::Complex;
     use rand::{Rng, SeedableRng};
@@ -472,16 +473,8 @@ mod tests {
             let ctot: f64 = c.iter().map(|v| v.re).sum();
             assert!((tot - ctot).abs() < 1e-12);
             // direct check of one point's weights
-            let g0: [f64; 3] = [0, 1, 2].map(|d| (x[d][0] / tp).rem_euclid(1.0) * nf[d] as f64);
-            let direct = |l: [usize; 3]| -> f64 {
-                (0..3)
-                    .map(|d| {
-                        let mut dd = l[d] as f64 - g0[d];
-                        dd -= (dd / nf[d] as f64).round() * nf[d] as f64;
-                        p.value(dd)
-                    })
-                    .product()
-            };
+            let g0: [f64; 3] = [0, 1, 2].map(|d| exact_coord(x[d][0], nf[d]));
+            let direct = |l: [usize; 3]| -> f64 { (0..3).map(|d| p.value(periodic_offset(l[d], g0[d], nf[d]))).product() };
             // gradient interpolation of a smooth real grid vs finite differences of the value
             let gr: Vec<f64> = (0..n)
                 .map(|l| {

@@ -1298,14 +1298,8 @@ mod tests {
             // then their product at every grid point: ψ(l₀ − g₀)·ψ(l₁ − g₁)·ψ(l₂ − g₂)
             let kv: Vec<Vec<f64>> = (0..dim)
                 .map(|d| {
-                    let g = (p[d] / (2.0 * std::f64::consts::PI)).rem_euclid(1.0) * nf[d] as f64;
-                    (0..nf[d])
-                        .map(|i| {
-                            let mut dd = i as f64 - g;
-                            dd -= (dd / nf[d] as f64).round() * nf[d] as f64;
-                            k.value(dd)
-                        })
-                        .collect()
+                    let g = exact_coord(p[d], nf[d]);
+                    (0..nf[d]).map(|i| k.value(periodic_offset(i, g, nf[d]))).collect()
                 })
                 .collect();
             for l in 0..n {
@@ -1430,8 +1424,15 @@ mod tests {
 
     /// The grid coordinate `x·nf/(2π)` in `[0, nf)` to ~1e-16·nf (one division in f64: enough
     /// for the small grids of these tests), the reference for points kept in the caller's order.
-    fn exact_coord(x: f64, nf: usize) -> f64 {
+    pub(super) fn exact_coord(x: f64, nf: usize) -> f64 {
         (x / (2.0 * std::f64::consts::PI)).rem_euclid(1.0) * nf as f64
+    }
+
+    /// The offset `l − g` of grid index `l` from grid coordinate `g`, taken at the nearest
+    /// periodic image on a grid of `nf` points (in `[−nf/2, nf/2]`).
+    pub(super) fn periodic_offset(l: usize, g: f64, nf: usize) -> f64 {
+        let dd = l as f64 - g;
+        dd - (dd / nf as f64).round() * nf as f64
     }
 
     /// 1D spreading with the points in the caller's order ([`SpreadOpts::callers_order`],
@@ -1466,8 +1467,7 @@ mod tests {
                 assert!(w + 4 < nf);
                 for j in lo..=lo + w as i64 + 3 {
                     let l = j.rem_euclid(nf as i64) as usize;
-                    let mut dd = l as f64 - g;
-                    dd -= (dd / nf as f64).round() * nf as f64;
+                    let dd = periodic_offset(l, g, nf);
                     if dd.abs() <= w as f64 / 2.0 {
                         exact[l] += cv * k.value(dd);
                     }
@@ -1578,8 +1578,7 @@ mod tests {
                     let g = exact_coord(xv.to_f64v(), nf);
                     let mut want = Complex::new(0.0, 0.0);
                     for l in 0..nf {
-                        let mut dd = l as f64 - g;
-                        dd -= (dd / nf as f64).round() * nf as f64;
+                        let dd = periodic_offset(l, g, nf);
                         if dd.abs() <= w as f64 / 2.0 {
                             want += grid[l] * k.value(dd);
                         }
