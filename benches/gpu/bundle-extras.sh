@@ -7,9 +7,13 @@
 #   build-gpu/peers/cufinufft-2.5.1/   the cuFINUFFT 2.5.1 source (copied from
 #                                      $FARFIELD_PEERS_DIR); run.sh builds it there once
 #   build-gpu/whl/                     OpenMM wheels for the GPU machine's Python 3.12:
-#                                      openmm==$OPENMM_VERSION (default 8.3.1: CPU, OpenCL) and its
-#                                      CUDA platform (openmm-cuda-12 up to 8.3, openmm-cuda-13 from
-#                                      8.4); a failed download is reported and skipped
+#                                      openmm==$OPENMM_VERSION (CPU, OpenCL) and its CUDA platform
+#                                      (openmm-cuda-12 up to 8.3, openmm-cuda-13 from 8.4); default
+#                                      8.4.0.post2, the first with a CUDA 13 platform: the GPU
+#                                      machines have CUDA 13 only, and openmm-cuda-12 needs the
+#                                      CUDA 12 runtime and cuFFT wheels (hundreds of MiB, more than
+#                                      the device machine takes); a failed download is reported
+#                                      and skipped
 #   build-gpu/ewald-ref/jac_dhfr/      the reference field of JAC DHFR (the classic Ewald sum at
 #                                      tol 1e-8: field.npy, potential.npy, reference.json), computed
 #                                      once here with the bundled CLI (about 15 s on 2 cores)
@@ -26,7 +30,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 OUT=build-gpu
-OPENMM_VERSION=${OPENMM_VERSION:-8.3.1}
+OPENMM_VERSION=${OPENMM_VERSION:-8.4.0.post2}
 mkdir -p "$OUT"
 say() { echo "bundle-extras: $*"; }
 

@@ -41,11 +41,16 @@ as a GPU code would: `farfield_nufft_makeplan` with `opts.backend = CUDA` and
     id=3d-t1-f64-1e-06,type=1,modes=128x128x128,m=1e7,prec=f64,tol=1e-6[,ntrans=8]
     id=3d-t3-f64-1e-06,type=3,dim=3,m=1e6,n=1e6,freq=128,prec=f64,tol=1e-6
 
-Type 3 (`n` target frequencies uniform in [-freq/2, freq/2)^d, points as above): cuFINUFFT's
-`setpts` takes device arrays, farfield's C API takes type-3 points as host arrays
-(`farfield_nufft_setpts`; there is no device setpts for type 3), so our setpts time includes
-the copy to the device. `ntrans` vectors are executed in one call by both libraries; the
-error is checked on the last vector.
+Type 3 (`n` target frequencies uniform in [-freq/2, freq/2)^d, points as above): both
+libraries take the points and frequencies as device arrays (ours through
+`farfield_nufft_setpts_type3_device`). `ntrans` vectors are executed in one call by both
+libraries; the error is checked on the last vector.
+
+Two more keys change only our side, for comparing settings of the CUDA plan (the peer runs as
+always): `method=auto|gm|gm-sort|sm|csr|group` sets `opts.gpu_method`, and `smlimit=BYTES`
+sets the benchmark-only `FARFIELD_BENCH_SM_LIMIT` (src/gpu/spread.rs: the SM tile capped at
+that many bytes and the default bins not grown; 49152 is the rule of the 48 KiB limit) while
+our plan is made.
 
 `--json FILE` writes every case (all repetitions of plan, setpts and execute of both
 libraries in seconds, the errors, what our plan chose) as one JSON document, rewritten after
@@ -214,11 +219,12 @@ class Farfield:
         p = [ctypes.c_void_p(int(a.data.ptr)) for a in pts] + [ctypes.c_void_p()] * (3 - len(pts))
         self.check(self.fn(single, "setpts_device")(plan, ctypes.c_int64(pts[0].size), *p), "setpts_device")
 
-    def setpts_host(self, plan, single, pts, freqs):
-        """Type 3: host (NumPy) points and target frequencies through `farfield_nufft_setpts`."""
-        ptr = lambda arrs: [ctypes.c_void_p(a.ctypes.data) for a in arrs] + [ctypes.c_void_p()] * (3 - len(arrs))
-        self.check(self.fn(single, "setpts")(plan, ctypes.c_int64(pts[0].size), *ptr(pts), ctypes.c_int64(freqs[0].size),
-                                             *ptr(freqs)), "setpts")
+    def setpts_type3(self, plan, single, pts, freqs):
+        """Type 3: device points and target frequencies through `farfield_nufft_setpts_type3_device`."""
+        ptr = lambda arrs: [ctypes.c_void_p(int(a.data.ptr)) for a in arrs] + [ctypes.c_void_p()] * (3 - len(arrs))
+        self.check(self.fn(single, "setpts_type3_device")(plan, ctypes.c_int64(pts[0].size), *ptr(pts),
+                                                          ctypes.c_int64(freqs[0].size), *ptr(freqs)),
+                   "setpts_type3_device")
 
     def execute(self, plan, single, c, f):
         self.check(self.fn(single, "execute_device")(plan, ctypes.c_void_p(int(c.data.ptr)), ctypes.c_void_p(int(f.data.ptr))),
@@ -287,7 +293,8 @@ def rel_err(approx, exact):
 # Cases
 
 SPEC_KEYS = {"id": str, "type": int, "dim": int, "modes": str, "m": float, "n": float, "freq": float, "prec": str,
-             "tol": float, "ntrans": int}
+             "tol": float, "ntrans": int, "method": str, "smlimit": int}
+GPU_METHODS = {"auto": 0, "gm": 1, "gm-sort": 2, "sm": 3, "csr": 4, "group": 5}  # FARFIELD_GPU_METHOD_*
 
 
 def parse_spec(text):
@@ -303,8 +310,10 @@ def parse_spec(text):
         raise ValueError(f"case {text!r}: type must be 1, 2 or 3")
     if raw.get("prec", "f64") not in ("f32", "f64"):
         raise ValueError(f"case {text!r}: prec must be f32 or f64")
+    if raw.get("method", "auto") not in GPU_METHODS:
+        raise ValueError(f"case {text!r}: method must be one of {', '.join(GPU_METHODS)}")
     spec = {"type": ty, "prec": raw.get("prec", "f64"), "tol": raw.get("tol", 1e-6), "m": int(raw.get("m", 1e6)),
-            "ntrans": raw.get("ntrans", 1)}
+            "ntrans": raw.get("ntrans", 1), "method": raw.get("method", "auto"), "smlimit": raw.get("smlimit")}
     if ty == 3:
         spec["dim"] = raw.get("dim", 1)
         spec["n"] = int(raw.get("n", spec["m"]))
@@ -323,7 +332,9 @@ def parse_spec(text):
 
 def default_id(spec):
     nt = f"-nt{spec['ntrans']}" if spec["ntrans"] != 1 else ""
-    return f"{spec['dim']}d-t{spec['type']}-{spec['prec']}-{spec['tol']:g}{nt}"
+    meth = f"-{spec['method']}" if spec.get("method", "auto") != "auto" else ""
+    sml = f"-sm{spec['smlimit']}" if spec.get("smlimit") else ""
+    return f"{spec['dim']}d-t{spec['type']}-{spec['prec']}-{spec['tol']:g}{nt}{meth}{sml}"
 
 
 def parse_specs(text):
@@ -410,7 +421,6 @@ def run_case(cp, np, ff, cufinufft, spec, inputs, repeat, samples, rng):
     if ty == 3:
         s = [a.astype(real) for a in inputs.freqs(dim, spec["n"], spec["freq"])]
         nout = spec["n"]
-        x_host, s_host = [a.get() for a in x], [a.get() for a in s]
     else:
         nout = int(np.prod(dims))
     if ty == 2:
@@ -421,18 +431,21 @@ def run_case(cp, np, ff, cufinufft, spec, inputs, repeat, samples, rng):
         f = cp.zeros(nt * nout, dtype=cplx)
     stream = cp.cuda.get_current_stream().ptr
     rec = {"id": spec["id"], "spec": spec, "describe": describe(spec),
-           "ours": {"status": "ok", "plan": [], "setpts": [], "execute": [],
-                    "setpts_from": "host arrays" if ty == 3 else "device arrays"},
+           "ours": {"status": "ok", "plan": [], "setpts": [], "execute": [], "setpts_from": "device arrays",
+                    "gpu_method": spec.get("method", "auto"), "sm_limit": spec.get("smlimit")},
            "peer": {"status": "ok", "plan": [], "setpts": [], "execute": [], "setpts_from": "device arrays"}}
     out_ours = out_theirs = None
 
     # ours
+    method = GPU_METHODS[spec.get("method", "auto")]
+    if spec.get("smlimit"):
+        os.environ["FARFIELD_BENCH_SM_LIMIT"] = str(spec["smlimit"])
     try:
         for it in range(repeat + 1):
-            plan, t = timed(cp, lambda: ff.makeplan(ty, dims, tol, single, stream, ntrans=nt))
+            plan, t = timed(cp, lambda: ff.makeplan(ty, dims, tol, single, stream, method=method, ntrans=nt))
             try:
                 if ty == 3:
-                    _, ts = timed(cp, lambda: ff.setpts_host(plan, single, x_host, s_host))
+                    _, ts = timed(cp, lambda: ff.setpts_type3(plan, single, x, s))
                 else:
                     _, ts = timed(cp, lambda: ff.setpts(plan, single, x))
                 _, te = timed(cp, lambda: ff.execute(plan, single, c, f))
@@ -446,6 +459,8 @@ def run_case(cp, np, ff, cufinufft, spec, inputs, repeat, samples, rng):
     except Exception as e:  # noqa: BLE001  (recorded, the peer still runs)
         rec["ours"].update(status="error", message=str(e))
         log(f"  farfield failed: {e}")
+    finally:
+        os.environ.pop("FARFIELD_BENCH_SM_LIMIT", None)
 
     # cuFINUFFT (mode arrays with the last index fastest)
     if cufinufft is None:

@@ -318,6 +318,14 @@ pub fn sm_bins(dim: usize, w: usize, nf: [usize; 3], real_bytes: usize, bins: [u
     Some(sb)
 }
 
+/// Benchmark-only switch, read when a spreader is made, to be removed once the SM tile rule is
+/// set from hardware measurements: `FARFIELD_BENCH_SM_LIMIT=<bytes>` caps the SM tile at that
+/// many bytes and turns off the growth of the default bins (the rule of the 48 KiB limit:
+/// `FARFIELD_BENCH_SM_LIMIT=49152`). Only `benches/` sets it.
+fn bench_sm_limit() -> Option<usize> {
+    std::env::var("FARFIELD_BENCH_SM_LIMIT").ok()?.trim().parse().ok().filter(|&l: &usize| l > 0)
+}
+
 impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
     /// A spreader for a `dim`-dimensional grid of sizes `nf` (each ≥ 2w, product < 2³¹).
     /// Errors: [`Error::Dim`], [`Error::Modes`], [`Error::InvalidArg`] (options), device errors.
@@ -358,8 +366,11 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         let geo = geom(dim, nf3, bins);
         // SM bins from the device's shared-memory limit (shrunk to fit; the default bins also
         // grown where the padding dominates, see sm_bins)
-        let sm_geo = sm_bins(dim, w, nf3, std::mem::size_of::<T>(), bins, dev.max_shared_bytes(), opts.bin_size.is_none())
-            .map(|sb| geom(dim, nf3, sb));
+        let (limit, grow) = match bench_sm_limit() {
+            Some(l) => (l.min(dev.max_shared_bytes()), false),
+            None => (dev.max_shared_bytes(), opts.bin_size.is_none()),
+        };
+        let sm_geo = sm_bins(dim, w, nf3, std::mem::size_of::<T>(), bins, limit, grow).map(|sb| geom(dim, nf3, sb));
         let (ker, tab) = ff_kernel::<T>(kernel);
         let ktab = upload_new(&dev, &tab)?;
         let ker = FfKernel { tab: dev.addr(&ktab), ..ker };
