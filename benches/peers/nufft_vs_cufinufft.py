@@ -438,6 +438,7 @@ def run_case(cp, np, ff, cufinufft, spec, inputs, repeat, samples, rng):
 
     # ours
     method = GPU_METHODS[spec.get("method", "auto")]
+    outer_limit = os.environ.get("FARFIELD_BENCH_SM_LIMIT")  # a limit for the whole run stays
     if spec.get("smlimit"):
         os.environ["FARFIELD_BENCH_SM_LIMIT"] = str(spec["smlimit"])
     try:
@@ -460,7 +461,10 @@ def run_case(cp, np, ff, cufinufft, spec, inputs, repeat, samples, rng):
         rec["ours"].update(status="error", message=str(e))
         log(f"  farfield failed: {e}")
     finally:
-        os.environ.pop("FARFIELD_BENCH_SM_LIMIT", None)
+        if outer_limit is None:
+            os.environ.pop("FARFIELD_BENCH_SM_LIMIT", None)
+        else:
+            os.environ["FARFIELD_BENCH_SM_LIMIT"] = outer_limit
 
     # cuFINUFFT (mode arrays with the last index fastest)
     if cufinufft is None:
