@@ -46,11 +46,8 @@ libraries take the points and frequencies as device arrays (ours through
 `farfield_nufft_setpts_type3_device`). `ntrans` vectors are executed in one call by both
 libraries; the error is checked on the last vector.
 
-Two more keys change only our side, for comparing settings of the CUDA plan (the peer runs as
-always): `method=auto|gm|gm-sort|sm|csr|group` sets `opts.gpu_method`, and `smlimit=BYTES`
-sets the benchmark-only `FARFIELD_BENCH_SM_LIMIT` (src/gpu/spread.rs: the SM tile capped at
-that many bytes and the default bins not grown; 49152 is the rule of the 48 KiB limit) while
-our plan is made.
+One more key changes only our side (the peer runs as always): `method=auto|gm|gm-sort|sm|csr|group`
+sets `opts.gpu_method`, for comparing the methods inside the whole transform.
 
 `--json FILE` writes every case (all repetitions of plan, setpts and execute of both
 libraries in seconds, the errors, what our plan chose) as one JSON document, rewritten after
@@ -293,7 +290,7 @@ def rel_err(approx, exact):
 # Cases
 
 SPEC_KEYS = {"id": str, "type": int, "dim": int, "modes": str, "m": float, "n": float, "freq": float, "prec": str,
-             "tol": float, "ntrans": int, "method": str, "smlimit": int}
+             "tol": float, "ntrans": int, "method": str}
 GPU_METHODS = {"auto": 0, "gm": 1, "gm-sort": 2, "sm": 3, "csr": 4, "group": 5}  # FARFIELD_GPU_METHOD_*
 
 
@@ -313,7 +310,7 @@ def parse_spec(text):
     if raw.get("method", "auto") not in GPU_METHODS:
         raise ValueError(f"case {text!r}: method must be one of {', '.join(GPU_METHODS)}")
     spec = {"type": ty, "prec": raw.get("prec", "f64"), "tol": raw.get("tol", 1e-6), "m": int(raw.get("m", 1e6)),
-            "ntrans": raw.get("ntrans", 1), "method": raw.get("method", "auto"), "smlimit": raw.get("smlimit")}
+            "ntrans": raw.get("ntrans", 1), "method": raw.get("method", "auto")}
     if ty == 3:
         spec["dim"] = raw.get("dim", 1)
         spec["n"] = int(raw.get("n", spec["m"]))
@@ -333,8 +330,7 @@ def parse_spec(text):
 def default_id(spec):
     nt = f"-nt{spec['ntrans']}" if spec["ntrans"] != 1 else ""
     meth = f"-{spec['method']}" if spec.get("method", "auto") != "auto" else ""
-    sml = f"-sm{spec['smlimit']}" if spec.get("smlimit") else ""
-    return f"{spec['dim']}d-t{spec['type']}-{spec['prec']}-{spec['tol']:g}{nt}{meth}{sml}"
+    return f"{spec['dim']}d-t{spec['type']}-{spec['prec']}-{spec['tol']:g}{nt}{meth}"
 
 
 def parse_specs(text):
@@ -432,15 +428,12 @@ def run_case(cp, np, ff, cufinufft, spec, inputs, repeat, samples, rng):
     stream = cp.cuda.get_current_stream().ptr
     rec = {"id": spec["id"], "spec": spec, "describe": describe(spec),
            "ours": {"status": "ok", "plan": [], "setpts": [], "execute": [], "setpts_from": "device arrays",
-                    "gpu_method": spec.get("method", "auto"), "sm_limit": spec.get("smlimit")},
+                    "gpu_method": spec.get("method", "auto")},
            "peer": {"status": "ok", "plan": [], "setpts": [], "execute": [], "setpts_from": "device arrays"}}
     out_ours = out_theirs = None
 
     # ours
     method = GPU_METHODS[spec.get("method", "auto")]
-    outer_limit = os.environ.get("FARFIELD_BENCH_SM_LIMIT")  # a limit for the whole run stays
-    if spec.get("smlimit"):
-        os.environ["FARFIELD_BENCH_SM_LIMIT"] = str(spec["smlimit"])
     try:
         for it in range(repeat + 1):
             plan, t = timed(cp, lambda: ff.makeplan(ty, dims, tol, single, stream, method=method, ntrans=nt))
@@ -460,11 +453,6 @@ def run_case(cp, np, ff, cufinufft, spec, inputs, repeat, samples, rng):
     except Exception as e:  # noqa: BLE001  (recorded, the peer still runs)
         rec["ours"].update(status="error", message=str(e))
         log(f"  farfield failed: {e}")
-    finally:
-        if outer_limit is None:
-            os.environ.pop("FARFIELD_BENCH_SM_LIMIT", None)
-        else:
-            os.environ["FARFIELD_BENCH_SM_LIMIT"] = outer_limit
 
     # cuFINUFFT (mode arrays with the last index fastest)
     if cufinufft is None:

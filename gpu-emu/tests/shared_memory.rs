@@ -1,13 +1,14 @@
 //! SM spreading and interpolation with wide kernels at several shared-memory limits per block
 //! (16 KiB, the 48 KiB default, 100 KiB, and H100's 227 KiB opt-in), with the bins the library
-//! chooses from the limit (`gpu::spread::sm_bins`: shrunk to fit, grown where the padding
-//! dominates), against the CPU spreader: 3D, ES kernels of width 7 … 16, f64 (1e-12 relative
+//! chooses from the limit (`gpu::spread::sm_tile_bins`: shrunk to fit 48 KiB or a smaller limit;
+//! where nothing fits there, the whole limit with the bins grown where the padding dominates),
+//! against the CPU spreader: 3D, ES kernels of width 7 … 16, f64 (1e-12 relative
 //! to the largest value) and f32 (1e-5). Where no tile fits, SM is unavailable and an explicit
 //! SM request is refused (`NotSupported` naming the limit); the emulator poisons shared memory
 //! and refuses launches above the limit, so a tile larger than the bins allow, or one the
 //! kernels index past, shows.
 
-use farfield::gpu::spread::{sm_bins, tile_bytes_of, GpuMethod, GpuSpreadOpts, GpuSpreader};
+use farfield::gpu::spread::{sm_tile_bins, tile_bytes_of, GpuMethod, GpuSpreadOpts, GpuSpreader};
 use farfield::gpu::types::GpuReal;
 use farfield::kernel::{Kernel, KernelKind};
 use farfield::spread::{SpreadOpts, Spreader};
@@ -52,7 +53,7 @@ fn check<T: GpuReal>(w_tol: f64, limit: usize, reltol: f64) -> Option<[usize; 3]
     let dev = EmuDevice { shared_bytes: limit, ..EmuDevice::default() };
     let opts = GpuSpreadOpts { method: Some(GpuMethod::Sm), block: 64, max_subprob: 16, ..Default::default() };
     let mut gs = GpuSpreader::<T, EmuDevice>::new(dev, 3, &nf, &ker, opts).unwrap();
-    let want_bins = sm_bins(3, w, nf, std::mem::size_of::<T>(), [16, 16, 8], limit, true);
+    let want_bins = sm_tile_bins(3, w, nf, std::mem::size_of::<T>(), [16, 16, 8], limit, true);
     assert_eq!(gs.sm_bin_size().map(|b| b.0), want_bins, "w {w} limit {limit}");
     let pts = points(nf, want_bins.unwrap_or([4, 4, 4]), 120, w as u64);
     let xs: Vec<Vec<T>> = (0..3).map(|d| pts.iter().map(|p| T::of(p[d])).collect()).collect();
@@ -119,11 +120,13 @@ fn wide_kernels_sm_3d_f32() {
 }
 
 #[test]
-fn larger_limits_give_larger_bins_for_the_same_kernel() {
-    // w = 7 (f64): 48 KiB shrinks the default 16x16x8 to 8x8x4; the H100 limit keeps and grows
-    // it (bins ≤ the 32x34x36 grid), so fewer subproblems load and store padded tiles
-    let a = check::<f64>(1e-6, 48 * KIB, 1e-12).unwrap();
-    let b = check::<f64>(1e-6, 227 * KIB, 1e-12).unwrap();
-    assert_eq!(a, [8, 8, 4]);
-    assert!(b.iter().product::<usize>() > 8 * a.iter().product::<usize>(), "{a:?} → {b:?}");
+fn tiles_stay_within_48_kib_unless_none_fits_there() {
+    // w = 7 (f64): 8x8x4 bins at 48 KiB and at H100's 227 KiB alike (several blocks per
+    // multiprocessor); w = 14 has no 48 KiB tile, so the opt-in limit serves it, with bins grown
+    // (≤ the 32x34x36 grid) where the padding dominates
+    assert_eq!(check::<f64>(1e-6, 48 * KIB, 1e-12), Some([8, 8, 4]));
+    assert_eq!(check::<f64>(1e-6, 227 * KIB, 1e-12), Some([8, 8, 4]));
+    assert_eq!(check::<f64>(1e-12, 48 * KIB, 1e-12), None);
+    let wide = check::<f64>(1e-12, 227 * KIB, 1e-12).unwrap();
+    assert!(tile_bytes_of(3, 14, wide, 8) > 48 * KIB, "{wide:?}");
 }

@@ -29,7 +29,9 @@ Streams: the plan runs on ``gpu_stream`` (an integer ``cudaStream_t`` address, o
 object with ``.ptr`` (CuPy) or ``.cuda_stream`` (PyTorch); default the default stream). An
 argument whose interface names another stream is waited for before the plan reads it; the
 output is written on the plan's stream, and ``execute`` returns once the work is queued (as
-cuFINUFFT's), so work on another stream that reads it must wait for the plan's stream.
+cuFINUFFT's), so work on another stream that reads it must wait for the plan's stream. The
+plan keeps a stream object referenced until it is destroyed; a stream given as an integer
+address must stay valid until then (the plan frees its device memory in stream order on it).
 
 Options (keyword arguments, cuFINUFFT's names): ``upsampfac``, ``gpu_method``, ``gpu_sort``,
 ``gpu_kerevalmeth``, ``gpu_maxsubprobsize``, ``gpu_binsizex``/``y``/``z``,
@@ -127,6 +129,15 @@ class Plan:
         self._nj = self._nk = None
         self._core = _farfield._CuNufftCore(nufft_type, dim, list(n_modes[::-1]), int(isign), int(n_trans), float(eps),
                                             self._dtype == np.complex64, _options(kwargs))
+        # the caller's stream object stays referenced while the plan lives: the plan frees its
+        # device memory in stream order on that stream when it is destroyed, and CuPy and
+        # PyTorch destroy a stream with the last reference to its object
+        self._stream = kwargs.get("gpu_stream")
+
+    def __del__(self):
+        # the plan before the reference to its stream (__init__ may have failed before either)
+        self.__dict__.pop("_core", None)
+        self.__dict__.pop("_stream", None)
 
     type = property(lambda self: self._type, doc="The transform type (1, 2 or 3).")
     dtype = property(lambda self: self._dtype, doc="The complex dtype.")

@@ -174,6 +174,10 @@ def test_cupy_arrays_and_streams(rng):
         stream.synchronize()
     assert isinstance(f, cp.ndarray) and f.shape == (32, 48)
     assert rel_l2(f.get(), want) < 1e-4
+    # the plan keeps its stream alive: the caller's last reference may go first (the plan then
+    # frees its memory on a live stream; this crashed when the plan held only the address)
+    del stream
+    del plan
     # an input made on another stream than the plan's (the default one) is waited for
     other = cp.cuda.Stream(non_blocking=True)
     with other:

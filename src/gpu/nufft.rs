@@ -8,9 +8,8 @@
 //! same approximation; a GPU plan allocates on the host only the small mode tables it uploads.
 //! Conventions as [`crate::nufft`]: type 1 `f_k = Σ_j c_j e^{± i k·x_j}`, type 2
 //! `c_j = Σ_k f_k e^{± i k·x_j}`, modes x fastest in CMCL or FFT order (`modeord`), points as
-//! separate coordinate arrays in radians; spreading overwrites the fine grid. A type-2 plan
-//! only interpolates, so its spreader is made with [`GpuSpreadOpts::interp_only`] (GM-sort by
-//! default rather than SM, see [`crate::gpu::spread`]).
+//! separate coordinate arrays in radians; spreading overwrites the fine grid. Types 1 and 2
+//! choose the spreading/interpolation method by the same rule ([`crate::gpu::spread`]).
 //!
 //! Points: [`GpuNufft::setpts`] (host arrays, uploaded once) or [`GpuNufft::setpts_dev`]
 //! (device arrays, cuFINUFFT style); both fold, check and sort on the device
@@ -62,19 +61,21 @@ pub struct GpuNufft<T: Real, D: FftDevice> {
 
 impl<T: Real, D: FftDevice> GpuNufft<T, D> {
     /// Makes a plan for `params` (from [`NufftParams::new`]; type 1 or 2) on `dev` with the GPU
-    /// spreading options `sopts` (method, reuse hint, batch bound; `interp_only` is set for
-    /// type 2). Host memory: the mode tables (`(4 + sizeof T)·ΣN_d` bytes) and the kernel
-    /// table, uploaded and dropped. Device memory: the batch's fine grids (module docs).
+    /// spreading options `sopts` (method, reuse hint, batch bound). Host memory: the mode
+    /// tables (`(4 + sizeof T)·ΣN_d` bytes) and the kernel table, uploaded and dropped. Device
+    /// memory: the batch's fine grids (module docs).
     /// Errors: [`Error::Type`] (type 3), [`Error::Alloc`], device errors.
     pub fn new(dev: D, params: NufftParams, sopts: GpuSpreadOpts) -> Result<Self> {
         if !(params.ty == 1 || params.ty == 2) {
             return Err(Error::Type(format!("GPU NUFFT of type {} (this plan does types 1 and 2)", params.ty)));
         }
-        let sopts = GpuSpreadOpts { interp_only: sopts.interp_only || params.ty == 2, ..sopts };
         let dim = params.dim;
         let spreader = GpuSpreader::<T, D>::new(dev.clone(), dim, &params.nf[..dim], &params.kernel, sopts)?;
         // mode bookkeeping as crate::nufft::deconv::ModeMap, concatenated over the axes
-        let factors = params.deconv_factors()?;
+        // the kernel's Fourier series on all host cores when an axis has several pieces of
+        // it (1D plans of 10⁶ modes spent 20–40 ms here on one core on an H200's host)
+        let long = params.n[..dim].iter().any(|&n| n / 2 > 2 * crate::kernel::FOURIER_CHUNK);
+        let factors = params.deconv_factors(&crate::threads::Threads::new(if long { 0 } else { 1 })?)?;
         let total_n: usize = params.n.iter().sum();
         let mut fine: Vec<i32> = crate::error::try_vec(total_n, "GPU NUFFT mode table")?;
         let mut inv: Vec<T> = crate::error::try_vec(total_n, "GPU NUFFT deconvolution table")?;

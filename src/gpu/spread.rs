@@ -10,8 +10,9 @@
 //! * **SM** — cuFINUFFT's subproblem method: the sorted points of a bin, in chunks of at most
 //!   `max_subprob` points, are spread by one block into a shared-memory tile (the bin padded by
 //!   ⌈w/2⌉), which is then added to the grid; interpolation loads the tile and gathers from it.
-//!   Available when the tile fits in the device's shared memory (the opt-in limit on CUDA; bins
-//!   shrink to fit and, where the padding dominates, grow: [`sm_bins`]);
+//!   Tiles are kept within [`SM_TILE_BYTES`] (48 KiB, so that several blocks share a
+//!   multiprocessor), the bins shrunk to fit; only where no tile fits there does SM use the
+//!   device's whole shared memory (the opt-in limit on CUDA): [`sm_tile_bins`];
 //! * **CSR** — Guo et al.'s "single mesh": a sparse matrix with one row per grid point built in
 //!   `setpts` (count entries per row, exclusive scan, fill, rows sorted by entry so the sums are
 //!   deterministic) and applied with compute units of `cu` ∈ {1, 2, 4, 8, 16} threads per row and
@@ -26,15 +27,16 @@
 //! reuse hint (the number of spreads/interpolations the caller announces for one point
 //! configuration) of at least 20, Guo et al. found the mesh-based structures amortised: GROUP
 //! when rows are dense (ASM ≥ 8: coalesced build and shared-memory accumulation), else CSR.
-//! Otherwise a particle method: SM when its tile fits and the points are dense (ASM ≥ 1, so a
-//! tile is reused) and the spreader spreads, GM-sort for more than 1024 points, GM for fewer.
-//! A spreader that only interpolates ([`GpuSpreadOpts::interp_only`]: NUFFT type 2 and the
-//! inner type 2 of type 3) takes GM-sort rather than SM, as cuFINUFFT interpolates with its
-//! point-driven method after a bin sort: interpolation needs no atomics, so the tile buys
-//! nothing, and it costs a full padded tile load per subproblem — in 3D at w = 10 with tiles
-//! of 4×4×4-point bins, (4 + 10)³ = 2744 grid values are loaded for the ~40 points of a
-//! typical subproblem, where GM-sort reads each point's w³ = 1000 values straight from the
-//! (cached) grid.
+//! Otherwise a particle method: SM when its tile fits in [`SM_TILE_BYTES`] without being
+//! dominated by padding (the padded tile at most [`SM_MAX_PADDING`] times the bin's grid
+//! points) and the points are dense (ASM ≥ 1, so a tile is reused), for spreading and
+//! interpolation alike; GM-sort for more than 1024 points, GM for fewer. Measured on an H200
+//! (`docs/gpu-methods.md`, from the GPU kit's results), 3D NUFFT of 10⁷ points, 192³ fine
+//! grid, w = 9, f64: type 1 took 116 ms with 48 KiB tiles (4×4×4-point bins, padding 43),
+//! 307 ms with tiles grown to the opt-in limit (one block per multiprocessor) and 150 ms with
+//! GM-sort; type 2 took 15 ms with SM and 37 ms with GM-sort. At w = 11 a 48 KiB tile has
+//! 2×2×2-point bins (padding 343) and type 1 took 1033 ms on it against 563 ms on grown
+//! tiles, where GM-sort spreads about 2.3 times faster than grown tiles (w = 10, 256³).
 //!
 //! Points: [`GpuSpreader::setpts`] (host arrays, uploaded once) and
 //! [`GpuSpreader::setpts_dev`] (device arrays) take the same device path: one kernel folds the
@@ -73,15 +75,11 @@ pub struct GpuSpreadOpts {
     pub block: u32,
     /// Largest number of points of one SM subproblem.
     pub max_subprob: usize,
-    /// Bin sizes (x, y, z); `None` = 1024 (1D), 32×32 (2D), 16×16×8 (3D), for SM shrunk until
-    /// the tile fits in the device's shared memory and grown where the padding dominates
-    /// ([`sm_bins`]); bins given here are only shrunk.
+    /// Bin sizes (x, y, z); `None` = 1024 (1D), 32×32 (2D), 16×16×8 (3D). For SM they are
+    /// shrunk until the tile fits ([`sm_tile_bins`]).
     pub bin_size: Option<[usize; 3]>,
     /// CSR compute-unit size for spreading (1, 2, 4, 8 or 16); `None` = from ASM.
     pub cu: Option<u32>,
-    /// The spreader only interpolates (NUFFT type 2, and the inner type 2 of type 3; set by
-    /// `GpuNufft`): the selection rule then prefers GM-sort to SM ([`select_method`]).
-    pub interp_only: bool,
     /// NUFFT (`GpuNufft`): the most vectors of one batch (cuFINUFFT's `gpu_maxbatchsize`);
     /// 0 = automatic: `min(ntrans, 8)`, lowered so that the batch's fine grids stay within
     /// [`BATCH_SCRATCH_BYTES`] (at least 1). Not used by the spreader itself.
@@ -111,7 +109,7 @@ impl GpuSpreadOpts {
 
 impl Default for GpuSpreadOpts {
     fn default() -> Self {
-        GpuSpreadOpts { method: None, reuse_hint: 0, block: 128, max_subprob: 1024, bin_size: None, cu: None, interp_only: false, max_batch: 0 }
+        GpuSpreadOpts { method: None, reuse_hint: 0, block: 128, max_subprob: 1024, bin_size: None, cu: None, max_batch: 0 }
     }
 }
 
@@ -131,15 +129,17 @@ pub fn cu_for_asm(asm: f64) -> u32 {
     cu
 }
 
-/// The selection rule of the module docs (`interp_only`: the spreader only interpolates).
-pub fn select_method(asm: f64, m: usize, reuse_hint: usize, sm_fits: bool, mesh_fits: bool, interp_only: bool) -> GpuMethod {
+/// The selection rule of the module docs (`sm_ok`: an SM tile fits in [`SM_TILE_BYTES`] and
+/// its padding is at most [`SM_MAX_PADDING`]; `mesh_fits`: the sparse matrix has fewer than
+/// 2³² − 1 entries).
+pub fn select_method(asm: f64, m: usize, reuse_hint: usize, sm_ok: bool, mesh_fits: bool) -> GpuMethod {
     if reuse_hint >= 20 && mesh_fits {
         if asm >= 8.0 {
             GpuMethod::Group
         } else {
             GpuMethod::Csr
         }
-    } else if sm_fits && asm >= 1.0 && !interp_only {
+    } else if sm_ok && asm >= 1.0 {
         GpuMethod::Sm
     } else if m > 1024 {
         GpuMethod::GmSort
@@ -274,6 +274,35 @@ pub fn tile_bytes_of(dim: usize, w: usize, bs: [usize; 3], real_bytes: usize) ->
 /// Padded-to-bin volume ratio above which [`sm_bins`] grows the default bins.
 pub const SM_GROW_RATIO: f64 = 2.0;
 
+/// Shared memory of an SM tile: 48 KiB, the limit per block without opting in, which leaves
+/// room for four blocks per multiprocessor on sm_80 and sm_90 devices. Measured on an H200
+/// (`docs/gpu-methods.md`): 3D NUFFT type 1, 10⁷ points, 192³ fine grid, w = 9, f64 took
+/// 116 ms with 4×4×4-point bins in 43 KiB tiles, 167 ms with 8×8×8 in 91 KiB (two blocks per
+/// multiprocessor) and 307 ms with 16×16×8 in 190 KiB (one).
+pub const SM_TILE_BYTES: usize = 48 * 1024;
+
+/// The padding above which the selection rule passes SM over: the padded tile holds more than
+/// this many times its bin's grid points (in 48 KiB, 3D f64 from w = 11, where the bins are
+/// 2×2×2 points). Measured on an H200 (`docs/gpu-methods.md`): padding 43 (w = 9) was the
+/// fastest type 1 of the 3D NUFFT, padding 343 (w = 11) 1.8 times slower than tiles grown to
+/// the opt-in limit.
+pub const SM_MAX_PADDING: f64 = 64.0;
+
+/// Grid points of the padded tile per grid point of the bin `bs`, for a kernel of width `w`.
+pub fn sm_padding(dim: usize, w: usize, bs: [usize; 3]) -> f64 {
+    let pad = w.div_ceil(2);
+    (0..dim).map(|d| (bs[d] + 2 * pad) as f64 / bs[d] as f64).product()
+}
+
+/// The SM bins of a spreader (what [`GpuSpreader::new`] takes): `bins` shrunk to fit a tile of
+/// [`SM_TILE_BYTES`] (or `limit`, the device's [`Device::max_shared_bytes`], when smaller);
+/// where no tile fits there, [`sm_bins`] within `limit`, grown when `default_bins` (the caller
+/// chose none). `None` when no tile fits in `limit` (SM unavailable).
+pub fn sm_tile_bins(dim: usize, w: usize, nf: [usize; 3], real_bytes: usize, bins: [usize; 3], limit: usize, default_bins: bool) -> Option<[usize; 3]> {
+    sm_bins(dim, w, nf, real_bytes, bins, SM_TILE_BYTES.min(limit), false)
+        .or_else(|| sm_bins(dim, w, nf, real_bytes, bins, limit, default_bins))
+}
+
 /// The SM bin sizes for a kernel of width `w` on a `dim`-dimensional grid of sizes `nf`, complex
 /// values of `real_bytes`-byte reals and `limit` bytes of shared memory per block (the device's
 /// [`Device::max_shared_bytes`]: the opt-in limit on CUDA), starting from `bins`; `None` when no
@@ -299,9 +328,7 @@ pub fn sm_bins(dim: usize, w: usize, nf: [usize; 3], real_bytes: usize, bins: [u
         sb[d] = b / 2;
     }
     if grow {
-        let pad = w.div_ceil(2);
-        let ratio = |b: [usize; 3]| (0..dim).map(|d| (b[d] + 2 * pad) as f64 / b[d] as f64).product::<f64>();
-        'grow: while ratio(sb) > SM_GROW_RATIO {
+        'grow: while sm_padding(dim, w, sb) > SM_GROW_RATIO {
             let mut axes: Vec<usize> = (0..dim).collect();
             axes.sort_by_key(|&d| (sb[d], d));
             for d in axes {
@@ -316,14 +343,6 @@ pub fn sm_bins(dim: usize, w: usize, nf: [usize; 3], real_bytes: usize, bins: [u
         }
     }
     Some(sb)
-}
-
-/// Benchmark-only switch, read when a spreader is made, to be removed once the SM tile rule is
-/// set from hardware measurements: `FARFIELD_BENCH_SM_LIMIT=<bytes>` caps the SM tile at that
-/// many bytes and turns off the growth of the default bins (the rule of the 48 KiB limit:
-/// `FARFIELD_BENCH_SM_LIMIT=49152`). Only `benches/` sets it.
-fn bench_sm_limit() -> Option<usize> {
-    std::env::var("FARFIELD_BENCH_SM_LIMIT").ok()?.trim().parse().ok().filter(|&l: &usize| l > 0)
 }
 
 impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
@@ -364,13 +383,8 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
             return Err(Error::InvalidArg("bin sizes must be positive".into()));
         }
         let geo = geom(dim, nf3, bins);
-        // SM bins from the device's shared-memory limit (shrunk to fit; the default bins also
-        // grown where the padding dominates, see sm_bins)
-        let (limit, grow) = match bench_sm_limit() {
-            Some(l) => (l.min(dev.max_shared_bytes()), false),
-            None => (dev.max_shared_bytes(), opts.bin_size.is_none()),
-        };
-        let sm_geo = sm_bins(dim, w, nf3, std::mem::size_of::<T>(), bins, limit, grow).map(|sb| geom(dim, nf3, sb));
+        let sm_geo = sm_tile_bins(dim, w, nf3, std::mem::size_of::<T>(), bins, dev.max_shared_bytes(), opts.bin_size.is_none())
+            .map(|sb| geom(dim, nf3, sb));
         let (ker, tab) = ff_kernel::<T>(kernel);
         let ktab = upload_new(&dev, &tab)?;
         let ker = FfKernel { tab: dev.addr(&ktab), ..ker };
@@ -597,8 +611,12 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         let mesh_fits = nent < u32::MAX as usize;
         let method = match self.opts.method {
             Some(mt) => mt,
-            None => select_method(asm(self.dim, self.nf, self.w, m), m, self.opts.reuse_hint, self.sm_geo.is_some(), mesh_fits,
-                                  self.opts.interp_only),
+            None => {
+                let sm_ok = self
+                    .sm_bin_size()
+                    .is_some_and(|(bs, bytes)| bytes <= SM_TILE_BYTES && sm_padding(self.dim, self.w, bs) <= SM_MAX_PADDING);
+                select_method(asm(self.dim, self.nf, self.w, m), m, self.opts.reuse_hint, sm_ok, mesh_fits)
+            }
         };
         if matches!(method, GpuMethod::Csr | GpuMethod::Group) && !mesh_fits {
             return Err(Error::NotSupported(format!("{nent} sparse-matrix entries exceed 2^32 - 1")));
@@ -987,19 +1005,15 @@ mod tests {
 
     #[test]
     fn selection_rule() {
-        for io in [false, true] {
-            assert_eq!(select_method(30.0, 1_000_000, 100, true, true, io), GpuMethod::Group);
-            assert_eq!(select_method(2.0, 1_000_000, 100, true, true, io), GpuMethod::Csr);
-            assert_eq!(select_method(0.5, 1_000_000, 1, true, true, io), GpuMethod::GmSort);
-            assert_eq!(select_method(2.0, 1_000_000, 1, false, true, io), GpuMethod::GmSort);
-            assert_eq!(select_method(2.0, 100, 1, false, true, io), GpuMethod::Gm);
-        }
-        // spreading takes SM where its tile fits and points are dense; interpolation never does
-        assert_eq!(select_method(2.0, 1_000_000, 100, true, false, false), GpuMethod::Sm);
-        assert_eq!(select_method(2.0, 1_000_000, 1, true, true, false), GpuMethod::Sm);
-        assert_eq!(select_method(2.0, 1_000_000, 100, true, false, true), GpuMethod::GmSort);
-        assert_eq!(select_method(2.0, 1_000_000, 1, true, true, true), GpuMethod::GmSort);
-        assert_eq!(select_method(50.0, 1000, 1, true, true, true), GpuMethod::Gm);
+        assert_eq!(select_method(30.0, 1_000_000, 100, true, true), GpuMethod::Group);
+        assert_eq!(select_method(2.0, 1_000_000, 100, true, true), GpuMethod::Csr);
+        assert_eq!(select_method(0.5, 1_000_000, 1, true, true), GpuMethod::GmSort);
+        assert_eq!(select_method(2.0, 1_000_000, 1, false, true), GpuMethod::GmSort);
+        assert_eq!(select_method(2.0, 100, 1, false, true), GpuMethod::Gm);
+        // SM where its tile is not dominated by padding and points are dense
+        assert_eq!(select_method(2.0, 1_000_000, 100, true, false), GpuMethod::Sm);
+        assert_eq!(select_method(2.0, 1_000_000, 1, true, true), GpuMethod::Sm);
+        assert_eq!(select_method(50.0, 1000, 1, false, true), GpuMethod::Gm);
         assert!((asm(3, [64, 64, 64], 6, 1000) - 1000.0 * 216.0 / 262144.0).abs() < 1e-12);
     }
 
@@ -1025,8 +1039,7 @@ mod tests {
                         assert!((dim..3).all(|d| b[d] == default_bins(dim)[d]));
                         // growth stops only where the padding no longer dominates or no
                         // doubled side fits
-                        let pad = w.div_ceil(2);
-                        let ratio: f64 = (0..dim).map(|d| (b[d] + 2 * pad) as f64 / b[d] as f64).product();
+                        let ratio = sm_padding(dim, w, b);
                         let can_grow = (0..dim).any(|d| {
                             let mut t = b;
                             t[d] *= 2;
@@ -1049,6 +1062,20 @@ mod tests {
         assert_eq!(sm_bins(3, 7, big, 8, default_bins(3), 227 * KIB, false), Some([16, 16, 8]));
         // 48 KiB: today's shrinking (8x8x4 for w = 7), nothing to grow into
         assert_eq!(sm_bins(3, 7, big, 8, default_bins(3), 48 * KIB, true), Some([8, 8, 4]));
+        // the spreader's tiles: 48 KiB whatever the device offers, the opt-in limit (grown)
+        // only where no tile fits in 48 KiB, a smaller device limit respected
+        let tile = |w: usize, rb: usize, limit: usize| sm_tile_bins(3, w, big, rb, default_bins(3), limit, true);
+        assert_eq!(tile(7, 8, 227 * KIB), Some([8, 8, 4]));
+        assert_eq!(sm_padding(3, 7, [8, 8, 4]), 12.0);
+        assert_eq!(tile(9, 8, 227 * KIB), Some([4, 4, 4]));
+        assert!(sm_padding(3, 9, [4, 4, 4]) <= SM_MAX_PADDING);
+        assert_eq!(tile(11, 8, 227 * KIB), Some([2, 2, 2]));
+        assert!(sm_padding(3, 11, [2, 2, 2]) > SM_MAX_PADDING);
+        assert!(sm_padding(3, 11, tile(11, 4, 227 * KIB).unwrap()) <= SM_MAX_PADDING);
+        assert!(tile(13, 8, 48 * KIB).is_none());
+        assert_eq!(tile(13, 8, 227 * KIB), sm_bins(3, 13, big, 8, default_bins(3), 227 * KIB, true));
+        assert_eq!(tile(7, 8, 16 * KIB), sm_bins(3, 7, big, 8, default_bins(3), 16 * KIB, false));
+        assert_eq!(sm_tile_bins(3, 7, big, 8, [4, 4, 4], 227 * KIB, false), Some([4, 4, 4]));
     }
 
     #[test]

@@ -495,16 +495,17 @@ impl NufftParams {
 
     /// The deconvolution factors (Barnett et al. 2019 eq. 2.4): per axis `d < 3` and output
     /// index `i < N_d` (in the plan's mode order), `1/ψ̂(k_i)` with ψ̂ the kernel's Fourier
-    /// series on the fine grid ([`Kernel::try_fourier_series`]); `[1.0]` for unused axes.
-    /// Cost O(Σ N_d·w); errors: [`Error::Alloc`].
-    pub fn deconv_factors(&self) -> Result<[Vec<f64>; 3]> {
+    /// series on the fine grid ([`Kernel::try_fourier_series_on`], on `threads`, the same values
+    /// on any number of threads); `[1.0]` for unused axes. Cost O(Σ N_d·w); errors:
+    /// [`Error::Alloc`].
+    pub fn deconv_factors(&self, threads: &crate::threads::Threads) -> Result<[Vec<f64>; 3]> {
         let mut out: [Vec<f64>; 3] = Default::default();
         for d in 0..3 {
             if d >= self.dim {
                 out[d] = vec![1.0];
                 continue;
             }
-            let phihat = self.kernel.try_fourier_series(self.nf[d], self.n[d] / 2)?;
+            let phihat = self.kernel.try_fourier_series_on(self.nf[d], self.n[d] / 2, threads)?;
             let mut v = crate::error::try_vec(self.n[d], "NUFFT deconvolution factors")?;
             v.extend((0..self.n[d]).map(|i| self.deconv_factor(d, i, &phihat)));
             out[d] = v;
@@ -581,6 +582,7 @@ pub fn choose_kernel(tol: f64, precision: Precision, dim: usize, n: [usize; 3], 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::threads::Threads;
 
     #[test]
     fn same_choices_for_cpu_and_cuda() {
@@ -592,7 +594,8 @@ mod tests {
             assert_eq!(a.backend, Backend::Cpu);
             assert_eq!(NufftParams { backend: Backend::Cpu, ..b.clone() }, a);
             assert_eq!((a.sigma, a.nf, a.width(), a.tol_used), (b.sigma, b.nf, b.width(), b.tol_used));
-            assert_eq!(a.deconv_factors().unwrap(), b.deconv_factors().unwrap());
+            let (one, two) = (Threads::new(1).unwrap(), Threads::new(2).unwrap());
+            assert_eq!(a.deconv_factors(&one).unwrap(), b.deconv_factors(&two).unwrap());
         }
     }
 
@@ -619,7 +622,7 @@ mod tests {
         assert_eq!((p.sign, p.tol_used, p.warnings), (-1, f32::MIN_TOL, FARFIELD_WARN_TOL_CLAMPED));
         assert_eq!(p.nf[1..], [1, 1]);
         // deconvolution factors: 1/ψ̂ at the modes in order, ψ̂ decreasing from k = 0
-        let f = p.deconv_factors().unwrap();
+        let f = p.deconv_factors(&Threads::new(1).unwrap()).unwrap();
         assert_eq!((f[0].len(), f[1].as_slice()), (100, &[1.0][..]));
         let phihat = p.kernel.fourier_series(p.nf[0], 50);
         assert_eq!(f[0][50], 1.0 / phihat[0]);

@@ -196,7 +196,7 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
         // one point configuration per execute, a few tens of thousands of charges: GM unless a
         // method is given (module docs, step 2)
         let gm = (sopts.method.is_none() && n_max < GM_BELOW_CHARGES).then_some(GpuMethod::Gm);
-        let sopts = GpuSpreadOpts { reuse_hint: hint, interp_only: false, method: sopts.method.or(gm), ..sopts };
+        let sopts = GpuSpreadOpts { reuse_hint: hint, method: sopts.method.or(gm), ..sopts };
         let spreader = GpuSpreader::<T, D>::new(dev.clone(), 3, &nf, &kernel, sopts)?;
         let total: usize = nf.iter().product();
         let tb = std::mem::size_of::<T>();
