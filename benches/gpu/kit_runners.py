@@ -172,6 +172,10 @@ def spread_records(case, obj, run=None):
     out = [peer]
     if obj["backend"] == "cuda":
         run = run if run is not None else obj["cuda_runs"][0]
+        if "error" in run:  # this method alone failed (e.g. CSR beyond 2^32 - 1 entries)
+            out.append(record("spread", case, "ours", f"farfield CUDA {run['method_requested']}", "error", [], "spread_s",
+                              reason=run["error"], extra=dict(base)))
+            return out
         g, plan = run["cuda"], run["cuda_plan"]
         extra = dict(base, device=g["device"], method=g["method"], compute_units=g.get("cu"),
                      host_arrays={"method": plan["method"], "setpts_s": plan["setpts_s"], "spread_s": plan["spread_s"],
@@ -232,8 +236,8 @@ def run_spread(ctx, cases, deadline, log):
                 g["extra"]["process"] = f"one process for {len(group)} method(s), the CPU run shared"
             recs += rs
             ours = next((g for g in rs if g["side"] == "ours"), None)
-            log(f"spread {c['id']}: spread {ours['median_s'] * 1e3:.3f} ms ({ours['extra'].get('method')})" if ours
-                else f"spread {c['id']}: no CUDA result")
+            log(f"spread {c['id']}: spread {ours['median_s'] * 1e3:.3f} ms ({ours['extra'].get('method')})"
+                if ours and ours["status"] == "ok" else f"spread {c['id']}: no CUDA result ({ours and ours['reason']})")
         log(f"spread: {len(group)} case(s) in {r['wall_s']:.1f} s")
     return recs, raw
 

@@ -316,6 +316,13 @@ def real_cpu_spread_run_through_the_parser():
     assert r32["status"] == "ok", r32
     p32 = kit_runners.spread_records(case, kit_runners.last_json(r32["stdout"]))[0]
     assert p32["extra"]["precision"] == "f32" and p32["status"] == "ok", p32
+    # a CUDA method the CLI reports as failed (e.g. CSR beyond 2^32 - 1 entries) is an error
+    # record of that method alone, with the CLI's message
+    obj = dict(kit_runners.last_json(r["stdout"]), backend="cuda",
+               cuda_runs=[{"method_requested": "csr", "error": "valid request that is not supported yet: 4394000000 entries"}])
+    bad = kit_runners.spread_records(dict(case, params=dict(case["params"], method="csr")), obj, obj["cuda_runs"][0])
+    assert [(g["side"], g["status"]) for g in bad] == [("peer", "ok"), ("ours", "error")], bad
+    assert "4394000000" in bad[1]["reason"] and not kit_report.check_record(bad[1]), bad[1]
     # every width of the case list from its tolerance, as the binary chooses it
     for w, tol in kit_cases.SPREAD_WIDTH_TOL.items():
         p = dict(case["params"], w=w, tol=tol, reps=1, m=50)

@@ -5,8 +5,9 @@
 //! values; per stage (setpts, spread, interp, interp with gradient for B-splines) the best
 //! time of `--reps` and points per second. With `--backend cuda` the same through the CUDA
 //! backend (host arrays, transfers included), plus the device-resident kernels alone
-//! (`--method`, a comma-separated list timed in turn against one CPU run), compared with the CPU,
-//! in f64 or f32 (`--precision`). Without a device, `--backend cuda` fails with the reason
+//! (`--method`, a comma-separated list timed in turn against one CPU run; a method the
+//! configuration does not support is listed with its message in the JSON's `cuda_runs`, and
+//! the others still run), compared with the CPU, in f64 or f32 (`--precision`). Without a device, `--backend cuda` fails with the reason
 //! discovery gave (no driver, no device).
 
 use crate::bench::parse_count;
@@ -363,15 +364,24 @@ fn run_t<T: GpuReal>(a: &SpreadBenchArgs) -> CliResult<()> {
     if a.backend == BackendArg::Cuda {
         let dev = farfield::gpu::cuda::CudaDevice::new(0).map_err(e)?;
         let mut dd = DeviceData::new(&dev, coords, a.dim, &c, &gin)?;
+        // a method the configuration does not support (e.g. CSR beyond 2^32 - 1 entries) is
+        // recorded with its message and the others still run
         let mut runs = Vec::new();
         for &m in &a.method {
-            let (plan, kernels) = cuda_method(a, m, &dev, bx, &kernel, &opts, coords, &c, &gin, &rc, &mut dd)?;
             let requested = method_of(m).map_or("auto", |g| g.name());
-            runs.push(json!({"method_requested": requested, "cuda_plan": plan, "cuda": kernels}));
+            match cuda_method(a, m, &dev, bx, &kernel, &opts, coords, &c, &gin, &rc, &mut dd) {
+                Ok((plan, kernels)) => runs.push(json!({"method_requested": requested, "cuda_plan": plan, "cuda": kernels})),
+                Err(msg) => {
+                    println!("cuda method {requested}: {msg}");
+                    runs.push(json!({"method_requested": requested, "error": msg}));
+                }
+            }
         }
         out["backend"] = json!("cuda");
-        out["cuda_plan"] = runs[0]["cuda_plan"].clone();
-        out["cuda"] = runs[0]["cuda"].clone();
+        if let Some(first) = runs.iter().find(|r| r.get("error").is_none()) {
+            out["cuda_plan"] = first["cuda_plan"].clone();
+            out["cuda"] = first["cuda"].clone();
+        }
         out["cuda_runs"] = json!(runs);
     }
     if a.json {

@@ -27,16 +27,17 @@
 //! reuse hint (the number of spreads/interpolations the caller announces for one point
 //! configuration) of at least 20, Guo et al. found the mesh-based structures amortised: GROUP
 //! when rows are dense (ASM ≥ 8: coalesced build and shared-memory accumulation), else CSR.
-//! Otherwise a particle method: SM when its tile fits in [`SM_TILE_BYTES`] without being
-//! dominated by padding (the padded tile at most [`SM_MAX_PADDING`] times the bin's grid
-//! points) and the points are dense (ASM ≥ 1, so a tile is reused), for spreading and
+//! Otherwise a particle method: SM when its tile fits in [`SM_TILE_BYTES`] and is reused
+//! enough — at most [`SM_MAX_TILE_PER_POINT`] padded-tile values per point of its bin
+//! ([`sm_tile_per_point`]) — and the points are dense (ASM ≥ 1), for spreading and
 //! interpolation alike; GM-sort for more than 1024 points, GM for fewer. Measured on an H200
 //! (`docs/gpu-methods.md`, from the GPU kit's results), 3D NUFFT of 10⁷ points, 192³ fine
-//! grid, w = 9, f64: type 1 took 116 ms with 48 KiB tiles (4×4×4-point bins, padding 43),
-//! 307 ms with tiles grown to the opt-in limit (one block per multiprocessor) and 150 ms with
-//! GM-sort; type 2 took 15 ms with SM and 37 ms with GM-sort. At w = 11 a 48 KiB tile has
-//! 2×2×2-point bins (padding 343) and type 1 took 1033 ms on it against 563 ms on grown
-//! tiles, where GM-sort spreads about 2.3 times faster than grown tiles (w = 10, 256³).
+//! grid, w = 9, f64 (30 tile values per point): type 1 took 116 ms with 48 KiB tiles, 307 ms
+//! with tiles grown to the opt-in limit (one block per multiprocessor) and 150 ms with
+//! GM-sort; type 2 took 15 ms with SM and 37 ms with GM-sort. At w = 11 (2×2×2-point bins,
+//! 385 values per point) SM took 1033 ms for type 1 and 164 ms for type 2, GM-sort 267 ms and
+//! 66 ms; the spreading of a 3D type 3 with 10⁶ points on a 270³ grid (236 per point) took
+//! 46 ms on SM and 21 ms on GM-sort.
 //!
 //! Points: [`GpuSpreader::setpts`] (host arrays, uploaded once) and
 //! [`GpuSpreader::setpts_dev`] (device arrays) take the same device path: one kernel folds the
@@ -129,9 +130,9 @@ pub fn cu_for_asm(asm: f64) -> u32 {
     cu
 }
 
-/// The selection rule of the module docs (`sm_ok`: an SM tile fits in [`SM_TILE_BYTES`] and
-/// its padding is at most [`SM_MAX_PADDING`]; `mesh_fits`: the sparse matrix has fewer than
-/// 2³² − 1 entries).
+/// The selection rule of the module docs (`sm_ok`: an SM tile fits in [`SM_TILE_BYTES`] with
+/// at most [`SM_MAX_TILE_PER_POINT`] values per point; `mesh_fits`: the sparse matrix has
+/// fewer than 2³² − 1 entries).
 pub fn select_method(asm: f64, m: usize, reuse_hint: usize, sm_ok: bool, mesh_fits: bool) -> GpuMethod {
     if reuse_hint >= 20 && mesh_fits {
         if asm >= 8.0 {
@@ -281,12 +282,24 @@ pub const SM_GROW_RATIO: f64 = 2.0;
 /// multiprocessor) and 307 ms with 16×16×8 in 190 KiB (one).
 pub const SM_TILE_BYTES: usize = 48 * 1024;
 
-/// The padding above which the selection rule passes SM over: the padded tile holds more than
-/// this many times its bin's grid points (in 48 KiB, 3D f64 from w = 11, where the bins are
-/// 2×2×2 points). Measured on an H200 (`docs/gpu-methods.md`): padding 43 (w = 9) was the
-/// fastest type 1 of the 3D NUFFT, padding 343 (w = 11) 1.8 times slower than tiles grown to
-/// the opt-in limit.
-pub const SM_MAX_PADDING: f64 = 64.0;
+/// The most padded-tile values per point of a bin ([`sm_tile_per_point`]) for which the
+/// selection rule takes SM. Measured on an H200 (`docs/gpu-methods.md`): at 30 (3D f64, w = 9,
+/// 1.4 points per grid point) SM was the fastest method for types 1 and 2; at 236 (type 3's
+/// spreading, 0.05 points per grid point) and 385 (w = 11, 2×2×2-point bins) GM-sort was 2.2
+/// to 3.9 times faster.
+pub const SM_MAX_TILE_PER_POINT: f64 = 64.0;
+
+/// Values of the padded SM tile for bins `bs` per point of the bin, with `m` points spread
+/// uniformly over the grid of sizes `nf`: the tile's padding ([`sm_padding`]) over the points
+/// per grid point `m / Π nf`; infinite without points.
+pub fn sm_tile_per_point(dim: usize, w: usize, bs: [usize; 3], nf: [usize; 3], m: usize) -> f64 {
+    let density = m as f64 / nf.iter().product::<usize>() as f64;
+    if density > 0.0 {
+        sm_padding(dim, w, bs) / density
+    } else {
+        f64::INFINITY
+    }
+}
 
 /// Grid points of the padded tile per grid point of the bin `bs`, for a kernel of width `w`.
 pub fn sm_padding(dim: usize, w: usize, bs: [usize; 3]) -> f64 {
@@ -614,7 +627,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
             None => {
                 let sm_ok = self
                     .sm_bin_size()
-                    .is_some_and(|(bs, bytes)| bytes <= SM_TILE_BYTES && sm_padding(self.dim, self.w, bs) <= SM_MAX_PADDING);
+                    .is_some_and(|(bs, bytes)| bytes <= SM_TILE_BYTES && sm_tile_per_point(self.dim, self.w, bs, self.nf, m) <= SM_MAX_TILE_PER_POINT);
                 select_method(asm(self.dim, self.nf, self.w, m), m, self.opts.reuse_hint, sm_ok, mesh_fits)
             }
         };
@@ -1068,10 +1081,15 @@ mod tests {
         assert_eq!(tile(7, 8, 227 * KIB), Some([8, 8, 4]));
         assert_eq!(sm_padding(3, 7, [8, 8, 4]), 12.0);
         assert_eq!(tile(9, 8, 227 * KIB), Some([4, 4, 4]));
-        assert!(sm_padding(3, 9, [4, 4, 4]) <= SM_MAX_PADDING);
         assert_eq!(tile(11, 8, 227 * KIB), Some([2, 2, 2]));
-        assert!(sm_padding(3, 11, [2, 2, 2]) > SM_MAX_PADDING);
-        assert!(sm_padding(3, 11, tile(11, 4, 227 * KIB).unwrap()) <= SM_MAX_PADDING);
+        // the measured cases of docs/gpu-methods.md: SM at 30 values per point, GM-sort at 236, 385
+        let per_point = |w: usize, bs: [usize; 3], n: usize, m: usize| sm_tile_per_point(3, w, bs, [n; 3], m);
+        assert!((per_point(9, [4, 4, 4], 192, 10_000_000) - 30.3).abs() < 0.1);
+        assert!((per_point(8, [8, 8, 4], 270, 1_000_000) - 236.2).abs() < 0.1);
+        assert!((per_point(11, [2, 2, 2], 224, 10_000_000) - 385.5).abs() < 0.1);
+        assert!(per_point(9, [4, 4, 4], 192, 10_000_000) <= SM_MAX_TILE_PER_POINT);
+        assert!(per_point(8, [8, 8, 4], 270, 1_000_000) > SM_MAX_TILE_PER_POINT);
+        assert_eq!(per_point(7, [8, 8, 4], 64, 0), f64::INFINITY);
         assert!(tile(13, 8, 48 * KIB).is_none());
         assert_eq!(tile(13, 8, 227 * KIB), sm_bins(3, 13, big, 8, default_bins(3), 227 * KIB, true));
         assert_eq!(tile(7, 8, 16 * KIB), sm_bins(3, 7, big, 8, default_bins(3), 16 * KIB, false));
