@@ -1023,7 +1023,7 @@ mod tests {
         assert_eq!(select_method(0.5, 1_000_000, 1, true, true), GpuMethod::GmSort);
         assert_eq!(select_method(2.0, 1_000_000, 1, false, true), GpuMethod::GmSort);
         assert_eq!(select_method(2.0, 100, 1, false, true), GpuMethod::Gm);
-        // SM where its tile is not dominated by padding and points are dense
+        // SM where its 48 KiB tile is reused enough (sm_ok) and points are dense
         assert_eq!(select_method(2.0, 1_000_000, 100, true, false), GpuMethod::Sm);
         assert_eq!(select_method(2.0, 1_000_000, 1, true, true), GpuMethod::Sm);
         assert_eq!(select_method(50.0, 1000, 1, false, true), GpuMethod::Gm);
