@@ -63,7 +63,7 @@ def case_list_full_quick_only():
     full, quick = kit_cases.expand(False), kit_cases.expand(True)
     count = lambda cs, p: sum(1 for c in cs if c["path"] == p)
     assert count(full, "nufft") == 34, count(full, "nufft")  # 6 x (1e-6 f64, 1e-3, 1e-9, f32 1e-5, 1e-3) + 2 t3 + 2 ntrans
-    assert count(full, "spread") == 3 * 4 * 6 * 2, count(full, "spread")
+    assert count(full, "spread") == 3 * 4 * 6 + 3 * 2 * 6, count(full, "spread")  # f64 4 widths, f32 2
     assert count(full, "ewald") == 2 and count(full, "fmm") == 3
     assert [count(quick, p) for p in kit_cases.ORDER] == [6, 6, 1, 1], [count(quick, p) for p in kit_cases.ORDER]
     for cs in (full, quick):
@@ -80,7 +80,7 @@ def case_list_full_quick_only():
     assert sorted(first) == sorted(kit_cases.SPREAD_METHODS), first
     autos = [c for c in full if c["path"] == "spread"][6:17]
     assert all(c["params"]["method"] == "auto" for c in autos)
-    # one process per size, width and precision run: the 144 spreading cases in 3·4·2 groups
+    # one process per size, width and precision run: the 108 spreading cases in 3·4 + 3·2 groups
     # of the other methods plus the first group and the AUTO singletons, in case-list order
     spread = [c for c in full if c["path"] == "spread"]
     groups = kit_runners.spread_groups(spread)
