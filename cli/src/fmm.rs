@@ -100,10 +100,10 @@ pub enum BackendArg {
 /// M2L kernel of the CUDA FMM.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum M2lArg {
-    /// Presorted lists with operator symmetries (seed paper §3.3.5; the default).
-    Symmetric,
-    /// One operator load per pair (the reference).
+    /// One operator load per pair (the library's default).
     Plain,
+    /// Presorted lists with operator symmetries (Kohnke et al. 2021, §3.3.5).
+    Symmetric,
 }
 
 /// Arguments of `farfield fmm`.
@@ -150,7 +150,7 @@ pub struct FmmArgs {
     #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
     pub backend: BackendArg,
     /// M2L kernel of the CUDA backend.
-    #[arg(long, value_enum, default_value_t = M2lArg::Symmetric)]
+    #[arg(long, value_enum, default_value_t = M2lArg::Plain)]
     pub m2l: M2lArg,
     /// With --backend cuda: also run the CPU FMM with the same p and D, and report the largest
     /// relative difference of potentials and fields and the time ratio.
@@ -310,7 +310,7 @@ impl Solved {
 /// Plans and executes the FMM `reps` times (fastest kept) with potentials and fields.
 /// Errors: the library's (bad tolerance, order, depth, non-finite input).
 pub fn solve(xyz: &[f64], q: &[f64], boundary: Boundary, tol: f64, opts: &FmmOpts, reps: usize) -> CliResult<Solved> {
-    solve_with(xyz, q, boundary, tol, opts, reps, M2lMethod::Symmetric, &ProgressBar::hidden(), "")
+    solve_with(xyz, q, boundary, tol, opts, reps, M2lMethod::default(), &ProgressBar::hidden(), "")
 }
 
 /// [`solve`] with the M2L kernel of a CUDA plan, advancing `pb` by one step for the plan and
@@ -584,7 +584,7 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
     }
     let vs_cpu = if compare {
         let o = FmmOpts { backend: BackendChoice::Cpu, order: st.order, depth: Some(depth), ..opts };
-        let c = solve_with(&parts.xyz, &parts.q, boundary, args.tol, &o, reps, M2lMethod::Symmetric, &pb, "CPU comparison: ")?;
+        let c = solve_with(&parts.xyz, &parts.q, boundary, args.tol, &o, reps, M2lMethod::default(), &pb, "CPU comparison: ")?;
         let rel = |a: &[f64], b: &[f64]| {
             let m = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
             a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / m

@@ -73,7 +73,7 @@ impl<D: Device> GpuFmm<D> {
         let ops = OpTables::new(&dev, p)?;
         let m2l = M2lTables::new(&dev, p, periodic)?;
         let pairs = DevicePairs::new(&dev)?;
-        Ok(GpuFmm { dev, boundary, p, depth, method: M2lMethod::Symmetric, ops, m2l, pairs })
+        Ok(GpuFmm { dev, boundary, p, depth, method: M2lMethod::default(), ops, m2l, pairs })
     }
 
     /// The device handle.
@@ -86,7 +86,7 @@ impl<D: Device> GpuFmm<D> {
         self.p
     }
 
-    /// Chooses the M2L kernel (default [`M2lMethod::Symmetric`]; `Plain` is the reference).
+    /// Chooses the M2L kernel (default [`M2lMethod::Plain`], the faster on hardware so far).
     pub fn set_m2l_method(&mut self, method: M2lMethod) {
         self.method = method;
     }
