@@ -19,7 +19,7 @@ per-path budgets and per-case timeouts (`kit_cases.py`):
 | nufft | farfield CUDA NUFFT, C API on CuPy device arrays | cuFINUFFT 2.5.1 on the same arrays |
 | spread | CUDA spreading kernels, every method (GM, GM-sort, SM, CSR, GROUP, AUTO) | the CPU spreader, same run |
 | ewald | SPME on the device, host arrays (C API) and device arrays (CLI) | OpenMM PME, CUDA and OpenCL platforms |
-| fmm | CUDA FMM, symmetric and plain M2L | the CPU FMM, same p and D, all cores |
+| fmm | CUDA FMM, plain M2L (the default) and symmetric M2L | the CPU FMM, same p and D, all cores |
 
 Each case runs in a child process with a timeout (a case that hangs is killed and recorded
 as "timeout"); each path stops starting cases when its budget is spent (the rest are

@@ -6,7 +6,7 @@ into kit records (`benches/gpu/kit.py`; record fields in `kit_report.py`).
 | nufft | `benches/peers/nufft_vs_cufinufft.py --case-list ... --json` (one process, cases streamed) | farfield CUDA (C API, device arrays) | cuFINUFFT 2.5.1 |
 | spread | `farfield bench spread --backend cuda --method M --json`, one process per case | the CUDA kernels alone (device arrays) | the CPU spreader of the same run |
 | ewald | `benches/peers/ewald_vs_openmm.py --gpu --ours-host --json` per precision | farfield SPME, host arrays and device arrays | OpenMM PME on each platform |
-| fmm | `benches/fmm_cuda.py --json` per case | CUDA FMM (symmetric M2L; plain M2L) | the CPU FMM, same p and D, all cores |
+| fmm | `benches/fmm_cuda.py --json` per case | CUDA FMM (plain M2L, the default; symmetric M2L) | the CPU FMM, same p and D, all cores |
 
 The parsers (`nufft_records`, `spread_records`, `ewald_records`, `fmm_records`) read the
 scripts' JSON as it is written; the self-test runs `spread_records` on a real CPU run of the CLI.
@@ -334,27 +334,27 @@ def fmm_cmd(ctx, params, json_path):
     src = ["--input", str(ctx.data / p["input"])] if p["input"] else ["--n", p["n"], "--dist", p["dist"]]
     cmd = [ctx.python, str(FMM_SCRIPT), *src, "--tol", f"{p['tol']:g}", "--boundary", p["boundary"], "--reps", str(p["reps"]),
            "--json", json_path]
-    if not p["plain"]:
-        cmd.append("--no-plain")
+    if not p["symmetric"]:
+        cmd.append("--no-symmetric")
     return cmd
 
 
 def fmm_records(case, doc, threads=None):
     c = doc["cases"][0]
-    sym, plain = c["symmetric"], c.get("plain")
-    if "error" in sym:
-        return failed("fmm", case, "error", " ".join(sym["error"]))
-    err = sym.get("rel_error_field")  # of the fields (forces); the potentials' is in extra
-    base = {"p": sym["p"], "depth": sym["depth"], "n": sym["n"], "plan_s": sym["plan_s"],
-            "rel_error_potential": sym.get("rel_error_potential"), "rel_error_field": sym.get("rel_error_field"),
-            "reference": sym.get("reference"), "reported": f"fastest of {sym['reps']} (the CLI reports no other)"}
-    stages = {k: [v] for k, v in sym["stages"].items()}
-    out = [record("fmm", case, "ours", "farfield CUDA FMM (symmetric M2L)", "ok", [sym["execute_s"]], "execute_s", stages,
-                  err, extra=dict(base, m2l_counts=sym.get("m2l_counts"), vs_cpu=sym.get("vs_cpu")))]
-    if plain and "error" not in plain:
-        out.append(record("fmm", case, "ours", "farfield CUDA FMM (plain M2L)", "ok", [plain["execute_s"]], "execute_s",
-                          {k: [v] for k, v in plain["stages"].items()}, err, extra=dict(base)))
-    v = sym.get("vs_cpu")
+    main, sym = c["plain"], c.get("symmetric")  # the default kernel (with the CPU comparison), the other
+    if "error" in main:
+        return failed("fmm", case, "error", " ".join(main["error"]))
+    err = main.get("rel_error_field")  # of the fields (forces); the potentials' is in extra
+    base = {"p": main["p"], "depth": main["depth"], "n": main["n"], "plan_s": main["plan_s"],
+            "rel_error_potential": main.get("rel_error_potential"), "rel_error_field": main.get("rel_error_field"),
+            "reference": main.get("reference"), "reported": f"fastest of {main['reps']} (the CLI reports no other)"}
+    stages = {k: [v] for k, v in main["stages"].items()}
+    out = [record("fmm", case, "ours", "farfield CUDA FMM (plain M2L)", "ok", [main["execute_s"]], "execute_s", stages,
+                  err, extra=dict(base, m2l_counts=main.get("m2l_counts"), vs_cpu=main.get("vs_cpu")))]
+    if sym and "error" not in sym:
+        out.append(record("fmm", case, "ours", "farfield CUDA FMM (symmetric M2L)", "ok", [sym["execute_s"]], "execute_s",
+                          {k: [v] for k, v in sym["stages"].items()}, err, extra=dict(base)))
+    v = main.get("vs_cpu")
     if v:
         out.append(record("fmm", case, "peer", f"farfield CPU FMM ({threads or '?'} threads, same p and D)", "ok",
                           [v["cpu_execute_s"]], "execute_s", rel_error=None,
