@@ -19,6 +19,7 @@
 use farfield::ewald::{EwaldOpts, Method, Overrides};
 use farfield::fmm::Boundary;
 use farfield::gpu::ewald::GpuEwaldExec;
+use farfield::gpu::fmm::m2l::M2lMethod;
 use farfield::gpu::fmm::GpuFmm;
 use farfield::gpu::nufft::GpuNufft;
 use farfield::gpu::spread::{GpuMethod, GpuSpreadOpts, GpuSpreader};
@@ -107,8 +108,9 @@ fn ewald(dev: &EmuDevice, method: Method, mixed: bool) {
     g.execute_host(&xyz, &q, Some(&mut phi), Some(&mut field), true, false).unwrap();
 }
 
-fn fmm(dev: &EmuDevice, boundary: Boundary, p: usize) {
-    let g = GpuFmm::new(dev.clone(), boundary, p, Some(2)).unwrap();
+fn fmm(dev: &EmuDevice, boundary: Boundary, p: usize, m2l: M2lMethod) {
+    let mut g = GpuFmm::new(dev.clone(), boundary, p, Some(2)).unwrap();
+    g.set_m2l_method(m2l);
     let n = 300;
     let mut r = rand_pcg::Pcg64::seed_from_u64(p as u64);
     let xyz: Vec<f64> = (0..3 * n).map(|_| r.gen_range(0.0..1.0)).collect();
@@ -156,9 +158,11 @@ fn manifest() -> String {
             record(&mut shapes, arch, &format!("ewald {name} f64"), |d| ewald(d, method, false));
             record(&mut shapes, arch, &format!("ewald {name} mixed"), |d| ewald(d, method, true));
         }
-        record(&mut shapes, arch, "fmm open p 6", |d| fmm(d, Boundary::Open, 6));
-        record(&mut shapes, arch, "fmm open p 16", |d| fmm(d, Boundary::Open, 16));
-        record(&mut shapes, arch, "fmm periodic p 10", |d| fmm(d, Boundary::Periodic { side: 1.0 }, 10));
+        record(&mut shapes, arch, "fmm open p 6", |d| fmm(d, Boundary::Open, 6, M2lMethod::default()));
+        record(&mut shapes, arch, "fmm open p 16", |d| fmm(d, Boundary::Open, 16, M2lMethod::default()));
+        record(&mut shapes, arch, "fmm periodic p 10", |d| fmm(d, Boundary::Periodic { side: 1.0 }, 10, M2lMethod::default()));
+        // the symmetric M2L kernel, the other choice of the plan
+        record(&mut shapes, arch, "fmm open p 16 symmetric M2L", |d| fmm(d, Boundary::Open, 16, M2lMethod::Symmetric));
     }
     let mut out = String::from("# arch\tkernel\tblock\tdynamic_smem_bytes\tcase (gpu-emu/tests/launch_shapes.rs writes this file)\n");
     for ((arch, name), (block, smem, case)) in shapes {
