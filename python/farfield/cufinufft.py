@@ -135,9 +135,9 @@ class Plan:
         self._stream = kwargs.get("gpu_stream")
 
     def __del__(self):
-        # the plan before the reference to its stream (__init__ may have failed before either)
+        # the plan first, while `_stream` still holds its stream (__init__ may have failed
+        # before `_core` was set)
         self.__dict__.pop("_core", None)
-        self.__dict__.pop("_stream", None)
 
     type = property(lambda self: self._type, doc="The transform type (1, 2 or 3).")
     dtype = property(lambda self: self._dtype, doc="The complex dtype.")
