@@ -60,17 +60,18 @@ if ((rc != 0)); then
   echo "gpu-check: FAILED (exit $rc)"
   exit 1
 fi
-# the summary must say every kernel compiled and assembled for every architecture
-python3 - "$last" <<'PY' || exit 1
+summary=$(mktemp) && trap 'rm -f "$summary"' EXIT
+printf '%s\n' "$last" > "$summary"
+# the summary must say every kernel compiled and assembled for every architecture (read from a
+# file: with the width-specialised modules it is longer than one command-line argument may be)
+python3 - "$summary" <<'PY' || exit 1
 import json, sys
-r = json.loads(sys.argv[1])
+r = json.loads(open(sys.argv[1]).read())
 want = r["kernels"] * len(r["archs"])
 ok = r["ok"] and r["kernels"] > 0 and r["compiled"] == want and r["assembled"] == want
 print(f"gpu-check: {r['kernels']} kernels x {len(r['archs'])} archs, {r['compiled']} compiled, {r['assembled']} assembled: {'OK' if ok else 'FAILED'}")
 sys.exit(0 if ok else 1)
 PY
-summary=$(mktemp) && trap 'rm -f "$summary"' EXIT
-printf '%s\n' "$last" > "$summary"
 if [[ -n "${FARFIELD_OCCUPANCY_WRITE:-}" ]]; then
   python3 scripts/gpu_occupancy.py write "$summary"
 else

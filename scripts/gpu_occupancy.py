@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "docs" / "gpu_occupancy.json"
 TABLE = ROOT / "docs" / "gpu_occupancy.md"
-KEEP = ("arch", "source", "kernel", "registers", "static_smem", "spill_stores", "spill_loads", "block",
+KEEP = ("arch", "source", "kernel", "registers", "static_smem", "spill_stores", "spill_loads", "stack_frame", "block",
         "dynamic_smem", "blocks_per_sm", "occupancy", "limiter", "case")
 
 
@@ -61,7 +61,8 @@ def write(summary_path):
     BASELINE.write_text(json.dumps({"generated_by": "FARFIELD_OCCUPANCY_WRITE=1 bash scripts/gpu-check.sh", "kernels": rs}, indent=1) + "\n")
     out = ["# Occupancy of the CUDA kernels at the default plans' launch shapes", "",
            "Written by `FARFIELD_OCCUPANCY_WRITE=1 bash scripts/gpu-check.sh` (no GPU needed) from",
-           "`farfield gpu check --resources`: registers and static shared memory from `ptxas -v`",
+           "`farfield gpu check --resources`: registers, stack frame (per-thread local memory) and static",
+           "shared memory from `ptxas -v`",
            "(the nvidia-cuda-nvcc-cu12 wheel's ptxas), block and dynamic shared memory from the launches",
            "of the default plans recorded on the CUDA-on-CPU emulator (`src/gpu/launch_shapes.tsv`,",
            "kept fresh by `gpu-emu/tests/launch_shapes.rs`), resident blocks per multiprocessor by the",
@@ -70,12 +71,12 @@ def write(summary_path):
            "drops below 2. Dynamic shared memory is the largest any default plan asks for (the",
            "column `case`); `-`: not launched by the plans recorded.", ""]
     for arch in sorted({r["arch"] for r in rs}):
-        out += [f"## {arch}", "", "| source | kernel | regs | spill (st/ld B) | static smem | block | dynamic smem | blocks/SM | occupancy | limiter | case |",
-                "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+        out += [f"## {arch}", "", "| source | kernel | regs | spill (st/ld B) | stack B | static smem | block | dynamic smem | blocks/SM | occupancy | limiter | case |",
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
         for r in (r for r in rs if r["arch"] == arch):
             dash = lambda v: "-" if v is None else v
             occ = "-" if r["occupancy"] is None else f"{100 * r['occupancy']:.0f} %"
-            out.append(f"| {r['source']} | `{r['kernel']}` | {r['registers']} | {r['spill_stores']}/{r['spill_loads']} | {r['static_smem']} | "
+            out.append(f"| {r['source']} | `{r['kernel']}` | {r['registers']} | {r['spill_stores']}/{r['spill_loads']} | {dash(r['stack_frame'])} | {r['static_smem']} | "
                        f"{dash(r['block'])} | {dash(r['dynamic_smem'])} | {dash(r['blocks_per_sm'])} | {occ} | {dash(r['limiter'])} | {dash(r['case'])} |")
         out.append("")
     TABLE.write_text("\n".join(out))

@@ -35,6 +35,10 @@ pub struct CheckArgs {
     /// and the resulting blocks per multiprocessor and occupancy (docs/gpu_occupancy.md).
     #[arg(long)]
     pub resources: bool,
+    /// Compile every width-specialised spreading module (2 precisions x 3 dimensions x widths
+    /// 2-16: minutes of NVRTC) instead of those the default plans launch.
+    #[arg(long)]
+    pub all_widths: bool,
 }
 
 fn valid_arch(a: &str) -> bool {
@@ -61,9 +65,10 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
         return Err("--resources needs ptxas: set FARFIELD_PTXAS to a ptxas executable (e.g. from the nvidia-cuda-nvcc-cu12 wheel)".into());
     }
     // one step per (source, architecture) compilation (stderr, only when it is a terminal)
-    let pb = progress::bar((farfield::gpu::KERNEL_SOURCES.len() * archs.len()) as u64, "gpu", progress::visible());
+    let widths = if a.all_widths { farfield::gpu::WidthModule::all() } else { farfield::gpu::WidthModule::launched() };
+    let pb = progress::bar(((farfield::gpu::KERNEL_SOURCES.len() + widths.len()) * archs.len()) as u64, "gpu", progress::visible());
     pb.set_message("loading NVRTC");
-    let rep = farfield::gpu::check::run_with_progress(&archs, ptxas, |done, total, source, arch| {
+    let rep = farfield::gpu::check::run_with_progress(&archs, &widths, ptxas, |done, total, source, arch| {
         pb.set_length(total as u64);
         pb.set_position(done as u64);
         pb.set_message(if done < total { format!("{source} {arch}") } else { String::new() });
@@ -167,7 +172,7 @@ fn resource_table(rep: &farfield::gpu::check::CheckReport) -> CliResult<Vec<serd
         }
         out.push(json!({
             "arch": r.arch, "source": r.source, "kernel": k.kernel, "registers": k.registers, "static_smem": k.static_smem,
-            "spill_stores": k.spill.0, "spill_loads": k.spill.1,
+            "spill_stores": k.spill.0, "spill_loads": k.spill.1, "stack_frame": k.stack,
             "block": shape.map(|s| s.block), "dynamic_smem": shape.map(|s| s.dynamic_smem), "case": shape.map(|s| s.case.clone()),
             "blocks_per_sm": occ.map(|o| o.blocks_per_sm), "occupancy": occ.map(|o| o.occupancy), "limiter": occ.map(|o| o.limiter),
         }));

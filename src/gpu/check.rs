@@ -1,5 +1,6 @@
 //! Compile-only check of the CUDA kernels without a GPU (`farfield gpu check`; docs/design.md §5.3):
-//! every source of [`super::KERNEL_SOURCES`] is compiled by NVRTC for each requested
+//! every source of [`super::KERNEL_SOURCES`] and the requested width-specialised modules
+//! ([`super::WidthModule`]) are compiled by NVRTC for each requested
 //! architecture (`--gpu-architecture=sm_XX`, always given: NVRTC's default compute_52 has no
 //! double `atomicAdd`), and, when a `ptxas` executable is given, the PTX is assembled for the
 //! same architecture.
@@ -198,9 +199,17 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> std::result::Result<Vec<
     res
 }
 
-/// Runs the check for `archs` (ptxas from `ptxas` when given).
-pub fn run(archs: &[String], ptxas: Option<PathBuf>) -> CheckReport {
-    run_with_progress(archs, ptxas, |_, _, _, _| {})
+/// Runs the check for `archs` on the library's sources and the width modules `widths` (ptxas
+/// from `ptxas` when given).
+pub fn run(archs: &[String], widths: &[super::WidthModule], ptxas: Option<PathBuf>) -> CheckReport {
+    run_with_progress(archs, widths, ptxas, |_, _, _, _| {})
+}
+
+/// The modules a check compiles: the library's sources, then the width modules `widths`, as
+/// (name, source text).
+pub fn modules(widths: &[super::WidthModule]) -> Vec<(String, String)> {
+    let base = super::KERNEL_SOURCES.iter().map(|&(n, s)| (n.to_string(), s.to_string()));
+    base.chain(widths.iter().map(|w| (w.name(), w.source()))).collect()
 }
 
 /// [`run`], calling `progress(done, total, source, arch)` on the calling thread as each
@@ -208,8 +217,9 @@ pub fn run(archs: &[String], ptxas: Option<PathBuf>) -> CheckReport {
 /// names), after `progress(0, total, "", "")` at the start; not called when NVRTC cannot be
 /// loaded. The pairs compile and assemble on one worker thread per core (each its own NVRTC
 /// program and ptxas process); the report lists them in the order of
-/// [`super::KERNEL_SOURCES`] and `archs` whatever order they finish in.
-pub fn run_with_progress(archs: &[String], ptxas: Option<PathBuf>, mut progress: impl FnMut(usize, usize, &str, &str)) -> CheckReport {
+/// [`modules`] and `archs` whatever order they finish in.
+pub fn run_with_progress(archs: &[String], widths: &[super::WidthModule], ptxas: Option<PathBuf>,
+                         mut progress: impl FnMut(usize, usize, &str, &str)) -> CheckReport {
     let mut rep = CheckReport {
         archs: archs.to_vec(),
         device_found: matches!(super::runtime::discover(), Ok(d) if !d.is_empty()),
@@ -224,8 +234,9 @@ pub fn run_with_progress(archs: &[String], ptxas: Option<PathBuf>, mut progress:
     if rep.nvrtc.is_err() {
         return rep;
     }
+    let mods = modules(widths);
     let pairs: Vec<(&str, &str, &String)> =
-        super::KERNEL_SOURCES.iter().flat_map(|&(name, src)| archs.iter().map(move |arch| (name, src, arch))).collect();
+        mods.iter().flat_map(|(name, src)| archs.iter().map(move |arch| (name.as_str(), src.as_str(), arch))).collect();
     let total = pairs.len();
     progress(0, total, "", "");
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, total.max(1));

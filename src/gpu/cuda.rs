@@ -67,43 +67,44 @@ fn compile_cache() -> &'static CompileCache {
 }
 
 /// The embedded sources ([`super::KERNEL_SOURCES`]) compiled for `arch` (`sm_XX`): PTX and
-/// CUBIN of each, read from the disk cache ([`super::cubin_cache`]) or compiled on first use
-/// (and stored there), and kept for the process (the lock is held while compiling, so
-/// concurrent first uses compile once).
+/// CUBIN of each, as [`compiled_module`] makes them.
 /// Errors: [`Error::NoDevice`] (NVRTC not loadable), [`Error::Internal`] (NVRTC failed).
 pub fn compiled_for(arch: &str) -> Result<Vec<(String, Arc<Compiled>)>> {
+    super::KERNEL_SOURCES.iter().map(|&(name, src)| Ok((name.to_string(), compiled_module(name, src, arch)?))).collect()
+}
+
+/// Module `name` of source `src` compiled for `arch` (`sm_XX`): PTX and CUBIN, read from the
+/// disk cache ([`super::cubin_cache`]) or compiled on first use (and stored there), and kept for
+/// the process under (`name`, `arch`) (the lock is held while compiling, so concurrent first
+/// uses compile once). Used for the library's sources and the width-specialised modules
+/// ([`super::WidthModule`]).
+/// Errors: [`Error::NoDevice`] (NVRTC not loadable), [`Error::Internal`] (NVRTC failed).
+pub fn compiled_module(name: &str, src: &str, arch: &str) -> Result<Arc<Compiled>> {
     super::check::load_nvrtc().map_err(Error::NoDevice)?;
     let mut cache = compile_cache().lock().unwrap_or_else(|e| e.into_inner());
-    let disk = super::cubin_cache::dir().zip(super::check::nvrtc_version());
-    let mut out = Vec::new();
-    for (name, src) in super::KERNEL_SOURCES {
-        let key = (name.to_string(), arch.to_string());
-        let c = match cache.get(&key) {
-            Some(c) => c.clone(),
-            None => {
-                let t = Instant::now();
-                let entry = disk.as_ref().map(|(dir, ver)| (dir, super::cubin_cache::key(name, src, arch, ver)));
-                let stored = entry.as_ref().and_then(|(dir, k)| super::cubin_cache::load(dir, k));
-                let from_disk = stored.is_some();
-                let (ptx, cubin) = match stored {
-                    Some(v) => v,
-                    None => {
-                        let (ptx, cubin) = super::check::compile_full(name, src, arch)
-                            .map_err(|e| Error::Internal(format!("NVRTC failed on {name} for {arch}: {e}")))?;
-                        if let Some((dir, k)) = &entry {
-                            super::cubin_cache::store(dir, k, &ptx, cubin.as_deref());
-                        }
-                        (ptx, cubin)
-                    }
-                };
-                let c = Arc::new(Compiled { ptx, cubin, time: t.elapsed(), from_disk });
-                cache.insert(key, c.clone());
-                c
-            }
-        };
-        out.push((name.to_string(), c));
+    let key = (name.to_string(), arch.to_string());
+    if let Some(c) = cache.get(&key) {
+        return Ok(c.clone());
     }
-    Ok(out)
+    let t = Instant::now();
+    let disk = super::cubin_cache::dir().zip(super::check::nvrtc_version());
+    let entry = disk.as_ref().map(|(dir, ver)| (dir, super::cubin_cache::key(name, src, arch, ver)));
+    let stored = entry.as_ref().and_then(|(dir, k)| super::cubin_cache::load(dir, k));
+    let from_disk = stored.is_some();
+    let (ptx, cubin) = match stored {
+        Some(v) => v,
+        None => {
+            let (ptx, cubin) =
+                super::check::compile_full(name, src, arch).map_err(|e| Error::Internal(format!("NVRTC failed on {name} for {arch}: {e}")))?;
+            if let Some((dir, k)) = &entry {
+                super::cubin_cache::store(dir, k, &ptx, cubin.as_deref());
+            }
+            (ptx, cubin)
+        }
+    };
+    let c = Arc::new(Compiled { ptx, cubin, time: t.elapsed(), from_disk });
+    cache.insert(key, c.clone());
+    Ok(c)
 }
 
 /// PTX of the embedded sources for `arch` (from [`compiled_for`]'s cache).
@@ -186,6 +187,10 @@ struct DeviceState {
     modules: Vec<Arc<CudaModule>>,
     /// Kernel name → module index, from the compiled PTX's entry list.
     entries: HashMap<String, usize>,
+    /// Architecture the modules are compiled for (`sm_XX`).
+    arch: String,
+    /// The width-specialised modules loaded so far ([`super::WidthModule`], by name).
+    width_modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     funcs: Mutex<HashMap<String, Func>>,
     limits: DeviceLimits,
     open: OpenTimes,
@@ -198,14 +203,17 @@ impl DeviceState {
     fn function(&self, name: &str, smem: u32) -> Result<CudaFunction> {
         let mut funcs = self.funcs.lock().unwrap_or_else(|e| e.into_inner());
         if !funcs.contains_key(name) {
-            let candidates: Vec<&Arc<CudaModule>> = match self.entries.get(name) {
-                Some(&i) => vec![&self.modules[i]],
-                None => self.modules.iter().collect(),
-            };
-            let f = candidates
-                .into_iter()
-                .find_map(|m| m.load_function(name).ok())
-                .ok_or_else(|| Error::Internal(format!("CUDA kernel {name} not found in the loaded modules")))?;
+            let f = match super::WidthModule::of_kernel(name) {
+                Some(wm) => self.width_module(&wm)?.load_function(name).ok(),
+                None => {
+                    let candidates: Vec<&Arc<CudaModule>> = match self.entries.get(name) {
+                        Some(&i) => vec![&self.modules[i]],
+                        None => self.modules.iter().collect(),
+                    };
+                    candidates.into_iter().find_map(|m| m.load_function(name).ok())
+                }
+            }
+            .ok_or_else(|| Error::Internal(format!("CUDA kernel {name} not found in the loaded modules")))?;
             funcs.insert(name.to_string(), Func { f, smem_set: 0 });
         }
         let k = funcs.get_mut(name).expect("inserted above");
@@ -221,6 +229,30 @@ impl DeviceState {
             k.smem_set = smem;
         }
         Ok(k.f.clone())
+    }
+}
+
+impl DeviceState {
+    /// The width-specialised module `wm`, compiled ([`compiled_module`]) and loaded on first use.
+    /// Errors: [`Error::NoDevice`], [`Error::Internal`] (NVRTC or the module load failed).
+    fn width_module(&self, wm: &super::WidthModule) -> Result<Arc<CudaModule>> {
+        let name = wm.name();
+        let mut loaded = self.width_modules.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = loaded.get(&name) {
+            return Ok(m.clone());
+        }
+        let c = compiled_module(&name, &wm.source(), &self.arch)?;
+        let m = self.ctx.load_module(module_image(&c)).map_err(|e| Error::Internal(format!("CUDA module load of {name} for {}: {e:?}", self.arch)))?;
+        loaded.insert(name, m.clone());
+        Ok(m)
+    }
+}
+
+/// What the driver loads for a compiled module: the CUBIN, or the PTX (JIT) when there is none.
+fn module_image(c: &Compiled) -> cudarc::nvrtc::Ptx {
+    match &c.cubin {
+        Some(b) => cudarc::nvrtc::Ptx::from_binary(b.clone()),
+        None => cudarc::nvrtc::Ptx::from_src(c.ptx.clone()),
     }
 }
 
@@ -265,14 +297,8 @@ fn open_state(info: &super::runtime::DeviceInfo) -> Result<Arc<DeviceState>> {
         let mut entries = HashMap::new();
         let mut from_cubin = true;
         for (i, (name, c)) in compiled.iter().enumerate() {
-            let image = match &c.cubin {
-                Some(b) => cudarc::nvrtc::Ptx::from_binary(b.clone()),
-                None => {
-                    from_cubin = false;
-                    cudarc::nvrtc::Ptx::from_src(c.ptx.clone())
-                }
-            };
-            modules.push(ctx.load_module(image).map_err(|e| Error::Internal(format!("CUDA module load of {name} for {arch}: {e:?}")))?);
+            from_cubin &= c.cubin.is_some();
+            modules.push(ctx.load_module(module_image(c)).map_err(|e| Error::Internal(format!("CUDA module load of {name} for {arch}: {e:?}")))?);
             for e in super::check::entries(&c.ptx) {
                 entries.insert(e, i);
             }
@@ -284,6 +310,8 @@ fn open_state(info: &super::runtime::DeviceInfo) -> Result<Arc<DeviceState>> {
             name: format!("{} ({arch})", info.name),
             modules,
             entries,
+            arch: arch.clone(),
+            width_modules: Mutex::new(HashMap::new()),
             funcs: Mutex::new(HashMap::new()),
             limits,
             open,

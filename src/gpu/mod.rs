@@ -64,3 +64,113 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("ewald_real.cu", include_str!("kernels/ewald_real.cu")),
     ("ewald_kspace.cu", include_str!("kernels/ewald_kspace.cu")),
 ];
+
+/// Kernel widths `w` (grid points per axis of a point's window) whose GM and SM spreading and
+/// interpolation kernels exist with the width as a compile-time constant (`kernels/spread.cu`,
+/// `FF_SPEC_WMIN` … `FF_SPEC_WMAX`): the loop over a window's x axis unrolls and that axis's kernel
+/// values and grid indices live in registers instead of local memory. Other widths (wide
+/// Gaussian or B-spline kernels) run the kernels that read the width at run time.
+pub const SPECIALISED_WIDTHS: std::ops::RangeInclusive<usize> = 2..=16;
+
+/// The kernels of one width-specialised module of `kernels/spread.cu`.
+const WIDTH_KERNELS: [&str; 4] = ["gm_spread", "gm_interp", "sm_spread", "sm_interp"];
+
+/// One width-specialised module of `kernels/spread.cu`: the GM and SM spreading and
+/// interpolation kernels of one precision, dimension and width, compiled by NVRTC on first use
+/// (a plan needs one such module; compiling all 90 up front took 4–5 minutes of NVRTC) and kept
+/// in the same caches as the library's other modules ([`cuda::compiled_module`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WidthModule {
+    /// Precision suffix, `f32` or `f64` ([`crate::real::Real::NAME`]).
+    pub precision: &'static str,
+    /// Dimension, 1–3.
+    pub dim: usize,
+    /// Kernel width, in [`SPECIALISED_WIDTHS`].
+    pub w: usize,
+}
+
+impl WidthModule {
+    /// The module of precision `precision` (`f32`/`f64`), dimension `dim` and width `w`; `None`
+    /// when no such module exists (`w` outside [`SPECIALISED_WIDTHS`], `dim` outside 1–3).
+    pub fn new(precision: &'static str, dim: usize, w: usize) -> Option<WidthModule> {
+        (matches!(precision, "f32" | "f64") && (1..=3).contains(&dim) && SPECIALISED_WIDTHS.contains(&w))
+            .then_some(WidthModule { precision, dim, w })
+    }
+
+    /// Every module: 2 precisions × 3 dimensions × the widths of [`SPECIALISED_WIDTHS`].
+    pub fn all() -> Vec<WidthModule> {
+        let mut v = Vec::new();
+        for precision in ["f32", "f64"] {
+            for dim in 1..=3 {
+                v.extend(SPECIALISED_WIDTHS.filter_map(|w| WidthModule::new(precision, dim, w)));
+            }
+        }
+        v
+    }
+
+    /// The entry point of kernel `base` (`gm_spread`, `gm_interp`, `sm_spread`, `sm_interp`)
+    /// in this module: `ff_<base>_<dim>d_<precision>_w<w>`.
+    pub fn kernel(&self, base: &str) -> String {
+        format!("ff_{base}_{}d_{}_w{}", self.dim, self.precision, self.w)
+    }
+
+    /// The module holding entry point `name`, when `name` is a width-specialised kernel.
+    pub fn of_kernel(name: &str) -> Option<WidthModule> {
+        let (head, w) = name.rsplit_once("_w")?;
+        let w: usize = w.parse().ok()?;
+        let (head, precision) = head.rsplit_once('_')?;
+        let precision = ["f32", "f64"].into_iter().find(|p| *p == precision)?;
+        let (base, dim) = head.strip_prefix("ff_")?.rsplit_once('_')?;
+        let dim: usize = dim.strip_suffix('d')?.parse().ok()?;
+        let m = WidthModule::new(precision, dim, w)?;
+        (WIDTH_KERNELS.contains(&base) && m.kernel(base) == name).then_some(m)
+    }
+
+    /// The module's name in caches and reports: `spread.cu[<dim>d_<precision>_w<w>]`.
+    pub fn name(&self) -> String {
+        format!("spread.cu[{}d_{}_w{}]", self.dim, self.precision, self.w)
+    }
+
+    /// The module's source: `kernels/spread.cu` with the defines that select this module's
+    /// kernels in front.
+    pub fn source(&self) -> String {
+        let ty = if self.precision == "f32" { "float" } else { "double" };
+        format!("#define FF_SPREAD_WIDTH {}\n#define FF_SPREAD_DIM {}\n#define FF_SPREAD_T {ty}\n#define FF_SPREAD_S {}\n{}",
+                self.w, self.dim, self.precision, KERNEL_SOURCES[0].1)
+    }
+
+    /// The modules of the width-specialised kernels that the default plans launch
+    /// ([`occupancy::LAUNCH_SHAPES`]), in order, each once.
+    pub fn launched() -> Vec<WidthModule> {
+        let mut v: Vec<WidthModule> = occupancy::parse_launch_shapes(occupancy::LAUNCH_SHAPES)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|s| WidthModule::of_kernel(&s.kernel))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn width_module_names_round_trip() {
+        let all = WidthModule::all();
+        assert_eq!(all.len(), 2 * 3 * SPECIALISED_WIDTHS.count());
+        for m in &all {
+            for base in WIDTH_KERNELS {
+                assert_eq!(WidthModule::of_kernel(&m.kernel(base)), Some(*m));
+            }
+            assert!(m.source().starts_with("#define FF_SPREAD_WIDTH"));
+        }
+        for name in ["ff_gm_spread_3d_f64", "ff_csr_spread_f64_w9", "ff_gm_spread_3d_f64_w17", "ff_gm_spread_4d_f64_w9",
+                     "ff_gm_spread_3d_f16_w9", "ff_gm_spread_3d_f64_w09", "ff_pt_weights_3d_f64_w9", "ff_gm_spread_3d_f64_w"] {
+            assert_eq!(WidthModule::of_kernel(name), None, "{name}");
+        }
+        assert_eq!(KERNEL_SOURCES[0].0, "spread.cu");
+    }
+}

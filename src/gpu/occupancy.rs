@@ -60,10 +60,13 @@ pub struct KernelResources {
     pub static_smem: u32,
     /// Bytes of register spill stores and loads per thread.
     pub spill: (u32, u32),
+    /// Bytes of stack frame per thread: arrays the compiler keeps in local memory (e.g. a
+    /// point's kernel values when the window's width is not a compile-time constant).
+    pub stack: u32,
 }
 
-/// Parses the output of `ptxas -v` (its `Compiling entry function 'k'`, `N bytes spill stores,
-/// N bytes spill loads` and `Used N registers, …, N bytes smem` lines) into one record per
+/// Parses the output of `ptxas -v` (its `Compiling entry function 'k'`, `N bytes stack frame,
+/// N bytes spill stores, N bytes spill loads` and `Used N registers, …, N bytes smem` lines) into one record per
 /// kernel, in order.
 pub fn parse_ptxas_verbose(out: &str) -> Vec<KernelResources> {
     fn number_before(s: &str, unit: &str) -> Option<u32> {
@@ -74,10 +77,11 @@ pub fn parse_ptxas_verbose(out: &str) -> Vec<KernelResources> {
     for l in out.lines() {
         if let Some(rest) = l.split("Compiling entry function '").nth(1) {
             let name = rest.split('\'').next().unwrap_or_default();
-            res.push(KernelResources { kernel: name.to_string(), registers: 0, static_smem: 0, spill: (0, 0) });
+            res.push(KernelResources { kernel: name.to_string(), registers: 0, static_smem: 0, spill: (0, 0), stack: 0 });
         } else if let Some(k) = res.last_mut() {
             if l.contains("spill stores") {
                 k.spill = (number_before(l, "bytes spill stores").unwrap_or(0), number_before(l, "bytes spill loads").unwrap_or(0));
+                k.stack = number_before(l, "bytes stack frame").unwrap_or(0);
             } else if l.contains("Used ") && l.contains(" registers") {
                 k.registers = number_before(l, " registers").unwrap_or(0);
                 k.static_smem = number_before(l, " bytes smem").unwrap_or(0);
@@ -165,12 +169,12 @@ ptxas info    : Compiling entry function 'ff_a' for 'sm_80'\n\
 ptxas info    : Function properties for ff_a\n    0 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n\
 ptxas info    : Used 40 registers, used 1 barriers, 256 bytes smem, 360 bytes cmem[0]\n\
 ptxas info    : Compiling entry function 'ff_b' for 'sm_80'\n\
-ptxas info    : Function properties for ff_b\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+ptxas info    : Function properties for ff_b\n    216 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
 ptxas info    : Used 8 registers, used 0 barriers, 360 bytes cmem[0]\n";
         let r = parse_ptxas_verbose(out);
         assert_eq!(r, vec![
-            KernelResources { kernel: "ff_a".into(), registers: 40, static_smem: 256, spill: (8, 12) },
-            KernelResources { kernel: "ff_b".into(), registers: 8, static_smem: 0, spill: (0, 0) },
+            KernelResources { kernel: "ff_a".into(), registers: 40, static_smem: 256, spill: (8, 12), stack: 0 },
+            KernelResources { kernel: "ff_b".into(), registers: 8, static_smem: 0, spill: (0, 0), stack: 216 },
         ]);
     }
 

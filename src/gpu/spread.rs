@@ -450,6 +450,16 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         })
     }
 
+    /// The entry point of the GM or SM kernel `base` (`gm_spread`, `sm_interp`, …) for this
+    /// plan: the width-specialised one when the width has one ([`super::SPECIALISED_WIDTHS`]),
+    /// else the one that reads the width at run time.
+    fn point_kernel(&self, base: &str) -> String {
+        match super::WidthModule::new(T::NAME, self.dim, self.w) {
+            Some(m) => m.kernel(base),
+            None => self.sfx(base, true),
+        }
+    }
+
     fn sfx(&self, base: &str, with_dim: bool) -> String {
         if with_dim {
             format!("ff_{base}_{}d_{}", self.dim, T::SUFFIX)
@@ -792,7 +802,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
                     MethodData::GmSort(s) => Arg::Buf(&s.idx),
                     _ => Arg::Null,
                 };
-                dev.launch(&self.sfx("gm_spread", true), nblocks(m, block)?, block, 0, &[
+                dev.launch(&self.point_kernel("gm_spread"), nblocks(m, block)?, block, 0, &[
                     Arg::Geom(self.geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g), order,
                     mi, nv, v0i, Arg::Buf(c), Arg::Buf(grid),
                 ])
@@ -801,7 +811,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
                 dev.zero(grid)?;
                 let Some(sub) = sub else { return Ok(()) };
                 let smem = tile_bytes::<T>(dim, self.w, [geo.bs[0] as usize, geo.bs[1] as usize, geo.bs[2] as usize]) as u32;
-                dev.launch(&self.sfx("sm_spread", true), batch_blocks(sub.n as usize, nvec)?, block, smem, &[
+                dev.launch(&self.point_kernel("sm_spread"), batch_blocks(sub.n as usize, nvec)?, block, smem, &[
                     Arg::Geom(*geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g),
                     Arg::Buf(&sorted.idx), Arg::Buf(&sorted.binstart), Arg::Buf(&sorted.count), Arg::Buf(&sub.bin), Arg::Buf(&sub.off),
                     Arg::I32(self.opts.max_subprob.min(i32::MAX as usize) as i32), Arg::I32(sub.n as i32), mi, v0i,
@@ -853,7 +863,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
                     MethodData::GmSort(s) => Arg::Buf(&s.idx),
                     _ => Arg::Null,
                 };
-                dev.launch(&self.sfx("gm_interp", true), nblocks(m, block)?, block, 0, &[
+                dev.launch(&self.point_kernel("gm_interp"), nblocks(m, block)?, block, 0, &[
                     Arg::Geom(self.geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g), order,
                     mi, nv, v0i, Arg::Buf(grid), Arg::Buf(c),
                 ])
@@ -861,7 +871,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
             MethodData::Sm { geo, sorted, sub } => {
                 let Some(sub) = sub else { return Ok(()) };
                 let smem = tile_bytes::<T>(dim, self.w, [geo.bs[0] as usize, geo.bs[1] as usize, geo.bs[2] as usize]) as u32;
-                dev.launch(&self.sfx("sm_interp", true), batch_blocks(sub.n as usize, nvec)?, block, smem, &[
+                dev.launch(&self.point_kernel("sm_interp"), batch_blocks(sub.n as usize, nvec)?, block, smem, &[
                     Arg::Geom(*geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g),
                     Arg::Buf(&sorted.idx), Arg::Buf(&sorted.binstart), Arg::Buf(&sorted.count), Arg::Buf(&sub.bin), Arg::Buf(&sub.off),
                     Arg::I32(self.opts.max_subprob.min(i32::MAX as usize) as i32), Arg::I32(sub.n as i32), mi, v0i,

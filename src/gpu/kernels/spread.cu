@@ -82,14 +82,35 @@ __device__ __forceinline__ double ff_ceil(double x) { return ceil(x); }
 __device__ __forceinline__ int ff_imin(int a, int b) { return a < b ? a : b; }
 __device__ __forceinline__ unsigned ff_global_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
+// Width W: W > 0 is the kernel's width known at compile time (the loops over a point's window
+// unroll and its per-axis kernel values and indices live in registers: ptxas reports no stack
+// frame); W = 0 reads the width from FfKernel (arrays of FF_MAXW values in local memory). The
+// host launches the W > 0 entry points for FF_SPEC_WMIN ≤ w ≤ FF_SPEC_WMAX (src/gpu/spread.rs,
+// `SPECIALISED_WIDTHS`) and the W = 0 ones otherwise.
+#define FF_SPEC_WMIN 2
+#define FF_SPEC_WMAX 16
+#define FF_WCAP(W) ((W) > 0 ? (W) : FF_MAXW)
+// FF_UNROLL: the x loop over a window (and the kernel evaluation), unrolled completely when W > 0;
+// FF_ROLLED: the y and z loops, kept as loops (their per-axis arrays stay in local memory, read
+// once per row; unrolled they cost registers and compile time: W = 16, 3D, f64 took 9 s of NVRTC
+// and 150–170 registers instead of 5 s and 94–116).
+#ifdef FF_EMULATION
+#define FF_UNROLL
+#define FF_ROLLED
+#else
+#define FF_UNROLL _Pragma("unroll")
+#define FF_ROLLED _Pragma("unroll 1")
+#endif
+
 // Kernel values ψ(t + j), j < w, for t = i0 − g ∈ [−w/2, −w/2 + 1): the same formulas, in the
 // same order, as src/kernel/{es,gaussian,bspline}.rs.
-template <typename T>
-__device__ void ff_eval_kernel(const FfKernel& k, T t, T* out) {
-    const int w = k.w;
+template <typename T, int W>
+__device__ __forceinline__ void ff_eval_kernel(const FfKernel& k, T t, T* out) {
+    const int w = W > 0 ? W : k.w;
     if (k.type == FF_KER_ES) {
         const T* c = static_cast<const T*>(k.tab);
         const T s = (t + (T)(0.5 * w)) * (T)2 - (T)1;
+        FF_UNROLL
         for (int j = 0; j < w; ++j) {
             T acc = c[j];
             for (int m = 1; m <= k.deg; ++m) acc = acc * s + c[m * FF_ES_ROW + j];
@@ -102,20 +123,30 @@ __device__ void ff_eval_kernel(const FfKernel& k, T t, T* out) {
         const T e2 = ff_exp(d * (T)k.inv2tau);
         const T e2inv = (T)1 / e2;
         const int c = k.msp - 1;
+        // upward from c, then downward from c − 1 (the loops run over the whole window, so
+        // that with W > 0 every index into out is a compile-time constant)
         T p = e1;
-        for (int j = c; j < w; ++j) { out[j] = p * e3[j]; p = p * e2; }
+        FF_UNROLL
+        for (int j = 0; j < w; ++j) {
+            if (j >= c) { out[j] = p * e3[j]; p = p * e2; }
+        }
         p = e1 * e2inv;
-        for (int j = c - 1; j >= 0; --j) { out[j] = p * e3[j]; p = p * e2inv; }
+        FF_UNROLL
+        for (int j = w - 1; j >= 0; --j) {
+            if (j < c) { out[j] = p * e3[j]; p = p * e2inv; }
+        }
     } else {
         // centred cardinal B-spline of order w: M_w(f + j), f = t + w/2 ∈ [0, 1)
         const T f = t + (T)(0.5 * w);
         if (w == 1) { out[0] = (T)1; return; }  // order 1: nearest grid point
         out[0] = f;
         out[1] = (T)1 - f;
+        FF_UNROLL
         for (int kk = 3; kk <= w; ++kk) {
             const T inv = (T)1 / (T)(kk - 1);
             const T kf = (T)kk;
             out[kk - 1] = (kf - f - (T)(kk - 1)) * out[kk - 2] * inv;
+            FF_UNROLL
             for (int j = kk - 2; j >= 1; --j) {
                 const T u = f + (T)j;
                 out[j] = (u * out[j] + (kf - u) * out[j - 1]) * inv;
@@ -125,27 +156,48 @@ __device__ void ff_eval_kernel(const FfKernel& k, T t, T* out) {
     }
 }
 
-// Kernel values and wrapped grid indices of point j along each used axis.
-template <typename T, int DIM>
-__device__ void ff_point(const FfGeom& geo, const FfKernel& ker, const T* gx, const T* gy, const T* gz, int j,
-                         T kv[3][FF_MAXW], int idx[3][FF_MAXW], int i0[3]) {
-    const T* g[3] = {gx, gy, gz};
-    const T half = (T)(0.5 * ker.w);
-    for (int d = 0; d < DIM; ++d) {
-        const T gv = g[d][j];
-        const T start = ff_ceil(gv - half);
-        i0[d] = (int)start;
-        ff_eval_kernel<T>(ker, start - gv, kv[d]);
-        const int n = geo.nf[d];
-        for (int q = 0; q < ker.w; ++q) {
-            int i = i0[d] + q;
-            if (i < 0) i += n;
-            if (i >= n) i -= n;
-            idx[d][q] = i;
-        }
+// Kernel values kv[q] and wrapped grid indices ix[q] (q < w) of grid coordinate g on an axis of
+// n points; returns the first (unwrapped) index i0.
+template <typename T, int W>
+__device__ __forceinline__ int ff_axis(const FfKernel& ker, T g, int n, T* kv, int* ix) {
+    const int w = W > 0 ? W : ker.w;
+    const T start = ff_ceil(g - (T)(0.5 * w));
+    const int i0 = (int)start;
+    ff_eval_kernel<T, W>(ker, start - g, kv);
+    FF_UNROLL
+    for (int q = 0; q < w; ++q) {
+        int i = i0 + q;
+        if (i < 0) i += n;
+        if (i >= n) i -= n;
+        ix[q] = i;
     }
-    for (int d = DIM; d < 3; ++d) { kv[d][0] = (T)1; idx[d][0] = 0; i0[d] = 0; }
+    return i0;
 }
+
+// Kernel values and wrapped grid indices of point j along each axis (kx, ix: x; ky, iy: y; kz,
+// iz: z; one value 1 at index 0 on unused axes), first indices i0. Separate arrays per axis, so
+// that those indexed only inside unrolled loops (x, y) stay in registers when W > 0.
+template <typename T, int DIM, int W>
+__device__ __forceinline__ void ff_point(const FfGeom& geo, const FfKernel& ker, const T* gx, const T* gy, const T* gz,
+                                         int j, T* kx, T* ky, T* kz, int* ix, int* iy, int* iz, int i0[3]) {
+    i0[0] = ff_axis<T, W>(ker, gx[j], geo.nf[0], kx, ix);
+    if (DIM > 1) {
+        i0[1] = ff_axis<T, W>(ker, gy[j], geo.nf[1], ky, iy);
+    } else {
+        ky[0] = (T)1; iy[0] = 0; i0[1] = 0;
+    }
+    if (DIM > 2) {
+        i0[2] = ff_axis<T, W>(ker, gz[j], geo.nf[2], kz, iz);
+    } else {
+        kz[0] = (T)1; iz[0] = 0; i0[2] = 0;
+    }
+}
+
+// The per-point arrays of ff_point, declared in the calling kernel.
+#define FF_POINT_ARRAYS(T, W) \
+    T psx[FF_WCAP(W)], psy[FF_WCAP(W)], psz[FF_WCAP(W)]; \
+    int gix[FF_WCAP(W)], giy[FF_WCAP(W)], giz[FF_WCAP(W)]; \
+    int i0[3]
 
 template <int DIM> __device__ __forceinline__ int ff_wy(int w) { return DIM > 1 ? w : 1; }
 template <int DIM> __device__ __forceinline__ int ff_wz(int w) { return DIM > 2 ? w : 1; }
@@ -257,68 +309,72 @@ __device__ __forceinline__ long long ff_grid_total(const FfGeom& geo) {
     return (long long)geo.nf[0] * geo.nf[1] * geo.nf[2];
 }
 
-template <typename T, int DIM>
+template <typename T, int DIM, int W>
 __device__ void ff_gm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* order, int M,
                              int nvec, int v0, const T* c, T* grid) {
     const int q = ff_global_id();
     if (q >= M) return;
     const int j = order ? order[q] : q;
-    T kv[3][FF_MAXW];
-    int idx[3][FF_MAXW];
-    int i0[3];
-    ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, idx, i0);
-    const int w = ker.w;
+    FF_POINT_ARRAYS(T, W);
+    ff_point<T, DIM, W>(geo, ker, gx, gy, gz, j, psx, psy, psz, gix, giy, giz, i0);
+    const int w = W > 0 ? W : ker.w;
     const long long ntot = ff_grid_total(geo);
     for (int v = 0; v < nvec; ++v) {
         const T* cv = c + 2 * ((long long)(v0 + v) * M);
         T* gv = grid + 2 * ((long long)v * ntot);
         const T cr = cv[2 * j], ci = cv[2 * j + 1];
-        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
+        FF_ROLLED
+        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz) {
+            FF_ROLLED
             for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
-                const T a0 = kv[2][kz] * kv[1][ky];
-                const int row = geo.nf[0] * (idx[1][ky] + geo.nf[1] * idx[2][kz]);
+                const T a0 = psz[kz] * psy[ky];
+                const int row = geo.nf[0] * (giy[ky] + geo.nf[1] * giz[kz]);
+                FF_UNROLL
                 for (int kx = 0; kx < w; ++kx) {
-                    const T a = kv[0][kx] * a0;
-                    T* p = gv + 2 * (row + idx[0][kx]);
+                    const T a = psx[kx] * a0;
+                    T* p = gv + 2 * (row + gix[kx]);
                     // a zero part adds nothing: real strengths (Ewald's charges) need half the
                     // atomics
                     if (cr != (T)0) atomicAdd(p, cr * a);
                     if (ci != (T)0) atomicAdd(p + 1, ci * a);
                 }
             }
+        }
     }
 }
 
 // The kernel is evaluated once per point and axis (w values each, ff_point); the w^DIM tensor
 // product is formed on the fly, x innermost.
-template <typename T, int DIM>
+template <typename T, int DIM, int W>
 __device__ void ff_gm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* order, int M,
                              int nvec, int v0, const T* grid, T* c) {
     const int q = ff_global_id();
     if (q >= M) return;
     const int j = order ? order[q] : q;
-    T kv[3][FF_MAXW];
-    int idx[3][FF_MAXW];
-    int i0[3];
-    ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, idx, i0);
-    const int w = ker.w;
+    FF_POINT_ARRAYS(T, W);
+    ff_point<T, DIM, W>(geo, ker, gx, gy, gz, j, psx, psy, psz, gix, giy, giz, i0);
+    const int w = W > 0 ? W : ker.w;
     const long long ntot = ff_grid_total(geo);
     for (int v = 0; v < nvec; ++v) {
         const T* gv = grid + 2 * ((long long)v * ntot);
         T sr = 0, si = 0;
-        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
+        FF_ROLLED
+        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz) {
+            FF_ROLLED
             for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
-                const T a0 = kv[2][kz] * kv[1][ky];
-                const int row = geo.nf[0] * (idx[1][ky] + geo.nf[1] * idx[2][kz]);
+                const T a0 = psz[kz] * psy[ky];
+                const int row = geo.nf[0] * (giy[ky] + geo.nf[1] * giz[kz]);
                 T rr = 0, ri = 0;
+                FF_UNROLL
                 for (int kx = 0; kx < w; ++kx) {
-                    const T* p = gv + 2 * (row + idx[0][kx]);
-                    rr += __ldg(p) * kv[0][kx];
-                    ri += __ldg(p + 1) * kv[0][kx];
+                    const T* p = gv + 2 * (row + gix[kx]);
+                    rr += __ldg(p) * psx[kx];
+                    ri += __ldg(p + 1) * psx[kx];
                 }
                 sr += rr * a0;
                 si += ri * a0;
             }
+        }
         T* cv = c + 2 * ((long long)(v0 + v) * M);
         cv[2 * j] = sr;
         cv[2 * j + 1] = si;
@@ -354,12 +410,14 @@ __device__ void ff_bin_count(FfGeom geo, const T* gx, const T* gy, const T* gz, 
     rank[j] = (int)atomicAdd(count + b, 1u);
 }
 
+#ifndef FF_SPREAD_WIDTH  // not in the width-specialised modules
 FF_EXTERN_C __global__ void ff_bin_permute(const int* bin, const int* rank, const unsigned* start, int M, int* idx) {
     const int j = ff_global_id();
     if (j >= M) return;
     idx[start[bin[j]] + rank[j]] = j;
 }
 FF_REGISTER(ff_bin_permute)
+#endif  // FF_SPREAD_WIDTH
 
 // ---------------------------------------------------------------------------------------------
 // Exclusive prefix sum of n unsigned values in three launches (blockDim = FF_SCAN_BLOCK):
@@ -381,6 +439,7 @@ __device__ unsigned ff_block_inclusive_scan(unsigned v) {
     return r;
 }
 
+#ifndef FF_SPREAD_WIDTH  // not in the width-specialised modules
 FF_EXTERN_C __global__ void ff_scan_local(const unsigned* in, unsigned* out, int n, unsigned* sums) {
     const int i = ff_global_id();
     const unsigned v = i < n ? in[i] : 0u;
@@ -433,6 +492,7 @@ FF_EXTERN_C __global__ void ff_subprob_map(const unsigned* nsub, const unsigned*
     }
 }
 FF_REGISTER(ff_subprob_map)
+#endif  // FF_SPREAD_WIDTH
 
 // Tile of bin b: origin b·bs − pad per axis, size bs + 2·pad, pad = ceil(w/2) (pad = 0 and size
 // 1 on unused axes). Every kernel window of a point in the bin lies inside it.
@@ -482,7 +542,7 @@ __device__ __forceinline__ int ff_sm_subproblem(const FfGeom& geo, int w, const 
     return tsz[0] * tsz[1] * tsz[2];
 }
 
-template <typename T, int DIM>
+template <typename T, int DIM, int W>
 __device__ void ff_sm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* idx,
                              const unsigned* binstart, const unsigned* count, const int* sub_bin, const int* sub_off,
                              int maxsub, int nsub, int M, int v0, const T* c, T* grid) {
@@ -495,26 +555,28 @@ __device__ void ff_sm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy,
     grid += 2 * ((long long)v * ff_grid_total(geo));
     for (int e = threadIdx.x; e < 2 * ntile; e += blockDim.x) tile[e] = (T)0;
     __syncthreads();
-    const int w = ker.w;
+    const int w = W > 0 ? W : ker.w;
     for (int q = threadIdx.x; q < n; q += blockDim.x) {
         const int j = idx[first + q];
-        T kv[3][FF_MAXW];
-        int gi[3][FF_MAXW];
-        int i0[3];
-        ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, gi, i0);
+        FF_POINT_ARRAYS(T, W);
+        ff_point<T, DIM, W>(geo, ker, gx, gy, gz, j, psx, psy, psz, gix, giy, giz, i0);
         const T cr = c[2 * j], ci = c[2 * j + 1];
         const int lx = i0[0] - org[0], ly = i0[1] - org[1], lz = i0[2] - org[2];
-        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
+        FF_ROLLED
+        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz) {
+            FF_ROLLED
             for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
-                const T v = kv[2][kz] * kv[1][ky];
+                const T v = psz[kz] * psy[ky];
                 const int row = tsz[0] * (ly + ky + tsz[1] * (lz + kz));
+                FF_UNROLL
                 for (int kx = 0; kx < w; ++kx) {
-                    const T a = kv[0][kx] * v;
+                    const T a = psx[kx] * v;
                     T* p = tile + 2 * (row + lx + kx);
                     atomicAdd(p, cr * a);
                     atomicAdd(p + 1, ci * a);
                 }
             }
+        }
     }
     __syncthreads();
     for (int e = threadIdx.x; e < ntile; e += blockDim.x) {
@@ -527,7 +589,7 @@ __device__ void ff_sm_spread(FfGeom geo, FfKernel ker, const T* gx, const T* gy,
     }
 }
 
-template <typename T, int DIM>
+template <typename T, int DIM, int W>
 __device__ void ff_sm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, const int* idx,
                              const unsigned* binstart, const unsigned* count, const int* sub_bin, const int* sub_off,
                              int maxsub, int nsub, int M, int v0, const T* grid, T* c) {
@@ -544,27 +606,29 @@ __device__ void ff_sm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy,
         tile[2 * e + 1] = __ldg(p + 1);
     }
     __syncthreads();
-    const int w = ker.w;
+    const int w = W > 0 ? W : ker.w;
     for (int q = threadIdx.x; q < n; q += blockDim.x) {
         const int j = idx[first + q];
-        T kv[3][FF_MAXW];
-        int gi[3][FF_MAXW];
-        int i0[3];
-        ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, gi, i0);
+        FF_POINT_ARRAYS(T, W);
+        ff_point<T, DIM, W>(geo, ker, gx, gy, gz, j, psx, psy, psz, gix, giy, giz, i0);
         const int lx = i0[0] - org[0], ly = i0[1] - org[1], lz = i0[2] - org[2];
         T sr = 0, si = 0;
-        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz)
+        FF_ROLLED
+        for (int kz = 0; kz < ff_wz<DIM>(w); ++kz) {
+            FF_ROLLED
             for (int ky = 0; ky < ff_wy<DIM>(w); ++ky) {
-                const T v = kv[2][kz] * kv[1][ky];
+                const T v = psz[kz] * psy[ky];
                 const int row = tsz[0] * (ly + ky + tsz[1] * (lz + kz));
                 T rr = 0, ri = 0;
+                FF_UNROLL
                 for (int kx = 0; kx < w; ++kx) {
-                    rr += tile[2 * (row + lx + kx)] * kv[0][kx];
-                    ri += tile[2 * (row + lx + kx) + 1] * kv[0][kx];
+                    rr += tile[2 * (row + lx + kx)] * psx[kx];
+                    ri += tile[2 * (row + lx + kx) + 1] * psx[kx];
                 }
                 sr += rr * v;
                 si += ri * v;
             }
+        }
         c[2 * j] = sr;
         c[2 * j + 1] = si;
     }
@@ -573,32 +637,32 @@ __device__ void ff_sm_interp(FfGeom geo, FfKernel ker, const T* gx, const T* gy,
 // ---------------------------------------------------------------------------------------------
 // Mesh-based structures (setpts). Point-major weights: entry e = j·P + l (P = w^dim, l the
 // position in the point's window, x fastest) has weight pt_w[e] and grid index pt_g[e].
-template <typename T, int DIM>
+template <typename T, int DIM, int W>
 __device__ void ff_pt_weights(FfGeom geo, FfKernel ker, const T* gx, const T* gy, const T* gz, int M, T* pt_w,
                               int* pt_g) {
     const int j = ff_global_id();
     if (j >= M) return;
-    T kv[3][FF_MAXW];
-    int idx[3][FF_MAXW];
-    int i0[3];
-    ff_point<T, DIM>(geo, ker, gx, gy, gz, j, kv, idx, i0);
-    const int w = ker.w;
+    FF_POINT_ARRAYS(T, W);
+    ff_point<T, DIM, W>(geo, ker, gx, gy, gz, j, psx, psy, psz, gix, giy, giz, i0);
+    const int w = W > 0 ? W : ker.w;
     const int wy = ff_wy<DIM>(w), wz = ff_wz<DIM>(w);
     const long long base = (long long)j * (long long)(w * wy * wz);
     int l = 0;
     for (int kz = 0; kz < wz; ++kz)
         for (int ky = 0; ky < wy; ++ky) {
-            const T v = kv[2][kz] * kv[1][ky];
-            const int row = geo.nf[0] * (idx[1][ky] + geo.nf[1] * idx[2][kz]);
+            const T v = psz[kz] * psy[ky];
+            const int row = geo.nf[0] * (giy[ky] + geo.nf[1] * giz[kz]);
+            FF_UNROLL
             for (int kx = 0; kx < w; ++kx, ++l) {
-                pt_w[base + l] = kv[0][kx] * v;
-                pt_g[base + l] = row + idx[0][kx];
+                pt_w[base + l] = psx[kx] * v;
+                pt_g[base + l] = row + gix[kx];
             }
         }
 }
 
 // Count entries per row (shift 0: CSR rows = grid points) or per group (shift 6: 64 grid
 // points), one thread per entry (p^dim threads per point, as Guo et al. §3.1).
+#ifndef FF_SPREAD_WIDTH  // not in the width-specialised modules
 FF_EXTERN_C __global__ void ff_entry_count(const int* pt_g, unsigned nent, int shift, unsigned* cnt) {
     const unsigned e = ff_global_id();
     if (e >= nent) return;
@@ -630,6 +694,7 @@ FF_EXTERN_C __global__ void ff_rows_sort(const unsigned* ptr, int nrows, unsigne
     }
 }
 FF_REGISTER(ff_rows_sort)
+#endif  // FF_SPREAD_WIDTH
 
 // Sum over the cu lanes of a compute unit (cu a power of two ≤ 32, aligned in the warp) by warp
 // shuffles, binomial tree (Guo et al. Fig. 2); lane 0 of the unit gets the total. All 32 lanes of
@@ -822,19 +887,19 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
 #define FF_DEFINE_TD(T, S, D)                                                                                \
     FF_EXTERN_C __global__ void ff_gm_spread_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
                                                         int M, int nvec, int v0, const T* c, T* grid) {       \
-        ff_gm_spread<T, D>(geo, ker, gx, gy, gz, order, M, nvec, v0, c, grid);                                \
+        ff_gm_spread<T, D, 0>(geo, ker, gx, gy, gz, order, M, nvec, v0, c, grid);                                \
     }                                                                                                         \
     FF_REGISTER(ff_gm_spread_##D##d_##S)                                                                      \
     FF_EXTERN_C __global__ void ff_gm_interp_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
                                                         int M, int nvec, int v0, const T* grid, T* c) {       \
-        ff_gm_interp<T, D>(geo, ker, gx, gy, gz, order, M, nvec, v0, grid, c);                                \
+        ff_gm_interp<T, D, 0>(geo, ker, gx, gy, gz, order, M, nvec, v0, grid, c);                                \
     }                                                                                                         \
     FF_REGISTER(ff_gm_interp_##D##d_##S)                                                                      \
     FF_EXTERN_C __global__ void ff_sm_spread_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
                                                         const unsigned* binstart, const unsigned* count,      \
                                                         const int* sub_bin, const int* sub_off, int maxsub,   \
                                                         int nsub, int M, int v0, const T* c, T* grid) {       \
-        ff_sm_spread<T, D>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
+        ff_sm_spread<T, D, 0>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
                            c, grid);                                                                          \
     }                                                                                                         \
     FF_REGISTER(ff_sm_spread_##D##d_##S)                                                                      \
@@ -842,16 +907,61 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
                                                         const unsigned* binstart, const unsigned* count,      \
                                                         const int* sub_bin, const int* sub_off, int maxsub,   \
                                                         int nsub, int M, int v0, const T* grid, T* c) {       \
-        ff_sm_interp<T, D>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
+        ff_sm_interp<T, D, 0>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
                            grid, c);                                                                          \
     }                                                                                                         \
     FF_REGISTER(ff_sm_interp_##D##d_##S)                                                                      \
     FF_EXTERN_C __global__ void ff_pt_weights_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), int M, T* pt_w,  \
                                                          int* pt_g) {                                         \
-        ff_pt_weights<T, D>(geo, ker, gx, gy, gz, M, pt_w, pt_g);                                             \
+        ff_pt_weights<T, D, 0>(geo, ker, gx, gy, gz, M, pt_w, pt_g);                                             \
     }                                                                                                         \
     FF_REGISTER(ff_pt_weights_##D##d_##S)
 
+// Width-specialised GM and SM entry points (W = FF_SPEC_WMIN … FF_SPEC_WMAX): the names above
+// with the suffix _w<W>.
+#define FF_DEFINE_TDW(T, S, D, W)                                                                            \
+    FF_EXTERN_C __global__ void ff_gm_spread_##D##d_##S##_w##W(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
+                                                        int M, int nvec, int v0, const T* c, T* grid) {       \
+        ff_gm_spread<T, D, W>(geo, ker, gx, gy, gz, order, M, nvec, v0, c, grid);                                \
+    }                                                                                                         \
+    FF_REGISTER(ff_gm_spread_##D##d_##S##_w##W)                                                                      \
+    FF_EXTERN_C __global__ void ff_gm_interp_##D##d_##S##_w##W(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
+                                                        int M, int nvec, int v0, const T* grid, T* c) {       \
+        ff_gm_interp<T, D, W>(geo, ker, gx, gy, gz, order, M, nvec, v0, grid, c);                                \
+    }                                                                                                         \
+    FF_REGISTER(ff_gm_interp_##D##d_##S##_w##W)                                                                      \
+    FF_EXTERN_C __global__ void ff_sm_spread_##D##d_##S##_w##W(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
+                                                        const unsigned* binstart, const unsigned* count,      \
+                                                        const int* sub_bin, const int* sub_off, int maxsub,   \
+                                                        int nsub, int M, int v0, const T* c, T* grid) {       \
+        ff_sm_spread<T, D, W>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
+                           c, grid);                                                                          \
+    }                                                                                                         \
+    FF_REGISTER(ff_sm_spread_##D##d_##S##_w##W)                                                                      \
+    FF_EXTERN_C __global__ void ff_sm_interp_##D##d_##S##_w##W(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
+                                                        const unsigned* binstart, const unsigned* count,      \
+                                                        const int* sub_bin, const int* sub_off, int maxsub,   \
+                                                        int nsub, int M, int v0, const T* grid, T* c) {       \
+        ff_sm_interp<T, D, W>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
+                           grid, c);                                                                          \
+    }                                                                                                         \
+    FF_REGISTER(ff_sm_interp_##D##d_##S##_w##W)
+
+#define FF_DEFINE_WIDTHS(T, S, D)                                                                            \
+    FF_DEFINE_TDW(T, S, D, 2) FF_DEFINE_TDW(T, S, D, 3) FF_DEFINE_TDW(T, S, D, 4) FF_DEFINE_TDW(T, S, D, 5)  \
+    FF_DEFINE_TDW(T, S, D, 6) FF_DEFINE_TDW(T, S, D, 7) FF_DEFINE_TDW(T, S, D, 8) FF_DEFINE_TDW(T, S, D, 9)  \
+    FF_DEFINE_TDW(T, S, D, 10) FF_DEFINE_TDW(T, S, D, 11) FF_DEFINE_TDW(T, S, D, 12)                          \
+    FF_DEFINE_TDW(T, S, D, 13) FF_DEFINE_TDW(T, S, D, 14) FF_DEFINE_TDW(T, S, D, 15)                          \
+    FF_DEFINE_TDW(T, S, D, 16)
+
+// The library's module (KERNEL_SOURCES) holds the runtime-width kernels; each width-specialised
+// (precision, dimension, width) is a module of its own, compiled on first use from this file
+// with FF_SPREAD_WIDTH, FF_SPREAD_DIM, FF_SPREAD_T and FF_SPREAD_S defined in front of it
+// (src/gpu/mod.rs `width_module`). The emulator compiles all of them.
+#if defined(FF_SPREAD_WIDTH)
+#define FF_DEFINE_TDW_EXPANDED(T, S, D, W) FF_DEFINE_TDW(T, S, D, W)
+FF_DEFINE_TDW_EXPANDED(FF_SPREAD_T, FF_SPREAD_S, FF_SPREAD_DIM, FF_SPREAD_WIDTH)
+#else
 FF_DEFINE_T(float, f32)
 FF_DEFINE_T(double, f64)
 FF_DEFINE_TD(float, f32, 1)
@@ -860,3 +970,12 @@ FF_DEFINE_TD(float, f32, 3)
 FF_DEFINE_TD(double, f64, 1)
 FF_DEFINE_TD(double, f64, 2)
 FF_DEFINE_TD(double, f64, 3)
+#endif
+#if defined(FF_EMULATION)
+FF_DEFINE_WIDTHS(float, f32, 1)
+FF_DEFINE_WIDTHS(float, f32, 2)
+FF_DEFINE_WIDTHS(float, f32, 3)
+FF_DEFINE_WIDTHS(double, f64, 1)
+FF_DEFINE_WIDTHS(double, f64, 2)
+FF_DEFINE_WIDTHS(double, f64, 3)
+#endif
