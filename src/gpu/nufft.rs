@@ -5,7 +5,8 @@
 //!
 //! Parameters (kernel, upsampling factor, fine grid, deconvolution factors) come from the
 //! shared parameter layer [`NufftParams`], as for the CPU plan, so both backends compute the
-//! same approximation; a GPU plan allocates on the host only the small mode tables it uploads.
+//! same approximation; a GPU plan allocates on the host only the small deconvolution table it
+//! uploads (half of each axis: the kernel maps a mode to its factor and fine-grid index).
 //! Conventions as [`crate::nufft`]: type 1 `f_k = Σ_j c_j e^{± i k·x_j}`, type 2
 //! `c_j = Σ_k f_k e^{± i k·x_j}`, modes x fastest in CMCL or FFT order (`modeord`), points as
 //! separate coordinate arrays in radians; spreading overwrites the fine grid. Types 1 and 2
@@ -48,7 +49,7 @@ pub struct GpuNufft<T: Real, D: FftDevice> {
     params: NufftParams,
     info: NufftInfo,
     spreader: GpuSpreader<T, D>,
-    fine: D::Buf,
+    /// `1/ψ̂(k)` for `k = 0 … N_d/2` of each axis in turn (`[1]` on unused axes), precision `T`.
     inv: D::Buf,
     /// The fine grids of one batch (`batch` grids).
     fw: std::sync::Mutex<D::Buf>,
@@ -61,9 +62,9 @@ pub struct GpuNufft<T: Real, D: FftDevice> {
 
 impl<T: Real, D: FftDevice> GpuNufft<T, D> {
     /// Makes a plan for `params` (from [`NufftParams::new`]; type 1 or 2) on `dev` with the GPU
-    /// spreading options `sopts` (method, reuse hint, batch bound). Host memory: the mode
-    /// tables (`(4 + sizeof T)·ΣN_d` bytes) and the kernel table, uploaded and dropped. Device
-    /// memory: the batch's fine grids (module docs).
+    /// spreading options `sopts` (method, reuse hint, batch bound). Host memory: the
+    /// deconvolution table (`sizeof T·Σ(N_d/2 + 1)` bytes) and the kernel table, uploaded and
+    /// dropped. Device memory: the batch's fine grids (module docs).
     /// Errors: [`Error::Type`] (type 3), [`Error::Alloc`], device errors.
     pub fn new(dev: D, params: NufftParams, sopts: GpuSpreadOpts) -> Result<Self> {
         if !(params.ty == 1 || params.ty == 2) {
@@ -71,24 +72,25 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         }
         let dim = params.dim;
         let spreader = GpuSpreader::<T, D>::new(dev.clone(), dim, &params.nf[..dim], &params.kernel, sopts)?;
-        // mode bookkeeping as crate::nufft::deconv::ModeMap, concatenated over the axes
-        // the kernel's Fourier series on all host cores when an axis has several pieces of
-        // it (1D plans of 10⁶ modes spent 20–40 ms here on one core on an H200's host)
+        // the deconvolution factors 1/ψ̂(k), k = 0 … N_d/2, per axis ([1] on an unused axis),
+        // concatenated over the axes; the deconvolution kernel maps each mode to its |k| and
+        // fine-grid index itself (kernels/nufft.cu), so no per-mode table is built or uploaded.
+        // The kernel's Fourier series on all host cores when an axis has several pieces of it
+        // (1D plans of 10⁶ modes spent 20–40 ms here on one core on an H200's host).
         let long = params.n[..dim].iter().any(|&n| n / 2 > 2 * crate::kernel::FOURIER_CHUNK);
-        let factors = params.deconv_factors(&crate::threads::Threads::new(if long { 0 } else { 1 })?)?;
-        let total_n: usize = params.n.iter().sum();
-        let mut fine: Vec<i32> = crate::error::try_vec(total_n, "GPU NUFFT mode table")?;
-        let mut inv: Vec<T> = crate::error::try_vec(total_n, "GPU NUFFT deconvolution table")?;
+        let threads = crate::threads::Threads::new(if long { 0 } else { 1 })?;
+        let half: usize = (0..3).map(|d| params.n[d] / 2 + 1).sum();
+        let mut inv: Vec<T> = crate::error::try_vec(half, "GPU NUFFT deconvolution table")?;
         for d in 0..3 {
-            for i in 0..params.n[d] {
-                fine.push(if d < dim { params.fine_index(d, i) as i32 } else { 0 });
-                inv.push(T::of(factors[d][i]));
+            if d < dim {
+                let phihat = params.kernel.try_fourier_series_on(params.nf[d], params.n[d] / 2, &threads)?;
+                inv.extend(phihat.iter().map(|&p| T::of(1.0 / p)));
+            } else {
+                inv.push(T::one());
             }
         }
-        drop(factors);
-        let fine_b = upload_new(&dev, &fine)?;
         let inv_b = upload_new(&dev, &inv)?;
-        drop((fine, inv));
+        drop(inv);
         let grid_bytes = params.fine_total() * 2 * std::mem::size_of::<T>();
         let nt = params.ntrans;
         let nchunks = nt.div_ceil(batch_size(nt, grid_bytes, sopts.max_batch));
@@ -100,7 +102,7 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         let fft = dev.fft_plan(&params.nf[..dim], double, batch)?;
         let fft_last = if last != batch { Some((last, dev.fft_plan(&params.nf[..dim], double, last)?)) } else { None };
         let info = NufftInfo::from_params(&params, 1);
-        Ok(GpuNufft { dev, params, info, spreader, fine: fine_b, inv: inv_b, fw: std::sync::Mutex::new(fw), fft, fft_last, batch,
+        Ok(GpuNufft { dev, params, info, spreader, inv: inv_b, fw: std::sync::Mutex::new(fw), fft, fft_last, batch,
                       block: sopts.block })
     }
 
@@ -197,18 +199,19 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
             _ => return Err(Error::Internal(format!("no FFT plan for a chunk of {nv} vectors (batch {})", self.batch))),
         };
         let geo = [Arg::I32(n[0] as i32), Arg::I32(n[1] as i32), Arg::I32(n[2] as i32), Arg::I32(nf[0] as i32), Arg::I32(nf[1] as i32),
-                   Arg::I32(nf[2] as i32), Arg::I32(nv as i32), Arg::I32(v0 as i32)];
+                   Arg::I32(nf[2] as i32), Arg::I32(nv as i32), Arg::I32(v0 as i32),
+                   Arg::I32((self.params.modeord == crate::nufft::options::ModeOrder::Fft) as i32)];
         if self.params.ty == 1 {
             self.spreader.spread_dev_batch(input, v0, nv, &mut fw)?;
             dev.fft_exec(fft, &mut fw, self.params.sign)?;
             let mut args: Vec<Arg<'_, D::Buf>> = geo.into_iter().collect();
-            args.extend([Arg::Buf(&self.fine), Arg::Buf(&self.inv), Arg::Buf(&fw), Arg::Buf(output)]);
+            args.extend([Arg::Buf(&self.inv), Arg::Buf(&fw), Arg::Buf(output)]);
             dev.launch(&name(1), grid, self.block, 0, &args)
         } else {
             dev.zero(&mut fw)?;
             {
                 let mut args: Vec<Arg<'_, D::Buf>> = geo.into_iter().collect();
-                args.extend([Arg::Buf(&self.fine), Arg::Buf(&self.inv), Arg::Buf(input), Arg::Buf(&*fw)]);
+                args.extend([Arg::Buf(&self.inv), Arg::Buf(input), Arg::Buf(&*fw)]);
                 dev.launch(&name(2), grid, self.block, 0, &args)?;
             }
             dev.fft_exec(fft, &mut fw, self.params.sign)?;

@@ -59,6 +59,11 @@ use crate::kernel::Kernel;
 pub(crate) const EW_BLOCK: u32 = 128;
 /// Most blocks of a grid-stride launch (also the most partial sums of one reduction).
 const EW_MAX_BLOCKS: usize = 1024;
+/// SPME orders with a gather kernel of their own (`ff_ewald_spme_gather_<precision>_p<order>`
+/// in `kernels/ewald_kspace.cu`, `FF_EW_SPEC_PMIN` … `FF_EW_SPEC_PMAX`: the orders the parameter
+/// selection chooses), whose x-axis weights stay in registers; other orders run the kernel that
+/// reads the order at run time.
+const SPECIALISED_ORDERS: std::ops::RangeInclusive<usize> = 4..=10;
 /// Index of `Σ q_i` in the device sums ([`GpuKspace::sums`]).
 pub(crate) const SUM_Q: i32 = 1;
 
@@ -372,7 +377,13 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
         match self.cfg.method {
             Method::Spme => {
                 let g = self.spreader.folded_coords().ok_or_else(|| Error::Internal("SPME gather without points".into()))?;
-                dev.launch(&format!("ff_ewald_spme_gather_{sfx}"), ew_blocks(n), EW_BLOCK, 0, &[
+                let order = self.cfg.order;
+                let name = if SPECIALISED_ORDERS.contains(&order) {
+                    format!("ff_ewald_spme_gather_{sfx}_p{order}")
+                } else {
+                    format!("ff_ewald_spme_gather_{sfx}")
+                };
+                dev.launch(&name, ew_blocks(n), EW_BLOCK, 0, &[
                     Arg::I32(n as i32), Arg::I32(nfi[0]), Arg::I32(nfi[1]), Arg::I32(nfi[2]), Arg::I32(self.cfg.order as i32),
                     Arg::Buf(&g[0]), Arg::Buf(&g[1]), Arg::Buf(&g[2]), Arg::Buf(&self.mesh.grid), Arg::Buf(&self.mesh.rb), Arg::Buf(&*phi_out),
                     field_arg,

@@ -168,12 +168,24 @@ __device__ void ff_ew_scale(int nf0, int nf1, int nf2, const double* rb, const T
 
 // ---------------------------------------------------------------------------------------------
 // Cardinal B-spline weights M_n(f + j) and derivatives M_n'(f + j), j < n, f ∈ [0, 1)
-// (src/kernel/bspline.rs bspline_weights, same recursion and order).
+// (src/kernel/bspline.rs bspline_weights, same recursion and order). P > 0: n is the constant P
+// and the loops unroll (every index into v and dv a compile-time constant); P = 0: n at run time.
+#ifndef FF_EW_UNROLL
+#ifdef FF_EMULATION
+#define FF_EW_UNROLL
+#define FF_EW_ROLLED
+#else
+#define FF_EW_UNROLL _Pragma("unroll")
+#define FF_EW_ROLLED _Pragma("unroll 1")
+#endif
+#endif
+
 template <typename T>
-__device__ void ff_ew_bspline_step(int k, T f, T* v) {
+__device__ __forceinline__ void ff_ew_bspline_step(int k, T f, T* v) {
     const T inv = (T)1 / (T)(k - 1);
     const T kk = (T)k;
     v[k - 1] = (kk - f - (T)(k - 1)) * v[k - 2] * inv;
+    FF_EW_UNROLL
     for (int j = k - 2; j >= 1; --j) {
         const T u = f + (T)j;
         v[j] = (u * v[j] + (kk - u) * v[j - 1]) * inv;
@@ -181,8 +193,9 @@ __device__ void ff_ew_bspline_step(int k, T f, T* v) {
     v[0] = f * v[0] * inv;
 }
 
-template <typename T>
-__device__ void ff_ew_bspline(int n, T f, T* v, T* dv) {
+template <typename T, int P>
+__device__ __forceinline__ void ff_ew_bspline(int n_rt, T f, T* v, T* dv) {
+    const int n = P > 0 ? P : n_rt;
     if (n == 1) {
         v[0] = (T)1;
         dv[0] = (T)0;
@@ -195,9 +208,11 @@ __device__ void ff_ew_bspline(int n, T f, T* v, T* dv) {
         dv[1] = (T)-1;
         return;
     }
+    FF_EW_UNROLL
     for (int k = 3; k <= n; ++k) {
         if (k == n) {
             dv[0] = v[0];
+            FF_EW_UNROLL
             for (int j = 1; j < n - 1; ++j) dv[j] = v[j] - v[j - 1];
             dv[n - 1] = -v[n - 2];
         }
@@ -212,41 +227,51 @@ __device__ __forceinline__ int ff_ew_wrap(int i, int n) { return i < 0 ? i + n :
 // interp_grad_real), from the spreader's folded grid coordinates g ∈ [0, K_d): weights
 // ψ(l − g) = M_n(l − g + n/2) at l = ceil(g − n/2) + j; the field is E_a = −Σ_d ∂φ/∂g_d K_d a*_d,a.
 // Overwrites phi[i] and, when field is not NULL, field[3i + a]. Accumulation in double.
-// P > 0: the order is the constant P (loops unrolled, weights in registers); P = 0: any order.
+// P > 0: the order is the constant P: the x loop unrolls and the x axis's weights stay in
+// registers (the y and z loops stay loops; their weights, read once per row, in local memory);
+// P = 0: any order (every weight in local memory). One entry point per order
+// (ff_ewald_spme_gather_<S>_p<P>, FF_EW_SPEC_PMIN … FF_EW_SPEC_PMAX: the orders the parameter
+// selection chooses, src/ewald/params.rs; src/gpu/ewald/kspace.rs `SPECIALISED_ORDERS`), so
+// that each has the registers of its own order; ff_ewald_spme_gather_<S> for the others.
+#define FF_EW_SPEC_PMIN 4
+#define FF_EW_SPEC_PMAX 10
 template <typename T, int P>
 __device__ void ff_ew_spme_gather(int n, int nf0, int nf1, int nf2, int order_rt, const T* gx, const T* gy, const T* gz,
                                   const T* grid, const double* rb, double* phi, double* field) {
     const int order = P > 0 ? P : order_rt;
+    constexpr int CAP = P > 0 ? P : FF_EW_MAXORD;
     const int stride = gridDim.x * blockDim.x;
-    const int nf[3] = {nf0, nf1, nf2};
     const T half = (T)(0.5 * order);
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const T g[3] = {gx[i], gy[i], gz[i]};
-        T v[3][P > 0 ? P : FF_EW_MAXORD], dv[3][P > 0 ? P : FF_EW_MAXORD];
-        int i0[3];
-        for (int d = 0; d < 3; ++d) {
-            const T start = ff_ew_ceil(g[d] - half);
-            i0[d] = (int)start;
-            ff_ew_bspline<T>(order, (start - g[d]) + half, v[d], dv[d]);
-        }
+        // one array per axis and kind, so that those indexed only in unrolled loops (x) are
+        // registers
+        T vx[CAP], dvx[CAP], vy[CAP], dvy[CAP], vz[CAP], dvz[CAP];
+        const T sx = ff_ew_ceil(gx[i] - half), sy = ff_ew_ceil(gy[i] - half), sz = ff_ew_ceil(gz[i] - half);
+        const int i0x = (int)sx, i0y = (int)sy, i0z = (int)sz;
+        ff_ew_bspline<T, P>(order, (sx - gx[i]) + half, vx, dvx);
+        ff_ew_bspline<T, P>(order, (sy - gy[i]) + half, vy, dvy);
+        ff_ew_bspline<T, P>(order, (sz - gz[i]) + half, vz, dvz);
         double val = 0, ax = 0, ay = 0, az = 0;
+        FF_EW_ROLLED
         for (int kz = 0; kz < order; ++kz) {
-            const int iz = ff_ew_wrap(i0[2] + kz, nf[2]);
+            const int iz = ff_ew_wrap(i0z + kz, nf2);
+            FF_EW_ROLLED
             for (int jy = 0; jy < order; ++jy) {
-                const int iy = ff_ew_wrap(i0[1] + jy, nf[1]);
+                const int iy = ff_ew_wrap(i0y + jy, nf1);
                 const long long base = (long long)nf0 * (iy + (long long)nf1 * iz);
                 double rv = 0, rd = 0;
+                FF_EW_UNROLL
                 for (int ix = 0; ix < order; ++ix) {
-                    const double gv = (double)grid[2 * (base + ff_ew_wrap(i0[0] + ix, nf[0]))];
-                    rv += gv * (double)v[0][ix];
-                    rd += gv * (double)dv[0][ix];
+                    const double gv = (double)grid[2 * (base + ff_ew_wrap(i0x + ix, nf0))];
+                    rv += gv * (double)vx[ix];
+                    rd += gv * (double)dvx[ix];
                 }
-                const double vy = (double)v[1][jy], dvy = (double)dv[1][jy];
-                const double vz = (double)v[2][kz], dvz = (double)dv[2][kz];
-                val += rv * (vy * vz);
-                ax += rd * (vy * vz);
-                ay += rv * (dvy * vz);
-                az += rv * (vy * dvz);
+                const double wy = (double)vy[jy], dwy = (double)dvy[jy];
+                const double wz = (double)vz[kz], dwz = (double)dvz[kz];
+                val += rv * (wy * wz);
+                ax += rd * (wy * wz);
+                ay += rv * (dwy * wz);
+                az += rv * (wy * dwz);
             }
         }
         phi[i] = val;
@@ -256,19 +281,6 @@ __device__ void ff_ew_spme_gather(int n, int nf0, int nf1, int nf2, int order_rt
                 field[3 * i + a] = ax * ((double)nf0 * rb[a]) + ay * ((double)nf1 * rb[3 + a]) + az * ((double)nf2 * rb[6 + a]);
             }
         }
-    }
-}
-
-// The common SPME orders with the order a constant, others by the general loop.
-template <typename T>
-__device__ void ff_ew_spme_gather_any(int n, int nf0, int nf1, int nf2, int order, const T* gx, const T* gy, const T* gz,
-                                      const T* grid, const double* rb, double* phi, double* field) {
-    switch (order) {
-        case 4: ff_ew_spme_gather<T, 4>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field); break;
-        case 5: ff_ew_spme_gather<T, 5>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field); break;
-        case 6: ff_ew_spme_gather<T, 6>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field); break;
-        case 8: ff_ew_spme_gather<T, 8>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field); break;
-        default: ff_ew_spme_gather<T, 0>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field); break;
     }
 }
 
@@ -303,7 +315,7 @@ __device__ void ff_ew_spectral_out(int n, const T* vals, double* phi, double* fi
     FF_EXTERN_C __global__ void ff_ewald_spme_gather_##S(int n, int nf0, int nf1, int nf2, int order, const T* gx, \
                                                          const T* gy, const T* gz, const T* grid, const double* rb, \
                                                          double* phi, double* field) {                             \
-        ff_ew_spme_gather_any<T>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field);                           \
+        ff_ew_spme_gather<T, 0>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field);                         \
     }                                                                                                              \
     FF_REGISTER(ff_ewald_spme_gather_##S)                                                                          \
     FF_EXTERN_C __global__ void ff_ewald_spectral_out_##S(int n, const T* vals, double* phi, double* field) {      \
@@ -311,8 +323,24 @@ __device__ void ff_ew_spectral_out(int n, const T* vals, double* phi, double* fi
     }                                                                                                              \
     FF_REGISTER(ff_ewald_spectral_out_##S)
 
+// The SPME gather for order P (the order argument is not read).
+#define FF_EWALD_DEFINE_GATHER(T, S, P)                                                                            \
+    FF_EXTERN_C __global__ void ff_ewald_spme_gather_##S##_p##P(int n, int nf0, int nf1, int nf2, int order,       \
+                                                                const T* gx, const T* gy, const T* gz,             \
+                                                                const T* grid, const double* rb, double* phi,      \
+                                                                double* field) {                                   \
+        ff_ew_spme_gather<T, P>(n, nf0, nf1, nf2, order, gx, gy, gz, grid, rb, phi, field);                         \
+    }                                                                                                              \
+    FF_REGISTER(ff_ewald_spme_gather_##S##_p##P)
+#define FF_EWALD_DEFINE_GATHERS(T, S)                                                                              \
+    FF_EWALD_DEFINE_GATHER(T, S, 4) FF_EWALD_DEFINE_GATHER(T, S, 5) FF_EWALD_DEFINE_GATHER(T, S, 6)                \
+    FF_EWALD_DEFINE_GATHER(T, S, 7) FF_EWALD_DEFINE_GATHER(T, S, 8) FF_EWALD_DEFINE_GATHER(T, S, 9)                \
+    FF_EWALD_DEFINE_GATHER(T, S, 10)
+
 FF_EWALD_DEFINE_T(float, f32)
 FF_EWALD_DEFINE_T(double, f64)
+FF_EWALD_DEFINE_GATHERS(float, f32)
+FF_EWALD_DEFINE_GATHERS(double, f64)
 
 // ---------------------------------------------------------------------------------------------
 // Per-block partial sums over the charges: Σ q_i φ_i, Σ q_i, Σ q_i² into partials[3·block + c]

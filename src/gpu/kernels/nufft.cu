@@ -2,30 +2,42 @@
 // user's modes (Barnett et al. 2019 eq. 2.4), as src/nufft/deconv.rs. Compiled by NVRTC and,
 // unchanged, by the CUDA-on-CPU emulator (see spread.cu for the rules).
 //
-// Mode i of an axis (output index, CMCL or FFT order, resolved on the host) sits at fine-grid
-// index fine[i] and is scaled by inv[i] = 1/ψ̂(k_i). fine and inv hold the three axes one after
-// the other (n0, then n1, then n2 entries). Complex arrays are interleaved (re, im).
+// Output index i of an axis of n modes is mode k = ff_mode(i, n, fft) (CMCL order: k = i − n/2;
+// FFT order: k = i for i ≤ (n−1)/2, else i − n; as src/nufft/deconv.rs `mode_of`), which sits at
+// fine-grid index k mod nf and is scaled by inv[|k|] = 1/ψ̂(k). inv holds the three axes' tables
+// one after the other: n0/2 + 1, then n1/2 + 1, then n2/2 + 1 entries (one entry, 1, on an
+// unused axis, n = 1). Complex arrays are interleaved (re, im).
 
 #ifndef FF_EMULATION
 #define FF_EXTERN_C extern "C"
 #define FF_REGISTER(name)
 #endif
 
+__device__ __forceinline__ int ff_mode(int i, int n, int fft) {
+    return fft ? (i <= (n - 1) / 2 ? i : i - n) : i - n / 2;
+}
+
+__device__ __forceinline__ int ff_fine_index(int k, int nf) {
+    return k < 0 ? k + nf : k;
+}
+
 // dir 1 (type 1): f[i] = fw[fine(i)]·s;  dir 2 (type 2): fw[fine(i)] = f[i]·s (fw zeroed before).
 // Batched: nvec vectors; vector v of f is f + 2·(v0 + v)·Π n (v0: the chunk's first vector in
 // the caller's stacked array), vector v of fw is fw + 2·v·Π nf (the chunk's fine grids). One
 // thread per mode computes its fine index and factor once and loops over the vectors.
 template <typename T>
-__device__ void ff_deconv(int dir, int n0, int n1, int n2, int nf0, int nf1, int nf2, int nvec, int v0, const int* fine,
-                          const T* inv, T* fw, T* f) {
+__device__ void ff_deconv(int dir, int n0, int n1, int n2, int nf0, int nf1, int nf2, int nvec, int v0, int fft, const T* inv,
+                          T* fw, T* f) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long total = (long long)n0 * n1 * n2;
     if (i >= total) return;
-    const int k1 = (int)(i % n0);
-    const int k2 = (int)((i / n0) % n1);
-    const int k3 = (int)(i / ((long long)n0 * n1));
-    const T s = (inv[n0 + k2] * inv[n0 + n1 + k3]) * inv[k1];
-    const long long g = (long long)nf0 * (fine[n0 + k2] + (long long)nf1 * fine[n0 + n1 + k3]) + fine[k1];
+    const int m1 = ff_mode((int)(i % n0), n0, fft);
+    const int m2 = ff_mode((int)((i / n0) % n1), n1, fft);
+    const int m3 = ff_mode((int)(i / ((long long)n0 * n1)), n2, fft);
+    const T* inv1 = inv + (n0 / 2 + 1);
+    const T* inv2 = inv1 + (n1 / 2 + 1);
+    const T s = (inv1[m2 < 0 ? -m2 : m2] * inv2[m3 < 0 ? -m3 : m3]) * inv[m1 < 0 ? -m1 : m1];
+    const long long g = (long long)nf0 * (ff_fine_index(m2, nf1) + (long long)nf1 * ff_fine_index(m3, nf2)) + ff_fine_index(m1, nf0);
     const long long ftot = (long long)nf0 * nf1 * nf2;
     for (int v = 0; v < nvec; ++v) {
         T* fv = f + 2 * ((long long)(v0 + v) * total + i);
@@ -40,16 +52,16 @@ __device__ void ff_deconv(int dir, int n0, int n1, int n2, int nf0, int nf1, int
     }
 }
 
-#define FF_DEFINE_DECONV(T, S)                                                                              \
-    FF_EXTERN_C __global__ void ff_deconv_t1_##S(int n0, int n1, int n2, int nf0, int nf1, int nf2, int nvec, \
-                                                 int v0, const int* fine, const T* inv, const T* fw, T* f) {  \
-        ff_deconv<T>(1, n0, n1, n2, nf0, nf1, nf2, nvec, v0, fine, inv, const_cast<T*>(fw), f);               \
-    }                                                                                                         \
-    FF_REGISTER(ff_deconv_t1_##S)                                                                             \
-    FF_EXTERN_C __global__ void ff_deconv_t2_##S(int n0, int n1, int n2, int nf0, int nf1, int nf2, int nvec, \
-                                                 int v0, const int* fine, const T* inv, const T* f, T* fw) {  \
-        ff_deconv<T>(2, n0, n1, n2, nf0, nf1, nf2, nvec, v0, fine, inv, fw, const_cast<T*>(f));               \
-    }                                                                                                         \
+#define FF_DEFINE_DECONV(T, S)                                                                                 \
+    FF_EXTERN_C __global__ void ff_deconv_t1_##S(int n0, int n1, int n2, int nf0, int nf1, int nf2, int nvec, int v0, \
+                                                 int fft, const T* inv, const T* fw, T* f) {                      \
+        ff_deconv<T>(1, n0, n1, n2, nf0, nf1, nf2, nvec, v0, fft, inv, const_cast<T*>(fw), f);                    \
+    }                                                                                                            \
+    FF_REGISTER(ff_deconv_t1_##S)                                                                                \
+    FF_EXTERN_C __global__ void ff_deconv_t2_##S(int n0, int n1, int n2, int nf0, int nf1, int nf2, int nvec, int v0, \
+                                                 int fft, const T* inv, const T* f, T* fw) {                      \
+        ff_deconv<T>(2, n0, n1, n2, nf0, nf1, nf2, nvec, v0, fft, inv, fw, const_cast<T*>(f));                    \
+    }                                                                                                            \
     FF_REGISTER(ff_deconv_t2_##S)
 
 FF_DEFINE_DECONV(float, f32)
