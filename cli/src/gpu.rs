@@ -98,7 +98,7 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
             (None, None) => "compiled".to_string(),
         };
         println!("  {:<sw$} {:<8} {:>3} kernels  PTX {}  CUBIN {}  {status}", r.source, r.arch, r.entries.len(), r.ptx_version.as_deref().unwrap_or("-"),
-                 r.cubin_bytes.map_or("none".to_string(), |b| format!("{b} B")));
+                 r.cubin_bytes.map_or(if r.assembled == Some(true) { "by ptxas" } else { "none" }.to_string(), |b| format!("{b} B")));
         if let Some(e) = &r.compile_error {
             println!("{e}");
         }
@@ -120,7 +120,7 @@ pub fn run_check(a: &CheckArgs) -> CliResult<()> {
         rep.compiled,
         rep.assembled,
         rep.cubins,
-        rep.results.len(),
+        rep.cubins_wanted,
         if ok { "OK" } else { "FAILED" }
     );
     if a.json {

@@ -45,6 +45,10 @@ pub struct CheckReport {
     pub assembled: usize,
     /// (source, arch) pairs for which NVRTC also made a CUBIN.
     pub cubins: usize,
+    /// (source, arch) pairs compiled for a CUBIN: all of them, except the width-specialised
+    /// modules when ptxas is given (NVRTC makes only their PTX, which ptxas assembles: the same
+    /// CUBIN without assembling twice).
+    pub cubins_wanted: usize,
     /// Architectures checked.
     pub archs: Vec<String>,
     /// Whether a CUDA device was found.
@@ -58,11 +62,11 @@ pub struct CheckReport {
 }
 
 impl CheckReport {
-    /// Every kernel compiled for every architecture (PTX and, for every source, a CUBIN), and
-    /// assembled when ptxas was given.
+    /// Every kernel compiled for every architecture (PTX and, for every module compiled for
+    /// one, a CUBIN), and assembled when ptxas was given.
     pub fn ok(&self) -> bool {
         let want = self.kernels * self.archs.len();
-        self.nvrtc.is_ok() && self.kernels > 0 && self.compiled == want && self.cubins == self.results.len()
+        self.nvrtc.is_ok() && self.kernels > 0 && self.compiled == want && self.cubins == self.cubins_wanted
             && (self.ptxas.is_none() || self.assembled == want)
     }
 }
@@ -229,14 +233,21 @@ pub fn run_with_progress(archs: &[String], widths: &[super::WidthModule], ptxas:
         compiled: 0,
         assembled: 0,
         cubins: 0,
+        cubins_wanted: 0,
         results: Vec::new(),
     };
     if rep.nvrtc.is_err() {
         return rep;
     }
     let mods = modules(widths);
-    let pairs: Vec<(&str, &str, &String)> =
-        mods.iter().flat_map(|(name, src)| archs.iter().map(move |arch| (name.as_str(), src.as_str(), arch))).collect();
+    let nbase = super::KERNEL_SOURCES.len();
+    let pairs: Vec<(&str, &str, &String, bool)> = mods
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (name, src))| archs.iter().map(move |arch| (name.as_str(), src.as_str(), arch, i < nbase)))
+        .collect();
+    let has_ptxas = rep.ptxas.is_some();
+    rep.cubins_wanted = pairs.iter().filter(|p| p.3 || !has_ptxas).count();
     let total = pairs.len();
     progress(0, total, "", "");
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, total.max(1));
@@ -248,8 +259,8 @@ pub fn run_with_progress(archs: &[String], widths: &[super::WidthModule], ptxas:
             let (tx, next, pairs, ptxas) = (tx.clone(), &next, &pairs, rep.ptxas.as_deref());
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(name, src, arch)) = pairs.get(i) else { break };
-                if tx.send((i, check_pair(name, src, arch, ptxas))).is_err() {
+                let Some(&(name, src, arch, base)) = pairs.get(i) else { break };
+                if tx.send((i, check_pair(name, src, arch, ptxas, !(base || ptxas.is_none())))).is_err() {
                     break;
                 }
             });
@@ -279,8 +290,9 @@ pub fn run_with_progress(archs: &[String], widths: &[super::WidthModule], ptxas:
 }
 
 /// Compiles one kernel source for one architecture and, with `ptxas`, assembles its PTX; the
-/// result and whether NVRTC gave a CUBIN.
-fn check_pair(name: &str, src: &str, arch: &str, ptxas: Option<&Path>) -> (ArchResult, bool) {
+/// result and whether NVRTC gave a CUBIN. With `ptx_only` NVRTC makes the PTX alone (for the
+/// virtual architecture `compute_XY` of `sm_XY`: the same PTX).
+fn check_pair(name: &str, src: &str, arch: &str, ptxas: Option<&Path>, ptx_only: bool) -> (ArchResult, bool) {
     let mut r = ArchResult {
         source: name.to_string(),
         arch: arch.to_string(),
@@ -293,7 +305,8 @@ fn check_pair(name: &str, src: &str, arch: &str, ptxas: Option<&Path>) -> (ArchR
         resources: Vec::new(),
     };
     let mut has_cubin = false;
-    match compile_full(name, src, arch) {
+    let nvrtc_arch = if ptx_only { arch.replacen("sm_", "compute_", 1) } else { arch.to_string() };
+    match compile_full(name, src, &nvrtc_arch) {
         Ok((ptx, cubin)) => {
             r.cubin_bytes = cubin.as_ref().map(|c| c.len());
             has_cubin = cubin.is_some();
@@ -351,11 +364,12 @@ mod tests {
 
     #[test]
     fn report_ok_needs_every_kernel_for_every_arch() {
-        let mut r = CheckReport { kernels: 3, compiled: 6, assembled: 6, cubins: 0, archs: vec!["sm_80".into(), "sm_90".into()], nvrtc: Ok("x".into()), ptxas: Some("p".into()), device_found: false, results: Vec::new() };
+        let mut r = CheckReport { kernels: 3, compiled: 6, assembled: 6, cubins: 0, cubins_wanted: 0, archs: vec!["sm_80".into(), "sm_90".into()], nvrtc: Ok("x".into()), ptxas: Some("p".into()), device_found: false, results: Vec::new() };
         assert!(r.ok());
         let one = ArchResult { source: "a.cu".into(), arch: "sm_80".into(), entries: vec![], ptx_version: None, compile_error: None,
                                assembled: Some(true), ptxas_error: None, cubin_bytes: Some(10), resources: Vec::new() };
         r.results = vec![one.clone(), one];
+        r.cubins_wanted = 2;
         assert!(!r.ok(), "a source without CUBIN");
         r.cubins = 2;
         assert!(r.ok());
