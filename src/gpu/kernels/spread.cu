@@ -884,33 +884,38 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
     }                                                                                                       \
     FF_REGISTER(ff_group_interp_##S)
 
-#define FF_DEFINE_TD(T, S, D)                                                                                \
-    FF_EXTERN_C __global__ void ff_gm_spread_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
+// The GM and SM entry points of precision T (suffix S), dimension D and width W (0: read at run
+// time), named ff_<method>_<D>d_<S><SUF>.
+#define FF_POINT_KERNELS(T, S, D, W, SUF)                                                                      \
+    FF_EXTERN_C __global__ void ff_gm_spread_##D##d_##S##SUF(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
                                                         int M, int nvec, int v0, const T* c, T* grid) {       \
-        ff_gm_spread<T, D, 0>(geo, ker, gx, gy, gz, order, M, nvec, v0, c, grid);                                \
+        ff_gm_spread<T, D, W>(geo, ker, gx, gy, gz, order, M, nvec, v0, c, grid);                                \
     }                                                                                                         \
-    FF_REGISTER(ff_gm_spread_##D##d_##S)                                                                      \
-    FF_EXTERN_C __global__ void ff_gm_interp_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
+    FF_REGISTER(ff_gm_spread_##D##d_##S##SUF)                                                                      \
+    FF_EXTERN_C __global__ void ff_gm_interp_##D##d_##S##SUF(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
                                                         int M, int nvec, int v0, const T* grid, T* c) {       \
-        ff_gm_interp<T, D, 0>(geo, ker, gx, gy, gz, order, M, nvec, v0, grid, c);                                \
+        ff_gm_interp<T, D, W>(geo, ker, gx, gy, gz, order, M, nvec, v0, grid, c);                                \
     }                                                                                                         \
-    FF_REGISTER(ff_gm_interp_##D##d_##S)                                                                      \
-    FF_EXTERN_C __global__ void ff_sm_spread_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
+    FF_REGISTER(ff_gm_interp_##D##d_##S##SUF)                                                                      \
+    FF_EXTERN_C __global__ void ff_sm_spread_##D##d_##S##SUF(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
                                                         const unsigned* binstart, const unsigned* count,      \
                                                         const int* sub_bin, const int* sub_off, int maxsub,   \
                                                         int nsub, int M, int v0, const T* c, T* grid) {       \
-        ff_sm_spread<T, D, 0>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
+        ff_sm_spread<T, D, W>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
                            c, grid);                                                                          \
     }                                                                                                         \
-    FF_REGISTER(ff_sm_spread_##D##d_##S)                                                                      \
-    FF_EXTERN_C __global__ void ff_sm_interp_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
+    FF_REGISTER(ff_sm_spread_##D##d_##S##SUF)                                                                      \
+    FF_EXTERN_C __global__ void ff_sm_interp_##D##d_##S##SUF(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
                                                         const unsigned* binstart, const unsigned* count,      \
                                                         const int* sub_bin, const int* sub_off, int maxsub,   \
                                                         int nsub, int M, int v0, const T* grid, T* c) {       \
-        ff_sm_interp<T, D, 0>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
+        ff_sm_interp<T, D, W>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
                            grid, c);                                                                          \
     }                                                                                                         \
-    FF_REGISTER(ff_sm_interp_##D##d_##S)                                                                      \
+    FF_REGISTER(ff_sm_interp_##D##d_##S##SUF)
+
+#define FF_DEFINE_TD(T, S, D)                                                                                \
+    FF_POINT_KERNELS(T, S, D, 0, )                                                                           \
     FF_EXTERN_C __global__ void ff_pt_weights_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), int M, T* pt_w,  \
                                                          int* pt_g) {                                         \
         ff_pt_weights<T, D, 0>(geo, ker, gx, gy, gz, M, pt_w, pt_g);                                             \
@@ -919,33 +924,7 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
 
 // Width-specialised GM and SM entry points (W = FF_SPEC_WMIN … FF_SPEC_WMAX): the names above
 // with the suffix _w<W>.
-#define FF_DEFINE_TDW(T, S, D, W)                                                                            \
-    FF_EXTERN_C __global__ void ff_gm_spread_##D##d_##S##_w##W(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
-                                                        int M, int nvec, int v0, const T* c, T* grid) {       \
-        ff_gm_spread<T, D, W>(geo, ker, gx, gy, gz, order, M, nvec, v0, c, grid);                                \
-    }                                                                                                         \
-    FF_REGISTER(ff_gm_spread_##D##d_##S##_w##W)                                                                      \
-    FF_EXTERN_C __global__ void ff_gm_interp_##D##d_##S##_w##W(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
-                                                        int M, int nvec, int v0, const T* grid, T* c) {       \
-        ff_gm_interp<T, D, W>(geo, ker, gx, gy, gz, order, M, nvec, v0, grid, c);                                \
-    }                                                                                                         \
-    FF_REGISTER(ff_gm_interp_##D##d_##S##_w##W)                                                                      \
-    FF_EXTERN_C __global__ void ff_sm_spread_##D##d_##S##_w##W(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
-                                                        const unsigned* binstart, const unsigned* count,      \
-                                                        const int* sub_bin, const int* sub_off, int maxsub,   \
-                                                        int nsub, int M, int v0, const T* c, T* grid) {       \
-        ff_sm_spread<T, D, W>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
-                           c, grid);                                                                          \
-    }                                                                                                         \
-    FF_REGISTER(ff_sm_spread_##D##d_##S##_w##W)                                                                      \
-    FF_EXTERN_C __global__ void ff_sm_interp_##D##d_##S##_w##W(FfGeom geo, FfKernel ker, FF_PTS(T), const int* idx,   \
-                                                        const unsigned* binstart, const unsigned* count,      \
-                                                        const int* sub_bin, const int* sub_off, int maxsub,   \
-                                                        int nsub, int M, int v0, const T* grid, T* c) {       \
-        ff_sm_interp<T, D, W>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
-                           grid, c);                                                                          \
-    }                                                                                                         \
-    FF_REGISTER(ff_sm_interp_##D##d_##S##_w##W)
+#define FF_DEFINE_TDW(T, S, D, W) FF_POINT_KERNELS(T, S, D, W, _w##W)
 
 #define FF_DEFINE_WIDTHS(T, S, D)                                                                            \
     FF_DEFINE_TDW(T, S, D, 2) FF_DEFINE_TDW(T, S, D, 3) FF_DEFINE_TDW(T, S, D, 4) FF_DEFINE_TDW(T, S, D, 5)  \
