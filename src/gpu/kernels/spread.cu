@@ -941,20 +941,12 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
 #define FF_DEFINE_TDW_EXPANDED(T, S, D, W) FF_DEFINE_TDW(T, S, D, W)
 FF_DEFINE_TDW_EXPANDED(FF_SPREAD_T, FF_SPREAD_S, FF_SPREAD_DIM, FF_SPREAD_WIDTH)
 #else
+#define FF_EACH_PRECISION_AND_DIM(M) \
+    M(float, f32, 1) M(float, f32, 2) M(float, f32, 3) M(double, f64, 1) M(double, f64, 2) M(double, f64, 3)
 FF_DEFINE_T(float, f32)
 FF_DEFINE_T(double, f64)
-FF_DEFINE_TD(float, f32, 1)
-FF_DEFINE_TD(float, f32, 2)
-FF_DEFINE_TD(float, f32, 3)
-FF_DEFINE_TD(double, f64, 1)
-FF_DEFINE_TD(double, f64, 2)
-FF_DEFINE_TD(double, f64, 3)
-#endif
+FF_EACH_PRECISION_AND_DIM(FF_DEFINE_TD)
 #if defined(FF_EMULATION)
-FF_DEFINE_WIDTHS(float, f32, 1)
-FF_DEFINE_WIDTHS(float, f32, 2)
-FF_DEFINE_WIDTHS(float, f32, 3)
-FF_DEFINE_WIDTHS(double, f64, 1)
-FF_DEFINE_WIDTHS(double, f64, 2)
-FF_DEFINE_WIDTHS(double, f64, 3)
+FF_EACH_PRECISION_AND_DIM(FF_DEFINE_WIDTHS)
+#endif
 #endif
