@@ -58,6 +58,22 @@ pub struct GpuNufft<T: Real, D: FftDevice> {
     fft_last: Option<(usize, D::FftPlan)>,
     batch: usize,
     block: u32,
+    stages: PlanStages,
+}
+
+/// Host wall time (seconds) of the stages of [`GpuNufft::new`], for `opts.debug` prints.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanStages {
+    /// The spreader's set-up ([`GpuSpreader::new`]: kernel table, tile sizes).
+    pub spreader: f64,
+    /// The deconvolution table: the kernel's Fourier series and its inverses.
+    pub series: f64,
+    /// The table's upload.
+    pub upload: f64,
+    /// The batch's fine-grid buffers.
+    pub buffers: f64,
+    /// The FFT plans (cuFFT plan creation, or plans from the device's pool).
+    pub fft: f64,
 }
 
 impl<T: Real, D: FftDevice> GpuNufft<T, D> {
@@ -71,7 +87,10 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
             return Err(Error::Type(format!("GPU NUFFT of type {} (this plan does types 1 and 2)", params.ty)));
         }
         let dim = params.dim;
+        let mut clock = std::time::Instant::now();
+        let mut lap = || std::mem::replace(&mut clock, std::time::Instant::now()).elapsed().as_secs_f64();
         let spreader = GpuSpreader::<T, D>::new(dev.clone(), dim, &params.nf[..dim], &params.kernel, sopts)?;
+        let t_spreader = lap();
         // the deconvolution factors 1/ψ̂(k), k = 0 … N_d/2, per axis ([1] on an unused axis),
         // concatenated over the axes; the deconvolution kernel maps each mode to its |k| and
         // fine-grid index itself (kernels/nufft.cu), so no per-mode table is built or uploaded.
@@ -89,8 +108,10 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
                 inv.push(T::one());
             }
         }
+        let t_series = lap();
         let inv_b = upload_new(&dev, &inv)?;
         drop(inv);
+        let t_upload = lap();
         let grid_bytes = params.fine_total() * 2 * std::mem::size_of::<T>();
         let nt = params.ntrans;
         let nchunks = nt.div_ceil(batch_size(nt, grid_bytes, sopts.max_batch));
@@ -98,12 +119,14 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         let last = nt - (nchunks - 1) * batch;
         let fw_bytes = grid_bytes.checked_mul(batch).ok_or_else(|| Error::Alloc(format!("{batch} fine grids of {grid_bytes} bytes")))?;
         let fw = dev.alloc(fw_bytes)?;
+        let t_buffers = lap();
         let double = T::NAME == "f64";
         let fft = dev.fft_plan(&params.nf[..dim], double, batch)?;
         let fft_last = if last != batch { Some((last, dev.fft_plan(&params.nf[..dim], double, last)?)) } else { None };
+        let stages = PlanStages { spreader: t_spreader, series: t_series, upload: t_upload, buffers: t_buffers, fft: lap() };
         let info = NufftInfo::from_params(&params, 1);
         Ok(GpuNufft { dev, params, info, spreader, inv: inv_b, fw: std::sync::Mutex::new(fw), fft, fft_last, batch,
-                      block: sopts.block })
+                      block: sopts.block, stages })
     }
 
     /// Sets the points from host arrays (uploaded once; `y`, `z` ignored below dim 2, 3).
@@ -122,6 +145,11 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
     /// What the plan chose (fine grid, kernel, σ; `backend` = CUDA).
     pub fn info(&self) -> NufftInfo {
         self.info
+    }
+
+    /// How long the stages of the plan's creation took on the host.
+    pub fn plan_stages(&self) -> PlanStages {
+        self.stages
     }
 
     /// The parameters the plan was made from.
@@ -321,10 +349,16 @@ impl<T: Real> CudaNufft<T> {
     /// (`gpu_method`, `gpu_spread_reuse_hint`). Errors: [`Error::NoDevice`], those of
     /// [`GpuNufft::new`].
     pub fn new(params: NufftParams, opts: &NufftOpts) -> Result<Self> {
+        let t = std::time::Instant::now();
         let dev = super::cuda::CudaDevice::for_nufft(opts)?;
+        let open = t.elapsed().as_secs_f64();
         let plan = GpuNufft::new(dev, params, GpuSpreadOpts::from_nufft_opts(opts))?;
         if opts.debug > 0 {
-            eprintln!("[farfield nufft{} cuda] {}", if T::NAME == "f32" { "f" } else { "" }, plan.params.describe(1));
+            let p = if T::NAME == "f32" { "f" } else { "" };
+            let s = plan.plan_stages();
+            eprintln!("[farfield nufft{p} cuda] {}", plan.params.describe(1));
+            eprintln!("[farfield nufft{p} cuda] plan stages (host ms): device {:.3}, spreader {:.3}, deconvolution table {:.3}, upload {:.3}, \
+                       buffers {:.3}, FFT plans {:.3}", 1e3 * open, 1e3 * s.spreader, 1e3 * s.series, 1e3 * s.upload, 1e3 * s.buffers, 1e3 * s.fft);
         }
         Ok(GpuNufftExec { plan })
     }
