@@ -9,7 +9,8 @@ the file given and compares it with the committed baseline docs/gpu_occupancy.js
 
 A regression is a kernel that had at least 2 resident blocks per multiprocessor at its default
 launch shape in the baseline and has fewer now (a tile grown to the whole shared memory, a
-register blow-up), or a kernel of the baseline that is no longer reported at all. Kernels that
+register blow-up), a kernel launched by a default plan with a stack frame above MAX_STACK bytes
+(per-thread arrays in local memory), or a kernel of the baseline that is no longer reported. Kernels that
 gain blocks, and new kernels, pass; `write` records them.
 """
 
@@ -20,6 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "docs" / "gpu_occupancy.json"
 TABLE = ROOT / "docs" / "gpu_occupancy.md"
+# Largest stack frame (bytes per thread) a kernel launched by a default plan may have: per-thread
+# arrays indexed at run time live in local memory (the run-time-width spreading kernels had
+# 768-1,152 bytes; the width-specialised ones have at most 384, GM at w = 16 in f64).
+MAX_STACK = 512
 KEEP = ("arch", "source", "kernel", "registers", "static_smem", "spill_stores", "spill_loads", "stack_frame", "block",
         "dynamic_smem", "blocks_per_sm", "occupancy", "limiter", "case")
 
@@ -41,6 +46,9 @@ def check(summary_path):
         r = now.get(key)
         if r is None:
             bad.append(f"{key[0]} {key[1]}: in the baseline, not reported now")
+        elif r["blocks_per_sm"] is not None and (r.get("stack_frame") or 0) > MAX_STACK:
+            bad.append(f"{key[0]} {key[1]}: a stack frame of {r['stack_frame']} bytes per thread (local memory) at a default "
+                       f"launch (case {r['case']}; at most {MAX_STACK}: per-thread arrays indexed at run time)")
         elif (b["blocks_per_sm"] or 0) >= 2 and (r["blocks_per_sm"] or 0) < 2:
             bad.append(f"{key[0]} {key[1]}: {b['blocks_per_sm']} -> {r['blocks_per_sm']} blocks/SM "
                        f"(registers {b['registers']} -> {r['registers']}, shared memory "

@@ -169,7 +169,7 @@ fn every_library_kernel_is_in_the_emulator() {
     }
     // the width-specialised GM and SM kernels (each its own NVRTC module on CUDA)
     for m in farfield::gpu::WidthModule::all() {
-        for k in ["gm_spread", "gm_interp", "sm_spread", "sm_interp"] {
+        for k in ["gm_spread", "gm_interp", "sm_spread", "sm_interp", "pt_weights"] {
             names.push(m.kernel(k));
         }
     }

@@ -66,17 +66,19 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[
 ];
 
 /// Kernel widths `w` (grid points per axis of a point's window) whose GM and SM spreading and
-/// interpolation kernels exist with the width as a compile-time constant (`kernels/spread.cu`,
+/// interpolation kernels, and the mesh methods' point weights, exist with the width as a
+/// compile-time constant (`kernels/spread.cu`,
 /// `FF_SPEC_WMIN` … `FF_SPEC_WMAX`): the loop over a window's x axis unrolls and that axis's kernel
 /// values and grid indices live in registers instead of local memory. Other widths (wide
 /// Gaussian or B-spline kernels) run the kernels that read the width at run time.
 pub const SPECIALISED_WIDTHS: std::ops::RangeInclusive<usize> = 2..=16;
 
 /// The kernels of one width-specialised module of `kernels/spread.cu`.
-const WIDTH_KERNELS: [&str; 4] = ["gm_spread", "gm_interp", "sm_spread", "sm_interp"];
+const WIDTH_KERNELS: [&str; 5] = ["gm_spread", "gm_interp", "sm_spread", "sm_interp", "pt_weights"];
 
 /// One width-specialised module of `kernels/spread.cu`: the GM and SM spreading and
-/// interpolation kernels of one precision, dimension and width, compiled by NVRTC on first use
+/// interpolation kernels and the point weights of CSR and GROUP, of one precision, dimension
+/// and width, compiled by NVRTC on first use
 /// (a plan needs one such module; compiling all 90 up front took 4–5 minutes of NVRTC) and kept
 /// in the same caches as the library's other modules ([`cuda::compiled_module`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -108,8 +110,8 @@ impl WidthModule {
         v
     }
 
-    /// The entry point of kernel `base` (`gm_spread`, `gm_interp`, `sm_spread`, `sm_interp`)
-    /// in this module: `ff_<base>_<dim>d_<precision>_w<w>`.
+    /// The entry point of kernel `base` (`gm_spread`, `gm_interp`, `sm_spread`, `sm_interp`,
+    /// `pt_weights`) in this module: `ff_<base>_<dim>d_<precision>_w<w>`.
     pub fn kernel(&self, base: &str) -> String {
         format!("ff_{base}_{}d_{}_w{}", self.dim, self.precision, self.w)
     }
@@ -168,7 +170,7 @@ mod tests {
             assert!(m.source().starts_with("#define FF_SPREAD_WIDTH"));
         }
         for name in ["ff_gm_spread_3d_f64", "ff_csr_spread_f64_w9", "ff_gm_spread_3d_f64_w17", "ff_gm_spread_4d_f64_w9",
-                     "ff_gm_spread_3d_f16_w9", "ff_gm_spread_3d_f64_w09", "ff_pt_weights_3d_f64_w9", "ff_gm_spread_3d_f64_w"] {
+                     "ff_gm_spread_3d_f16_w9", "ff_gm_spread_3d_f64_w09", "ff_fold_3d_f64_w9", "ff_gm_spread_3d_f64_w"] {
             assert_eq!(WidthModule::of_kernel(name), None, "{name}");
         }
         assert_eq!(KERNEL_SOURCES[0].0, "spread.cu");

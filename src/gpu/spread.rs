@@ -450,9 +450,9 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         })
     }
 
-    /// The entry point of the GM or SM kernel `base` (`gm_spread`, `sm_interp`, …) for this
-    /// plan: the width-specialised one when the width has one ([`super::SPECIALISED_WIDTHS`]),
-    /// else the one that reads the width at run time.
+    /// The entry point of the GM or SM kernel or the point weights `base` (`gm_spread`,
+    /// `sm_interp`, `pt_weights`, …) for this plan: the width-specialised one when the width
+    /// has one ([`super::SPECIALISED_WIDTHS`]), else the one that reads the width at run time.
     fn point_kernel(&self, base: &str) -> String {
         match super::WidthModule::new(T::NAME, self.dim, self.w) {
             Some(m) => m.kernel(base),
@@ -746,7 +746,7 @@ impl<T: GpuReal, D: Device> GpuSpreader<T, D> {
         let ptr = dev.alloc(4 * (nr + 1))?;
         let col = dev.alloc((4 * nent).max(1))?;
         if m > 0 {
-            dev.launch(&self.sfx("pt_weights", true), nblocks(m, block)?, block, 0, &[
+            dev.launch(&self.point_kernel("pt_weights"), nblocks(m, block)?, block, 0, &[
                 Arg::Geom(self.geo), Arg::Kernel(self.ker), self.axis(0, g), self.axis(1, g), self.axis(2, g),
                 Arg::I32(m as i32), Arg::Buf(&pt_w), Arg::Buf(&pt_g),
             ])?;

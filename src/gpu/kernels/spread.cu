@@ -648,7 +648,9 @@ __device__ void ff_pt_weights(FfGeom geo, FfKernel ker, const T* gx, const T* gy
     const int wy = ff_wy<DIM>(w), wz = ff_wz<DIM>(w);
     const long long base = (long long)j * (long long)(w * wy * wz);
     int l = 0;
-    for (int kz = 0; kz < wz; ++kz)
+    FF_ROLLED
+    for (int kz = 0; kz < wz; ++kz) {
+        FF_ROLLED
         for (int ky = 0; ky < wy; ++ky) {
             const T v = psz[kz] * psy[ky];
             const int row = geo.nf[0] * (giy[ky] + geo.nf[1] * giz[kz]);
@@ -658,6 +660,7 @@ __device__ void ff_pt_weights(FfGeom geo, FfKernel ker, const T* gx, const T* gy
                 pt_g[base + l] = row + gix[kx];
             }
         }
+    }
 }
 
 // Count entries per row (shift 0: CSR rows = grid points) or per group (shift 6: 64 grid
@@ -884,8 +887,9 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
     }                                                                                                       \
     FF_REGISTER(ff_group_interp_##S)
 
-// The GM and SM entry points of precision T (suffix S), dimension D and width W (0: read at run
-// time), named ff_<method>_<D>d_<S><SUF>.
+// The GM and SM entry points and the point weights of the mesh methods (CSR, GROUP set-up), of
+// precision T (suffix S), dimension D and width W (0: read at run time), named
+// ff_<kernel>_<D>d_<S><SUF>.
 #define FF_POINT_KERNELS(T, S, D, W, SUF)                                                                      \
     FF_EXTERN_C __global__ void ff_gm_spread_##D##d_##S##SUF(FfGeom geo, FfKernel ker, FF_PTS(T), const int* order, \
                                                         int M, int nvec, int v0, const T* c, T* grid) {       \
@@ -912,17 +916,16 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
         ff_sm_interp<T, D, W>(geo, ker, gx, gy, gz, idx, binstart, count, sub_bin, sub_off, maxsub, nsub, M, v0, \
                            grid, c);                                                                          \
     }                                                                                                         \
-    FF_REGISTER(ff_sm_interp_##D##d_##S##SUF)
-
-#define FF_DEFINE_TD(T, S, D)                                                                                \
-    FF_POINT_KERNELS(T, S, D, 0, )                                                                           \
-    FF_EXTERN_C __global__ void ff_pt_weights_##D##d_##S(FfGeom geo, FfKernel ker, FF_PTS(T), int M, T* pt_w,  \
-                                                         int* pt_g) {                                         \
-        ff_pt_weights<T, D, 0>(geo, ker, gx, gy, gz, M, pt_w, pt_g);                                             \
+    FF_REGISTER(ff_sm_interp_##D##d_##S##SUF)                                                                 \
+    FF_EXTERN_C __global__ void ff_pt_weights_##D##d_##S##SUF(FfGeom geo, FfKernel ker, FF_PTS(T), int M, T* pt_w, \
+                                                              int* pt_g) {                                    \
+        ff_pt_weights<T, D, W>(geo, ker, gx, gy, gz, M, pt_w, pt_g);                                          \
     }                                                                                                         \
-    FF_REGISTER(ff_pt_weights_##D##d_##S)
+    FF_REGISTER(ff_pt_weights_##D##d_##S##SUF)
 
-// Width-specialised GM and SM entry points (W = FF_SPEC_WMIN … FF_SPEC_WMAX): the names above
+#define FF_DEFINE_TD(T, S, D) FF_POINT_KERNELS(T, S, D, 0, )
+
+// Width-specialised entry points (W = FF_SPEC_WMIN … FF_SPEC_WMAX): the names above
 // with the suffix _w<W>.
 #define FF_DEFINE_TDW(T, S, D, W) FF_POINT_KERNELS(T, S, D, W, _w##W)
 
