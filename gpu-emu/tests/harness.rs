@@ -161,17 +161,15 @@ fn every_library_kernel_is_in_the_emulator() {
     for k in ["charge_sums", "sum_partials", "self_bg"] {
         names.push(format!("ff_ewald_{k}"));
     }
-    // the SPME gather per order (FF_EW_SPEC_PMIN … FF_EW_SPEC_PMAX)
+    // the SPME gather per order
     for t in ["f32", "f64"] {
-        for p in 4..=10 {
+        for p in farfield::gpu::ewald::kspace::SPECIALISED_ORDERS {
             names.push(format!("ff_ewald_spme_gather_{t}_p{p}"));
         }
     }
-    // the width-specialised GM and SM kernels (each its own NVRTC module on CUDA)
+    // the width-specialised kernels (each module its own NVRTC program on CUDA)
     for m in farfield::gpu::WidthModule::all() {
-        for k in ["gm_spread", "gm_interp", "sm_spread", "sm_interp", "pt_weights"] {
-            names.push(m.kernel(k));
-        }
+        names.extend(m.kernels());
     }
     for n in &names {
         assert!(has_kernel(n), "{n} missing");

@@ -240,14 +240,14 @@ pub fn run_with_progress(archs: &[String], widths: &[super::WidthModule], ptxas:
         return rep;
     }
     let mods = modules(widths);
-    let nbase = super::KERNEL_SOURCES.len();
+    // a width module's PTX alone when ptxas assembles it (see `cubins_wanted`)
+    let (nbase, has_ptxas) = (super::KERNEL_SOURCES.len(), rep.ptxas.is_some());
     let pairs: Vec<(&str, &str, &String, bool)> = mods
         .iter()
         .enumerate()
-        .flat_map(|(i, (name, src))| archs.iter().map(move |arch| (name.as_str(), src.as_str(), arch, i < nbase)))
+        .flat_map(|(i, (name, src))| archs.iter().map(move |arch| (name.as_str(), src.as_str(), arch, i >= nbase && has_ptxas)))
         .collect();
-    let has_ptxas = rep.ptxas.is_some();
-    rep.cubins_wanted = pairs.iter().filter(|p| p.3 || !has_ptxas).count();
+    rep.cubins_wanted = pairs.iter().filter(|p| !p.3).count();
     let total = pairs.len();
     progress(0, total, "", "");
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, total.max(1));
@@ -259,8 +259,8 @@ pub fn run_with_progress(archs: &[String], widths: &[super::WidthModule], ptxas:
             let (tx, next, pairs, ptxas) = (tx.clone(), &next, &pairs, rep.ptxas.as_deref());
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(name, src, arch, base)) = pairs.get(i) else { break };
-                if tx.send((i, check_pair(name, src, arch, ptxas, !(base || ptxas.is_none())))).is_err() {
+                let Some(&(name, src, arch, ptx_only)) = pairs.get(i) else { break };
+                if tx.send((i, check_pair(name, src, arch, ptxas, ptx_only))).is_err() {
                     break;
                 }
             });

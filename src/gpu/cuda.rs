@@ -230,9 +230,7 @@ impl DeviceState {
         }
         Ok(k.f.clone())
     }
-}
 
-impl DeviceState {
     /// The width-specialised module `wm`, compiled ([`compiled_module`]) and loaded on first use.
     /// Errors: [`Error::NoDevice`], [`Error::Internal`] (NVRTC or the module load failed).
     fn width_module(&self, wm: &super::WidthModule) -> Result<Arc<CudaModule>> {

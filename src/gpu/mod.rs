@@ -67,9 +67,9 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[
 
 /// Kernel widths `w` (grid points per axis of a point's window) whose GM and SM spreading and
 /// interpolation kernels, and the mesh methods' point weights, exist with the width as a
-/// compile-time constant (`kernels/spread.cu`,
-/// `FF_SPEC_WMIN` … `FF_SPEC_WMAX`): the loop over a window's x axis unrolls and that axis's kernel
-/// values and grid indices live in registers instead of local memory. Other widths (wide
+/// compile-time constant (`kernels/spread.cu`, `FF_DEFINE_WIDTHS`): the loop over a window's x
+/// axis unrolls and that axis's kernel values and grid indices live in registers instead of
+/// local memory. Other widths (wide
 /// Gaussian or B-spline kernels) run the kernels that read the width at run time.
 pub const SPECIALISED_WIDTHS: std::ops::RangeInclusive<usize> = 2..=16;
 
@@ -114,6 +114,11 @@ impl WidthModule {
     /// `pt_weights`) in this module: `ff_<base>_<dim>d_<precision>_w<w>`.
     pub fn kernel(&self, base: &str) -> String {
         format!("ff_{base}_{}d_{}_w{}", self.dim, self.precision, self.w)
+    }
+
+    /// Every entry point of this module.
+    pub fn kernels(&self) -> Vec<String> {
+        WIDTH_KERNELS.iter().map(|b| self.kernel(b)).collect()
     }
 
     /// The module holding entry point `name`, when `name` is a width-specialised kernel.

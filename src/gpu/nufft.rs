@@ -91,23 +91,16 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         let mut lap = || std::mem::replace(&mut clock, std::time::Instant::now()).elapsed().as_secs_f64();
         let spreader = GpuSpreader::<T, D>::new(dev.clone(), dim, &params.nf[..dim], &params.kernel, sopts)?;
         let t_spreader = lap();
-        // the deconvolution factors 1/ψ̂(k), k = 0 … N_d/2, per axis ([1] on an unused axis),
+        // the deconvolution factors 1/ψ̂(k), k = 0 … N_d/2, per axis (NufftParams::inverse_series),
         // concatenated over the axes; the deconvolution kernel maps each mode to its |k| and
         // fine-grid index itself (kernels/nufft.cu), so no per-mode table is built or uploaded.
         // The kernel's Fourier series on all host cores when an axis has several pieces of it
         // (1D plans of 10⁶ modes spent 20–40 ms here on one core on an H200's host).
         let long = params.n[..dim].iter().any(|&n| n / 2 > 2 * crate::kernel::FOURIER_CHUNK);
-        let threads = crate::threads::Threads::new(if long { 0 } else { 1 })?;
-        let half: usize = (0..3).map(|d| params.n[d] / 2 + 1).sum();
-        let mut inv: Vec<T> = crate::error::try_vec(half, "GPU NUFFT deconvolution table")?;
-        for d in 0..3 {
-            if d < dim {
-                let phihat = params.kernel.try_fourier_series_on(params.nf[d], params.n[d] / 2, &threads)?;
-                inv.extend(phihat.iter().map(|&p| T::of(1.0 / p)));
-            } else {
-                inv.push(T::one());
-            }
-        }
+        let series = params.inverse_series(&crate::threads::Threads::new(if long { 0 } else { 1 })?)?;
+        let mut inv: Vec<T> = crate::error::try_vec(series.iter().map(Vec::len).sum(), "GPU NUFFT deconvolution table")?;
+        inv.extend(series.iter().flatten().map(|&v| T::of(v)));
+        drop(series);
         let t_series = lap();
         let inv_b = upload_new(&dev, &inv)?;
         drop(inv);

@@ -493,21 +493,33 @@ impl NufftParams {
         mode_of(i, self.n[d], self.modeord).rem_euclid(self.nf[d] as i64) as usize
     }
 
-    /// The deconvolution factors (Barnett et al. 2019 eq. 2.4): per axis `d < 3` and output
-    /// index `i < N_d` (in the plan's mode order), `1/ψ̂(k_i)` with ψ̂ the kernel's Fourier
-    /// series on the fine grid ([`Kernel::try_fourier_series_on`], on `threads`, the same values
-    /// on any number of threads); `[1.0]` for unused axes. Cost O(Σ N_d·w); errors:
-    /// [`Error::Alloc`].
-    pub fn deconv_factors(&self, threads: &crate::threads::Threads) -> Result<[Vec<f64>; 3]> {
+    /// The deconvolution factors by frequency (Barnett et al. 2019 eq. 2.4): per axis `d < 3`,
+    /// `1/ψ̂(k)` for `k = 0 … N_d/2` with ψ̂ the kernel's Fourier series on the fine grid
+    /// ([`Kernel::try_fourier_series_on`], on `threads`, the same values on any number of
+    /// threads); `[1.0]` for unused axes. Output index `i` takes entry `|k_i|` ([`mode_of`]);
+    /// the GPU deconvolution uploads these tables. Cost O(Σ N_d·w); errors: [`Error::Alloc`].
+    pub fn inverse_series(&self, threads: &crate::threads::Threads) -> Result<[Vec<f64>; 3]> {
         let mut out: [Vec<f64>; 3] = Default::default();
         for d in 0..3 {
-            if d >= self.dim {
-                out[d] = vec![1.0];
-                continue;
-            }
-            let phihat = self.kernel.try_fourier_series_on(self.nf[d], self.n[d] / 2, threads)?;
+            out[d] = if d >= self.dim {
+                vec![1.0]
+            } else {
+                let mut v = self.kernel.try_fourier_series_on(self.nf[d], self.n[d] / 2, threads)?;
+                v.iter_mut().for_each(|p| *p = 1.0 / *p);
+                v
+            };
+        }
+        Ok(out)
+    }
+
+    /// The deconvolution factors per output index: per axis `d < 3` and index `i < N_d` (in the
+    /// plan's mode order), `1/ψ̂(k_i)` from [`NufftParams::inverse_series`]; `[1.0]` for unused
+    /// axes. Errors: [`Error::Alloc`].
+    pub fn deconv_factors(&self, threads: &crate::threads::Threads) -> Result<[Vec<f64>; 3]> {
+        let mut out = self.inverse_series(threads)?;
+        for d in 0..self.dim {
             let mut v = crate::error::try_vec(self.n[d], "NUFFT deconvolution factors")?;
-            v.extend((0..self.n[d]).map(|i| self.deconv_factor(d, i, &phihat)));
+            v.extend((0..self.n[d]).map(|i| out[d][mode_of(i, self.n[d], self.modeord).unsigned_abs() as usize]));
             out[d] = v;
         }
         Ok(out)

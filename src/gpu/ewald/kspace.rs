@@ -60,10 +60,10 @@ pub(crate) const EW_BLOCK: u32 = 128;
 /// Most blocks of a grid-stride launch (also the most partial sums of one reduction).
 const EW_MAX_BLOCKS: usize = 1024;
 /// SPME orders with a gather kernel of their own (`ff_ewald_spme_gather_<precision>_p<order>`
-/// in `kernels/ewald_kspace.cu`, `FF_EW_SPEC_PMIN` … `FF_EW_SPEC_PMAX`: the orders the parameter
-/// selection chooses), whose x-axis weights stay in registers; other orders run the kernel that
-/// reads the order at run time.
-const SPECIALISED_ORDERS: std::ops::RangeInclusive<usize> = 4..=10;
+/// in `kernels/ewald_kspace.cu`, `FF_EWALD_DEFINE_GATHERS`: the orders the parameter selection
+/// chooses), whose x-axis weights stay in registers; other orders run the kernel that reads the
+/// order at run time.
+pub const SPECIALISED_ORDERS: std::ops::RangeInclusive<usize> = 4..=10;
 /// Index of `Σ q_i` in the device sums ([`GpuKspace::sums`]).
 pub(crate) const SUM_Q: i32 = 1;
 

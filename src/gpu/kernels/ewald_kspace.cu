@@ -230,11 +230,10 @@ __device__ __forceinline__ int ff_ew_wrap(int i, int n) { return i < 0 ? i + n :
 // P > 0: the order is the constant P: the x loop unrolls and the x axis's weights stay in
 // registers (the y and z loops stay loops; their weights, read once per row, in local memory);
 // P = 0: any order (every weight in local memory). One entry point per order
-// (ff_ewald_spme_gather_<S>_p<P>, FF_EW_SPEC_PMIN … FF_EW_SPEC_PMAX: the orders the parameter
-// selection chooses, src/ewald/params.rs; src/gpu/ewald/kspace.rs `SPECIALISED_ORDERS`), so
-// that each has the registers of its own order; ff_ewald_spme_gather_<S> for the others.
-#define FF_EW_SPEC_PMIN 4
-#define FF_EW_SPEC_PMAX 10
+// (ff_ewald_spme_gather_<S>_p<P> for the orders of src/gpu/ewald/kspace.rs
+// `SPECIALISED_ORDERS`, those the parameter selection chooses, src/ewald/params.rs;
+// FF_EWALD_DEFINE_GATHERS below lists the same orders), so that each has the registers of its
+// own order; ff_ewald_spme_gather_<S> for the others.
 template <typename T, int P>
 __device__ void ff_ew_spme_gather(int n, int nf0, int nf1, int nf2, int order_rt, const T* gx, const T* gy, const T* gz,
                                   const T* grid, const double* rb, double* phi, double* field) {

@@ -85,10 +85,8 @@ __device__ __forceinline__ unsigned ff_global_id() { return blockIdx.x * blockDi
 // Width W: W > 0 is the kernel's width known at compile time (the loops over a point's window
 // unroll and its per-axis kernel values and indices live in registers: ptxas reports no stack
 // frame); W = 0 reads the width from FfKernel (arrays of FF_MAXW values in local memory). The
-// host launches the W > 0 entry points for FF_SPEC_WMIN ≤ w ≤ FF_SPEC_WMAX (src/gpu/spread.rs,
-// `SPECIALISED_WIDTHS`) and the W = 0 ones otherwise.
-#define FF_SPEC_WMIN 2
-#define FF_SPEC_WMAX 16
+// host launches the W > 0 entry points for the widths of `SPECIALISED_WIDTHS` (src/gpu/mod.rs;
+// FF_DEFINE_WIDTHS below lists the same widths) and the W = 0 ones otherwise.
 #define FF_WCAP(W) ((W) > 0 ? (W) : FF_MAXW)
 // FF_UNROLL: the x loop over a window (and the kernel evaluation), unrolled completely when W > 0;
 // FF_ROLLED: the y and z loops, kept as loops (their per-axis arrays stay in local memory, read
@@ -925,7 +923,7 @@ __device__ void ff_group_interp(const unsigned* gptr, const unsigned* col, const
 
 #define FF_DEFINE_TD(T, S, D) FF_POINT_KERNELS(T, S, D, 0, )
 
-// Width-specialised entry points (W = FF_SPEC_WMIN … FF_SPEC_WMAX): the names above
+// Width-specialised entry points (W in `SPECIALISED_WIDTHS`): the names above
 // with the suffix _w<W>.
 #define FF_DEFINE_TDW(T, S, D, W) FF_POINT_KERNELS(T, S, D, W, _w##W)
 
