@@ -23,7 +23,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 OUT=build-gpu
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
-cargo build --release -p farfield -p farfield-cli
+cargo build --release -p farfield-clib -p farfield-cli
 mkdir -p "$OUT"
 MAJOR=$(sed -n 's/^version = "\([0-9]*\)\..*/\1/p' Cargo.toml | head -1)
 install -m 755 "$CARGO_TARGET_DIR/release/libfarfield.so" "$OUT/libfarfield.so"

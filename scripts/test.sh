@@ -32,10 +32,9 @@
 #
 # One cargo target directory serves all steps, and farfield's library is compiled once in all
 # (with MPI), besides its unit-test binary; the Python extension (a workspace member left out of
-# the cargo steps with --exclude) is built last, on that compile. Cargo keeps a single copy of that library in the
-# target directory (it is also a cdylib, whose file name carries no hash), so any cargo command
-# that resolves features differently recompiles it in place, and the next one with the earlier
-# selection compiles it yet again. Hence: CMake's cargo build (step 4: the workspace's
+# the cargo steps with --exclude) is built last, on that compile. Any cargo command that
+# resolves features differently compiles that library again (and relinks the C library, whose
+# file names carry no hash, in place). Hence: CMake's cargo build (step 4: the workspace's
 # libraries and the tool, with `--features farfield/mpi`) gets the selection "--workspace
 # --exclude farfield-python --lib --test mpi_poisson" (a test target, so dev-dependencies take part in feature resolution as in
 # `cargo test`), CMake writes the package/feature part of its whole command to
