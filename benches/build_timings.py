@@ -2,7 +2,7 @@
 """Summarise cargo's build timing reports (`cargo build --timings`) as one JSON results file.
 
     python3 benches/build_timings.py --what "..." --prediction "..." --result "..." \\
-        --out benches/results/build_X.json  VARIANT=COMMIT=REPORT.html [VARIANT=COMMIT=REPORT.html ...]
+        --out OUT.json  VARIANT=COMMIT=REPORT.html [VARIANT=COMMIT=REPORT.html ...]
 
 Each argument names one run: a variant label, the commit it built and cargo's HTML report
 (`target/cargo-timings/cargo-timing-<time>.html`). The file holds, per run, the build's wall time
