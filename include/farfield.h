@@ -429,7 +429,8 @@ typedef struct farfield_nufft_opts {
   // Mode ordering: 0 = CMCL (`k = −N/2 … (N−1)/2`, default), 1 = FFT order
   // (`k = 0 … ⌈N/2⌉−1, −⌊N/2⌋ … −1`).
   int32_t modeord;
-  // 0 = silent (default); 1 = print parameters and timings to stderr.
+  // 0 = silent (default); 1 = print parameters and timings to stderr (on a CUDA plan also
+  // the device time of each execute's phases, waiting for the device after each batch).
   int32_t debug;
   // Threads for spreading and FFTW: 0 = all cores (default), 1 = caller's thread only.
   int32_t nthreads;

@@ -140,14 +140,20 @@ def nufft_table(records):
         def total(r):
             return sum(med(r["stages"][s]) for s in ("plan", "setpts", "execute")) if r and r["status"] == "ok" else None
 
+        def phases(r):
+            # the debug execute's device time per phase, summed over its batches
+            ph = (r or {}).get("extra", {}).get("phases_ms") or []
+            names = list(dict.fromkeys(k for d in ph for k in d if k != "total"))
+            return ", ".join(f"{k} {sum(d.get(k, 0.0) for d in ph):.3f}" for k in names) or "–"
+
         both = o and p and o["status"] == p["status"] == "ok"
         size = "x".join(map(str, prm.get("modes") or [])) if prm.get("type") != 3 else f"N {prm.get('n', 0):.0e}"
         rows.append((c, size, f"{prm.get('m', 0):.0e}", stages(o), stages(p),
                      f"{o['median_s'] / p['median_s']:.2f}" if both else "–",
                      f"{total(o) / total(p):.2f}" if both else "–",
-                     f"{err(o['rel_error'] if o else None)} / {err(p['rel_error'] if p else None)}"))
+                     f"{err(o['rel_error'] if o else None)} / {err(p['rel_error'] if p else None)}", phases(o)))
     return table(["case", "modes", "M", "farfield plan / setpts / execute ms", "cuFINUFFT plan / setpts / execute ms",
-                  "execute ÷", "total ÷", "error farfield / cuFINUFFT"], rows)
+                  "execute ÷", "total ÷", "error farfield / cuFINUFFT", "farfield execute phases (device ms, debug run)"], rows)
 
 
 def spread_table(records):

@@ -107,7 +107,7 @@ def nufft_records(case, r):
         d = r[side]
         st = d.get("status", "error")
         stages = {k: d.get(k, []) for k in ("plan", "setpts", "execute")}
-        extra = {k: d[k] for k in ("info", "setpts_from") if k in d}
+        extra = {k: d[k] for k in ("info", "setpts_from", "phases_ms", "debug_lines") if k in d}
         extra["wall_s"] = r.get("wall_s")
         out.append(record("nufft", case, side, impl, st if st in ("ok", "error", "skipped") else "error",
                           d.get("execute", []) if st == "ok" else [], "execute_s", stages if st == "ok" else None,

@@ -257,6 +257,15 @@ def parsers_of_the_scripts_json():
     o, p = kit_runners.nufft_records(case("nufft", "x"), r)
     assert o["status"] == "ok" and o["median_s"] == 0.002 and o["stages"]["plan"] == [0.1, 0.1] and o["rel_error"] == 1e-7
     assert p["status"] == "error" and p["reason"] == "boom"
+    # the per-phase device times of the debug execute, from the library's line, reach the record
+    sys.path.insert(0, str(ROOT / "benches" / "peers"))
+    import nufft_vs_cufinufft as script
+    ph = script.phases_of("[farfield nufft cuda] plan stages (host ms): device 1.0\n"
+                          "[farfield nufft cuda] execute vectors 0..1 (ms): spread 1.500 fft 0.250 deconv 0.125 | total 1.875 ms\n")
+    assert ph == [{"spread": 1.5, "fft": 0.25, "deconv": 0.125, "total": 1.875}], ph
+    r["ours"]["phases_ms"] = ph
+    o, _ = kit_runners.nufft_records(case("nufft", "x"), r)
+    assert o["extra"]["phases_ms"] == ph, o
     # ewald_vs_openmm.py --json: rows of one system
     rows = {"JAC DHFR": [
         {"code": "reference", "status": "reference", "time_s": 14.0, "cached": True},

@@ -49,6 +49,11 @@ libraries; the error is checked on the last vector.
 One more key changes only our side (the peer runs as always): `method=auto|gm|gm-sort|sm|csr|group`
 sets `opts.gpu_method`, for comparing the methods inside the whole transform.
 
+After the timed repetitions of a type-1 or type-2 case, one more plan of ours is made with
+`opts.debug = 1` and executed once, untimed: the library's line per batch of its device time
+per phase (spread or interp, fft, deconv) is recorded as `phases_ms`, with its other debug
+lines (`debug_lines`: parameters and plan stages).
+
 `--json FILE` writes every case (all repetitions of plan, setpts and execute of both
 libraries in seconds, the errors, what our plan chose) as one JSON document, rewritten after
 each case, so a run that is stopped keeps the cases it finished. A library that fails a case
@@ -61,10 +66,12 @@ import glob
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -198,11 +205,12 @@ class Farfield:
     def fn(self, single, verb):
         return getattr(self.lib, ("farfield_nufftf_" if single else "farfield_nufft_") + verb)
 
-    def makeplan(self, ty, dims, tol, single, stream, method=0, ntrans=1):
+    def makeplan(self, ty, dims, tol, single, stream, method=0, ntrans=1, debug=0):
         """`dims`: the mode counts (types 1, 2) or, for type 3, `dim` ones (not read)."""
         o = Opts()
         self.check(self.lib.farfield_nufft_default_opts(ctypes.byref(o), ctypes.c_size_t(ctypes.sizeof(o))), "default_opts")
         o.backend = BACKEND_CUDA
+        o.debug = debug
         o.gpu_method = method
         o.gpu_stream = ctypes.c_void_p(stream)
         n = (ctypes.c_int64 * 3)(*dims, *([1] * (3 - len(dims))))
@@ -236,6 +244,53 @@ class Farfield:
 
     def destroy(self, plan, single):
         self.fn(single, "destroy")(plan)
+
+
+def stderr_of(fn):
+    """Runs `fn()` with file descriptor 2 (the C library's stderr) sent to a temporary file;
+    returns that text."""
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as tmp:
+        saved = os.dup(2)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            fn()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        return tmp.read().decode(errors="replace")
+
+
+PHASE_LINE = re.compile(r"^\[farfield nufftf? cuda\] execute vectors \d+\.\.\d+ \(ms\):(.*)\| total ([0-9.]+) ms")
+
+
+def phases_of(text):
+    """The per-phase device times (ms) of each chunk of one execute, from the library's
+    `opts.debug = 1` lines (`[farfield nufft cuda] execute vectors 0..1 (ms): spread 1.0 fft
+    0.2 deconv 0.1 | total 1.3 ms`); an empty list from a library without them."""
+    out = []
+    for line in text.splitlines():
+        m = PHASE_LINE.match(line.strip())
+        if m:
+            words = m.group(1).split()
+            out.append({**{k: float(v) for k, v in zip(words[::2], words[1::2])}, "total": float(m.group(2))})
+    return out
+
+
+def debug_execute(ff, cp, ty, dims, tol, single, stream, method, nt, x, c, f):
+    """One more untimed plan with `opts.debug = 1` (types 1 and 2): its execute's device time
+    per phase, and the library's debug lines."""
+    def run():
+        plan = ff.makeplan(ty, dims, tol, single, stream, method=method, ntrans=nt, debug=1)
+        try:
+            ff.setpts(plan, single, x)
+            ff.execute(plan, single, c, f)
+            cp.cuda.get_current_stream().synchronize()
+        finally:
+            ff.destroy(plan, single)
+    text = stderr_of(run)
+    return phases_of(text), [l for l in text.splitlines() if l.startswith("[farfield")]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,6 +505,9 @@ def run_case(cp, np, ff, cufinufft, spec, inputs, repeat, samples, rng):
                     rec["ours"]["plan"].append(t); rec["ours"]["setpts"].append(ts); rec["ours"]["execute"].append(te)
             finally:
                 ff.destroy(plan, single)
+        if ty != 3:
+            rec["ours"]["phases_ms"], rec["ours"]["debug_lines"] = debug_execute(ff, cp, ty, dims, tol, single, stream, method,
+                                                                                 nt, x, c, f)
     except Exception as e:  # noqa: BLE001  (recorded, the peer still runs)
         rec["ours"].update(status="error", message=str(e))
         log(f"  farfield failed: {e}")

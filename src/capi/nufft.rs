@@ -62,7 +62,8 @@ pub struct farfield_nufft_opts {
     /// Mode ordering: 0 = CMCL (`k = −N/2 … (N−1)/2`, default), 1 = FFT order
     /// (`k = 0 … ⌈N/2⌉−1, −⌊N/2⌋ … −1`).
     pub modeord: i32,
-    /// 0 = silent (default); 1 = print parameters and timings to stderr.
+    /// 0 = silent (default); 1 = print parameters and timings to stderr (on a CUDA plan also
+    /// the device time of each execute's phases, waiting for the device after each batch).
     pub debug: i32,
     /// Threads for spreading and FFTW: 0 = all cores (default), 1 = caller's thread only.
     pub nthreads: i32,

@@ -49,6 +49,7 @@ pub mod fmm;
 pub mod nufft;
 pub mod occupancy;
 pub mod pairs;
+pub(crate) mod phases;
 pub mod runtime;
 pub mod spread;
 pub mod type3;

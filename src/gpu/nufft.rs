@@ -32,6 +32,7 @@
 //! end.
 
 use super::device::{upload_new, Arg, FftDevice};
+use super::phases::Phases;
 use super::spread::{batch_size, GpuMethod, GpuSpreadOpts, GpuSpreader};
 use super::types::as_bytes_mut;
 use crate::error::{Error, Result};
@@ -59,6 +60,8 @@ pub struct GpuNufft<T: Real, D: FftDevice> {
     batch: usize,
     block: u32,
     stages: PlanStages,
+    /// Print per-phase device timings of each chunk of an execute ([`Phases`]).
+    phase_timing: bool,
 }
 
 /// Host wall time (seconds) of the stages of [`GpuNufft::new`], for `opts.debug` prints.
@@ -119,7 +122,15 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         let stages = PlanStages { spreader: t_spreader, series: t_series, upload: t_upload, buffers: t_buffers, fft: lap() };
         let info = NufftInfo::from_params(&params, 1);
         Ok(GpuNufft { dev, params, info, spreader, inv: inv_b, fw: std::sync::Mutex::new(fw), fft, fft_last, batch,
-                      block: sopts.block, stages })
+                      block: sopts.block, stages, phase_timing: false })
+    }
+
+    /// With `on`, every chunk of an execute prints its device time per phase to stderr (type 1:
+    /// spread, fft, deconv; type 2: deconv, fft, interp), `[farfield nufft cuda] execute
+    /// vectors a..b (ms): …` (`nufftf` in single precision), waiting for the device after each
+    /// chunk; set by the CUDA plan when `opts.debug > 0`. Off (default): no events, no waits.
+    pub fn set_phase_timing(&mut self, on: bool) {
+        self.phase_timing = on;
     }
 
     /// Sets the points from host arrays (uploaded once; `y`, `z` ignored below dim 2, 3).
@@ -222,12 +233,16 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         let geo = [Arg::I32(n[0] as i32), Arg::I32(n[1] as i32), Arg::I32(n[2] as i32), Arg::I32(nf[0] as i32), Arg::I32(nf[1] as i32),
                    Arg::I32(nf[2] as i32), Arg::I32(nv as i32), Arg::I32(v0 as i32),
                    Arg::I32((self.params.modeord == crate::nufft::options::ModeOrder::Fft) as i32)];
+        let mut ph = Phases::start(dev, self.phase_timing, if T::NAME == "f32" { "nufftf cuda" } else { "nufft cuda" })?;
         if self.params.ty == 1 {
             self.spreader.spread_dev_batch(input, v0, nv, &mut fw)?;
+            ph.end("spread")?;
             dev.fft_exec(fft, &mut fw, self.params.sign)?;
+            ph.end("fft")?;
             let mut args: Vec<Arg<'_, D::Buf>> = geo.into_iter().collect();
             args.extend([Arg::Buf(&self.inv), Arg::Buf(&fw), Arg::Buf(output)]);
-            dev.launch(&name(1), grid, self.block, 0, &args)
+            dev.launch(&name(1), grid, self.block, 0, &args)?;
+            ph.end("deconv")?;
         } else {
             dev.zero(&mut fw)?;
             {
@@ -235,9 +250,13 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
                 args.extend([Arg::Buf(&self.inv), Arg::Buf(input), Arg::Buf(&*fw)]);
                 dev.launch(&name(2), grid, self.block, 0, &args)?;
             }
+            ph.end("deconv")?;
             dev.fft_exec(fft, &mut fw, self.params.sign)?;
-            self.spreader.interp_dev_batch(&fw, output, v0, nv)
+            ph.end("fft")?;
+            self.spreader.interp_dev_batch(&fw, output, v0, nv)?;
+            ph.end("interp")?;
         }
+        ph.report(&format!("execute vectors {v0}..{} (ms)", v0 + nv))
     }
 
     /// All `ntrans` vectors, device to device, in chunks of at most `batch`: `input` holds
@@ -345,7 +364,8 @@ impl<T: Real> CudaNufft<T> {
         let t = std::time::Instant::now();
         let dev = super::cuda::CudaDevice::for_nufft(opts)?;
         let open = t.elapsed().as_secs_f64();
-        let plan = GpuNufft::new(dev, params, GpuSpreadOpts::from_nufft_opts(opts))?;
+        let mut plan = GpuNufft::new(dev, params, GpuSpreadOpts::from_nufft_opts(opts))?;
+        plan.set_phase_timing(opts.debug > 0);
         if opts.debug > 0 {
             let p = if T::NAME == "f32" { "f" } else { "" };
             let s = plan.plan_stages();

@@ -23,7 +23,8 @@ pub enum ModeOrder {
 pub struct NufftOpts {
     /// Mode ordering (default CMCL).
     pub modeord: ModeOrder,
-    /// 0 = silent (default); ≥ 1 = print parameters and timings to stderr.
+    /// 0 = silent (default); ≥ 1 = print parameters and timings to stderr (on a CUDA plan also
+    /// the device time of each execute's phases, waiting for the device after each batch).
     pub debug: u32,
     /// Threads for spreading and FFTW: 0 = all cores (default), 1 = caller's thread only.
     pub nthreads: usize,

@@ -48,6 +48,7 @@ use crate::error::{Error, Result};
 use crate::ewald::influence::{influence, spectral_corr, spme_corr};
 use crate::ewald::{EwaldParams, Method, PeriodicBox};
 use crate::gpu::device::{download_vec, Arg, FftDevice};
+use crate::gpu::phases::Phases;
 use crate::gpu::spread::{GpuMethod, GpuSpreadOpts, GpuSpreader};
 use crate::gpu::types::GpuReal;
 use crate::kernel::bspline::BSplineParams;
@@ -145,7 +146,7 @@ pub struct GpuKspace<T: GpuReal, D: FftDevice> {
     mesh: KspaceMesh<D>,
     points: KspacePoints<D>,
     red: KspaceSums<D>,
-    /// Print per-phase device timings of each execute ([`super::Phases`]).
+    /// Print per-phase device timings of each execute ([`crate::gpu::phases::Phases`]).
     debug: bool,
 }
 
@@ -307,7 +308,7 @@ impl<T: GpuReal, D: FftDevice> GpuKspace<T, D> {
         let sfx = T::SUFFIX;
         let nfi = self.cfg.nf.map(|k| k as i32);
         let sh = if self.cfg.method == Method::Spme { self.cfg.nf.map(|k| 0.5 * self.cfg.order as f64 / k as f64) } else { [0.0; 3] };
-        let mut ph = super::Phases::start(&dev, self.debug)?;
+        let mut ph = Phases::start(&dev, self.debug, "ewald gpu")?;
         // 1. coordinates and strengths, checked
         dev.upload(&mut self.points.bad, crate::gpu::types::as_bytes(&[n as i32; 3]))?;
         dev.launch(&format!("ff_ewald_prep_{sfx}"), ew_blocks(n), EW_BLOCK, 0, &[

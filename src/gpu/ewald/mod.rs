@@ -9,7 +9,7 @@
 //! * [`GpuEwaldPlan`]: the plan a caller uses — parameters from the CPU rule
 //!   (`crate::ewald::setup`, the same `ξ`, `r_c`, grid, order/support and `τ` as
 //!   [`crate::ewald::CpuEwald`] for the same cell, `n_max`, tolerance and options), the k-space
-//!   part, the real-space part (on a second stream of the device, [`Device::fork`], so that
+//!   part, the real-space part (on a second stream of the device, [`Device::fork`](crate::gpu::device::Device::fork), so that
 //!   it overlaps the k-space part; the plan's stream waits for it before a call returns), and
 //!   the self and background terms;
 //! * [`exec`]: [`GpuEwaldExec`], a plan of either grid precision with its own input and result
@@ -31,49 +31,11 @@ pub use kspace::{GpuKspace, KspaceResult};
 use crate::error::{Error, Result};
 use crate::ewald::params::Chosen;
 use crate::ewald::{erfc_accuracy, new_box, setup, EwaldOpts, EwaldParams, EwaldParts, EwaldResult, Exclusions, Method, NewBox, PeriodicBox, Setup};
-use crate::gpu::device::{Arg, Device, FftDevice};
+use crate::gpu::device::{Arg, FftDevice};
 use crate::gpu::spread::GpuSpreadOpts;
 use crate::gpu::types::GpuReal;
 use kspace::{ew_blocks, EW_BLOCK, SUM_Q};
 use real_space::GpuRealSpace;
-
-/// Device-event marks at the ends of the phases of one evaluation, for the per-phase timings
-/// that `opts.debug > 0` prints (off: no events, no cost).
-pub(crate) struct Phases<D: Device> {
-    dev: Option<D>,
-    marks: Vec<(&'static str, D::Mark)>,
-}
-
-impl<D: Device> Phases<D> {
-    /// Starts the timing when `on`.
-    pub(crate) fn start(dev: &D, on: bool) -> Result<Self> {
-        let mut p = Phases { dev: on.then(|| dev.clone()), marks: Vec::new() };
-        p.end("start")?;
-        Ok(p)
-    }
-
-    /// Marks the end of phase `name` (in stream order).
-    pub(crate) fn end(&mut self, name: &'static str) -> Result<()> {
-        if let Some(d) = &self.dev {
-            self.marks.push((name, d.mark()?));
-        }
-        Ok(())
-    }
-
-    /// Prints `what: phase ms, …, total ms` to stderr (after the stream reached the last mark).
-    pub(crate) fn report(&self, what: &str) -> Result<()> {
-        let Some(d) = &self.dev else { return Ok(()) };
-        let mut line = format!("[farfield ewald gpu] {what}:");
-        for w in self.marks.windows(2) {
-            line += &format!(" {} {:.3}", w[1].0, 1e3 * d.seconds(&w[0].1, &w[1].1)?);
-        }
-        if let (Some(a), Some(b)) = (self.marks.first(), self.marks.last()) {
-            line += &format!(" | total {:.3} ms", 1e3 * d.seconds(&a.1, &b.1)?);
-        }
-        eprintln!("{line}");
-        Ok(())
-    }
-}
 
 /// An Ewald plan on device `D` (module docs), grids and FFT in precision `T` (`f64`; `f32` for
 /// mixed precision, with `f64` interpolation sums, potentials, fields and reductions, and the

@@ -64,6 +64,7 @@ use crate::ewald::real_space::{coincident_error, COINC_REL};
 use crate::ewald::{check_exclusions, EwaldParts, Exclusions};
 use crate::gpu::pairs::DevicePairs;
 use crate::gpu::device::{download_vec, upload_new, Arg, Device};
+use crate::gpu::phases::Phases;
 use crate::gpu::fmm::tree::scan;
 use crate::gpu::types::{as_bytes, as_bytes_mut};
 
@@ -151,7 +152,7 @@ pub struct GpuRealSpace<D: Device> {
     status: D::Buf,
     /// Per-block energy and virial partials of the pair kernel (capacity in blocks, buffer).
     part: Option<(usize, D::Buf)>,
-    /// Print per-phase device timings of each call ([`super::Phases`]).
+    /// Print per-phase device timings of each call ([`crate::gpu::phases::Phases`]).
     debug: bool,
     /// Pair functions and per-thread sums in `f32` ([`GpuRealSpace::set_mixed`]).
     mixed: bool,
@@ -165,7 +166,7 @@ pub struct RealPending<D: Device> {
     /// Whether the fields were computed (a `field` buffer given to `launch`).
     field: bool,
     /// The phase marks so far (`None`: nothing was launched, `n` = 0).
-    ph: Option<super::Phases<D>>,
+    ph: Option<Phases<D>>,
 }
 
 /// The cell grid for `n` atoms in `bx` with cutoff `rc` (module docs).
@@ -507,7 +508,7 @@ impl<D: Device> GpuRealSpace<D> {
             self.consts.xi,
             if bx.is_orthorhombic() { 0.0 } else { 1.0 },
         ];
-        let mut ph = super::Phases::start(&dev, self.debug)?;
+        let mut ph = Phases::start(&dev, self.debug, "ewald gpu")?;
         let mut bytes = as_bytes(&pv).to_vec();
         bytes.extend_from_slice(&u64::MAX.to_ne_bytes());
         bytes.extend_from_slice(as_bytes(&[u32::MAX; 3]));
