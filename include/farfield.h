@@ -251,7 +251,9 @@ typedef struct farfield_ewald_opts {
   size_t struct_size;
   // Threads: 0 = all cores (default), 1 = the caller's thread only (no pool); ≥ 0.
   int32_t nthreads;
-  // `> 0`: print the chosen parameters and per-call timings to stderr (default 0).
+  // `> 0`: print the chosen parameters and per-call timings to stderr (default 0); on a CUDA
+  // plan the device time of each phase, and for host arrays the host time of the upload,
+  // evaluation, download and copy-out (the call then also waits for the upload).
   int32_t debug;
   // FFTW planner flags (default `FFTW_ESTIMATE` = 64; `FFTW_MEASURE` = 0); ≥ 0.
   int32_t fftw;

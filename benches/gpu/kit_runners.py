@@ -290,7 +290,8 @@ def ewald_records(case, doc, openmm_problem=None):
             continue
         b = min(ok, key=lambda r: r["time_s"])
         reps = b.get("times_s") or [b["time_s"]]
-        extra = {k: b[k] for k in ("setting", "params", "energy_err", "plan_s", "real_s", "kspace_s", "version") if k in b}
+        extra = {k: b[k] for k in ("setting", "params", "energy_err", "plan_s", "real_s", "kspace_s", "version", "debug_lines")
+                 if k in b}
         extra["settings_tried"] = len(mine) + len(down)
         if down:
             extra["failed_settings"] = down

@@ -13,12 +13,19 @@ instead. NumPy is the only dependency.
 Each call of `run` makes a plan (timed as `plan_s`), evaluates once as a warm-up (the first
 evaluation allocates the device buffers), then `repeats` timed evaluations of energy,
 potentials and fields (each `farfield_ewald_execute` copies the inputs in and the results out
-and synchronises the device before it returns).
+and synchronises the device before it returns). With `debug_lines=True` one more plan is made
+with `opts.debug = 1` and evaluated twice, untimed, and the library's debug lines of the second
+evaluation (on CUDA: the host time of the upload, evaluation, download and copy-out stages,
+and the device phases of the k-space and real-space parts) are returned as `debug_lines`.
 """
 
 import ctypes
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peer_env import stderr_of  # noqa: E402
 
 METHODS = {"spectral": 0, "spme": 1, "direct": 2}
 BACKENDS = {"cpu": 1, "cuda": 2}
@@ -51,9 +58,9 @@ class EwaldCapi:
         if st != 0:
             raise RuntimeError(f"farfield {what}: status {st}: {self.lib.farfield_last_error_message().decode()}")
 
-    def run(self, x, q, box, method="spme", tol=1e-5, backend="cuda", prec="f64", repeats=20, threads=0):
+    def run(self, x, q, box, method="spme", tol=1e-5, backend="cuda", prec="f64", repeats=20, threads=0, debug_lines=False):
         """x (n, 3), q (n,), box (3, 3) NumPy float64 arrays. Returns a dict: times_s (every timed
-        evaluation), plan_s, energy, phi, field (n, 3), params."""
+        evaluation), plan_s, energy, phi, field (n, 3), params, debug_lines (module docs)."""
         import numpy as np
 
         x = np.ascontiguousarray(x, dtype=np.float64)
@@ -91,4 +98,25 @@ class EwaldCapi:
                       "est_rel_err": p.est_rel_err, "real_s": p.real_s, "kspace_s": p.kspace_s}
         finally:
             self.lib.farfield_ewald_destroy(plan)
-        return {"times_s": times, "plan_s": plan_s, "energy": energy.value, "phi": phi, "field": field, "params": params}
+        lines = []
+        if debug_lines:
+            o.debug = 1
+            dphi, dfield, denergy = np.zeros(n), np.zeros((n, 3)), ctypes.c_double()
+
+            def debug_run():
+                dplan = ctypes.c_void_p()
+                self._check(self.lib.farfield_ewald_makeplan(METHODS[method], ptr(box), ctypes.c_int64(n), ctypes.c_double(tol),
+                                                             ctypes.byref(dplan), ctypes.byref(o)), "ewald_makeplan (debug)")
+                try:
+                    for _ in range(2):  # the first evaluation allocates the device buffers
+                        self._check(self.lib.farfield_ewald_execute(dplan, ctypes.c_int64(n), ptr(x), ptr(q), ptr(dphi),
+                                                                    ptr(dfield), ctypes.byref(denergy), None), "ewald_execute (debug)")
+                finally:
+                    self.lib.farfield_ewald_destroy(dplan)
+            text = stderr_of(debug_run)
+            all_lines = [l for l in text.splitlines() if l.startswith("[farfield")]
+            # the second evaluation's lines: those after the first host-arrays line, if any
+            marks = [i for i, l in enumerate(all_lines) if "host arrays" in l]
+            lines = all_lines[marks[0] + 1:] if len(marks) >= 2 else all_lines
+        return {"times_s": times, "plan_s": plan_s, "energy": energy.value, "phi": phi, "field": field, "params": params,
+                "debug_lines": lines}

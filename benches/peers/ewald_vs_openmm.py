@@ -335,7 +335,7 @@ def main():
                 for tol in floats(args.ours_tols):
                     try:
                         r = capi.run(x, q, box, method, tol, "cuda" if args.gpu else "cpu", args.ours_prec, args.repeats,
-                                     0 if args.gpu else args.threads)
+                                     0 if args.gpu else args.threads, debug_lines=True)
                     except RuntimeError as e:
                         log(f"  farfield {method} host tol {tol:g} failed: {e}")
                         rows.append({"code": f"farfield {method} host", "setting": f"tol {tol:g}", "status": "error",
@@ -346,7 +346,8 @@ def main():
                     row = {"code": f"farfield {method} host", "setting": f"tol {tol:g}", "time_s": min(r["times_s"]),
                            "times_s": r["times_s"], "plan_s": r["plan_s"], "real_s": pr["real_s"], "kspace_s": pr["kspace_s"],
                            "force_err": rel_rms(np, f, fref), "energy_err": abs(r["energy"] * KJ - uref) / abs(uref),
-                           "params": f"xi {pr['xi']:.3f}, rc {pr['rc']:.3f}, grid {pr['grid'][0]}, order {pr['order_or_support']}"}
+                           "params": f"xi {pr['xi']:.3f}, rc {pr['rc']:.3f}, grid {pr['grid'][0]}, order {pr['order_or_support']}",
+                           "debug_lines": r["debug_lines"]}
                     log(f"  {row['code']:18} {row['setting']:24} {row['time_s']*1e3:8.2f} ms  force err {row['force_err']:.2e}  "
                         f"{row['params']}")
                     rows.append(row)

@@ -71,9 +71,11 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peer_env import stderr_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "build-gpu"
@@ -244,22 +246,6 @@ class Farfield:
 
     def destroy(self, plan, single):
         self.fn(single, "destroy")(plan)
-
-
-def stderr_of(fn):
-    """Runs `fn()` with file descriptor 2 (the C library's stderr) sent to a temporary file;
-    returns that text."""
-    sys.stderr.flush()
-    with tempfile.TemporaryFile() as tmp:
-        saved = os.dup(2)
-        os.dup2(tmp.fileno(), 2)
-        try:
-            fn()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        tmp.seek(0)
-        return tmp.read().decode(errors="replace")
 
 
 PHASE_LINE = re.compile(r"^\[farfield nufftf? cuda\] execute vectors \d+\.\.\d+ \(ms\):(.*)\| total ([0-9.]+) ms")

@@ -4,7 +4,7 @@ script re-runs itself inside it), and the release binary.
 
 Usage from a script in this folder (its folder is on sys.path when run as a script):
 
-    from peer_env import ROOT, BIN, log, ensure_venv, ensure_binary
+    from peer_env import ROOT, BIN, log, ensure_venv, ensure_binary, stderr_of
     ensure_venv(ROOT / ".venv-peers", ["openmm", "numpy"], probe="import openmm, numpy")
 """
 
@@ -12,6 +12,7 @@ import fcntl
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,3 +57,19 @@ def ensure_binary(force=False):
     if force or not BIN.exists():
         log("building target/release/farfield (cargo build --release -p farfield-cli)")
         subprocess.check_call(["cargo", "build", "--release", "-p", "farfield-cli"], cwd=ROOT)
+
+
+def stderr_of(fn):
+    """Runs `fn()` with file descriptor 2 (the C library's stderr) sent to a temporary file;
+    returns that text."""
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as tmp:
+        saved = os.dup(2)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            fn()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        return tmp.read().decode(errors="replace")

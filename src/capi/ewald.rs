@@ -93,7 +93,9 @@ pub struct farfield_ewald_opts {
     pub struct_size: usize,
     /// Threads: 0 = all cores (default), 1 = the caller's thread only (no pool); ≥ 0.
     pub nthreads: i32,
-    /// `> 0`: print the chosen parameters and per-call timings to stderr (default 0).
+    /// `> 0`: print the chosen parameters and per-call timings to stderr (default 0); on a CUDA
+    /// plan the device time of each phase, and for host arrays the host time of the upload,
+    /// evaluation, download and copy-out (the call then also waits for the upload).
     pub debug: i32,
     /// FFTW planner flags (default `FFTW_ESTIMATE` = 64; `FFTW_MEASURE` = 0); ≥ 0.
     pub fftw: i32,

@@ -256,7 +256,9 @@ pub enum Terms {
 pub struct EwaldOpts {
     /// Threads (0 = all cores, 1 = the caller's thread only).
     pub nthreads: usize,
-    /// `> 0`: print the chosen parameters and per-call timings to stderr.
+    /// `> 0`: print the chosen parameters and per-call timings to stderr; on a CUDA plan the
+    /// device time of each phase, and for host arrays the host time of the upload, evaluation,
+    /// download and copy-out (the call then also waits for the upload).
     pub debug: i32,
     /// Parameter overrides (0 = automatic).
     pub overrides: Overrides,

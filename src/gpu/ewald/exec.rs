@@ -79,6 +79,37 @@ pub struct GpuEwaldExec<D: FftDevice> {
     plan: Box<dyn AnyPrecision<D>>,
     mixed: bool,
     bufs: Bufs<D::Buf>,
+    /// `opts.debug > 0`: [`GpuEwaldExec::execute_host`] prints the host time of its stages.
+    debug: bool,
+}
+
+/// Host wall time of the stages of one [`GpuEwaldExec::execute_host`] when `debug` (else
+/// nothing is measured or printed).
+struct HostStages {
+    t: Option<std::time::Instant>,
+    line: String,
+    total: f64,
+}
+
+impl HostStages {
+    fn start(on: bool) -> Self {
+        HostStages { t: on.then(std::time::Instant::now), line: String::new(), total: 0.0 }
+    }
+
+    fn end(&mut self, name: &str) {
+        if let Some(t) = &mut self.t {
+            let s = t.elapsed().as_secs_f64();
+            *t = std::time::Instant::now();
+            self.total += s;
+            self.line += &format!(" {name} {:.3}", 1e3 * s);
+        }
+    }
+
+    fn report(&self) {
+        if self.t.is_some() {
+            eprintln!("[farfield ewald gpu] host arrays (host ms):{} | total {:.3} ms", self.line, 1e3 * self.total);
+        }
+    }
 }
 
 /// `slot`, allocated with `bytes` bytes when empty.
@@ -110,7 +141,7 @@ impl<D: FftDevice + 'static> GpuEwaldExec<D> {
         } else {
             Box::new(GpuEwaldPlan::<f64, D>::new(dev.clone(), method, cell, n_max, tol, opts, sopts)?)
         };
-        Ok(GpuEwaldExec { dev, plan, mixed, bufs: Bufs { xyz: None, q: None, phi: None, field: None } })
+        Ok(GpuEwaldExec { dev, plan, mixed, bufs: Bufs { xyz: None, q: None, phi: None, field: None }, debug: opts.debug > 0 })
     }
 
     /// The device.
@@ -155,7 +186,9 @@ impl<D: FftDevice + 'static> GpuEwaldExec<D> {
     /// (else 0), the virial when `virial` (else zeros); outputs are written only on success.
     /// Positions and charges are uploaded into buffers of the plan (allocated for `n_max`
     /// charges on the first call), the results downloaded; every transfer is on the device's
-    /// stream, and the call returns after it has synchronised that stream.
+    /// stream, and the call returns after it has synchronised that stream. With `opts.debug > 0`
+    /// the call also synchronises after the upload and prints the host time of its stages
+    /// (`[farfield ewald gpu] host arrays (host ms): upload … evaluate … download … copy out …`).
     ///
     /// Errors: [`Error::NPoints`] (`n > n_max`), [`Error::InvalidArg`] (lengths, an exclusion
     /// index ≥ n, coincident charges that are not excluded, naming both),
@@ -173,15 +206,21 @@ impl<D: FftDevice + 'static> GpuEwaldExec<D> {
             return Err(Error::InvalidArg(format!("phi (n) or field (3n) has the wrong length for n = {n} charges")));
         }
         let n_max = self.n_max();
+        let mut stages = HostStages::start(self.debug);
         let dev = &self.dev;
         let xb = ensure(dev, &mut self.bufs.xyz, 24 * n_max)?;
         dev.upload(xb, as_bytes(xyz))?;
         let qb = ensure(dev, &mut self.bufs.q, 8 * n_max)?;
         dev.upload(qb, as_bytes(q))?;
+        if self.debug {
+            dev.synchronize()?;
+        }
+        stages.end("upload");
         let (xb, qb) = (self.bufs.xyz.take().expect("allocated above"), self.bufs.q.take().expect("allocated above"));
         let r = self.evaluate(n, &xb, &qb, phi.is_some(), field.is_some(), energy, virial);
         (self.bufs.xyz, self.bufs.q) = (Some(xb), Some(qb));
         let r = r?;
+        stages.end("evaluate");
         let phi_h = match (&phi, &self.bufs.phi) {
             (Some(_), Some(b)) => Some(self.download_checked(b, n, "phi")?),
             _ => None,
@@ -190,12 +229,15 @@ impl<D: FftDevice + 'static> GpuEwaldExec<D> {
             (Some(_), Some(b)) => Some(self.download_checked(b, 3 * n, "field")?),
             _ => None,
         };
+        stages.end("download");
         if let (Some(p), Some(v)) = (phi, phi_h) {
             p.copy_from_slice(&v);
         }
         if let (Some(f), Some(v)) = (field, field_h) {
             f.copy_from_slice(&v);
         }
+        stages.end("copy out");
+        stages.report();
         Ok(r)
     }
 
