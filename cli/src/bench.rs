@@ -4,7 +4,8 @@
 //! the complex square `[−1, 1]²`, from a fixed seed (PCG64), generated in f64 and rounded to
 //! the benchmark precision. Timed: makeplan, setpts, execute (one transform), plus the
 //! plan's own stage split (spread or interp, FFT, deconvolve). Throughput = M / exec_s.
-//! Type 3 (`--type 3`) is run by `bench_type3` (arbitrary target frequencies).
+//! Type 3 (`--type 3`) is run by `bench_type3` (arbitrary target frequencies). `--backend cuda`
+//! runs types 1 and 2 on CUDA device 0 from host arrays (the copies inside setpts and execute).
 //!
 //! Accuracy: relative l2 error over a random subset of outputs (type 1: `--check` random
 //! modes, each summed directly over all M points; type 2: `--check` random points, each
@@ -130,6 +131,12 @@ pub struct NufftBenchArgs {
     /// 0 none, 1 the plan's choices and the setpts passes' times.
     #[arg(long, value_name = "LEVEL", default_value_t = 0, value_parser = crate::args::whole::<u32>)]
     pub debug: u32,
+    /// Where the transform runs: the CPU, or CUDA device 0 (types 1 and 2; host arrays, so
+    /// setpts and execute include their copies to and from the device; the stage split is
+    /// the CPU plan's only: with `--debug 1` a CUDA plan prints its plan stages and the device
+    /// time of each execute phase on stderr).
+    #[arg(long, value_enum, default_value_t = crate::bench_spread::BackendArg::Cpu)]
+    pub backend: crate::bench_spread::BackendArg,
 }
 
 /// Parses a count such as `1000`, `1e6`, `2.5e5` (must be a positive integer value).
@@ -264,9 +271,17 @@ pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
         upsampfac: (a.upsampfac != 0.0).then_some(a.upsampfac),
         fftw,
         debug: a.debug,
+        backend: if a.backend == crate::bench_spread::BackendArg::Cuda {
+            farfield::backend::BackendChoice::Cuda
+        } else {
+            farfield::backend::BackendChoice::Cpu
+        },
         ..NufftOpts::default()
     };
     if a.ty == 3 {
+        if a.backend == crate::bench_spread::BackendArg::Cuda {
+            return Err("--backend cuda: type 3 is timed by the GPU kit (benches/peers/nufft_vs_cufinufft.py), not here".into());
+        }
         return crate::bench_type3::run(a, opts, iflag);
     }
     let spec = Spec { dim, n, m, iflag, opts };
@@ -344,8 +359,13 @@ where
              if r.info.warnings != 0 { ", clamped" } else { "" });
     println!("time:    makeplan {:.4} s, setpts {:.4} s, execute {:.4} s, total {:.4} s",
              r.plan_s, r.setpts_s, r.exec_s, total_s);
-    println!("stages:  sort {:.4} s; {stage} {:.4} s, fft {:.4} s, deconvolve {:.4} s",
-             r.stages.setpts_s, r.stages.spread_s, r.stages.fft_s, r.stages.deconv_s);
+    let cuda = r.info.backend == farfield::backend::Backend::Cuda;
+    if cuda {
+        println!("stages:  CUDA device 0 (host arrays: setpts and execute include the copies); device phases with --debug 1");
+    } else {
+        println!("stages:  sort {:.4} s; {stage} {:.4} s, fft {:.4} s, deconvolve {:.4} s",
+                 r.stages.setpts_s, r.stages.spread_s, r.stages.fft_s, r.stages.deconv_s);
+    }
     println!("rate:    {:.3e} points/s (execute), {:.3e} points/s (setpts + execute)", pps,
              m as f64 / (r.setpts_s + r.exec_s));
     match rel_error {
@@ -370,15 +390,16 @@ where
             "nf": &r.info.nf[..dim],
             "tol_used": r.info.tol_used,
             "by_reference": a.by_reference,
+            "backend": if cuda { "cuda" } else { "cpu" },
             "plan_s": r.plan_s,
             "setpts_s": r.setpts_s,
             "exec_s": r.exec_s,
             "total_s": total_s,
             "points_per_s": pps,
-            "sort_s": r.stages.setpts_s,
-            "spread_s": r.stages.spread_s,
-            "fft_s": r.stages.fft_s,
-            "deconv_s": r.stages.deconv_s,
+            "sort_s": (!cuda).then_some(r.stages.setpts_s),
+            "spread_s": (!cuda).then_some(r.stages.spread_s),
+            "fft_s": (!cuda).then_some(r.stages.fft_s),
+            "deconv_s": (!cuda).then_some(r.stages.deconv_s),
             "rel_error": rel_error,
             "checked": checked,
             "check_s": check_s,

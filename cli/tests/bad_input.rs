@@ -147,3 +147,26 @@ fn a_positions_file_is_not_an_image() {
         assert!(!out.status.success() && err.contains(&format!("shape {shape} is not an image")), "{file}: {err}");
     }
 }
+
+/// `bench nufft --backend cuda`: on a machine with a CUDA device the case runs there and meets
+/// its tolerance; without one the library's NoDevice message comes back as a clean failure.
+/// Type 3 is refused with the reason either way.
+#[test]
+fn bench_nufft_on_cuda_runs_or_says_why_not() {
+    let args = ["bench", "nufft", "--backend", "cuda", "--type", "1", "--dim", "2", "--modes", "32", "--points", "2000", "--tol", "1e-6",
+                "--check", "50", "--json"];
+    let out = farfield().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        let j = common::last_json(&out.stdout);
+        assert_eq!(j["backend"], "cuda", "{j}");
+        assert!(j["rel_error"].as_f64().unwrap() < 1e-5, "{j}");
+        assert!(j["spread_s"].is_null(), "the CPU stage split is not reported for CUDA: {j}");
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("NUFFT: ") && err.contains("CUDA") && !err.contains("panicked"), "{err}");
+    }
+    let (code, err) = fails(&["bench", "nufft", "--backend", "cuda", "--type", "3", "--dim", "1", "--modes", "16", "--points", "100"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("--backend cuda: type 3"), "{err}");
+}
