@@ -73,23 +73,30 @@ class EwaldCapi:
         o.backend = BACKENDS[backend]
         if backend == "cuda":
             o.gpu_precision = GPU_PRECISION[prec]
-        plan = ctypes.c_void_p()
         ptr = lambda a: ctypes.c_void_p(a.ctypes.data)
+
+        def makeplan():
+            plan = ctypes.c_void_p()
+            self._check(self.lib.farfield_ewald_makeplan(METHODS[method], ptr(box), ctypes.c_int64(n), ctypes.c_double(tol),
+                                                         ctypes.byref(plan), ctypes.byref(o)), "ewald_makeplan")
+            return plan
+
+        def execute(plan, phi, field, energy):
+            self._check(self.lib.farfield_ewald_execute(plan, ctypes.c_int64(n), ptr(x), ptr(q), ptr(phi), ptr(field),
+                                                        ctypes.byref(energy), None), "ewald_execute")
+
         t = time.perf_counter()
-        self._check(self.lib.farfield_ewald_makeplan(METHODS[method], ptr(box), ctypes.c_int64(n), ctypes.c_double(tol),
-                                                     ctypes.byref(plan), ctypes.byref(o)), "ewald_makeplan")
+        plan = makeplan()
         plan_s = time.perf_counter() - t
         try:
             phi = np.zeros(n)
             field = np.zeros((n, 3))
             energy = ctypes.c_double()
-            call = lambda: self._check(self.lib.farfield_ewald_execute(plan, ctypes.c_int64(n), ptr(x), ptr(q), ptr(phi),
-                                                                       ptr(field), ctypes.byref(energy), None), "ewald_execute")
-            call()  # warm-up
+            execute(plan, phi, field, energy)  # warm-up
             times = []
             for _ in range(repeats):
                 t = time.perf_counter()
-                call()
+                execute(plan, phi, field, energy)
                 times.append(time.perf_counter() - t)
             p = Params()
             p.struct_size = ctypes.sizeof(p)
@@ -101,20 +108,16 @@ class EwaldCapi:
         lines = []
         if debug_lines:
             o.debug = 1
-            dphi, dfield, denergy = np.zeros(n), np.zeros((n, 3)), ctypes.c_double()
+            outputs = (np.zeros(n), np.zeros((n, 3)), ctypes.c_double())  # the timed run's results stay
 
             def debug_run():
-                dplan = ctypes.c_void_p()
-                self._check(self.lib.farfield_ewald_makeplan(METHODS[method], ptr(box), ctypes.c_int64(n), ctypes.c_double(tol),
-                                                             ctypes.byref(dplan), ctypes.byref(o)), "ewald_makeplan (debug)")
+                dplan = makeplan()
                 try:
                     for _ in range(2):  # the first evaluation allocates the device buffers
-                        self._check(self.lib.farfield_ewald_execute(dplan, ctypes.c_int64(n), ptr(x), ptr(q), ptr(dphi),
-                                                                    ptr(dfield), ctypes.byref(denergy), None), "ewald_execute (debug)")
+                        execute(dplan, *outputs)
                 finally:
                     self.lib.farfield_ewald_destroy(dplan)
-            text = stderr_of(debug_run)
-            all_lines = [l for l in text.splitlines() if l.startswith("[farfield")]
+            all_lines = [l for l in stderr_of(debug_run).splitlines() if l.startswith("[farfield")]
             # the second evaluation's lines: those after the first host-arrays line, if any
             marks = [i for i, l in enumerate(all_lines) if "host arrays" in l]
             lines = all_lines[marks[0] + 1:] if len(marks) >= 2 else all_lines

@@ -271,11 +271,7 @@ pub fn run_nufft(a: &NufftBenchArgs) -> CliResult<()> {
         upsampfac: (a.upsampfac != 0.0).then_some(a.upsampfac),
         fftw,
         debug: a.debug,
-        backend: if a.backend == crate::bench_spread::BackendArg::Cuda {
-            farfield::backend::BackendChoice::Cuda
-        } else {
-            farfield::backend::BackendChoice::Cpu
-        },
+        backend: a.backend.choice(),
         ..NufftOpts::default()
     };
     if a.ty == 3 {

@@ -32,6 +32,16 @@ pub enum BackendArg {
     Cuda,
 }
 
+impl BackendArg {
+    /// The library's backend choice for this argument.
+    pub fn choice(self) -> farfield::backend::BackendChoice {
+        match self {
+            BackendArg::Cpu => farfield::backend::BackendChoice::Cpu,
+            BackendArg::Cuda => farfield::backend::BackendChoice::Cuda,
+        }
+    }
+}
+
 /// Kernel of `bench spread`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelArg {

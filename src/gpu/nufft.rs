@@ -133,6 +133,15 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         self.phase_timing = on;
     }
 
+    /// The name of the plan in its `opts.debug` lines: `nufft cuda`, `nufftf cuda` in `f32`.
+    fn debug_tag() -> &'static str {
+        if T::NAME == "f32" {
+            "nufftf cuda"
+        } else {
+            "nufft cuda"
+        }
+    }
+
     /// Sets the points from host arrays (uploaded once; `y`, `z` ignored below dim 2, 3).
     /// Errors: those of [`GpuSpreader::setpts`].
     pub fn setpts(&mut self, x: &[T], y: &[T], z: &[T]) -> Result<()> {
@@ -233,7 +242,7 @@ impl<T: Real, D: FftDevice> GpuNufft<T, D> {
         let geo = [Arg::I32(n[0] as i32), Arg::I32(n[1] as i32), Arg::I32(n[2] as i32), Arg::I32(nf[0] as i32), Arg::I32(nf[1] as i32),
                    Arg::I32(nf[2] as i32), Arg::I32(nv as i32), Arg::I32(v0 as i32),
                    Arg::I32((self.params.modeord == crate::nufft::options::ModeOrder::Fft) as i32)];
-        let mut ph = Phases::start(dev, self.phase_timing, if T::NAME == "f32" { "nufftf cuda" } else { "nufft cuda" })?;
+        let mut ph = Phases::start(dev, self.phase_timing, Self::debug_tag())?;
         if self.params.ty == 1 {
             self.spreader.spread_dev_batch(input, v0, nv, &mut fw)?;
             ph.end("spread")?;
@@ -367,10 +376,9 @@ impl<T: Real> CudaNufft<T> {
         let mut plan = GpuNufft::new(dev, params, GpuSpreadOpts::from_nufft_opts(opts))?;
         plan.set_phase_timing(opts.debug > 0);
         if opts.debug > 0 {
-            let p = if T::NAME == "f32" { "f" } else { "" };
-            let s = plan.plan_stages();
-            eprintln!("[farfield nufft{p} cuda] {}", plan.params.describe(1));
-            eprintln!("[farfield nufft{p} cuda] plan stages (host ms): device {:.3}, spreader {:.3}, deconvolution table {:.3}, upload {:.3}, \
+            let (tag, s) = (GpuNufft::<T, super::cuda::CudaDevice>::debug_tag(), plan.plan_stages());
+            eprintln!("[farfield {tag}] {}", plan.params.describe(1));
+            eprintln!("[farfield {tag}] plan stages (host ms): device {:.3}, spreader {:.3}, deconvolution table {:.3}, upload {:.3}, \
                        buffers {:.3}, FFT plans {:.3}", 1e3 * open, 1e3 * s.spreader, 1e3 * s.series, 1e3 * s.upload, 1e3 * s.buffers, 1e3 * s.fft);
         }
         Ok(GpuNufftExec { plan })

@@ -25,6 +25,7 @@ use super::GpuEwaldPlan;
 use crate::error::{try_zeroed_vec, Error, Result};
 use crate::ewald::{EwaldOpts, EwaldParams, EwaldResult, Method};
 use crate::gpu::device::{Device, FftDevice};
+use crate::gpu::phases::HostPhases;
 use crate::gpu::spread::GpuSpreadOpts;
 use crate::gpu::types::{as_bytes, as_bytes_mut};
 use crate::scale::{check_scaled, max_abs};
@@ -81,35 +82,6 @@ pub struct GpuEwaldExec<D: FftDevice> {
     bufs: Bufs<D::Buf>,
     /// `opts.debug > 0`: [`GpuEwaldExec::execute_host`] prints the host time of its stages.
     debug: bool,
-}
-
-/// Host wall time of the stages of one [`GpuEwaldExec::execute_host`] when `debug` (else
-/// nothing is measured or printed).
-struct HostStages {
-    t: Option<std::time::Instant>,
-    line: String,
-    total: f64,
-}
-
-impl HostStages {
-    fn start(on: bool) -> Self {
-        HostStages { t: on.then(std::time::Instant::now), line: String::new(), total: 0.0 }
-    }
-
-    fn end(&mut self, name: &str) {
-        if let Some(t) = &mut self.t {
-            let s = t.elapsed().as_secs_f64();
-            *t = std::time::Instant::now();
-            self.total += s;
-            self.line += &format!(" {name} {:.3}", 1e3 * s);
-        }
-    }
-
-    fn report(&self) {
-        if self.t.is_some() {
-            eprintln!("[farfield ewald gpu] host arrays (host ms):{} | total {:.3} ms", self.line, 1e3 * self.total);
-        }
-    }
 }
 
 /// `slot`, allocated with `bytes` bytes when empty.
@@ -206,7 +178,7 @@ impl<D: FftDevice + 'static> GpuEwaldExec<D> {
             return Err(Error::InvalidArg(format!("phi (n) or field (3n) has the wrong length for n = {n} charges")));
         }
         let n_max = self.n_max();
-        let mut stages = HostStages::start(self.debug);
+        let mut stages = HostPhases::start(self.debug, "ewald gpu");
         let dev = &self.dev;
         let xb = ensure(dev, &mut self.bufs.xyz, 24 * n_max)?;
         dev.upload(xb, as_bytes(xyz))?;
@@ -237,7 +209,7 @@ impl<D: FftDevice + 'static> GpuEwaldExec<D> {
             f.copy_from_slice(&v);
         }
         stages.end("copy out");
-        stages.report();
+        stages.report("host arrays (host ms)");
         Ok(r)
     }
 
