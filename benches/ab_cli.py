@@ -6,8 +6,10 @@ cases have benches/ab_nufft.py), to check that a change leaves run time where it
 
 Each case runs `BIN <command> ... --json` alternately for A and B, `--repeat` times each; a
 run's time is the JSON's `median_s` (ewald: median over its own `--repeats` evaluations) or
-`execute_s` (fmm: the fastest of its own `--reps 3`). Prints per case the best time of each binary and the ratio B/A, and the
-median of those ratios; `--json-out` writes every run's time and the machine.
+`execute_s` (fmm: the fastest of its own `--reps 3`; the tree stage of that execute is recorded
+beside it). Prints per case the best time of each binary and the ratio B/A, and the median of
+those ratios; `--json-out` writes every run's time and the machine. `--only S` keeps the cases
+whose name contains S.
 """
 
 import argparse
@@ -30,9 +32,11 @@ CASES = [
 
 
 def run(binary, args, key, threads):
+    """The timed quantity and, for the FMM, the tree stage of the timed execute (else None)."""
     out = subprocess.run([binary, *args, "--threads", str(threads), "--json"], check=True, capture_output=True,
                          text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])[key]
+    doc = json.loads(out.strip().splitlines()[-1])
+    return doc[key], doc.get("stages", {}).get("tree")
 
 
 def main():
@@ -42,18 +46,28 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json-out")
+    ap.add_argument("--only", default="")
     a = ap.parse_args()
     rows, ratios = [], []
     for name, args, key in CASES:
+        if a.only not in name:
+            continue
         times = {"a": [], "b": []}
+        tree = {"a": [], "b": []}
         for _ in range(a.repeat):
-            times["a"].append(run(a.a, args, key, a.threads))
-            times["b"].append(run(a.b, args, key, a.threads))
+            for side, binary in (("a", a.a), ("b", a.b)):
+                t, tr = run(binary, args, key, a.threads)
+                times[side].append(t)
+                tree[side].append(tr)
         ratio = min(times["b"]) / min(times["a"])
         ratios.append(ratio)
-        print(f"{name:32s} A {min(times['a']) * 1e3:9.2f} ms  B {min(times['b']) * 1e3:9.2f} ms  B/A {ratio:.3f}",
-              flush=True)
-        rows.append({"case": name, "args": args, "key": key, "a_s": times["a"], "b_s": times["b"], "ratio_best": ratio})
+        line = f"{name:32s} A {min(times['a']) * 1e3:9.2f} ms  B {min(times['b']) * 1e3:9.2f} ms  B/A {ratio:.3f}"
+        row = {"case": name, "args": args, "key": key, "a_s": times["a"], "b_s": times["b"], "ratio_best": ratio}
+        if tree["a"][0] is not None:
+            line += f"  (tree stage A {min(tree['a']) * 1e3:.2f} ms, B {min(tree['b']) * 1e3:.2f} ms)"
+            row.update({"a_tree_s": tree["a"], "b_tree_s": tree["b"]})
+        print(line, flush=True)
+        rows.append(row)
     print(f"median B/A {statistics.median(ratios):.3f}")
     if a.json_out:
         cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")

@@ -11,6 +11,7 @@ use farfield::fmm::{Boundary, FmmOpts, CpuFmm};
 use farfield::gpu::device::{download_vec, upload_new, Device};
 use farfield::gpu::fmm::tree::{build, radix_sort};
 use farfield::gpu::fmm::DeviceTree;
+use farfield::threads::Threads;
 use farfield_gpu_emu::EmuDevice;
 use rand::{Rng, SeedableRng};
 
@@ -83,7 +84,8 @@ fn compare(dev: &EmuDevice, xyz: &[f64], q: &[f64], boundary: Boundary, depth: O
     let mut plan = CpuFmm::new(boundary, 1e-3, &opts).unwrap();
     let cpu = plan.stage_dump(xyz, q);
     let (xb, qb) = (upload_new(dev, xyz).unwrap(), upload_new(dev, q).unwrap());
-    let gpu = build(dev, &xb, &qb, q.len(), boundary, plan.order(), depth);
+    // the host part of the device build on two threads, the CPU plan's on one
+    let gpu = build(dev, &Threads::new(2).unwrap(), &xb, &qb, q.len(), boundary, plan.order(), depth);
     match (cpu, gpu) {
         (Ok(c), Ok(g)) => {
             assert_same_tree(dev, &g, &c, label);

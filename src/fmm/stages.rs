@@ -263,7 +263,7 @@ impl CpuFmm {
             params::TreeChoice::Uniform(d) => d.max(if periodic { 1 } else { 0 }),
         };
         // keep lattices off the box corners (tree::periodic_origin, tree::open_cube)
-        let (o, s) = if periodic { (tree::periodic_origin(xyz, size, depth, p), size) } else { tree::open_cube(xyz, lo, size, depth, p) };
+        let (o, s) = if periodic { (tree::periodic_origin(th, xyz, size, depth, p), size) } else { tree::open_cube(th, xyz, lo, size, depth, p) };
         if o != lo || s != size {
             (lo, size) = (o, s);
             Tree::sort_keys(th, xyz, lo, size, periodic, ws)?;
@@ -305,7 +305,7 @@ impl CpuFmm {
             None => params::choose_depth(&ws.keys, p, e + 1).max(e + 1),
         };
         let (ns, stride) = tree::origin_sample(q.len());
-        let o = tree::periodic_origin_in(xyz, ns, stride, periods, s, depth - e, p);
+        let o = tree::periodic_origin_in(th, xyz, ns, stride, periods, s, depth - e, p);
         if o != lo {
             lo = o;
             Tree::sort_keys_in(th, xyz, lo, size, Some(periods), ws)?;

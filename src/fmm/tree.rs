@@ -711,50 +711,99 @@ pub fn coincident_in_runs_in(keys: &[u64], perm: &[u32], coord: impl Fn(usize) -
 /// serve lattices with 3, 5 or 7 sites per period). `o = 0` is kept unless a candidate halves the
 /// measure, so particles spread through their boxes (whose measure hardly depends on `o`)
 /// keep the plain grid. Cost `O(min(n, 4096) · depth)`.
-pub fn periodic_origin(xyz: &[f64], side: f64, depth: usize, p: usize) -> [f64; 3] {
+pub fn periodic_origin(threads: &Threads, xyz: &[f64], side: f64, depth: usize, p: usize) -> [f64; 3] {
     let (s, stride) = origin_sample(xyz.len() / 3);
-    periodic_origin_strided(xyz, s, stride, side, depth, p)
+    periodic_origin_strided(threads, xyz, s, stride, side, depth, p)
 }
 
 /// [`periodic_origin`] on its sample: particle `k < s` of the sample is at
 /// `xyz[3·k·stride..][..3]` (the whole array with the stride of [`origin_sample`] on the CPU, the
 /// downloaded sample with stride 1 on the GPU).
-pub fn periodic_origin_strided(xyz: &[f64], s: usize, stride: usize, side: f64, depth: usize, p: usize) -> [f64; 3] {
-    periodic_origin_in(xyz, s, stride, [side; 3], side, depth, p)
+pub fn periodic_origin_strided(threads: &Threads, xyz: &[f64], s: usize, stride: usize, side: f64, depth: usize, p: usize) -> [f64; 3] {
+    periodic_origin_in(threads, xyz, s, stride, [side; 3], side, depth, p)
+}
+
+/// The corner measure `Σ_{k<s} Σ_{l=l0..=depth} |2 frac(t_k 2^l) − 1|^e` of the unit
+/// coordinates `t_k = t(k)`, summed in this order (k outer, l inner). Bitwise the value of the
+/// plain formula with `f64::floor` and `f64::powi`, without their library calls
+/// ([`floor_exact`], [`powi_binary`]).
+fn corner_measure(s: usize, l0: usize, depth: usize, e: u32, t: impl Fn(usize) -> f64) -> f64 {
+    let mut m = 0.0;
+    for k in 0..s {
+        let t = t(k);
+        for l in l0..=depth {
+            let f = t * (1u64 << l) as f64;
+            let u = (2.0 * (f - floor_exact(f)) - 1.0).abs();
+            m += powi_binary(u, e);
+        }
+    }
+    m
+}
+
+/// `f.floor()` from an integer conversion where `|f| < 2⁵²` (no library call); the sign of a
+/// zero result may differ (`+0` for `−0`), which [`corner_measure`] does not see.
+#[inline(always)]
+fn floor_exact(f: f64) -> f64 {
+    if f.abs() < 4503599627370496.0 {
+        let i = (f as i64) as f64;
+        if i > f {
+            i - 1.0
+        } else {
+            i
+        }
+    } else {
+        f.floor()
+    }
+}
+
+/// `a^e` with the multiplications, in order, of `f64::powi` (binary powering as compiler-rt's
+/// and libgcc's `__powidf2`: `r *= a` on each set bit from the lowest, `a *= a` between bits),
+/// so the result is bitwise that of `a.powi(e)`.
+#[inline(always)]
+fn powi_binary(mut a: f64, mut e: u32) -> f64 {
+    let mut r = 1.0;
+    loop {
+        if e & 1 == 1 {
+            r *= a;
+        }
+        e >>= 1;
+        if e == 0 {
+            return r;
+        }
+        a *= a;
+    }
 }
 
 /// [`periodic_origin_strided`] for a rectangular box of sides `periods` made of cubes of side
 /// `cube` (`periods = [side; 3]`, `cube = side` for a cubic box): the measure runs over the
 /// levels `1..=depth` below the cubes, the candidates are `x_r + c·cube`, folded per axis.
-pub fn periodic_origin_in(xyz: &[f64], s: usize, stride: usize, periods: [f64; 3], cube: f64, depth: usize, p: usize) -> [f64; 3] {
+/// The 33 measures (3 axes × the 11 candidates) are evaluated on `threads`.
+#[allow(clippy::too_many_arguments)]
+pub fn periodic_origin_in(threads: &Threads, xyz: &[f64], s: usize, stride: usize, periods: [f64; 3], cube: f64, depth: usize, p: usize) -> [f64; 3] {
     if s == 0 || depth == 0 {
         return [0.0; 3];
     }
     let refs = [0, (s / 2) * stride];
-    let e = 2 * p.max(1) as i32;
+    let e = 2 * p.max(1) as u32;
+    const CS: [f64; 5] = [1.0 / 3.0, 1.0 / 6.0, 0.1, 1.0 / 14.0, 0.2882];
+    // per axis: o = 0, then x_r + c·cube for r in refs, c in CS (the order of the choice below)
+    let cands: Vec<(usize, f64)> = (0..3)
+        .flat_map(|d| std::iter::once((d, 0.0)).chain(refs.iter().flat_map(move |&r| CS.iter().map(move |&c| (d, fold(xyz[3 * r + d] + c * cube, periods[d]))))))
+        .collect();
+    let mut meas = vec![0.0; cands.len()];
+    threads.chunks(&mut meas, 1, |i, m| {
+        let (d, o) = cands[i];
+        m[0] = corner_measure(s, 1, depth, e, |k| unit_coord_in(xyz[3 * k * stride + d], o, cube, Some(periods[d])));
+    });
+    let per_axis = cands.len() / 3;
     let mut origin = [0.0; 3];
     for d in 0..3 {
-        let measure = |o: f64| -> f64 {
-            let mut m = 0.0;
-            for k in 0..s {
-                let t = unit_coord_in(xyz[3 * k * stride + d], o, cube, Some(periods[d]));
-                for l in 1..=depth {
-                    let f = t * (1u64 << l) as f64;
-                    let u = (2.0 * (f - f.floor()) - 1.0).abs();
-                    m += u.powi(e);
-                }
-            }
-            m
-        };
-        let m0 = measure(0.0);
+        let (c, m) = (&cands[d * per_axis..][..per_axis], &meas[d * per_axis..][..per_axis]);
+        let m0 = m[0];
         let mut best = (m0, 0.0);
-        for &r in &refs {
-            for c in [1.0 / 3.0, 1.0 / 6.0, 0.1, 1.0 / 14.0, 0.2882] {
-                let o = fold(xyz[3 * r + d] + c * cube, periods[d]);
-                let m = measure(o);
-                if m < best.0 {
-                    best = (m, o);
-                }
+        for (&(_, o), &mi) in c.iter().zip(m).skip(1) {
+            if mi < best.0 {
+                best = (mi, o);
             }
         }
         if best.0 < 0.5 * m0 {
@@ -773,7 +822,7 @@ pub fn periodic_origin_in(xyz: &[f64], s: usize, stride: usize, periods: [f64; 3
 /// lattice with `2^k + 1` sites per side spanning the bounding cube has every site on a box
 /// corner at every level up to `k` (e.g. 17³ ions at tol 10⁻⁶: potential error 1.9×, field 110×
 /// the tolerance, before this choice). Cost `O(n + min(n, 4096) · depth)`.
-pub fn open_cube(xyz: &[f64], lo: [f64; 3], size: f64, depth: usize, p: usize) -> ([f64; 3], f64) {
+pub fn open_cube(threads: &Threads, xyz: &[f64], lo: [f64; 3], size: f64, depth: usize, p: usize) -> ([f64; 3], f64) {
     let n = xyz.len() / 3;
     if n == 0 || depth < 2 {
         return (lo, size);
@@ -787,32 +836,46 @@ pub fn open_cube(xyz: &[f64], lo: [f64; 3], size: f64, depth: usize, p: usize) -
         }
     }
     let (s, stride) = origin_sample(n);
-    open_cube_strided(xyz, s, stride, mn, mx, lo, size, depth, p)
+    open_cube_strided(threads, xyz, s, stride, mn, mx, lo, size, depth, p)
 }
 
 /// [`open_cube`] on its sample (particle `k < s` at `xyz[3·k·stride..][..3]`, as in
-/// [`periodic_origin_strided`]) and the per-axis bounds `mn`, `mx` of all particles.
+/// [`periodic_origin_strided`]) and the per-axis bounds `mn`, `mx` of all particles. The
+/// measures of the candidate cubes (up to 3 + 4·3·8) are evaluated on `threads`.
 #[allow(clippy::too_many_arguments)]
-pub fn open_cube_strided(xyz: &[f64], s: usize, stride: usize, mn: [f64; 3], mx: [f64; 3], lo: [f64; 3], size: f64, depth: usize, p: usize) -> ([f64; 3], f64) {
+pub fn open_cube_strided(threads: &Threads, xyz: &[f64], s: usize, stride: usize, mn: [f64; 3], mx: [f64; 3], lo: [f64; 3], size: f64, depth: usize, p: usize) -> ([f64; 3], f64) {
     if s == 0 || depth < 2 {
         return (lo, size);
     }
-    let e = 2 * p.max(1) as i32;
-    let measure = |d: usize, o: f64, side: f64| -> f64 {
-        let mut m = 0.0;
-        for k in 0..s {
-            let t = (xyz[3 * k * stride + d] - o) / side;
-            for l in 2..=depth {
-                let f = t * (1u64 << l) as f64;
-                let u = (2.0 * (f - f.floor()) - 1.0).abs();
-                m += u.powi(e);
+    const FACTORS: [f64; 4] = [1.0, 1.0625, 1.125, 1.25];
+    let e = 2 * p.max(1) as u32;
+    // (factor index or None for the bounding cube, axis, lower corner, side) of every measure
+    // the choice below reads, in its order; shifts that would not hold the largest coordinate
+    // strictly inside are left out
+    let mut cands: Vec<(Option<usize>, usize, f64, f64)> = (0..3).map(|d| (None, d, lo[d], size)).collect();
+    for (fi, f) in FACTORS.iter().enumerate() {
+        let side = size * f;
+        if !side.is_finite() {
+            continue;
+        }
+        for d in 0..3 {
+            let slack = side - (mx[d] - mn[d]);
+            for k in 0..8 {
+                let od = mn[d] - slack * k as f64 / 8.0;
+                if (mx[d] - od) / side < 1.0 - 1e-12 {
+                    cands.push((Some(fi), d, od, side));
+                }
             }
         }
-        m
-    };
-    let m0: f64 = (0..3).map(|d| measure(d, lo[d], size)).sum();
+    }
+    let mut meas = vec![0.0; cands.len()];
+    threads.chunks(&mut meas, 1, |i, m| {
+        let (_, d, o, side) = cands[i];
+        m[0] = corner_measure(s, 2, depth, e, |k| (xyz[3 * k * stride + d] - o) / side);
+    });
+    let m0: f64 = meas[..3].iter().sum();
     let mut best = (m0, lo, size);
-    for f in [1.0, 1.0625, 1.125, 1.25] {
+    for (fi, f) in FACTORS.iter().enumerate() {
         let side = size * f;
         if !side.is_finite() {
             continue;
@@ -820,17 +883,10 @@ pub fn open_cube_strided(xyz: &[f64], s: usize, stride: usize, mn: [f64; 3], mx:
         let mut o = [0.0; 3];
         let mut total = 0.0;
         for d in 0..3 {
-            let slack = side - (mx[d] - mn[d]);
             let mut b = (f64::INFINITY, mn[d]);
-            for k in 0..8 {
-                let od = mn[d] - slack * k as f64 / 8.0;
-                // the cube must hold the largest coordinate strictly inside
-                if !((mx[d] - od) / side < 1.0 - 1e-12) {
-                    continue;
-                }
-                let m = measure(d, od, side);
+            for (c, &m) in cands.iter().zip(&meas).filter(|(c, _)| c.0 == Some(fi) && c.1 == d) {
                 if m < b.0 {
-                    b = (m, od);
+                    b = (m, c.2);
                 }
             }
             if !b.0.is_finite() {
@@ -926,4 +982,69 @@ pub fn occupancy(keys: &[u64], dmax: usize) -> (Vec<usize>, Vec<f64>) {
         s2[d] += run[d] * run[d];
     }
     (nocc, s2.into_iter().map(|v| v as f64).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Uniform doubles in `[0, 1)` from a fixed 64-bit LCG (no dependency for a test input).
+    fn unit_values(n: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (s >> 11) as f64 / (1u64 << 53) as f64
+            })
+            .collect()
+    }
+
+    #[test]
+    fn corner_measure_is_the_plain_formula_bitwise() {
+        let mut t = unit_values(3000, 7);
+        t.extend([0.0, -0.0, 0.5, 0.25, 1.0 - f64::EPSILON, 1.0 / 3.0]);
+        for (l0, depth, e) in [(1, 1, 2), (1, 3, 24), (2, 5, 32), (2, 8, 33), (1, 12, 80)] {
+            let mut plain = 0.0;
+            for &tk in &t {
+                for l in l0..=depth {
+                    let f = tk * (1u64 << l) as f64;
+                    plain += (2.0 * (f - f.floor()) - 1.0).abs().powi(e as i32);
+                }
+            }
+            let m = corner_measure(t.len(), l0, depth, e, |k| t[k]);
+            assert_eq!(m.to_bits(), plain.to_bits(), "l0 {l0} depth {depth} e {e}");
+        }
+    }
+
+    #[test]
+    fn floor_exact_and_powi_binary_match_the_library() {
+        let mut v: Vec<f64> = unit_values(2000, 11).iter().map(|u| (u - 0.5) * 1e6).collect();
+        v.extend([0.0, 1.0, -1.0, 2.5, -2.5, 4503599627370495.5, -4503599627370495.5, 4503599627370496.0, 1e300, -1e300, 0.999999999]);
+        for &x in &v {
+            assert_eq!(floor_exact(x), x.floor(), "floor({x:e})");
+        }
+        for &u in unit_values(500, 3).iter().chain(&[0.0, 1.0, 0.5]) {
+            for e in 0..90u32 {
+                assert_eq!(powi_binary(u, e).to_bits(), u.powi(e as i32).to_bits(), "{u:e}^{e}");
+            }
+        }
+    }
+
+    /// The root-cube choices move a lattice off the box corners, and the threads that
+    /// evaluate the candidates do not change what they choose.
+    #[test]
+    fn origin_choices_do_not_depend_on_threads() {
+        let (one, two) = (Threads::new(1).unwrap(), Threads::new(2).unwrap());
+        // 16³ sites of spacing 1/16 in the unit box: every site on a box corner at levels ≤ 4
+        let lattice: Vec<f64> = (0..16 * 16 * 16).flat_map(|i| [(i % 16) as f64 / 16.0, ((i / 16) % 16) as f64 / 16.0, (i / 256) as f64 / 16.0]).collect();
+        let o1 = periodic_origin(&one, &lattice, 1.0, 3, 8);
+        assert_ne!(o1, [0.0; 3]);
+        assert_eq!(o1, periodic_origin(&two, &lattice, 1.0, 3, 8));
+        // 17³ sites spanning their bounding cube: open tree
+        let open: Vec<f64> = (0..17 * 17 * 17).flat_map(|i| [(i % 17) as f64, ((i / 17) % 17) as f64, (i / 289) as f64]).collect();
+        let (lo, size) = Tree::bounding_cube(&one, &open).unwrap();
+        let c1 = open_cube(&one, &open, lo, size, 4, 8);
+        assert_ne!(c1, (lo, size));
+        assert_eq!(c1, open_cube(&two, &open, lo, size, 4, 8));
+    }
 }

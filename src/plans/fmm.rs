@@ -52,7 +52,9 @@ impl FmmPlan {
             Backend::Cpu => None,
             Backend::Cuda => {
                 let dev = CudaDevice::for_plan("FMM plans", opts.gpu_stream, opts.debug.max(0) as u32)?;
-                Some(GpuFmm::new(dev, cpu.boundary(), cpu.order(), opts.depth)?)
+                let mut g = GpuFmm::new(dev, cpu.boundary(), cpu.order(), opts.depth)?;
+                g.set_host_threads(opts.nthreads)?;
+                Some(g)
             }
         };
         Ok(FmmPlan { cpu, gpu, gpu_stats: None, excl: Exclusions::default() })

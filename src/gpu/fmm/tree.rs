@@ -35,6 +35,7 @@ use crate::fmm::tree::{coincident_in_runs, cube_from_bounds, open_cube_strided, 
 use crate::fmm::Boundary;
 use crate::gpu::device::{download_vec, upload_new, Arg, Device};
 use crate::gpu::types::from_ord;
+use crate::threads::Threads;
 
 /// Threads per block of the grid-stride kernels.
 const BLOCK: u32 = 64;
@@ -206,7 +207,8 @@ fn coincident<D: Device>(dev: &D, k: &Keys<D>, xyz: &D::Buf, lo: [f64; 3], size:
 /// expansion order `p` (it enters the root-cube rules) and the depth option `depth` (`None`:
 /// the cost model; periodic trees have at least depth 1). The result is exactly the CPU's
 /// `CpuFmm::build_tree` tree (docs: module documentation) in units of the root cube
-/// `(lo, side)`. The caller's buffers are only read.
+/// `(lo, side)`. The caller's buffers are only read; the root cube's choice on the sample runs
+/// on the host's `threads`.
 ///
 /// Errors, as the CPU's: [`Error::InvalidArg`] (`n = 0`, buffers shorter than `3n`/`n` values,
 /// depth above [`crate::fmm::params::MAX_DEPTH`], periodic side not finite and positive, two particles coincide:
@@ -214,7 +216,8 @@ fn coincident<D: Device>(dev: &D, k: &Keys<D>, xyz: &D::Buf, lo: [f64; 3], size:
 /// (the first non-finite value: over `xyz` first, then `q`; the message names the index as
 /// the CPU's check), [`Error::Range`] (the extent of the particles overflows, or a subnormal
 /// periodic side), [`Error::NPoints`] (`n > 2³² − 1`), [`Error::Alloc`] (device memory).
-pub fn build<D: Device>(dev: &D, xyz: &D::Buf, q: &D::Buf, n: usize, boundary: Boundary, p: usize, depth: Option<usize>) -> Result<DeviceTree<D>> {
+#[allow(clippy::too_many_arguments)]
+pub fn build<D: Device>(dev: &D, threads: &Threads, xyz: &D::Buf, q: &D::Buf, n: usize, boundary: Boundary, p: usize, depth: Option<usize>) -> Result<DeviceTree<D>> {
     if n == 0 {
         return Err(Error::InvalidArg("the GPU FMM tree needs at least one particle".into()));
     }
@@ -285,9 +288,9 @@ pub fn build<D: Device>(dev: &D, xyz: &D::Buf, q: &D::Buf, n: usize, boundary: B
         dev.launch("ff_fmmt_sample", grid(s as u64), BLOCK, 0, &[Arg::Buf(xyz), Arg::U64(stride as u64), Arg::U64(s as u64), Arg::Buf(&sb)])?;
         let sample: Vec<f64> = download_vec(dev, &sb, 3 * s)?;
         let (o, sz) = if periodic {
-            (periodic_origin_strided(&sample, s, 1, size, depth, p), size)
+            (periodic_origin_strided(threads, &sample, s, 1, size, depth, p), size)
         } else {
-            open_cube_strided(&sample, s, 1, mn, mx, lo, size, depth, p)
+            open_cube_strided(threads, &sample, s, 1, mn, mx, lo, size, depth, p)
         };
         if o != lo || sz != size {
             (lo, size) = (o, sz);
