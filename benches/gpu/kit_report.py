@@ -201,6 +201,8 @@ def fmm_table(records):
                 continue
             x = o["extra"]
             st = " / ".join(f"{k} {ms(med(v))}" for k, v in o["stages"].items())
+            if x.get("tree_steps"):  # the tree stage's steps (CLI's tree_steps, seconds)
+                st += " (tree: " + " / ".join(f"{k} {ms(v)}" for k, v in x["tree_steps"].items()) + ")"
             ok = p and p["status"] == "ok"
             rows.append((c, o["impl"], f"p {x.get('p')}, D {x.get('depth')}", st, ms(o["median_s"]),
                          ms(p["median_s"]) if ok else "–", f"{o['median_s'] / p['median_s']:.3f}" if ok else "–",

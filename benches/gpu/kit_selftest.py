@@ -288,10 +288,13 @@ def parsers_of_the_scripts_json():
     # fmm_cuda.py --json (the CLI's keys)
     sym = {"p": 9, "depth": 5, "n": 1000000, "plan_s": 0.1, "execute_s": 0.05, "reps": 3, "rel_error_potential": 1e-7,
            "rel_error_field": 2e-7, "reference": "direct", "stages": {"tree": 0.01, "m2l": 0.02},
-           "m2l_counts": {}, "vs_cpu": {"cpu_execute_s": 1.0, "max_rel_diff_potential": 1e-14, "max_rel_diff_field": 1e-13}}
+           "m2l_counts": {}, "vs_cpu": {"cpu_execute_s": 1.0, "max_rel_diff_potential": 1e-14, "max_rel_diff_field": 1e-13},
+           "tree_steps": {"bounds": 0.001, "keys and sort": 0.009}}
     doc = {"cases": [{"plain": sym, "symmetric": dict(sym, execute_s=0.08)}]}
     recs = kit_runners.fmm_records(case("fmm", "u"), doc, 16)
     assert [r["side"] for r in recs] == ["ours", "ours", "peer"] and recs[2]["median_s"] == 1.0, recs
+    assert recs[0]["extra"]["tree_steps"]["keys and sort"] == 0.009, recs[0]
+    assert "(tree: bounds 1.000 / keys and sort 9.000)" in kit_report.fmm_table(recs), kit_report.fmm_table(recs)
     for r in recs:
         assert not kit_report.check_record(r), (r, kit_report.check_record(r))
 

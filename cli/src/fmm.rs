@@ -40,7 +40,7 @@ use crate::progress::{self, say};
 use crate::CliResult;
 use clap::{Args, ValueEnum};
 use farfield::ewald::{self, EwaldOpts, CpuEwald};
-use farfield::fmm::{Boundary, FmmOpts, FmmStats, StageTimes, TreeKind};
+use farfield::fmm::{Boundary, FmmOpts, FmmStats, StageTimes, TreeKind, GPU_TREE_STEPS};
 use farfield::backend::BackendChoice;
 use farfield::FmmPlan;
 use farfield::gpu::fmm::m2l::M2lMethod;
@@ -599,6 +599,10 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
     say!(pb, "time:       plan {:.4} s + execute {:.4} s = {:.4} s{}; {:.3e} particles/s", s.plan_s, s.execute_s, s.time_s(),
              if args.reps > 1 { format!(" (fastest of {})", args.reps) } else { String::new() }, n as f64 / s.execute_s);
     say!(pb, "stages [s]: {}", stages_line(&st.times));
+    if backend == BackendChoice::Cuda {
+        let steps: Vec<String> = GPU_TREE_STEPS.iter().zip(st.gpu_tree_steps).map(|(k, v)| format!("{k} {v:.4}")).collect();
+        say!(pb, "tree [s]:   {}", steps.join("  "));
+    }
     say!(pb, "energy:     {:.15e}", s.energy);
     let check = if !will_check {
         None
@@ -653,6 +657,8 @@ pub fn run(args: &FmmArgs) -> CliResult<()> {
             let [pl, sy] = st.gpu_m2l_counts;
             o.insert("m2l_counts".into(), json!({"plain": {"operator_loads": pl[0], "complex_mults": pl[1]},
                                                   "symmetric": {"operator_loads": sy[0], "complex_mults": sy[1]}}));
+            let steps: Map<String, Value> = GPU_TREE_STEPS.iter().zip(st.gpu_tree_steps).map(|(k, v)| (k.to_string(), json!(v))).collect();
+            o.insert("tree_steps".into(), Value::Object(steps));
         }
         if let Some((dp, df, cs)) = vs_cpu {
             o.insert("vs_cpu".into(), json!({"max_rel_diff_potential": dp, "max_rel_diff_field": df, "cpu_execute_s": cs}));

@@ -74,6 +74,9 @@ fn run(g: &GpuFmm<EmuDevice>, xyz: &[f64], q: &[f64]) -> (Vec<f64>, Vec<f64>, f6
     let n = q.len();
     let (mut phi, mut e) = (vec![0.0; n], vec![0.0; 3 * n]);
     let r = g.execute(xyz, q, Some(&mut phi), Some(&mut e)).unwrap();
+    // the tree's steps split its stage (marks on the emulator's host clock)
+    let steps: f64 = r.tree_steps.iter().sum();
+    assert!(r.tree_steps.iter().all(|&t| t >= 0.0) && steps <= r.times.tree * (1.0 + 1e-12) + 1e-9 && steps > 0.0, "{:?} vs {}", r.tree_steps, r.times.tree);
     (phi, e, r.energy)
 }
 

@@ -85,10 +85,12 @@ fn compare(dev: &EmuDevice, xyz: &[f64], q: &[f64], boundary: Boundary, depth: O
     let cpu = plan.stage_dump(xyz, q);
     let (xb, qb) = (upload_new(dev, xyz).unwrap(), upload_new(dev, q).unwrap());
     // the host part of the device build on two threads, the CPU plan's on one
-    let gpu = build(dev, &Threads::new(2).unwrap(), &xb, &qb, q.len(), boundary, plan.order(), depth);
+    let mut marks = Vec::new();
+    let gpu = build(dev, &Threads::new(2).unwrap(), &xb, &qb, q.len(), boundary, plan.order(), depth, &mut marks);
     match (cpu, gpu) {
         (Ok(c), Ok(g)) => {
             assert_same_tree(dev, &g, &c, label);
+            assert_eq!(marks.len(), farfield::fmm::GPU_TREE_STEPS.len(), "{label}: a mark after each step");
             Some(c)
         }
         (Err(a), Err(b)) => {

@@ -317,7 +317,18 @@ pub struct FmmStats {
     /// execute with the plain and with the symmetric kernel (`[plain, symmetric]`, each
     /// `[loads, mults]`); zero on the CPU.
     pub gpu_m2l_counts: [[u64; 2]; 2],
+    /// CUDA plans: the tree stage of the last execute split into the steps
+    /// [`GPU_TREE_STEPS`] (seconds between stream marks, host work and waits included, so they
+    /// add up to `times.tree`); zero on the CPU.
+    pub gpu_tree_steps: [f64; 6],
 }
+
+/// The steps of the CUDA FMM's tree stage, in order ([`FmmStats::gpu_tree_steps`]): input
+/// checks and bounds (one download); keys and their radix sort; the coincidence check; the
+/// depth (occupancy statistics and the cost model, when the depth is not given); the root cube
+/// (sample download, the host's choice, keys and sort again when it moved); leaves, levels and
+/// the sorted particles.
+pub const GPU_TREE_STEPS: [&str; 6] = ["bounds", "keys and sort", "coincident", "depth", "root cube", "levels"];
 
 /// The FMM's particle limit: `n ≤ 2³² − 1` (particle indices are `u32`), else
 /// [`Error::NPoints`].

@@ -188,13 +188,14 @@ impl FmmPlan {
     fn record_gpu_run(&mut self, n: usize, run: &GpuRun, t: Instant) {
         let c = run.m2l_counts.map(|c| [c.operator_loads, c.complex_mults]);
         let base = self.cpu.stats();
-        self.gpu_stats = Some(FmmStats { depth: Some(run.depth), nleaves: run.nleaves, npoints: n, times: run.times, gpu_m2l_counts: c, ..base });
+        self.gpu_stats = Some(FmmStats { depth: Some(run.depth), nleaves: run.nleaves, npoints: n, times: run.times, gpu_m2l_counts: c, gpu_tree_steps: run.tree_steps, ..base });
         if self.cpu.debug() > 0 {
             let tm = run.times;
             eprintln!(
-                "farfield fmm (cuda): n = {n}, p = {}, D = {}, leaves = {}; device times [s]: tree {:.5} lists {:.5} p2m+m2m {:.5} m2l {:.5} l2l {:.5} l2p {:.5} p2p {:.5} post {:.5} total {:.5}; host {:.5}",
+                "farfield fmm (cuda): n = {n}, p = {}, D = {}, leaves = {}; device times [s]: tree {:.5} lists {:.5} p2m+m2m {:.5} m2l {:.5} l2l {:.5} l2p {:.5} p2p {:.5} post {:.5} total {:.5}; host {:.5}; tree steps [s]: {}",
                 self.order(), run.depth, run.nleaves, tm.tree, tm.lists, tm.p2m, tm.m2l, tm.l2l, tm.l2p, tm.p2p, tm.post, tm.total,
-                t.elapsed().as_secs_f64()
+                t.elapsed().as_secs_f64(),
+                crate::fmm::GPU_TREE_STEPS.iter().zip(run.tree_steps).map(|(k, v)| format!("{k} {v:.5}")).collect::<Vec<_>>().join(", ")
             );
         }
     }

@@ -38,6 +38,9 @@ pub struct GpuRun {
     /// coefficients loaded, complex multiplications; the seed paper's Fig. 18), from the lists
     /// of this execute; zero without a far field.
     pub m2l_counts: [M2lCounts; 2],
+    /// The tree stage split into the steps [`crate::fmm::GPU_TREE_STEPS`] (seconds between
+    /// stream marks; they add up to `times.tree`).
+    pub tree_steps: [f64; 6],
 }
 
 /// A GPU FMM plan of order `p` on one device handle (its stream): boundary, the per-order
@@ -138,7 +141,8 @@ impl<D: Device> GpuFmm<D> {
         let dev = &self.dev;
         let want_field = field.is_some();
         let m0 = dev.mark()?;
-        let tree = tree::build(dev, &self.threads, xyz, q, n, self.boundary, self.p, self.depth)?;
+        let mut tree_marks = Vec::with_capacity(6);
+        let tree = tree::build(dev, &self.threads, xyz, q, n, self.boundary, self.p, self.depth, &mut tree_marks)?;
         let m_tree = dev.mark()?;
         let top = if tree.periodic { 1 } else { 2 };
         let far = tree.depth >= top;
@@ -180,7 +184,13 @@ impl<D: Device> GpuFmm<D> {
         times.p2p = s(last_far, &m_p2p)?;
         times.post = s(&m_p2p, &m_end)?;
         times.total = s(&m0, &m_end)?;
-        Ok(GpuRun { energy, depth: tree.depth, nleaves: tree.nleaves(), times, m2l_counts })
+        let mut tree_steps = [0.0; 6];
+        let mut prev = &m0;
+        for (t, m) in tree_steps.iter_mut().zip(&tree_marks) {
+            *t = s(prev, m)?;
+            prev = m;
+        }
+        Ok(GpuRun { energy, depth: tree.depth, nleaves: tree.nleaves(), times, m2l_counts, tree_steps })
     }
 
     /// [`Self::execute_dev`] for host arrays (`xyz` of `3n`, `q` of `n = q.len()`, `phi` of `n`,

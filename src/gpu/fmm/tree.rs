@@ -208,7 +208,8 @@ fn coincident<D: Device>(dev: &D, k: &Keys<D>, xyz: &D::Buf, lo: [f64; 3], size:
 /// the cost model; periodic trees have at least depth 1). The result is exactly the CPU's
 /// `CpuFmm::build_tree` tree (docs: module documentation) in units of the root cube
 /// `(lo, side)`. The caller's buffers are only read; the root cube's choice on the sample runs
-/// on the host's `threads`.
+/// on the host's `threads`. A stream mark is pushed to `marks` after each of the steps
+/// [`crate::fmm::GPU_TREE_STEPS`] that completes (six on success).
 ///
 /// Errors, as the CPU's: [`Error::InvalidArg`] (`n = 0`, buffers shorter than `3n`/`n` values,
 /// depth above [`crate::fmm::params::MAX_DEPTH`], periodic side not finite and positive, two particles coincide:
@@ -217,7 +218,8 @@ fn coincident<D: Device>(dev: &D, k: &Keys<D>, xyz: &D::Buf, lo: [f64; 3], size:
 /// the CPU's check), [`Error::Range`] (the extent of the particles overflows, or a subnormal
 /// periodic side), [`Error::NPoints`] (`n > 2³² − 1`), [`Error::Alloc`] (device memory).
 #[allow(clippy::too_many_arguments)]
-pub fn build<D: Device>(dev: &D, threads: &Threads, xyz: &D::Buf, q: &D::Buf, n: usize, boundary: Boundary, p: usize, depth: Option<usize>) -> Result<DeviceTree<D>> {
+pub fn build<D: Device>(dev: &D, threads: &Threads, xyz: &D::Buf, q: &D::Buf, n: usize, boundary: Boundary, p: usize, depth: Option<usize>,
+                        marks: &mut Vec<D::Mark>) -> Result<DeviceTree<D>> {
     if n == 0 {
         return Err(Error::InvalidArg("the GPU FMM tree needs at least one particle".into()));
     }
@@ -247,6 +249,7 @@ pub fn build<D: Device>(dev: &D, threads: &Threads, xyz: &D::Buf, q: &D::Buf, n:
         let v: f64 = download_one(dev, q, i)?;
         return Err(Error::NonFinite(format!("q[{i}] = {v:e}")));
     }
+    marks.push(dev.mark()?);
     let mn: [f64; 3] = std::array::from_fn(|d| from_ord(c[2 + d]));
     let mx: [f64; 3] = std::array::from_fn(|d| from_ord(c[5 + d]));
     let periodic = matches!(boundary, Boundary::Periodic { .. });
@@ -260,6 +263,7 @@ pub fn build<D: Device>(dev: &D, threads: &Threads, xyz: &D::Buf, q: &D::Buf, n:
     let mut k = Keys::new(dev, nu)?;
     k.compute(dev, xyz, lo, size, periodic)?;
     k.sort(dev)?;
+    marks.push(dev.mark()?);
 
     // 3. coincident particles (at the plain root cube, as the CPU)
     if let Some((i, j)) = coincident(dev, &k, xyz, lo, size, periodic)? {
@@ -267,6 +271,7 @@ pub fn build<D: Device>(dev: &D, threads: &Threads, xyz: &D::Buf, q: &D::Buf, n:
         dev.download(xyz, 24 * i, crate::gpu::types::as_bytes_mut(&mut c))?;
         return Err(crate::fmm::coincident_error(i, j, c, periodic));
     }
+    marks.push(dev.mark()?);
 
     // 4. depth
     let m2l_top = if periodic { 1 } else { 2 };
@@ -279,6 +284,7 @@ pub fn build<D: Device>(dev: &D, threads: &Threads, xyz: &D::Buf, q: &D::Buf, n:
         }
     }
     .max(if periodic { 1 } else { 0 });
+    marks.push(dev.mark()?);
 
     // 5. root cube adjustment on the sample
     let (s, stride) = origin_sample(n);
@@ -299,8 +305,12 @@ pub fn build<D: Device>(dev: &D, threads: &Threads, xyz: &D::Buf, q: &D::Buf, n:
         }
     }
 
+    marks.push(dev.mark()?);
+
     // 6. leaves, levels, particles
-    build_levels(dev, k, xyz, q, lo, size, periodic, depth)
+    let tree = build_levels(dev, k, xyz, q, lo, size, periodic, depth)?;
+    marks.push(dev.mark()?);
+    Ok(tree)
 }
 
 /// Step 6 of [`build`]: leaves and levels from the sorted keys, sorted particles in unit
