@@ -441,19 +441,57 @@ fn level_buf<D: Device>(e: &Expansions<D>, l: usize) -> Result<&D::Buf> {
     e.levels.get(l).and_then(|b| b.as_ref()).ok_or_else(|| Error::InvalidArg(format!("M2L: no expansions at level {l}")))
 }
 
-/// One launch series of a plain or symmetric kernel over `rows` rows.
+/// Blocks below which an M2L launch splits each row's pairs (classes) over several blocks:
+/// about 16 per multiprocessor of an H100/H200 (132 multiprocessors). A level with fewer
+/// rows (every level of a small system: JAC DHFR's 64 and 512 boxes, the periodic lattice's 8)
+/// would otherwise leave most multiprocessors idle or run them at a few warps each.
+pub const M2L_MIN_BLOCKS: usize = 2048;
+/// Pairs (classes) a split part keeps on average at least.
+const M2L_MIN_ITEMS: usize = 2;
+
+/// Parts per row of a launch over `rows` rows holding `items` pairs or classes in all, for at
+/// least `min_blocks` blocks: `⌈min_blocks / rows⌉`, at most `items / (rows · M2L_MIN_ITEMS)`,
+/// at least 1 (no split for `rows ≥ min_blocks`).
+pub fn m2l_split(rows: usize, items: usize, min_blocks: usize) -> usize {
+    if rows == 0 || rows >= min_blocks {
+        return 1;
+    }
+    min_blocks.div_ceil(rows).min(items / (rows * M2L_MIN_ITEMS)).max(1)
+}
+
+/// One launch series of a plain or symmetric kernel over `rows` rows holding `items` pairs or
+/// classes, each row split into [`m2l_split`] parts whose partial sums `ff_fmm_m2l_reduce`
+/// adds into `loc` in a fixed order. Error: [`Error::Alloc`] (the partial sums), launch errors.
 #[allow(clippy::too_many_arguments)]
-fn launch_rows<D: Device>(dev: &D, name: &str, p: usize, rows: usize, list: &[&D::Buf], ops: &D::Buf, pe: &D::Buf, mp: &D::Buf, loc: &D::Buf) -> Result<()> {
+fn launch_rows<D: Device>(dev: &D, name: &str, p: usize, rows: usize, items: usize, min_blocks: usize, list: &[&D::Buf], ops: &D::Buf,
+                          pe: &D::Buf, mp: &D::Buf, loc: &D::Buf) -> Result<()> {
     let (block, cap, smem) = launch_shape(dev, p)?;
     let nt = ncoef(2 * p);
+    let nc2 = 2 * ncoef(p);
+    let split = m2l_split(rows, items, min_blocks);
+    let part = if split > 1 { Some(dev.alloc(split * rows * nc2 * 8)?) } else { None };
+    let dummy;
+    let part_buf = match &part {
+        Some(b) => b,
+        None => {
+            dummy = dev.alloc(8)?;
+            &dummy
+        }
+    };
     let mut row0 = 0;
     while row0 < rows {
-        let g = (rows - row0).min(MAX_GRID);
-        let mut args = vec![Arg::I32(p as i32), Arg::I32(nt as i32), Arg::I32(cap as i32), Arg::I32(row0 as i32)];
+        let g = (rows - row0).min(MAX_GRID / split);
+        let mut args = vec![Arg::I32(p as i32), Arg::I32(nt as i32), Arg::I32(cap as i32), Arg::I32(row0 as i32), Arg::I32(split as i32),
+                            Arg::I32(rows as i32), Arg::Buf(part_buf)];
         args.extend(list.iter().map(|b| Arg::Buf(*b)));
         args.extend([Arg::Buf(ops), Arg::Buf(pe), Arg::Buf(mp), Arg::Buf(loc)]);
-        dev.launch(name, g as u32, block, smem as u32, &args)?;
+        dev.launch(name, (g * split) as u32, block, smem as u32, &args)?;
         row0 += g;
+    }
+    if let Some(part) = &part {
+        let threads = rows * nc2;
+        dev.launch("ff_fmm_m2l_reduce", threads.div_ceil(128) as u32, 128, 0,
+                   &[Arg::I32(nc2 as i32), Arg::I32(rows as i32), Arg::I32(split as i32), Arg::Buf(list[0]), Arg::Buf(part), Arg::Buf(loc)])?;
     }
     Ok(())
 }
@@ -464,6 +502,13 @@ fn launch_rows<D: Device>(dev: &D, name: &str, p: usize, rows: usize, list: &[&D
 /// [`Error::InvalidArg`] (orders, tops or boundaries of the arguments disagree),
 /// [`Error::Alloc`], device errors.
 pub fn m2l<D: Device>(dev: &D, t: &M2lTables<D>, lists: &M2lLists<D>, tree: &DeviceTree<D>, mp: &Expansions<D>, method: M2lMethod) -> Result<Expansions<D>> {
+    m2l_with(dev, t, lists, tree, mp, method, M2L_MIN_BLOCKS)
+}
+
+/// [`m2l`] splitting the rows of launches with fewer than `min_blocks` rows ([`m2l_split`];
+/// 0: no row is split). The sums differ from the unsplit ones by rounding only.
+pub fn m2l_with<D: Device>(dev: &D, t: &M2lTables<D>, lists: &M2lLists<D>, tree: &DeviceTree<D>, mp: &Expansions<D>, method: M2lMethod,
+                           min_blocks: usize) -> Result<Expansions<D>> {
     if mp.p != t.p || mp.top != lists.top || lists.depth != tree.depth || lists.periodic != tree.periodic {
         return Err(Error::InvalidArg(format!(
             "M2L: tables of order {} / multipoles of order {} from level {} / lists from level {} (depth {}, periodic {}) / tree of depth {} (periodic {})",
@@ -477,7 +522,8 @@ pub fn m2l<D: Device>(dev: &D, t: &M2lTables<D>, lists: &M2lLists<D>, tree: &Dev
             return Err(Error::InvalidArg("M2L: a periodic tree needs tables made with periodic = true".into()));
         };
         let (src, dst) = (level_buf(mp, 1)?, level_buf(&loc, 1)?);
-        launch_rows(dev, "ff_fmm_m2l_plain", p, lat.rows, &[&lat.targets, &lat.pair_start, &lat.pair_src, &lat.pair_op], ops, pe, src, dst)?;
+        launch_rows(dev, "ff_fmm_m2l_plain", p, lat.rows, lat.rows * lat.rows, min_blocks, &[&lat.targets, &lat.pair_start, &lat.pair_src, &lat.pair_op], ops, pe,
+                    src, dst)?;
     }
     for ll in lists.levels.iter().flatten() {
         if ll.rows == 0 || ll.npairs == 0 {
@@ -485,8 +531,10 @@ pub fn m2l<D: Device>(dev: &D, t: &M2lTables<D>, lists: &M2lLists<D>, tree: &Dev
         }
         let (src, dst) = (level_buf(mp, ll.level)?, level_buf(&loc, ll.level)?);
         match method {
-            M2lMethod::Plain => launch_rows(dev, "ff_fmm_m2l_plain", p, ll.rows, &[&ll.targets, &ll.pair_start, &ll.pair_src, &ll.pair_op], &t.ops, &t.op_pe, src, dst)?,
-            M2lMethod::Symmetric => launch_rows(dev, "ff_fmm_m2l_sym", p, ll.rows, &[&ll.targets, &ll.class_start, &ll.class_info, &ll.mem_src, &ll.mem_bits], &t.ref_ops, &t.ref_pe, src, dst)?,
+            M2lMethod::Plain => launch_rows(dev, "ff_fmm_m2l_plain", p, ll.rows, ll.npairs, min_blocks, &[&ll.targets, &ll.pair_start, &ll.pair_src, &ll.pair_op],
+                                            &t.ops, &t.op_pe, src, dst)?,
+            M2lMethod::Symmetric => launch_rows(dev, "ff_fmm_m2l_sym", p, ll.rows, ll.nclasses, min_blocks,
+                                                &[&ll.targets, &ll.class_start, &ll.class_info, &ll.mem_src, &ll.mem_bits], &t.ref_ops, &t.ref_pe, src, dst)?,
         }
     }
     Ok(loc)
@@ -530,6 +578,19 @@ pub fn m2l_counts<D: Device>(lists: &M2lLists<D>, t: &M2lTables<D>, method: M2lM
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_split_only_below_the_block_target() {
+        assert_eq!(m2l_split(32768, 32768 * 189, M2L_MIN_BLOCKS), 1);
+        assert_eq!(m2l_split(2048, 2048 * 189, M2L_MIN_BLOCKS), 1);
+        assert_eq!(m2l_split(512, 512 * 189, M2L_MIN_BLOCKS), 4);
+        assert_eq!(m2l_split(64, 64 * 189, M2L_MIN_BLOCKS), 32);
+        // at least M2L_MIN_ITEMS per part on average: 8 rows of 8 lattice pairs
+        assert_eq!(m2l_split(8, 64, M2L_MIN_BLOCKS), 4);
+        assert_eq!(m2l_split(3, 2, M2L_MIN_BLOCKS), 1);
+        assert_eq!(m2l_split(0, 0, M2L_MIN_BLOCKS), 1);
+        assert_eq!(m2l_split(64, 64 * 189, 0), 1);
+    }
 
     #[test]
     fn reflections_of_the_reference_operators_give_every_offset() {

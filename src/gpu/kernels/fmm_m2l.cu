@@ -329,60 +329,100 @@ __device__ void ff_m2l_zero(double* mu_sh, int nc) {
 }
 
 // loc[t] += mu_sh after the last class (every element written by the thread that owns it in
-// ff_m2l_apply: i ≡ tid mod blockDim, as here, so no barrier is needed before).
-__device__ void ff_m2l_store(const double* mu_sh, double* loc_t, int nc) {
+// ff_m2l_apply: i ≡ tid mod blockDim, as here, so no barrier is needed before); with a split
+// row (split > 1) the block's partial sum goes to its own slot part_c instead (written, not
+// added), for ff_fmm_m2l_reduce.
+__device__ void ff_m2l_store(const double* mu_sh, double* loc_t, double* part_c, int nc) {
     for (int i = threadIdx.x; i < nc; i += blockDim.x) {
-        loc_t[i] += mu_sh[i];
-        loc_t[nc + i] += mu_sh[nc + i];
+        if (part_c) {
+            part_c[i] = mu_sh[i];
+            part_c[nc + i] = mu_sh[nc + i];
+        } else {
+            loc_t[i] += mu_sh[i];
+            loc_t[nc + i] += mu_sh[nc + i];
+        }
     }
 }
 
-// Plain M2L (the reference): block = row row0 + blockIdx.x of the presorted targets, one operator
-// load per pair: pairs pair_start[r]..pair_start[r+1] with sources pair_src and operators
-// ops[pair_op] of order op_pe[pair_op]. Also the periodic lattice operator (ops = the 27 level-1
-// lattice tensors, op_pe = p). Dynamic shared memory: 2·nc + 2·cap doubles.
-FF_EXTERN_C __global__ void ff_fmm_m2l_plain(int p, int nt, int cap, int row0, const unsigned* targets,
-                                             const unsigned* pair_start, const unsigned* pair_src,
-                                             const unsigned* pair_op, const double* ops, const unsigned* op_pe,
-                                             const double* mp, double* loc) {
+// Split rows: block b of a launch works on row row0 + b / split and on the part b % split of that
+// row's items [s, e) (pairs or classes), the consecutive range [s + len·c/split, s + len·(c+1)/split).
+__device__ __forceinline__ void ff_m2l_part(int split, unsigned* s, unsigned* e) {
+    if (split > 1) {
+        const unsigned long long len = *e - *s, c = blockIdx.x % (unsigned)split;
+        const unsigned a = *s + (unsigned)(len * c / split);
+        *e = *s + (unsigned)(len * (c + 1) / split);
+        *s = a;
+    }
+}
+
+// Plain M2L (the reference): block = row row0 + blockIdx.x / split of the presorted targets (and
+// part blockIdx.x % split of its pairs, ff_m2l_part), one operator load per pair: pairs
+// pair_start[r]..pair_start[r+1] with sources pair_src and operators ops[pair_op] of order
+// op_pe[pair_op]. Also the periodic lattice operator (ops = the 27 level-1 lattice tensors,
+// op_pe = p). split = 1: adds into loc; split > 1: writes part (split × nrows blocks of 2·nc,
+// part-major) for ff_fmm_m2l_reduce. Dynamic shared memory: 2·nc + 2·cap doubles.
+FF_EXTERN_C __global__ void ff_fmm_m2l_plain(int p, int nt, int cap, int row0, int split, int nrows, double* part,
+                                             const unsigned* targets, const unsigned* pair_start,
+                                             const unsigned* pair_src, const unsigned* pair_op, const double* ops,
+                                             const unsigned* op_pe, const double* mp, double* loc) {
     FF_DYN_SHARED(double, smem);
     const int nc = ff_m2l_tri(p + 1);
     double* mu_sh = smem;
     double* opsh = smem + 2 * nc;
-    const int r = row0 + (int)blockIdx.x;
+    const int r = row0 + (int)(blockIdx.x / (unsigned)split);
+    unsigned q0 = pair_start[r], q1 = pair_start[r + 1];
+    ff_m2l_part(split, &q0, &q1);
     ff_m2l_zero(mu_sh, nc);
-    for (unsigned q = pair_start[r]; q < pair_start[r + 1]; ++q) {
+    for (unsigned q = q0; q < q1; ++q) {
         const unsigned o = pair_op[q];
         ff_m2l_apply(p, (int)op_pe[o], ops + (long long)o * 2 * nt, nt, 1, pair_src + q, nullptr, mp, mu_sh, opsh, cap);
     }
-    ff_m2l_store(mu_sh, loc + (long long)targets[r] * 2 * nc, nc);
+    double* part_c = split > 1 ? part + ((long long)(blockIdx.x % (unsigned)split) * nrows + r) * 2 * nc : nullptr;
+    ff_m2l_store(mu_sh, loc + (long long)targets[r] * 2 * nc, part_c, nc);
 }
 FF_REGISTER(ff_fmm_m2l_plain)
 
-// Symmetric M2L: block = row row0 + blockIdx.x; classes class_start[r]..class_start[r+1], each
-// with its reference operator refs_ops[ref] (order ref_pe[ref]) loaded once into shared memory
-// and applied to its β members (sources mem_src, reflections mem_bits). Dynamic shared memory:
-// 2·nc + 2·cap doubles.
-FF_EXTERN_C __global__ void ff_fmm_m2l_sym(int p, int nt, int cap, int row0, const unsigned* targets,
-                                           const unsigned* class_start, const unsigned* class_info,
-                                           const unsigned* mem_src, const unsigned* mem_bits, const double* ref_ops,
-                                           const unsigned* ref_pe, const double* mp, double* loc) {
+// Symmetric M2L: block = row row0 + blockIdx.x / split (part blockIdx.x % split of its classes,
+// as ff_fmm_m2l_plain); classes class_start[r]..class_start[r+1], each with its reference
+// operator refs_ops[ref] (order ref_pe[ref]) loaded once into shared memory and applied to its β
+// members (sources mem_src, reflections mem_bits). Dynamic shared memory: 2·nc + 2·cap doubles.
+FF_EXTERN_C __global__ void ff_fmm_m2l_sym(int p, int nt, int cap, int row0, int split, int nrows, double* part,
+                                           const unsigned* targets, const unsigned* class_start,
+                                           const unsigned* class_info, const unsigned* mem_src,
+                                           const unsigned* mem_bits, const double* ref_ops, const unsigned* ref_pe,
+                                           const double* mp, double* loc) {
     FF_DYN_SHARED(double, smem);
     const int nc = ff_m2l_tri(p + 1);
     double* mu_sh = smem;
     double* opsh = smem + 2 * nc;
-    const int r = row0 + (int)blockIdx.x;
+    const int r = row0 + (int)(blockIdx.x / (unsigned)split);
+    unsigned c0 = class_start[r], c1 = class_start[r + 1];
+    ff_m2l_part(split, &c0, &c1);
     ff_m2l_zero(mu_sh, nc);
-    for (unsigned c = class_start[r]; c < class_start[r + 1]; ++c) {
+    for (unsigned c = c0; c < c1; ++c) {
         const unsigned first = class_info[2 * c];
         const unsigned ref = class_info[2 * c + 1] & 255u;
         const int beta = (int)(class_info[2 * c + 1] >> 8);
         ff_m2l_apply(p, (int)ref_pe[ref], ref_ops + (long long)ref * 2 * nt, nt, beta, mem_src + first, mem_bits + first,
                      mp, mu_sh, opsh, cap);
     }
-    ff_m2l_store(mu_sh, loc + (long long)targets[r] * 2 * nc, nc);
+    double* part_c = split > 1 ? part + ((long long)(blockIdx.x % (unsigned)split) * nrows + r) * 2 * nc : nullptr;
+    ff_m2l_store(mu_sh, loc + (long long)targets[r] * 2 * nc, part_c, nc);
 }
 FF_REGISTER(ff_fmm_m2l_sym)
+
+// The split rows' sums: loc[targets[r]] += Σ_{c < split} part[c][r] (c in order: deterministic),
+// one thread per row and coefficient (nc2 = 2·nc doubles per row).
+FF_EXTERN_C __global__ void ff_fmm_m2l_reduce(int nc2, int nrows, int split, const unsigned* targets,
+                                              const double* part, double* loc) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (long long)nrows * nc2) return;
+    const long long r = i / nc2, k = i % nc2;
+    double s = 0.0;
+    for (int c = 0; c < split; ++c) s += part[((long long)c * nrows + r) * nc2 + k];
+    loc[(long long)targets[r] * nc2 + k] += s;
+}
+FF_REGISTER(ff_fmm_m2l_reduce)
 
 // Periodic lattice operator list (level 1, n ≤ 8 boxes): row t = box t, its sources are all n
 // level-1 boxes s (itself included) with operator level1_index(d) = (dx+1) + 3(dy+1) + 9(dz+1),
