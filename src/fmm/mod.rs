@@ -320,7 +320,7 @@ pub struct FmmStats {
     /// CUDA plans: the tree stage of the last execute split into the steps
     /// [`GPU_TREE_STEPS`] (seconds between stream marks, host work and waits included, so they
     /// add up to `times.tree`); zero on the CPU.
-    pub gpu_tree_steps: [f64; 6],
+    pub gpu_tree_steps: [f64; GPU_TREE_STEPS.len()],
 }
 
 /// The steps of the CUDA FMM's tree stage, in order ([`FmmStats::gpu_tree_steps`]): input

@@ -470,14 +470,8 @@ fn launch_rows<D: Device>(dev: &D, name: &str, p: usize, rows: usize, items: usi
     let nc2 = 2 * ncoef(p);
     let split = m2l_split(rows, items, min_blocks);
     let part = if split > 1 { Some(dev.alloc(split * rows * nc2 * 8)?) } else { None };
-    let dummy;
-    let part_buf = match &part {
-        Some(b) => b,
-        None => {
-            dummy = dev.alloc(8)?;
-            &dummy
-        }
-    };
+    // unsplit launches do not use the argument: `loc` stands in
+    let part_buf = part.as_ref().unwrap_or(loc);
     let mut row0 = 0;
     while row0 < rows {
         let g = (rows - row0).min(MAX_GRID / split);

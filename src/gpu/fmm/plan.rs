@@ -40,7 +40,7 @@ pub struct GpuRun {
     pub m2l_counts: [M2lCounts; 2],
     /// The tree stage split into the steps [`crate::fmm::GPU_TREE_STEPS`] (seconds between
     /// stream marks; they add up to `times.tree`).
-    pub tree_steps: [f64; 6],
+    pub tree_steps: [f64; crate::fmm::GPU_TREE_STEPS.len()],
 }
 
 /// A GPU FMM plan of order `p` on one device handle (its stream): boundary, the per-order
@@ -141,7 +141,7 @@ impl<D: Device> GpuFmm<D> {
         let dev = &self.dev;
         let want_field = field.is_some();
         let m0 = dev.mark()?;
-        let mut tree_marks = Vec::with_capacity(6);
+        let mut tree_marks = Vec::with_capacity(crate::fmm::GPU_TREE_STEPS.len());
         let tree = tree::build(dev, &self.threads, xyz, q, n, self.boundary, self.p, self.depth, &mut tree_marks)?;
         let m_tree = dev.mark()?;
         let top = if tree.periodic { 1 } else { 2 };
@@ -184,7 +184,7 @@ impl<D: Device> GpuFmm<D> {
         times.p2p = s(last_far, &m_p2p)?;
         times.post = s(&m_p2p, &m_end)?;
         times.total = s(&m0, &m_end)?;
-        let mut tree_steps = [0.0; 6];
+        let mut tree_steps = [0.0; crate::fmm::GPU_TREE_STEPS.len()];
         let mut prev = &m0;
         for (t, m) in tree_steps.iter_mut().zip(&tree_marks) {
             *t = s(prev, m)?;

@@ -209,7 +209,7 @@ fn coincident<D: Device>(dev: &D, k: &Keys<D>, xyz: &D::Buf, lo: [f64; 3], size:
 /// `CpuFmm::build_tree` tree (docs: module documentation) in units of the root cube
 /// `(lo, side)`. The caller's buffers are only read; the root cube's choice on the sample runs
 /// on the host's `threads`. A stream mark is pushed to `marks` after each of the steps
-/// [`crate::fmm::GPU_TREE_STEPS`] that completes (six on success).
+/// [`crate::fmm::GPU_TREE_STEPS`] that completes (all of them on success).
 ///
 /// Errors, as the CPU's: [`Error::InvalidArg`] (`n = 0`, buffers shorter than `3n`/`n` values,
 /// depth above [`crate::fmm::params::MAX_DEPTH`], periodic side not finite and positive, two particles coincide:
