@@ -141,7 +141,7 @@ fn every_library_kernel_is_in_the_emulator() {
         names.push(format!("ff_fmm_{k}"));
     }
     // FMM M2L (fmm_m2l.cu)
-    for k in ["group", "rows", "plain", "sym", "lattice_rows"] {
+    for k in ["group", "rows", "plain", "sym", "reduce", "lattice_rows"] {
         names.push(format!("ff_fmm_m2l_{k}"));
     }
     // Ewald real space (ewald_real.cu)
