@@ -352,7 +352,7 @@ def fmm_records(case, doc, threads=None):
     stages = {k: [v] for k, v in main["stages"].items()}
     out = [record("fmm", case, "ours", "farfield CUDA FMM (plain M2L)", "ok", [main["execute_s"]], "execute_s", stages,
                   err, extra=dict(base, m2l_counts=main.get("m2l_counts"), vs_cpu=main.get("vs_cpu"),
-                                                         tree_steps=main.get("tree_steps")))]
+                                  tree_steps=main.get("tree_steps")))]
     if sym and "error" not in sym:
         out.append(record("fmm", case, "ours", "farfield CUDA FMM (symmetric M2L)", "ok", [sym["execute_s"]], "execute_s",
                           {k: [v] for k, v in sym["stages"].items()}, err, extra=dict(base)))
