@@ -874,30 +874,25 @@ pub fn open_cube_strided(threads: &Threads, xyz: &[f64], s: usize, stride: usize
         m[0] = corner_measure(s, 2, depth, e, |k| (xyz[3 * k * stride + d] - o) / side);
     });
     let m0: f64 = meas[..3].iter().sum();
+    // per factor and axis the best shift (measure, lower corner), the first of equal measures
+    let mut by: [[(f64, f64); 3]; 4] = [std::array::from_fn(|d| (f64::INFINITY, mn[d])); 4];
+    for (&(fi, d, o, _), &m) in cands.iter().zip(&meas) {
+        if let Some(fi) = fi {
+            if m < by[fi][d].0 {
+                by[fi][d] = (m, o);
+            }
+        }
+    }
     let mut best = (m0, lo, size);
-    for (fi, f) in FACTORS.iter().enumerate() {
+    for (f, axes) in FACTORS.iter().zip(&by) {
         let side = size * f;
-        if !side.is_finite() {
+        // a factor whose side overflows, or an axis without a shift that holds the particles
+        if !side.is_finite() || axes.iter().any(|b| !b.0.is_finite()) {
             continue;
         }
-        let mut o = [0.0; 3];
-        let mut total = 0.0;
-        for d in 0..3 {
-            let mut b = (f64::INFINITY, mn[d]);
-            for (c, &m) in cands.iter().zip(&meas).filter(|(c, _)| c.0 == Some(fi) && c.1 == d) {
-                if m < b.0 {
-                    b = (m, c.2);
-                }
-            }
-            if !b.0.is_finite() {
-                total = f64::INFINITY;
-                break;
-            }
-            o[d] = b.1;
-            total += b.0;
-        }
+        let total = 0.0 + axes[0].0 + axes[1].0 + axes[2].0;
         if total < best.0 {
-            best = (total, o, side);
+            best = (total, axes.map(|b| b.1), side);
         }
     }
     if best.0 < 0.5 * m0 {
